@@ -1,0 +1,49 @@
+/*
+ * headers.h - what the weights themselves say: the GGUF header of each GGUF
+ * layer and the safetensors header of each tensor layer, read without
+ * loading any tensor data, and cross-checked against the config blob.
+ */
+#ifndef OLLAMA_AUDIT_HEADERS_H
+#define OLLAMA_AUDIT_HEADERS_H
+
+#include "ollama_audit/gguf.h"
+#include "ollama_audit/safetensors.h"
+#include "ollama_audit/store.h"
+
+/* One manifest layer's header, when it was read. */
+typedef struct oa_layer_header {
+	bool have_gguf;     /* gguf holds the parse (ok or not) */
+	bool not_gguf;      /* a GGUF media type whose blob lacks the magic */
+	oa_gguf_info gguf;
+	bool have_st;
+	oa_st_blob st;
+} oa_layer_header;
+
+typedef struct oa_model_headers {
+	size_t n_layers;
+	oa_layer_header *layers; /* parallel to the manifest's layers */
+	bool have_st_model;
+	oa_st_model st_model;    /* totals over the tensor layers */
+	bool have_hf;
+	oa_hf_config hf;         /* the config.json image.json layer */
+	bool cap_completion, cap_embedding, cap_vision, cap_audio;
+	char params_buf[32], quant_buf[32];
+} oa_model_headers;
+
+enum oa_header_mode {
+	OA_HEADERS_NONE,  /* config only */
+	OA_HEADERS_QUICK, /* GGUF up to the tokenizer keys, like Ollama's list cache */
+	OA_HEADERS_FULL,  /* every key and tensor info; safetensors headers */
+};
+
+/* Set before oa_store_scan(); the default is OA_HEADERS_QUICK. */
+void oa_store_set_header_mode(oa_store *s, enum oa_header_mode mode);
+
+/* Called by classification: read headers per the store's mode, fill the
+ * details Ollama takes from the GGUF, and add cross-check findings. */
+void oa_headers_apply(oa_store *s, oa_model *m);
+/* ARCH / PARAMS / QUANT fallbacks from the headers when the config is silent. */
+void oa_headers_fill_display(oa_model *m);
+void oa_headers_free(struct oa_model_headers *h);
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * humanize.h - numbers and times the way people (and `ollama list`) read them.
+ */
+#ifndef OLLAMA_AUDIT_HUMANIZE_H
+#define OLLAMA_AUDIT_HUMANIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+enum oa_units {
+	OA_UNITS_SI,    /* Ollama's format.HumanBytes: 1000-based, "2.0 GB", "23 GB" */
+	OA_UNITS_IEC,   /* 1024-based, always labelled "GiB" */
+	OA_UNITS_BYTES, /* the exact integer */
+};
+
+/* Ollama's format.HumanBytes, byte for byte (spec §4.2). */
+void oa_human_bytes(int64_t n, char *buf, size_t len);
+/* Sizes in the selected units. */
+void oa_format_size(uint64_t n, enum oa_units units, char *buf, size_t len);
+/* Ollama's format.HumanTime relative to `now` ("2 weeks ago"). */
+void oa_human_time(time_t t, time_t now, char *buf, size_t len);
+/* RFC 3339 / ISO-8601 in UTC with nanoseconds when non-zero: 2026-11-29T16:43:47Z */
+void oa_iso8601(time_t sec, long nsec, char *buf, size_t len);
+/* Go's time.Time JSON form in local time, as /api/tags prints modified_at:
+ * 2024-12-11T10:02:03.123456789+01:00 (trailing zeros of the fraction dropped). */
+void oa_go_time(time_t sec, long nsec, char *buf, size_t len);
+
+#endif

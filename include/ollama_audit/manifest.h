@@ -1,0 +1,87 @@
+/*
+ * manifest.h - the manifest JSON (spec §2) and the ID/SIZE that `ollama list`
+ * derives from it (spec §4.1, §4.2).
+ *
+ * Parsing is as tolerant as Go's encoding/json into upstream's structs:
+ * unknown fields are ignored, field names match case-insensitively, the last
+ * duplicate key wins, bytes after the top-level value are never examined.
+ * A known field of the wrong JSON type makes the manifest invalid, as it does
+ * for the server.
+ */
+#ifndef OLLAMA_AUDIT_MANIFEST_H
+#define OLLAMA_AUDIT_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define OA_MEDIA_PREFIX "application/vnd.ollama.image."
+#define OA_MEDIA_CONFIG "application/vnd.docker.container.image.v1+json"
+#define OA_MEDIA_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define OA_MEDIA_MANIFEST_LIST "application/vnd.ollama.manifest.list.v2+json"
+
+/* What a layer is, from its media type (after splitting off ";" parameters). */
+enum oa_layer_kind {
+	OA_LAYER_UNKNOWN = 0,
+	OA_LAYER_MODEL,     /* GGUF weights (llama.cpp runner) */
+	OA_LAYER_ADAPTER,   /* GGUF LoRA */
+	OA_LAYER_PROJECTOR, /* GGUF mmproj / clip */
+	OA_LAYER_DRAFT,     /* GGUF draft model */
+	OA_LAYER_TENSOR,    /* safetensors blob (MLX runner) */
+	OA_LAYER_JSON,      /* config.json, tokenizer.json, ... */
+	OA_LAYER_TEMPLATE,  /* includes the legacy "prompt" */
+	OA_LAYER_SYSTEM,
+	OA_LAYER_PARAMS,
+	OA_LAYER_MESSAGES,
+	OA_LAYER_LICENSE,
+	OA_LAYER_EMBED,     /* deprecated, ignored by the server */
+	OA_LAYER_CONFIG,    /* the docker config media type listed as a layer (very old manifests) */
+	OA_LAYER_KIND_COUNT
+};
+
+const char *oa_layer_kind_name(enum oa_layer_kind kind); /* "model", "tensor", ... */
+enum oa_layer_kind oa_layer_kind_of(const char *media_type);
+
+typedef struct oa_layer {
+	char *media_type;   /* as written, may carry ";" parameters; "" when absent */
+	enum oa_layer_kind kind;
+	char *digest;       /* as written; "" when absent */
+	bool digest_valid;  /* "sha256:" or "sha256-" + 64 hex: safe to turn into a blob path */
+	char hex[65];       /* the 64 hex digits when digest_valid, lowercased */
+	bool hex_uppercase; /* the digest had upper-case hex (the server's prune would delete it) */
+	int64_t size;       /* declared size; 0 when absent */
+	char *from;         /* NULL when absent */
+	char *name;         /* NULL when absent */
+} oa_layer;
+
+typedef struct oa_manifest {
+	int64_t schema_version;
+	char *media_type;   /* "" when absent */
+	bool is_list;       /* a manifest list (unmerged upstream format, spec §2.5) */
+	oa_layer config;    /* config.digest == "" means no config blob */
+	size_t n_layers;
+	oa_layer *layers;
+	char id[65];        /* Ollama's digest: sha256 of the bytes the decoder read (§4.1) */
+	size_t id_len;      /* how many bytes that hash covered */
+	int64_t size;       /* Manifest.Size(): config + every layer, duplicates counted */
+	size_t n_manifests; /* entries of a manifest list */
+} oa_manifest;
+
+/* Parse manifest bytes. Returns 0, or -1 with a one-line reason in err.
+ * The ID is computed in both cases when the bytes hold a complete JSON value. */
+int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *out, char *err, size_t errlen);
+void oa_manifest_free(oa_manifest *m);
+
+/* The bytes Go's json.Decoder pulls in before it sees the end of the
+ * top-level value: min(len, first refill boundary >= end of value). */
+size_t oa_manifest_hashed_length(const uint8_t *bytes, size_t len);
+/* Offset just past the top-level JSON value, or 0 if there is none. */
+size_t oa_json_value_end(const uint8_t *bytes, size_t len);
+
+/* "sha256:<64 hex>" (or "sha256-"), the only digests ever turned into paths. */
+bool oa_digest_parse(const char *digest, char hex[65], bool *uppercase);
+
+/* Lowercase hex of sha256(bytes). */
+void oa_sha256_hex(const void *bytes, size_t len, char hex[65]);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * platform.h - the few operating-system calls that differ between Linux and
+ * other POSIX systems (macOS, the BSDs). Each has a portable fallback, so a
+ * port only touches platform.c.
+ */
+#ifndef OLLAMA_AUDIT_PLATFORM_H
+#define OLLAMA_AUDIT_PLATFORM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Open a file read-only, close-on-exec, without updating its atime where the
+ * kernel lets us (O_NOATIME needs ownership; we retry without it). */
+int oa_open_ro(const char *path);
+int oa_openat_ro(int dirfd, const char *name, int extra_flags);
+
+/* Page-cache hints; no-ops where posix_fadvise does not exist. */
+void oa_advise_sequential(int fd);
+void oa_advise_dontneed(int fd, off_t offset, off_t len);
+
+/* Full pread: loops over short reads. Returns bytes read (< len only at EOF), -1 on error. */
+ssize_t oa_pread_full(int fd, void *buf, size_t len, uint64_t offset);
+
+/* Number of online CPUs, at least 1. */
+int oa_online_cpus(void);
+
+/* Monotonic clock in seconds. */
+double oa_now(void);
+
+/* Modification / status-change time of a stat result in nanoseconds since the
+ * epoch (st_mtim on POSIX 2008, st_mtimespec on macOS, seconds elsewhere). */
+struct stat;
+int64_t oa_stat_mtime_ns(const struct stat *st);
+int64_t oa_stat_ctime_ns(const struct stat *st);
+
+/* Wall clock (CLOCK_REALTIME) in seconds since the epoch, with a fraction. */
+double oa_wall_now(void);
+
+/* Is [offset, offset+len) of fd already in the page cache? 1 = at least half
+ * of its pages are resident, 0 = fewer, -1 = unknown (no mincore, or error).
+ * offset must be a multiple of the page size; len is clipped by the caller to
+ * the file size. Used to drop only the pages a verify brought in. */
+int oa_range_cached(int fd, uint64_t offset, size_t len);
+
+#endif

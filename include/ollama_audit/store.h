@@ -1,0 +1,149 @@
+/*
+ * store.h - one Ollama model store: find its root, walk manifests/ exactly as
+ * the server does (spec §2.4), read every manifest and config blob, and list
+ * blobs/ with the class of every entry (spec §1.3). Nothing is ever written.
+ *
+ * Data flows one way: oa_store_open() → oa_store_scan() → classify (model.h)
+ * → checks and reports, which only read the result.
+ */
+#ifndef OLLAMA_AUDIT_STORE_H
+#define OLLAMA_AUDIT_STORE_H
+
+#include "ollama_audit/config.h"
+#include "ollama_audit/finding.h"
+#include "ollama_audit/manifest.h"
+#include "ollama_audit/name.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+/* What a directory entry of blobs/ is (spec §1.3, §5.1). */
+enum oa_blob_class {
+	OA_BLOB_VALID,        /* sha256-<64 hex>: a content-addressed blob */
+	OA_BLOB_PARTIAL,      /* sha256-<hex>-partial: download data */
+	OA_BLOB_PARTIAL_PART, /* sha256-<hex>-partial-<N>: download part state (JSON) */
+	OA_BLOB_TMP,          /* sha256-<hex>.tmp: tensor (MLX) pull in progress */
+	OA_BLOB_CREATE_TEMP,  /* sha256-<decimal digits>: create's CreateTemp */
+	OA_BLOB_QUANT_TEMP,   /* Q4_K_M<digits>, COPY<digits>, ...: create/quantize temps */
+	OA_BLOB_LEGACY,       /* sha256:<hex>: pre-rename name, fixed by the server at start */
+	OA_BLOB_TEMP_DIR,     /* split-gguf-<digits>/: a create temp directory */
+	OA_BLOB_DIR,          /* any other directory */
+	OA_BLOB_FOREIGN,      /* anything else */
+	OA_BLOB_CLASS_COUNT
+};
+const char *oa_blob_class_name(enum oa_blob_class c);
+
+typedef struct oa_blob {
+	char *name;              /* entry name in blobs/ */
+	enum oa_blob_class cls;
+	char hex[65];            /* lowercase digest hex, for classes that carry one */
+	bool stat_ok;
+	int stat_errno;
+	struct stat st;          /* of the file itself, following a symlink when it resolves */
+	bool is_symlink, dangling, link_outside;
+	char *link_target;       /* readlink() text, or NULL */
+	unsigned refs;           /* manifest entries (config + layers) that name this file */
+	bool checked_manifest;   /* content looked at for the manifest-blob test */
+	bool is_manifest_blob;   /* content is a manifest or manifest list */
+	unsigned long partial_index; /* N of -partial-N */
+} oa_blob;
+
+enum oa_config_state { OA_CONFIG_NONE, OA_CONFIG_OK, OA_CONFIG_MISSING, OA_CONFIG_INVALID,
+                       OA_CONFIG_BAD_DIGEST };
+
+enum oa_format { OA_FORMAT_UNKNOWN, OA_FORMAT_GGUF, OA_FORMAT_SAFETENSORS, OA_FORMAT_REMOTE,
+                 OA_FORMAT_MIXED };
+enum oa_runner { OA_RUNNER_NONE, OA_RUNNER_LLAMACPP, OA_RUNNER_MLX, OA_RUNNER_REMOTE };
+const char *oa_format_name(enum oa_format f);
+const char *oa_runner_name(enum oa_runner r);
+
+struct oa_model_headers; /* weight-header facts, see headers.h */
+
+typedef struct oa_model {
+	oa_name name;
+	char display[OA_NAME_DISPLAY_MAX]; /* DisplayShortest */
+	char *rel_path;           /* manifests/<host>/<ns>/<model>/<tag> */
+	struct stat st;           /* of the manifest file (following a symlink) */
+	bool manifest_ok;
+	char *manifest_error;
+	oa_manifest m;
+	size_t manifest_bytes;
+	enum oa_config_state config_state;
+	char *config_error;
+	oa_config cfg;            /* zeroed unless config_state == OA_CONFIG_OK */
+	oa_blob **layer_blobs;    /* per m.layers[i]: the blob file, or NULL */
+	oa_blob *config_blob;
+
+	/* Classification (model.c). */
+	enum oa_format format;
+	enum oa_runner runner;
+	unsigned layer_counts[OA_LAYER_KIND_COUNT];
+	unsigned missing_blobs;
+	uint64_t disk_bytes;      /* allocated (st_blocks), unique existing blob files */
+	uint64_t apparent_bytes;  /* st_size of the same files */
+	bool remote;
+	bool hidden_from_list;
+	char *template_text;      /* for capability hints; NULL if none */
+
+	/* /api/tags details: pointers into cfg or headers, or static strings. */
+	const char *d_format, *d_family, *d_parameter_size, *d_quantization, *d_parent_model;
+	int64_t d_context_length, d_embedding_length;
+	char *caps[12];
+	size_t n_caps;
+	/* What we show in ARCH / PARAMS / QUANT (config first, then headers). */
+	const char *arch, *params, *quant;
+
+	struct oa_model_headers *headers; /* NULL until headers are read */
+} oa_model;
+
+typedef struct oa_store {
+	char *input;          /* the path as given */
+	char *root;           /* the models directory (holds manifests/ and blobs/) */
+	const char *how;      /* "--store", "OLLAMA_MODELS", "default" */
+	int root_fd, manifests_fd, blobs_fd; /* -1 when absent */
+	struct stat root_st;
+	bool has_manifests, has_blobs;
+
+	oa_model *models;
+	size_t n_models;
+	oa_blob *blobs;       /* sorted by name */
+	size_t n_blobs;
+	unsigned n_manifest_files; /* depth-4 files seen, valid or not */
+	bool prune_blocked;   /* the server's start-up prune would be skipped */
+	oa_findings findings;
+	double scan_seconds;
+	int header_mode;      /* enum oa_header_mode, see headers.h */
+} oa_store;
+
+/* Resolve a store from a user path: the models dir itself, its parent
+ * `.ollama`, or any dir holding manifests/ and/or blobs/. Returns 0, or -1
+ * with a one-line reason. */
+int oa_store_open(oa_store *s, const char *path, const char *how, char *err, size_t errlen);
+
+/* The default store: $OLLAMA_MODELS (trimmed of blanks and quotes, as the
+ * server does), else $HOME/.ollama/models. Writes how it was chosen. */
+char *oa_store_default_path(const char **how);
+
+/* Walk manifests/ and blobs/, read manifests and configs, resolve every
+ * reference to a blob, classify every model. */
+void oa_store_scan(oa_store *s);
+
+void oa_store_close(oa_store *s);
+
+/* The blob file for a validated layer digest, or NULL. */
+oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l);
+
+/* Resolve MODEL as the user typed it: a name (defaults filled,
+ * case-insensitive), or an ID prefix of >= 6 hex digits. Returns the model
+ * index, -1 if none matches, -2 if an ID prefix is ambiguous. */
+long oa_store_resolve(const oa_store *s, const char *query);
+
+/* Open a blob file for reading (never following a symlink out of... well,
+ * reading through a symlink is fine; only deletion refuses to). */
+int oa_store_open_blob(const oa_store *s, const oa_blob *b);
+
+/* Read the first bytes of a blob (the manifest-blob and GGUF magic tests). */
+bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b);
+
+#endif

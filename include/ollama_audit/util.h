@@ -1,0 +1,55 @@
+/*
+ * util.h - small helpers shared by every module: checked allocation, a
+ * growable string buffer, path joining and printable escaping of bytes that
+ * came from a file we do not trust.
+ */
+#ifndef OLLAMA_AUDIT_UTIL_H
+#define OLLAMA_AUDIT_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Allocation failure is the one error we do not recover from: the tool
+ * prints a message and exits with the operational-error code. */
+void *oa_xmalloc(size_t n);
+void *oa_xcalloc(size_t n, size_t size);
+void *oa_xrealloc(void *p, size_t n);
+void *oa_xreallocarray(void *p, size_t n, size_t size);
+char *oa_xstrdup(const char *s);
+char *oa_xstrndup(const char *s, size_t n);
+char *oa_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *oa_xvasprintf(const char *fmt, va_list ap);
+
+/* A growable, always NUL-terminated byte string. */
+typedef struct oa_buf {
+	char *data;
+	size_t len, cap;
+} oa_buf;
+
+void oa_buf_init(oa_buf *b);
+void oa_buf_free(oa_buf *b);
+void oa_buf_add(oa_buf *b, const void *p, size_t n);
+void oa_buf_adds(oa_buf *b, const char *s);
+void oa_buf_addc(oa_buf *b, char c);
+void oa_buf_printf(oa_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *oa_buf_take(oa_buf *b); /* returns data (never NULL) and resets b */
+
+/* Append `n` bytes from an untrusted file, printable: control bytes and
+ * bytes that are not valid UTF-8 become \xNN, a backslash becomes \\. */
+void oa_buf_add_escaped(oa_buf *b, const void *p, size_t n);
+char *oa_escape(const void *p, size_t n);
+
+char *oa_path_join(const char *a, const char *b);
+
+bool oa_is_hex(const char *s, size_t n);
+bool oa_str_has_prefix(const char *s, const char *prefix);
+bool oa_str_has_suffix(const char *s, const char *suffix);
+bool oa_str_iprefix(const char *s, const char *prefix); /* ASCII case-insensitive */
+
+/* Read a whole regular file of at most `max` bytes. Returns 0, or -1 with
+ * errno set (EFBIG when larger than max). */
+int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
+
+#endif

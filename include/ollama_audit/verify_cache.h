@@ -1,0 +1,83 @@
+/*
+ * verify_cache.h - what `verify` remembers between runs.
+ *
+ * One JSON file, by default $XDG_CACHE_HOME/ollama-audit/verify-cache.json
+ * (else $HOME/.cache/ollama-audit/verify-cache.json), never inside a store:
+ *
+ *   {"schema":"ollama-audit.verify-cache/1",
+ *    "entries":{"<64 hex sha256>":{"dev":..,"ino":..,"size":..,"mtime_ns":..,
+ *               "ctime_ns":..,"xxh128":"<32 hex>","verified_at":<unix s, fractional>}}}
+ *
+ * Keying: by the blob's sha256 hex alone. An entry means "a file with this
+ * content was verified with SHA-256, and its XXH3-128 is xxh128"; the
+ * fingerprint is a property of the content, so quick mode may use it for any
+ * file claiming that digest. The stat part (dev, ino, size, mtime, ctime)
+ * names the one file that was verified; changed_only trusts an entry only when
+ * all five match, so a copy of the same blob in another store (different
+ * dev/ino) counts as "not cached" and the last store verified owns the entry.
+ * dev and ino are stored as JSON integers (two's complement int64 when
+ * above INT64_MAX; read back losslessly).
+ *
+ * Thread safety: every function on one cache takes its internal mutex, so
+ * verify workers may look up / update / remove concurrently.
+ */
+#ifndef OLLAMA_AUDIT_VERIFY_CACHE_H
+#define OLLAMA_AUDIT_VERIFY_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define OA_VERIFY_CACHE_SCHEMA "ollama-audit.verify-cache/1"
+
+typedef struct oa_verify_cache oa_verify_cache;
+
+/* A file's identity and timestamps as fstat saw them. */
+typedef struct oa_file_stamp {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+} oa_file_stamp;
+
+typedef struct oa_verify_cache_entry {
+	oa_file_stamp st;   /* the file that was verified */
+	char xxh128[33];    /* XXH3-128 of the content, 32 lowercase hex (canonical, big-endian) */
+	double verified_at; /* wall-clock seconds since the epoch when it was verified */
+} oa_verify_cache_entry;
+
+/* Default cache file path into buf. Returns 0, or -1 (no XDG_CACHE_HOME/HOME,
+ * or buf too small). */
+int oa_verify_cache_default_path(char *buf, size_t len);
+
+/* Open (load) a cache. path NULL = the default path. A missing file is an empty
+ * cache. An unreadable or corrupt file (bad JSON, wrong schema) is an empty
+ * cache plus a warning in err; invalid single entries are dropped with a
+ * warning. So: on success err is "" or a warning to print. Returns NULL only
+ * when no path can be determined or memory runs out (err says why). */
+oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen);
+
+/* The file path this cache loads from / saves to. */
+const char *oa_verify_cache_path(const oa_verify_cache *c);
+
+/* Copy the entry for hex into *out. Returns true if present. */
+bool oa_verify_cache_lookup(oa_verify_cache *c, const char *hex, oa_verify_cache_entry *out);
+
+/* Insert or replace the entry for hex. Returns 0, -1 on a bad hex/xxh128 or OOM. */
+int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e);
+
+/* Remove the entry for hex (no-op if absent). */
+void oa_verify_cache_remove(oa_verify_cache *c, const char *hex);
+
+/* Number of entries. */
+size_t oa_verify_cache_count(oa_verify_cache *c);
+
+/* True when there are changes not yet saved. */
+bool oa_verify_cache_dirty(oa_verify_cache *c);
+
+/* Write the cache atomically: mkdir -p the directory (0700), write
+ * "<path>.tmp.<pid>" (0600), fsync, rename over path, fsync the directory.
+ * Writes even when not dirty. Returns 0, or -1 with err set. */
+int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen);
+
+void oa_verify_cache_close(oa_verify_cache *c);
+
+#endif

@@ -1,0 +1,69 @@
+/* cli.h - shared state of the ollama-audit command line: parsed options,
+ * the stores to audit, exit-code bookkeeping and output helpers. */
+#ifndef OA_CLI_H
+#define OA_CLI_H
+
+#include "ollama_audit/finding.h"
+#include "ollama_audit/humanize.h"
+#include "ollama_audit/store.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit status bits, fsck style; ORed across stores (docs/ollama-audit.1). */
+enum {
+	OA_EXIT_OK = 0,
+	OA_EXIT_WARNINGS = 1,
+	OA_EXIT_ERRORS = 4,
+	OA_EXIT_OPERATIONAL = 8,
+	OA_EXIT_USAGE = 16,
+	OA_EXIT_INTERRUPTED = 32,
+};
+
+enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS };
+
+typedef struct cli {
+	const char *cmd;
+	char **stores;
+	size_t n_stores;
+	enum oa_out_format format;
+	bool format_set;
+	enum oa_units units;
+	int fail_on;        /* oa_severity */
+	bool color;
+	bool progress;
+	bool tensors;
+	bool quiet;
+	bool all;           /* verify --all */
+	bool changed;       /* verify --changed */
+	bool quick;         /* verify --quick */
+	int jobs;
+	double max_duration;
+	const char *cache_path;
+	char **args;        /* positional arguments after the command */
+	size_t n_args;
+	int exit_code;
+} cli;
+
+/* Open and scan every selected store; each failure is reported and ORs 8. */
+typedef struct opened_store {
+	oa_store s;
+	bool ok;
+} opened_store;
+opened_store *cli_open_stores(cli *c, size_t *n, int header_mode);
+void cli_close_stores(opened_store *v, size_t n);
+
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Fold a store's findings into the exit code under --fail-on. `listing` limits
+ * to what affects the list of models. */
+void cli_account_findings(cli *c, const oa_store *s, bool listing);
+bool cli_finding_is_listing(const oa_finding *f);
+void cli_print_finding(cli *c, FILE *out, const oa_finding *f);
+void csv_field(FILE *out, const char *s, bool last);
+
+int cmd_list(cli *c);
+int cmd_show(cli *c);
+int cmd_check(cli *c);
+int cmd_verify(cli *c);
+
+#endif

@@ -1,0 +1,39 @@
+/* cmd_check.c - `ollama-audit check`: the structure pass. */
+#include "report_common.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/util.h"
+
+#include <stdio.h>
+
+int cmd_check(cli *c)
+{
+	size_t n;
+	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_FULL);
+	size_t last = 0;
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok)
+			last = i;
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		const oa_store *s = &st[i].s;
+		if (!check_args_resolve(c, s))
+			continue;
+		size_t models = 0;
+		for (size_t j = 0; j < s->n_models; j++)
+			models += model_selected(c, s, s->models[j].display);
+		char line[256];
+		snprintf(line, sizeof line, "%zu model%s, %zu blob files checked in %.3f s", models,
+		         models == 1 ? "" : "s", s->n_blobs, s->scan_seconds);
+		json_t *summary = json_pack("{s:I,s:I,s:f,s:b}", "models", (json_int_t)models, "blob_files",
+		                            (json_int_t)s->n_blobs, "seconds", s->scan_seconds,
+		                            "prune_blocked", s->prune_blocked);
+		report_findings(c, s, "ollama-audit.check/" OA_SCHEMA_VERSION, line, summary, first, i == last);
+		json_decref(summary);
+		first = false;
+	}
+	cli_close_stores(st, n);
+	return c->exit_code;
+}

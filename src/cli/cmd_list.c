@@ -1,0 +1,247 @@
+/* cmd_list.c - `ollama-audit list`: the models as `ollama list` shows them. */
+#include "cli.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static bool selected(const cli *c, const oa_model *m)
+{
+	/* ollama list [PREFIX]: a case-insensitive prefix match on NAME. */
+	if (c->n_args == 0)
+		return true;
+	return strncasecmp(m->display, c->args[0], strlen(c->args[0])) == 0;
+}
+
+typedef struct row {
+	char *cell[9];
+} row;
+
+static void print_table(cli *c, opened_store *st, size_t n)
+{
+	static const char *head[9] = { "NAME", "ID", "SIZE", "MODIFIED", "FORMAT", "RUNNER",
+	                               "ARCH", "PARAMS", "QUANT" };
+	size_t width[9];
+	for (int k = 0; k < 9; k++)
+		width[k] = strlen(head[k]);
+	row *rows = NULL;
+	size_t nrows = 0;
+	time_t now = time(NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		const oa_store *s = &st[i].s;
+		if (n > 1) {
+			/* a section header row per store */
+			rows = oa_xreallocarray(rows, nrows + 1, sizeof *rows);
+			memset(&rows[nrows], 0, sizeof rows[nrows]);
+			rows[nrows++].cell[0] = oa_xasprintf("# %s", s->root);
+		}
+		for (size_t j = 0; j < s->n_models; j++) {
+			const oa_model *m = &s->models[j];
+			if (!selected(c, m))
+				continue;
+			char size[32], mod[64];
+			if (m->remote)
+				snprintf(size, sizeof size, "-");
+			else
+				oa_format_size(m->m.size < 0 ? 0 : (uint64_t)m->m.size, c->units, size, sizeof size);
+			oa_human_time(m->st.st_mtime, now, mod, sizeof mod);
+			rows = oa_xreallocarray(rows, nrows + 1, sizeof *rows);
+			row *r = &rows[nrows++];
+			r->cell[0] = oa_escape(m->display, strlen(m->display));
+			r->cell[1] = oa_xasprintf("%.12s", m->m.id);
+			r->cell[2] = oa_xstrdup(size);
+			r->cell[3] = oa_xstrdup(mod);
+			r->cell[4] = oa_xstrdup(m->manifest_ok ? oa_format_name(m->format) : "invalid");
+			r->cell[5] = oa_xstrdup(m->manifest_ok ? oa_runner_name(m->runner) : "-");
+			r->cell[6] = oa_escape(m->arch ? m->arch : "-", strlen(m->arch ? m->arch : "-"));
+			r->cell[7] = oa_escape(m->params ? m->params : "-", strlen(m->params ? m->params : "-"));
+			r->cell[8] = oa_escape(m->quant ? m->quant : "-", strlen(m->quant ? m->quant : "-"));
+			for (int k = 0; k < 9; k++)
+				if (strlen(r->cell[k]) > width[k])
+					width[k] = strlen(r->cell[k]);
+		}
+	}
+	/* Like ollama's tabwriter: columns separated by at least three spaces. */
+	for (int k = 0; k < 9; k++)
+		printf("%-*s%s", k == 8 ? 0 : (int)width[k], head[k], k == 8 ? "\n" : "   ");
+	for (size_t r = 0; r < nrows; r++) {
+		if (!rows[r].cell[1]) {
+			printf("%s\n", rows[r].cell[0]);
+			free(rows[r].cell[0]);
+			continue;
+		}
+		for (int k = 0; k < 9; k++) {
+			printf("%-*s%s", k == 8 ? 0 : (int)width[k], rows[r].cell[k], k == 8 ? "\n" : "   ");
+			free(rows[r].cell[k]);
+		}
+	}
+	free(rows);
+}
+
+static void print_csv(cli *c, opened_store *st, size_t n)
+{
+	printf("store,name,id,digest,size,modified_at,format,runner,arch,parameter_size,"
+	       "quantization_level,layers,missing_blobs,disk_bytes,apparent_bytes,hidden_from_list\n");
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		const oa_store *s = &st[i].s;
+		for (size_t j = 0; j < s->n_models; j++) {
+			const oa_model *m = &s->models[j];
+			if (!selected(c, m))
+				continue;
+			json_t *o = oa_report_model(s, m);
+			char num[32];
+			csv_field(stdout, s->root, false);
+			csv_field(stdout, m->display, false);
+			csv_field(stdout, json_string_value(json_object_get(o, "id")), false);
+			csv_field(stdout, m->m.id, false);
+			snprintf(num, sizeof num, "%lld", (long long)m->m.size);
+			csv_field(stdout, num, false);
+			csv_field(stdout, json_string_value(json_object_get(o, "modified_at")), false);
+			csv_field(stdout, oa_format_name(m->format), false);
+			csv_field(stdout, oa_runner_name(m->runner), false);
+			csv_field(stdout, m->arch, false);
+			csv_field(stdout, m->params, false);
+			csv_field(stdout, m->quant, false);
+			snprintf(num, sizeof num, "%zu", m->m.n_layers);
+			csv_field(stdout, num, false);
+			snprintf(num, sizeof num, "%u", m->missing_blobs);
+			csv_field(stdout, num, false);
+			snprintf(num, sizeof num, "%llu", (unsigned long long)m->disk_bytes);
+			csv_field(stdout, num, false);
+			snprintf(num, sizeof num, "%llu", (unsigned long long)m->apparent_bytes);
+			csv_field(stdout, num, false);
+			csv_field(stdout, m->hidden_from_list ? "true" : "false", true);
+			json_decref(o);
+		}
+	}
+}
+
+/* /api/tags: every model of every store, newest first, as the server sorts. */
+static int cmp_mtime(const void *a, const void *b)
+{
+	const oa_model *x = *(const oa_model *const *)a, *y = *(const oa_model *const *)b;
+	if (x->st.st_mtime != y->st.st_mtime)
+		return x->st.st_mtime > y->st.st_mtime ? -1 : 1;
+	return 0;
+}
+
+static void print_tags(cli *c, opened_store *st, size_t n)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += st[i].ok ? st[i].s.n_models : 0;
+	const oa_model **v = oa_xcalloc(total, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; st[i].ok && j < st[i].s.n_models; j++)
+			if (st[i].s.models[j].manifest_ok && selected(c, &st[i].s.models[j]))
+				v[k++] = &st[i].s.models[j];
+	/* a stable sort: insertion keeps equal mtimes in walk order */
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0 && cmp_mtime(&v[j - 1], &v[j]) > 0; j--) {
+			const oa_model *t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	json_t *models = json_array();
+	for (size_t i = 0; i < k; i++)
+		json_array_append_new(models, oa_report_tags_model(v[i]));
+	json_t *root = json_object();
+	json_object_set_new(root, "models", models);
+	oa_json_dump_go(root, stdout);
+	fputc('\n', stdout);
+	json_decref(root);
+	free(v);
+}
+
+static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
+{
+	json_t *stores = json_array();
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		const oa_store *s = &st[i].s;
+		json_t *so = oa_report_store(s);
+		json_t *models = json_array();
+		for (size_t j = 0; j < s->n_models; j++) {
+			if (!selected(c, &s->models[j]))
+				continue;
+			json_t *mo = oa_report_model(s, &s->models[j]);
+			if (ndjson) {
+				json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "model", "schema",
+				                        "ollama-audit.list/" OA_SCHEMA_VERSION, "store", s->root);
+				json_object_update(rec, mo);
+				oa_json_dump_line(rec, stdout);
+				json_decref(rec);
+				json_decref(mo);
+			} else {
+				json_array_append_new(models, mo);
+			}
+		}
+		json_t *problems = json_array();
+		for (size_t j = 0; j < s->findings.n; j++) {
+			if (!cli_finding_is_listing(&s->findings.v[j]))
+				continue;
+			json_t *fo = oa_report_finding(&s->findings.v[j]);
+			if (ndjson) {
+				json_t *rec = json_pack("{s:s,s:s}", "type", "problem", "store", s->root);
+				json_object_update(rec, fo);
+				oa_json_dump_line(rec, stdout);
+				json_decref(rec);
+				json_decref(fo);
+			} else {
+				json_array_append_new(problems, fo);
+			}
+		}
+		json_object_set_new(so, "models", models);
+		json_object_set_new(so, "problems", problems);
+		if (!ndjson)
+			json_array_append_new(stores, so);
+		else
+			json_decref(so);
+	}
+	if (!ndjson) {
+		json_t *root = json_pack("{s:s,s:o}", "schema", "ollama-audit.list/" OA_SCHEMA_VERSION,
+		                         "stores", stores);
+		oa_json_dump_line(root, stdout);
+		json_decref(root);
+	} else {
+		json_decref(stores);
+	}
+}
+
+int cmd_list(cli *c)
+{
+	if (c->n_args > 1) {
+		cli_err("list takes at most one PREFIX");
+		return OA_EXIT_USAGE;
+	}
+	size_t n;
+	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_QUICK);
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		const oa_store *s = &st[i].s;
+		for (size_t j = 0; j < s->findings.n; j++)
+			if (cli_finding_is_listing(&s->findings.v[j]))
+				cli_print_finding(c, stderr, &s->findings.v[j]);
+		cli_account_findings(c, s, true);
+	}
+	switch (c->format) {
+	case OUT_TAGS: print_tags(c, st, n); break;
+	case OUT_CSV: print_csv(c, st, n); break;
+	case OUT_JSON: print_json(c, st, n, false); break;
+	case OUT_NDJSON: print_json(c, st, n, true); break;
+	default: print_table(c, st, n); break;
+	}
+	cli_close_stores(st, n);
+	return c->exit_code;
+}

@@ -1,0 +1,238 @@
+/* cmd_show.c - `ollama-audit show MODEL`: one model in full. */
+#include "cli.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/model.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void kv(const char *k, const char *v)
+{
+	if (v && *v)
+		printf("  %-18s %s\n", k, v);
+}
+
+static void show_gguf(const oa_gguf_info *g, bool tensors)
+{
+	char human[32], ft[96] = "";
+	oa_human_number(g->parameter_count, human, sizeof human);
+	if (g->has_file_type) {
+		const char *ln = oa_ftype_llama_name(g->file_type);
+		snprintf(ft, sizeof ft, "%s (%u%s%s)", oa_ftype_ollama_string(g->file_type, g->file_type_is_u32),
+		         g->file_type, ln ? ", " : "", ln ? ln : "");
+	} else if (g->file_type_guessed) {
+		snprintf(ft, sizeof ft, "not set; guessed %s from the tensor types",
+		         oa_ftype_ollama_string(g->guessed_file_type, true));
+	} else {
+		snprintf(ft, sizeof ft, "not set");
+	}
+	printf("      GGUF v%u, %s-endian, %s, arch %s%s%s\n", g->version, g->big_endian ? "big" : "little",
+	       g->ok ? "ok" : "INVALID", g->architecture ? g->architecture : "?",
+	       g->general_name ? ", name " : "", g->general_name ? g->general_name : "");
+	printf("      file type %s; %s params; context %llu; embedding %llu; blocks %llu",
+	       ft, human, (unsigned long long)g->context_length, (unsigned long long)g->embedding_length,
+	       (unsigned long long)g->block_count);
+	if (g->expert_count)
+		printf("; experts %llu", (unsigned long long)g->expert_count);
+	printf("\n      %llu keys, %llu tensors, alignment %llu, data at %llu",
+	       (unsigned long long)g->kv_count, (unsigned long long)g->tensor_count,
+	       (unsigned long long)g->alignment, (unsigned long long)g->data_offset);
+	if (g->tokenizer_model)
+		printf("; tokenizer %s, vocab %llu", g->tokenizer_model, (unsigned long long)g->vocab_size);
+	printf("\n");
+	for (size_t i = 0; i < g->n_diags; i++)
+		if (g->diags[i].severity > 0)
+			printf("      %s: %s\n", oa_severity_name(g->diags[i].severity), g->diags[i].message);
+	if (tensors)
+		for (size_t i = 0; i < g->n_tensors_kept; i++) {
+			const oa_gguf_tensor *t = &g->tensors[i];
+			char shape[128] = "";
+			for (uint32_t d = 0; d < t->n_dims; d++) {
+				size_t l = strlen(shape);
+				snprintf(shape + l, sizeof shape - l, "%s%llu", d ? " x " : "", (unsigned long long)t->ne[d]);
+			}
+			const char *tn = oa_ggml_type_name(t->type);
+			printf("        %-40s %-8s %-24s %12llu bytes at +%llu\n", t->name, tn ? tn : "?", shape,
+			       (unsigned long long)t->nbytes, (unsigned long long)t->offset);
+		}
+}
+
+static void show_st(const oa_st_blob *st, bool tensors)
+{
+	printf("      safetensors, %s, %zu tensor%s (+%zu companions)%s", st->ok ? "ok" : "INVALID",
+	       st->n_main, st->n_main == 1 ? "" : "s", st->n_companions, st->packed ? ", packed group" : "");
+	if (st->quant_type)
+		printf(", %s", st->quant_type);
+	if (st->group_size)
+		printf(" group %llu", (unsigned long long)st->group_size);
+	printf("\n");
+	for (size_t i = 0; i < st->n_diags; i++)
+		if (st->diags[i].severity > 0)
+			printf("      %s: %s\n", oa_severity_name(st->diags[i].severity), st->diags[i].message);
+	if (tensors)
+		for (size_t i = 0; i < st->n_tensors; i++) {
+			const oa_st_tensor *t = &st->tensors[i];
+			char shape[128] = "";
+			for (uint32_t d = 0; d < t->n_dims; d++) {
+				size_t l = strlen(shape);
+				snprintf(shape + l, sizeof shape - l, "%s%llu", d ? " x " : "", (unsigned long long)t->shape[d]);
+			}
+			printf("        %-48s %-6s %-20s %s\n", t->name, t->dtype ? t->dtype : "?", shape,
+			       t->quant_type ? t->quant_type : "");
+		}
+}
+
+static void show_table(cli *c, const oa_store *s, const oa_model *m)
+{
+	char buf[OA_NAME_DISPLAY_MAX + 64], size[32], disk[32], when[64];
+	time_t now = time(NULL);
+	printf("%s\n", m->display);
+	snprintf(buf, sizeof buf, "%s/%s/%s:%s", m->name.host, m->name.ns, m->name.model, m->name.tag);
+	kv("name", buf);
+	snprintf(buf, sizeof buf, "%.12s (digest %s)", m->m.id, m->m.id);
+	kv("id", buf);
+	char *p = oa_path_join(s->root, m->rel_path);
+	kv("manifest", p);
+	free(p);
+	oa_human_time(m->st.st_mtime, now, when, sizeof when);
+	oa_iso8601(m->st.st_mtime, 0, buf, sizeof buf);
+	char mod[OA_NAME_DISPLAY_MAX + 160];
+	snprintf(mod, sizeof mod, "%s (%s)", buf, when);
+	kv("modified", mod);
+	if (!m->manifest_ok) {
+		kv("manifest error", m->manifest_error);
+		return;
+	}
+	oa_format_size((uint64_t)m->m.size, c->units, size, sizeof size);
+	oa_format_size(m->disk_bytes, c->units, disk, sizeof disk);
+	snprintf(buf, sizeof buf, "%s declared (%lld bytes); %s on disk", m->remote ? "-" : size,
+	         (long long)m->m.size, disk);
+	kv("size", buf);
+	snprintf(buf, sizeof buf, "%s, runner %s", oa_format_name(m->format), oa_runner_name(m->runner));
+	kv("format", buf);
+	kv("architecture", m->arch);
+	kv("parameters", m->params);
+	kv("quantization", m->quant);
+	if (m->d_context_length) {
+		snprintf(buf, sizeof buf, "%lld", (long long)m->d_context_length);
+		kv("context length", buf);
+	}
+	if (m->n_caps) {
+		oa_buf b;
+		oa_buf_init(&b);
+		for (size_t i = 0; i < m->n_caps; i++)
+			oa_buf_printf(&b, "%s%s", i ? " " : "", m->caps[i]);
+		kv("capabilities", b.data);
+		oa_buf_free(&b);
+	}
+	kv("parent model", m->d_parent_model);
+	if (m->config_state == OA_CONFIG_OK) {
+		const oa_config *cf = &m->cfg;
+		printf("config %s (%lld bytes)\n", m->m.config.digest, (long long)m->m.config.size);
+		kv("model_format", cf->model_format);
+		kv("model_family", cf->model_family);
+		kv("model_type", cf->model_type);
+		kv("file_type", cf->file_type);
+		kv("renderer", cf->renderer);
+		kv("parser", cf->parser);
+		kv("requires", cf->requires);
+		kv("remote_host", cf->remote_host);
+		kv("remote_model", cf->remote_model);
+		kv("os/architecture", *cf->os || *cf->architecture ? (snprintf(buf, sizeof buf, "%s/%s", cf->os, cf->architecture), buf) : NULL);
+	} else if (m->config_state != OA_CONFIG_NONE) {
+		printf("config %s: %s\n", m->m.config.digest,
+		       m->config_error ? m->config_error : "missing");
+	}
+	printf("layers (%zu)\n", m->m.n_layers);
+	for (size_t i = 0; i < m->m.n_layers; i++) {
+		const oa_layer *l = &m->m.layers[i];
+		const oa_blob *b = m->layer_blobs[i];
+		char dsize[32], ondisk[48];
+		oa_format_size((uint64_t)(l->size < 0 ? 0 : l->size), c->units, dsize, sizeof dsize);
+		if (b && b->stat_ok && !b->dangling)
+			snprintf(ondisk, sizeof ondisk, "%lld on disk", (long long)b->st.st_size);
+		else
+			snprintf(ondisk, sizeof ondisk, "MISSING");
+		printf("  %3zu %-9s %.19s… %9s  %s", i, oa_layer_kind_name(l->kind), l->digest, dsize, ondisk);
+		if (l->name)
+			printf("  name=%s", l->name);
+		if (l->from)
+			printf("  from=%s", l->from);
+		printf("\n");
+		if (m->headers && i < m->headers->n_layers) {
+			const oa_layer_header *lh = &m->headers->layers[i];
+			if (lh->have_gguf)
+				show_gguf(&lh->gguf, c->tensors);
+			else if (lh->have_st)
+				show_st(&lh->st, c->tensors);
+		}
+	}
+	if (m->headers && m->headers->have_st_model) {
+		const oa_st_model *sm = &m->headers->st_model;
+		char human[32];
+		oa_human_number(sm->params, human, sizeof human);
+		printf("safetensors totals: %llu tensors, %s parameters (%llu), quantization %s\n",
+		       (unsigned long long)sm->n_tensors, human, (unsigned long long)sm->params,
+		       sm->quant_level && *sm->quant_level ? sm->quant_level : "none");
+	}
+	bool any = false;
+	for (size_t i = 0; i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (!f->model || strcmp(f->model, m->display) != 0)
+			continue;
+		if (!any)
+			printf("findings\n");
+		any = true;
+		printf("  ");
+		cli_print_finding(c, stdout, f);
+	}
+}
+
+int cmd_show(cli *c)
+{
+	if (c->n_args != 1) {
+		cli_err("show takes exactly one MODEL");
+		return OA_EXIT_USAGE;
+	}
+	size_t n;
+	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_FULL);
+	bool found = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		const oa_store *s = &st[i].s;
+		long idx = oa_store_resolve(s, c->args[0]);
+		if (idx == -2) {
+			cli_err("%s: ID prefix '%s' matches more than one model", s->root, c->args[0]);
+			c->exit_code |= OA_EXIT_USAGE;
+			continue;
+		}
+		if (idx < 0)
+			continue;
+		found = true;
+		const oa_model *m = &s->models[idx];
+		if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
+			json_t *o = oa_report_model_detail(s, m, c->tensors);
+			json_object_set_new(o, "schema", json_string("ollama-audit.show/" OA_SCHEMA_VERSION));
+			json_object_set_new(o, "store", oa_report_store(s));
+			oa_json_dump_line(o, stdout);
+			json_decref(o);
+		} else {
+			show_table(c, s, m);
+		}
+		for (size_t j = 0; j < s->findings.n; j++) {
+			const oa_finding *f = &s->findings.v[j];
+			if (f->model && strcmp(f->model, m->display) == 0 && (int)f->severity >= c->fail_on)
+				c->exit_code |= f->severity == OA_SEV_ERROR ? OA_EXIT_ERRORS : OA_EXIT_WARNINGS;
+		}
+	}
+	if (!found && !(c->exit_code & (OA_EXIT_OPERATIONAL | OA_EXIT_USAGE))) {
+		cli_err("model '%s' not found", c->args[0]);
+		c->exit_code |= OA_EXIT_USAGE;
+	}
+	cli_close_stores(st, n);
+	return c->exit_code;
+}

@@ -1,0 +1,224 @@
+/* cmd_verify.c - `ollama-audit verify`: sha256 of every referenced blob. */
+#include "report_common.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/util.h"
+#include "ollama_audit/verify.h"
+#include "ollama_audit/platform.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void progress(void *ctx, uint64_t done, uint64_t total, const char *label)
+{
+	double *t0 = ctx;
+	double el = oa_now() - *t0;
+	double rate = el > 0 ? (double)done / el : 0;
+	double eta = rate > 0 ? (double)(total - done) / rate : 0;
+	char d[32], t[32], r[32];
+	oa_human_bytes((int64_t)done, d, sizeof d);
+	oa_human_bytes((int64_t)total, t, sizeof t);
+	oa_human_bytes((int64_t)rate, r, sizeof r);
+	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
+	fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta,
+	        label ? label : "");
+}
+
+typedef struct job_ref {
+	const oa_model *model; /* the first model that references the blob, or NULL */
+	oa_blob *blob;
+	int64_t declared;
+} job_ref;
+
+int cmd_verify(cli *c)
+{
+	size_t n;
+	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
+	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old);
+
+	char err[512];
+	oa_verify_cache *cache = oa_verify_cache_open(c->cache_path, err, sizeof err);
+	if (!cache)
+		cli_err("verification cache: %s (continuing without it)", err);
+	else if (*err)
+		cli_err("verification cache: %s", err);
+	if ((c->changed || c->quick) && !cache)
+		cli_err("--changed and --quick need the cache: every blob gets a full sha256");
+
+	size_t last = 0;
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok)
+			last = i;
+	bool first = true;
+	for (size_t i = 0; i < n && !interrupted; i++) {
+		if (!st[i].ok)
+			continue;
+		oa_store *s = &st[i].s;
+		if (!check_args_resolve(c, s))
+			continue;
+		/* Structure findings that a content pass cannot do without. */
+		oa_findings keep = { 0 };
+		for (size_t j = 0; j < s->findings.n; j++) {
+			oa_finding *f = &s->findings.v[j];
+			if (strcmp(f->code, "missing-blob") == 0 || strcmp(f->code, "invalid-digest") == 0 ||
+			    strcmp(f->code, "unreadable") == 0 || strcmp(f->code, "invalid-manifest") == 0)
+				oa_findings_add_sev(&keep, f->code, f->severity, f->model, f->digest, f->path,
+				                    "%s", f->message);
+		}
+		oa_findings_free(&s->findings);
+		s->findings = keep;
+
+		job_ref *refs = oa_xcalloc(s->n_blobs, sizeof *refs);
+		size_t models = 0;
+		for (size_t j = 0; j < s->n_models; j++) {
+			const oa_model *m = &s->models[j];
+			if (!model_selected(c, s, m->display) || !m->manifest_ok)
+				continue;
+			models++;
+			for (size_t k = 0; k <= m->m.n_layers; k++) {
+				oa_blob *b = k < m->m.n_layers ? m->layer_blobs[k] : m->config_blob;
+				const oa_layer *l = k < m->m.n_layers ? &m->m.layers[k] : &m->m.config;
+				if (!b || b->dangling || b->cls != OA_BLOB_VALID)
+					continue;
+				size_t bi = (size_t)(b - s->blobs);
+				if (!refs[bi].blob)
+					refs[bi] = (job_ref){ m, b, l->size };
+			}
+		}
+		if (c->all)
+			for (size_t b = 0; b < s->n_blobs; b++)
+				if (!refs[b].blob && s->blobs[b].cls == OA_BLOB_VALID && !s->blobs[b].dangling)
+					refs[b] = (job_ref){ NULL, &s->blobs[b], -1 };
+		size_t njobs = 0;
+		for (size_t b = 0; b < s->n_blobs; b++)
+			njobs += refs[b].blob != NULL;
+		oa_verify_job *jobs = oa_xcalloc(njobs, sizeof *jobs);
+		job_ref **jr = oa_xcalloc(njobs, sizeof *jr);
+		char **paths = oa_xcalloc(njobs, sizeof *paths);
+		size_t k = 0;
+		for (size_t b = 0; b < s->n_blobs; b++) {
+			if (!refs[b].blob)
+				continue;
+			paths[k] = oa_xasprintf("%s/blobs/%s", s->root, refs[b].blob->name);
+			jobs[k].path = paths[k];
+			memcpy(jobs[k].expected_hex, refs[b].blob->hex, 65);
+			jobs[k].expected_size = refs[b].declared >= 0 ? (uint64_t)refs[b].declared
+			                                              : OA_VERIFY_SIZE_UNKNOWN;
+			jr[k] = &refs[b];
+			k++;
+		}
+		oa_verify_opts opts;
+		oa_verify_opts_init(&opts);
+		opts.jobs = c->jobs;
+		opts.mode = c->quick ? OA_VERIFY_QUICK : OA_VERIFY_SHA256;
+		opts.max_duration = c->max_duration;
+		opts.interrupt = &interrupted;
+		opts.cache = cache;
+		opts.changed_only = c->changed;
+		double t0 = oa_now();
+		if (c->progress) {
+			opts.progress = progress;
+			opts.progress_ctx = &t0;
+		}
+		oa_verify_result *res = oa_xcalloc(njobs, sizeof *res);
+		oa_verify_totals tot;
+		memset(&tot, 0, sizeof tot);
+		if (oa_verify_run(jobs, njobs, &opts, res, &tot, err, sizeof err) < 0) {
+			cli_err("%s: verify failed: %s", s->root, err);
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+		}
+		if (c->progress)
+			fputs("\r\033[K", stderr);
+		size_t done = 0, not_done = 0, skipped = 0;
+		for (size_t j = 0; j < njobs; j++) {
+			const oa_verify_result *r = &res[j];
+			const char *model = jr[j]->model ? jr[j]->model->display : NULL;
+			char digest[72], path[96];
+			snprintf(digest, sizeof digest, "sha256:%s", jobs[j].expected_hex);
+			snprintf(path, sizeof path, "blobs/%s", jr[j]->blob->name);
+			switch (r->status) {
+			case OA_VERIFY_OK: done++; break;
+			case OA_VERIFY_SKIPPED_UNCHANGED: skipped++; break;
+			case OA_VERIFY_NOT_DONE: not_done++; break;
+			case OA_VERIFY_DIGEST_MISMATCH:
+				done++;
+				oa_findings_add(&s->findings, "digest-mismatch", model, digest, path,
+				                "content hashes to sha256:%s", r->sha256_hex);
+				break;
+			case OA_VERIFY_FINGERPRINT_MISMATCH:
+				done++;
+				oa_findings_add(&s->findings, "fingerprint-mismatch", model, digest, path,
+				                "content changed since it was verified (XXH3-128 %s); run verify without --quick",
+				                r->xxh128_hex);
+				break;
+			case OA_VERIFY_SIZE_MISMATCH:
+				done++;
+				oa_findings_add(&s->findings, r->st.size == 0 ? "empty-blob" : "size-mismatch",
+				                model, digest, path, "%llu bytes on disk; the manifest declares %llu",
+				                (unsigned long long)r->st.size,
+				                (unsigned long long)jobs[j].expected_size);
+				break;
+			case OA_VERIFY_MISSING:
+				oa_findings_add(&s->findings, "missing-blob", model, digest, path,
+				                "blob disappeared during verify");
+				break;
+			default:
+				oa_findings_add(&s->findings, "unreadable", model, digest, path, "%s",
+				                strerror(r->err ? r->err : EIO));
+				break;
+			}
+		}
+		if (tot.interrupted)
+			c->exit_code |= OA_EXIT_INTERRUPTED;
+		char total[32], rate[32], line[320];
+		oa_human_bytes((int64_t)tot.bytes_hashed, total, sizeof total);
+		oa_human_bytes(tot.seconds > 0 ? (int64_t)((double)tot.bytes_hashed / tot.seconds) : 0,
+		               rate, sizeof rate);
+		int len = snprintf(line, sizeof line, "%zu model%s, %zu blob%s, %s verified in %.1f s (%s/s)",
+		                   models, models == 1 ? "" : "s", njobs, njobs == 1 ? "" : "s", total,
+		                   tot.seconds, rate);
+		if (skipped)
+			len += snprintf(line + len, sizeof line - (size_t)len, ", %zu unchanged skipped", skipped);
+		if (not_done)
+			snprintf(line + len, sizeof line - (size_t)len, ", %zu not done (%s)", not_done,
+			         tot.interrupted ? "interrupted" : "time budget");
+		json_t *summary = json_pack("{s:I,s:I,s:I,s:I,s:I,s:f,s:b,s:b}", "models", (json_int_t)models,
+		                            "blobs", (json_int_t)njobs, "bytes_hashed", (json_int_t)tot.bytes_hashed,
+		                            "skipped_unchanged", (json_int_t)skipped, "not_done", (json_int_t)not_done,
+		                            "seconds", tot.seconds, "interrupted", tot.interrupted,
+		                            "timed_out", tot.timed_out);
+		report_findings(c, s, "ollama-audit.verify/" OA_SCHEMA_VERSION, line, summary, first, i == last);
+		json_decref(summary);
+		first = false;
+		for (size_t j = 0; j < njobs; j++)
+			free(paths[j]);
+		free(paths);
+		free(jobs);
+		free(jr);
+		free(refs);
+		free(res);
+	}
+	if (cache) {
+		if (oa_verify_cache_dirty(cache) && oa_verify_cache_save(cache, err, sizeof err) < 0)
+			cli_err("cannot save the verification cache: %s", err);
+		oa_verify_cache_close(cache);
+	}
+	sigaction(SIGINT, &old, NULL);
+	if (interrupted)
+		c->exit_code |= OA_EXIT_INTERRUPTED;
+	cli_close_stores(st, n);
+	return c->exit_code;
+}

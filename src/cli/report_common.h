@@ -1,0 +1,16 @@
+/* report_common.h - the findings report shared by check and verify. */
+#ifndef OA_REPORT_COMMON_H
+#define OA_REPORT_COMMON_H
+
+#include "cli.h"
+#include <jansson.h>
+
+bool model_selected(const cli *c, const oa_store *s, const char *display);
+bool finding_selected(const cli *c, const oa_store *s, const oa_finding *f);
+bool check_args_resolve(cli *c, const oa_store *s);
+/* Print one store's findings in the chosen format and fold them into the
+ * exit status. `summary` gets the counts added; first/last frame the JSON. */
+void report_findings(cli *c, const oa_store *s, const char *schema, const char *summary_line,
+                     json_t *summary, bool first, bool last);
+
+#endif

@@ -1,0 +1,129 @@
+/* finding.c - the finding vocabulary and a list of findings. */
+#include "ollama_audit/finding.h"
+#include "ollama_audit/util.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const oa_finding_kind oa_finding_kinds[] = {
+	{ "missing-blob", OA_SEV_ERROR, "a manifest references a blob that is not in blobs/" },
+	{ "size-mismatch", OA_SEV_ERROR, "a blob's size on disk differs from the size its manifest declares" },
+	{ "empty-blob", OA_SEV_ERROR, "a referenced blob is an empty file although its manifest declares content" },
+	{ "digest-mismatch", OA_SEV_ERROR, "a blob's sha256 differs from its name (verify)" },
+	{ "fingerprint-mismatch", OA_SEV_ERROR, "a blob's content changed since it was last verified (verify --quick)" },
+	{ "invalid-manifest", OA_SEV_ERROR, "a manifest file cannot be read as a manifest" },
+	{ "invalid-name", OA_SEV_ERROR, "a file under manifests/ whose path is not a valid model name" },
+	{ "invalid-config", OA_SEV_ERROR, "a config blob cannot be parsed" },
+	{ "missing-config", OA_SEV_ERROR, "a manifest's config blob is missing" },
+	{ "invalid-gguf", OA_SEV_ERROR, "a GGUF layer's header is broken" },
+	{ "gguf-warning", OA_SEV_WARNING, "a GGUF header is readable but llama.cpp would refuse or misread it" },
+	{ "invalid-safetensors", OA_SEV_ERROR, "a tensor layer's safetensors header is broken" },
+	{ "safetensors-warning", OA_SEV_WARNING, "a safetensors header is readable but unusual" },
+	{ "config-mismatch", OA_SEV_WARNING, "the config blob and the weights disagree" },
+	{ "unknown-media-type", OA_SEV_WARNING, "a layer media type this tool (and the server) does not know" },
+	{ "invalid-digest", OA_SEV_ERROR, "a digest that is not sha256: + 64 hex; never turned into a path" },
+	{ "legacy-blob-name", OA_SEV_WARNING, "a blob named sha256:<hex>, renamed by the server at start" },
+	{ "symlinked-blob", OA_SEV_WARNING, "a blob that is a symbolic link (inside or outside the store, or dangling)" },
+	{ "unreadable", OA_SEV_ERROR, "a file or directory that cannot be read (permissions, I/O error)" },
+	{ "prune-blocker", OA_SEV_WARNING, "something that makes the server skip its start-up prune" },
+	{ "hidden-from-list", OA_SEV_WARNING, "a model that `ollama list` would not show" },
+	{ "orphan-blob", OA_SEV_WARNING, "a blob no manifest references (the server prunes it after 1 h)" },
+	{ "manifest-blob", OA_SEV_INFO, "an unreferenced blob whose content is a manifest (newer Ollama keeps these)" },
+	{ "partial-download", OA_SEV_WARNING, "an interrupted download (-partial data and -partial-N part files)" },
+	{ "temp-file", OA_SEV_WARNING, "a temporary file left by create, quantize or a tensor pull" },
+	{ "foreign-file", OA_SEV_WARNING, "a file in blobs/ that Ollama did not write" },
+	{ "ignored-file", OA_SEV_INFO, "a file or directory under manifests/ that the server ignores" },
+	{ "empty-manifest-dir", OA_SEV_INFO, "an empty directory under manifests/" },
+	{ "manifest-list", OA_SEV_WARNING, "a manifest list (a format current Ollama cannot read)" },
+	{ NULL, OA_SEV_INFO, NULL },
+};
+
+const oa_finding_kind *oa_finding_kind_get(const char *code)
+{
+	for (const oa_finding_kind *k = oa_finding_kinds; k->code; k++)
+		if (strcmp(k->code, code) == 0)
+			return k;
+	return NULL;
+}
+
+const char *oa_severity_name(oa_severity s)
+{
+	switch (s) {
+	case OA_SEV_ERROR:
+		return "error";
+	case OA_SEV_WARNING:
+		return "warning";
+	default:
+		return "info";
+	}
+}
+
+int oa_severity_parse(const char *s)
+{
+	if (strcmp(s, "error") == 0)
+		return OA_SEV_ERROR;
+	if (strcmp(s, "warning") == 0)
+		return OA_SEV_WARNING;
+	if (strcmp(s, "info") == 0)
+		return OA_SEV_INFO;
+	return -1;
+}
+
+static void add_v(oa_findings *f, const char *code, int sev, const char *model,
+                  const char *digest, const char *path, const char *fmt, va_list ap)
+{
+	const oa_finding_kind *k = oa_finding_kind_get(code);
+	if (!k)
+		abort(); /* a programming error: every code must be in the table */
+	if (f->n == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 16;
+		f->v = oa_xreallocarray(f->v, f->cap, sizeof *f->v);
+	}
+	oa_finding *x = &f->v[f->n++];
+	x->code = k->code;
+	x->severity = sev < 0 ? k->severity : (oa_severity)sev;
+	x->model = model ? oa_xstrdup(model) : NULL;
+	x->digest = digest ? oa_xstrdup(digest) : NULL;
+	x->path = path ? oa_xstrdup(path) : NULL;
+	x->message = oa_xvasprintf(fmt, ap);
+}
+
+void oa_findings_add(oa_findings *f, const char *code, const char *model, const char *digest,
+                     const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_v(f, code, -1, model, digest, path, fmt, ap);
+	va_end(ap);
+}
+
+void oa_findings_add_sev(oa_findings *f, const char *code, oa_severity sev, const char *model,
+                         const char *digest, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_v(f, code, (int)sev, model, digest, path, fmt, ap);
+	va_end(ap);
+}
+
+void oa_findings_free(oa_findings *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->v[i].model);
+		free(f->v[i].digest);
+		free(f->v[i].path);
+		free(f->v[i].message);
+	}
+	free(f->v);
+	f->v = NULL;
+	f->n = f->cap = 0;
+}
+
+size_t oa_findings_count(const oa_findings *f, oa_severity sev)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->n; i++)
+		n += f->v[i].severity == sev;
+	return n;
+}

@@ -1,0 +1,334 @@
+/* headers.c - read the weights' headers of a model and cross-check them with
+ * its config blob (issue: "read the weights' headers"). */
+#include "ollama_audit/headers.h"
+#include "ollama_audit/gguf.h"
+#include "ollama_audit/safetensors.h"
+#include "ollama_audit/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <errno.h>
+#include <unistd.h>
+#include "ollama_audit/platform.h"
+
+#define OA_HF_CONFIG_MAX (4u << 20)
+
+void oa_store_set_header_mode(oa_store *s, enum oa_header_mode mode)
+{
+	s->header_mode = (int)mode;
+}
+
+static bool is_gguf_kind(enum oa_layer_kind k)
+{
+	return k == OA_LAYER_MODEL || k == OA_LAYER_PROJECTOR || k == OA_LAYER_ADAPTER ||
+	       k == OA_LAYER_DRAFT;
+}
+
+static size_t last_model_layer(const oa_model *m)
+{
+	size_t idx = SIZE_MAX;
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		if (m->m.layers[i].kind == OA_LAYER_MODEL)
+			idx = i;
+	return idx;
+}
+
+static const char *digest_of(const oa_model *m, size_t i)
+{
+	return m->m.layers[i].digest_valid ? m->m.layers[i].digest : NULL;
+}
+
+static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mode)
+{
+	oa_model_headers *h = m->headers;
+	oa_layer_header *lh = &h->layers[i];
+	oa_blob *b = m->layer_blobs[i];
+	if (!b || b->dangling || !b->stat_ok)
+		return;
+	int fd = oa_store_open_blob(s, b);
+	char path[96];
+	snprintf(path, sizeof path, "blobs/%s", b->name);
+	if (fd < 0) {
+		oa_findings_add(&s->findings, "unreadable", m->display, digest_of(m, i), path,
+		                "cannot open %s layer: %s", oa_layer_kind_name(m->m.layers[i].kind),
+		                strerror(errno));
+		return;
+	}
+	unsigned char magic[4] = { 0 };
+	ssize_t got = oa_pread_full(fd, magic, 4, 0);
+	if (got == 4 && !oa_gguf_is_magic(magic)) {
+		char *shown = oa_escape(magic, 4);
+		oa_findings_add(&s->findings, "invalid-gguf", m->display, digest_of(m, i), path,
+		                "%s layer is not GGUF (starts with \"%s\")",
+		                oa_layer_kind_name(m->m.layers[i].kind), shown);
+		free(shown);
+		close(fd);
+		lh->not_gguf = true;
+		return;
+	}
+	lh->have_gguf = true;
+	oa_gguf_read_fd(fd, (uint64_t)b->st.st_size, mode, &lh->gguf);
+	close(fd);
+	const oa_gguf_info *g = &lh->gguf;
+	for (size_t d = 0; d < g->n_diags; d++) {
+		const oa_gguf_diag *dg = &g->diags[d];
+		if (dg->severity == OA_GGUF_ERROR) {
+			oa_findings_add(&s->findings, "invalid-gguf", m->display, digest_of(m, i), path,
+			                "%s", dg->message);
+			break; /* the first error says it; the rest follow from it */
+		}
+	}
+	if (g->ok && g->n_warnings) {
+		for (size_t d = 0; d < g->n_diags; d++)
+			if (g->diags[d].severity == OA_GGUF_WARNING)
+				oa_findings_add(&s->findings, "gguf-warning", m->display, digest_of(m, i),
+				                path, "%s", g->diags[d].message);
+	}
+}
+
+static void read_tensor_layer(oa_store *s, oa_model *m, size_t i)
+{
+	oa_model_headers *h = m->headers;
+	oa_layer_header *lh = &h->layers[i];
+	oa_blob *b = m->layer_blobs[i];
+	if (!b || b->dangling || !b->stat_ok)
+		return;
+	char path[96];
+	snprintf(path, sizeof path, "blobs/%s", b->name);
+	int fd = oa_store_open_blob(s, b);
+	if (fd < 0) {
+		oa_findings_add(&s->findings, "unreadable", m->display, digest_of(m, i), path,
+		                "cannot open tensor layer: %s", strerror(errno));
+		return;
+	}
+	lh->have_st = true;
+	oa_st_read_fd(fd, (uint64_t)b->st.st_size, m->m.layers[i].name, &lh->st);
+	close(fd);
+	oa_st_model_add(&h->st_model, &lh->st);
+	h->have_st_model = true;
+	const oa_st_blob *st = &lh->st;
+	for (size_t d = 0; d < st->n_diags; d++) {
+		if (st->diags[d].severity == OA_ST_ERROR) {
+			oa_findings_add(&s->findings, "invalid-safetensors", m->display, digest_of(m, i),
+			                path, "%s", st->diags[d].message);
+			break;
+		}
+	}
+	if (st->ok)
+		for (size_t d = 0; d < st->n_diags; d++)
+			if (st->diags[d].severity == OA_ST_WARNING)
+				oa_findings_add(&s->findings, "safetensors-warning", m->display,
+				                digest_of(m, i), path, "%s", st->diags[d].message);
+}
+
+static void read_hf_config(oa_store *s, oa_model *m)
+{
+	for (size_t i = 0; i < m->m.n_layers; i++) {
+		const oa_layer *l = &m->m.layers[i];
+		if (l->kind != OA_LAYER_JSON || !l->name || strcmp(l->name, "config.json") != 0)
+			continue;
+		oa_blob *b = m->layer_blobs[i];
+		uint8_t *bytes;
+		size_t len;
+		if (!b || b->dangling ||
+		    oa_read_file_at(s->blobs_fd, b->name, OA_HF_CONFIG_MAX, &bytes, &len) < 0)
+			return;
+		m->headers->have_hf = true;
+		if (oa_hf_config_parse(bytes, len, &m->headers->hf) < 0)
+			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, i),
+			                m->rel_path, "config.json layer is not usable: %s",
+			                m->headers->hf.error ? m->headers->hf.error : "parse error");
+		free(bytes);
+		return;
+	}
+}
+
+/* Parse a parameter-size string ("8.0B", "137M", "999.89M", "22K", "7") into a count. */
+static bool parse_param_size(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s)
+		return false;
+	double mul = 1;
+	switch (*end) {
+	case 'T': case 't': mul = 1e12; end++; break;
+	case 'B': case 'b': mul = 1e9; end++; break;
+	case 'M': case 'm': mul = 1e6; end++; break;
+	case 'K': case 'k': mul = 1e3; end++; break;
+	default: break;
+	}
+	if (*end)
+		return false;
+	*out = v * mul;
+	return true;
+}
+
+static void cross_check(oa_store *s, oa_model *m)
+{
+	oa_model_headers *h = m->headers;
+	const oa_config *cfg = &m->cfg;
+	bool have_cfg = m->config_state == OA_CONFIG_OK;
+	unsigned ggufs = m->layer_counts[OA_LAYER_MODEL], tensors = m->layer_counts[OA_LAYER_TENSOR];
+
+	if (have_cfg && !m->remote) {
+		if (strcmp(cfg->model_format, "safetensors") == 0 && ggufs && !tensors)
+			oa_findings_add(&s->findings, "config-mismatch", m->display, NULL, m->rel_path,
+			                "config says model_format \"safetensors\" but the weights are GGUF layers: the server would start the MLX runner on them");
+		if ((strcmp(cfg->model_format, "gguf") == 0 || !*cfg->model_format) && tensors &&
+		    !ggufs)
+			oa_findings_add(&s->findings, "config-mismatch", m->display, NULL, m->rel_path,
+			                "config says model_format \"%s\" but the weights are safetensors tensor layers: the server would start llama-server on them",
+			                cfg->model_format);
+	}
+	for (size_t i = 0; i < m->m.n_layers; i++) {
+		const oa_layer_header *lh = &h->layers[i];
+		if (!lh->have_gguf)
+			continue;
+		enum oa_layer_kind k = m->m.layers[i].kind;
+		int gk = lh->gguf.kind;
+		if (k == OA_LAYER_MODEL && gk == OA_GGUF_KIND_PROJECTOR)
+			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, i),
+			                m->rel_path, "layer %zu is stored as a model but its GGUF header describes a projector (mmproj)", i);
+		else if (k == OA_LAYER_MODEL && gk == OA_GGUF_KIND_ADAPTER)
+			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, i),
+			                m->rel_path, "layer %zu is stored as a model but its GGUF header describes an adapter", i);
+		else if (k == OA_LAYER_PROJECTOR && gk == OA_GGUF_KIND_MODEL)
+			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, i),
+			                m->rel_path, "layer %zu is stored as a projector but its GGUF header describes a model", i);
+	}
+	size_t last = last_model_layer(m);
+	if (!have_cfg || last == SIZE_MAX || !h->layers[last].have_gguf)
+		return;
+	const oa_gguf_info *g = &h->layers[last].gguf;
+	if (*cfg->model_family && g->architecture && strcasecmp(cfg->model_family, g->architecture) != 0)
+		oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, last),
+		                m->rel_path, "config family \"%s\" but the GGUF architecture is \"%s\"",
+		                cfg->model_family, g->architecture);
+	if (*cfg->file_type && strcmp(cfg->file_type, "unknown") != 0 && g->has_file_type) {
+		const char *gs = oa_ftype_ollama_string(g->file_type, g->file_type_is_u32);
+		if (gs && strcmp(gs, "unknown") != 0 && strcasecmp(gs, cfg->file_type) != 0)
+			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, last),
+			                m->rel_path, "config quantization \"%s\" but the GGUF file_type is %s",
+			                cfg->file_type, gs);
+	}
+	double want;
+	if (*cfg->model_type && g->parameter_count && parse_param_size(cfg->model_type, &want) &&
+	    want > 0) {
+		/* Older Ollama rounded differently ("137M" for 136.73M); only a real
+		 * difference, more than 10%, is worth a finding. */
+		double got = (double)g->parameter_count;
+		if (fabs(got - want) / want > 0.10) {
+			char human[32];
+			oa_human_number(g->parameter_count, human, sizeof human);
+			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, last),
+			                m->rel_path, "config parameter size \"%s\" but the GGUF has %s parameters",
+			                cfg->model_type, human);
+		}
+	}
+}
+
+void oa_headers_apply(oa_store *s, oa_model *m)
+{
+	if (s->header_mode == OA_HEADERS_NONE || !m->manifest_ok || m->remote)
+		return;
+	oa_model_headers *h = oa_xcalloc(1, sizeof *h);
+	m->headers = h;
+	h->n_layers = m->m.n_layers;
+	h->layers = oa_xcalloc(h->n_layers, sizeof *h->layers);
+	oa_st_model_init(&h->st_model);
+
+	bool full = s->header_mode == OA_HEADERS_FULL;
+	size_t last = last_model_layer(m);
+	for (size_t i = 0; i < m->m.n_layers; i++) {
+		enum oa_layer_kind k = m->m.layers[i].kind;
+		if (is_gguf_kind(k) && (full || i == last))
+			read_gguf_layer(s, m, i, full ? OA_GGUF_FULL : OA_GGUF_QUICK);
+		else if (k == OA_LAYER_TENSOR)
+			read_tensor_layer(s, m, i);
+	}
+	read_hf_config(s, m);
+	if (h->have_st_model)
+		oa_st_model_finish(&h->st_model, h->have_hf ? h->hf.torch_dtype : NULL);
+
+	/* What Ollama's list cache takes from the last model layer's GGUF (§4.3). */
+	if (last != SIZE_MAX && h->layers[last].have_gguf) {
+		const oa_gguf_info *g = &h->layers[last].gguf;
+		if (!m->d_context_length)
+			m->d_context_length = (int64_t)g->context_length;
+		if (!m->d_embedding_length)
+			m->d_embedding_length = (int64_t)g->embedding_length;
+		const char *q = m->d_quantization;
+		if (!q || !*q || strcmp(q, "unknown") == 0) {
+			const char *gs = oa_ftype_ollama_string(g->file_type, g->has_file_type &&
+			                                                          g->file_type_is_u32);
+			if (gs && strcmp(gs, "unknown") != 0)
+				m->d_quantization = gs;
+		}
+		h->cap_completion = !g->has_pooling_type;
+		h->cap_embedding = g->has_pooling_type;
+		h->cap_vision = g->has_vision_block_count;
+		h->cap_audio = g->has_audio_block_count;
+	}
+	if (full)
+		cross_check(s, m);
+}
+
+void oa_headers_fill_display(oa_model *m)
+{
+	oa_model_headers *h = m->headers;
+	if (!h)
+		return;
+	size_t last = last_model_layer(m);
+	const oa_gguf_info *g = last != SIZE_MAX && h->layers[last].have_gguf ? &h->layers[last].gguf
+	                                                                       : NULL;
+	if (!m->arch) {
+		if (g && g->architecture)
+			m->arch = g->architecture;
+		else if (h->have_hf && h->hf.family)
+			m->arch = h->hf.family;
+	}
+	/* For safetensors models `ollama show` reports the exact count (§4.4). */
+	if (h->have_st_model && h->st_model.params) {
+		oa_human_number(h->st_model.params, h->params_buf, sizeof h->params_buf);
+		m->params = h->params_buf;
+	} else if (!m->params && g && g->parameter_count) {
+		oa_human_number(g->parameter_count, h->params_buf, sizeof h->params_buf);
+		m->params = h->params_buf;
+	}
+	if (!m->quant) {
+		if (g && g->has_file_type) {
+			const char *gs = oa_ftype_ollama_string(g->file_type, true);
+			if (gs && strcmp(gs, "unknown") != 0)
+				m->quant = gs;
+		} else if (g && g->file_type_guessed) {
+			const char *gs = oa_ftype_ollama_string(g->guessed_file_type, true);
+			if (gs && strcmp(gs, "unknown") != 0) {
+				snprintf(h->quant_buf, sizeof h->quant_buf, "%s?", gs);
+				m->quant = h->quant_buf;
+			}
+		} else if (h->have_st_model && h->st_model.quant_level && *h->st_model.quant_level) {
+			m->quant = h->st_model.quant_level;
+		}
+	}
+}
+
+void oa_headers_free(struct oa_model_headers *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->n_layers; i++) {
+		if (h->layers[i].have_gguf)
+			oa_gguf_info_free(&h->layers[i].gguf);
+		if (h->layers[i].have_st)
+			oa_st_blob_free(&h->layers[i].st);
+	}
+	free(h->layers);
+	oa_st_model_free(&h->st_model);
+	if (h->have_hf)
+		oa_hf_config_free(&h->hf);
+	free(h);
+}

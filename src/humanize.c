@@ -1,0 +1,141 @@
+/* humanize.c - see humanize.h. The rules mirror Ollama's format package. */
+#include "ollama_audit/humanize.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void oa_human_bytes(int64_t b, char *buf, size_t len)
+{
+	double value;
+	const char *unit;
+	if (b >= 1000LL * 1000 * 1000 * 1000)
+		value = (double)b / 1e12, unit = "TB";
+	else if (b >= 1000LL * 1000 * 1000)
+		value = (double)b / 1e9, unit = "GB";
+	else if (b >= 1000LL * 1000)
+		value = (double)b / 1e6, unit = "MB";
+	else if (b >= 1000)
+		value = (double)b / 1e3, unit = "KB";
+	else {
+		snprintf(buf, len, "%lld B", (long long)b);
+		return;
+	}
+	/* Go: >= 10 prints int(value) (truncated); a fraction prints %.1f. */
+	if (value >= 10 || value == trunc(value))
+		snprintf(buf, len, "%lld %s", (long long)value, unit);
+	else
+		snprintf(buf, len, "%.1f %s", value, unit);
+}
+
+void oa_format_size(uint64_t n, enum oa_units units, char *buf, size_t len)
+{
+	static const char *iec[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	switch (units) {
+	case OA_UNITS_BYTES:
+		snprintf(buf, len, "%llu", (unsigned long long)n);
+		return;
+	case OA_UNITS_IEC: {
+		double v = (double)n;
+		int i = 0;
+		while (v >= 1024 && i < 6)
+			v /= 1024, i++;
+		if (i == 0)
+			snprintf(buf, len, "%llu B", (unsigned long long)n);
+		else
+			snprintf(buf, len, "%.1f %s", v, iec[i]);
+		return;
+	}
+	case OA_UNITS_SI:
+	default:
+		oa_human_bytes(n > INT64_MAX ? INT64_MAX : (int64_t)n, buf, len);
+		return;
+	}
+}
+
+static void human_duration(double secs_f, char *buf, size_t len)
+{
+	long long seconds = (long long)secs_f;
+	if (seconds < 1) {
+		snprintf(buf, len, "Less than a second");
+		return;
+	}
+	if (seconds == 1) {
+		snprintf(buf, len, "1 second");
+		return;
+	}
+	if (seconds < 60) {
+		snprintf(buf, len, "%lld seconds", seconds);
+		return;
+	}
+	long long minutes = (long long)(secs_f / 60);
+	if (minutes == 1) {
+		snprintf(buf, len, "About a minute");
+		return;
+	}
+	if (minutes < 60) {
+		snprintf(buf, len, "%lld minutes", minutes);
+		return;
+	}
+	long long hours = (long long)llround(secs_f / 3600);
+	if (hours == 1)
+		snprintf(buf, len, "About an hour");
+	else if (hours < 48)
+		snprintf(buf, len, "%lld hours", hours);
+	else if (hours < 24 * 7 * 2)
+		snprintf(buf, len, "%lld days", hours / 24);
+	else if (hours < 24 * 30 * 2)
+		snprintf(buf, len, "%lld weeks", hours / 24 / 7);
+	else if (hours < 24 * 365 * 2)
+		snprintf(buf, len, "%lld months", hours / 24 / 30);
+	else
+		snprintf(buf, len, "%lld years", (long long)(secs_f / 3600 / 24 / 365));
+}
+
+void oa_human_time(time_t t, time_t now, char *buf, size_t len)
+{
+	double delta = difftime(now, t);
+	char d[64];
+	if (delta < 0) {
+		human_duration(-delta, d, sizeof d);
+		snprintf(buf, len, "%s from now", d);
+	} else {
+		human_duration(delta, d, sizeof d);
+		snprintf(buf, len, "%s ago", d);
+	}
+}
+
+void oa_iso8601(time_t sec, long nsec, char *buf, size_t len)
+{
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	char base[32];
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (nsec)
+		snprintf(buf, len, "%s.%09ldZ", base, nsec);
+	else
+		snprintf(buf, len, "%sZ", base);
+}
+
+void oa_go_time(time_t sec, long nsec, char *buf, size_t len)
+{
+	struct tm tm;
+	localtime_r(&sec, &tm);
+	char base[32], frac[16] = "";
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (nsec) {
+		snprintf(frac, sizeof frac, ".%09ld", nsec);
+		size_t n = strlen(frac);
+		while (n > 1 && frac[n - 1] == '0')
+			frac[--n] = '\0';
+	}
+	long off = tm.tm_gmtoff;
+	if (off == 0) {
+		snprintf(buf, len, "%s%sZ", base, frac);
+		return;
+	}
+	char sign = off < 0 ? '-' : '+';
+	if (off < 0)
+		off = -off;
+	snprintf(buf, len, "%s%s%c%02ld:%02ld", base, frac, sign, off / 3600, (off % 3600) / 60);
+}

@@ -1,0 +1,285 @@
+/* manifest.c - manifest parsing, Ollama's manifest ID and SIZE. */
+#include "ollama_audit/manifest.h"
+#include "ollama_audit/jsonutil.h"
+#include "ollama_audit/util.h"
+
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kind_names[OA_LAYER_KIND_COUNT] = {
+	[OA_LAYER_UNKNOWN] = "unknown", [OA_LAYER_MODEL] = "model",
+	[OA_LAYER_ADAPTER] = "adapter", [OA_LAYER_PROJECTOR] = "projector",
+	[OA_LAYER_DRAFT] = "draft",     [OA_LAYER_TENSOR] = "tensor",
+	[OA_LAYER_JSON] = "json",       [OA_LAYER_TEMPLATE] = "template",
+	[OA_LAYER_SYSTEM] = "system",   [OA_LAYER_PARAMS] = "params",
+	[OA_LAYER_MESSAGES] = "messages", [OA_LAYER_LICENSE] = "license",
+	[OA_LAYER_EMBED] = "embed",     [OA_LAYER_CONFIG] = "config",
+};
+
+const char *oa_layer_kind_name(enum oa_layer_kind kind)
+{
+	return kind < OA_LAYER_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+enum oa_layer_kind oa_layer_kind_of(const char *media_type)
+{
+	/* Compare without ";" parameters and surrounding blanks (spec §2.1). */
+	size_t n = strcspn(media_type, ";");
+	while (n && (media_type[n - 1] == ' ' || media_type[n - 1] == '\t'))
+		n--;
+	size_t plen = strlen(OA_MEDIA_PREFIX);
+	if (n == strlen(OA_MEDIA_CONFIG) && memcmp(media_type, OA_MEDIA_CONFIG, n) == 0)
+		return OA_LAYER_CONFIG;
+	if (n <= plen || memcmp(media_type, OA_MEDIA_PREFIX, plen) != 0)
+		return OA_LAYER_UNKNOWN;
+	const char *suffix = media_type + plen;
+	size_t sl = n - plen;
+	static const struct { const char *s; enum oa_layer_kind k; } table[] = {
+		{ "model", OA_LAYER_MODEL },       { "adapter", OA_LAYER_ADAPTER },
+		{ "projector", OA_LAYER_PROJECTOR }, { "draft", OA_LAYER_DRAFT },
+		{ "tensor", OA_LAYER_TENSOR },     { "json", OA_LAYER_JSON },
+		{ "template", OA_LAYER_TEMPLATE }, { "prompt", OA_LAYER_TEMPLATE },
+		{ "system", OA_LAYER_SYSTEM },     { "params", OA_LAYER_PARAMS },
+		{ "messages", OA_LAYER_MESSAGES }, { "license", OA_LAYER_LICENSE },
+		{ "embed", OA_LAYER_EMBED },
+	};
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+		if (strlen(table[i].s) == sl && memcmp(table[i].s, suffix, sl) == 0)
+			return table[i].k;
+	return OA_LAYER_UNKNOWN;
+}
+
+bool oa_digest_parse(const char *d, char hex[65], bool *uppercase)
+{
+	if (uppercase)
+		*uppercase = false;
+	if (!d || strncmp(d, "sha256", 6) != 0 || (d[6] != ':' && d[6] != '-'))
+		return false;
+	const char *h = d + 7;
+	if (strlen(h) != 64 || !oa_is_hex(h, 64))
+		return false;
+	for (int i = 0; i < 64; i++) {
+		char c = h[i];
+		if (c >= 'A' && c <= 'F') {
+			c = (char)(c - 'A' + 'a');
+			if (uppercase)
+				*uppercase = true;
+		}
+		hex[i] = c;
+	}
+	hex[64] = '\0';
+	return true;
+}
+
+void oa_sha256_hex(const void *bytes, size_t len, char hex[65])
+{
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+	if (!EVP_Digest(bytes, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
+		memset(hex, '0', 64);
+		hex[64] = '\0';
+		return;
+	}
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+size_t oa_json_value_end(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+		i++;
+	if (i == n)
+		return 0;
+	if (p[i] != '{' && p[i] != '[') {
+		/* A scalar: Go's decoder needs the next byte to know it ended; we only
+		 * care about objects, so treat the rest of the file as read. */
+		return n;
+	}
+	size_t depth = 0;
+	bool in_string = false;
+	for (; i < n; i++) {
+		uint8_t c = p[i];
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+			continue;
+		}
+		if (c == '"')
+			in_string = true;
+		else if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']') {
+			if (--depth == 0)
+				return i + 1;
+		}
+	}
+	return 0;
+}
+
+size_t oa_manifest_hashed_length(const uint8_t *bytes, size_t len)
+{
+	/* Go's Decoder.refill grows its buffer so reads end at 512, 1536, 3584,
+	 * ... (each 2*prev+512); bytes after the value are hashed only when the
+	 * read that completed the value pulled them in. */
+	size_t end = oa_json_value_end(bytes, len);
+	if (end == 0)
+		return len;
+	size_t boundary = 512;
+	while (boundary < end) {
+		if (boundary > (SIZE_MAX - 512) / 2)
+			return len;
+		boundary = 2 * boundary + 512;
+	}
+	return boundary < len ? boundary : len;
+}
+
+static char *dup_string_field(json_t *obj, const char *key, bool *type_error)
+{
+	json_t *v = oa_json_get_fold(obj, key);
+	if (!v || json_is_null(v))
+		return NULL;
+	if (!json_is_string(v)) {
+		*type_error = true;
+		return NULL;
+	}
+	return oa_xstrndup(json_string_value(v), json_string_length(v));
+}
+
+static int parse_layer(json_t *obj, oa_layer *l, const char *what, char *err, size_t errlen)
+{
+	bool bad = false;
+	memset(l, 0, sizeof *l);
+	if (json_is_null(obj)) {
+		l->media_type = oa_xstrdup("");
+		l->digest = oa_xstrdup("");
+		return 0;
+	}
+	if (!json_is_object(obj)) {
+		snprintf(err, errlen, "%s is not a JSON object", what);
+		l->media_type = oa_xstrdup("");
+		l->digest = oa_xstrdup("");
+		return -1;
+	}
+	l->media_type = dup_string_field(obj, "mediaType", &bad);
+	l->digest = dup_string_field(obj, "digest", &bad);
+	l->from = dup_string_field(obj, "from", &bad);
+	l->name = dup_string_field(obj, "name", &bad);
+	if (!l->media_type)
+		l->media_type = oa_xstrdup("");
+	if (!l->digest)
+		l->digest = oa_xstrdup("");
+	json_t *size = oa_json_get_fold(obj, "size");
+	if (size && !json_is_null(size)) {
+		if (json_is_integer(size))
+			l->size = json_integer_value(size);
+		else
+			bad = true;
+	}
+	if (bad) {
+		snprintf(err, errlen, "%s has a field of the wrong JSON type", what);
+		return -1;
+	}
+	l->kind = oa_layer_kind_of(l->media_type);
+	l->digest_valid = oa_digest_parse(l->digest, l->hex, &l->hex_uppercase);
+	return 0;
+}
+
+static void free_layer(oa_layer *l)
+{
+	free(l->media_type);
+	free(l->digest);
+	free(l->from);
+	free(l->name);
+}
+
+int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *err, size_t errlen)
+{
+	memset(m, 0, sizeof *m);
+	m->media_type = oa_xstrdup("");
+	m->config.media_type = oa_xstrdup("");
+	m->config.digest = oa_xstrdup("");
+	m->id_len = oa_manifest_hashed_length(bytes, len);
+	oa_sha256_hex(bytes, m->id_len, m->id);
+
+	json_error_t jerr;
+	json_t *root = json_loadb((const char *)bytes, len, JSON_DISABLE_EOF_CHECK, &jerr);
+	if (!root) {
+		if (len == 0)
+			snprintf(err, errlen, "empty file");
+		else
+			snprintf(err, errlen, "not JSON: %s at byte %d", jerr.text, jerr.position);
+		return -1;
+	}
+	int rc = -1;
+	if (!json_is_object(root)) {
+		snprintf(err, errlen, "top-level JSON value is not an object");
+		goto out;
+	}
+	json_t *v = oa_json_get_fold(root, "schemaVersion");
+	if (v && !json_is_null(v)) {
+		if (!json_is_integer(v)) {
+			snprintf(err, errlen, "schemaVersion is not an integer");
+			goto out;
+		}
+		m->schema_version = json_integer_value(v);
+	}
+	v = oa_json_get_fold(root, "mediaType");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v)) {
+			snprintf(err, errlen, "mediaType is not a string");
+			goto out;
+		}
+		free(m->media_type);
+		m->media_type = oa_xstrdup(json_string_value(v));
+	}
+	m->is_list = oa_str_has_prefix(m->media_type, OA_MEDIA_MANIFEST_LIST);
+	json_t *list = json_object_get(root, "manifests");
+	if (json_is_array(list))
+		m->n_manifests = json_array_size(list);
+
+	v = oa_json_get_fold(root, "config");
+	if (v) {
+		free(m->config.media_type);
+		free(m->config.digest);
+		if (parse_layer(v, &m->config, "config", err, errlen) < 0)
+			goto out;
+		m->size += m->config.size;
+	}
+	v = oa_json_get_fold(root, "layers");
+	if (v && !json_is_null(v)) {
+		if (!json_is_array(v)) {
+			snprintf(err, errlen, "layers is not an array");
+			goto out;
+		}
+		size_t n = json_array_size(v);
+		m->layers = oa_xcalloc(n, sizeof *m->layers);
+		for (size_t i = 0; i < n; i++) {
+			char what[32];
+			snprintf(what, sizeof what, "layers[%zu]", i);
+			m->n_layers = i + 1;
+			if (parse_layer(json_array_get(v, i), &m->layers[i], what, err, errlen) < 0)
+				goto out;
+			m->size += m->layers[i].size;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
+
+void oa_manifest_free(oa_manifest *m)
+{
+	free(m->media_type);
+	free_layer(&m->config);
+	for (size_t i = 0; i < m->n_layers; i++)
+		free_layer(&m->layers[i]);
+	free(m->layers);
+	memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,209 @@
+/* model.c - classification of one model and the details Ollama reports. */
+#include "ollama_audit/model.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *format_names[] = {
+	[OA_FORMAT_UNKNOWN] = "unknown", [OA_FORMAT_GGUF] = "gguf",
+	[OA_FORMAT_SAFETENSORS] = "safetensors", [OA_FORMAT_REMOTE] = "remote",
+	[OA_FORMAT_MIXED] = "mixed",
+};
+static const char *runner_names[] = {
+	[OA_RUNNER_NONE] = "none", [OA_RUNNER_LLAMACPP] = "llamacpp",
+	[OA_RUNNER_MLX] = "mlx", [OA_RUNNER_REMOTE] = "remote",
+};
+
+const char *oa_format_name(enum oa_format f)
+{
+	return format_names[f];
+}
+
+const char *oa_runner_name(enum oa_runner r)
+{
+	return runner_names[r];
+}
+
+const char *oa_model_parent(const oa_model *m)
+{
+	const char *from = "";
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		if (m->m.layers[i].kind == OA_LAYER_MODEL)
+			from = m->m.layers[i].from ? m->m.layers[i].from : "";
+	return from;
+}
+
+typedef struct devino {
+	dev_t dev;
+	ino_t ino;
+} devino;
+
+static int cmp_devino(const void *a, const void *b)
+{
+	const devino *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return 0;
+}
+
+/* Disk usage: every existing blob file once (by device and inode, so tags
+ * sharing a blob or hardlinked blobs are not counted twice). */
+static void disk_usage(oa_model *m)
+{
+	size_t n = 0;
+	devino *v = oa_xcalloc(m->m.n_layers + 1, sizeof *v);
+	oa_blob *c = m->config_blob;
+	if (c && c->stat_ok && !c->dangling)
+		v[n++] = (devino){ c->st.st_dev, c->st.st_ino };
+	for (size_t i = 0; m->layer_blobs && i < m->m.n_layers; i++) {
+		oa_blob *b = m->layer_blobs[i];
+		if (b && b->stat_ok && !b->dangling)
+			v[n++] = (devino){ b->st.st_dev, b->st.st_ino };
+	}
+	qsort(v, n, sizeof *v, cmp_devino);
+	/* Sum over unique (dev, ino): look each back up to get its sizes. */
+	m->disk_bytes = m->apparent_bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && cmp_devino(&v[i], &v[i - 1]) == 0)
+			continue;
+		const struct stat *st = NULL;
+		if (c && c->stat_ok && c->st.st_dev == v[i].dev && c->st.st_ino == v[i].ino)
+			st = &c->st;
+		for (size_t j = 0; !st && j < m->m.n_layers; j++) {
+			oa_blob *b = m->layer_blobs[j];
+			if (b && b->stat_ok && b->st.st_dev == v[i].dev && b->st.st_ino == v[i].ino)
+				st = &b->st;
+		}
+		if (st) {
+			m->disk_bytes += (uint64_t)st->st_blocks * 512;
+			m->apparent_bytes += (uint64_t)st->st_size;
+		}
+	}
+	free(v);
+}
+
+static void add_cap(oa_model *m, const char *cap)
+{
+	for (size_t i = 0; i < m->n_caps; i++)
+		if (strcmp(m->caps[i], cap) == 0)
+			return;
+	if (m->n_caps < sizeof m->caps / sizeof m->caps[0])
+		m->caps[m->n_caps++] = oa_xstrdup(cap);
+}
+
+static bool unknown_quant(const char *q)
+{
+	return !q || !*q || strcmp(q, "unknown") == 0;
+}
+
+void oa_model_classify(oa_store *s, oa_model *m)
+{
+	const oa_config *cfg = &m->cfg;
+	bool have_cfg = m->config_state == OA_CONFIG_OK;
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		m->layer_counts[m->m.layers[i].kind]++;
+	unsigned ggufs = m->layer_counts[OA_LAYER_MODEL], tensors = m->layer_counts[OA_LAYER_TENSOR];
+	m->remote = have_cfg && (*cfg->remote_host || *cfg->remote_model);
+
+	if (m->remote)
+		m->format = OA_FORMAT_REMOTE;
+	else if (ggufs && tensors)
+		m->format = OA_FORMAT_MIXED;
+	else if (ggufs)
+		m->format = OA_FORMAT_GGUF;
+	else if (tensors)
+		m->format = OA_FORMAT_SAFETENSORS;
+	else
+		m->format = OA_FORMAT_UNKNOWN;
+
+	/* The server decides by the config alone: IsMLX() is model_format ==
+	 * "safetensors"; everything else goes to llama-server (spec §4.6). */
+	if (m->remote)
+		m->runner = OA_RUNNER_REMOTE;
+	else if (have_cfg && strcmp(cfg->model_format, "safetensors") == 0)
+		m->runner = OA_RUNNER_MLX;
+	else if (have_cfg ? ggufs > 0 : m->format == OA_FORMAT_GGUF)
+		m->runner = OA_RUNNER_LLAMACPP;
+	else if (!have_cfg && m->format == OA_FORMAT_SAFETENSORS)
+		m->runner = OA_RUNNER_MLX;
+	else
+		m->runner = OA_RUNNER_NONE;
+
+	disk_usage(m);
+
+	/* ollama list drops a model whose config or template cannot be read. */
+	if (m->manifest_ok) {
+		const char *why = NULL;
+		if (m->config_state == OA_CONFIG_MISSING || m->config_state == OA_CONFIG_INVALID)
+			why = "its config blob is missing or unreadable";
+		for (size_t i = 0; !why && i < m->m.n_layers; i++)
+			if (m->m.layers[i].kind == OA_LAYER_TEMPLATE &&
+			    (!m->layer_blobs[i] || m->layer_blobs[i]->dangling))
+				why = "its template blob is missing";
+		if (why) {
+			m->hidden_from_list = true;
+			oa_findings_add(&s->findings, "hidden-from-list", m->display, NULL, m->rel_path,
+			                "ollama list does not show this model: %s", why);
+		}
+	}
+
+	/* /api/tags details, config first (spec §4.3). */
+	m->d_format = have_cfg ? cfg->model_format : "";
+	m->d_family = have_cfg ? cfg->model_family : "";
+	m->d_parameter_size = have_cfg ? cfg->model_type : "";
+	m->d_quantization = have_cfg ? cfg->file_type : "";
+	m->d_parent_model = oa_model_parent(m);
+	m->d_context_length = have_cfg ? cfg->context_length : 0;
+	m->d_embedding_length = have_cfg ? cfg->embedding_length : 0;
+
+	oa_headers_apply(s, m);
+	if (m->headers) {
+		/* Ollama lists the GGUF's capabilities first, then the config's. */
+		if (m->headers->cap_completion)
+			add_cap(m, "completion");
+		if (m->headers->cap_embedding)
+			add_cap(m, "embedding");
+		if (m->headers->cap_vision)
+			add_cap(m, "vision");
+		if (m->headers->cap_audio)
+			add_cap(m, "audio");
+	}
+
+	if (have_cfg)
+		for (size_t i = 0; i < cfg->n_capabilities; i++)
+			add_cap(m, cfg->capabilities[i]);
+	if (m->template_text) {
+		/* The server parses the Go template for these variables; a textual
+		 * search finds the same ones in practice. */
+		if (strstr(m->template_text, ".Tools"))
+			add_cap(m, "tools");
+		if (strstr(m->template_text, ".Suffix"))
+			add_cap(m, "insert");
+	}
+	if (m->layer_counts[OA_LAYER_PROJECTOR])
+		add_cap(m, "vision");
+
+	m->arch = *m->d_family ? m->d_family : NULL;
+	m->params = *m->d_parameter_size ? m->d_parameter_size : NULL;
+	m->quant = !unknown_quant(m->d_quantization) ? m->d_quantization : NULL;
+	oa_headers_fill_display(m);
+}
+
+void oa_model_free(oa_model *m)
+{
+	free(m->rel_path);
+	free(m->manifest_error);
+	free(m->config_error);
+	oa_manifest_free(&m->m);
+	oa_config_free(&m->cfg);
+	free(m->layer_blobs);
+	free(m->template_text);
+	for (size_t i = 0; i < m->n_caps; i++)
+		free(m->caps[i]);
+	oa_headers_free(m->headers);
+	memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,397 @@
+/* report.c - JSON views of stores, models and findings. */
+#include "ollama_audit/report.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/humanize.h"
+#include "ollama_audit/model.h"
+#include "ollama_audit/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* jansson rejects invalid UTF-8; names and paths from disk may hold it. */
+static json_t *jstr(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *v = json_string(s);
+	if (v)
+		return v;
+	char *e = oa_escape(s, strlen(s));
+	v = json_string(e);
+	free(e);
+	return v;
+}
+
+static json_t *u64(uint64_t n)
+{
+	return json_integer((json_int_t)(n > INT64_MAX ? INT64_MAX : n));
+}
+
+static json_t *time_iso(const struct timespec *ts)
+{
+	char buf[64];
+	oa_iso8601(ts->tv_sec, ts->tv_nsec, buf, sizeof buf);
+	return json_string(buf);
+}
+
+static json_t *full_name(const oa_model *m)
+{
+	char buf[OA_NAME_DISPLAY_MAX];
+	snprintf(buf, sizeof buf, "%s/%s/%s:%s", m->name.host, m->name.ns, m->name.model, m->name.tag);
+	return jstr(buf);
+}
+
+static json_t *families(const oa_model *m)
+{
+	if (m->config_state != OA_CONFIG_OK || m->cfg.families_null)
+		return json_null();
+	json_t *a = json_array();
+	for (size_t i = 0; i < m->cfg.n_families; i++)
+		json_array_append_new(a, jstr(m->cfg.model_families[i]));
+	return a;
+}
+
+static json_t *caps(const oa_model *m)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < m->n_caps; i++)
+		json_array_append_new(a, jstr(m->caps[i]));
+	return a;
+}
+
+json_t *oa_report_tags_model(const oa_model *m)
+{
+	json_t *o = json_object();
+	char go_time[64];
+	oa_go_time(m->st.st_mtim.tv_sec, m->st.st_mtim.tv_nsec, go_time, sizeof go_time);
+	json_object_set_new(o, "name", jstr(m->display));
+	json_object_set_new(o, "model", jstr(m->display));
+	if (m->config_state == OA_CONFIG_OK && *m->cfg.remote_model)
+		json_object_set_new(o, "remote_model", jstr(m->cfg.remote_model));
+	if (m->config_state == OA_CONFIG_OK && *m->cfg.remote_host)
+		json_object_set_new(o, "remote_host", jstr(m->cfg.remote_host));
+	json_object_set_new(o, "modified_at", json_string(go_time));
+	json_object_set_new(o, "size", json_integer(m->m.size));
+	json_object_set_new(o, "digest", json_string(m->m.id));
+	json_t *d = json_object();
+	json_object_set_new(d, "parent_model", jstr(m->d_parent_model));
+	json_object_set_new(d, "format", jstr(m->d_format));
+	json_object_set_new(d, "family", jstr(m->d_family));
+	json_object_set_new(d, "families", families(m));
+	json_object_set_new(d, "parameter_size", jstr(m->d_parameter_size));
+	json_object_set_new(d, "quantization_level", jstr(m->d_quantization));
+	if (m->d_context_length)
+		json_object_set_new(d, "context_length", json_integer(m->d_context_length));
+	if (m->d_embedding_length)
+		json_object_set_new(d, "embedding_length", json_integer(m->d_embedding_length));
+	json_object_set_new(o, "details", d);
+	if (m->n_caps)
+		json_object_set_new(o, "capabilities", caps(m));
+	return o;
+}
+
+json_t *oa_report_store(const oa_store *s)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "path", jstr(s->input));
+	json_object_set_new(o, "root", jstr(s->root));
+	json_object_set_new(o, "found_by", json_string(s->how));
+	json_object_set_new(o, "has_manifests", json_boolean(s->has_manifests));
+	json_object_set_new(o, "has_blobs", json_boolean(s->has_blobs));
+	return o;
+}
+
+json_t *oa_report_model(const oa_store *s, const oa_model *m)
+{
+	json_t *o = json_object();
+	char short_id[13];
+	snprintf(short_id, sizeof short_id, "%.12s", m->m.id);
+	json_object_set_new(o, "name", jstr(m->display));
+	json_object_set_new(o, "full_name", full_name(m));
+	json_object_set_new(o, "id", json_string(short_id));
+	json_object_set_new(o, "digest", json_string(m->m.id));
+	json_object_set_new(o, "size", json_integer(m->m.size));
+	json_object_set_new(o, "modified_at", time_iso(&m->st.st_mtim));
+	json_object_set_new(o, "manifest_path", jstr(m->rel_path));
+	json_object_set_new(o, "manifest_ok", json_boolean(m->manifest_ok));
+	if (m->manifest_error)
+		json_object_set_new(o, "manifest_error", jstr(m->manifest_error));
+	static const char *cfg_states[] = { "none", "ok", "missing", "invalid", "invalid-digest" };
+	json_object_set_new(o, "config", json_string(cfg_states[m->config_state]));
+	json_object_set_new(o, "format", json_string(oa_format_name(m->format)));
+	json_object_set_new(o, "runner", json_string(oa_runner_name(m->runner)));
+	json_object_set_new(o, "arch", str_or_null(m->arch));
+	json_object_set_new(o, "parameter_size", str_or_null(m->params));
+	json_object_set_new(o, "quantization_level", str_or_null(m->quant));
+	if (m->headers && m->headers->have_st_model && m->headers->st_model.params)
+		json_object_set_new(o, "parameter_count", u64(m->headers->st_model.params));
+	json_t *counts = json_object();
+	for (int k = 0; k < OA_LAYER_KIND_COUNT; k++)
+		if (m->layer_counts[k])
+			json_object_set_new(counts, oa_layer_kind_name(k), json_integer(m->layer_counts[k]));
+	json_object_set_new(o, "layers", json_integer((json_int_t)m->m.n_layers));
+	json_object_set_new(o, "layers_by_kind", counts);
+	json_object_set_new(o, "missing_blobs", json_integer(m->missing_blobs));
+	json_object_set_new(o, "disk_bytes", u64(m->disk_bytes));
+	json_object_set_new(o, "apparent_bytes", u64(m->apparent_bytes));
+	json_object_set_new(o, "hidden_from_list", json_boolean(m->hidden_from_list));
+	json_object_set_new(o, "remote", json_boolean(m->remote));
+	json_t *tags = oa_report_tags_model(m);
+	json_object_set(o, "details", json_object_get(tags, "details"));
+	json_decref(tags);
+	json_object_set_new(o, "capabilities", caps(m));
+	(void)s;
+	return o;
+}
+
+json_t *oa_report_finding(const oa_finding *f)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "code", json_string(f->code));
+	json_object_set_new(o, "severity", json_string(oa_severity_name(f->severity)));
+	json_object_set_new(o, "model", jstr(f->model));
+	json_object_set_new(o, "digest", jstr(f->digest));
+	json_object_set_new(o, "path", jstr(f->path));
+	json_object_set_new(o, "message", jstr(f->message));
+	return o;
+}
+
+static json_t *layer_json(const oa_store *s, const oa_model *m, const oa_layer *l,
+                          const oa_blob *b, const oa_layer_header *lh, bool tensors)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "kind", json_string(oa_layer_kind_name(l->kind)));
+	json_object_set_new(o, "media_type", jstr(l->media_type));
+	json_object_set_new(o, "digest", jstr(l->digest));
+	json_object_set_new(o, "size", json_integer(l->size));
+	if (l->name)
+		json_object_set_new(o, "name", jstr(l->name));
+	if (l->from)
+		json_object_set_new(o, "from", jstr(l->from));
+	json_object_set_new(o, "exists", json_boolean(b && !b->dangling && b->stat_ok));
+	if (b && b->stat_ok) {
+		char *p = oa_xasprintf("%s/blobs/%s", s->root, b->name);
+		json_object_set_new(o, "path", jstr(p));
+		free(p);
+		json_object_set_new(o, "disk_size", json_integer((json_int_t)b->st.st_size));
+		json_object_set_new(o, "disk_bytes", json_integer((json_int_t)b->st.st_blocks * 512));
+		if (b->is_symlink)
+			json_object_set_new(o, "symlink_target", jstr(b->link_target));
+	}
+	if (lh && lh->have_gguf) {
+		const oa_gguf_info *g = &lh->gguf;
+		json_t *h = json_object();
+		char human[32];
+		json_object_set_new(h, "type", json_string("gguf"));
+		json_object_set_new(h, "ok", json_boolean(g->ok));
+		json_object_set_new(h, "version", json_integer(g->version));
+		json_object_set_new(h, "endianness", json_string(g->big_endian ? "big" : "little"));
+		json_object_set_new(h, "architecture", jstr(g->architecture));
+		json_object_set_new(h, "general_type", jstr(g->general_type));
+		json_object_set_new(h, "general_name", jstr(g->general_name));
+		static const char *kinds[] = { "unknown", "model", "projector", "adapter", "imatrix", "draft" };
+		json_object_set_new(h, "kind", json_string(g->kind >= 0 && g->kind <= 5 ? kinds[g->kind] : "unknown"));
+		if (g->has_file_type) {
+			json_object_set_new(h, "file_type", json_integer(g->file_type));
+			json_object_set_new(h, "file_type_ollama", jstr(oa_ftype_ollama_string(g->file_type, g->file_type_is_u32)));
+			json_object_set_new(h, "file_type_llama", jstr(oa_ftype_llama_name(g->file_type)));
+		} else {
+			json_object_set_new(h, "file_type", json_null());
+		}
+		if (g->file_type_guessed)
+			json_object_set_new(h, "file_type_guess", jstr(oa_ftype_ollama_string(g->guessed_file_type, true)));
+		json_object_set_new(h, "parameter_count", u64(g->parameter_count));
+		oa_human_number(g->parameter_count, human, sizeof human);
+		json_object_set_new(h, "parameter_size", json_string(human));
+		json_object_set_new(h, "context_length", u64(g->context_length));
+		json_object_set_new(h, "embedding_length", u64(g->embedding_length));
+		json_object_set_new(h, "block_count", u64(g->block_count));
+		json_object_set_new(h, "expert_count", u64(g->expert_count));
+		json_object_set_new(h, "tokenizer_model", jstr(g->tokenizer_model));
+		json_object_set_new(h, "vocab_size", u64(g->vocab_size));
+		json_object_set_new(h, "kv_count", u64(g->kv_count));
+		json_object_set_new(h, "tensor_count", u64(g->tensor_count));
+		json_object_set_new(h, "alignment", u64(g->alignment));
+		json_object_set_new(h, "data_offset", u64(g->data_offset));
+		json_object_set_new(h, "header_bytes_read", u64(g->io_bytes_read));
+		json_t *diags = json_array();
+		for (size_t i = 0; i < g->n_diags; i++) {
+			json_t *d = json_object();
+			json_object_set_new(d, "severity", json_string(oa_severity_name(g->diags[i].severity)));
+			json_object_set_new(d, "message", jstr(g->diags[i].message));
+			json_array_append_new(diags, d);
+		}
+		json_object_set_new(h, "diagnostics", diags);
+		if (tensors) {
+			json_t *tv = json_array();
+			for (size_t i = 0; i < g->n_tensors_kept; i++) {
+				const oa_gguf_tensor *t = &g->tensors[i];
+				json_t *to = json_object();
+				json_object_set_new(to, "name", jstr(t->name));
+				json_object_set_new(to, "type", jstr(oa_ggml_type_name(t->type)));
+				json_t *shape = json_array();
+				for (uint32_t d = 0; d < t->n_dims; d++)
+					json_array_append_new(shape, u64(t->ne[d]));
+				json_object_set_new(to, "shape", shape);
+				json_object_set_new(to, "offset", u64(t->offset));
+				json_object_set_new(to, "bytes", u64(t->nbytes));
+				json_array_append_new(tv, to);
+			}
+			json_object_set_new(h, "tensors", tv);
+		}
+		json_object_set_new(o, "header", h);
+	} else if (lh && lh->have_st) {
+		const oa_st_blob *st = &lh->st;
+		json_t *h = json_object();
+		json_object_set_new(h, "type", json_string("safetensors"));
+		json_object_set_new(h, "ok", json_boolean(st->ok));
+		json_object_set_new(h, "header_length", u64(st->header_len));
+		json_object_set_new(h, "tensor_count", json_integer((json_int_t)st->n_main));
+		json_object_set_new(h, "companion_count", json_integer((json_int_t)st->n_companions));
+		json_object_set_new(h, "packed", json_boolean(st->packed));
+		json_object_set_new(h, "quant_type", jstr(st->quant_type));
+		if (st->group_size)
+			json_object_set_new(h, "group_size", u64(st->group_size));
+		json_t *diags = json_array();
+		for (size_t i = 0; i < st->n_diags; i++) {
+			json_t *d = json_object();
+			json_object_set_new(d, "severity", json_string(oa_severity_name(st->diags[i].severity)));
+			json_object_set_new(d, "message", jstr(st->diags[i].message));
+			json_array_append_new(diags, d);
+		}
+		json_object_set_new(h, "diagnostics", diags);
+		if (tensors) {
+			json_t *tv = json_array();
+			for (size_t i = 0; i < st->n_tensors; i++) {
+				const oa_st_tensor *t = &st->tensors[i];
+				json_t *to = json_object();
+				json_object_set_new(to, "name", jstr(t->name));
+				json_object_set_new(to, "dtype", jstr(t->dtype));
+				json_t *shape = json_array();
+				for (uint32_t d = 0; d < t->n_dims; d++)
+					json_array_append_new(shape, u64(t->shape[d]));
+				json_object_set_new(to, "shape", shape);
+				json_object_set_new(to, "data_offsets", json_pack("[II]", (json_int_t)t->begin, (json_int_t)t->end));
+				if (t->quant_type)
+					json_object_set_new(to, "quant_type", jstr(t->quant_type));
+				json_object_set_new(to, "companion", json_boolean(t->is_companion));
+				json_array_append_new(tv, to);
+			}
+			json_object_set_new(h, "tensors", tv);
+		}
+		json_object_set_new(o, "header", h);
+	}
+	(void)m;
+	return o;
+}
+
+json_t *oa_report_model_detail(const oa_store *s, const oa_model *m, bool tensors)
+{
+	json_t *o = oa_report_model(s, m);
+	char *p = oa_path_join(s->root, m->rel_path);
+	json_object_set_new(o, "manifest_file", jstr(p));
+	free(p);
+	json_object_set_new(o, "manifest_bytes", json_integer((json_int_t)m->manifest_bytes));
+	json_object_set_new(o, "schema_version", json_integer(m->m.schema_version));
+	json_object_set_new(o, "media_type", jstr(m->m.media_type));
+	if (m->manifest_ok && *m->m.config.digest)
+		json_object_set_new(o, "config_layer",
+		                    layer_json(s, m, &m->m.config, m->config_blob, NULL, false));
+	if (m->config_state == OA_CONFIG_OK) {
+		const oa_config *c = &m->cfg;
+		json_t *cf = json_object();
+		json_object_set_new(cf, "model_format", jstr(c->model_format));
+		json_object_set_new(cf, "model_family", jstr(c->model_family));
+		json_object_set_new(cf, "model_families", families(m));
+		json_object_set_new(cf, "model_type", jstr(c->model_type));
+		json_object_set_new(cf, "file_type", jstr(c->file_type));
+		const struct { const char *k, *v; } opt[] = {
+			{ "renderer", c->renderer }, { "parser", c->parser }, { "requires", c->requires },
+			{ "remote_host", c->remote_host }, { "remote_model", c->remote_model },
+			{ "base_name", c->base_name }, { "architecture", c->architecture }, { "os", c->os },
+		};
+		for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
+			if (opt[i].v && *opt[i].v)
+				json_object_set_new(cf, opt[i].k, jstr(opt[i].v));
+		json_t *cv = json_array();
+		for (size_t i = 0; i < c->n_capabilities; i++)
+			json_array_append_new(cv, jstr(c->capabilities[i]));
+		json_object_set_new(cf, "capabilities", cv);
+		if (c->context_length)
+			json_object_set_new(cf, "context_length", json_integer(c->context_length));
+		if (c->embedding_length)
+			json_object_set_new(cf, "embedding_length", json_integer(c->embedding_length));
+		if (*c->draft_format)
+			json_object_set_new(cf, "draft", json_pack("{s:s,s:s}", "model_format", c->draft_format,
+			                                           "architecture", c->draft_architecture));
+		json_object_set_new(cf, "has_rootfs", json_boolean(c->has_rootfs));
+		json_object_set_new(o, "config_fields", cf);
+	} else if (m->config_error) {
+		json_object_set_new(o, "config_error", jstr(m->config_error));
+	}
+	json_t *layers = json_array();
+	for (size_t i = 0; i < m->m.n_layers; i++) {
+		const oa_layer_header *lh = m->headers && i < m->headers->n_layers ? &m->headers->layers[i] : NULL;
+		json_array_append_new(layers, layer_json(s, m, &m->m.layers[i],
+		                                          m->layer_blobs ? m->layer_blobs[i] : NULL, lh, tensors));
+	}
+	json_object_set_new(o, "layer_list", layers);
+	if (m->headers && m->headers->have_st_model) {
+		const oa_st_model *sm = &m->headers->st_model;
+		json_t *t = json_object();
+		json_object_set_new(t, "tensor_count", u64(sm->n_tensors));
+		json_object_set_new(t, "parameter_count", u64(sm->params));
+		json_object_set_new(t, "quantization_level", jstr(sm->quant_level));
+		json_t *q = json_array();
+		for (size_t i = 0; i < sm->n_quant_types; i++)
+			json_array_append_new(q, jstr(sm->quant_types[i]));
+		json_object_set_new(t, "quant_types", q);
+		json_t *dt = json_object();
+		for (size_t i = 0; i < sm->n_dtypes; i++)
+			json_object_set_new(dt, sm->dtypes[i].dtype, u64(sm->dtypes[i].bytes));
+		json_object_set_new(t, "dtype_bytes", dt);
+		json_object_set_new(o, "safetensors", t);
+	}
+	json_t *fv = json_array();
+	for (size_t i = 0; i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (f->model && strcmp(f->model, m->display) == 0)
+			json_array_append_new(fv, oa_report_finding(f));
+	}
+	json_object_set_new(o, "findings", fv);
+	return o;
+}
+
+void oa_json_dump_go(json_t *v, FILE *out)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!s)
+		return;
+	for (const char *p = s; *p; p++) {
+		switch (*p) {
+		case '<': fputs("\\u003c", out); break;
+		case '>': fputs("\\u003e", out); break;
+		case '&': fputs("\\u0026", out); break;
+		default:
+			if ((unsigned char)p[0] == 0xE2 && (unsigned char)p[1] == 0x80 &&
+			    ((unsigned char)p[2] == 0xA8 || (unsigned char)p[2] == 0xA9)) {
+				fprintf(out, "\\u202%c", p[2] == (char)0xA8 ? '8' : '9');
+				p += 2;
+			} else {
+				fputc(*p, out);
+			}
+		}
+	}
+	free(s);
+}
+
+void oa_json_dump_line(json_t *v, FILE *out)
+{
+	json_dumpf(v, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	fputc('\n', out);
+}

@@ -1,0 +1,287 @@
+/* util.c - see util.h. */
+#include "ollama_audit/util.h"
+#include "ollama_audit/platform.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void oom(void)
+{
+	fputs("ollama-audit: out of memory\n", stderr);
+	exit(8);
+}
+
+void *oa_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *oa_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *oa_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *oa_xreallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total))
+		oom();
+	return oa_xrealloc(p, total);
+}
+
+char *oa_xstrdup(const char *s)
+{
+	return oa_xstrndup(s, strlen(s));
+}
+
+char *oa_xstrndup(const char *s, size_t n)
+{
+	char *p = oa_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *oa_xvasprintf(const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		oom();
+	char *p = oa_xmalloc((size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	return p;
+}
+
+char *oa_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = oa_xvasprintf(fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+void oa_buf_init(oa_buf *b)
+{
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+void oa_buf_free(oa_buf *b)
+{
+	free(b->data);
+	oa_buf_init(b);
+}
+
+static void buf_grow(oa_buf *b, size_t extra)
+{
+	size_t need;
+	if (__builtin_add_overflow(b->len, extra + 1, &need))
+		oom();
+	if (need <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	b->data = oa_xrealloc(b->data, cap);
+	b->cap = cap;
+}
+
+void oa_buf_add(oa_buf *b, const void *p, size_t n)
+{
+	buf_grow(b, n);
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void oa_buf_adds(oa_buf *b, const char *s)
+{
+	oa_buf_add(b, s, strlen(s));
+}
+
+void oa_buf_addc(oa_buf *b, char c)
+{
+	oa_buf_add(b, &c, 1);
+}
+
+void oa_buf_printf(oa_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = oa_xvasprintf(fmt, ap);
+	va_end(ap);
+	oa_buf_adds(b, s);
+	free(s);
+}
+
+char *oa_buf_take(oa_buf *b)
+{
+	if (!b->data)
+		oa_buf_add(b, "", 0);
+	char *d = b->data;
+	oa_buf_init(b);
+	return d;
+}
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not valid. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	size_t len;
+	unsigned min;
+	if (c < 0x80)
+		return 1;
+	else if ((c & 0xE0) == 0xC0)
+		len = 2, min = 0x80;
+	else if ((c & 0xF0) == 0xE0)
+		len = 3, min = 0x800;
+	else if ((c & 0xF8) == 0xF0)
+		len = 4, min = 0x10000;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	unsigned cp = c & (0x7F >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return len;
+}
+
+void oa_buf_add_escaped(oa_buf *b, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	size_t i = 0;
+	while (i < n) {
+		unsigned c = s[i];
+		if (c == '\\') {
+			oa_buf_add(b, "\\\\", 2);
+			i++;
+		} else if (c < 0x20 || c == 0x7F) {
+			oa_buf_printf(b, "\\x%02x", c);
+			i++;
+		} else {
+			size_t len = utf8_seq(s + i, n - i);
+			if (len == 0) {
+				oa_buf_printf(b, "\\x%02x", c);
+				i++;
+			} else {
+				oa_buf_add(b, s + i, len);
+				i += len;
+			}
+		}
+	}
+}
+
+char *oa_escape(const void *p, size_t n)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	oa_buf_add_escaped(&b, p, n);
+	return oa_buf_take(&b);
+}
+
+char *oa_path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a);
+	if (la && a[la - 1] == '/')
+		return oa_xasprintf("%s%s", a, b);
+	return oa_xasprintf("%s/%s", a, b);
+}
+
+bool oa_is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+			return false;
+	}
+	return true;
+}
+
+bool oa_str_has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool oa_str_has_suffix(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
+}
+
+bool oa_str_iprefix(const char *s, const char *prefix)
+{
+	return strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	int fd = oa_openat_ro(dirfd, name, 0);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	if ((uint64_t)st.st_size > max) {
+		errno = EFBIG;
+		goto fail;
+	}
+	size_t n = (size_t)st.st_size;
+	uint8_t *buf = oa_xmalloc(n + 1);
+	ssize_t got = oa_pread_full(fd, buf, n, 0);
+	if (got < 0) {
+		int e = errno;
+		free(buf);
+		errno = e;
+		goto fail;
+	}
+	buf[got] = 0;
+	close(fd);
+	*out = buf;
+	*len = (size_t)got;
+	return 0;
+fail:;
+	int e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}

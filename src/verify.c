@@ -1,0 +1,578 @@
+/* verify.c - see verify.h. */
+#include "ollama_audit/verify.h"
+#include "ollama_audit/platform.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define MAX_THREADS 256
+#define MIN_BUFFER (64u << 10)
+#define MAX_BUFFER (256u << 20)
+
+struct run {
+	const oa_verify_job *jobs;
+	size_t n;
+	const oa_verify_opts *o;
+	oa_verify_result *res;
+	size_t *order;     /* job indexes, largest first */
+	uint64_t *planned; /* planned bytes per job */
+	EVP_MD *md;
+	size_t bufsize;
+	double deadline;   /* oa_now() value, 0 = none */
+
+	atomic_size_t next;         /* next position in order[] */
+	atomic_uint_fast64_t done;  /* progress bytes */
+	atomic_uint_fast64_t hashed;
+	atomic_size_t last_started; /* job index + 1, 0 = none */
+	atomic_int stop;            /* bit 1 = interrupted, bit 2 = timed out */
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int running;
+};
+
+struct worker {
+	struct run *r;
+	pthread_t tid;
+	unsigned char *buf;
+	EVP_MD_CTX *ctx;
+	XXH3_state_t *xxh;
+};
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+const char *oa_verify_status_name(oa_verify_status s)
+{
+	switch (s) {
+	case OA_VERIFY_NOT_DONE: return "not-done";
+	case OA_VERIFY_OK: return "ok";
+	case OA_VERIFY_DIGEST_MISMATCH: return "digest-mismatch";
+	case OA_VERIFY_FINGERPRINT_MISMATCH: return "fingerprint-mismatch";
+	case OA_VERIFY_SIZE_MISMATCH: return "size-mismatch";
+	case OA_VERIFY_MISSING: return "missing";
+	case OA_VERIFY_UNREADABLE: return "unreadable";
+	case OA_VERIFY_SKIPPED_UNCHANGED: return "skipped-unchanged";
+	case OA_VERIFY_ERROR: return "error";
+	case OA_VERIFY_STATUS_COUNT: break;
+	}
+	return "?";
+}
+
+bool oa_verify_status_is_failure(oa_verify_status s)
+{
+	return s == OA_VERIFY_DIGEST_MISMATCH || s == OA_VERIFY_FINGERPRINT_MISMATCH ||
+	       s == OA_VERIFY_SIZE_MISMATCH || s == OA_VERIFY_MISSING || s == OA_VERIFY_UNREADABLE;
+}
+
+void oa_verify_opts_init(oa_verify_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->mode = OA_VERIFY_SHA256;
+	o->progress_interval = 0.1;
+	o->buffer_size = OA_VERIFY_DEFAULT_BUFFER;
+	o->racy_window = OA_VERIFY_DEFAULT_RACY_WINDOW;
+}
+
+static void to_hex(const unsigned char *b, size_t n, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = d[b[i] >> 4];
+		out[2 * i + 1] = d[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* Lowercase copy of a 64-hex digest; false when it is not one. */
+static bool norm_hex64(const char *in, char out[65])
+{
+	for (int i = 0; i < 64; i++) {
+		char ch = in[i];
+		if (ch >= 'A' && ch <= 'F')
+			ch = (char)(ch - 'A' + 'a');
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+			return false;
+		out[i] = ch;
+	}
+	out[64] = '\0';
+	return in[64] == '\0';
+}
+
+static void stamp_from_stat(const struct stat *st, oa_file_stamp *s)
+{
+	s->dev = (uint64_t)st->st_dev;
+	s->ino = (uint64_t)st->st_ino;
+	s->size = (uint64_t)st->st_size;
+	s->mtime_ns = oa_stat_mtime_ns(st);
+	s->ctime_ns = oa_stat_ctime_ns(st);
+}
+
+static bool stamp_equal(const oa_file_stamp *a, const oa_file_stamp *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+/* True when the run must stop; records why. Cheap: an atomic load, a
+ * volatile load and (with a deadline) a vDSO clock read. */
+static bool should_stop(struct run *r)
+{
+	if (atomic_load_explicit(&r->stop, memory_order_relaxed))
+		return true;
+	if (r->o->interrupt && *r->o->interrupt) {
+		atomic_fetch_or(&r->stop, 1);
+		return true;
+	}
+	if (r->deadline > 0 && oa_now() >= r->deadline) {
+		atomic_fetch_or(&r->stop, 2);
+		return true;
+	}
+	return false;
+}
+
+/* A mismatch makes the cached stat of this very file worthless: forget it so
+ * changed_only re-checks (and re-reports) it. An entry describing another
+ * copy of the same digest (different dev/ino) stays. */
+static void cache_forget(struct run *r, const char *hex, const oa_file_stamp *st)
+{
+	oa_verify_cache_entry e;
+	if (r->o->cache && oa_verify_cache_lookup(r->o->cache, hex, &e) && e.st.dev == st->dev &&
+	    e.st.ino == st->ino)
+		oa_verify_cache_remove(r->o->cache, hex);
+}
+
+static ssize_t read_full(int fd, unsigned char *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t k = read(fd, buf + got, len - got);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
+/* Page-cache hygiene, per window of DROP_WINDOW bytes (decoupled from the
+ * read size so small, cache-friendly reads do not mean many mmap/mincore
+ * calls): before reading a window, ask whether it is already cached; after
+ * hashing it, drop it unless it was. Pages the machine had cached (a model
+ * that is in use) stay; pages only this verify needed go. */
+#define DROP_WINDOW (8u << 20)
+
+struct dropper {
+	int fd;
+	uint64_t start;
+	int was_cached; /* 1 yes, 0 no, -1 unknown (treated as no) */
+	bool open;
+};
+
+static void drop_begin(struct dropper *d, uint64_t off, uint64_t size)
+{
+	d->start = off;
+	d->was_cached = -1;
+	if (off < size) {
+		uint64_t left = size - off;
+		d->was_cached = oa_range_cached(d->fd, off, left < DROP_WINDOW ? (size_t)left : DROP_WINDOW);
+	}
+	d->open = true;
+}
+
+static void drop_flush(struct dropper *d, uint64_t off)
+{
+	if (d->open && d->was_cached != 1 && off > d->start)
+		oa_advise_dontneed(d->fd, (off_t)d->start, (off_t)(off - d->start));
+	d->open = false;
+}
+
+static void verify_one(struct worker *w, size_t i)
+{
+	struct run *r = w->r;
+	const oa_verify_job *job = &r->jobs[i];
+	const oa_verify_opts *o = r->o;
+	oa_verify_result *res = &r->res[i];
+	char hex[65];
+	struct stat sb;
+
+	if (!job->path || !norm_hex64(job->expected_hex, hex)) {
+		res->status = OA_VERIFY_ERROR;
+		res->err = EINVAL;
+		return;
+	}
+	/* O_NONBLOCK: a FIFO planted in the store must not hang us. */
+	int fd = oa_openat_ro(AT_FDCWD, job->path, O_NONBLOCK);
+	if (fd < 0) {
+		res->err = errno;
+		res->status = (res->err == ENOENT || res->err == ENOTDIR) ? OA_VERIFY_MISSING
+		                                                          : OA_VERIFY_UNREADABLE;
+		return;
+	}
+	if (fstat(fd, &sb) != 0) {
+		res->err = errno;
+		res->status = OA_VERIFY_UNREADABLE;
+		goto out;
+	}
+	stamp_from_stat(&sb, &res->st);
+	res->stat_valid = true;
+	if (!S_ISREG(sb.st_mode)) {
+		res->err = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+		res->status = OA_VERIFY_UNREADABLE;
+		goto out;
+	}
+	if (job->expected_size != OA_VERIFY_SIZE_UNKNOWN && job->expected_size != res->st.size) {
+		res->status = OA_VERIFY_SIZE_MISMATCH;
+		cache_forget(r, hex, &res->st);
+		goto out;
+	}
+
+	oa_verify_cache_entry ce;
+	bool cached = o->cache && oa_verify_cache_lookup(o->cache, hex, &ce);
+	if (cached && o->changed_only && stamp_equal(&ce.st, &res->st) &&
+	    (double)res->st.ctime_ns / 1e9 + (o->racy_window > 0 ? o->racy_window : 0) < ce.verified_at) {
+		res->status = OA_VERIFY_SKIPPED_UNCHANGED;
+		goto out;
+	}
+	bool quick = o->mode == OA_VERIFY_QUICK && cached && ce.st.size == res->st.size;
+
+	if (!quick && EVP_DigestInit_ex(w->ctx, r->md, NULL) != 1) {
+		res->status = OA_VERIFY_ERROR;
+		goto out;
+	}
+	if (XXH3_128bits_reset(w->xxh) == XXH_ERROR) {
+		res->status = OA_VERIFY_ERROR;
+		goto out;
+	}
+	oa_advise_sequential(fd);
+	uint64_t off = 0;
+	struct dropper dr = { fd, 0, -1, false };
+	for (;;) {
+		if (should_stop(r)) {
+			res->status = OA_VERIFY_NOT_DONE; /* abandoned at a chunk boundary */
+			drop_flush(&dr, off);
+			goto out;
+		}
+		if (!dr.open)
+			drop_begin(&dr, off, res->st.size);
+		ssize_t got = read_full(fd, w->buf, r->bufsize);
+		if (got < 0) {
+			res->err = errno;
+			res->status = OA_VERIFY_UNREADABLE;
+			drop_flush(&dr, off);
+			goto out;
+		}
+		if (got == 0)
+			break;
+		if (!quick && EVP_DigestUpdate(w->ctx, w->buf, (size_t)got) != 1) {
+			res->status = OA_VERIFY_ERROR;
+			goto out;
+		}
+		if (XXH3_128bits_update(w->xxh, w->buf, (size_t)got) == XXH_ERROR) {
+			res->status = OA_VERIFY_ERROR;
+			goto out;
+		}
+		off += (uint64_t)got;
+		if (off - dr.start >= DROP_WINDOW)
+			drop_flush(&dr, off);
+		res->bytes_hashed = off;
+		atomic_fetch_add_explicit(&r->done, (uint_fast64_t)got, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->hashed, (uint_fast64_t)got, memory_order_relaxed);
+		if ((size_t)got < r->bufsize)
+			break;
+	}
+	drop_flush(&dr, off);
+
+	XXH128_canonical_t canon;
+	XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(w->xxh));
+	to_hex(canon.digest, sizeof canon.digest, res->xxh128_hex);
+
+	if (quick) {
+		res->by_fingerprint = true;
+		if (strcmp(res->xxh128_hex, ce.xxh128) == 0)
+			res->status = OA_VERIFY_OK;
+		else {
+			res->status = OA_VERIFY_FINGERPRINT_MISMATCH;
+			cache_forget(r, hex, &res->st);
+		}
+		goto out;
+	}
+
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	if (EVP_DigestFinal_ex(w->ctx, md, &mdlen) != 1 || mdlen != 32) {
+		res->status = OA_VERIFY_ERROR;
+		goto out;
+	}
+	to_hex(md, 32, res->sha256_hex);
+	if (strcmp(res->sha256_hex, hex) != 0) {
+		res->status = OA_VERIFY_DIGEST_MISMATCH;
+		cache_forget(r, hex, &res->st);
+		goto out;
+	}
+	res->status = OA_VERIFY_OK;
+	/* Cache only when the file did not change while we read it (a change
+	 * would leave the stamp describing content we did not hash). */
+	struct stat after;
+	oa_file_stamp st2;
+	if (o->cache && fstat(fd, &after) == 0 && (stamp_from_stat(&after, &st2), 1) &&
+	    stamp_equal(&st2, &res->st) && off == res->st.size) {
+		oa_verify_cache_entry ne;
+		ne.st = res->st;
+		memcpy(ne.xxh128, res->xxh128_hex, sizeof ne.xxh128);
+		ne.verified_at = oa_wall_now();
+		res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
+	}
+out:
+	close(fd);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->r;
+	for (;;) {
+		if (should_stop(r))
+			break;
+		size_t k = atomic_fetch_add(&r->next, 1);
+		if (k >= r->n)
+			break;
+		size_t i = r->order[k];
+		atomic_store_explicit(&r->last_started, i + 1, memory_order_relaxed);
+		verify_one(w, i);
+		oa_verify_result *res = &r->res[i];
+		/* Progress: count the rest of a finished job's planned bytes. */
+		if (res->status != OA_VERIFY_NOT_DONE && r->planned[i] > res->bytes_hashed)
+			atomic_fetch_add_explicit(&r->done, r->planned[i] - res->bytes_hashed,
+			                          memory_order_relaxed);
+		if (r->o->on_result)
+			r->o->on_result(r->o->result_ctx, i, res);
+	}
+	pthread_mutex_lock(&r->mu);
+	r->running--;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+struct ord {
+	uint64_t size;
+	size_t idx;
+};
+
+static int by_size_desc(const void *a, const void *b)
+{
+	const struct ord *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->idx < y->idx ? -1 : (x->idx > y->idx);
+}
+
+static void worker_free(struct worker *w)
+{
+	free(w->buf);
+	EVP_MD_CTX_free(w->ctx);
+	XXH3_freeState(w->xxh);
+}
+
+static void progress(struct run *r, uint64_t total)
+{
+	uint64_t d = atomic_load(&r->done);
+	size_t ls = atomic_load(&r->last_started);
+	r->o->progress(r->o->progress_ctx, d > total ? total : d, total,
+	               ls ? r->jobs[ls - 1].path : NULL);
+}
+
+int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opts,
+                  oa_verify_result *results, oa_verify_totals *totals, char *err, size_t errlen)
+{
+	oa_verify_opts defaults;
+	oa_verify_totals tot;
+	double t0 = oa_now();
+	int rc = -1;
+
+	seterr(err, errlen, "%s", "");
+	if (!opts) {
+		oa_verify_opts_init(&defaults);
+		opts = &defaults;
+	}
+	memset(&tot, 0, sizeof tot);
+	tot.jobs = n;
+	if (n)
+		memset(results, 0, n * sizeof *results); /* every status NOT_DONE */
+
+	struct run r;
+	memset(&r, 0, sizeof r);
+	r.jobs = jobs;
+	r.n = n;
+	r.o = opts;
+	r.res = results;
+	size_t bs = opts->buffer_size ? opts->buffer_size : OA_VERIFY_DEFAULT_BUFFER;
+	if (bs < MIN_BUFFER)
+		bs = MIN_BUFFER;
+	if (bs > MAX_BUFFER)
+		bs = MAX_BUFFER;
+	r.bufsize = (bs + 4095) & ~(size_t)4095; /* whole pages: aligned_alloc and fadvise */
+	if (opts->max_duration > 0)
+		r.deadline = t0 + opts->max_duration;
+	atomic_init(&r.next, 0);
+	atomic_init(&r.done, 0);
+	atomic_init(&r.hashed, 0);
+	atomic_init(&r.last_started, 0);
+	atomic_init(&r.stop, 0);
+
+	struct worker *ws = NULL;
+	int nthreads = opts->jobs > 0 ? opts->jobs : oa_online_cpus();
+	if (nthreads > MAX_THREADS)
+		nthreads = MAX_THREADS;
+	if ((size_t)nthreads > n)
+		nthreads = (int)n;
+	if (nthreads < 1)
+		nthreads = 1;
+
+	if (n == 0) {
+		rc = 0;
+		goto done;
+	}
+	r.md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	if (!r.md) {
+		seterr(err, errlen, "OpenSSL: SHA-256 is not available");
+		goto done;
+	}
+	r.order = malloc(n * sizeof *r.order);
+	r.planned = malloc(n * sizeof *r.planned);
+	ws = calloc((size_t)nthreads, sizeof *ws);
+	if (!r.order || !r.planned || !ws) {
+		seterr(err, errlen, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct stat sb;
+		if (jobs[i].expected_size != OA_VERIFY_SIZE_UNKNOWN)
+			r.planned[i] = jobs[i].expected_size;
+		else
+			r.planned[i] = jobs[i].path && stat(jobs[i].path, &sb) == 0 && S_ISREG(sb.st_mode)
+			                       ? (uint64_t)sb.st_size : 0;
+		tot.bytes_total += r.planned[i];
+	}
+	struct ord *ord = malloc(n * sizeof *ord);
+	if (!ord) {
+		seterr(err, errlen, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (struct ord){ r.planned[i], i };
+	qsort(ord, n, sizeof *ord, by_size_desc);
+	for (size_t i = 0; i < n; i++)
+		r.order[i] = ord[i].idx;
+	free(ord);
+
+	if (pthread_mutex_init(&r.mu, NULL) != 0) {
+		seterr(err, errlen, "pthread_mutex_init failed");
+		goto done;
+	}
+	if (pthread_cond_init(&r.cv, NULL) != 0) {
+		pthread_mutex_destroy(&r.mu);
+		seterr(err, errlen, "pthread_cond_init failed");
+		goto done;
+	}
+	int started = 0;
+	for (int t = 0; t < nthreads; t++) {
+		struct worker *w = &ws[t];
+		w->r = &r;
+		w->buf = aligned_alloc(4096, r.bufsize);
+		w->ctx = EVP_MD_CTX_new();
+		w->xxh = XXH3_createState();
+		pthread_mutex_lock(&r.mu);
+		r.running++;
+		pthread_mutex_unlock(&r.mu);
+		if (!w->buf || !w->ctx || !w->xxh || pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+			worker_free(w);
+			memset(w, 0, sizeof *w);
+			pthread_mutex_lock(&r.mu);
+			r.running--;
+			pthread_mutex_unlock(&r.mu);
+			break; /* run with the workers we have */
+		}
+		started++;
+	}
+	if (started == 0) {
+		seterr(err, errlen, "cannot start a verify worker (out of memory or threads)");
+		pthread_cond_destroy(&r.cv);
+		pthread_mutex_destroy(&r.mu);
+		goto done;
+	}
+	tot.threads = started;
+
+	/* Coordinator: wait for the workers, reporting progress from this thread. */
+	double interval = opts->progress_interval > 0 ? opts->progress_interval : 0.1;
+	double last = oa_now();
+	pthread_mutex_lock(&r.mu);
+	while (r.running > 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		long ns = ts.tv_nsec + (long)(interval * 1e9);
+		ts.tv_sec += ns / 1000000000L;
+		ts.tv_nsec = ns % 1000000000L;
+		(void)pthread_cond_timedwait(&r.cv, &r.mu, &ts);
+		double now = oa_now();
+		if (opts->progress && r.running > 0 && now - last >= interval * 0.999) {
+			last = now;
+			pthread_mutex_unlock(&r.mu);
+			progress(&r, tot.bytes_total);
+			pthread_mutex_lock(&r.mu);
+		}
+	}
+	pthread_mutex_unlock(&r.mu);
+	for (int t = 0; t < started; t++) {
+		pthread_join(ws[t].tid, NULL);
+		worker_free(&ws[t]);
+	}
+	pthread_cond_destroy(&r.cv);
+	pthread_mutex_destroy(&r.mu);
+	if (opts->progress)
+		progress(&r, tot.bytes_total);
+	rc = 0;
+
+done:
+	for (size_t i = 0; i < n; i++) {
+		tot.count[results[i].status]++;
+	}
+	tot.bytes_hashed = atomic_load(&r.hashed);
+	int stop = atomic_load(&r.stop);
+	/* Only when it cost something: a stop seen after the last job is moot. */
+	tot.interrupted = (stop & 1) && tot.count[OA_VERIFY_NOT_DONE] > 0;
+	tot.timed_out = (stop & 2) && tot.count[OA_VERIFY_NOT_DONE] > 0;
+	if (rc == 0 && tot.count[OA_VERIFY_NOT_DONE] > 0)
+		rc = 1;
+	tot.seconds = oa_now() - t0;
+	if (totals)
+		*totals = tot;
+	free(ws);
+	free(r.order);
+	free(r.planned);
+	EVP_MD_free(r.md);
+	return rc;
+}
