@@ -145,7 +145,7 @@ int oa_range_cached(int fd, uint64_t offset, size_t len)
 	munmap(map, len);
 	if (rc < 0)
 		return -1;
-	return resident * 2 >= pages ? 1 : 0;
+	return resident * 10 >= pages * 9 ? 1 : 0;
 #else
 	(void)fd; (void)offset; (void)len;
 	return -1;

@@ -261,13 +261,14 @@ static void scan_blobs(oa_store *s)
 		oa_findings_add(&s->findings, "unreadable", NULL, NULL, "blobs",
 		                "error while listing blobs/: %s", strerror(errno));
 	closedir(d);
-	qsort(s->blobs, s->n_blobs, sizeof *s->blobs, cmp_blob_name);
+	if (s->n_blobs) /* qsort on a NULL array is undefined */
+		qsort(s->blobs, s->n_blobs, sizeof *s->blobs, cmp_blob_name);
 }
 
 oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l)
 {
-	if (!l->digest_valid)
-		return NULL;
+	if (!l->digest_valid || s->n_blobs == 0)
+		return NULL; /* (bsearch on a NULL array is undefined) */
 	/* The server's BlobsPath only swaps ':' for '-': the case of the hex is kept. */
 	char name[7 + 64 + 1];
 	snprintf(name, sizeof name, "sha256-%s", l->digest + 7);
@@ -717,7 +718,8 @@ void oa_store_scan(oa_store *s)
 		walk_ctx w = { .s = s };
 		walk(&w, s->manifests_fd, 0);
 	}
-	qsort(s->models, s->n_models, sizeof *s->models, cmp_model_mtime);
+	if (s->n_models)
+		qsort(s->models, s->n_models, sizeof *s->models, cmp_model_mtime);
 	for (size_t i = 0; i < s->n_models; i++)
 		resolve_model(s, &s->models[i]);
 	check_blob_files(s);

@@ -36,8 +36,10 @@ int64_t oa_stat_ctime_ns(const struct stat *st);
 /* Wall clock (CLOCK_REALTIME) in seconds since the epoch, with a fraction. */
 double oa_wall_now(void);
 
-/* Is [offset, offset+len) of fd already in the page cache? 1 = at least half
+/* Is [offset, offset+len) of fd already in the page cache? 1 = at least 90%
  * of its pages are resident, 0 = fewer, -1 = unknown (no mincore, or error).
+ * (Not "at least half": kernel read-ahead of the previous range can make a
+ * fair part of the next one resident before we read it.)
  * offset must be a multiple of the page size; len is clipped by the caller to
  * the file size. Used to drop only the pages a verify brought in. */
 int oa_range_cached(int fd, uint64_t offset, size_t len);

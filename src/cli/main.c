@@ -33,7 +33,7 @@ static const char usage_text[] =
 	"Exit status (bits, ORed across stores): 0 ok, 1 warnings (with --fail-on warning),\n"
 	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n";
 
-static const char *cmd_help(const char *cmd)
+static const char *cmd_help_text(const char *cmd)
 {
 	if (strcmp(cmd, "list") == 0)
 		return "usage: ollama-audit list [PREFIX] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
@@ -70,6 +70,33 @@ static const char *cmd_help(const char *cmd)
 		       "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
 		       "a time budget; the next --changed run continues where it stopped.\n";
 	return NULL;
+}
+
+/* The commands. To add one: write cmd_NAME() and its help, add a row. */
+typedef struct command {
+	const char *name;
+	int (*run)(cli *c);
+} command;
+
+static const command commands[] = {
+	{ "list", cmd_list },
+	{ "show", cmd_show },
+	{ "check", cmd_check },
+	{ "verify", cmd_verify },
+	{ NULL, NULL },
+};
+
+static const command *find_command(const char *name)
+{
+	for (const command *k = commands; k->name; k++)
+		if (strcmp(k->name, name) == 0)
+			return k;
+	return NULL;
+}
+
+static const char *cmd_help(const char *name)
+{
+	return find_command(name) ? cmd_help_text(name) : NULL;
 }
 
 void cli_err(const char *fmt, ...)
@@ -346,15 +373,7 @@ int main(int argc, char **argv)
 		free(positional);
 		return 0;
 	}
-	int rc;
-	if (strcmp(c.cmd, "list") == 0)
-		rc = cmd_list(&c);
-	else if (strcmp(c.cmd, "show") == 0)
-		rc = cmd_show(&c);
-	else if (strcmp(c.cmd, "check") == 0)
-		rc = cmd_check(&c);
-	else
-		rc = cmd_verify(&c);
+	int rc = find_command(c.cmd)->run(&c);
 	free(positional);
 	free(c.stores);
 	if (fflush(stdout) != 0 || ferror(stdout)) {

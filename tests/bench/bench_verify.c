@@ -129,7 +129,7 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "verify: %s\n", err);
 		return 2;
 	}
-	if (c && oa_verify_cache_save(c, err, sizeof err) != 0)
+	if (c && oa_verify_cache_dirty(c) && oa_verify_cache_save(c, err, sizeof err) != 0)
 		fprintf(stderr, "cache: %s\n", err);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);

@@ -1,0 +1,251 @@
+/* test_core.c - names, manifests (ID and SIZE), configs, human formats. */
+#include "testutil.h"
+
+#include "ollama_audit/config.h"
+#include "ollama_audit/humanize.h"
+#include "ollama_audit/manifest.h"
+#include "ollama_audit/name.h"
+#include "ollama_audit/util.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+
+static void test_names(void)
+{
+	oa_name n;
+	char buf[OA_NAME_DISPLAY_MAX];
+	const char *why;
+
+	CHECK(oa_name_parse("llama3.2", &n));
+	CHECK_STR(n.host, "registry.ollama.ai");
+	CHECK_STR(n.ns, "library");
+	CHECK_STR(n.model, "llama3.2");
+	CHECK_STR(n.tag, "latest");
+	oa_name_display(&n, buf, sizeof buf);
+	CHECK_STR(buf, "llama3.2:latest");
+
+	CHECK(oa_name_parse("user/model:tag", &n));
+	oa_name_display(&n, buf, sizeof buf);
+	CHECK_STR(buf, "user/model:tag");
+
+	CHECK(oa_name_parse("hf.co/org/repo:Q4_K_M", &n));
+	CHECK_STR(n.host, "hf.co");
+	oa_name_display(&n, buf, sizeof buf);
+	CHECK_STR(buf, "hf.co/org/repo:Q4_K_M");
+
+	CHECK(oa_name_parse("http://localhost:5000/ns/m:t", &n));
+	CHECK_STR(n.host, "localhost:5000");
+	CHECK_STR(n.tag, "t");
+	CHECK(oa_name_parse("localhost:5000/ns/m", &n));
+	CHECK_STR(n.host, "localhost:5000");
+	CHECK_STR(n.tag, "latest");
+
+	/* Display compares host and namespace case-insensitively. */
+	CHECK(oa_name_from_parts(&n, "Registry.Ollama.AI", "Library", "Qwen3.5", "4b", NULL));
+	oa_name_display(&n, buf, sizeof buf);
+	CHECK_STR(buf, "Qwen3.5:4b");
+
+	/* Validation, spec §1.2. */
+	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "m", ".DS_Store", &why));
+	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "lib.rary", "m", "t", &why));
+	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "Bad!Name", "t", &why));
+	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "-m", "t", &why));
+	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "m\xc3\xa9", "t", &why));
+	CHECK(oa_name_from_parts(&n, "registry.ollama.ai", "library", "_m.x-y", "T_1.0", &why));
+	char long_tag[82];
+	memset(long_tag, 'a', 81);
+	long_tag[81] = 0;
+	CHECK(!oa_name_from_parts(&n, "h", "n", "m", long_tag, &why));
+	long_tag[80] = 0;
+	CHECK(oa_name_from_parts(&n, "h", "n", "m", long_tag, &why));
+	CHECK(!oa_name_parse("a/b/c/d", &n)); /* a host cannot hold "/" */
+	CHECK(!oa_name_parse("model:", &n));
+	CHECK(!oa_name_parse("/model", &n));
+	CHECK(!oa_name_parse("m@sha256:abc", &n));
+
+	oa_name a, b;
+	CHECK(oa_name_parse("LLAMA3.2:Latest", &a));
+	CHECK(oa_name_parse("llama3.2", &b));
+	CHECK(oa_name_equal_fold(&a, &b));
+}
+
+static void test_reference_manifests(void)
+{
+	const char *src = getenv("OA_SOURCE_DIR");
+	char *path = oa_xasprintf("%s/fixtures/reference/expected.json", src ? src : ".");
+	json_error_t err;
+	json_t *root = json_load_file(path, 0, &err);
+	free(path);
+	CHECK(root != NULL);
+	if (!root)
+		return;
+	size_t i;
+	json_t *e;
+	size_t seen = 0;
+	json_array_foreach(json_object_get(root, "manifests"), i, e) {
+		char *file = oa_xasprintf("%s/fixtures/reference/%s", src ? src : ".",
+		                          json_string_value(json_object_get(e, "file")));
+		uint8_t *bytes;
+		size_t len;
+		CHECK(oa_read_file_at(AT_FDCWD, file, 1 << 20, &bytes, &len) == 0);
+		free(file);
+		oa_manifest m;
+		char msg[256];
+		CHECK(oa_manifest_parse(bytes, len, &m, msg, sizeof msg) == 0);
+		const char *digest = json_string_value(json_object_get(e, "digest"));
+		CHECK_STR(m.id, digest + 7);
+		CHECK_U64(m.size, json_integer_value(json_object_get(e, "size")));
+		CHECK_U64(m.id_len, len); /* registry manifests: the whole file is hashed */
+		for (size_t l = 0; l < m.n_layers; l++)
+			CHECK(m.layers[l].digest_valid);
+		char human[32];
+		oa_human_bytes(m.size, human, sizeof human);
+		CHECK_STR(human, json_string_value(json_object_get(e, "size_human")));
+		oa_manifest_free(&m);
+		free(bytes);
+		seen++;
+	}
+	CHECK_U64(seen, 6);
+	json_decref(root);
+}
+
+static void test_manifest_parse(void)
+{
+	oa_manifest m;
+	char err[256];
+	/* Unknown fields ignored, ";" parameters split off, case-insensitive keys. */
+	const char *s = "{\"SchemaVersion\":2,\"extra\":[1,2],\"config\":{\"digest\":\"\",\"size\":0},"
+	                "\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.tensor; name=x\","
+	                "\"digest\":\"sha256:" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ABCDEF"
+	                "\",\"size\":7,\"name\":\"w\",\"dtype\":\"BF16\"}]}garbage";
+	CHECK(oa_manifest_parse((const uint8_t *)s, strlen(s), &m, err, sizeof err) == 0);
+	CHECK_U64(m.schema_version, 2);
+	CHECK_U64(m.n_layers, 1);
+	CHECK(m.layers[0].kind == OA_LAYER_TENSOR);
+	CHECK(m.layers[0].digest_valid);
+	CHECK(m.layers[0].hex_uppercase);
+	CHECK_STR(m.layers[0].name, "w");
+	CHECK_U64(m.size, 7);
+	oa_manifest_free(&m);
+
+	const char *bad[] = {
+		"", "not json", "[1,2]", "{\"layers\":{}}", "{\"layers\":[{\"size\":\"7\"}]}",
+		"{\"layers\":[{\"size\":1.5}]}", "{\"config\":[]}", "{\"layers\":[",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK(oa_manifest_parse((const uint8_t *)bad[i], strlen(bad[i]), &m, err, sizeof err) < 0);
+		CHECK(strlen(err) > 0);
+		oa_manifest_free(&m);
+	}
+	/* Digests that must never become paths. */
+	char hex[65];
+	CHECK(!oa_digest_parse("sha256:../../etc/passwd", hex, NULL));
+	CHECK(!oa_digest_parse("sha512:0123", hex, NULL));
+	CHECK(!oa_digest_parse("sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde", hex, NULL));
+	CHECK(oa_digest_parse("sha256-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", hex, NULL));
+}
+
+static void test_decoder_boundary(void)
+{
+	/* A locally written manifest ending "}\n" of 513 bytes: Go's decoder
+	 * reads 512 bytes first, sees the closing brace, and never hashes the
+	 * newline (spec §4.1). At 514 bytes the brace is at 513 and the next read
+	 * (to 1536) pulls the newline in. */
+	for (size_t total = 500; total < 1600; total++) {
+		uint8_t *buf = oa_xmalloc(total);
+		memset(buf, ' ', total);
+		buf[0] = '{';
+		buf[total - 2] = '}';
+		buf[total - 1] = '\n';
+		size_t h = oa_manifest_hashed_length(buf, total);
+		size_t want = total == 513 ? 512 : total == 1537 ? 1536 : total;
+		if (h != want)
+			fprintf(stderr, "total %zu: hashed %zu, want %zu\n", total, h, want);
+		CHECK_U64(h, want);
+		free(buf);
+	}
+	const char *nested = "{\"a\":\"}\\\"}\",\"b\":[{}]}  ";
+	CHECK_U64(oa_json_value_end((const uint8_t *)nested, strlen(nested)), strlen(nested) - 2);
+}
+
+static void test_config(void)
+{
+	oa_config c;
+	char err[256];
+	const char *s = "{\"model_format\":\"gguf\",\"model_family\":\"llama\",\"model_families\":[\"llama\"],"
+	                "\"model_type\":\"8.0B\",\"file_type\":\"Q4_0\",\"architecture\":\"amd64\",\"os\":\"linux\","
+	                "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[]},\"capabilities\":[\"completion\"],"
+	                "\"remote_host\":\"https://ollama.com:443\",\"context_length\":8192,\"future\":{}}\n";
+	CHECK(oa_config_parse((const uint8_t *)s, strlen(s), &c, err, sizeof err) == 0);
+	CHECK_STR(c.model_family, "llama");
+	CHECK_U64(c.n_families, 1);
+	CHECK(!c.families_null);
+	CHECK_STR(c.remote_host, "https://ollama.com:443");
+	CHECK_U64(c.context_length, 8192);
+	CHECK(c.has_rootfs);
+	oa_config_free(&c);
+	const char *mlx = "{\"model_format\":\"safetensors\",\"model_family\":\"\",\"model_families\":null}";
+	CHECK(oa_config_parse((const uint8_t *)mlx, strlen(mlx), &c, err, sizeof err) == 0);
+	CHECK(c.families_null);
+	CHECK_STR(c.file_type, "");
+	oa_config_free(&c);
+	const char *bad[] = { "", "{", "[]", "{\"model_format\":1}", "{\"capabilities\":[1]}",
+	                      "{\"context_length\":\"8k\"}" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK(oa_config_parse((const uint8_t *)bad[i], strlen(bad[i]), &c, err, sizeof err) < 0);
+		CHECK(c.model_format != NULL); /* still safe to print */
+		oa_config_free(&c);
+	}
+}
+
+static void test_human(void)
+{
+	char b[64];
+	const struct { int64_t n; const char *s; } bytes[] = {
+		{ 2019393189, "2.0 GB" }, { 23808463794LL, "23 GB" }, { 274302450, "274 MB" },
+		{ 270898672, "270 MB" }, { 999, "999 B" }, { 1000, "1 KB" }, { 1500, "1.5 KB" },
+		{ 4683087332LL, "4.7 GB" }, { 7901829417LL, "7.9 GB" }, { 1000000000000LL, "1 TB" },
+		{ 0, "0 B" },
+	};
+	for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+		oa_human_bytes(bytes[i].n, b, sizeof b);
+		CHECK_STR(b, bytes[i].s);
+	}
+	oa_format_size(1536, OA_UNITS_IEC, b, sizeof b);
+	CHECK_STR(b, "1.5 KiB");
+	oa_format_size(1536, OA_UNITS_BYTES, b, sizeof b);
+	CHECK_STR(b, "1536");
+	time_t now = 1800000000;
+	const struct { long d; const char *s; } times[] = {
+		{ 0, "Less than a second ago" }, { 1, "1 second ago" }, { 59, "59 seconds ago" },
+		{ 60, "About a minute ago" }, { 3599, "59 minutes ago" }, { 3600, "About an hour ago" },
+		{ 47 * 3600, "47 hours ago" }, { 48 * 3600, "2 days ago" }, { 14 * 86400, "2 weeks ago" },
+		{ 60 * 86400, "2 months ago" }, { 800 * 86400, "2 years ago" }, { -120, "2 minutes from now" },
+	};
+	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+		oa_human_time(now - times[i].d, now, b, sizeof b);
+		CHECK_STR(b, times[i].s);
+	}
+	oa_iso8601(0, 0, b, sizeof b);
+	CHECK_STR(b, "1970-01-01T00:00:00Z");
+}
+
+static void test_escape(void)
+{
+	char *e = oa_escape("a\nb\\c\xff\xc3\xa9", 8);
+	CHECK_STR(e, "a\\x0ab\\\\c\\xff\xc3\xa9");
+	free(e);
+}
+
+int main(void)
+{
+	setenv("TZ", "UTC", 1);
+	test_names();
+	test_reference_manifests();
+	test_manifest_parse();
+	test_decoder_boundary();
+	test_config();
+	test_human();
+	test_escape();
+	TEST_MAIN_END();
+}
