@@ -20,7 +20,7 @@ void *oa_xreallocarray(void *p, size_t n, size_t size);
 char *oa_xstrdup(const char *s);
 char *oa_xstrndup(const char *s, size_t n);
 char *oa_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *oa_xvasprintf(const char *fmt, va_list ap);
+char *oa_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* A growable, always NUL-terminated byte string. */
 typedef struct oa_buf {

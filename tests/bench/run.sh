@@ -1,0 +1,12 @@
+#!/bin/sh
+# `make bench`: every benchmark, one after the other. They print figures and
+# ratios; none of them fails on a number.
+set -e
+BUILD=${1:-build}
+HERE=$(cd "$(dirname "$0")" && pwd)
+echo "== structure pass (check/list) on a store of 500 models"
+python3 "$HERE/bench_check.py" "$BUILD" 500
+echo "== verify throughput"
+sh "$HERE/bench_verify.sh"
+echo "== GGUF header reader vs @huggingface/gguf"
+sh "$HERE/bench_gguf.sh"
