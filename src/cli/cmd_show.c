@@ -9,10 +9,21 @@
 #include <string.h>
 #include <time.h>
 
+/* Strings from the store go to a terminal: escape control bytes and
+ * invalid UTF-8 so a crafted file cannot drive the terminal. The result
+ * lives until the next call with the same slot. */
+static const char *pr(int slot, const char *s)
+{
+	static char *buf[4];
+	free(buf[slot]);
+	buf[slot] = s ? oa_escape(s, strlen(s)) : NULL;
+	return buf[slot] ? buf[slot] : "";
+}
+
 static void kv(const char *k, const char *v)
 {
 	if (v && *v)
-		printf("  %-18s %s\n", k, v);
+		printf("  %-18s %s\n", k, pr(3, v));
 }
 
 static void show_gguf(const oa_gguf_info *g, bool tensors)
@@ -30,8 +41,8 @@ static void show_gguf(const oa_gguf_info *g, bool tensors)
 		snprintf(ft, sizeof ft, "not set");
 	}
 	printf("      GGUF v%u, %s-endian, %s, arch %s%s%s\n", g->version, g->big_endian ? "big" : "little",
-	       g->ok ? "ok" : "INVALID", g->architecture ? g->architecture : "?",
-	       g->general_name ? ", name " : "", g->general_name ? g->general_name : "");
+	       g->ok ? "ok" : "INVALID", g->architecture ? pr(0, g->architecture) : "?",
+	       g->general_name ? ", name " : "", pr(1, g->general_name));
 	printf("      file type %s; %s params; context %llu; embedding %llu; blocks %llu",
 	       ft, human, (unsigned long long)g->context_length, (unsigned long long)g->embedding_length,
 	       (unsigned long long)g->block_count);
@@ -41,7 +52,7 @@ static void show_gguf(const oa_gguf_info *g, bool tensors)
 	       (unsigned long long)g->kv_count, (unsigned long long)g->tensor_count,
 	       (unsigned long long)g->alignment, (unsigned long long)g->data_offset);
 	if (g->tokenizer_model)
-		printf("; tokenizer %s, vocab %llu", g->tokenizer_model, (unsigned long long)g->vocab_size);
+		printf("; tokenizer %s, vocab %llu", pr(0, g->tokenizer_model), (unsigned long long)g->vocab_size);
 	printf("\n");
 	for (size_t i = 0; i < g->n_diags; i++)
 		if (g->diags[i].severity > 0)
@@ -55,7 +66,7 @@ static void show_gguf(const oa_gguf_info *g, bool tensors)
 				snprintf(shape + l, sizeof shape - l, "%s%llu", d ? " x " : "", (unsigned long long)t->ne[d]);
 			}
 			const char *tn = oa_ggml_type_name(t->type);
-			printf("        %-40s %-8s %-24s %12llu bytes at +%llu\n", t->name, tn ? tn : "?", shape,
+			printf("        %-40s %-8s %-24s %12llu bytes at +%llu\n", pr(0, t->name), tn ? tn : "?", shape,
 			       (unsigned long long)t->nbytes, (unsigned long long)t->offset);
 		}
 }
@@ -65,7 +76,7 @@ static void show_st(const oa_st_blob *st, bool tensors)
 	printf("      safetensors, %s, %zu tensor%s (+%zu companions)%s", st->ok ? "ok" : "INVALID",
 	       st->n_main, st->n_main == 1 ? "" : "s", st->n_companions, st->packed ? ", packed group" : "");
 	if (st->quant_type)
-		printf(", %s", st->quant_type);
+		printf(", %s", pr(0, st->quant_type));
 	if (st->group_size)
 		printf(" group %llu", (unsigned long long)st->group_size);
 	printf("\n");
@@ -80,8 +91,8 @@ static void show_st(const oa_st_blob *st, bool tensors)
 				size_t l = strlen(shape);
 				snprintf(shape + l, sizeof shape - l, "%s%llu", d ? " x " : "", (unsigned long long)t->shape[d]);
 			}
-			printf("        %-48s %-6s %-20s %s\n", t->name, t->dtype ? t->dtype : "?", shape,
-			       t->quant_type ? t->quant_type : "");
+			printf("        %-48s %-6s %-20s %s\n", pr(0, t->name), t->dtype ? pr(1, t->dtype) : "?", shape,
+			       pr(2, t->quant_type));
 		}
 }
 
@@ -89,7 +100,7 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 {
 	char buf[OA_NAME_DISPLAY_MAX + 64], size[32], disk[32], when[64];
 	time_t now = time(NULL);
-	printf("%s\n", m->display);
+	printf("%s\n", pr(0, m->display));
 	snprintf(buf, sizeof buf, "%s/%s/%s:%s", m->name.host, m->name.ns, m->name.model, m->name.tag);
 	kv("name", buf);
 	snprintf(buf, sizeof buf, "%.12s (digest %s)", m->m.id, m->m.id);
@@ -143,7 +154,7 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 		kv("remote_model", cf->remote_model);
 		kv("os/architecture", *cf->os || *cf->architecture ? (snprintf(buf, sizeof buf, "%s/%s", cf->os, cf->architecture), buf) : NULL);
 	} else if (m->config_state != OA_CONFIG_NONE) {
-		printf("config %s: %s\n", m->m.config.digest,
+		printf("config %s: %s\n", pr(0, m->m.config.digest),
 		       m->config_error ? m->config_error : "missing");
 	}
 	printf("layers (%zu)\n", m->m.n_layers);
@@ -156,11 +167,12 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 			snprintf(ondisk, sizeof ondisk, "%lld on disk", (long long)b->st.st_size);
 		else
 			snprintf(ondisk, sizeof ondisk, "MISSING");
-		printf("  %3zu %-9s %.19s… %9s  %s", i, oa_layer_kind_name(l->kind), l->digest, dsize, ondisk);
+		printf("  %3zu %-9s %.19s%s %9s  %s", i, oa_layer_kind_name(l->kind),
+		       l->digest_valid ? l->digest : pr(2, l->digest), l->digest_valid ? "…" : "", dsize, ondisk);
 		if (l->name)
-			printf("  name=%s", l->name);
+			printf("  name=%s", pr(0, l->name));
 		if (l->from)
-			printf("  from=%s", l->from);
+			printf("  from=%s", pr(1, l->from));
 		printf("\n");
 		if (m->headers && i < m->headers->n_layers) {
 			const oa_layer_header *lh = &m->headers->layers[i];
