@@ -29,6 +29,7 @@ const oa_finding_kind oa_finding_kinds[] = {
 	{ "prune-blocker", OA_SEV_WARNING, "something that makes the server skip its start-up prune" },
 	{ "hidden-from-list", OA_SEV_WARNING, "a model that `ollama list` would not show" },
 	{ "orphan-blob", OA_SEV_WARNING, "a blob no manifest references (the server prunes it after 1 h)" },
+	{ "unparsed-reference", OA_SEV_INFO, "a blob named only by a manifest that cannot be parsed or has an invalid name (kept: it may still be needed)" },
 	{ "manifest-blob", OA_SEV_INFO, "an unreferenced blob whose content is a manifest (newer Ollama keeps these)" },
 	{ "partial-download", OA_SEV_WARNING, "an interrupted download (-partial data and -partial-N part files)" },
 	{ "temp-file", OA_SEV_WARNING, "a temporary file left by create, quantize or a tensor pull" },

@@ -36,6 +36,14 @@ static size_t last_model_layer(const oa_model *m)
 	return idx;
 }
 
+/* A blob whose size differs from the declared one already has its finding
+ * (size-mismatch, empty-blob); parsing its header would only repeat it. */
+static bool usable_blob(const oa_model *m, size_t i)
+{
+	const oa_blob *b = m->layer_blobs[i];
+	return b && !b->dangling && b->stat_ok && (int64_t)b->st.st_size == m->m.layers[i].size;
+}
+
 static const char *digest_of(const oa_model *m, size_t i)
 {
 	return m->m.layers[i].digest_valid ? m->m.layers[i].digest : NULL;
@@ -46,7 +54,7 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 	oa_model_headers *h = m->headers;
 	oa_layer_header *lh = &h->layers[i];
 	oa_blob *b = m->layer_blobs[i];
-	if (!b || b->dangling || !b->stat_ok)
+	if (!usable_blob(m, i))
 		return;
 	int fd = oa_store_open_blob(s, b);
 	char path[96];
@@ -94,7 +102,7 @@ static void read_tensor_layer(oa_store *s, oa_model *m, size_t i)
 	oa_model_headers *h = m->headers;
 	oa_layer_header *lh = &h->layers[i];
 	oa_blob *b = m->layer_blobs[i];
-	if (!b || b->dangling || !b->stat_ok)
+	if (!usable_blob(m, i))
 		return;
 	char path[96];
 	snprintf(path, sizeof path, "blobs/%s", b->name);

@@ -446,6 +446,28 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 	free(names);
 }
 
+/* A manifest that does not parse may still be the only thing that needs
+ * some blobs (spec §5.2: upstream's rm deletes them anyway). Mark every
+ * sha256 digest that appears in its bytes. */
+static void mark_weak_refs(oa_store *s, const uint8_t *bytes, size_t len)
+{
+	for (size_t i = 0; i + 7 + 64 <= len; i++) {
+		if (memcmp(bytes + i, "sha256", 6) != 0 || (bytes[i + 6] != ':' && bytes[i + 6] != '-'))
+			continue;
+		const char *h = (const char *)bytes + i + 7;
+		if (!oa_is_hex(h, 64) || (i + 71 < len && isxdigit(bytes[i + 71])))
+			continue;
+		char name[7 + 64 + 1];
+		snprintf(name, sizeof name, "sha256-%.64s", h);
+		oa_blob key = { .name = name };
+		oa_blob *b = s->n_blobs ? bsearch(&key, s->blobs, s->n_blobs, sizeof *s->blobs,
+		                                  cmp_blob_name) : NULL;
+		if (b)
+			b->weak_refs++;
+		i += 70;
+	}
+}
+
 static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st)
 {
 	oa_store *s = w->s;
@@ -458,6 +480,14 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		oa_findings_add(&s->findings, "prune-blocker", NULL, NULL, rel,
 		                "an invalid name under manifests/ makes the server skip its start-up prune");
 		s->prune_blocked = true;
+		/* It may be a real manifest under a name the server rejects: keep
+		 * whatever it references out of the orphans. */
+		uint8_t *bytes;
+		size_t len;
+		if (oa_read_file_at(dirfd, file, OA_MANIFEST_MAX, &bytes, &len) == 0) {
+			mark_weak_refs(s, bytes, len);
+			free(bytes);
+		}
 		free(rel);
 		return;
 	}
@@ -498,8 +528,11 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		oa_findings_add(&s->findings, "prune-blocker", m->display, NULL, rel,
 		                "a corrupt manifest makes the server skip its start-up prune");
 		s->prune_blocked = true;
+		mark_weak_refs(s, bytes, len);
 	} else {
 		m->manifest_ok = true;
+		if (m->m.is_list)
+			mark_weak_refs(s, bytes, len);
 		if (m->m.is_list)
 			oa_findings_add(&s->findings, "manifest-list", m->display, NULL, rel,
 			                "a manifest list (%zu entries): current Ollama cannot load it",
@@ -535,11 +568,13 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 			b->refs++;
 			*out = b;
 		}
+		m->missing_blobs++;
+		if (l == &m->m.config)
+			return; /* read_config reports it once, as missing-config */
 		oa_findings_add(&s->findings, "missing-blob", m->display, digest, path,
 		                "%s blob is missing%s", what,
 		                b && b->dangling ? " (a dangling symlink)" :
 		                b && b->cls == OA_BLOB_DIR ? " (a directory has its name)" : "");
-		m->missing_blobs++;
 		return;
 	}
 	b->refs++;
@@ -570,10 +605,16 @@ static void read_config(oa_store *s, oa_model *m)
 		m->config_state = OA_CONFIG_BAD_DIGEST;
 		return;
 	}
-	if (!m->config_blob || m->config_blob->dangling) {
+	/* Config findings name the blob file, like every other blob finding. */
+	char path[80];
+	snprintf(path, sizeof path, "blobs/sha256-%s", c->digest + 7);
+	if (!m->config_blob || m->config_blob->dangling || m->config_blob->cls != OA_BLOB_VALID) {
+		oa_blob *b = m->config_blob;
 		m->config_state = OA_CONFIG_MISSING;
-		oa_findings_add(&s->findings, "missing-config", m->display, c->digest, m->rel_path,
-		                "config blob is missing");
+		oa_findings_add(&s->findings, "missing-config", m->display, c->digest, path,
+		                "config blob is missing%s",
+		                b && b->dangling ? " (a dangling symlink)" :
+		                b && b->cls == OA_BLOB_DIR ? " (a directory has its name)" : "");
 		return;
 	}
 	uint8_t *bytes;
@@ -582,14 +623,14 @@ static void read_config(oa_store *s, oa_model *m)
 	if (oa_read_file_at(s->blobs_fd, m->config_blob->name, OA_CONFIG_MAX, &bytes, &len) < 0) {
 		m->config_state = OA_CONFIG_INVALID;
 		m->config_error = oa_xasprintf("cannot read config blob: %s", strerror(errno));
-		oa_findings_add(&s->findings, "unreadable", m->display, c->digest, m->rel_path, "%s",
+		oa_findings_add(&s->findings, "unreadable", m->display, c->digest, path, "%s",
 		                m->config_error);
 		return;
 	}
 	if (oa_config_parse(bytes, len, &m->cfg, err, sizeof err) < 0) {
 		m->config_state = OA_CONFIG_INVALID;
 		m->config_error = oa_escape(err, strlen(err));
-		oa_findings_add(&s->findings, "invalid-config", m->display, c->digest, m->rel_path,
+		oa_findings_add(&s->findings, "invalid-config", m->display, c->digest, path,
 		                "config blob is %s", m->config_error);
 	} else {
 		m->config_state = OA_CONFIG_OK;
@@ -622,6 +663,14 @@ static void resolve_model(oa_store *s, oa_model *m)
 			if (oa_read_file_at(s->blobs_fd, m->layer_blobs[i]->name, OA_TEMPLATE_MAX, &t,
 			                    &tlen) == 0)
 				m->template_text = (char *)t;
+			else if (errno != EFBIG) {
+				/* The server cannot read it either: ollama list drops the model. */
+				int e = errno;
+				char *bp = oa_xasprintf("blobs/%s", m->layer_blobs[i]->name);
+				oa_findings_add(&s->findings, "unreadable", m->display, l->digest, bp,
+				                "cannot read the template blob: %s", strerror(e));
+				free(bp);
+			}
 		}
 	}
 }
@@ -650,14 +699,18 @@ static void check_blob_files(oa_store *s)
 		}
 		switch (b->cls) {
 		case OA_BLOB_VALID:
-			if (b->refs == 0 && !b->dangling) {
+			if (b->refs == 0 && b->weak_refs && !b->dangling) {
+				oa_findings_add(&s->findings, "unparsed-reference", NULL, dg, path,
+				                "named only by a manifest the server cannot read; kept, it may still be needed");
+			} else if (b->refs == 0 && !b->dangling) {
 				if (oa_blob_looks_like_manifest(s, b))
 					oa_findings_add(&s->findings, "manifest-blob", NULL, dg, path,
 					                "unreferenced, but its content is a manifest (newer Ollama keeps these; older ones prune them)");
 				else
 					oa_findings_add(&s->findings, "orphan-blob", NULL, dg, path,
-					                "no manifest references this blob (%lld bytes)",
-					                (long long)b->st.st_size);
+					                "no manifest references this blob (%lld bytes)%s",
+					                (long long)b->st.st_size,
+					                s->prune_blocked ? "; the server's prune is blocked, so it stays" : "");
 			}
 			break;
 		case OA_BLOB_LEGACY:
@@ -741,13 +794,14 @@ long oa_store_resolve(const oa_store *s, const char *query)
 		query += 7, n -= 7;
 	if (n < 6 || n > 64 || !oa_is_hex(query, n))
 		return -1;
+	/* Tags copied with `ollama cp` share an ID; a prefix naming two tags is
+	 * ambiguous even then, as the user must say which name is meant. */
 	long found = -1;
 	for (size_t i = 0; i < s->n_models; i++) {
 		if (strncasecmp(s->models[i].m.id, query, n) == 0) {
-			if (found >= 0 && strcmp(s->models[found].m.id, s->models[i].m.id) != 0)
+			if (found >= 0)
 				return -2;
-			if (found < 0)
-				found = (long)i;
+			found = (long)i;
 		}
 	}
 	return found;

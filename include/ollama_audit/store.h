@@ -44,6 +44,8 @@ typedef struct oa_blob {
 	bool is_symlink, dangling, link_outside;
 	char *link_target;       /* readlink() text, or NULL */
 	unsigned refs;           /* manifest entries (config + layers) that name this file */
+	unsigned weak_refs;      /* digests found in the bytes of manifests that do not parse:
+	                            the blob may still be needed, so it is never an orphan */
 	bool checked_manifest;   /* content looked at for the manifest-blob test */
 	bool is_manifest_blob;   /* content is a manifest or manifest list */
 	unsigned long partial_index; /* N of -partial-N */

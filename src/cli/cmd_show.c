@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 /* Strings from the store go to a terminal: escape control bytes and
@@ -218,7 +219,13 @@ int cmd_show(cli *c)
 		const oa_store *s = &st[i].s;
 		long idx = oa_store_resolve(s, c->args[0]);
 		if (idx == -2) {
-			cli_err("%s: ID prefix '%s' matches more than one model", s->root, c->args[0]);
+			cli_err("%s: ID prefix '%s' matches more than one model; name one:", s->root, c->args[0]);
+			const char *q = c->args[0];
+			if (strncmp(q, "sha256:", 7) == 0 || strncmp(q, "sha256-", 7) == 0)
+				q += 7;
+			for (size_t j = 0; j < s->n_models; j++)
+				if (strncasecmp(s->models[j].m.id, q, strlen(q)) == 0)
+					fprintf(stderr, "  %.12s  %s\n", s->models[j].m.id, s->models[j].display);
 			c->exit_code |= OA_EXIT_USAGE;
 			continue;
 		}

@@ -35,6 +35,14 @@ static void progress(void *ctx, uint64_t done, uint64_t total, const char *label
 	        label ? label : "");
 }
 
+static bool has_finding(const oa_findings *fs, const char *code, const char *path)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		if (strcmp(fs->v[i].code, code) == 0 && fs->v[i].path && strcmp(fs->v[i].path, path) == 0)
+			return true;
+	return false;
+}
+
 typedef struct job_ref {
 	const oa_model *model; /* the first model that references the blob, or NULL */
 	oa_blob *blob;
@@ -73,7 +81,8 @@ int cmd_verify(cli *c)
 		oa_findings keep = { 0 };
 		for (size_t j = 0; j < s->findings.n; j++) {
 			oa_finding *f = &s->findings.v[j];
-			if (strcmp(f->code, "missing-blob") == 0 || strcmp(f->code, "invalid-digest") == 0 ||
+			if (strcmp(f->code, "missing-blob") == 0 || strcmp(f->code, "missing-config") == 0 ||
+			    strcmp(f->code, "invalid-digest") == 0 ||
 			    strcmp(f->code, "unreadable") == 0 || strcmp(f->code, "invalid-manifest") == 0)
 				oa_findings_add_sev(&keep, f->code, f->severity, f->model, f->digest, f->path,
 				                    "%s", f->message);
@@ -176,8 +185,11 @@ int cmd_verify(cli *c)
 				                "blob disappeared during verify");
 				break;
 			default:
-				oa_findings_add(&s->findings, "unreadable", model, digest, path, "%s",
-				                strerror(r->err ? r->err : EIO));
+				/* The structure pass may already have said so (a config or
+				 * template it could not read): say it once. */
+				if (!has_finding(&s->findings, "unreadable", path))
+					oa_findings_add(&s->findings, "unreadable", model, digest, path, "%s",
+					                strerror(r->err ? r->err : EIO));
 				break;
 			}
 		}

@@ -1,0 +1,347 @@
+"""clitest: a tiny harness for the ollama-audit CLI tests (Python 3 stdlib only).
+
+Environment (set by ctest, see tests/CMakeLists.txt):
+    OA_BIN         the ollama-audit binary (default: build-cli/ollama-audit)
+    OA_SOURCE_DIR  the source tree (default: two levels above this file)
+    OA_SHARED_DIR  the shared dir with spec/ and reference/ (default: ../shared)
+
+Usage in a test script:
+
+    import clitest as t
+    r = t.run("--store", root, "list", "--format", "json")
+    t.eq(r.code, 0, "list exits 0")
+    doc = r.json()
+    ...
+    t.done()            # prints "N passed, M failed" and exits non-zero on failure
+
+Every assertion records a pass or a failure (with a clear message) and goes on.
+"""
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.environ.get("OA_SOURCE_DIR") or os.path.abspath(os.path.join(HERE, "..", ".."))
+SHARED_DIR = os.environ.get("OA_SHARED_DIR") or os.path.abspath(os.path.join(SOURCE_DIR, "..", "shared"))
+BIN = os.path.abspath(os.environ.get("OA_BIN") or os.path.join(SOURCE_DIR, "build-cli", "ollama-audit"))
+DEMO_STORE = os.path.join(SOURCE_DIR, "fixtures", "demo-store")
+REFERENCE_DIR = os.path.join(SOURCE_DIR, "fixtures", "reference")
+
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "tools"))
+import oastore as oa  # noqa: E402
+
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+_passed = 0
+_failed = 0
+_failures = []
+_section = ""
+_tmpdirs = []
+
+
+# ---------------------------------------------------------------- running
+
+
+class Result:
+    def __init__(self, args, code, out, err):
+        self.args = args
+        self.code = code
+        self.out = out
+        self.err = err
+
+    def json(self):
+        try:
+            return json.loads(self.out)
+        except ValueError as e:
+            fail("stdout of %s is not JSON: %s\n%s" % (self.cmdline(), e, self.out[:2000]))
+            return {}
+
+    def ndjson(self):
+        recs = []
+        for i, line in enumerate(self.out.splitlines()):
+            if not line.strip():
+                continue
+            try:
+                recs.append(json.loads(line))
+            except ValueError as e:
+                fail("line %d of %s is not JSON: %s: %r" % (i + 1, self.cmdline(), e, line[:300]))
+        return recs
+
+    def cmdline(self):
+        return "ollama-audit " + " ".join(str(a) for a in self.args)
+
+    def describe(self):
+        return "%s -> exit %s\n--- stdout\n%s\n--- stderr\n%s" % (
+            self.cmdline(), self.code, self.out[-3000:], self.err[-3000:])
+
+
+NOBODY = 65534
+
+
+def _drop_to_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def open_up():
+    """chmod 755 every temp dir made by tempdir() (not what is inside), so
+    another user can reach the stores in them."""
+    for d in _tmpdirs:
+        if os.path.isdir(d):
+            os.chmod(d, 0o755)
+
+
+def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
+    """Run the binary; return a Result. env entries are added to a clean copy
+    of the environment in which OLLAMA_MODELS is unset, HOME points at an empty
+    temp dir and XDG_CACHE_HOME at a temp dir (never the user's own cache)."""
+    e = dict(os.environ)
+    e.pop("OLLAMA_MODELS", None)
+    e.pop("OLLAMA_AUDIT_UNITS", None)
+    e.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+    if "OA_TEST_HOME" not in _globals:
+        _globals["OA_TEST_HOME"] = tempdir("home")
+        os.makedirs(os.path.join(_globals["OA_TEST_HOME"], "cache"), exist_ok=True)
+    e["HOME"] = _globals["OA_TEST_HOME"]
+    e["XDG_CACHE_HOME"] = os.path.join(_globals["OA_TEST_HOME"], "cache")
+    e["NO_COLOR"] = "1"
+    if env:
+        for k, v in env.items():
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = v
+    argv = [BIN] + [str(a) for a in args]
+    try:
+        if as_nobody:
+            open_up()
+            os.chmod(_globals["OA_TEST_HOME"], 0o777)
+            os.chmod(e["XDG_CACHE_HOME"], 0o777)
+        p = subprocess.run(argv, env=e, cwd=cwd or "/", input=input, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout,
+                           preexec_fn=_drop_to_nobody if as_nobody else None)
+    except subprocess.TimeoutExpired as x:
+        fail("timeout after %ss: %s" % (timeout, " ".join(argv)))
+        return Result(args, -999, (x.stdout or b"").decode("utf-8", "replace"),
+                      (x.stderr or b"").decode("utf-8", "replace"))
+    r = Result(args, p.returncode, p.stdout.decode("utf-8", "replace"),
+               p.stderr.decode("utf-8", "replace"))
+    # A sanitizer report is always a failure, whatever the test checks.
+    for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer"):
+        if marker in r.err:
+            fail("sanitizer report (%s) from %s" % (marker, r.describe()))
+            break
+    return r
+
+
+_globals = {}
+
+
+def audit(root, *args, **kw):
+    """run('--store', root, *args)."""
+    return run("--store", root, *args, **kw)
+
+
+# ---------------------------------------------------------------- temp stores
+
+
+def tempdir(tag="t"):
+    d = tempfile.mkdtemp(prefix="oa-cli-%s-" % tag)
+    _tmpdirs.append(d)
+    return d
+
+
+def new_store(tag="store"):
+    """An empty oastore.Store in a fresh temp dir (root = <tmp>/models)."""
+    return oa.Store(os.path.join(tempdir(tag), "models"))
+
+
+def copy_demo_store(tag="demo"):
+    dst = os.path.join(tempdir(tag), "models")
+    shutil.copytree(DEMO_STORE, dst, symlinks=True)
+    return oa.Store(dst)
+
+
+def clean_store(tag="clean", name="tiny:latest", mtime=None):
+    """A small store that `check` finds clean: one tiny GGUF model with a
+    config, a template and params. Returns (store, info dict)."""
+    s = new_store(tag)
+    info = add_gguf_model(s, name, mtime=mtime)
+    return s, info
+
+
+TEMPLATE = "{{ if .System }}<|system|>{{ .System }}{{ end }}<|user|>{{ .Prompt }}<|assistant|>"
+
+
+def add_gguf_model(s, name, seed="", style="local", mtime=None, **gguf_kw):
+    gguf = oa.tiny_llama_gguf(name=("Tiny %s %s" % (name, seed)).strip(), **gguf_kw)
+    layers = [s.layer("model", gguf),
+              s.layer("template", TEMPLATE),
+              s.layer("params", oa.go_json({"stop": ["<|user|>"], "temperature": 0.7}))]
+    cfg = oa.gguf_config(s, gguf, layers)
+    path, data = s.add_manifest(name, cfg, layers, style=style, mtime=mtime)
+    return {"name": name, "path": path, "bytes": data, "config": cfg, "layers": layers,
+            "gguf": gguf, "id": oa.manifest_id(data), "digest": oa.manifest_id(data, full=True)}
+
+
+def blob_file(s, digest):
+    return s.blob_path(digest)
+
+
+def rel(s, path):
+    return os.path.relpath(path, s.root)
+
+
+# ---------------------------------------------------------------- snapshots
+
+
+def snapshot(root):
+    """{relpath: (type, size, mtime_ns, mode, sha256 or link target)} of every
+    entry under root, not following symlinks."""
+    out = {}
+    for d, dirs, files in os.walk(root, followlinks=False):
+        for name in dirs + files:
+            p = os.path.join(d, name)
+            st = os.lstat(p)
+            r = os.path.relpath(p, root)
+            if stat.S_ISLNK(st.st_mode):
+                extra = os.readlink(p)
+            elif stat.S_ISREG(st.st_mode) and st.st_mode & 0o444 and st.st_size < (64 << 20):
+                try:
+                    with open(p, "rb") as f:
+                        extra = hashlib.sha256(f.read()).hexdigest()
+                except OSError:
+                    extra = "unreadable"
+            else:
+                extra = None
+            out[r] = (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode), extra)
+    return out
+
+
+def diff_snapshots(a, b):
+    lines = []
+    for k in sorted(set(a) | set(b)):
+        if k not in a:
+            lines.append("new: %s" % k)
+        elif k not in b:
+            lines.append("removed: %s" % k)
+        elif a[k] != b[k]:
+            lines.append("changed: %s %r -> %r" % (k, a[k], b[k]))
+    return lines
+
+
+# ---------------------------------------------------------------- findings
+
+
+def findings_of(doc):
+    """All findings of a check/verify --format json document (every store)."""
+    out = []
+    for st in doc.get("stores", []) if isinstance(doc, dict) else []:
+        out.extend(st.get("findings", []))
+    return out
+
+
+def summary_of(doc, i=0):
+    try:
+        return doc["stores"][i]["summary"]
+    except (KeyError, IndexError, TypeError):
+        fail("no stores[%d].summary in %r" % (i, str(doc)[:500]))
+        return {}
+
+
+def codes(findings, min_severity="info"):
+    order = {"info": 0, "warning": 1, "error": 2}
+    return sorted(f["code"] for f in findings if order.get(f.get("severity"), 0) >= order[min_severity])
+
+
+# ---------------------------------------------------------------- assertions
+
+
+def section(name):
+    global _section
+    _section = name
+
+
+def ok(cond, msg, detail=None):
+    global _passed, _failed
+    if cond:
+        _passed += 1
+        return True
+    _failed += 1
+    text = "[%s] %s" % (_section, msg) if _section else msg
+    if detail:
+        text += "\n    " + str(detail).replace("\n", "\n    ")
+    _failures.append(text)
+    print("FAIL: " + text, flush=True)
+    return False
+
+
+def fail(msg, detail=None):
+    return ok(False, msg, detail)
+
+
+def eq(got, want, msg, detail=None):
+    return ok(got == want, "%s: got %r, want %r" % (msg, got, want), detail)
+
+
+def ne(got, unwanted, msg, detail=None):
+    return ok(got != unwanted, "%s: got %r" % (msg, got), detail)
+
+
+def contains(hay, needle, msg, detail=None):
+    return ok(needle in hay, "%s: %r not in %r" % (msg, needle, hay if len(str(hay)) < 600 else str(hay)[:600] + "..."), detail)
+
+
+def not_contains(hay, needle, msg, detail=None):
+    return ok(needle not in hay, "%s: %r unexpectedly in %r" % (msg, needle, str(hay)[:600]), detail)
+
+
+def exit_code(r, want, msg=""):
+    return ok(r.code == want, "%sexit code of `%s`: got %s, want %s" % (msg + ": " if msg else "", r.cmdline(), r.code, want),
+              r.describe())
+
+
+@contextlib.contextmanager
+def guard(name):
+    """Run a block; an exception in it is one failure, and the script goes on."""
+    section(name)
+    try:
+        yield
+    except Exception:
+        fail("exception in %s" % name, traceback.format_exc())
+
+
+def done():
+    for d in _tmpdirs:
+        # make everything removable again (chmod 000 tests)
+        for dd, dirs, files in os.walk(d):
+            for n in dirs + files:
+                p = os.path.join(dd, n)
+                try:
+                    if not os.path.islink(p):
+                        os.chmod(p, 0o755 if os.path.isdir(p) else 0o644)
+                except OSError:
+                    pass
+        shutil.rmtree(d, ignore_errors=True)
+    if _failures:
+        print("\nFailures:")
+        for f in _failures:
+            print("  - " + f.splitlines()[0])
+    print("%d passed, %d failed" % (_passed, _failed), flush=True)
+    sys.exit(1 if _failed else 0)
+
+
+def check_binary():
+    if not os.access(BIN, os.X_OK):
+        print("OA_BIN %s is not an executable" % BIN)
+        print("0 passed, 1 failed")
+        sys.exit(1)

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""`verify`: --jobs, the verification cache (--cache, --changed, --quick),
+--max-duration and a later --changed run, SIGINT (exit code 32)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+from clitest import oa  # noqa: E402
+
+t.check_binary()
+
+# The cache trusts an entry only when the blob's ctime is older than the
+# verification by more than this window (git's "racy clean" rule); tests that
+# expect skips wait it out. Keep in sync with OA_VERIFY_DEFAULT_RACY_WINDOW.
+RACY = 2.0
+
+
+def verify(root, cache, *args, **kw):
+    r = t.audit(root, "verify", "--format", "json", "--cache", cache, *args, **kw)
+    return r, r.json()
+
+
+def fset(doc):
+    return sorted((f["code"], f["path"], f.get("model")) for f in t.findings_of(doc))
+
+
+def flip(p):
+    with open(p, "r+b") as f:
+        f.seek(-1, 2)
+        c = f.read(1)
+        f.seek(-1, 2)
+        f.write(bytes([c[0] ^ 0x80]))
+
+
+def store_with_models(n, tag):
+    s = t.new_store(tag)
+    infos = [t.add_gguf_model(s, "m%02d:latest" % k, seed=str(k)) for k in range(n)]
+    return s, infos
+
+
+# ------------------------------------------------------------------ --jobs
+with t.guard("--jobs 1 and default give the same findings"):
+    s, infos = store_with_models(12, "jobs")
+    flip(s.blob_path(infos[0]["layers"][0]["digest"]))
+    os.truncate(s.blob_path(infos[1]["layers"][0]["digest"]), 1000)
+    os.truncate(s.blob_path(infos[2]["layers"][2]["digest"]), 0)
+    os.remove(s.blob_path(infos[3]["layers"][0]["digest"]))
+    with open(s.blob_path(infos[4]["layers"][0]["digest"]), "r+b") as f:
+        f.write(b"\0" * 64)
+    results = {}
+    for jobs in (None, "1", "3", "16"):
+        cache = os.path.join(t.tempdir("jc"), "c.json")
+        args = ["--jobs", jobs] if jobs else []
+        r, doc = verify(s.root, cache, *args)
+        t.exit_code(r, 4, "verify --jobs %s" % jobs)
+        results[jobs] = fset(doc)
+        sm = t.summary_of(doc)
+        t.eq(sm.get("not_done"), 0, "--jobs %s finished every blob" % jobs)
+    t.eq(sorted(c for c, _, _ in results[None]),
+         sorted(["digest-mismatch", "digest-mismatch", "size-mismatch", "empty-blob", "missing-blob"]),
+         "default --jobs finds the five defects")
+    for j in ("1", "3", "16"):
+        t.eq(results[j], results[None], "--jobs %s findings equal the default's" % j)
+
+# ------------------------------------------------------------------ cache: --changed
+with t.guard("verify --changed and the cache"):
+    s, infos = store_with_models(5, "changed")
+    nblobs = len(os.listdir(s.blobs))
+    total = sum(os.path.getsize(os.path.join(s.blobs, f)) for f in os.listdir(s.blobs))
+    time.sleep(RACY + 0.2)
+    cdir = t.tempdir("cache")
+    cache = os.path.join(cdir, "sub", "verify-cache.json")
+    before = t.snapshot(s.root)
+    r, doc = verify(s.root, cache)
+    t.exit_code(r, 0, "first verify")
+    sm = t.summary_of(doc)
+    t.eq((sm.get("blobs"), sm.get("bytes_hashed"), sm.get("skipped_unchanged")), (nblobs, total, 0),
+         "first verify hashes every blob")
+    t.ok(os.path.isfile(cache), "the cache file is written where --cache says")
+    try:
+        json.load(open(cache))
+        t.ok(True, "the cache is JSON")
+    except ValueError as e:
+        t.fail("the cache is not JSON: %s" % e)
+    t.eq(os.listdir(os.path.join(t._globals["OA_TEST_HOME"], "cache")), [],
+         "nothing written to $XDG_CACHE_HOME when --cache is given")
+    r, doc = verify(s.root, cache, "--changed")
+    t.exit_code(r, 0, "second verify --changed")
+    sm = t.summary_of(doc)
+    t.eq((sm.get("skipped_unchanged"), sm.get("bytes_hashed")), (nblobs, 0), "--changed skips every unchanged blob")
+    # touch one blob's mtime: it is hashed again, the rest skipped
+    p = s.blob_path(infos[0]["layers"][0]["digest"])
+    st = os.stat(p)
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    r, doc = verify(s.root, cache, "--changed")
+    sm = t.summary_of(doc)
+    t.eq((sm.get("skipped_unchanged"), sm.get("bytes_hashed")), (nblobs - 1, os.path.getsize(p)),
+         "--changed re-hashes exactly the touched blob")
+    t.exit_code(r, 0, "touched but intact blob is fine")
+    # corrupt a blob and keep its mtime: --changed still notices (ctime moved)
+    p2 = s.blob_path(infos[1]["layers"][0]["digest"])
+    st2 = os.stat(p2)
+    flip(p2)
+    os.utime(p2, ns=(st2.st_atime_ns, st2.st_mtime_ns))
+    r, doc = verify(s.root, cache, "--changed")
+    t.exit_code(r, 4, "--changed after an in-place corruption (mtime restored)")
+    t.eq([(f["code"], f["path"]) for f in t.findings_of(doc)],
+         [("digest-mismatch", os.path.relpath(p2, s.root))], "--changed finds the corrupted blob")
+    # a failed blob is never cached as good: it is reported again
+    r, doc = verify(s.root, cache, "--changed")
+    t.exit_code(r, 4, "the bad blob is reported again on the next --changed run")
+    after = t.snapshot(s.root)
+    t.eq([l for l in t.diff_snapshots(before, after) if not l.startswith("changed: blobs/")], [],
+         "verify wrote nothing in the store")
+
+# ------------------------------------------------------------------ --quick
+with t.guard("verify --quick"):
+    s, infos = store_with_models(4, "quick")
+    time.sleep(RACY + 0.2)
+    cache = os.path.join(t.tempdir("qc"), "c.json")
+    r, doc = verify(s.root, cache)
+    t.exit_code(r, 0, "good verify")
+    r, doc = verify(s.root, cache, "--quick")
+    t.exit_code(r, 0, "--quick on intact blobs")
+    t.eq(t.findings_of(doc), [], "--quick: no findings on intact blobs")
+    p = s.blob_path(infos[2]["layers"][0]["digest"])
+    st = os.stat(p)
+    flip(p)
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))  # bit rot keeps the mtime
+    r, doc = verify(s.root, cache, "--quick")
+    t.exit_code(r, 4, "--quick after a flipped byte")
+    t.eq([(f["code"], f["path"]) for f in t.findings_of(doc)],
+         [("fingerprint-mismatch", os.path.relpath(p, s.root))], "--quick reports fingerprint-mismatch")
+    # a blob not in the cache falls back to sha256
+    extra = t.add_gguf_model(s, "newcomer:latest", seed="new")
+    flip(s.blob_path(extra["layers"][0]["digest"]))
+    r, doc = verify(s.root, cache, "--quick", "newcomer")
+    t.exit_code(r, 4, "--quick on an uncached blob")
+    t.eq([f["code"] for f in t.findings_of(doc)], ["digest-mismatch"], "uncached blob: sha256 fallback")
+    # without any cache file, --quick still verifies by sha256
+    r, doc = verify(s.root, os.path.join(t.tempdir("qc2"), "none.json"), "--quick")
+    t.eq(sorted(f["code"] for f in t.findings_of(doc)), ["digest-mismatch", "digest-mismatch"],
+         "--quick with an empty cache = full sha256")
+
+# ------------------------------------------------------------------ --max-duration
+with t.guard("verify --max-duration, then --changed completes"):
+    s, infos = store_with_models(30, "budget")
+    nblobs = len(os.listdir(s.blobs))
+    time.sleep(RACY + 0.2)
+    cache = os.path.join(t.tempdir("mc"), "c.json")
+    r, doc = verify(s.root, cache, "--max-duration", "0.000001")
+    sm = t.summary_of(doc)
+    t.ok(sm.get("not_done", 0) > 0, "a tiny budget leaves blobs not done: %r" % sm)
+    t.eq(sm.get("timed_out"), True, "summary says timed_out")
+    t.eq(r.code & 32, 0, "a time budget is not an interruption")
+    t.eq(r.code & 4, 0, "a time budget is not an integrity error")
+    r2 = t.audit(s.root, "verify", "--cache", os.path.join(t.tempdir("mc2"), "c.json"), "--max-duration", "0.000001")
+    t.contains(r2.out, "not done", "the table summary says blobs were not done")
+    r, doc = verify(s.root, cache, "--changed")
+    t.exit_code(r, 0, "the following --changed run")
+    sm2 = t.summary_of(doc)
+    t.eq(sm2.get("not_done"), 0, "--changed completes the rest")
+    t.eq(sm2.get("skipped_unchanged", 0) + (nblobs - sm2.get("skipped_unchanged", 0)), nblobs, "all blobs accounted")
+    t.eq(nblobs - sm2.get("skipped_unchanged", 0), sm.get("not_done"),
+         "--changed hashes exactly the blobs the budget left")
+    r, doc = verify(s.root, cache, "--changed")
+    t.eq(t.summary_of(doc).get("skipped_unchanged"), nblobs, "a third run skips everything")
+
+# ------------------------------------------------------------------ SIGINT
+def sigcgt_has_sigint(pid):
+    try:
+        for line in open("/proc/%d/status" % pid):
+            if line.startswith("SigCgt:"):
+                return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    except OSError:
+        pass
+    return False
+
+
+with t.guard("SIGINT stops verify cleanly with exit code 32"):
+    s = t.new_store("sigint")
+    # ~192 MB in 6 blobs, referenced by one model (no config needed for verify)
+    layers = []
+    for k in range(6):
+        data = os.urandom(1 << 20) * 32
+        layers.append(s.layer("license" if k else "model", data))
+    s.add_manifest("big:latest", None, layers)
+    cache = os.path.join(t.tempdir("sc"), "c.json")
+    e = dict(os.environ, XDG_CACHE_HOME=t.tempdir("xdg"), NO_COLOR="1")
+    p = subprocess.Popen([t.BIN, "--store", s.root, "verify", "--jobs", "1", "--format", "json", "--cache", cache],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+    deadline = time.time() + 30
+    while not sigcgt_has_sigint(p.pid) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.0005)
+    if p.poll() is None:
+        os.kill(p.pid, signal.SIGSTOP)
+        os.kill(p.pid, signal.SIGINT)
+        os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=120)
+    rc = p.returncode
+    t.ok(rc >= 0, "verify was not killed by the signal (rc %s)" % rc, err.decode(errors="replace")[-2000:])
+    t.ok(rc & 32, "exit code includes 32 (interrupted): %s" % rc, err.decode(errors="replace")[-2000:])
+    try:
+        doc = json.loads(out)
+        sm = t.summary_of(doc)
+        t.eq(sm.get("interrupted"), True, "summary says interrupted")
+        t.ok(sm.get("not_done", 0) > 0, "some blobs were not done: %r" % sm)
+        t.ok(sm.get("bytes_hashed", -1) < 6 * 32 << 20, "not every byte was hashed: %r" % sm)
+        t.eq([f for f in t.findings_of(doc) if f["severity"] == "error"], [], "no false errors after SIGINT")
+    except ValueError:
+        t.fail("interrupted verify did not print a JSON report", out[-2000:])
+    t.not_contains(err.decode(errors="replace"), "Sanitizer", "no sanitizer report after SIGINT")
+    # the next --changed run finishes and finds nothing wrong
+    r, doc = verify(s.root, cache, "--changed")
+    t.exit_code(r, 0, "--changed after the interrupted run")
+    t.eq(t.summary_of(doc).get("not_done"), 0, "the rest is done")
+
+t.done()
