@@ -151,3 +151,261 @@ int oa_range_cached(int fd, uint64_t offset, size_t len)
 	return -1;
 #endif
 }
+
+/* ---- processes using a store (prune/rm safety) ------------------------------ */
+#include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __linux__
+/* Read a whole small /proc file; returns length or -1. */
+static ssize_t proc_read(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	while (n < cap) {
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	return (ssize_t)n;
+}
+
+static const char *base_name(const char *p, size_t n, size_t *blen)
+{
+	const char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (p[i] == '/')
+			b = p + i + 1;
+	*blen = n - (size_t)(b - p);
+	return b;
+}
+
+static bool tok_is(const char *t, size_t n, const char *w)
+{
+	return strlen(w) == n && memcmp(t, w, n) == 0;
+}
+
+/* Is this command line an Ollama server or runner? Looks at the first two
+ * words (argv[0] may hold both, as `exec -a "ollama serve"` makes it). */
+static bool is_ollama_server(char *cmd, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (cmd[i] == '\0')
+			cmd[i] = ' ';
+	const char *w[2];
+	size_t wl[2];
+	int nw = 0;
+	size_t i = 0;
+	while (nw < 2 && i < len) {
+		while (i < len && isspace((unsigned char)cmd[i]))
+			i++;
+		size_t st = i;
+		while (i < len && !isspace((unsigned char)cmd[i]))
+			i++;
+		if (i > st) {
+			w[nw] = cmd + st;
+			wl[nw++] = i - st;
+		}
+	}
+	if (nw == 0)
+		return false;
+	size_t bl;
+	const char *b = base_name(w[0], wl[0], &bl);
+	if (tok_is(b, bl, "llama-server") || tok_is(b, bl, "ollama_llama_server") ||
+	    tok_is(b, bl, "ollama-runner"))
+		return true;
+	if ((tok_is(b, bl, "ollama") || tok_is(b, bl, "ollama.exe")) && nw == 2)
+		return tok_is(w[1], wl[1], "serve") || tok_is(w[1], wl[1], "runner");
+	return false;
+}
+
+static bool under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+	return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* 1 = uses root (how filled), 0 = no, -1 = cannot tell. */
+static int proc_uses(long pid, const char *root, char *how, size_t howlen)
+{
+	char p[64], link[PATH_MAX];
+	bool readable = false;
+	snprintf(p, sizeof p, "/proc/%ld/cwd", pid);
+	ssize_t n = readlink(p, link, sizeof link - 1);
+	if (n >= 0) {
+		readable = true;
+		link[n] = '\0';
+		if (under(link, root)) {
+			snprintf(how, howlen, "working directory %s", link);
+			return 1;
+		}
+	}
+	snprintf(p, sizeof p, "/proc/%ld/fd", pid);
+	DIR *d = opendir(p);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char fp[320];
+			snprintf(fp, sizeof fp, "/proc/%ld/fd/%s", pid, e->d_name);
+			n = readlink(fp, link, sizeof link - 1);
+			if (n < 0)
+				continue;
+			readable = true;
+			link[n] = '\0';
+			if (under(link, root)) {
+				snprintf(how, howlen, "open file %s", link);
+				closedir(d);
+				return 1;
+			}
+		}
+		closedir(d);
+	}
+	snprintf(p, sizeof p, "/proc/%ld/maps", pid);
+	FILE *f = fopen(p, "re");
+	if (f) {
+		char line[PATH_MAX + 128];
+		while (fgets(line, sizeof line, f)) {
+			char *slash = strchr(line, '/');
+			if (!slash)
+				continue;
+			slash[strcspn(slash, "\n")] = '\0';
+			if (under(slash, root)) {
+				snprintf(how, howlen, "mapped file %s", slash);
+				fclose(f);
+				return 1;
+			}
+		}
+		fclose(f);
+	}
+	/* The store its environment names: OLLAMA_MODELS, else $HOME/.ollama/models. */
+	static char env[1 << 16];
+	snprintf(p, sizeof p, "/proc/%ld/environ", pid);
+	ssize_t len = proc_read(p, env, sizeof env - 1);
+	if (len < 0)
+		return readable ? 0 : -1;
+	env[len] = '\0';
+	const char *models = NULL, *home = NULL;
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(env + i) + 1) {
+		if (strncmp(env + i, "OLLAMA_MODELS=", 14) == 0)
+			models = env + i + 14;
+		else if (strncmp(env + i, "HOME=", 5) == 0)
+			home = env + i + 5;
+	}
+	char want[PATH_MAX], real[PATH_MAX];
+	if (models && *models) {
+		/* envconfig.Var: trim blanks, then quotes; relative to the process's cwd. */
+		const char *b = models, *e = models + strlen(models);
+		while (b < e && isspace((unsigned char)*b))
+			b++;
+		while (e > b && isspace((unsigned char)e[-1]))
+			e--;
+		while (b < e && (*b == '"' || *b == '\''))
+			b++;
+		while (e > b && (e[-1] == '"' || e[-1] == '\''))
+			e--;
+		if (*b == '/')
+			snprintf(want, sizeof want, "%.*s", (int)(e - b), b);
+		else
+			snprintf(want, sizeof want, "/proc/%ld/cwd/%.*s", pid, (int)(e - b), b);
+	} else if (home && *home) {
+		snprintf(want, sizeof want, "%s/.ollama/models", home);
+	} else {
+		return 0;
+	}
+	if (realpath(want, real) && strcmp(real, root) == 0) {
+		snprintf(how, howlen, "its store is %s", real);
+		return 1;
+	}
+	return 0;
+}
+#endif
+
+int oa_find_store_users(const char *root, oa_proc_user *out, int max, char *why, size_t whylen)
+{
+#ifdef __linux__
+	char real[PATH_MAX];
+	if (!realpath(root, real))
+		snprintf(real, sizeof real, "%s", root);
+	DIR *d = opendir("/proc");
+	if (!d) {
+		snprintf(why, whylen, "cannot read /proc: %s", strerror(errno));
+		return -1;
+	}
+	int found = 0;
+	long self = (long)getpid();
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		char p[64], cmd[4096];
+		snprintf(p, sizeof p, "/proc/%ld/cmdline", pid);
+		ssize_t n = proc_read(p, cmd, sizeof cmd - 1);
+		if (n <= 0)
+			continue;
+		cmd[n] = '\0';
+		if (!is_ollama_server(cmd, (size_t)n))
+			continue;
+		char how[160];
+		int u = proc_uses(pid, real, how, sizeof how);
+		if (u == 0)
+			continue;
+		if (u < 0)
+			snprintf(how, sizeof how, "cannot see which store it uses (another user's process?)");
+		if (found < max) {
+			out[found].pid = pid;
+			size_t k = 0;
+			for (ssize_t i = 0; i < n && k + 1 < sizeof out[found].cmd; i++)
+				out[found].cmd[k++] = isprint((unsigned char)cmd[i]) ? cmd[i] : '?';
+			while (k > 0 && out[found].cmd[k - 1] == ' ')
+				k--;
+			out[found].cmd[k] = '\0';
+			snprintf(out[found].how, sizeof out[found].how, "%s", how);
+		}
+		found++;
+	}
+	closedir(d);
+	return found;
+#else
+	(void)root; (void)out; (void)max;
+	snprintf(why, whylen, "cannot tell on this OS whether an Ollama server uses the store");
+	return -1;
+#endif
+}
+
+/* ---- reflinks (issue 6: dedupe) ------------------------------------------- */
+#ifdef __linux__
+#include <sys/ioctl.h>
+#ifndef FICLONE
+#define FICLONE _IOW(0x94, 9, int) /* linux/fs.h */
+#endif
+int oa_reflink(int src_fd, int dst_fd)
+{
+	return ioctl(dst_fd, FICLONE, src_fd) < 0 ? -1 : 0;
+}
+#else
+int oa_reflink(int src_fd, int dst_fd)
+{
+	(void)src_fd; (void)dst_fd;
+	errno = ENOTSUP;
+	return -1;
+}
+#endif

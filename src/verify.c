@@ -50,6 +50,9 @@ struct worker {
 	XXH3_state_t *xxh;
 };
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (!err || !errlen)
@@ -217,6 +220,7 @@ static void verify_one(struct worker *w, size_t i)
 	oa_verify_result *res = &r->res[i];
 	char hex[65];
 	struct stat sb;
+	struct dropper dr = { -1, 0, -1, false };
 
 	if (!job->path || !norm_hex64(job->expected_hex, hex)) {
 		res->status = OA_VERIFY_ERROR;
@@ -268,11 +272,10 @@ static void verify_one(struct worker *w, size_t i)
 	}
 	oa_advise_sequential(fd);
 	uint64_t off = 0;
-	struct dropper dr = { fd, 0, -1, false };
+	dr.fd = fd;
 	for (;;) {
 		if (should_stop(r)) {
 			res->status = OA_VERIFY_NOT_DONE; /* abandoned at a chunk boundary */
-			drop_flush(&dr, off);
 			goto out;
 		}
 		if (!dr.open)
@@ -281,7 +284,6 @@ static void verify_one(struct worker *w, size_t i)
 		if (got < 0) {
 			res->err = errno;
 			res->status = OA_VERIFY_UNREADABLE;
-			drop_flush(&dr, off);
 			goto out;
 		}
 		if (got == 0)
@@ -346,6 +348,7 @@ static void verify_one(struct worker *w, size_t i)
 		res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
 	}
 out:
+	drop_flush(&dr, res->bytes_hashed);
 	close(fd);
 }
 

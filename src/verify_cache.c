@@ -10,19 +10,112 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #ifndef O_CLOEXEC
 #define O_CLOEXEC 0
 #endif
+#ifndef O_NOFOLLOW
+#define O_NOFOLLOW 0
+#endif
+
+/* In memory: an open-addressing table (linear probing, backward-shift
+ * deletion) of fixed-size slots, ~100 bytes an entry. jansson is used only to
+ * parse the file; saving prints the JSON directly. */
+struct slot {
+	char hex[65];
+	bool used;
+	oa_verify_cache_entry e;
+};
 
 struct oa_verify_cache {
 	pthread_mutex_t mu;
 	char *path;
-	json_t *entries; /* object: hex -> validated entry object */
+	struct slot *tab;
+	size_t cap, count; /* cap: power of two */
+	uint64_t seed;     /* hash seed: file names are not trusted to be random */
 	unsigned long gen, saved_gen; /* dirty = gen != saved_gen */
 };
 
+static size_t slot_of(const oa_verify_cache *c, const char *hex)
+{
+	return (size_t)XXH3_64bits_withSeed(hex, 64, c->seed) & (c->cap - 1);
+}
+
+/* Index of hex's slot, or of the free slot where it would go. */
+static size_t find(const oa_verify_cache *c, const char *hex)
+{
+	size_t i = slot_of(c, hex);
+	while (c->tab[i].used && memcmp(c->tab[i].hex, hex, 64) != 0)
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+static int grow(oa_verify_cache *c)
+{
+	size_t ncap = c->cap ? c->cap * 2 : 64;
+	struct slot *old = c->tab, *nt = calloc(ncap, sizeof *nt);
+	size_t ocap = c->cap;
+	if (!nt)
+		return -1;
+	c->tab = nt;
+	c->cap = ncap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].used)
+			c->tab[find(c, old[i].hex)] = old[i];
+	free(old);
+	return 0;
+}
+
+static int put(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e)
+{
+	if ((c->count + 1) * 10 > c->cap * 7 && grow(c) != 0)
+		return -1;
+	size_t i = find(c, hex);
+	if (!c->tab[i].used) {
+		memcpy(c->tab[i].hex, hex, 64);
+		c->tab[i].hex[64] = '\0';
+		c->tab[i].used = true;
+		c->count++;
+	}
+	c->tab[i].e = *e;
+	return 0;
+}
+
+static bool del(oa_verify_cache *c, const char *hex)
+{
+	if (!c->cap)
+		return false;
+	size_t i = find(c, hex);
+	if (!c->tab[i].used)
+		return false;
+	/* Backward shift: move later members of the probe run into the hole. */
+	size_t mask = c->cap - 1, j = i;
+	for (;;) {
+		c->tab[i].used = false;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (!c->tab[j].used)
+				goto done;
+			size_t k = slot_of(c, c->tab[j].hex);
+			/* j's home k lies cyclically in (i, j]: it must stay. */
+			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+				continue;
+			break;
+		}
+		c->tab[i] = c->tab[j];
+		i = j;
+	}
+done:
+	c->count--;
+	return true;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (!err || !errlen)
@@ -61,29 +154,6 @@ int oa_verify_cache_default_path(char *buf, size_t len)
 	return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
-/* json integer <-> uint64 / int64, lossless through int64. */
-static json_t *ju64(uint64_t v) { return json_integer((json_int_t)(int64_t)v); }
-
-static json_t *entry_to_json(const oa_verify_cache_entry *e)
-{
-	json_t *o = json_object();
-	if (!o)
-		return NULL;
-	int rc = 0;
-	rc |= json_object_set_new(o, "dev", ju64(e->st.dev));
-	rc |= json_object_set_new(o, "ino", ju64(e->st.ino));
-	rc |= json_object_set_new(o, "size", ju64(e->st.size));
-	rc |= json_object_set_new(o, "mtime_ns", json_integer((json_int_t)e->st.mtime_ns));
-	rc |= json_object_set_new(o, "ctime_ns", json_integer((json_int_t)e->st.ctime_ns));
-	rc |= json_object_set_new(o, "xxh128", json_string(e->xxh128));
-	rc |= json_object_set_new(o, "verified_at", json_real(e->verified_at));
-	if (rc) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
 static bool get_int(json_t *o, const char *key, int64_t *out)
 {
 	json_t *v = json_object_get(o, key);
@@ -115,11 +185,10 @@ static bool entry_from_json(json_t *o, oa_verify_cache_entry *e)
 	if (!json_is_number(va))
 		return false;
 	e->verified_at = json_number_value(va);
-	return e->verified_at >= 0;
+	return e->verified_at >= 0 && e->verified_at < 1e15; /* also rejects NaN */
 }
 
-/* Load path into c->entries; returns a warning (static string or formatted
- * into err) via err, never fails hard. */
+/* Load c->path into the table; problems are warnings in err, never failures. */
 static void load(oa_verify_cache *c, char *err, size_t errlen)
 {
 	int fd = open(c->path, O_RDONLY | O_CLOEXEC);
@@ -151,13 +220,8 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 	json_t *val;
 	json_object_foreach(entries, key, val) {
 		oa_verify_cache_entry e;
-		json_t *clean;
 		if (strlen(key) != 64 || !is_lower_hex(key, 64) || !entry_from_json(val, &e) ||
-		    !(clean = entry_to_json(&e))) {
-			bad++;
-			continue;
-		}
-		if (json_object_set_new(c->entries, key, clean) != 0)
+		    put(c, key, &e) != 0)
 			bad++;
 	}
 	if (bad) {
@@ -184,16 +248,20 @@ oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen
 		return NULL;
 	}
 	oa_verify_cache *c = calloc(1, sizeof *c);
-	if (!c || !(c->path = strdup(path)) || !(c->entries = json_object())) {
+	if (!c || !(c->path = strdup(path)) || grow(c) != 0) {
 		if (c) {
 			free(c->path);
+			free(c->tab);
 			free(c);
 		}
 		seterr(err, errlen, "out of memory");
 		return NULL;
 	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->seed = XXH3_64bits_withSeed(&c, sizeof c, (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32));
 	if (pthread_mutex_init(&c->mu, NULL) != 0) {
-		json_decref(c->entries);
+		free(c->tab);
 		free(c->path);
 		free(c);
 		seterr(err, errlen, "pthread_mutex_init failed");
@@ -210,37 +278,37 @@ const char *oa_verify_cache_path(const oa_verify_cache *c)
 
 bool oa_verify_cache_lookup(oa_verify_cache *c, const char *hex, oa_verify_cache_entry *out)
 {
-	if (!c || !hex)
+	if (!c || !hex || strlen(hex) != 64)
 		return false;
 	pthread_mutex_lock(&c->mu);
-	json_t *o = json_object_get(c->entries, hex);
-	bool ok = o && entry_from_json(o, out);
+	size_t i = find(c, hex);
+	bool ok = c->tab[i].used;
+	if (ok)
+		*out = c->tab[i].e;
 	pthread_mutex_unlock(&c->mu);
 	return ok;
 }
 
 int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e)
 {
-	if (!c || !hex || strlen(hex) != 64 || !is_lower_hex(hex, 64) || strlen(e->xxh128) != 32 ||
-	    !is_lower_hex(e->xxh128, 32))
-		return -1;
-	json_t *o = entry_to_json(e);
-	if (!o)
+	if (!c || !hex || strlen(hex) != 64 || !is_lower_hex(hex, 64) ||
+	    strnlen(e->xxh128, sizeof e->xxh128) != 32 || !is_lower_hex(e->xxh128, 32) ||
+	    !(e->verified_at >= 0 && e->verified_at < 1e15))
 		return -1;
 	pthread_mutex_lock(&c->mu);
-	int rc = json_object_set_new(c->entries, hex, o);
+	int rc = put(c, hex, e);
 	if (rc == 0)
 		c->gen++;
 	pthread_mutex_unlock(&c->mu);
-	return rc == 0 ? 0 : -1;
+	return rc;
 }
 
 void oa_verify_cache_remove(oa_verify_cache *c, const char *hex)
 {
-	if (!c || !hex)
+	if (!c || !hex || strlen(hex) != 64)
 		return;
 	pthread_mutex_lock(&c->mu);
-	if (json_object_del(c->entries, hex) == 0)
+	if (del(c, hex))
 		c->gen++;
 	pthread_mutex_unlock(&c->mu);
 }
@@ -248,7 +316,7 @@ void oa_verify_cache_remove(oa_verify_cache *c, const char *hex)
 size_t oa_verify_cache_count(oa_verify_cache *c)
 {
 	pthread_mutex_lock(&c->mu);
-	size_t n = json_object_size(c->entries);
+	size_t n = c->count;
 	pthread_mutex_unlock(&c->mu);
 	return n;
 }
@@ -287,6 +355,53 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
+static int cmp_slot(const void *a, const void *b)
+{
+	return memcmp((*(struct slot *const *)a)->hex, (*(struct slot *const *)b)->hex, 64);
+}
+
+/* The whole file, by hand: keys and xxh128 are validated hex, numbers are
+ * integers and a finite double, so nothing needs escaping. Caller holds mu. */
+static int write_json(oa_verify_cache *c, int fd)
+{
+	struct slot **v = malloc((c->count ? c->count : 1) * sizeof *v);
+	if (!v)
+		return errno = ENOMEM, -1;
+	size_t n = 0;
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->tab[i].used)
+			v[n++] = &c->tab[i];
+	qsort(v, n, sizeof *v, cmp_slot);
+	int fd2 = dup(fd);
+	FILE *f = fd2 >= 0 ? fdopen(fd2, "w") : NULL;
+	if (!f) {
+		if (fd2 >= 0)
+			close(fd2);
+		free(v);
+		return -1;
+	}
+	fprintf(f, "{\"schema\":\"%s\",\"entries\":{", OA_VERIFY_CACHE_SCHEMA);
+	for (size_t i = 0; i < n; i++) {
+		const oa_verify_cache_entry *e = &v[i]->e;
+		fprintf(f,
+		        "%s\n\"%s\":{\"dev\":%lld,\"ino\":%lld,\"size\":%lld,\"mtime_ns\":%lld,"
+		        "\"ctime_ns\":%lld,\"xxh128\":\"%s\",\"verified_at\":%.17g}",
+		        i ? "," : "", v[i]->hex, (long long)(int64_t)e->st.dev,
+		        (long long)(int64_t)e->st.ino, (long long)(int64_t)e->st.size,
+		        (long long)e->st.mtime_ns, (long long)e->st.ctime_ns, e->xxh128, e->verified_at);
+	}
+	fputs("}}\n", f);
+	free(v);
+	int rc = ferror(f) ? -1 : 0;
+	int e = errno;
+	if (fclose(f) != 0 && rc == 0) {
+		rc = -1;
+		e = errno;
+	}
+	errno = e;
+	return rc;
+}
+
 int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 {
 	char dir[4096], tmp[4200];
@@ -310,30 +425,22 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 	}
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", c->path, (long)getpid());
 
-	pthread_mutex_lock(&c->mu);
-	json_t *root = json_pack("{s:s, s:O}", "schema", OA_VERIFY_CACHE_SCHEMA, "entries", c->entries);
-	pthread_mutex_unlock(&c->mu);
-	if (!root) {
-		seterr(err, errlen, "out of memory");
-		return -1;
-	}
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* O_EXCL | O_NOFOLLOW: never write through something planted at the
+	 * temp name; a stale one (a crashed run with our pid) is removed once. */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-		json_decref(root);
 		return -1;
 	}
-	/* Serialise under the lock: workers may still be updating entries. */
+	/* Serialise under the lock (workers may still be updating entries),
+	 * sorted by digest so the file is stable and diffable. */
 	pthread_mutex_lock(&c->mu);
-	int rc = json_dumpfd(root, fd, JSON_COMPACT | JSON_SORT_KEYS);
+	int rc = write_json(c, fd);
 	unsigned long gen = c->gen;
 	pthread_mutex_unlock(&c->mu);
-	json_decref(root);
 	int saved_errno = errno;
-	if (rc == 0 && write(fd, "\n", 1) != 1) {
-		rc = -1;
-		saved_errno = errno;
-	}
 	if (rc == 0 && fsync(fd) != 0) {
 		rc = -1;
 		saved_errno = errno;
@@ -368,7 +475,7 @@ void oa_verify_cache_close(oa_verify_cache *c)
 	if (!c)
 		return;
 	pthread_mutex_destroy(&c->mu);
-	json_decref(c->entries);
+	free(c->tab);
 	free(c->path);
 	free(c);
 }

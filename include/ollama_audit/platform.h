@@ -44,4 +44,27 @@ double oa_wall_now(void);
  * the file size. Used to drop only the pages a verify brought in. */
 int oa_range_cached(int fd, uint64_t offset, size_t len);
 
+/* Ollama server or runner processes (`ollama serve`, `ollama runner`,
+ * `llama-server`, `ollama_llama_server`) that use the store whose real path
+ * is `root`: their cwd, an open file or a mapping under it, or the store
+ * their OLLAMA_MODELS (or $HOME/.ollama/models) names. A matching process
+ * whose files and environment we may not read counts too: we cannot rule it
+ * out. Fills up to `max` entries; returns how many were found (may exceed
+ * max), or -1 when this cannot be told on this OS (`why` says so).
+ * Linux reads /proc; elsewhere the answer is always -1. */
+typedef struct oa_proc_user {
+	long pid;
+	char cmd[96];   /* the command line, printable, truncated */
+	char how[160];  /* why it counts: "cwd /x/models", "open file ..." */
+} oa_proc_user;
+int oa_find_store_users(const char *root, oa_proc_user *out, int max, char *why, size_t whylen);
+
+/* Make dst_fd (an empty regular file opened for writing) a copy-on-write
+ * clone of all of src_fd (Linux FICLONE: btrfs, XFS with reflink=1,
+ * bcachefs, OCFS2, ZFS >= 2.2). The two stay separate inodes: writing one
+ * never changes the other. Returns 0, or -1 with errno: EOPNOTSUPP or EINVAL
+ * when the filesystem cannot, EXDEV across filesystems, ENOTSUP where the OS
+ * has no such call (issue 6, dedupe). */
+int oa_reflink(int src_fd, int dst_fd);
+
 #endif

@@ -32,7 +32,7 @@
 
 typedef struct oa_verify_job {
 	const char *path;          /* the blob file */
-	char expected_hex[65];     /* expected sha256, 64 lowercase hex */
+	char expected_hex[65];     /* expected sha256, 64 hex (upper case accepted) */
 	uint64_t expected_size;    /* from the manifest, or OA_VERIFY_SIZE_UNKNOWN */
 	void *user;                /* caller's, untouched */
 } oa_verify_job;

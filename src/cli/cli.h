@@ -20,7 +20,7 @@ enum {
 	OA_EXIT_INTERRUPTED = 32,
 };
 
-enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS };
+enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PROMETHEUS };
 
 typedef struct cli {
 	const char *cmd;
@@ -40,6 +40,20 @@ typedef struct cli {
 	int jobs;
 	double max_duration;
 	const char *cache_path;
+	/* du / prune / rm / restore (docs/disk-space.md) */
+	bool apply;         /* --apply: remove instead of a dry run */
+	bool yes;           /* --yes: no confirmation prompt */
+	const char *plan_path;   /* --plan FILE */
+	const char *quarantine;  /* --quarantine DIR */
+	unsigned what;      /* --what: junk category mask (0 = the default set) */
+	long long min_age;  /* --min-age in seconds; -1 = not given */
+	bool force;         /* --force: past corrupt manifests and running servers */
+	bool predict_server; /* prune --predict-server */
+	/* every store on the machine (docs/multi-store.md; cli_multi.h) */
+	bool all_users;     /* --all-users: the stores come from discovery (plus any --store) */
+	bool duplicates;    /* du --duplicates: digests in several stores */
+	bool hardlink;      /* dedupe --hardlink: hard links, same owner only */
+	const char *output; /* --output FILE: stdout goes to FILE, atomically (temp + rename) */
 	char **args;        /* positional arguments after the command */
 	size_t n_args;
 	int exit_code;
@@ -65,5 +79,18 @@ int cmd_list(cli *c);
 int cmd_show(cli *c);
 int cmd_check(cli *c);
 int cmd_verify(cli *c);
+int cmd_du(cli *c);
+int cmd_prune(cli *c);
+int cmd_rm(cli *c);
+int cmd_restore(cli *c);
+
+/* prune and rm (cmd_prune.c): print a plan, write it with --plan, and with
+ * --apply check the refusals, confirm and apply it. `junk` (may be NULL)
+ * adds download progress to the listing; `removing` lists the manifests an
+ * rm plan removes (their own corruption does not block it). */
+struct oa_plan;
+struct oa_junk_list;
+void cli_run_plan(cli *c, oa_store *s, struct oa_plan *p, const struct oa_junk_list *junk,
+                  bool from_file, bool first, bool last);
 
 #endif

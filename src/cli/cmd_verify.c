@@ -7,6 +7,7 @@
 #include "ollama_audit/platform.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,28 @@ int cmd_verify(cli *c)
 	sigaction(SIGINT, &sa, &old);
 
 	char err[512];
+	/* The cache is ours, never the store's: refuse a --cache inside a store. */
+	if (c->cache_path) {
+		char *dir = oa_xstrdup(c->cache_path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		char rdir[PATH_MAX], rroot[PATH_MAX];
+		for (size_t i = 0; i < n; i++) {
+			if (!st[i].ok || !realpath(slash ? (*dir ? dir : "/") : ".", rdir) ||
+			    !realpath(st[i].s.root, rroot))
+				continue;
+			size_t len = strlen(rroot);
+			if (strncmp(rdir, rroot, len) == 0 && (rdir[len] == '/' || rdir[len] == '\0')) {
+				cli_err("--cache %s is inside the store %s; the tool never writes to a store",
+				        c->cache_path, st[i].s.root);
+				free(dir);
+				cli_close_stores(st, n);
+				return c->exit_code | OA_EXIT_USAGE;
+			}
+		}
+		free(dir);
+	}
 	oa_verify_cache *cache = oa_verify_cache_open(c->cache_path, err, sizeof err);
 	if (!cache)
 		cli_err("verification cache: %s (continuing without it)", err);

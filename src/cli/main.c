@@ -1,7 +1,9 @@
 /* main.c - ollama-audit: option parsing and command dispatch. The work is
  * done by the library; each cmd_*.c only chooses what to print. */
 #include "cli.h"
+#include "cli_multi.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/junk.h"
 #include "ollama_audit/util.h"
 
 #include <getopt.h>
@@ -20,10 +22,19 @@ static const char usage_text[] =
 	"  show MODEL         one model in full: manifest, config, layers, weight headers\n"
 	"  check [MODEL...]   structure pass: every reference, size, name, header (fast)\n"
 	"  verify [MODEL...]  content pass: sha256 of every referenced blob\n"
+	"  du                 disk usage: per model unique/shared bytes, junk, reclaimable\n"
+	"  prune              remove junk (orphans, partials, temps): a dry run unless --apply\n"
+	"  rm MODEL...        remove models offline, keeping every blob another manifest may use\n"
+	"  restore DIR        put back what prune/rm --quarantine DIR moved away\n"
+	"  stores             every store on this machine: owner, size, models, how it was found\n"
+	"  dedupe             replace blobs duplicated across stores by reflinks (dry run)\n"
 	"\n"
 	"Options (any command):\n"
 	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
-	"  --format FMT       table (default), json, ndjson, csv; list also takes tags\n"
+	"  --format FMT       table (default), json, ndjson, csv; list also takes tags;\n"
+	"                     check, verify and stores also take prometheus\n"
+	"  --all-users        every store on the machine (see `stores`), plus any --store\n"
+	"  --output FILE      write standard output to FILE atomically (temp file + rename)\n"
 	"  --units U          si (default, like ollama list), iec, bytes\n"
 	"  --fail-on SEV      lowest severity that sets the exit status: error (default), warning\n"
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
@@ -69,6 +80,79 @@ static const char *cmd_help_text(const char *cmd)
 		       "stat changed since their last good verification; --quick re-reads every blob but\n"
 		       "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
 		       "a time budget; the next --changed run continues where it stopped.\n";
+	if (strcmp(cmd, "du") == 0)
+		return "usage: ollama-audit du [--format table|json|csv] [--units si|iec|bytes]\n"
+		       "\n"
+		       "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
+		       "it frees), SHARED with other models, ON DISK (allocated, st_blocks) and APPARENT\n"
+		       "(st_size). Hard links count once (device+inode); tags that are the same manifest\n"
+		       "are one row. The footer gives the store totals: referenced bytes, junk by category\n"
+		       "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
+		       "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n";
+	if (strcmp(cmd, "prune") == 0)
+		return "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
+		       "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
+		       "       ollama-audit prune --predict-server\n"
+		       "\n"
+		       "Remove junk from the store. Without --apply this is a dry run: it prints exactly\n"
+		       "what would be removed and the bytes freed (allocated), and --plan FILE saves that\n"
+		       "plan. --apply removes (asking [y/N] on a terminal; without one it needs --yes);\n"
+		       "--apply --plan FILE removes exactly the entries of that plan and nothing else.\n"
+		       "Every entry is re-checked just before removal (same device, inode, size, mtime;\n"
+		       "no manifest references it) and skipped if anything changed. Symlinks are removed\n"
+		       "as links, never followed.\n"
+		       "\n"
+		       "  --what LIST        orphans,partials,temps (default: what the server's start-up\n"
+		       "                     prune deletes), legacy, foreign, manifest-blobs, empty-dirs, all\n"
+		       "  --min-age D        skip files younger than D (default 1h; 30m, 2d, 0)\n"
+		       "  --quarantine DIR   move instead of delete (same filesystem); `restore DIR` undoes\n"
+		       "  --force            go on although a manifest cannot be parsed or an Ollama\n"
+		       "                     server/runner uses the store (both refuse by default, exit 8)\n"
+		       "  --predict-server   print what the server's own start-up prune would delete\n"
+		       "\n"
+		       "Exit: 0 done, 8 refused or failed, 16 usage (or --apply without --yes and no\n"
+		       "terminal), 32 interrupted or declined.\n";
+	if (strcmp(cmd, "rm") == 0)
+		return "usage: ollama-audit rm MODEL... [--plan FILE] [--apply [--yes] [--quarantine DIR]\n"
+		       "                        [--force] [--min-age DURATION]]\n"
+		       "\n"
+		       "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
+		       "directories they leave empty and the blobs no other manifest (parseable or not)\n"
+		       "can reference, with the exact bytes freed. --apply removes the manifests first,\n"
+		       "then the empty directories, then the blobs, so a crash never leaves a manifest\n"
+		       "pointing at a removed blob. Same confirmation, --plan, --quarantine and safety\n"
+		       "rules as prune; --min-age applies to blobs only when given.\n";
+	if (strcmp(cmd, "restore") == 0)
+		return "usage: ollama-audit restore DIR [--store STORE]\n"
+		       "\n"
+		       "Put back everything `prune --quarantine DIR` or `rm --quarantine DIR` moved into\n"
+		       "DIR, newest first, into the store named in DIR/index.json (or --store). A file\n"
+		       "that exists again with other content is never overwritten: it stays in DIR and\n"
+		       "the exit status is 4.\n";
+	if (strcmp(cmd, "stores") == 0)
+		return "usage: ollama-audit stores [--all] [--store DIR]... [--format table|json|ndjson|csv|prometheus]\n"
+		       "\n"
+		       "Every Ollama store on this machine, with its owner, size on disk, model count and\n"
+		       "how it was found: $OLLAMA_MODELS, OLLAMA_MODELS in the systemd unit ollama.service\n"
+		       "and its ollama.service.d/*.conf drop-ins (and the EnvironmentFile= they name),\n"
+		       "/etc/default/ollama-style files, <home>/.ollama/models of every account in the\n"
+		       "password database, /usr/share/ollama/.ollama/models, /var/lib/ollama, /root/.ollama.\n"
+		       "A store reached by several paths (symlinks, bind mounts) is listed once. Then the\n"
+		       "totals per user and the blobs duplicated across stores. --all also lists the\n"
+		       "places that hold no store. Stores we may not read are listed and set exit bit 8.\n"
+		       "--all-users on list, check, verify, du, prune and dedupe audits every store found.\n";
+	if (strcmp(cmd, "dedupe") == 0)
+		return "usage: ollama-audit dedupe [--all-users | --store A --store B...] [--hardlink]\n"
+		       "                          [--apply [--yes] [--force]] [--format table|json|ndjson]\n"
+		       "\n"
+		       "Replace blobs that several stores hold as separate copies. A dry run unless\n"
+		       "--apply. By default reflinks (FICLONE: copy-on-write, separate inodes, safe\n"
+		       "across users) where the filesystem supports them (btrfs, XFS, bcachefs, ...);\n"
+		       "--hardlink uses hard links, only between stores and files of the same owner.\n"
+		       "Before each replacement both files are re-checked against the scan and hashed\n"
+		       "(sha256 = their name); the clone or link goes in under a temporary name and is\n"
+		       "renamed over the duplicate. Stores an Ollama server uses are left alone unless\n"
+		       "--force. --apply asks [y/N] on a terminal; without one it needs --yes.\n";
 	return NULL;
 }
 
@@ -83,6 +167,12 @@ static const command commands[] = {
 	{ "show", cmd_show },
 	{ "check", cmd_check },
 	{ "verify", cmd_verify },
+	{ "du", cmd_du },
+	{ "prune", cmd_prune },
+	{ "rm", cmd_rm },
+	{ "restore", cmd_restore },
+	{ "stores", cmd_stores },
+	{ "dedupe", cmd_dedupe },
 	{ NULL, NULL },
 };
 
@@ -123,6 +213,8 @@ static int usage_error(const char *fmt, ...)
 
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 {
+	if (c->all_users)
+		return cli_open_discovered(c, n, header_mode);
 	const char *how = "--store";
 	char *def = NULL;
 	size_t count = c->n_stores ? c->n_stores : 1;
@@ -139,6 +231,7 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 		if (oa_store_open(&v[i].s, path, how, err, sizeof err) < 0) {
 			cli_err("%s (store from %s)", err, how);
 			c->exit_code |= OA_EXIT_OPERATIONAL;
+			cli_multi_failed(c, path, how);
 			oa_store_close(&v[i].s);
 			continue;
 		}
@@ -225,7 +318,8 @@ void csv_field(FILE *out, const char *s, bool last)
 
 enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSION, OPT_TENSORS,
        OPT_JOBS, OPT_ALL, OPT_CHANGED, OPT_QUICK, OPT_MAX_DURATION, OPT_CACHE, OPT_PROGRESS,
-       OPT_NO_PROGRESS };
+       OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
+       OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -245,12 +339,33 @@ static const struct option long_opts[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "apply", no_argument, NULL, OPT_APPLY },
+	{ "yes", no_argument, NULL, OPT_YES },
+	{ "plan", required_argument, NULL, OPT_PLAN },
+	{ "quarantine", required_argument, NULL, OPT_QUARANTINE },
+	{ "what", required_argument, NULL, OPT_WHAT },
+	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "predict-server", no_argument, NULL, OPT_PREDICT_SERVER },
+	{ "all-users", no_argument, NULL, OPT_ALL_USERS },
+	{ "duplicates", no_argument, NULL, OPT_DUPLICATES },
+	{ "hardlink", no_argument, NULL, OPT_HARDLINK },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The --store list outlives every early return of main(); free it at exit
+ * so leak checkers see a clean process whatever path it took. */
+static char **store_list;
+
+static void free_store_list(void)
+{
+	free(store_list);
+}
+
 int main(int argc, char **argv)
 {
-	cli c = { .format = OUT_TABLE, .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR };
+	cli c = { .format = OUT_TABLE, .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR, .min_age = -1 };
 	const char *color = "auto";
 	bool help = false;
 	int progress = -1;
@@ -261,8 +376,7 @@ int main(int argc, char **argv)
 		else if (strcmp(units_env, "bytes") == 0)
 			c.units = OA_UNITS_BYTES;
 	}
-	char **positional = oa_xcalloc((size_t)argc + 1, sizeof *positional);
-	size_t npos = 0;
+	atexit(free_store_list);
 	int opt;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
 	while ((opt = getopt_long(argc, argv, "hq", long_opts, NULL)) != -1) {
@@ -270,6 +384,7 @@ int main(int argc, char **argv)
 		case OPT_STORE:
 			c.stores = oa_xreallocarray(c.stores, c.n_stores + 1, sizeof *c.stores);
 			c.stores[c.n_stores++] = optarg;
+			store_list = c.stores;
 			break;
 		case OPT_FORMAT:
 			c.format_set = true;
@@ -278,7 +393,8 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "ndjson") == 0) c.format = OUT_NDJSON;
 			else if (strcmp(optarg, "csv") == 0) c.format = OUT_CSV;
 			else if (strcmp(optarg, "tags") == 0) c.format = OUT_TAGS;
-			else return usage_error("unknown --format '%s' (table, json, ndjson, csv, tags)", optarg);
+			else if (strcmp(optarg, "prometheus") == 0) c.format = OUT_PROMETHEUS;
+			else return usage_error("unknown --format '%s' (table, json, ndjson, csv, tags, prometheus)", optarg);
 			break;
 		case OPT_UNITS:
 			if (strcmp(optarg, "si") == 0) c.units = OA_UNITS_SI;
@@ -331,13 +447,44 @@ int main(int argc, char **argv)
 		case OPT_PROGRESS: progress = 1; break;
 		case OPT_NO_PROGRESS: progress = 0; break;
 		case 'q': c.quiet = true; break;
+		case OPT_APPLY: c.apply = true; break;
+		case OPT_YES: c.yes = true; break;
+		case OPT_PLAN: c.plan_path = optarg; break;
+		case OPT_QUARANTINE: c.quarantine = optarg; break;
+		case OPT_WHAT: {
+			char err[256];
+			if (oa_junk_parse_what(optarg, &c.what, err, sizeof err) < 0)
+				return usage_error("--what: %s", err);
+			break;
+		}
+		case OPT_MIN_AGE: {
+			char *end;
+			double d = strtod(optarg, &end);
+			if (end == optarg) d = -1;
+			else if (*end == 'm') d *= 60, end++;
+			else if (*end == 'h') d *= 3600, end++;
+			else if (*end == 'd') d *= 86400, end++;
+			else if (*end == 's') end++;
+			if (*end || d < 0 || d > 1e12)
+				return usage_error("--min-age takes a duration (3600, 90s, 30m, 1h, 2d, 0), not '%s'",
+				                   optarg);
+			c.min_age = (long long)d;
+			break;
+		}
+		case OPT_FORCE: c.force = true; break;
+		case OPT_PREDICT_SERVER: c.predict_server = true; break;
+		case OPT_ALL_USERS: c.all_users = true; break;
+		case OPT_DUPLICATES: c.duplicates = true; break;
+		case OPT_HARDLINK: c.hardlink = true; break;
+		case OPT_OUTPUT: c.output = optarg; break;
 		default:
 			fprintf(stderr, "Try 'ollama-audit --help'.\n");
 			return OA_EXIT_USAGE;
 		}
 	}
-	while (optind < argc)
-		positional[npos++] = argv[optind++];
+	/* getopt_long moved every non-option to the end, in order. */
+	char **positional = argv + optind;
+	size_t npos = (size_t)(argc - optind);
 	const char *no_color = getenv("NO_COLOR");
 	const char *term = getenv("TERM");
 	if (strcmp(color, "always") == 0)
@@ -362,7 +509,6 @@ int main(int argc, char **argv)
 	c.n_args = npos - 1;
 	const char *h = cmd_help(c.cmd);
 	if (!h && strcmp(c.cmd, "help") != 0) {
-		free(positional);
 		return usage_error("unknown command '%s'", c.cmd);
 	}
 	if (help || strcmp(c.cmd, "help") == 0) {
@@ -370,12 +516,12 @@ int main(int argc, char **argv)
 			fputs(cmd_help(c.args[0]), stdout);
 		else
 			fputs(h ? h : usage_text, stdout);
-		free(positional);
 		return 0;
 	}
-	int rc = find_command(c.cmd)->run(&c);
-	free(positional);
-	free(c.stores);
+	int rc = cli_output_begin(&c);
+	if (!rc)
+		rc = find_command(c.cmd)->run(&c);
+	rc = cli_output_end(&c, rc);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_err("write error on standard output");
 		rc |= OA_EXIT_OPERATIONAL;

@@ -1,5 +1,6 @@
 /* report_common.c - the findings report shared by check and verify. */
 #include "report_common.h"
+#include "cli_multi.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
 
@@ -62,19 +63,24 @@ void report_findings(cli *c, const oa_store *s, const char *schema, const char *
 	json_object_set_new(summary, "errors", json_integer((json_int_t)counts[OA_SEV_ERROR]));
 	json_object_set_new(summary, "warnings", json_integer((json_int_t)counts[OA_SEV_WARNING]));
 	json_object_set_new(summary, "infos", json_integer((json_int_t)counts[OA_SEV_INFO]));
+	/* combined totals, and --format prometheus (cli_multi.c) */
+	cli_multi_store_done(c, (oa_store *)s, schema, summary);
+	if (c->format == OUT_PROMETHEUS)
+		return;
 
 	if (c->format == OUT_NDJSON) {
 		for (size_t i = 0; i < s->findings.n; i++) {
 			if (!finding_selected(c, s, &s->findings.v[i]))
 				continue;
-			json_t *rec = json_pack("{s:s,s:s}", "type", "finding", "store", s->root);
+			json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "finding", "host", cli_host(), "store", s->root);
 			json_t *fo = oa_report_finding(&s->findings.v[i]);
 			json_object_update(rec, fo);
 			json_decref(fo);
 			oa_json_dump_line(rec, stdout);
 			json_decref(rec);
 		}
-		json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "summary", "schema", schema, "store", s->root);
+		json_t *rec = json_pack("{s:s,s:s,s:s,s:s}", "type", "summary", "schema", schema, "host", cli_host(),
+		                        "store", s->root);
 		json_object_update(rec, summary);
 		oa_json_dump_line(rec, stdout);
 		json_decref(rec);

@@ -31,27 +31,13 @@ sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 mbps() { awk -v by="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? by / 1e6 / s : 0) }'; }
 
-# best_of CMD...: the smallest wall time of REPS runs, in seconds.
-best_of() {
-	best=""
-	i=0
-	while [ $i -lt "$REPS" ]; do
-		t0=$(now)
-		"$@" >/dev/null
-		t1=$(now)
-		t=$(sub "$t0" "$t1")
-		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$t; fi
-		i=$((i + 1))
-	done
-	echo "$best"
-}
-
 # best_engine ARGS...: the smallest engine time (oa_verify_run only, as the
 # driver reports it: no process start, directory listing or cache save) of REPS runs.
 best_engine() {
 	best=""
 	i=0
 	while [ $i -lt "$REPS" ]; do
+		warm
 		t=$("$BIN" run "$@" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p')
 		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$t; fi
 		i=$((i + 1))
@@ -89,51 +75,62 @@ echo "generating $LARGE_N x $LARGE_MB MiB + $SMALL_N x $SMALL_KB KiB, one $BIG_M
 "$BIN" gen "$WORK/many" "$RSS_N" 4096 4
 SET_BYTES=$(( (LARGE_N * LARGE_MB << 20) + (SMALL_N * SMALL_KB << 10) ))
 BIG_BYTES=$((BIG_MB << 20))
-# Warm the page cache: every figure below is CPU-bound, not disk-bound.
-cat "$WORK"/set/blobs/* "$WORK"/big/blobs/* "$WORK"/many/blobs/* >/dev/null
+# Warm the page cache: every figure below is CPU-bound, not disk-bound. Done
+# again before each measurement: some VMs run proactive reclaim (DAMON
+# "pageout" schemes) that evicts page cache idle for a few seconds.
+warm() { cat "$WORK"/set/blobs/* "$WORK"/big/blobs/* >/dev/null; }
+cat "$WORK"/many/blobs/* >/dev/null
+warm
 
-echo "best of $REPS runs each (wall clock, whole process):"
-T_OSSL=$(best_of openssl dgst -sha256 "$WORK"/big/blobs/*)
+# The headline figures are measured interleaved (openssl, sha256sum, engine
+# sha256, engine quick, repeat) and the best of REPS taken for each, so a busy
+# spell on a shared machine hits every side alike.
+"$BIN" run --jobs "$NPROC" --cache "$WORK/cache.json" "$WORK/set" >/dev/null
+T_OSSL="" T_SUM="" T_VER="" T_QUICK="" T_VERW=""
+min() { if [ -z "$1" ] || awk -v a="$2" -v b="$1" 'BEGIN { exit !(a < b) }'; then echo "$2"; else echo "$1"; fi; }
+wall() { t0=$(now); "$@" >/dev/null; t1=$(now); sub "$t0" "$t1"; }
+engine() { "$BIN" run "$@" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'; }
+r=0
+while [ $r -lt "$REPS" ]; do
+	warm
+	T_OSSL=$(min "$T_OSSL" "$(wall openssl dgst -sha256 "$WORK"/big/blobs/*)")
+	T_SUM=$(min "$T_SUM" "$(wall sha256sum "$WORK"/set/blobs/*)")
+	T_VER=$(min "$T_VER" "$(engine --jobs "$NPROC" "$WORK/set")")
+	T_VERW=$(min "$T_VERW" "$(wall "$BIN" run --jobs "$NPROC" "$WORK/set")")
+	T_QUICK=$(min "$T_QUICK" "$(engine --jobs "$NPROC" --mode quick --cache "$WORK/cache.json" "$WORK/set")")
+	r=$((r + 1))
+done
 R_OSSL=$(mbps $BIG_BYTES "$T_OSSL")
-echo "  openssl dgst -sha256, one $BIG_MB MiB file, 1 core: ${T_OSSL}s = $R_OSSL MB/s"
-
-T_SUM=$(best_of sha256sum "$WORK"/set/blobs/*)
 R_SUM=$(mbps $SET_BYTES "$T_SUM")
-echo "  sha256sum over the set (1 core):                ${T_SUM}s = $R_SUM MB/s"
+R_VER=$(mbps $SET_BYTES "$T_VER")
+R_QUICK=$(mbps $SET_BYTES "$T_QUICK")
+echo "best of $REPS, interleaved:"
+echo "  openssl dgst -sha256, one $BIG_MB MiB file (1 core, wall): ${T_OSSL}s = $R_OSSL MB/s"
+echo "  sha256sum over the set (1 core, wall):                 ${T_SUM}s = $R_SUM MB/s"
+echo "  engine sha256, jobs=$NPROC (oa_verify_run time):         ${T_VER}s = $R_VER MB/s"
+echo "  engine sha256, jobs=$NPROC (whole driver process, wall): ${T_VERW}s = $(mbps $SET_BYTES "$T_VERW") MB/s"
+echo "  engine quick,  jobs=$NPROC (oa_verify_run time):         ${T_QUICK}s = $R_QUICK MB/s"
 
-echo "engine (time of oa_verify_run, best of $REPS):"
+echo "engine details (best of $REPS each):"
 for BUF in 131072 262144 524288 1048576 4194304; do
 	T=$(best_engine --jobs "$NPROC" --buf $BUF "$WORK/set")
 	echo "  sha256 jobs=$NPROC buffer=$((BUF >> 10)) KiB: ${T}s = $(mbps $SET_BYTES "$T") MB/s"
 done
-T_VER=$(best_engine --jobs "$NPROC" "$WORK/set")
-R_VER=$(mbps $SET_BYTES "$T_VER")
-echo "  sha256 jobs=$NPROC default buffer: ${T_VER}s = $R_VER MB/s"
-T_VER1=$(best_engine --jobs 1 "$WORK/set")
-echo "  sha256 jobs=1 default buffer: ${T_VER1}s = $(mbps $SET_BYTES "$T_VER1") MB/s"
-T_VERW=$(best_of "$BIN" run --jobs "$NPROC" "$WORK/set")
-echo "  (whole driver process, sha256 jobs=$NPROC: ${T_VERW}s = $(mbps $SET_BYTES "$T_VERW") MB/s)"
-
-"$BIN" run --jobs "$NPROC" --cache "$WORK/cache.json" "$WORK/set" >/dev/null
-for BUF in 131072 262144 1048576; do
+T=$(best_engine --jobs 1 "$WORK/set")
+echo "  sha256 jobs=1 buffer=1024 KiB: ${T}s = $(mbps $SET_BYTES "$T") MB/s"
+for BUF in 131072 262144 1048576 4194304; do
 	T=$(best_engine --jobs "$NPROC" --buf $BUF --mode quick --cache "$WORK/cache.json" "$WORK/set")
 	echo "  quick  jobs=$NPROC buffer=$((BUF >> 10)) KiB: ${T}s = $(mbps $SET_BYTES "$T") MB/s"
 done
-T_QUICK=$(best_engine --jobs "$NPROC" --mode quick --cache "$WORK/cache.json" "$WORK/set")
-R_QUICK=$(mbps $SET_BYTES "$T_QUICK")
-echo "  quick  jobs=$NPROC default buffer: ${T_QUICK}s = $R_QUICK MB/s"
-T_CO=$(best_engine --jobs "$NPROC" --changed-only --cache "$WORK/cache.json" "$WORK/set")
-echo "  changed-only, nothing changed: ${T_CO}s"
+T=$(best_engine --jobs "$NPROC" --changed-only --cache "$WORK/cache.json" "$WORK/set")
+echo "  changed-only, nothing changed: ${T}s"
 
 echo "memory:"
 echo "  $RSS_N blobs x 4 KiB, sha256, with cache:     $("$BIN" run --jobs "$NPROC" --cache "$WORK/c2.json" "$WORK/many" | sed 's/.*maxrss_kb=/maxrss_kb=/')"
+echo "  $RSS_N blobs, changed-only (loads that cache): $("$BIN" run --jobs "$NPROC" --changed-only --cache "$WORK/c2.json" "$WORK/many" | sed 's/.*maxrss_kb=/maxrss_kb=/')"
+echo "  $RSS_N blobs, sha256, no cache:               $("$BIN" run --jobs "$NPROC" "$WORK/many" | sed 's/.*maxrss_kb=/maxrss_kb=/')"
 echo "  the set (1 GiB), sha256, with cache:           $("$BIN" run --jobs "$NPROC" --cache "$WORK/c3.json" "$WORK/set" | sed 's/.*maxrss_kb=/maxrss_kb=/')"
 
-# openssl again after the engine runs, so a busy spell does not favour one side.
-T_OSSL2=$(best_of openssl dgst -sha256 "$WORK"/big/blobs/*)
-if awk -v a="$T_OSSL2" -v b="$T_OSSL" 'BEGIN { exit !(a < b) }'; then T_OSSL=$T_OSSL2; fi
-R_OSSL=$(mbps $BIG_BYTES "$T_OSSL")
-echo "openssl dgst -sha256 1 core, best before/after: $R_OSSL MB/s"
 echo "CPU busy after: $(busy)%"
 
 echo "ratios (targets in brackets):"

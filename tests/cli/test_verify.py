@@ -221,4 +221,12 @@ with t.guard("SIGINT stops verify cleanly with exit code 32"):
     t.exit_code(r, 0, "--changed after the interrupted run")
     t.eq(t.summary_of(doc).get("not_done"), 0, "the rest is done")
 
+with t.guard("the cache is never written inside a store"):
+    s, info = t.clean_store("cache-inside")
+    before = t.snapshot(s.root)
+    r = t.audit(s.root, "verify", "--cache", os.path.join(s.root, "blobs", "cache.json"))
+    t.exit_code(r, 16, "verify --cache inside the store")
+    t.contains(r.err, "inside the store", "the refusal says why")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "the store is unchanged")
+
 t.done()

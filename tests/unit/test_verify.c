@@ -382,9 +382,79 @@ static void test_cache_roundtrip(void)
 	char tmp[800];
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", cpath, (long)getpid());
 	CHECK(access(tmp, F_OK) != 0);
+	/* Something planted at the temp name is not written through. */
+	char victim[800];
+	snprintf(victim, sizeof victim, "%s/victim", store);
+	write_file(victim, "keep", 4);
+	CHECK(symlink(victim, tmp) == 0);
+	CHECK(oa_verify_cache_save(c3, err, sizeof err) == 0);
+	CHECK(stat(victim, &sb) == 0 && sb.st_size == 4);
+	CHECK(lstat(cpath, &sb) == 0 && S_ISREG(sb.st_mode));
+	CHECK(access(tmp, F_OK) != 0);
 	oa_verify_cache_close(c);
 	oa_verify_cache_close(c2);
 	oa_verify_cache_close(c3);
+}
+
+/* The in-memory table: many inserts, deletes (backward shift) and updates
+ * against a plain array, then a save / reopen. */
+static void test_cache_table(void)
+{
+	char store[600], cpath[700], err[256];
+	new_store(store, sizeof store);
+	snprintf(cpath, sizeof cpath, "%s/vc.json", store);
+	enum { N = 5000 };
+	char (*hex)[65] = calloc(N, sizeof *hex);
+	bool *present = calloc(N, sizeof *present);
+	oa_verify_cache *c = oa_verify_cache_open(cpath, err, sizeof err);
+	oa_verify_cache_entry e;
+	int upd_fail = 0;
+	memset(&e, 0, sizeof e);
+	strcpy(e.xxh128, "00112233445566778899aabbccddeeff");
+	for (int i = 0; i < N; i++) {
+		char s[32];
+		snprintf(s, sizeof s, "k%d", i);
+		sha256_hex(s, strlen(s), hex[i]);
+		e.st.ino = (uint64_t)i;
+		e.verified_at = i;
+		if (oa_verify_cache_update(c, hex[i], &e) != 0)
+			upd_fail++;
+		present[i] = true;
+	}
+	for (int i = 0; i < N; i += 3) {
+		oa_verify_cache_remove(c, hex[i]);
+		present[i] = false;
+	}
+	for (int i = 1; i < N; i += 7) {
+		e.st.ino = (uint64_t)i + 1000000;
+		e.verified_at = i;
+		if (oa_verify_cache_update(c, hex[i], &e) != 0)
+			upd_fail++;
+		present[i] = true;
+	}
+	CHECK(upd_fail == 0);
+	size_t want = 0;
+	for (int i = 0; i < N; i++)
+		want += present[i];
+	CHECK_U64(oa_verify_cache_count(c), want);
+	CHECK(oa_verify_cache_save(c, err, sizeof err) == 0);
+	oa_verify_cache *c2 = oa_verify_cache_open(cpath, err, sizeof err);
+	CHECK_STR(err, "");
+	CHECK_U64(oa_verify_cache_count(c2), want);
+	int good = 1;
+	for (int i = 0; i < N; i++) {
+		oa_verify_cache_entry a, b;
+		bool ha = oa_verify_cache_lookup(c, hex[i], &a), hb = oa_verify_cache_lookup(c2, hex[i], &b);
+		uint64_t ino = (i % 7 == 1) ? (uint64_t)i + 1000000 : (uint64_t)i;
+		if (ha != present[i] || hb != present[i] ||
+		    (ha && (a.st.ino != ino || !entry_equal(&a, &b) || a.verified_at != i)))
+			good = 0;
+	}
+	CHECK(good);
+	oa_verify_cache_close(c);
+	oa_verify_cache_close(c2);
+	free(hex);
+	free(present);
 }
 
 static void test_cache_corrupt(void)
@@ -834,6 +904,7 @@ int main(void)
 	test_statuses(4u << 20, 1);
 	test_jobs_equivalent();
 	test_cache_roundtrip();
+	test_cache_table();
 	test_cache_corrupt();
 	test_default_path();
 	test_changed_only();

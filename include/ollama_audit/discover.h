@@ -1,0 +1,91 @@
+/*
+ * discover.h - every Ollama store on the machine (spec §1.1; docs/multi-store.md).
+ *
+ * Candidates come from: $OLLAMA_MODELS; OLLAMA_MODELS= in the systemd unit
+ * ollama.service and its ollama.service.d/NAME.conf drop-ins (Environment= in
+ * every quoting form, and the files EnvironmentFile= names); /etc/default,
+ * /etc/sysconfig and /etc/conf.d "ollama" environment files; <home>/.ollama/models
+ * of every account in the password database; the service and distribution
+ * defaults (/usr/share/ollama/.ollama/models, /var/lib/ollama and
+ * /var/lib/ollama/.ollama/models, /root/.ollama/models); and $HOME/.ollama/models.
+ *
+ * The same store reached by several paths (symlinks, bind mounts) is one
+ * store: candidates are merged by the device and inode of their root.
+ *
+ * Testing aid (documented in docs/multi-store.md): OLLAMA_AUDIT_SYSROOT=DIR
+ * makes every system path (/etc, /usr, /lib, /var, /root, home directories
+ * from the password file, absolute OLLAMA_MODELS values in system files)
+ * relative to DIR, and reads the accounts from DIR/etc/passwd instead of
+ * getpwent(); OLLAMA_AUDIT_PASSWD=FILE reads the accounts from FILE.
+ * Nothing is ever written.
+ */
+#ifndef OLLAMA_AUDIT_DISCOVER_H
+#define OLLAMA_AUDIT_DISCOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* One way a store was found. */
+typedef struct oa_found_by {
+	char *source;   /* "OLLAMA_MODELS", "systemd", "environment-file", "home", "default", "--store" */
+	char *detail;   /* e.g. "/etc/systemd/system/ollama.service.d/models.conf:3", "user alice" */
+	char *path;     /* the path as that source gives it (before sysroot prefixing) */
+} oa_found_by;
+
+typedef enum oa_cand_state {
+	OA_CAND_STORE,      /* a readable store root */
+	OA_CAND_MISSING,    /* nothing there (ENOENT/ENOTDIR) */
+	OA_CAND_NOT_STORE,  /* a directory without manifests/ or blobs/ (and no models/ holding them) */
+	OA_CAND_DENIED,     /* exists, but we may not read it */
+	OA_CAND_UNKNOWN,    /* cannot tell whether it exists (a parent is not searchable) */
+} oa_cand_state;
+
+typedef struct oa_candidate {
+	char *path;          /* the path we looked at (sysroot applied) */
+	char *root;          /* the store root (path, or path/models), or NULL */
+	oa_cand_state state;
+	int err;             /* errno behind MISSING / DENIED / UNKNOWN */
+	dev_t dev;           /* of the root (or of path when the root is not known) */
+	ino_t ino;
+	bool have_id;        /* dev/ino are valid */
+	bool have_uid;       /* uid is valid (for UNKNOWN: the owner of the directory that stops us) */
+	uid_t uid;           /* owner of the root directory */
+	char *user;          /* its user name, or the decimal uid */
+	oa_found_by *found;  /* every way it was reached, in discovery order */
+	size_t n_found;
+	char **paths;        /* every distinct path that reached it */
+	size_t n_paths;
+} oa_candidate;
+
+typedef struct oa_discovery {
+	oa_candidate *v;
+	size_t n, cap;
+	char **notes;        /* what could not be read while discovering (unit files, passwd) */
+	size_t n_notes;
+} oa_discovery;
+
+/* Discover every candidate. `extra` (n_extra paths) are stores named on the
+ * command line (--store): they are merged in with source "--store". */
+void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra);
+void oa_discovery_free(oa_discovery *d);
+const char *oa_cand_state_name(oa_cand_state s);
+
+/* The user name of a uid: the sysroot / OLLAMA_AUDIT_PASSWD file when set,
+ * else getpwuid(), else the decimal uid. */
+void oa_user_name(uid_t uid, char *buf, size_t len);
+
+/* Parse one systemd `Environment=` value (after the '='): space-separated
+ * assignments, each possibly quoted with "..." or '...' and with C escapes.
+ * Calls fn for every NAME=VALUE. Exposed for unit tests. */
+typedef void (*oa_env_fn)(void *ctx, const char *name, const char *value);
+void oa_systemd_env_parse(const char *value, oa_env_fn fn, void *ctx);
+/* Parse one line of an environment file (KEY=VALUE, optional `export `,
+ * quotes, # comments). Calls fn when the line is an assignment. */
+void oa_envfile_line_parse(const char *line, oa_env_fn fn, void *ctx);
+
+/* The server's envconfig.Var trimming: blanks, then surrounding quotes.
+ * Returns a new string, or NULL when empty. */
+char *oa_env_trim(const char *v);
+
+#endif

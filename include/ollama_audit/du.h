@@ -1,0 +1,41 @@
+/*
+ * du.h - disk usage per model and for the store (docs/disk-space.md):
+ * bytes unique to a model (freed if it alone is removed) and shared with
+ * others, allocated (st_blocks) and apparent (st_size) sizes, every inode
+ * counted once, tags that are the same manifest collapsed into one row.
+ */
+#ifndef OLLAMA_AUDIT_DU_H
+#define OLLAMA_AUDIT_DU_H
+
+#include "ollama_audit/junk.h"
+#include "ollama_audit/store.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct oa_du_row {
+	size_t *models;          /* indexes into s->models: the tags of one manifest */
+	size_t n_models;
+	char id[65];             /* manifest digest (ID) */
+	bool manifest_ok;
+	uint64_t unique, shared;  /* allocated bytes only this row uses / also used by others */
+	uint64_t allocated;       /* unique + shared */
+	uint64_t apparent;        /* st_size of the same files */
+	uint64_t unique_apparent;
+	unsigned blobs, missing;  /* distinct blob files; references to missing ones */
+} oa_du_row;
+
+typedef struct oa_du {
+	oa_du_row *rows;         /* sorted by unique bytes, then allocated, then name */
+	size_t n_rows;
+	uint64_t referenced, referenced_apparent;  /* every inode a manifest references, once */
+	uint64_t blobs_total, blobs_total_apparent; /* every non-directory under blobs/, inode once */
+} oa_du;
+
+/* An unparseable manifest gets a row of its own whose blobs are every
+ * "sha256[:-]<hex>" its bytes mention: those then count as shared, never as
+ * unique to another model. `referenced` counts parseable manifests only. */
+void oa_du_compute(oa_store *s, oa_du *out);
+void oa_du_free(oa_du *d);
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * junk.h - the junk taxonomy of a store (spec §1.3, §5.1; docs/disk-space.md):
+ * every entry of blobs/ that no manifest needs, temp directories in the root,
+ * and empty directories under manifests/, each with its category, sizes,
+ * age against the server's 1-hour grace period and, when it must never be
+ * removed, the reason.
+ *
+ * Also the conservative reference set that every delete re-checks against:
+ * the digests mentioned anywhere in any file under manifests/ (parseable or
+ * not), so a blob that an unreadable or corrupt manifest could reference is
+ * never called removable.
+ */
+#ifndef OLLAMA_AUDIT_JUNK_H
+#define OLLAMA_AUDIT_JUNK_H
+
+#include "ollama_audit/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#define OA_SERVER_GRACE_SECONDS 3600 /* server/images.go: layerPruneGracePeriod */
+
+enum oa_junk_cat {
+	OA_JUNK_ORPHAN,        /* sha256-<hex> that no manifest references */
+	OA_JUNK_MANIFEST_BLOB, /* same, but its content is a manifest or manifest list */
+	OA_JUNK_PARTIAL,       /* -partial data and -partial-N part files */
+	OA_JUNK_TEMP,          /* .tmp, sha256-<digits>, quantize temps, split-gguf-*, ollama-safetensors* */
+	OA_JUNK_LEGACY,        /* sha256:<hex> names */
+	OA_JUNK_FOREIGN,       /* anything else in blobs/ */
+	OA_JUNK_EMPTY_DIR,     /* empty directories under manifests/ */
+	OA_JUNK_CAT_COUNT
+};
+
+/* What `prune` removes without --what: what the server's start-up prune deletes. */
+#define OA_JUNK_DEFAULT ((1u << OA_JUNK_ORPHAN) | (1u << OA_JUNK_PARTIAL) | (1u << OA_JUNK_TEMP))
+#define OA_JUNK_ALL ((1u << OA_JUNK_CAT_COUNT) - 1)
+
+/* "orphans", "manifest-blobs", "partials", "temps", "legacy", "foreign", "empty-dirs" */
+const char *oa_junk_cat_name(enum oa_junk_cat c);
+/* Parse a comma list of category names ("all" and "default" too). 0, or -1 with err. */
+int oa_junk_parse_what(const char *list, unsigned *mask, char *err, size_t errlen);
+
+enum oa_junk_where { OA_IN_BLOBS, OA_IN_MANIFESTS, OA_IN_ROOT };
+
+typedef struct oa_junk {
+	enum oa_junk_cat cat;
+	enum oa_junk_where where;
+	char *path;             /* relative to the store root: blobs/..., manifests/..., <name> */
+	const char *kind;       /* oa_blob_class_name() or "empty-dir" / "temp-dir" */
+	char hex[65];           /* the digest its name carries, or "" */
+	bool is_dir, is_symlink;
+	const char *link_target; /* borrowed from the store's blob, or NULL */
+	struct stat lst;        /* lstat of the entry itself */
+	uint64_t apparent;      /* st_size (a directory: of everything in it) */
+	uint64_t allocated;     /* st_blocks * 512 (a directory: of everything in it) */
+	uint64_t freed_alone;   /* allocated bytes freed by removing only this entry */
+	double age;             /* seconds since its mtime */
+	bool in_grace;          /* younger than the server's 1 h grace period */
+	const char *keep;       /* why it is never removed, or NULL */
+	const char *note;       /* e.g. why removing it frees no space */
+	int group;              /* index into partial groups, or -1 */
+} oa_junk;
+
+/* One interrupted download: its -partial data file and -partial-N parts. */
+typedef struct oa_partial_group {
+	char hex[65];
+	int data;               /* index of the -partial entry, or -1 */
+	size_t n_parts;
+	bool parts_ok;          /* every part file parsed */
+	int64_t total;          /* sum of the parts' Size (else the data file size) */
+	int64_t downloaded;     /* sum of the parts' Completed */
+	uint64_t allocated;     /* of every file of the group */
+} oa_partial_group;
+
+typedef struct oa_junk_list {
+	oa_junk *v;
+	size_t n, cap;
+	oa_partial_group *groups;
+	size_t n_groups;
+	size_t count[OA_JUNK_CAT_COUNT];
+	uint64_t apparent[OA_JUNK_CAT_COUNT], allocated[OA_JUNK_CAT_COUNT];
+} oa_junk_list;
+
+/* The conservative reference set (lowercase hex digests). */
+typedef struct oa_refset {
+	char (*hex)[65];
+	size_t n, cap;
+	bool incomplete;        /* some file or directory could not be read */
+	char why[256];          /* the first reason, when incomplete */
+	size_t files;           /* files read */
+} oa_refset;
+
+/* Read every file under manifests/ (and manifests-v2/ if present), at any
+ * depth, following symlinks to files, and collect every "sha256[:-]<64 hex>"
+ * string in their bytes. Files whose (dev, ino) is in `skip` (n_skip pairs of
+ * dev, ino) are left out: `rm` plans as if they were gone. */
+void oa_refset_build(int root_fd, const dev_t *skip_dev, const ino_t *skip_ino, size_t n_skip,
+                     oa_refset *r);
+bool oa_refset_has(const oa_refset *r, const char *hex);
+void oa_refset_free(oa_refset *r);
+/* Add every digest mentioned in `bytes` to r (unsorted until oa_refset_sort). */
+void oa_refset_scan(oa_refset *r, const uint8_t *bytes, size_t len);
+void oa_refset_sort(oa_refset *r);
+
+/* Collect the junk of a scanned store. `refs` is a built reference set:
+ * blobs it names are kept (listed with a keep reason), never removable. */
+void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *out);
+void oa_junk_free(oa_junk_list *j);
+
+/* Sizes of a directory tree (not following symlinks); sums each inode once
+ * within the tree. freed = allocated bytes of files with one link. */
+void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
+                  uint64_t *freed);
+
+#endif

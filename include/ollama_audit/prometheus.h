@@ -1,0 +1,57 @@
+/*
+ * prometheus.h - store metrics in the Prometheus text exposition format, for
+ * node_exporter's textfile collector (docs/multi-store.md, "Prometheus").
+ *
+ * Conventions (spec anchors §5.6): one prefix, ollama_store_; base units in
+ * names (_bytes, _seconds); gauges only (every value is a fresh measurement);
+ * one fixed HELP string per metric whatever the host or store, so files from
+ * many runs never disagree; labels store, user, model, state and a few
+ * low-cardinality ones (format, severity, code); never a digest as a label;
+ * no sample timestamps (node_exporter skips a file that has any). A series
+ * is written once: a later sample with the same labels is dropped.
+ */
+#ifndef OLLAMA_AUDIT_PROMETHEUS_H
+#define OLLAMA_AUDIT_PROMETHEUS_H
+
+#include "ollama_audit/store.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct oa_prom oa_prom;
+
+oa_prom *oa_prom_new(void);
+void oa_prom_free(oa_prom *p);
+
+/* One sample of a metric of the fixed table (name without checks at run
+ * time beyond "is it in the table": an unknown name aborts in debug builds
+ * and is dropped otherwise). Labels: name/value string pairs, NULL-ended. */
+void oa_prom_add(oa_prom *p, const char *metric, double value, ...);
+
+/* What the caller knows about one store's audit. */
+typedef struct oa_prom_store {
+	const char *user;        /* owner of the store root */
+	const char *source;      /* how it was found */
+	double timestamp;        /* wall clock when the audit finished */
+	double duration;         /* seconds the audit took */
+	bool success;            /* read completely */
+	bool verified;           /* a content pass ran: verified_bytes is meaningful */
+	uint64_t verified_bytes;
+} oa_prom_store;
+
+/* Every per-store metric of a scanned store: info, models by format, blobs
+ * and bytes by state, findings by code and severity, reclaimable bytes,
+ * model info and unique bytes, audit timestamp/duration/success, verified
+ * bytes. The store is not changed (du and junk need it non-const). */
+void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info);
+/* A store that could not be opened: info, timestamp and success 0. */
+void oa_prom_add_failed(oa_prom *p, const char *store, const oa_prom_store *info);
+
+/* Write every family (HELP, TYPE, samples) in the table's order. */
+void oa_prom_write(const oa_prom *p, FILE *out);
+
+/* The blob state of a blobs/ entry: referenced, orphaned, partial, temp, foreign. */
+const char *oa_prom_blob_state(const oa_blob *b);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * prune.h - planned, re-checked, reversible deletion (docs/disk-space.md).
+ *
+ * A plan lists exactly what will be removed, with the identity of each entry
+ * (device, inode, size, mtime). Applying a plan re-checks every entry just
+ * before it is removed: the file is re-stat'ed without following symlinks,
+ * and for blob files every manifest is re-read; anything that changed is
+ * skipped. Removal uses unlinkat/renameat on directory descriptors opened
+ * with O_NOFOLLOW, so no symlink is ever followed out of the store.
+ *
+ * `rm` plans list the manifests first, then the directories they leave
+ * empty, then the blobs no other manifest can reference: a crash at any point
+ * leaves no manifest pointing at a removed blob.
+ *
+ * Quarantine: entries are moved (renameat, same filesystem) into DIR/files/,
+ * with DIR/index.json written atomically before and after each batch of
+ * moves; `oa_quarantine_restore` puts everything back.
+ */
+#ifndef OLLAMA_AUDIT_PRUNE_H
+#define OLLAMA_AUDIT_PRUNE_H
+
+#include "ollama_audit/junk.h"
+#include "ollama_audit/store.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define OA_PLAN_SCHEMA "ollama-audit.plan/1"
+#define OA_QUARANTINE_SCHEMA "ollama-audit.quarantine/1"
+
+typedef struct oa_plan_entry {
+	char *path;          /* relative to the store root */
+	char *category;      /* a junk category, or "manifest" / "model-blob" for rm */
+	char hex[65];        /* the digest its name carries, or "" */
+	bool check_refs;     /* re-read every manifest before removing it */
+	bool empty_dir;      /* an empty directory: rmdir only, no age check */
+	char type;           /* 'f' file (or anything not a dir/link), 'l' symlink, 'd' directory */
+	uint64_t dev, ino, nlink;
+	int64_t size, mtime_ns;
+	uint64_t allocated;  /* st_blocks * 512 (a directory: its contents) */
+	uint64_t freed;      /* what removing it frees, given the rest of the plan */
+	char *note;          /* NULL, or why it frees nothing, or (kept list) why it is kept */
+	char *model;         /* rm: the model it belongs to */
+	double age;
+} oa_plan_entry;
+
+typedef struct oa_plan_list {
+	oa_plan_entry *v;
+	size_t n, cap;
+} oa_plan_list;
+
+typedef struct oa_plan {
+	char *command;       /* "prune" or "rm" */
+	char *store;         /* root path */
+	uint64_t store_dev, store_ino;
+	unsigned what;       /* prune: junk category mask */
+	int64_t min_age;     /* seconds */
+	char created[40];
+	oa_plan_list todo;   /* what will be removed, in order */
+	oa_plan_list kept;   /* what was considered and is kept, note = why (display only) */
+	uint64_t freed, allocated, apparent;
+} oa_plan;
+
+void oa_plan_free(oa_plan *p);
+
+/* prune: the junk of the selected categories, older than min_age. */
+void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, int64_t min_age, oa_plan *p);
+
+/* rm: the models (indexes into s->models, deduplicated by the caller), their
+ * empty parent directories, and the blobs no other manifest can reference. */
+void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p);
+
+json_t *oa_plan_to_json(const oa_plan *p);
+/* Write the plan atomically (FILE.tmp, rename). 0, or -1 with err. */
+int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
+/* Read and validate a plan file. 0, or -1 with err. */
+int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen);
+
+typedef struct oa_apply_opts {
+	const char *quarantine;         /* NULL: delete */
+	int64_t min_age;                /* entries younger are skipped (empty dirs exempt) */
+	bool force;                     /* proceed when some manifest cannot be re-read */
+	volatile sig_atomic_t *stop;    /* set by a signal handler: stop after this entry */
+	FILE *log;                      /* one line per entry, or NULL */
+	unsigned delay_us;              /* pause before each entry (tests of crash safety) */
+} oa_apply_opts;
+
+typedef struct oa_apply_result {
+	size_t done, skipped, failed;
+	uint64_t freed;
+	bool interrupted;
+} oa_apply_result;
+
+/* Apply a plan to an open store. Returns 0 when it ran (see r for what was
+ * skipped or failed), -1 when it could not start (err says why: the
+ * quarantine directory is unusable or on another filesystem, ...). */
+int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
+                  char *err, size_t errlen);
+
+typedef struct oa_restore_result {
+	size_t restored, already, conflicts, missing, failed;
+} oa_restore_result;
+
+/* Put every quarantined entry of DIR back into its store (the one the index
+ * names, or `store` if not NULL), newest first, never overwriting a file
+ * that differs. 0 when it ran, -1 when it could not start. */
+int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
+                          char *err, size_t errlen);
+
+#endif

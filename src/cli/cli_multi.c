@@ -1,0 +1,406 @@
+/* cli_multi.c - --all-users, host names, --output, --format prometheus and
+ * the combined totals of check/verify; see cli_multi.h. */
+#include "cli_multi.h"
+#include "ollama_audit/discover.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/platform.h"
+#include "ollama_audit/prometheus.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- host and users ------------------------------------------------------ */
+
+const char *cli_host(void)
+{
+	static char host[256];
+	if (!host[0]) {
+		if (gethostname(host, sizeof host - 1) < 0 || !host[0])
+			snprintf(host, sizeof host, "localhost");
+		host[sizeof host - 1] = '\0';
+	}
+	return host;
+}
+
+const char *cli_store_user(const oa_store *s)
+{
+	static struct { uid_t uid; char name[64]; } cache[64];
+	static size_t n;
+	uid_t uid = s->root_st.st_uid;
+	for (size_t i = 0; i < n; i++)
+		if (cache[i].uid == uid)
+			return cache[i].name;
+	static char spare[64];
+	char *out = n < sizeof cache / sizeof cache[0] ? cache[n].name : spare;
+	oa_user_name(uid, out, 64);
+	if (out != spare)
+		cache[n++].uid = uid;
+	return out;
+}
+
+/* ---- --all-users ------------------------------------------------------------ */
+
+/* oa_store.how is borrowed: map a discovery source to a static string. */
+static const char *how_literal(const char *source)
+{
+	static const char *known[] = { "--store", "OLLAMA_MODELS", "systemd", "environment-file", "home",
+	                               "default" };
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(source, known[i]) == 0)
+			return known[i];
+	return "discovered";
+}
+
+static bool configured(const oa_candidate *k, bool *explicit_store)
+{
+	bool yes = false;
+	*explicit_store = false;
+	for (size_t i = 0; i < k->n_found; i++) {
+		const char *src = k->found[i].source;
+		if (strcmp(src, "--store") == 0)
+			*explicit_store = true;
+		if (strcmp(src, "home") != 0 && strcmp(src, "default") != 0)
+			yes = true;
+	}
+	return yes;
+}
+
+static char *found_text(const oa_candidate *k)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t i = 0; i < k->n_found; i++)
+		oa_buf_printf(&b, "%s%s (%s)", i ? ", " : "", k->found[i].source, k->found[i].detail);
+	return oa_buf_take(&b);
+}
+
+opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
+{
+	oa_discovery d;
+	oa_discover(&d, c->stores, c->n_stores);
+	for (size_t i = 0; i < d.n_notes; i++)
+		cli_err("discovery: %s", d.notes[i]);
+	opened_store *v = oa_xcalloc(d.n ? d.n : 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < d.n; i++) {
+		const oa_candidate *cand = &d.v[i];
+		bool explicit_store;
+		bool conf = configured(cand, &explicit_store);
+		const char *how = how_literal(cand->found[0].source);
+		char *found = found_text(cand);
+		switch (cand->state) {
+		case OA_CAND_STORE:
+		case OA_CAND_DENIED: {
+			char err[512];
+			if (oa_store_open(&v[k].s, cand->root, how, err, sizeof err) < 0) {
+				cli_err("%s (store of %s, found by %s): skipped", err, cand->user ? cand->user : "?",
+				        found);
+				c->exit_code |= OA_EXIT_OPERATIONAL;
+				cli_multi_failed(c, cand->root, how);
+				oa_store_close(&v[k].s);
+				k++;
+				break;
+			}
+			if (!v[k].s.has_manifests)
+				cli_err("%s: no manifests/ directory: no models", v[k].s.root);
+			if (!v[k].s.has_blobs)
+				cli_err("%s: no blobs/ directory: every referenced blob is missing", v[k].s.root);
+			oa_store_set_header_mode(&v[k].s, header_mode);
+			oa_store_scan(&v[k].s);
+			v[k].ok = true;
+			k++;
+			break;
+		}
+		case OA_CAND_MISSING:
+		case OA_CAND_NOT_STORE:
+			if (explicit_store) {
+				cli_err("%s: %s", cand->path,
+				        cand->state == OA_CAND_MISSING ? strerror(cand->err)
+				                                       : "not an Ollama store (no manifests/ or blobs/)");
+				c->exit_code |= OA_EXIT_OPERATIONAL;
+			} else if (conf) {
+				cli_err("note: %s is configured as a store by %s but %s", cand->path, found,
+				        cand->state == OA_CAND_MISSING ? "does not exist"
+				                                       : "holds no manifests/ or blobs/ yet");
+			}
+			break;
+		case OA_CAND_UNKNOWN:
+			cli_err("skipped %s (found by %s): cannot tell whether a store is there: %s", cand->path,
+			        found, strerror(cand->err));
+			if (explicit_store)
+				c->exit_code |= OA_EXIT_OPERATIONAL;
+			break;
+		}
+		free(found);
+	}
+	oa_discovery_free(&d);
+	*n = k;
+	return v;
+}
+
+/* ---- totals and metrics ---------------------------------------------------------- */
+
+typedef struct store_total {
+	char *root;
+	char *user;
+	bool ok;
+	long long models, errors, warnings, infos, bytes_hashed;
+} store_total;
+
+static struct {
+	store_total *v;
+	size_t n;
+	oa_prom *prom;
+	bool verify;
+	/* --output */
+	char *tmp;
+	int saved_stdout;
+} M = { .saved_stdout = -1 };
+
+static long long jint(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+static store_total *add_total(const char *root, const char *user, bool ok)
+{
+	M.v = oa_xreallocarray(M.v, M.n + 1, sizeof *M.v);
+	store_total *t = &M.v[M.n++];
+	memset(t, 0, sizeof *t);
+	t->root = oa_xstrdup(root);
+	t->user = oa_xstrdup(user ? user : "");
+	t->ok = ok;
+	return t;
+}
+
+void cli_multi_failed(cli *c, const char *path, const char *how)
+{
+	char user[64] = "";
+	struct stat st;
+	if (stat(path, &st) == 0)
+		oa_user_name(st.st_uid, user, sizeof user);
+	add_total(path, user, false);
+	if (c->format != OUT_PROMETHEUS)
+		return;
+	if (!M.prom)
+		M.prom = oa_prom_new();
+	oa_prom_store info = { .user = user, .source = how, .timestamp = oa_wall_now() };
+	oa_prom_add_failed(M.prom, path, &info);
+}
+
+void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summary)
+{
+	bool verify = strstr(schema, ".verify/") != NULL;
+	M.verify = M.verify || verify;
+	store_total *t = add_total(s->root, cli_store_user(s), true);
+	t->models = jint(summary, "models");
+	t->errors = jint(summary, "errors");
+	t->warnings = jint(summary, "warnings");
+	t->infos = jint(summary, "infos");
+	t->bytes_hashed = jint(summary, "bytes_hashed");
+	if (c->format != OUT_PROMETHEUS)
+		return;
+	if (!M.prom)
+		M.prom = oa_prom_new();
+	bool unreadable = false;
+	for (size_t i = 0; i < s->findings.n; i++)
+		unreadable |= strcmp(s->findings.v[i].code, "unreadable") == 0;
+	json_t *secs = json_object_get(summary, "seconds");
+	oa_prom_store info = {
+		.user = cli_store_user(s),
+		.source = s->how,
+		.timestamp = oa_wall_now(),
+		.duration = s->scan_seconds + (verify && json_is_number(secs) ? json_number_value(secs) : 0),
+		.success = !unreadable && !json_is_true(json_object_get(summary, "interrupted")),
+		.verified = verify,
+		.verified_bytes = (uint64_t)t->bytes_hashed,
+	};
+	oa_prom_add_store(M.prom, s, &info);
+}
+
+/* Add a ready-made store's metrics (the stores command). */
+void cli_multi_prom_store(cli *c, oa_store *s, double seconds);
+void cli_multi_prom_store(cli *c, oa_store *s, double seconds)
+{
+	(void)c;
+	if (!M.prom)
+		M.prom = oa_prom_new();
+	bool unreadable = false;
+	for (size_t i = 0; i < s->findings.n; i++)
+		unreadable |= strcmp(s->findings.v[i].code, "unreadable") == 0;
+	oa_prom_store info = { .user = cli_store_user(s), .source = s->how, .timestamp = oa_wall_now(),
+	                       .duration = seconds, .success = !unreadable };
+	oa_prom_add_store(M.prom, s, &info);
+}
+
+void cli_multi_prom_add(const char *metric, double value);
+void cli_multi_prom_add(const char *metric, double value)
+{
+	if (!M.prom)
+		M.prom = oa_prom_new();
+	oa_prom_add(M.prom, metric, value, (const char *)NULL);
+}
+
+typedef struct user_total {
+	const char *user;
+	long long stores, models, errors, warnings, failed, bytes_hashed;
+} user_total;
+
+static void print_totals(cli *c)
+{
+	bool check_like = strcmp(c->cmd, "check") == 0 || strcmp(c->cmd, "verify") == 0;
+	if (!check_like || M.n < 2 || (c->format != OUT_TABLE && c->format != OUT_NDJSON))
+		return;
+	user_total *u = oa_xcalloc(M.n, sizeof *u);
+	size_t nu = 0;
+	user_total all = { .user = "" };
+	for (size_t i = 0; i < M.n; i++) {
+		const store_total *t = &M.v[i];
+		size_t j = 0;
+		while (j < nu && strcmp(u[j].user, t->user) != 0)
+			j++;
+		if (j == nu)
+			u[nu++].user = t->user;
+		user_total *x[2] = { &u[j], &all };
+		for (int q = 0; q < 2; q++) {
+			x[q]->stores++;
+			x[q]->failed += !t->ok;
+			x[q]->models += t->models;
+			x[q]->errors += t->errors;
+			x[q]->warnings += t->warnings;
+			x[q]->bytes_hashed += t->bytes_hashed;
+		}
+	}
+	if (c->format == OUT_NDJSON) {
+		for (size_t j = 0; j <= nu; j++) {
+			const user_total *x = j < nu ? &u[j] : &all;
+			json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I}", "type", j < nu ? "user_total" : "total",
+			                        "host", cli_host(), "stores", (json_int_t)x->stores,
+			                        "unreadable_stores", (json_int_t)x->failed, "models",
+			                        (json_int_t)x->models, "errors", (json_int_t)x->errors, "warnings",
+			                        (json_int_t)x->warnings);
+			if (j < nu)
+				json_object_set_new(rec, "user", json_string(x->user));
+			if (M.verify)
+				json_object_set_new(rec, "bytes_hashed", json_integer((json_int_t)x->bytes_hashed));
+			oa_json_dump_line(rec, stdout);
+			json_decref(rec);
+		}
+	} else {
+		printf("\n");
+		for (size_t j = 0; j <= nu; j++) {
+			const user_total *x = j < nu ? &u[j] : &all;
+			char hashed[64] = "";
+			if (M.verify) {
+				char b[32];
+				oa_format_size((uint64_t)x->bytes_hashed, c->units, b, sizeof b);
+				snprintf(hashed, sizeof hashed, ", %s verified", b);
+			}
+			char label[96];
+			if (j < nu)
+				snprintf(label, sizeof label, "user %s", x->user[0] ? x->user : "?");
+			else
+				snprintf(label, sizeof label, "all stores");
+			char failed[48] = "";
+			if (x->failed)
+				snprintf(failed, sizeof failed, " (%lld unreadable)", x->failed);
+			printf("%s: %lld store%s%s, %lld model%s, %lld error%s, %lld warning%s%s\n", label,
+			       x->stores, x->stores == 1 ? "" : "s", failed, x->models,
+			       x->models == 1 ? "" : "s", x->errors, x->errors == 1 ? "" : "s", x->warnings,
+			       x->warnings == 1 ? "" : "s", hashed);
+		}
+	}
+	free(u);
+}
+
+/* ---- --output and the end of a command ------------------------------------------------- */
+
+int cli_output_begin(cli *c)
+{
+	if (c->format == OUT_PROMETHEUS && strcmp(c->cmd, "check") && strcmp(c->cmd, "verify") &&
+	    strcmp(c->cmd, "stores")) {
+		cli_err("--format prometheus works with check, verify and stores, not %s", c->cmd);
+		return OA_EXIT_USAGE;
+	}
+	if (c->hardlink && strcmp(c->cmd, "dedupe") != 0) {
+		cli_err("--hardlink is an option of dedupe");
+		return OA_EXIT_USAGE;
+	}
+	if (c->duplicates && strcmp(c->cmd, "du") != 0) {
+		cli_err("--duplicates is an option of du");
+		return OA_EXIT_USAGE;
+	}
+	if (!c->output)
+		return 0;
+	if (!*c->output) {
+		cli_err("--output needs a file name");
+		return OA_EXIT_USAGE;
+	}
+	/* node_exporter reads *.prom only: the temporary name must not end in .prom */
+	M.tmp = oa_xasprintf("%s.%ld.tmp", c->output, (long)getpid());
+	int fd = open(M.tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cli_err("--output %s: cannot create %s: %s", c->output, M.tmp, strerror(errno));
+		free(M.tmp);
+		M.tmp = NULL;
+		return OA_EXIT_OPERATIONAL;
+	}
+	fflush(stdout);
+	M.saved_stdout = dup(STDOUT_FILENO);
+	if (M.saved_stdout < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+		cli_err("--output: %s", strerror(errno));
+		close(fd);
+		unlink(M.tmp);
+		free(M.tmp);
+		M.tmp = NULL;
+		return OA_EXIT_OPERATIONAL;
+	}
+	close(fd);
+	return 0;
+}
+
+int cli_output_end(cli *c, int rc)
+{
+	if (M.prom && !(rc & OA_EXIT_USAGE))
+		oa_prom_write(M.prom, stdout);
+	if (!(rc & OA_EXIT_USAGE))
+		print_totals(c);
+	oa_prom_free(M.prom);
+	M.prom = NULL;
+	for (size_t i = 0; i < M.n; i++) {
+		free(M.v[i].root);
+		free(M.v[i].user);
+	}
+	free(M.v);
+	M.v = NULL;
+	M.n = 0;
+	if (!M.tmp)
+		return rc;
+	bool ok = fflush(stdout) == 0 && !ferror(stdout) && fsync(STDOUT_FILENO) == 0;
+	int e = errno;
+	dup2(M.saved_stdout, STDOUT_FILENO);
+	close(M.saved_stdout);
+	clearerr(stdout);
+	if (!ok) {
+		cli_err("--output %s: write error: %s", c->output, strerror(e));
+		unlink(M.tmp);
+		rc |= OA_EXIT_OPERATIONAL;
+	} else if (rc & OA_EXIT_USAGE) {
+		unlink(M.tmp); /* nothing was audited: keep the previous file */
+	} else if (rename(M.tmp, c->output) < 0) {
+		cli_err("--output: cannot rename %s to %s: %s", M.tmp, c->output, strerror(errno));
+		unlink(M.tmp);
+		rc |= OA_EXIT_OPERATIONAL;
+	}
+	free(M.tmp);
+	M.tmp = NULL;
+	return rc;
+}

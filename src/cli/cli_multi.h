@@ -1,0 +1,40 @@
+/* cli_multi.h - every store on the machine (docs/multi-store.md): --all-users,
+ * the host name in ndjson records, --output FILE, --format prometheus, the
+ * combined totals of check/verify, and the stores / dedupe / du --duplicates
+ * commands. Implemented in cli_multi.c, cmd_stores.c and cmd_dedupe.c. */
+#ifndef OA_CLI_MULTI_H
+#define OA_CLI_MULTI_H
+
+#include "cli.h"
+
+#include <jansson.h>
+
+/* The host name (gethostname), for ndjson records and metrics. */
+const char *cli_host(void);
+
+/* The owner of a store's root as a user name (or decimal uid). */
+const char *cli_store_user(const oa_store *s);
+
+/* cli_open_stores() with --all-users: discovered stores plus every --store,
+ * one per device+inode. Candidates we may not read are reported and OR 8. */
+opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode);
+
+/* A store could not be opened (reported as a metric with --format prometheus). */
+void cli_multi_failed(cli *c, const char *path, const char *how);
+
+/* Called by report_findings() for every store check/verify reports: keeps
+ * the combined totals, and with --format prometheus the store's metrics. */
+void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summary);
+
+/* Around the command (main.c): --output redirects stdout to a temporary
+ * file next to FILE; the end writes the prometheus text and the combined
+ * totals, then renames the file into place (not on a usage error). */
+int cli_output_begin(cli *c);
+int cli_output_end(cli *c, int rc);
+
+int cmd_stores(cli *c);
+int cmd_dedupe(cli *c);
+/* du --duplicates [--all-users]: the cross-store duplicate report. */
+int cmd_du_duplicates(cli *c);
+
+#endif

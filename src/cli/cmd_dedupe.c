@@ -1,0 +1,438 @@
+/* cmd_dedupe.c - `ollama-audit du --duplicates` (the same blob in several
+ * stores) and `ollama-audit dedupe` (replace them by reflinks or, for one
+ * owner, hard links). docs/multi-store.md. */
+#include "cli_multi.h"
+#include "ollama_audit/dedupe.h"
+#include "ollama_audit/dupes.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/platform.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/util.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DUPES_SCHEMA "ollama-audit.duplicates/" OA_SCHEMA_VERSION
+#define DEDUPE_SCHEMA "ollama-audit.dedupe/" OA_SCHEMA_VERSION
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* The scanned stores as an array of pointers (NULL for the ones not open). */
+static oa_store **store_ptrs(opened_store *st, size_t n, size_t *ok)
+{
+	oa_store **v = oa_xcalloc(n ? n : 1, sizeof *v);
+	*ok = 0;
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok) {
+			v[i] = &st[i].s;
+			(*ok)++;
+		}
+	return v;
+}
+
+static json_t *copy_json(oa_store *const *sv, const oa_dupe_copy *cp)
+{
+	const oa_store *s = sv[cp->store];
+	json_t *models = json_array();
+	for (size_t m = 0; m < cp->n_models; m++)
+		json_array_append_new(models, json_string(cp->models[m]));
+	json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:b,s:o}", "store", s->root, "user",
+	                      cli_store_user(s), "path", cp->blob->name, "uid", (json_int_t)cp->uid, "dev",
+	                      (json_int_t)cp->dev, "inode", (json_int_t)cp->ino, "bytes",
+	                      (json_int_t)cp->allocated, "symlink", cp->symlink, "models", models);
+	if (cp->same_inode_as >= 0)
+		json_object_set_new(o, "same_inode_as", json_integer(cp->same_inode_as));
+	return o;
+}
+
+int cmd_du_duplicates(cli *c)
+{
+	size_t n, ok;
+	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
+	oa_store **sv = store_ptrs(st, n, &ok);
+	if (ok < 2)
+		cli_err("duplicates need two or more stores: use --all-users or repeat --store");
+	oa_dupes d;
+	oa_dupes_find(sv, n, &d);
+
+	/* per user: bytes in copies beyond the first distinct inode of each digest */
+	typedef struct ut { const char *user; size_t copies; uint64_t bytes; } ut;
+	ut *users = oa_xcalloc(n ? n : 1, sizeof *users);
+	size_t nu = 0;
+	for (size_t i = 0; i < d.n; i++)
+		for (size_t j = 0; j < d.v[i].n_copies; j++) {
+			const oa_dupe_copy *cp = &d.v[i].copies[j];
+			const char *u = cli_store_user(sv[cp->store]);
+			size_t k = 0;
+			while (k < nu && strcmp(users[k].user, u) != 0)
+				k++;
+			if (k == nu)
+				users[nu++].user = u;
+			users[k].copies++;
+			if (cp->same_inode_as < 0)
+				users[k].bytes += cp->allocated;
+		}
+
+	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < d.n; i++) {
+			const oa_dupe *dp = &d.v[i];
+			json_t *copies = json_array();
+			for (size_t j = 0; j < dp->n_copies; j++)
+				json_array_append_new(copies, copy_json(sv, &dp->copies[j]));
+			char digest[72];
+			snprintf(digest, sizeof digest, "sha256:%s", dp->hex);
+			json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "digest", digest,
+			                                     "size", (json_int_t)dp->size, "inodes",
+			                                     (json_int_t)dp->n_inodes, "saving_bytes",
+			                                     (json_int_t)dp->saving, "linkable_bytes",
+			                                     (json_int_t)dp->linkable, "already_shared_bytes",
+			                                     (json_int_t)dp->already_shared, "copies", copies));
+		}
+		json_t *ua = json_array();
+		for (size_t k = 0; k < nu; k++)
+			json_array_append_new(ua, json_pack("{s:s,s:I,s:I}", "user", users[k].user, "copies",
+			                                    (json_int_t)users[k].copies, "bytes",
+			                                    (json_int_t)users[k].bytes));
+		json_t *tot = json_pack("{s:I,s:I,s:I,s:I,s:I}", "stores", (json_int_t)ok, "digests",
+		                        (json_int_t)d.n, "saving_bytes", (json_int_t)d.saving, "linkable_bytes",
+		                        (json_int_t)d.linkable, "already_shared_bytes",
+		                        (json_int_t)d.already_shared);
+		if (c->format == OUT_JSON) {
+			json_t *doc = json_pack("{s:s,s:s,s:o,s:o,s:o}", "schema", DUPES_SCHEMA, "host", cli_host(),
+			                        "duplicates", arr, "users", ua, "total", tot);
+			oa_json_dump_line(doc, stdout);
+			json_decref(doc);
+		} else {
+			for (int t = 0; t < 3; t++) {
+				json_t *list = t == 0 ? arr : t == 1 ? ua : NULL;
+				size_t cnt = list ? json_array_size(list) : 1;
+				for (size_t i = 0; i < cnt; i++) {
+					json_t *rec = json_pack("{s:s,s:s,s:s}", "type",
+					                        t == 0 ? "duplicate" : t == 1 ? "user" : "summary", "schema",
+					                        DUPES_SCHEMA, "host", cli_host());
+					json_object_update(rec, list ? json_array_get(list, i) : tot);
+					oa_json_dump_line(rec, stdout);
+					json_decref(rec);
+				}
+			}
+			json_decref(arr);
+			json_decref(ua);
+			json_decref(tot);
+		}
+	} else if (c->format == OUT_CSV) {
+		printf("digest,size,store,user,path,inode,same_inode_as,bytes,models\n");
+		for (size_t i = 0; i < d.n; i++)
+			for (size_t j = 0; j < d.v[i].n_copies; j++) {
+				const oa_dupe_copy *cp = &d.v[i].copies[j];
+				char digest[72], num[4][32];
+				snprintf(digest, sizeof digest, "sha256:%s", d.v[i].hex);
+				snprintf(num[0], 32, "%llu", (unsigned long long)d.v[i].size);
+				snprintf(num[1], 32, "%llu", (unsigned long long)cp->ino);
+				snprintf(num[2], 32, "%ld", cp->same_inode_as);
+				snprintf(num[3], 32, "%llu", (unsigned long long)cp->allocated);
+				oa_buf mb;
+				oa_buf_init(&mb);
+				for (size_t m = 0; m < cp->n_models; m++)
+					oa_buf_printf(&mb, "%s%s", m ? ";" : "", cp->models[m]);
+				csv_field(stdout, digest, false);
+				csv_field(stdout, num[0], false);
+				csv_field(stdout, sv[cp->store]->root, false);
+				csv_field(stdout, cli_store_user(sv[cp->store]), false);
+				csv_field(stdout, cp->blob->name, false);
+				csv_field(stdout, num[1], false);
+				csv_field(stdout, cp->same_inode_as >= 0 ? num[2] : "", false);
+				csv_field(stdout, num[3], false);
+				csv_field(stdout, mb.data ? mb.data : "", true);
+				oa_buf_free(&mb);
+			}
+	} else {
+		for (size_t i = 0; i < d.n; i++) {
+			const oa_dupe *dp = &d.v[i];
+			char size[32], saving[32];
+			oa_format_size(dp->size, c->units, size, sizeof size);
+			oa_format_size(dp->saving, c->units, saving, sizeof saving);
+			printf("sha256:%.12s  %s, %zu copies, %zu inode%s, sharing saves %s\n", dp->hex, size,
+			       dp->n_copies, dp->n_inodes, dp->n_inodes == 1 ? "" : "s", saving);
+			for (size_t j = 0; j < dp->n_copies; j++) {
+				const oa_dupe_copy *cp = &dp->copies[j];
+				const oa_store *s = sv[cp->store];
+				printf("  %-12s %s", cli_store_user(s), s->root);
+				if (cp->n_models) {
+					printf("  (");
+					for (size_t m = 0; m < cp->n_models; m++)
+						printf("%s%s", m ? ", " : "", cp->models[m]);
+					printf(")");
+				} else {
+					printf("  (no model: orphaned)");
+				}
+				if (cp->same_inode_as >= 0)
+					printf("  [same inode as %s: already shared]", sv[dp->copies[cp->same_inode_as].store]->root);
+				else if (cp->symlink)
+					printf("  [symlink]");
+				printf("\n");
+			}
+		}
+		if (nu) {
+			printf("%s%-12s %6s %12s\n", d.n ? "\n" : "", "USER", "COPIES", "IN COPIES");
+			for (size_t k = 0; k < nu; k++) {
+				char b[32];
+				oa_format_size(users[k].bytes, c->units, b, sizeof b);
+				printf("%-12s %6zu %12s\n", users[k].user, users[k].copies, b);
+			}
+		}
+		char s1[32], s2[32], s3[32];
+		oa_format_size(d.saving, c->units, s1, sizeof s1);
+		oa_format_size(d.linkable, c->units, s2, sizeof s2);
+		oa_format_size(d.already_shared, c->units, s3, sizeof s3);
+		printf("%s%zu blob%s in several of %zu stores: sharing would save %s (%s by `dedupe` on the "
+		       "same filesystem); %s already shared\n",
+		       d.n || nu ? "\n" : "", d.n, d.n == 1 ? "" : "s", ok, s1, s2, s3);
+	}
+	free(users);
+	oa_dupes_free(&d);
+	free(sv);
+	cli_close_stores(st, n);
+	return c->exit_code;
+}
+
+/* ---- dedupe ----------------------------------------------------------------------- */
+
+static bool confirm(cli *c, size_t n, uint64_t bytes)
+{
+	if (c->yes)
+		return true;
+	char b[32];
+	oa_format_size(bytes, c->units, b, sizeof b);
+	fprintf(stderr, "Replace %zu duplicate blob%s by %ss (frees %s)? [y/N] ", n, n == 1 ? "" : "s",
+	        c->hardlink ? "hard link" : "reflink", b);
+	fflush(stderr);
+	char line[32];
+	if (!fgets(line, sizeof line, stdin))
+		return false;
+	return line[0] == 'y' || line[0] == 'Y';
+}
+
+/* Refuse stores an Ollama server or runner uses (unless --force). Returns
+ * true when some action was blocked. */
+static bool check_servers(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan *p)
+{
+	bool blocked = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!sv[i])
+			continue;
+		bool used = false;
+		for (size_t k = 0; k < p->n && !used; k++)
+			used = p->v[k].status == OA_DD_PLANNED &&
+			       (p->v[k].src_store == i || p->v[k].dst_store == i);
+		if (!used)
+			continue;
+		char real[PATH_MAX], why[256] = "";
+		if (!realpath(sv[i]->root, real))
+			snprintf(real, sizeof real, "%s", sv[i]->root);
+		oa_proc_user users[4];
+		int found = oa_find_store_users(real, users, 4, why, sizeof why);
+		if (found < 0) {
+			cli_err("%s: %s", sv[i]->root, why[0] ? why : "cannot tell whether a server uses the store");
+			continue;
+		}
+		if (found == 0)
+			continue;
+		for (int k = 0; k < found && k < 4; k++)
+			cli_err("%s: in use by pid %ld (%s): %s", sv[i]->root, users[k].pid, users[k].cmd,
+			        users[k].how);
+		if (c->force) {
+			cli_err("%s: --force: going on although a server uses it", sv[i]->root);
+			continue;
+		}
+		cli_err("%s: an Ollama server or runner uses this store: its duplicates are left alone "
+		        "(stop it, or --force)", sv[i]->root);
+		blocked = true;
+		for (size_t k = 0; k < p->n; k++)
+			if (p->v[k].status == OA_DD_PLANNED && (p->v[k].src_store == i || p->v[k].dst_store == i)) {
+				p->v[k].status = OA_DD_SERVER;
+				snprintf(p->v[k].note, sizeof p->v[k].note, "an Ollama server uses %s", sv[i]->root);
+			}
+	}
+	return blocked;
+}
+
+static json_t *action_json(oa_store *const *sv, const oa_dedupe_action *a)
+{
+	char digest[72];
+	snprintf(digest, sizeof digest, "sha256:%s", a->hex);
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "digest", digest, "how",
+	                      oa_dedupe_how_name(a->how), "status", oa_dedupe_status_name(a->status), "keep",
+	                      sv[a->src_store]->root, "keep_user", cli_store_user(sv[a->src_store]), "replace",
+	                      sv[a->dst_store]->root, "replace_user", cli_store_user(sv[a->dst_store]),
+	                      "bytes", (json_int_t)a->bytes);
+	if (a->note[0])
+		json_object_set_new(o, "note", json_string(a->note));
+	return o;
+}
+
+int cmd_dedupe(cli *c)
+{
+	if (c->n_args) {
+		cli_err("dedupe takes no arguments");
+		return OA_EXIT_USAGE;
+	}
+	if (c->format != OUT_TABLE && c->format != OUT_JSON && c->format != OUT_NDJSON) {
+		cli_err("dedupe prints table, json or ndjson");
+		return OA_EXIT_USAGE;
+	}
+	if (c->apply && !c->yes && !isatty(STDIN_FILENO)) {
+		cli_err("dedupe --apply asks for confirmation; standard input is not a terminal: add --yes");
+		return OA_EXIT_USAGE;
+	}
+	size_t n, ok;
+	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
+	oa_store **sv = store_ptrs(st, n, &ok);
+	if (ok < 2)
+		cli_err("dedupe needs two or more stores: use --all-users or repeat --store");
+	oa_dupes d;
+	oa_dupes_find(sv, n, &d);
+	oa_dedupe_plan p;
+	oa_dedupe_plan_build(sv, n, &d, c->hardlink ? OA_DEDUPE_HARDLINK : OA_DEDUPE_REFLINK, &p);
+	size_t planned = 0;
+	for (size_t i = 0; i < p.n; i++)
+		planned += p.v[i].status == OA_DD_PLANNED;
+
+	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old);
+
+	bool applied = false;
+	if (c->apply && planned) {
+		if (check_servers(c, sv, n, &p))
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+		planned = 0;
+		p.bytes = 0;
+		for (size_t i = 0; i < p.n; i++)
+			if (p.v[i].status == OA_DD_PLANNED) {
+				planned++;
+				p.bytes += p.v[i].bytes;
+			}
+		if (planned && !confirm(c, planned, p.bytes)) {
+			cli_err("declined: nothing changed");
+			c->exit_code |= OA_EXIT_INTERRUPTED;
+		} else if (planned) {
+			applied = true;
+			dev_t bad_dev[16];
+			size_t n_bad = 0;
+			for (size_t i = 0; i < p.n; i++) {
+				oa_dedupe_action *a = &p.v[i];
+				if (a->status != OA_DD_PLANNED)
+					continue;
+				bool known_bad = false;
+				for (size_t k = 0; k < n_bad; k++)
+					known_bad |= a->dst->st.st_dev == bad_dev[k];
+				if (known_bad && a->how == OA_DEDUPE_REFLINK) {
+					a->status = OA_DD_UNSUPPORTED;
+					snprintf(a->note, sizeof a->note, "this filesystem cannot reflink");
+					continue;
+				}
+				oa_dedupe_apply(&p, sv, a, &interrupted);
+				if (a->status == OA_DD_UNSUPPORTED && n_bad < 16)
+					bad_dev[n_bad++] = a->dst->st.st_dev;
+			}
+		}
+	}
+	sigaction(SIGINT, &old, NULL);
+
+	uint64_t freed = 0;
+	size_t done = 0, counts[OA_DD_STATUS_COUNT] = { 0 };
+	for (size_t i = 0; i < p.n; i++) {
+		const oa_dedupe_action *a = &p.v[i];
+		counts[a->status]++;
+		if (a->status == OA_DD_DONE) {
+			done++;
+			freed += a->bytes;
+		}
+		if (a->status == OA_DD_FAILED || a->status == OA_DD_SERVER)
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+		if (a->status == OA_DD_MISMATCH)
+			c->exit_code |= OA_EXIT_ERRORS;
+		if (a->status == OA_DD_NOT_DONE)
+			c->exit_code |= OA_EXIT_INTERRUPTED;
+	}
+
+	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < p.n; i++)
+			json_array_append_new(arr, action_json(sv, &p.v[i]));
+		json_t *sum = json_pack("{s:s,s:b,s:I,s:I,s:I,s:I}", "mode", c->hardlink ? "hardlink" : "reflink",
+		                        "applied", applied, "planned", (json_int_t)planned, "planned_bytes",
+		                        (json_int_t)p.bytes, "done", (json_int_t)done, "freed_bytes",
+		                        (json_int_t)freed);
+		json_t *byst = json_object();
+		for (int k = 0; k < OA_DD_STATUS_COUNT; k++)
+			if (counts[k])
+				json_object_set_new(byst, oa_dedupe_status_name((oa_dedupe_status)k),
+				                    json_integer((json_int_t)counts[k]));
+		json_object_set_new(sum, "by_status", byst);
+		if (c->format == OUT_JSON) {
+			json_t *doc = json_pack("{s:s,s:s,s:o,s:o}", "schema", DEDUPE_SCHEMA, "host", cli_host(),
+			                        "actions", arr, "summary", sum);
+			oa_json_dump_line(doc, stdout);
+			json_decref(doc);
+		} else {
+			for (size_t i = 0; i < json_array_size(arr); i++) {
+				json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "action", "schema", DEDUPE_SCHEMA, "host",
+				                        cli_host());
+				json_object_update(rec, json_array_get(arr, i));
+				oa_json_dump_line(rec, stdout);
+				json_decref(rec);
+			}
+			json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "summary", "schema", DEDUPE_SCHEMA, "host",
+			                        cli_host());
+			json_object_update(rec, sum);
+			oa_json_dump_line(rec, stdout);
+			json_decref(rec);
+			json_decref(arr);
+			json_decref(sum);
+		}
+	} else {
+		for (size_t i = 0; i < p.n; i++) {
+			const oa_dedupe_action *a = &p.v[i];
+			char b[32];
+			oa_format_size(a->bytes, c->units, b, sizeof b);
+			printf("%-19s %-8s %10s  sha256:%.12s  %s (%s) -> %s (%s)\n", oa_dedupe_status_name(a->status),
+			       oa_dedupe_how_name(a->how), b, a->hex, sv[a->src_store]->root,
+			       cli_store_user(sv[a->src_store]), sv[a->dst_store]->root,
+			       cli_store_user(sv[a->dst_store]));
+			if (a->note[0])
+				printf("%-19s %s\n", "", a->note);
+		}
+		char b1[32], b2[32];
+		oa_format_size(p.bytes, c->units, b1, sizeof b1);
+		oa_format_size(freed, c->units, b2, sizeof b2);
+		if (!c->apply)
+			printf("%sdry run: %zu duplicate%s would be replaced by %ss, freeing %s. "
+			       "Re-run with --apply to do it.\n",
+			       p.n ? "\n" : "", planned, planned == 1 ? "" : "s",
+			       c->hardlink ? "hard link" : "reflink", b1);
+		else
+			printf("%s%zu of %zu replaced by %ss, %s freed\n", p.n ? "\n" : "", done, planned,
+			       c->hardlink ? "hard link" : "reflink", b2);
+		if (counts[OA_DD_UNSUPPORTED])
+			printf("note: %zu not done: the filesystem cannot reflink; --hardlink works between stores "
+			       "of one owner\n", counts[OA_DD_UNSUPPORTED]);
+	}
+	oa_dedupe_plan_free(&p);
+	oa_dupes_free(&d);
+	free(sv);
+	cli_close_stores(st, n);
+	if (interrupted)
+		c->exit_code |= OA_EXIT_INTERRUPTED;
+	return c->exit_code;
+}

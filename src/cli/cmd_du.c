@@ -1,0 +1,205 @@
+/* cmd_du.c - `ollama-audit du`: disk usage per model and for the store. */
+#include "cli.h"
+#include "cli_multi.h"
+#include "ollama_audit/du.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/junk.h"
+#include "ollama_audit/platform.h"
+#include "ollama_audit/prune.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DU_SCHEMA "ollama-audit.du/1"
+
+static char *row_name(const oa_store *s, const oa_du_row *r, const char *sep)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t i = 0; i < r->n_models; i++) {
+		const char *d = s->models[r->models[i]].display;
+		if (i)
+			oa_buf_adds(&b, sep);
+		oa_buf_add_escaped(&b, d, strlen(d));
+	}
+	if (!r->manifest_ok)
+		oa_buf_adds(&b, " (unparseable manifest)");
+	return oa_buf_take(&b);
+}
+
+typedef struct du_store {
+	oa_du du;
+	oa_junk_list junk;
+	uint64_t reclaimable;
+	size_t reclaimable_entries;
+} du_store;
+
+static void compute(oa_store *s, du_store *d)
+{
+	oa_du_compute(s, &d->du);
+	oa_refset refs;
+	oa_refset_build(s->root_fd, NULL, NULL, 0, &refs);
+	oa_junk_collect(s, &refs, oa_wall_now(), &d->junk);
+	oa_refset_free(&refs);
+	oa_plan p;
+	oa_plan_prune(s, &d->junk, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, &p);
+	d->reclaimable = p.freed;
+	d->reclaimable_entries = p.todo.n;
+	oa_plan_free(&p);
+}
+
+static json_t *du_json(const oa_store *s, const du_store *d)
+{
+	json_t *o = oa_report_store(s);
+	json_t *rows = json_array();
+	for (size_t i = 0; i < d->du.n_rows; i++) {
+		const oa_du_row *r = &d->du.rows[i];
+		json_t *names = json_array();
+		for (size_t k = 0; k < r->n_models; k++)
+			json_array_append_new(names, json_string(s->models[r->models[k]].display));
+		json_t *x = json_object();
+		json_object_set_new(x, "names", names);
+		json_object_set_new(x, "id", json_string(r->id));
+		json_object_set_new(x, "manifest_ok", json_boolean(r->manifest_ok));
+		json_object_set_new(x, "unique_bytes", json_integer((json_int_t)r->unique));
+		json_object_set_new(x, "shared_bytes", json_integer((json_int_t)r->shared));
+		json_object_set_new(x, "disk_bytes", json_integer((json_int_t)r->allocated));
+		json_object_set_new(x, "apparent_bytes", json_integer((json_int_t)r->apparent));
+		json_object_set_new(x, "unique_apparent_bytes", json_integer((json_int_t)r->unique_apparent));
+		json_object_set_new(x, "blob_files", json_integer(r->blobs));
+		json_object_set_new(x, "missing_blobs", json_integer(r->missing));
+		json_array_append_new(rows, x);
+	}
+	json_object_set_new(o, "models", rows);
+	json_t *junk = json_object();
+	for (int c = 0; c < OA_JUNK_CAT_COUNT; c++)
+		json_object_set_new(junk, oa_junk_cat_name((enum oa_junk_cat)c),
+		                    json_pack("{s:I,s:I,s:I}", "count", (json_int_t)d->junk.count[c],
+		                              "bytes", (json_int_t)d->junk.allocated[c], "apparent_bytes",
+		                              (json_int_t)d->junk.apparent[c]));
+	json_t *t = json_object();
+	json_object_set_new(t, "referenced_bytes", json_integer((json_int_t)d->du.referenced));
+	json_object_set_new(t, "referenced_apparent_bytes",
+	                    json_integer((json_int_t)d->du.referenced_apparent));
+	json_object_set_new(t, "junk", junk);
+	json_object_set_new(t, "reclaimable_bytes", json_integer((json_int_t)d->reclaimable));
+	json_object_set_new(t, "reclaimable_entries", json_integer((json_int_t)d->reclaimable_entries));
+	json_object_set_new(t, "blobs_bytes", json_integer((json_int_t)d->du.blobs_total));
+	json_object_set_new(t, "blobs_apparent_bytes", json_integer((json_int_t)d->du.blobs_total_apparent));
+	json_object_set_new(o, "totals", t);
+	return o;
+}
+
+static void du_table(cli *c, const oa_store *s, const du_store *d, bool first)
+{
+	static const char *head[5] = { "NAME", "UNIQUE", "SHARED", "ON DISK", "APPARENT" };
+	size_t n = d->du.n_rows;
+	char *(*cells)[5] = oa_xcalloc(n ? n : 1, sizeof *cells);
+	size_t w[5];
+	for (int k = 0; k < 5; k++)
+		w[k] = strlen(head[k]);
+	for (size_t i = 0; i < n; i++) {
+		const oa_du_row *r = &d->du.rows[i];
+		uint64_t v[4] = { r->unique, r->shared, r->allocated, r->apparent };
+		cells[i][0] = row_name(s, r, ", ");
+		for (int k = 0; k < 4; k++) {
+			char b[48];
+			oa_format_size(v[k], c->units, b, sizeof b);
+			cells[i][k + 1] = oa_xstrdup(b);
+		}
+		for (int k = 0; k < 5; k++)
+			if (strlen(cells[i][k]) > w[k])
+				w[k] = strlen(cells[i][k]);
+	}
+	printf("%s%s\n", first ? "" : "\n", s->root);
+	for (int k = 0; k < 5; k++)
+		printf(k == 0 ? "%-*s" : "   %*s", (int)w[k], head[k]);
+	printf("\n");
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < 5; k++) {
+			printf(k == 0 ? "%-*s" : "   %*s", (int)w[k], cells[i][k]);
+			free(cells[i][k]);
+		}
+		printf("\n");
+	}
+	free(cells);
+	char b1[48], b2[48];
+	printf("\n");
+	oa_format_size(d->du.referenced, c->units, b1, sizeof b1);
+	oa_format_size(d->du.referenced_apparent, c->units, b2, sizeof b2);
+	printf("referenced     %10s on disk (%s apparent)\n", b1, b2);
+	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++) {
+		if (!d->junk.count[k])
+			continue;
+		oa_format_size(d->junk.allocated[k], c->units, b1, sizeof b1);
+		printf("junk %-14s %6s  %zu entr%s\n", oa_junk_cat_name((enum oa_junk_cat)k), b1,
+		       d->junk.count[k], d->junk.count[k] == 1 ? "y" : "ies");
+	}
+	oa_format_size(d->reclaimable, c->units, b1, sizeof b1);
+	printf("reclaimable    %10s (`prune`: orphans, partials, temps older than 1 h)\n", b1);
+	oa_format_size(d->du.blobs_total, c->units, b1, sizeof b1);
+	oa_format_size(d->du.blobs_total_apparent, c->units, b2, sizeof b2);
+	printf("blobs/ total   %10s on disk (%s apparent)\n", b1, b2);
+}
+
+int cmd_du(cli *c)
+{
+	if (c->n_args) {
+		cli_err("du takes no arguments");
+		return OA_EXIT_USAGE;
+	}
+	if (c->duplicates)
+		return cmd_du_duplicates(c); /* cmd_dedupe.c (docs/multi-store.md) */
+	size_t n;
+	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
+	bool first = true;
+	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
+		printf("{\"schema\":\"%s\",\"stores\":[", DU_SCHEMA);
+	if (c->format == OUT_CSV)
+		printf("store,name,id,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n");
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		oa_store *s = &st[i].s;
+		du_store d;
+		compute(s, &d);
+		if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
+			json_t *o = du_json(s, &d);
+			if (!first)
+				printf(",");
+			json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+			json_decref(o);
+		} else if (c->format == OUT_CSV) {
+			for (size_t k = 0; k < d.du.n_rows; k++) {
+				const oa_du_row *r = &d.du.rows[k];
+				char *name = row_name(s, r, " ");
+				char num[4][32];
+				snprintf(num[0], sizeof num[0], "%llu", (unsigned long long)r->unique);
+				snprintf(num[1], sizeof num[1], "%llu", (unsigned long long)r->shared);
+				snprintf(num[2], sizeof num[2], "%llu", (unsigned long long)r->allocated);
+				snprintf(num[3], sizeof num[3], "%llu", (unsigned long long)r->apparent);
+				csv_field(stdout, s->root, false);
+				csv_field(stdout, name, false);
+				csv_field(stdout, r->id, false);
+				csv_field(stdout, r->manifest_ok ? "true" : "false", false);
+				for (int q = 0; q < 4; q++)
+					csv_field(stdout, num[q], q == 3);
+				free(name);
+			}
+		} else {
+			du_table(c, s, &d, first);
+		}
+		first = false;
+		oa_du_free(&d.du);
+		oa_junk_free(&d.junk);
+		for (size_t k = 0; k < s->findings.n; k++)
+			if (strcmp(s->findings.v[k].code, "unreadable") == 0)
+				c->exit_code |= OA_EXIT_OPERATIONAL;
+	}
+	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
+		printf("]}\n");
+	cli_close_stores(st, n);
+	return c->exit_code;
+}

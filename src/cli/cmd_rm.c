@@ -1,0 +1,89 @@
+/* cmd_rm.c - `ollama-audit rm MODEL...`: the offline `ollama rm` (docs/disk-space.md). */
+#include "cli.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/prune.h"
+#include "ollama_audit/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_rm(cli *c)
+{
+	bool from_file = c->apply && c->plan_path;
+	if (c->n_args == 0 && !from_file) {
+		cli_err("rm needs at least one MODEL (a name or an ID prefix)");
+		return OA_EXIT_USAGE;
+	}
+	if (c->predict_server || c->what) {
+		cli_err("--predict-server and --what belong to prune");
+		return OA_EXIT_USAGE;
+	}
+	if ((c->plan_path || c->apply) && c->n_stores > 1) {
+		cli_err("--apply and --plan work on one store at a time");
+		return OA_EXIT_USAGE;
+	}
+	if (c->quarantine && !c->apply) {
+		cli_err("--quarantine needs --apply (without it nothing is moved)");
+		return OA_EXIT_USAGE;
+	}
+	size_t n;
+	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
+	size_t last = 0;
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok)
+			last = i;
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		oa_store *s = &st[i].s;
+		oa_plan p;
+		if (from_file) {
+			char err[768];
+			if (oa_plan_read(c->plan_path, &p, err, sizeof err) < 0) {
+				cli_err("%s", err);
+				c->exit_code |= OA_EXIT_USAGE;
+				continue;
+			}
+			if (p.store_dev != (uint64_t)s->root_st.st_dev || p.store_ino != (uint64_t)s->root_st.st_ino ||
+			    strcmp(p.command, "rm") != 0) {
+				cli_err("%s: the plan %s is not an rm plan for this store", s->root, c->plan_path);
+				c->exit_code |= OA_EXIT_OPERATIONAL;
+				oa_plan_free(&p);
+				continue;
+			}
+			if (c->min_age >= 0)
+				p.min_age = c->min_age;
+		} else {
+			size_t *sel = oa_xcalloc(c->n_args, sizeof *sel);
+			size_t ns = 0;
+			bool bad = false;
+			for (size_t a = 0; a < c->n_args; a++) {
+				long idx = oa_store_resolve(s, c->args[a]);
+				if (idx < 0) {
+					cli_err("%s: model '%s' %s", s->root, c->args[a],
+					        idx == -2 ? "is an ambiguous ID prefix" : "not found");
+					bad = true;
+					continue;
+				}
+				bool dup = false;
+				for (size_t k = 0; k < ns; k++)
+					dup |= sel[k] == (size_t)idx;
+				if (!dup)
+					sel[ns++] = (size_t)idx;
+			}
+			if (bad) {
+				c->exit_code |= OA_EXIT_USAGE;
+				free(sel);
+				continue;
+			}
+			oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, &p);
+			free(sel);
+		}
+		cli_run_plan(c, s, &p, NULL, from_file, first, i == last);
+		first = false;
+		oa_plan_free(&p);
+	}
+	cli_close_stores(st, n);
+	return c->exit_code;
+}

@@ -1,0 +1,780 @@
+/* discover.c - every Ollama store on the machine; see discover.h. */
+#include "ollama_audit/discover.h"
+#include "ollama_audit/util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static const char *sysroot(void)
+{
+	const char *r = getenv("OLLAMA_AUDIT_SYSROOT");
+	return r && *r ? r : NULL;
+}
+
+/* A system path (absolute) under the sysroot, or as is. */
+static char *sys_path(const char *abs)
+{
+	const char *r = sysroot();
+	if (!r || abs[0] != '/')
+		return oa_xstrdup(abs);
+	size_t n = strlen(r);
+	while (n > 1 && r[n - 1] == '/')
+		n--;
+	return oa_xasprintf("%.*s%s", (int)n, r, abs);
+}
+
+char *oa_env_trim(const char *v)
+{
+	if (!v)
+		return NULL;
+	const char *b = v, *e = v + strlen(v);
+	while (b < e && isspace((unsigned char)*b))
+		b++;
+	while (e > b && isspace((unsigned char)e[-1]))
+		e--;
+	while (b < e && (*b == '"' || *b == '\''))
+		b++;
+	while (e > b && (e[-1] == '"' || e[-1] == '\''))
+		e--;
+	return e > b ? oa_xstrndup(b, (size_t)(e - b)) : NULL;
+}
+
+const char *oa_cand_state_name(oa_cand_state s)
+{
+	switch (s) {
+	case OA_CAND_STORE: return "store";
+	case OA_CAND_MISSING: return "missing";
+	case OA_CAND_NOT_STORE: return "not-a-store";
+	case OA_CAND_DENIED: return "permission-denied";
+	case OA_CAND_UNKNOWN: return "unknown";
+	}
+	return "unknown";
+}
+
+/* ---- accounts ------------------------------------------------------------- */
+
+typedef struct account {
+	char *name;
+	uid_t uid;
+	char *home;
+} account;
+
+static account *accounts;
+static size_t n_accounts;
+static bool accounts_from_file;
+static bool accounts_loaded;
+
+static void accounts_add(const char *name, uid_t uid, const char *home)
+{
+	accounts = oa_xreallocarray(accounts, n_accounts + 1, sizeof *accounts);
+	accounts[n_accounts].name = oa_xstrdup(name);
+	accounts[n_accounts].uid = uid;
+	accounts[n_accounts].home = oa_xstrdup(home ? home : "");
+	n_accounts++;
+}
+
+static void accounts_free(void)
+{
+	for (size_t i = 0; i < n_accounts; i++) {
+		free(accounts[i].name);
+		free(accounts[i].home);
+	}
+	free(accounts);
+	accounts = NULL;
+	n_accounts = 0;
+	accounts_loaded = false;
+}
+
+/* The passwd file to read instead of getpwent(), or NULL. */
+static char *passwd_file(void)
+{
+	const char *p = getenv("OLLAMA_AUDIT_PASSWD");
+	if (p && *p)
+		return oa_xstrdup(p);
+	if (sysroot())
+		return sys_path("/etc/passwd");
+	return NULL;
+}
+
+/* name:password:uid:gid:gecos:home:shell */
+static void parse_passwd_line(char *line)
+{
+	char *f[7];
+	int n = 0;
+	char *p = line;
+	while (n < 7) {
+		f[n++] = p;
+		char *c = strchr(p, ':');
+		if (!c)
+			break;
+		*c = '\0';
+		p = c + 1;
+	}
+	if (n < 6 || !*f[0] || f[0][0] == '#' || f[0][0] == '+' || f[0][0] == '-')
+		return;
+	char *end;
+	errno = 0;
+	unsigned long uid = strtoul(f[2], &end, 10);
+	if (errno || *end || end == f[2])
+		return;
+	accounts_add(f[0], (uid_t)uid, f[5]);
+}
+
+static void load_accounts(oa_discovery *d)
+{
+	if (accounts_loaded)
+		return;
+	accounts_loaded = true;
+	char *file = passwd_file();
+	if (file) {
+		accounts_from_file = true;
+		FILE *fp = fopen(file, "re");
+		if (!fp) {
+			if (d) {
+				d->notes = oa_xreallocarray(d->notes, d->n_notes + 1, sizeof *d->notes);
+				d->notes[d->n_notes++] = oa_xasprintf("cannot read %s: %s", file, strerror(errno));
+			}
+			free(file);
+			return;
+		}
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t len;
+		while ((len = getline(&line, &cap, fp)) >= 0) {
+			while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+				line[--len] = '\0';
+			parse_passwd_line(line);
+		}
+		free(line);
+		fclose(fp);
+		free(file);
+		return;
+	}
+	accounts_from_file = false;
+	setpwent();
+	struct passwd *pw;
+	while ((pw = getpwent()))
+		accounts_add(pw->pw_name, pw->pw_uid, pw->pw_dir);
+	endpwent();
+}
+
+void oa_user_name(uid_t uid, char *buf, size_t len)
+{
+	load_accounts(NULL);
+	for (size_t i = 0; i < n_accounts; i++)
+		if (accounts[i].uid == uid) {
+			snprintf(buf, len, "%s", accounts[i].name);
+			return;
+		}
+	if (!accounts_from_file) {
+		struct passwd *pw = getpwuid(uid);
+		if (pw) {
+			snprintf(buf, len, "%s", pw->pw_name);
+			return;
+		}
+	}
+	snprintf(buf, len, "%lu", (unsigned long)uid);
+}
+
+/* ---- parsing systemd and environment files ---------------------------------- */
+
+static int unescape(const char **pp, char *out)
+{
+	/* *pp points after a backslash; returns the byte, advances. */
+	const char *p = *pp;
+	char c = *p;
+	if (!c)
+		return -1;
+	p++;
+	switch (c) {
+	case 'n': *out = '\n'; break;
+	case 't': *out = '\t'; break;
+	case 'r': *out = '\r'; break;
+	case 'a': *out = '\a'; break;
+	case 'b': *out = '\b'; break;
+	case 'f': *out = '\f'; break;
+	case 'v': *out = '\v'; break;
+	case 's': *out = ' '; break;
+	case 'x':
+		if (isxdigit((unsigned char)p[0]) && isxdigit((unsigned char)p[1])) {
+			char hx[3] = { p[0], p[1], 0 };
+			*out = (char)strtol(hx, NULL, 16);
+			p += 2;
+			break;
+		}
+		*out = 'x';
+		break;
+	default: *out = c; break;
+	}
+	*pp = p;
+	return 0;
+}
+
+static void emit_assignment(const char *word, oa_env_fn fn, void *ctx)
+{
+	const char *eq = strchr(word, '=');
+	if (!eq || eq == word)
+		return;
+	char *name = oa_xstrndup(word, (size_t)(eq - word));
+	fn(ctx, name, eq + 1);
+	free(name);
+}
+
+void oa_systemd_env_parse(const char *value, oa_env_fn fn, void *ctx)
+{
+	/* systemd's extract_first_word(EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE|EXTRACT_RELAX):
+	 * words split on blanks; quotes anywhere in a word group blanks and are removed. */
+	const char *p = value;
+	oa_buf w;
+	oa_buf_init(&w);
+	for (;;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		w.len = 0;
+		if (w.data)
+			w.data[0] = '\0';
+		char quote = 0;
+		while (*p) {
+			char c = *p;
+			if (quote) {
+				if (c == quote) {
+					quote = 0;
+					p++;
+				} else if (c == '\\' && quote == '"') {
+					p++;
+					char o;
+					if (unescape(&p, &o) < 0)
+						break;
+					oa_buf_addc(&w, o);
+				} else {
+					oa_buf_addc(&w, c);
+					p++;
+				}
+				continue;
+			}
+			if (isspace((unsigned char)c))
+				break;
+			if (c == '"' || c == '\'') {
+				quote = c;
+				p++;
+			} else if (c == '\\') {
+				p++;
+				char o;
+				if (unescape(&p, &o) < 0)
+					break;
+				oa_buf_addc(&w, o);
+			} else {
+				oa_buf_addc(&w, c);
+				p++;
+			}
+		}
+		emit_assignment(w.data ? w.data : "", fn, ctx);
+	}
+	oa_buf_free(&w);
+}
+
+void oa_envfile_line_parse(const char *line, oa_env_fn fn, void *ctx)
+{
+	const char *p = line;
+	while (*p && isspace((unsigned char)*p))
+		p++;
+	if (!*p || *p == '#' || *p == ';')
+		return;
+	if (strncmp(p, "export", 6) == 0 && isspace((unsigned char)p[6])) {
+		p += 6;
+		while (*p && isspace((unsigned char)*p))
+			p++;
+	}
+	const char *eq = strchr(p, '=');
+	if (!eq || eq == p)
+		return;
+	const char *ne = eq;
+	while (ne > p && isspace((unsigned char)ne[-1]))
+		ne--;
+	for (const char *q = p; q < ne; q++)
+		if (!(isalnum((unsigned char)*q) || *q == '_' || *q == '.'))
+			return;
+	char *name = oa_xstrndup(p, (size_t)(ne - p));
+	const char *v = eq + 1;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	oa_buf val;
+	oa_buf_init(&val);
+	if (*v == '"' || *v == '\'') {
+		char quote = *v++;
+		while (*v && *v != quote) {
+			if (*v == '\\' && quote == '"' && v[1]) {
+				v++;
+				if (*v == '\n')
+					v++;
+				else
+					oa_buf_addc(&val, *v++);
+				continue;
+			}
+			oa_buf_addc(&val, *v++);
+		}
+	} else {
+		const char *e = v;
+		while (*e && !(*e == '#' && e > v && isspace((unsigned char)e[-1])) && *e != '\n' &&
+		       *e != '\r')
+			e++;
+		while (e > v && isspace((unsigned char)e[-1]))
+			e--;
+		for (const char *q = v; q < e; q++) {
+			if (*q == '\\' && q + 1 < e)
+				q++;
+			oa_buf_addc(&val, *q);
+		}
+	}
+	fn(ctx, name, val.data ? val.data : "");
+	oa_buf_free(&val);
+	free(name);
+}
+
+/* ---- candidates ------------------------------------------------------------- */
+
+static void note(oa_discovery *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(oa_discovery *d, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = oa_xvasprintf(fmt, ap);
+	va_end(ap);
+	d->notes = oa_xreallocarray(d->notes, d->n_notes + 1, sizeof *d->notes);
+	d->notes[d->n_notes++] = s;
+}
+
+static bool is_dir(const char *path, int *err)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		if (err)
+			*err = errno;
+		return false;
+	}
+	if (err)
+		*err = 0;
+	return S_ISDIR(st.st_mode);
+}
+
+static bool holds_store(const char *dir, int *err)
+{
+	int e1 = 0, e2 = 0;
+	char *m = oa_path_join(dir, "manifests"), *b = oa_path_join(dir, "blobs");
+	bool yes = is_dir(m, &e1) || is_dir(b, &e2);
+	free(m);
+	free(b);
+	*err = yes ? 0 : (e1 == EACCES || e2 == EACCES) ? EACCES : 0;
+	return yes;
+}
+
+/* Look at a path and fill state, root, dev/ino and owner. */
+static void evaluate(oa_candidate *c)
+{
+	struct stat st;
+	if (stat(c->path, &st) < 0) {
+		c->err = errno;
+		c->state = (errno == ENOENT || errno == ENOTDIR) ? OA_CAND_MISSING : OA_CAND_UNKNOWN;
+		if (errno == ELOOP || errno == ENAMETOOLONG)
+			c->state = OA_CAND_MISSING;
+		if (c->state == OA_CAND_UNKNOWN) {
+			/* whose directory stops us: the deepest ancestor we can stat */
+			char *a = oa_xstrdup(c->path);
+			for (;;) {
+				char *slash = strrchr(a, '/');
+				if (!slash || slash == a)
+					break;
+				*slash = '\0';
+				struct stat ast;
+				if (stat(a, &ast) == 0) {
+					c->uid = ast.st_uid;
+					c->have_uid = true;
+					break;
+				}
+			}
+			free(a);
+		}
+		return;
+	}
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->uid = st.st_uid;
+	c->have_id = c->have_uid = true;
+	if (!S_ISDIR(st.st_mode)) {
+		c->state = OA_CAND_NOT_STORE;
+		c->err = ENOTDIR;
+		return;
+	}
+	int err;
+	if (holds_store(c->path, &err)) {
+		c->root = oa_xstrdup(c->path);
+	} else if (err == EACCES) {
+		/* cannot look inside: a store or not, we may not read it */
+		c->state = OA_CAND_DENIED;
+		c->err = EACCES;
+		c->root = oa_xstrdup(c->path);
+		return;
+	} else {
+		char *models = oa_path_join(c->path, "models");
+		int e2;
+		if (is_dir(models, &e2) && holds_store(models, &err)) {
+			c->root = models;
+		} else {
+			free(models);
+			c->state = OA_CAND_NOT_STORE;
+			return;
+		}
+	}
+	/* name a store by its real path; the paths that reached it are kept apart */
+	char *real = realpath(c->root, NULL);
+	if (real) {
+		free(c->root);
+		c->root = real;
+	}
+	if (stat(c->root, &st) == 0) {
+		c->dev = st.st_dev;
+		c->ino = st.st_ino;
+		c->uid = st.st_uid;
+	}
+	int fd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		c->err = errno;
+		c->state = errno == EACCES || errno == EPERM ? OA_CAND_DENIED : OA_CAND_UNKNOWN;
+		return;
+	}
+	close(fd);
+	c->state = OA_CAND_STORE;
+}
+
+static void add_found(oa_candidate *c, const char *source, const char *detail, const char *given)
+{
+	for (size_t i = 0; i < c->n_found; i++)
+		if (strcmp(c->found[i].source, source) == 0 && strcmp(c->found[i].detail, detail) == 0)
+			return;
+	c->found = oa_xreallocarray(c->found, c->n_found + 1, sizeof *c->found);
+	c->found[c->n_found].source = oa_xstrdup(source);
+	c->found[c->n_found].detail = oa_xstrdup(detail);
+	c->found[c->n_found].path = oa_xstrdup(given);
+	c->n_found++;
+}
+
+static void add_path(oa_candidate *c, const char *path)
+{
+	for (size_t i = 0; i < c->n_paths; i++)
+		if (strcmp(c->paths[i], path) == 0)
+			return;
+	c->paths = oa_xreallocarray(c->paths, c->n_paths + 1, sizeof *c->paths);
+	c->paths[c->n_paths++] = oa_xstrdup(path);
+}
+
+static void candidate_free(oa_candidate *c)
+{
+	free(c->path);
+	free(c->root);
+	free(c->user);
+	for (size_t i = 0; i < c->n_found; i++) {
+		free(c->found[i].source);
+		free(c->found[i].detail);
+		free(c->found[i].path);
+	}
+	free(c->found);
+	for (size_t i = 0; i < c->n_paths; i++)
+		free(c->paths[i]);
+	free(c->paths);
+}
+
+/* Add a candidate: `given` is the path as the source states it, `path` the
+ * one we look at (sysroot applied). */
+static void add_candidate(oa_discovery *d, const char *source, const char *detail,
+                          const char *given, const char *path)
+{
+	oa_candidate c;
+	memset(&c, 0, sizeof c);
+	c.path = oa_xstrdup(path);
+	evaluate(&c);
+	for (size_t i = 0; i < d->n; i++) {
+		oa_candidate *o = &d->v[i];
+		bool same = (c.have_id && o->have_id && c.dev == o->dev && c.ino == o->ino &&
+		             (c.root != NULL) == (o->root != NULL)) ||
+		            strcmp(o->path, c.path) == 0;
+		if (same) {
+			add_found(o, source, detail, given);
+			add_path(o, c.path);
+			candidate_free(&c);
+			return;
+		}
+	}
+	char name[64];
+	oa_user_name(c.uid, name, sizeof name);
+	c.user = c.have_uid ? oa_xstrdup(name) : NULL;
+	add_found(&c, source, detail, given);
+	add_path(&c, c.path);
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 16;
+		d->v = oa_xreallocarray(d->v, d->cap, sizeof *d->v);
+	}
+	d->v[d->n++] = c;
+}
+
+/* OLLAMA_MODELS from a system file: trimmed as the server trims it; a
+ * relative value resolves against the service's working directory, "/". */
+static void add_models_value(oa_discovery *d, const char *source, const char *detail,
+                             const char *value)
+{
+	char *v = oa_env_trim(value);
+	if (!v)
+		return;
+	char *abs = v[0] == '/' ? oa_xstrdup(v) : oa_path_join("/", v);
+	char *p = sys_path(abs);
+	add_candidate(d, source, detail, v, p);
+	free(p);
+	free(abs);
+	free(v);
+}
+
+typedef struct env_ctx {
+	oa_discovery *d;
+	const char *source;
+	char *detail;
+} env_ctx;
+
+static void on_env(void *ctx, const char *name, const char *value)
+{
+	env_ctx *e = ctx;
+	if (strcmp(name, "OLLAMA_MODELS") == 0)
+		add_models_value(e->d, e->source, e->detail, value);
+}
+
+static void read_env_file(oa_discovery *d, const char *abs, bool must_exist, const char *from)
+{
+	char *p = sys_path(abs);
+	FILE *fp = fopen(p, "re");
+	if (!fp) {
+		if (must_exist || errno != ENOENT)
+			note(d, "cannot read %s%s%s: %s", abs, from ? " (named by " : "", from ? from : "",
+			     strerror(errno));
+		free(p);
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned lineno = 0;
+	while (getline(&line, &cap, fp) >= 0) {
+		lineno++;
+		env_ctx e = { d, "environment-file", oa_xasprintf("%s:%u", abs, lineno) };
+		oa_envfile_line_parse(line, on_env, &e);
+		free(e.detail);
+	}
+	free(line);
+	fclose(fp);
+	free(p);
+}
+
+/* Read a unit file or drop-in: [Service] Environment= and EnvironmentFile=. */
+static void read_unit_file(oa_discovery *d, const char *abs)
+{
+	char *p = sys_path(abs);
+	FILE *fp = fopen(p, "re");
+	if (!fp) {
+		if (errno != ENOENT)
+			note(d, "cannot read %s: %s", abs, strerror(errno));
+		free(p);
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned lineno = 0, start = 0;
+	bool in_service = false;
+	oa_buf logical;
+	oa_buf_init(&logical);
+	while ((len = getline(&line, &cap, fp)) >= 0) {
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (logical.len == 0) {
+			start = lineno;
+			const char *t = line;
+			while (*t && isspace((unsigned char)*t))
+				t++;
+			if (*t == '#' || *t == ';')
+				continue;
+		}
+		/* a trailing backslash continues the line */
+		if (len > 0 && line[len - 1] == '\\') {
+			oa_buf_add(&logical, line, (size_t)len - 1);
+			oa_buf_addc(&logical, ' ');
+			continue;
+		}
+		oa_buf_add(&logical, line, (size_t)len);
+		char *t = logical.data ? logical.data : (char *)"";
+		while (*t && isspace((unsigned char)*t))
+			t++;
+		if (*t == '[') {
+			in_service = strncmp(t, "[Service]", 9) == 0;
+		} else if (in_service) {
+			char *eq = strchr(t, '=');
+			if (eq) {
+				char *ke = eq;
+				while (ke > t && isspace((unsigned char)ke[-1]))
+					ke--;
+				size_t kl = (size_t)(ke - t);
+				char *v = eq + 1;
+				while (*v && isspace((unsigned char)*v))
+					v++;
+				char *detail = oa_xasprintf("%s:%u", abs, start);
+				if (kl == 11 && strncmp(t, "Environment", 11) == 0) {
+					env_ctx e = { d, "systemd", detail };
+					oa_systemd_env_parse(v, on_env, &e);
+				} else if (kl == 15 && strncmp(t, "EnvironmentFile", 15) == 0) {
+					bool optional = *v == '-';
+					char *f = oa_env_trim(optional ? v + 1 : v);
+					if (f && f[0] == '/')
+						read_env_file(d, f, !optional, detail);
+					free(f);
+				}
+				free(detail);
+			}
+		}
+		logical.len = 0;
+		if (logical.data)
+			logical.data[0] = '\0';
+	}
+	oa_buf_free(&logical);
+	free(line);
+	fclose(fp);
+	free(p);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void read_dropins(oa_discovery *d, const char *absdir)
+{
+	char *p = sys_path(absdir);
+	DIR *dir = opendir(p);
+	if (!dir) {
+		if (errno != ENOENT)
+			note(d, "cannot read %s: %s", absdir, strerror(errno));
+		free(p);
+		return;
+	}
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)))
+		if (oa_str_has_suffix(e->d_name, ".conf")) {
+			names = oa_xreallocarray(names, n + 1, sizeof *names);
+			names[n++] = oa_xstrdup(e->d_name);
+		}
+	closedir(dir);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		char *f = oa_path_join(absdir, names[i]);
+		read_unit_file(d, f);
+		free(f);
+		free(names[i]);
+	}
+	free(names);
+	free(p);
+}
+
+void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
+{
+	memset(d, 0, sizeof *d);
+	accounts_free();
+	load_accounts(d);
+
+	/* 1. Stores named on the command line. */
+	for (size_t i = 0; i < n_extra; i++)
+		add_candidate(d, "--store", "command line", extra[i], extra[i]);
+
+	/* 2. $OLLAMA_MODELS of this process, used as given (the server does not absolutise). */
+	char *env = oa_env_trim(getenv("OLLAMA_MODELS"));
+	if (env) {
+		add_candidate(d, "OLLAMA_MODELS", "environment", env, env);
+		free(env);
+	}
+
+	/* 3. systemd units and drop-ins (the Linux service; distribution packages). */
+	static const char *unit_dirs[] = { "/etc/systemd/system", "/run/systemd/system",
+	                                   "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
+	                                   "/lib/systemd/system" };
+	for (size_t i = 0; i < sizeof unit_dirs / sizeof unit_dirs[0]; i++) {
+		char *u = oa_path_join(unit_dirs[i], "ollama.service");
+		char *dd = oa_path_join(unit_dirs[i], "ollama.service.d");
+		read_unit_file(d, u);
+		read_dropins(d, dd);
+		free(u);
+		free(dd);
+	}
+
+	/* 4. /etc/default/ollama-style environment files. */
+	static const char *env_files[] = { "/etc/default/ollama", "/etc/sysconfig/ollama",
+	                                   "/etc/conf.d/ollama" };
+	for (size_t i = 0; i < sizeof env_files / sizeof env_files[0]; i++)
+		read_env_file(d, env_files[i], false, NULL);
+
+	/* 5. The service and distribution defaults. */
+	static const struct { const char *path, *why; } defaults[] = {
+		{ "/usr/share/ollama/.ollama/models", "Linux service (install.sh user ollama)" },
+		{ "/var/lib/ollama", "distribution package" },
+		{ "/var/lib/ollama/.ollama/models", "distribution package (user home)" },
+		{ "/root/.ollama/models", "root / container image" },
+	};
+	for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+		char *p = sys_path(defaults[i].path);
+		add_candidate(d, "default", defaults[i].why, defaults[i].path, p);
+		free(p);
+	}
+
+	/* 6. Every home directory in the password database. */
+	for (size_t i = 0; i < n_accounts; i++) {
+		const char *home = accounts[i].home;
+		if (!*home || strcmp(home, "/nonexistent") == 0 || strcmp(home, "/dev/null") == 0)
+			continue;
+		char *given = oa_path_join(home, ".ollama/models");
+		char *p = accounts_from_file ? sys_path(given) : oa_xstrdup(given);
+		char *detail = oa_xasprintf("user %s", accounts[i].name);
+		add_candidate(d, "home", detail, given, p);
+		free(detail);
+		free(p);
+		free(given);
+	}
+
+	/* 7. This user's own default ($HOME/.ollama/models). */
+	const char *home = getenv("HOME");
+	if (home && *home) {
+		char *p = oa_path_join(home, ".ollama/models");
+		add_candidate(d, "default", "$HOME", p, p);
+		free(p);
+	}
+}
+
+void oa_discovery_free(oa_discovery *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		candidate_free(&d->v[i]);
+	free(d->v);
+	for (size_t i = 0; i < d->n_notes; i++)
+		free(d->notes[i]);
+	free(d->notes);
+	memset(d, 0, sizeof *d);
+	accounts_free();
+}

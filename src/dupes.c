@@ -1,0 +1,176 @@
+/* dupes.c - the same blob in several stores; see dupes.h. */
+#include "ollama_audit/dupes.h"
+#include "ollama_audit/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct entry {
+	const char *hex;
+	size_t store;
+	oa_blob *blob;
+} entry;
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const entry *x = a, *y = b;
+	int c = strcmp(x->hex, y->hex);
+	if (c)
+		return c;
+	return x->store < y->store ? -1 : x->store > y->store;
+}
+
+static int cmp_dupe(const void *a, const void *b)
+{
+	const oa_dupe *x = a, *y = b;
+	if (x->saving != y->saving)
+		return x->saving > y->saving ? -1 : 1;
+	return strcmp(x->hex, y->hex);
+}
+
+static void add_model(oa_dupe_copy *c, const char *display)
+{
+	for (size_t i = 0; i < c->n_models; i++)
+		if (strcmp(c->models[i], display) == 0)
+			return;
+	c->models = oa_xreallocarray(c->models, c->n_models + 1, sizeof *c->models);
+	c->models[c->n_models++] = display;
+}
+
+static void fill_models(const oa_store *s, oa_dupe_copy *c)
+{
+	for (size_t j = 0; j < s->n_models; j++) {
+		const oa_model *m = &s->models[j];
+		if (!m->manifest_ok)
+			continue;
+		if (m->config_blob == c->blob)
+			add_model(c, m->display);
+		for (size_t k = 0; k < m->m.n_layers; k++)
+			if (m->layer_blobs && m->layer_blobs[k] == c->blob)
+				add_model(c, m->display);
+	}
+}
+
+void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
+{
+	memset(out, 0, sizeof *out);
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		if (stores[i])
+			total += stores[i]->n_blobs;
+	if (!total)
+		return;
+	entry *v = oa_xcalloc(total, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!stores[i])
+			continue;
+		/* one store given twice (two paths to one root): count it once */
+		bool again = false;
+		for (size_t j = 0; j < i && !again; j++)
+			again = stores[j] && stores[j]->root_st.st_dev == stores[i]->root_st.st_dev &&
+			        stores[j]->root_st.st_ino == stores[i]->root_st.st_ino;
+		if (again)
+			continue;
+		for (size_t j = 0; j < stores[i]->n_blobs; j++) {
+			oa_blob *b = &stores[i]->blobs[j];
+			if (b->cls != OA_BLOB_VALID || !b->stat_ok || !S_ISREG(b->st.st_mode))
+				continue;
+			v[k++] = (entry){ b->hex, i, b };
+		}
+	}
+	if (k)
+		qsort(v, k, sizeof *v, cmp_entry);
+	for (size_t a = 0; a < k;) {
+		size_t e = a + 1;
+		while (e < k && strcmp(v[e].hex, v[a].hex) == 0)
+			e++;
+		/* the same store twice (a store given by two paths) is not a duplicate */
+		size_t stores_in = 0;
+		for (size_t i = a; i < e; i++)
+			stores_in += i == a || v[i].store != v[i - 1].store;
+		if (stores_in < 2) {
+			a = e;
+			continue;
+		}
+		out->v = oa_xreallocarray(out->v, out->n + 1, sizeof *out->v);
+		oa_dupe *d = &out->v[out->n++];
+		memset(d, 0, sizeof *d);
+		memcpy(d->hex, v[a].hex, 65);
+		d->size = (uint64_t)v[a].blob->st.st_size;
+		d->copies = oa_xcalloc(e - a, sizeof *d->copies);
+		uint64_t largest = 0, sum = 0;
+		for (size_t i = a; i < e; i++) {
+			if (i > a && v[i].store == v[i - 1].store)
+				continue;
+			oa_dupe_copy *c = &d->copies[d->n_copies];
+			c->store = v[i].store;
+			c->blob = v[i].blob;
+			c->dev = v[i].blob->st.st_dev;
+			c->ino = v[i].blob->st.st_ino;
+			c->uid = v[i].blob->st.st_uid;
+			c->allocated = (uint64_t)v[i].blob->st.st_blocks * 512u;
+			c->symlink = v[i].blob->is_symlink;
+			c->same_inode_as = -1;
+			for (size_t j = 0; j < d->n_copies; j++)
+				if (d->copies[j].dev == c->dev && d->copies[j].ino == c->ino) {
+					c->same_inode_as = (long)j;
+					break;
+				}
+			fill_models(stores[c->store], c);
+			if (c->same_inode_as >= 0) {
+				d->already_shared += c->allocated;
+			} else {
+				d->n_inodes++;
+				sum += c->allocated;
+				if (c->allocated > largest)
+					largest = c->allocated;
+			}
+			d->n_copies++;
+		}
+		d->saving = sum - largest;
+		/* Per filesystem: every distinct inode but the largest one could become a link. */
+		for (size_t i = 0; i < d->n_copies; i++) {
+			const oa_dupe_copy *c = &d->copies[i];
+			if (c->same_inode_as >= 0)
+				continue;
+			bool first_on_dev = true;
+			for (size_t j = 0; j < i; j++)
+				if (d->copies[j].dev == c->dev && d->copies[j].same_inode_as < 0)
+					first_on_dev = false;
+			if (!first_on_dev)
+				continue;
+			uint64_t dsum = 0, dmax = 0;
+			size_t cnt = 0;
+			for (size_t j = i; j < d->n_copies; j++) {
+				const oa_dupe_copy *o = &d->copies[j];
+				if (o->dev != c->dev || o->same_inode_as >= 0)
+					continue;
+				cnt++;
+				dsum += o->allocated;
+				if (o->allocated > dmax)
+					dmax = o->allocated;
+			}
+			if (cnt >= 2)
+				d->linkable += dsum - dmax;
+		}
+		out->saving += d->saving;
+		out->linkable += d->linkable;
+		out->already_shared += d->already_shared;
+		a = e;
+	}
+	free(v);
+	if (out->n)
+		qsort(out->v, out->n, sizeof *out->v, cmp_dupe);
+}
+
+void oa_dupes_free(oa_dupes *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		for (size_t j = 0; j < d->v[i].n_copies; j++)
+			free(d->v[i].copies[j].models);
+		free(d->v[i].copies);
+	}
+	free(d->v);
+	memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,554 @@
+/* junk.c - the junk taxonomy and the conservative reference set (junk.h). */
+#include "ollama_audit/junk.h"
+#include "ollama_audit/platform.h"
+#include "ollama_audit/util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REFSET_FILE_MAX (64u << 20)
+#define REFSET_DEPTH_MAX 16
+
+static const char *cat_names[OA_JUNK_CAT_COUNT] = {
+	[OA_JUNK_ORPHAN] = "orphans",     [OA_JUNK_MANIFEST_BLOB] = "manifest-blobs",
+	[OA_JUNK_PARTIAL] = "partials",   [OA_JUNK_TEMP] = "temps",
+	[OA_JUNK_LEGACY] = "legacy",      [OA_JUNK_FOREIGN] = "foreign",
+	[OA_JUNK_EMPTY_DIR] = "empty-dirs",
+};
+
+const char *oa_junk_cat_name(enum oa_junk_cat c)
+{
+	return c < OA_JUNK_CAT_COUNT ? cat_names[c] : "?";
+}
+
+int oa_junk_parse_what(const char *list, unsigned *mask, char *err, size_t errlen)
+{
+	*mask = 0;
+	char *copy = oa_xstrdup(list), *save = NULL;
+	int rc = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		while (*t == ' ')
+			t++;
+		if (strcmp(t, "all") == 0) {
+			*mask |= OA_JUNK_ALL;
+			continue;
+		}
+		if (strcmp(t, "default") == 0) {
+			*mask |= OA_JUNK_DEFAULT;
+			continue;
+		}
+		int found = -1;
+		for (int c = 0; c < OA_JUNK_CAT_COUNT; c++) {
+			size_t n = strlen(cat_names[c]);
+			/* singular forms too: orphan, partial, temp, manifest-blob, empty-dir */
+			if (strcmp(t, cat_names[c]) == 0 ||
+			    (strlen(t) + 1 == n && strncmp(t, cat_names[c], n - 1) == 0 && cat_names[c][n - 1] == 's'))
+				found = c;
+		}
+		if (found < 0) {
+			snprintf(err, errlen,
+			         "unknown category '%s' (orphans, partials, temps, legacy, foreign, "
+			         "manifest-blobs, empty-dirs, all, default)", t);
+			rc = -1;
+			break;
+		}
+		*mask |= 1u << found;
+	}
+	free(copy);
+	if (rc == 0 && *mask == 0) {
+		snprintf(err, errlen, "--what needs at least one category");
+		rc = -1;
+	}
+	return rc;
+}
+
+/* ---- reference set --------------------------------------------------------- */
+
+static int cmp_hex(const void *a, const void *b)
+{
+	return memcmp(a, b, 64);
+}
+
+void oa_refset_scan(oa_refset *r, const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i + 7 + 64 <= len; i++) {
+		if (p[i] != 's' || memcmp(p + i, "sha256", 6) != 0 || (p[i + 6] != ':' && p[i + 6] != '-'))
+			continue;
+		if (!oa_is_hex((const char *)p + i + 7, 64))
+			continue;
+		if (r->n == r->cap) {
+			r->cap = r->cap ? r->cap * 2 : 64;
+			r->hex = oa_xreallocarray(r->hex, r->cap, sizeof *r->hex);
+		}
+		for (int k = 0; k < 64; k++)
+			r->hex[r->n][k] = (char)tolower(p[i + 7 + k]);
+		r->hex[r->n][64] = '\0';
+		r->n++;
+		i += 7 + 63;
+	}
+}
+
+void oa_refset_sort(oa_refset *r)
+{
+	if (r->n)
+		qsort(r->hex, r->n, sizeof *r->hex, cmp_hex);
+	size_t w = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (w == 0 || memcmp(r->hex[w - 1], r->hex[i], 64) != 0)
+			memcpy(r->hex[w++], r->hex[i], 65);
+	r->n = w;
+}
+
+static void refset_fail(oa_refset *r, const char *what, const char *a, int e)
+{
+	if (!r->incomplete)
+		snprintf(r->why, sizeof r->why, "%s%s%s: %s", what, *what ? " " : "", a, strerror(e));
+	r->incomplete = true;
+}
+
+typedef struct refwalk {
+	oa_refset *r;
+	const dev_t *skip_dev;
+	const ino_t *skip_ino;
+	size_t n_skip;
+} refwalk;
+
+static void refset_walk(refwalk *w, int dirfd, const char *label, int depth)
+{
+	oa_refset *r = w->r;
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		refset_fail(r, "cannot list", label, errno);
+		return;
+	}
+	rewinddir(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char *sub = oa_xasprintf("%s/%s", label, e->d_name);
+		struct stat st;
+		/* Follow symlinks, as the server's Glob and ReadFile do. */
+		if (fstatat(dirfd, e->d_name, &st, 0) < 0) {
+			struct stat lst;
+			/* A dangling symlink references nothing; anything else unreadable might. */
+			if (!(fstatat(dirfd, e->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode)))
+				refset_fail(r, "cannot stat", sub, errno);
+			free(sub);
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (depth >= REFSET_DEPTH_MAX) {
+				refset_fail(r, "", sub, ELOOP);
+			} else {
+				int cfd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				if (cfd < 0)
+					refset_fail(r, "cannot open", sub, errno);
+				else {
+					refset_walk(w, cfd, sub, depth + 1);
+					close(cfd);
+				}
+			}
+			free(sub);
+			continue;
+		}
+		bool skip = false;
+		for (size_t i = 0; i < w->n_skip; i++)
+			if (w->skip_dev[i] == st.st_dev && w->skip_ino[i] == st.st_ino)
+				skip = true;
+		if (!skip && S_ISREG(st.st_mode)) {
+			uint8_t *bytes;
+			size_t len;
+			if (oa_read_file_at(dirfd, e->d_name, REFSET_FILE_MAX, &bytes, &len) < 0) {
+				refset_fail(r, "cannot read", sub, errno);
+			} else {
+				oa_refset_scan(r, bytes, len);
+				free(bytes);
+				r->files++;
+			}
+		}
+		free(sub);
+	}
+	closedir(d);
+}
+
+void oa_refset_build(int root_fd, const dev_t *skip_dev, const ino_t *skip_ino, size_t n_skip,
+                     oa_refset *r)
+{
+	memset(r, 0, sizeof *r);
+	refwalk w = { r, skip_dev, skip_ino, n_skip };
+	static const char *dirs[] = { "manifests", "manifests-v2" };
+	for (size_t i = 0; i < 2; i++) {
+		int fd = openat(root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT)
+				refset_fail(r, "cannot open", dirs[i], errno);
+			continue;
+		}
+		refset_walk(&w, fd, dirs[i], 1);
+		close(fd);
+	}
+	oa_refset_sort(r);
+}
+
+bool oa_refset_has(const oa_refset *r, const char *hex)
+{
+	char key[65];
+	for (int k = 0; k < 64; k++)
+		key[k] = (char)tolower((unsigned char)hex[k]);
+	key[64] = '\0';
+	return r->n && bsearch(key, r->hex, r->n, sizeof *r->hex, cmp_hex) != NULL;
+}
+
+void oa_refset_free(oa_refset *r)
+{
+	free(r->hex);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- directory usage -------------------------------------------------------- */
+
+typedef struct inode_set {
+	dev_t *dev;
+	ino_t *ino;
+	size_t n, cap;
+} inode_set;
+
+static bool inode_set_add(inode_set *s, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->dev[i] == dev && s->ino[i] == ino)
+			return false;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 16;
+		s->dev = oa_xreallocarray(s->dev, s->cap, sizeof *s->dev);
+		s->ino = oa_xreallocarray(s->ino, s->cap, sizeof *s->ino);
+	}
+	s->dev[s->n] = dev;
+	s->ino[s->n++] = ino;
+	return true;
+}
+
+static void dir_usage_rec(int dirfd, inode_set *seen, uint64_t *ap, uint64_t *al, uint64_t *fr,
+                          int depth)
+{
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct stat st;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			*al += (uint64_t)st.st_blocks * 512;
+			*fr += (uint64_t)st.st_blocks * 512;
+			int cfd = depth < 32 ? openat(dirfd, e->d_name,
+			                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+			if (cfd >= 0) {
+				dir_usage_rec(cfd, seen, ap, al, fr, depth + 1);
+				close(cfd);
+			}
+			continue;
+		}
+		if (!inode_set_add(seen, st.st_dev, st.st_ino))
+			continue;
+		*ap += (uint64_t)st.st_size;
+		*al += (uint64_t)st.st_blocks * 512;
+		if (st.st_nlink <= 1)
+			*fr += (uint64_t)st.st_blocks * 512;
+	}
+	closedir(d);
+}
+
+void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
+                  uint64_t *freed)
+{
+	*apparent = *allocated = *freed = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	inode_set seen = { 0 };
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		*allocated += (uint64_t)st.st_blocks * 512;
+		*freed += (uint64_t)st.st_blocks * 512;
+	}
+	dir_usage_rec(fd, &seen, apparent, allocated, freed, 0);
+	close(fd);
+	free(seen.dev);
+	free(seen.ino);
+}
+
+/* ---- the taxonomy -------------------------------------------------------------- */
+
+static oa_junk *junk_add(oa_junk_list *j, enum oa_junk_cat cat, enum oa_junk_where where,
+                         char *path, const char *kind, const struct stat *lst, double now)
+{
+	if (j->n == j->cap) {
+		j->cap = j->cap ? j->cap * 2 : 64;
+		j->v = oa_xreallocarray(j->v, j->cap, sizeof *j->v);
+	}
+	oa_junk *e = &j->v[j->n++];
+	memset(e, 0, sizeof *e);
+	e->cat = cat;
+	e->where = where;
+	e->path = path;
+	e->kind = kind;
+	e->group = -1;
+	if (lst) {
+		e->lst = *lst;
+		e->is_dir = S_ISDIR(lst->st_mode);
+		e->is_symlink = S_ISLNK(lst->st_mode);
+		e->apparent = (uint64_t)lst->st_size;
+		e->allocated = (uint64_t)lst->st_blocks * 512;
+		e->freed_alone = lst->st_nlink <= 1 || e->is_dir ? e->allocated : 0;
+		if (!e->is_dir && lst->st_nlink > 1)
+			e->note = "hardlinked: removing this name frees no space while another link exists";
+		e->age = now - (double)oa_stat_mtime_ns(lst) / 1e9;
+		e->in_grace = e->age < OA_SERVER_GRACE_SECONDS;
+	}
+	return e;
+}
+
+static int find_group(oa_junk_list *j, const char *hex)
+{
+	for (size_t i = 0; i < j->n_groups; i++)
+		if (strcmp(j->groups[i].hex, hex) == 0)
+			return (int)i;
+	j->groups = oa_xreallocarray(j->groups, j->n_groups + 1, sizeof *j->groups);
+	oa_partial_group *g = &j->groups[j->n_groups];
+	memset(g, 0, sizeof *g);
+	memcpy(g->hex, hex, 65);
+	g->data = -1;
+	g->parts_ok = true;
+	return (int)j->n_groups++;
+}
+
+/* A -partial-N file: {"N":..,"Offset":..,"Size":..,"Completed":..} */
+static bool read_part(int blobs_fd, const char *name, int64_t *size, int64_t *completed)
+{
+	uint8_t *buf;
+	size_t len;
+	if (oa_read_file_at(blobs_fd, name, 1 << 16, &buf, &len) < 0)
+		return false;
+	json_error_t jerr;
+	json_t *o = json_loadb((const char *)buf, len, JSON_DISABLE_EOF_CHECK, &jerr);
+	free(buf);
+	bool ok = false;
+	if (json_is_object(o)) {
+		json_t *sz = json_object_get(o, "Size"), *c = json_object_get(o, "Completed");
+		if (json_is_integer(sz) && json_is_integer(c)) {
+			*size = json_integer_value(sz);
+			*completed = json_integer_value(c);
+			ok = true;
+		}
+	}
+	json_decref(o);
+	return ok;
+}
+
+static bool empty_tree(oa_junk_list *j, int dirfd, const char *rel, double now, int depth)
+{
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	rewinddir(d);
+	bool empty = true;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct stat st;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    depth >= 8) {
+			empty = false;
+			continue;
+		}
+		int cfd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0) {
+			empty = false;
+			continue;
+		}
+		char *sub = oa_xasprintf("%s/%s", rel, e->d_name);
+		if (empty_tree(j, cfd, sub, now, depth + 1))
+			junk_add(j, OA_JUNK_EMPTY_DIR, OA_IN_MANIFESTS, sub, "empty-dir", &st, now);
+		else {
+			empty = false;
+			free(sub);
+		}
+		close(cfd);
+	}
+	closedir(d);
+	return empty;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *j)
+{
+	memset(j, 0, sizeof *j);
+	for (size_t i = 0; i < s->n_blobs; i++) {
+		oa_blob *b = &s->blobs[i];
+		struct stat lst;
+		bool have = s->blobs_fd >= 0 && fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+		char *path = oa_xasprintf("blobs/%s", b->name);
+		enum oa_junk_cat cat;
+		const char *keep = NULL;
+		switch (b->cls) {
+		case OA_BLOB_VALID:
+			if (b->refs > 0) {
+				free(path);
+				continue;
+			}
+			cat = oa_blob_looks_like_manifest(s, b) ? OA_JUNK_MANIFEST_BLOB : OA_JUNK_ORPHAN;
+			if (oa_refset_has(refs, b->hex))
+				keep = "a file under manifests/ mentions this digest (an unparseable manifest may "
+				       "reference it)";
+			break;
+		case OA_BLOB_PARTIAL:
+		case OA_BLOB_PARTIAL_PART:
+			cat = OA_JUNK_PARTIAL;
+			break;
+		case OA_BLOB_TMP:
+		case OA_BLOB_CREATE_TEMP:
+		case OA_BLOB_QUANT_TEMP:
+		case OA_BLOB_TEMP_DIR:
+			cat = OA_JUNK_TEMP;
+			break;
+		case OA_BLOB_LEGACY:
+			cat = OA_JUNK_LEGACY;
+			if (oa_refset_has(refs, b->hex))
+				keep = "a manifest references this digest: the server renames the file to "
+				       "sha256-<hex> at start";
+			break;
+		case OA_BLOB_DIR:
+			cat = OA_JUNK_FOREIGN;
+			keep = "a directory Ollama does not write: look at it and remove it yourself";
+			break;
+		default:
+			cat = OA_JUNK_FOREIGN;
+			break;
+		}
+		if (!have) {
+			keep = "cannot stat it";
+		}
+		oa_junk *e = junk_add(j, cat, OA_IN_BLOBS, path, oa_blob_class_name(b->cls),
+		                      have ? &lst : NULL, now);
+		e->keep = keep;
+		if (b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP)
+			memcpy(e->hex, b->hex, 65);
+		if (b->is_symlink) {
+			e->link_target = b->link_target;
+			e->freed_alone = e->allocated;
+			e->note = "a symlink: only the link is removed, never its target";
+		}
+		if (have && e->is_dir) {
+			uint64_t ap, al, fr;
+			oa_dir_usage(s->blobs_fd, b->name, &ap, &al, &fr);
+			e->apparent = ap;
+			e->allocated = al;
+			e->freed_alone = fr;
+			if (fr < al)
+				e->note = "holds hard links to blobs: removing it frees only what is not linked elsewhere";
+		}
+		if (cat == OA_JUNK_PARTIAL && b->hex[0]) {
+			int g = find_group(j, b->hex);
+			oa_partial_group *pg = &j->groups[g];
+			e->group = g;
+			pg->allocated += e->allocated;
+			if (b->cls == OA_BLOB_PARTIAL) {
+				pg->data = (int)(j->n - 1);
+			} else {
+				int64_t size, done;
+				pg->n_parts++;
+				if (read_part(s->blobs_fd, b->name, &size, &done)) {
+					pg->total += size;
+					pg->downloaded += done;
+				} else {
+					pg->parts_ok = false;
+				}
+			}
+		}
+	}
+	for (size_t g = 0; g < j->n_groups; g++) {
+		oa_partial_group *pg = &j->groups[g];
+		if (pg->n_parts == 0 && pg->data >= 0) {
+			pg->total = (int64_t)j->v[pg->data].apparent;
+			pg->downloaded = -1; /* unknown without part files */
+		}
+	}
+	/* ollama-safetensors<digits>/ temp directories in the root (spec §1.3). */
+	if (s->root_fd >= 0) {
+		int fd = dup(s->root_fd);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d && fd >= 0)
+			close(fd);
+		if (d)
+			rewinddir(d);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if (!oa_str_has_prefix(e->d_name, "ollama-safetensors") ||
+			    !all_digits(e->d_name + strlen("ollama-safetensors")))
+				continue;
+			struct stat lst;
+			if (fstatat(s->root_fd, e->d_name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))
+				continue;
+			oa_junk *x = junk_add(j, OA_JUNK_TEMP, OA_IN_ROOT, oa_xstrdup(e->d_name), "temp-dir",
+			                      &lst, now);
+			uint64_t ap, al, fr;
+			oa_dir_usage(s->root_fd, e->d_name, &ap, &al, &fr);
+			x->apparent = ap;
+			x->allocated = al;
+			x->freed_alone = fr;
+		}
+		if (d)
+			closedir(d);
+	}
+	/* Empty directories under manifests/ (deepest first), never manifests/ itself. */
+	if (s->manifests_fd >= 0)
+		empty_tree(j, s->manifests_fd, "manifests", now, 0);
+	for (size_t i = 0; i < j->n; i++) {
+		oa_junk *e = &j->v[i];
+		j->count[e->cat]++;
+		j->apparent[e->cat] += e->apparent;
+		j->allocated[e->cat] += e->allocated;
+	}
+}
+
+void oa_junk_free(oa_junk_list *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		free(j->v[i].path);
+	free(j->v);
+	free(j->groups);
+	memset(j, 0, sizeof *j);
+}

@@ -1,0 +1,1283 @@
+/* prune.c - plans, their JSON form, and applying them safely (prune.h). */
+#include "ollama_audit/prune.h"
+#include "ollama_audit/humanize.h"
+#include "ollama_audit/platform.h"
+#include "ollama_audit/util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- plan lists ------------------------------------------------------------- */
+
+static oa_plan_entry *list_add(oa_plan_list *l)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 32;
+		l->v = oa_xreallocarray(l->v, l->cap, sizeof *l->v);
+	}
+	oa_plan_entry *e = &l->v[l->n++];
+	memset(e, 0, sizeof *e);
+	return e;
+}
+
+static void entry_free(oa_plan_entry *e)
+{
+	free(e->path);
+	free(e->category);
+	free(e->note);
+	free(e->model);
+}
+
+static void list_free(oa_plan_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		entry_free(&l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+void oa_plan_free(oa_plan *p)
+{
+	free(p->command);
+	free(p->store);
+	list_free(&p->todo);
+	list_free(&p->kept);
+	memset(p, 0, sizeof *p);
+}
+
+static void entry_from_stat(oa_plan_entry *e, const struct stat *st)
+{
+	e->type = S_ISDIR(st->st_mode) ? 'd' : S_ISLNK(st->st_mode) ? 'l' : 'f';
+	e->dev = (uint64_t)st->st_dev;
+	e->ino = (uint64_t)st->st_ino;
+	e->nlink = (uint64_t)st->st_nlink;
+	e->size = (int64_t)st->st_size;
+	e->mtime_ns = oa_stat_mtime_ns(st);
+	e->allocated = (uint64_t)st->st_blocks * 512;
+	e->age = oa_wall_now() - (double)e->mtime_ns / 1e9;
+}
+
+static void plan_init(oa_plan *p, oa_store *s, const char *command)
+{
+	memset(p, 0, sizeof *p);
+	p->command = oa_xstrdup(command);
+	p->store = oa_xstrdup(s->root);
+	p->store_dev = (uint64_t)s->root_st.st_dev;
+	p->store_ino = (uint64_t)s->root_st.st_ino;
+	double now = oa_wall_now();
+	oa_iso8601((time_t)now, 0, p->created, sizeof p->created);
+}
+
+static int cmp_u64pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	if (x[1] != y[1])
+		return x[1] < y[1] ? -1 : 1;
+	return 0;
+}
+
+/* What the whole plan frees: a file with several links frees its blocks only
+ * when the plan removes every link. */
+static void plan_totals(oa_plan *p)
+{
+	size_t n = p->todo.n;
+	uint64_t (*keys)[3] = oa_xcalloc(n ? n : 1, sizeof *keys);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (p->todo.v[i].type == 'f')
+			keys[k][0] = p->todo.v[i].dev, keys[k][1] = p->todo.v[i].ino, keys[k++][2] = i;
+	qsort(keys, k, sizeof *keys, cmp_u64pair);
+	p->freed = p->allocated = p->apparent = 0;
+	for (size_t i = 0; i < n; i++) {
+		oa_plan_entry *e = &p->todo.v[i];
+		if (e->type != 'f')
+			e->freed = e->type == 'd' && !e->empty_dir ? e->freed : e->allocated;
+	}
+	for (size_t i = 0; i < k;) {
+		size_t j = i;
+		while (j < k && keys[j][0] == keys[i][0] && keys[j][1] == keys[i][1])
+			j++;
+		oa_plan_entry *first = &p->todo.v[keys[i][2]];
+		for (size_t m = i; m < j; m++)
+			p->todo.v[keys[m][2]].freed = 0;
+		if (j - i >= first->nlink) {
+			first->freed = first->allocated;
+		} else {
+			for (size_t m = i; m < j; m++) {
+				oa_plan_entry *e = &p->todo.v[keys[m][2]];
+				if (!e->note)
+					e->note = oa_xasprintf("hardlinked (%llu links, %zu in this plan): frees no space",
+					                       (unsigned long long)e->nlink, j - i);
+			}
+		}
+		i = j;
+	}
+	/* Apparent: each inode once too. */
+	for (size_t i = 0; i < n; i++) {
+		p->freed += p->todo.v[i].freed;
+		p->allocated += p->todo.v[i].allocated;
+	}
+	for (size_t i = 0; i < k; i++)
+		if (i == 0 || cmp_u64pair(keys[i], keys[i - 1]) != 0)
+			p->apparent += (uint64_t)p->todo.v[keys[i][2]].size;
+	free(keys);
+}
+
+/* ---- prune plans ----------------------------------------------------------------- */
+
+void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, int64_t min_age, oa_plan *p)
+{
+	plan_init(p, s, "prune");
+	p->what = what;
+	p->min_age = min_age;
+	/* Files first, in name order; empty directories last, deepest first. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < j->n; i++) {
+			const oa_junk *x = &j->v[i];
+			bool dir_pass = x->cat == OA_JUNK_EMPTY_DIR;
+			if (dir_pass != (pass == 1) || !(what & (1u << x->cat)))
+				continue;
+			const char *why = x->keep;
+			char buf[96];
+			if (!why && !dir_pass && x->age < (double)min_age) {
+				long m = (long)(x->age / 60);
+				snprintf(buf, sizeof buf, "younger than --min-age (%ld min old)", m < 0 ? 0 : m);
+				why = buf;
+			}
+			oa_plan_entry *e = list_add(why ? &p->kept : &p->todo);
+			e->path = oa_xstrdup(x->path);
+			e->category = oa_xstrdup(oa_junk_cat_name(x->cat));
+			memcpy(e->hex, x->hex, sizeof e->hex);
+			entry_from_stat(e, &x->lst);
+			e->age = x->age;
+			e->allocated = x->allocated;
+			e->freed = x->freed_alone;
+			e->empty_dir = dir_pass;
+			e->check_refs = x->cat == OA_JUNK_ORPHAN || x->cat == OA_JUNK_MANIFEST_BLOB ||
+			                x->cat == OA_JUNK_LEGACY;
+			if (why)
+				e->note = oa_xstrdup(why);
+			else if (x->note)
+				e->note = oa_xstrdup(x->note);
+		}
+	}
+	plan_totals(p);
+}
+
+/* ---- rm plans ---------------------------------------------------------------------- */
+
+static bool str_in(char **v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* Would directory `rel` (relative to manifests/) be empty once `gone` are removed? */
+static bool dir_would_empty(int manifests_fd, const char *rel, char **gone, size_t n_gone)
+{
+	int fd = openat(manifests_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	bool empty = true;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char *full = oa_xasprintf("%s/%s", rel, e->d_name);
+		if (!str_in(gone, n_gone, full))
+			empty = false;
+		free(full);
+	}
+	closedir(d);
+	return empty;
+}
+
+static bool model_uses(const oa_model *m, const oa_blob *b)
+{
+	if (!m->manifest_ok)
+		return false;
+	if (m->config_blob == b)
+		return true;
+	for (size_t i = 0; m->layer_blobs && i < m->m.n_layers; i++)
+		if (m->layer_blobs[i] == b)
+			return true;
+	return false;
+}
+
+void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p)
+{
+	plan_init(p, s, "rm");
+	p->min_age = min_age;
+	dev_t *skip_dev = oa_xcalloc(n ? n : 1, sizeof *skip_dev);
+	ino_t *skip_ino = oa_xcalloc(n ? n : 1, sizeof *skip_ino);
+	char **gone = oa_xcalloc(n * 4 + 1, sizeof *gone); /* relative to manifests/ */
+	size_t n_gone = 0, n_skip = 0;
+	/* 1. the manifests */
+	for (size_t i = 0; i < n; i++) {
+		const oa_model *m = &s->models[models[i]];
+		const char *rel = m->rel_path + 10; /* after "manifests/" */
+		struct stat lst, st;
+		if (fstatat(s->manifests_fd, rel, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (fstatat(s->manifests_fd, rel, &st, 0) == 0) {
+			skip_dev[n_skip] = st.st_dev;
+			skip_ino[n_skip++] = st.st_ino;
+		}
+		oa_plan_entry *e = list_add(&p->todo);
+		e->path = oa_xstrdup(m->rel_path);
+		e->category = oa_xstrdup("manifest");
+		e->model = oa_xstrdup(m->display);
+		entry_from_stat(e, &lst);
+		if (!m->manifest_ok)
+			e->note = oa_xstrdup("the manifest cannot be parsed: its blobs are kept (prune removes "
+			                     "them later if nothing references them)");
+		gone[n_gone++] = oa_xstrdup(rel);
+	}
+	/* 2. the directories that become empty, deepest first */
+	for (size_t i = 0; i < n; i++) {
+		char *dir = oa_xstrdup(s->models[models[i]].rel_path + 10);
+		for (int depth = 0; depth < 3; depth++) {
+			char *slash = strrchr(dir, '/');
+			if (!slash)
+				break;
+			*slash = '\0';
+			if (str_in(gone, n_gone, dir) || !dir_would_empty(s->manifests_fd, dir, gone, n_gone))
+				break;
+			struct stat lst;
+			if (fstatat(s->manifests_fd, dir, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))
+				break;
+			oa_plan_entry *e = list_add(&p->todo);
+			e->path = oa_xasprintf("manifests/%s", dir);
+			e->category = oa_xstrdup("empty-dir");
+			e->model = oa_xstrdup(s->models[models[i]].display);
+			entry_from_stat(e, &lst);
+			e->empty_dir = true;
+			gone = oa_xreallocarray(gone, n_gone + 2, sizeof *gone);
+			gone[n_gone++] = oa_xstrdup(dir);
+		}
+		free(dir);
+	}
+	/* 3. blobs that no other file under manifests/ can reference */
+	oa_refset refs;
+	oa_refset_build(s->root_fd, skip_dev, skip_ino, n_skip, &refs);
+	for (size_t i = 0; i < n; i++) {
+		const oa_model *m = &s->models[models[i]];
+		if (!m->manifest_ok)
+			continue;
+		for (size_t k = 0; k <= m->m.n_layers; k++) {
+			oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
+			if (!b)
+				continue;
+			char *path = oa_xasprintf("blobs/%s", b->name);
+			bool dup = false;
+			for (size_t q = 0; q < p->todo.n && !dup; q++)
+				dup = strcmp(p->todo.v[q].path, path) == 0;
+			for (size_t q = 0; q < p->kept.n && !dup; q++)
+				dup = strcmp(p->kept.v[q].path, path) == 0;
+			struct stat lst;
+			if (dup || fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
+				free(path);
+				continue;
+			}
+			char *why = NULL;
+			if (oa_refset_has(&refs, b->hex)) {
+				const char *other = NULL;
+				for (size_t q = 0; q < s->n_models && !other; q++) {
+					bool selected = false;
+					for (size_t z = 0; z < n; z++)
+						selected |= models[z] == q;
+					if (!selected && model_uses(&s->models[q], b))
+						other = s->models[q].display;
+				}
+				why = other ? oa_xasprintf("also used by %s", other)
+				            : oa_xstrdup("another file under manifests/ mentions this digest");
+			} else if (refs.incomplete) {
+				why = oa_xasprintf("cannot re-read every manifest (%s)", refs.why);
+			}
+			oa_plan_entry *e = list_add(why ? &p->kept : &p->todo);
+			e->path = path;
+			e->category = oa_xstrdup("model-blob");
+			e->model = oa_xstrdup(m->display);
+			memcpy(e->hex, b->hex, sizeof e->hex);
+			e->check_refs = true;
+			entry_from_stat(e, &lst);
+			e->freed = e->allocated;
+			if (why)
+				e->note = why;
+			else if (b->is_symlink)
+				e->note = oa_xstrdup("a symlink: only the link is removed, never its target");
+			if (!why && min_age > 0 && e->age < (double)min_age) {
+				/* move it to the kept list */
+				oa_plan_entry *kk = list_add(&p->kept);
+				*kk = p->todo.v[--p->todo.n];
+				free(kk->note);
+				kk->note = oa_xstrdup("younger than --min-age");
+			}
+		}
+	}
+	oa_refset_free(&refs);
+	for (size_t i = 0; i < n_gone; i++)
+		free(gone[i]);
+	free(gone);
+	free(skip_dev);
+	free(skip_ino);
+	plan_totals(p);
+}
+
+/* ---- plan JSON ------------------------------------------------------------------------ */
+
+static const char *type_name(char t)
+{
+	return t == 'd' ? "dir" : t == 'l' ? "symlink" : "file";
+}
+
+static json_t *entry_json(const oa_plan_entry *e)
+{
+	char mt[48];
+	oa_iso8601((time_t)(e->mtime_ns / 1000000000), (long)(e->mtime_ns % 1000000000), mt, sizeof mt);
+	json_t *o = json_object();
+	json_object_set_new(o, "path", json_string(e->path));
+	json_object_set_new(o, "category", json_string(e->category));
+	json_object_set_new(o, "digest", e->hex[0] ? json_sprintf("sha256:%s", e->hex) : json_null());
+	json_object_set_new(o, "type", json_string(type_name(e->type)));
+	json_object_set_new(o, "empty_dir", json_boolean(e->empty_dir));
+	json_object_set_new(o, "check_refs", json_boolean(e->check_refs));
+	json_object_set_new(o, "dev", json_integer((json_int_t)e->dev));
+	json_object_set_new(o, "ino", json_integer((json_int_t)e->ino));
+	json_object_set_new(o, "nlink", json_integer((json_int_t)e->nlink));
+	json_object_set_new(o, "size", json_integer(e->size));
+	json_object_set_new(o, "mtime_ns", json_integer(e->mtime_ns));
+	json_object_set_new(o, "mtime", json_string(mt));
+	json_object_set_new(o, "age_seconds", json_integer((json_int_t)e->age));
+	json_object_set_new(o, "allocated", json_integer((json_int_t)e->allocated));
+	json_object_set_new(o, "freed", json_integer((json_int_t)e->freed));
+	json_object_set_new(o, e->model ? "model" : "model", e->model ? json_string(e->model) : json_null());
+	json_object_set_new(o, "note", e->note ? json_string(e->note) : json_null());
+	return o;
+}
+
+json_t *oa_plan_to_json(const oa_plan *p)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "schema", json_string(OA_PLAN_SCHEMA));
+	json_object_set_new(o, "command", json_string(p->command));
+	json_object_set_new(o, "created", json_string(p->created));
+	json_object_set_new(o, "store", json_string(p->store));
+	json_object_set_new(o, "store_dev", json_integer((json_int_t)p->store_dev));
+	json_object_set_new(o, "store_ino", json_integer((json_int_t)p->store_ino));
+	json_t *what = json_array();
+	for (int c = 0; c < OA_JUNK_CAT_COUNT; c++)
+		if (p->what & (1u << c))
+			json_array_append_new(what, json_string(oa_junk_cat_name((enum oa_junk_cat)c)));
+	json_object_set_new(o, "what", what);
+	json_object_set_new(o, "min_age_seconds", json_integer(p->min_age));
+	json_object_set_new(o, "bytes_freed", json_integer((json_int_t)p->freed));
+	json_object_set_new(o, "bytes_allocated", json_integer((json_int_t)p->allocated));
+	json_object_set_new(o, "bytes_apparent", json_integer((json_int_t)p->apparent));
+	json_t *v = json_array();
+	for (size_t i = 0; i < p->todo.n; i++)
+		json_array_append_new(v, entry_json(&p->todo.v[i]));
+	json_object_set_new(o, "entries", v);
+	json_t *k = json_array();
+	for (size_t i = 0; i < p->kept.n; i++)
+		json_array_append_new(k, entry_json(&p->kept.v[i]));
+	json_object_set_new(o, "kept", k);
+	return o;
+}
+
+static int write_atomic_at(int dirfd, const char *name, const char *data, size_t len, char *err,
+                           size_t errlen)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof tmp, ".%s.tmp", name);
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+			close(fd);
+			unlinkat(dirfd, tmp, 0);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		unlinkat(dirfd, tmp, 0);
+		return -1;
+	}
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, name, strerror(errno));
+		unlinkat(dirfd, tmp, 0);
+		return -1;
+	}
+	fsync(dirfd);
+	return 0;
+}
+
+static int write_json_atomic_at(int dirfd, const char *name, json_t *v, char *err, size_t errlen)
+{
+	char *s = json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	if (!s) {
+		snprintf(err, errlen, "cannot serialise JSON");
+		return -1;
+	}
+	size_t len = strlen(s);
+	char *d = oa_xmalloc(len + 2);
+	memcpy(d, s, len);
+	d[len] = '\n';
+	free(s);
+	int rc = write_atomic_at(dirfd, name, d, len + 1, err, errlen);
+	free(d);
+	return rc;
+}
+
+int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
+{
+	char *dir = oa_xstrdup(file);
+	char *slash = strrchr(dir, '/');
+	const char *name = file;
+	int dfd;
+	if (slash) {
+		*slash = '\0';
+		name = file + (slash - dir) + 1;
+		dfd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: cannot open its directory: %s", file, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	json_t *v = oa_plan_to_json(p);
+	int rc = write_json_atomic_at(dfd, name, v, err, errlen);
+	json_decref(v);
+	close(dfd);
+	free(dir);
+	return rc;
+}
+
+/* A path in a plan or an index: relative, no empty, "." or ".." component,
+ * under blobs/ (one component), manifests/ (1 to 4 components) or an
+ * ollama-safetensors<digits> directory of the root. */
+static bool safe_path(const char *path)
+{
+	if (!path || !*path || path[0] == '/' || strlen(path) > 4096)
+		return false;
+	size_t parts = 0;
+	const char *p = path;
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		parts++;
+		p += n;
+		if (*p == '/')
+			p++;
+		if (e && !*p)
+			return false;
+	}
+	if (oa_str_has_prefix(path, "blobs/"))
+		return parts == 2;
+	if (oa_str_has_prefix(path, "manifests/"))
+		return parts >= 2 && parts <= 5;
+	if (parts == 1 && oa_str_has_prefix(path, "ollama-safetensors")) {
+		const char *d = path + strlen("ollama-safetensors");
+		if (!*d)
+			return false;
+		for (; *d; d++)
+			if (!isdigit((unsigned char)*d))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+static bool get_u64(json_t *o, const char *k, uint64_t *out)
+{
+	json_t *v = json_object_get(o, k);
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return false;
+	*out = (uint64_t)json_integer_value(v);
+	return true;
+}
+
+static bool get_i64(json_t *o, const char *k, int64_t *out)
+{
+	json_t *v = json_object_get(o, k);
+	if (!json_is_integer(v))
+		return false;
+	*out = json_integer_value(v);
+	return true;
+}
+
+static int entry_from_json(json_t *o, oa_plan_entry *e, char *err, size_t errlen, size_t idx)
+{
+	const char *path = json_string_value(json_object_get(o, "path"));
+	const char *cat = json_string_value(json_object_get(o, "category"));
+	const char *type = json_string_value(json_object_get(o, "type"));
+	json_t *dg = json_object_get(o, "digest");
+	if (!safe_path(path)) {
+		snprintf(err, errlen, "entry %zu: path is missing or not a path inside the store", idx);
+		return -1;
+	}
+	if (!cat || !type || (strcmp(type, "file") && strcmp(type, "dir") && strcmp(type, "symlink"))) {
+		snprintf(err, errlen, "entry %zu (%s): bad category or type", idx, path);
+		return -1;
+	}
+	e->path = oa_xstrdup(path);
+	e->category = oa_xstrdup(cat);
+	e->type = type[0] == 'd' ? 'd' : type[0] == 's' ? 'l' : 'f';
+	if (json_is_string(dg)) {
+		const char *d = json_string_value(dg);
+		if (strlen(d) != 71 || strncmp(d, "sha256:", 7) != 0 || !oa_is_hex(d + 7, 64)) {
+			snprintf(err, errlen, "entry %zu (%s): bad digest", idx, path);
+			return -1;
+		}
+		for (int k = 0; k < 64; k++)
+			e->hex[k] = (char)tolower((unsigned char)d[7 + k]);
+	}
+	e->empty_dir = json_is_true(json_object_get(o, "empty_dir"));
+	e->check_refs = json_is_true(json_object_get(o, "check_refs"));
+	if (e->hex[0] && !e->check_refs && strcmp(cat, "partials") && strcmp(cat, "temps") &&
+	    strcmp(cat, "foreign")) {
+		/* Never trust a plan to switch the reference check off for a blob. */
+		e->check_refs = true;
+	}
+	if (!get_u64(o, "dev", &e->dev) || !get_u64(o, "ino", &e->ino) ||
+	    !get_i64(o, "size", &e->size) || !get_i64(o, "mtime_ns", &e->mtime_ns)) {
+		snprintf(err, errlen, "entry %zu (%s): dev, ino, size and mtime_ns are required", idx, path);
+		return -1;
+	}
+	get_u64(o, "nlink", &e->nlink);
+	get_u64(o, "allocated", &e->allocated);
+	get_u64(o, "freed", &e->freed);
+	const char *note = json_string_value(json_object_get(o, "note"));
+	const char *model = json_string_value(json_object_get(o, "model"));
+	if (note)
+		e->note = oa_xstrdup(note);
+	if (model)
+		e->model = oa_xstrdup(model);
+	e->age = oa_wall_now() - (double)e->mtime_ns / 1e9;
+	return 0;
+}
+
+int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof *p);
+	json_error_t jerr;
+	json_t *o = json_load_file(file, 0, &jerr);
+	if (!o) {
+		snprintf(err, errlen, "%s: not a plan: %s (line %d)", file, jerr.text, jerr.line);
+		return -1;
+	}
+	const char *schema = json_string_value(json_object_get(o, "schema"));
+	const char *cmd = json_string_value(json_object_get(o, "command"));
+	const char *store = json_string_value(json_object_get(o, "store"));
+	json_t *entries = json_object_get(o, "entries");
+	int rc = -1;
+	if (!schema || strcmp(schema, OA_PLAN_SCHEMA) != 0) {
+		snprintf(err, errlen, "%s: not a plan (schema is not %s)", file, OA_PLAN_SCHEMA);
+		goto out;
+	}
+	if (!cmd || (strcmp(cmd, "prune") && strcmp(cmd, "rm")) || !store || !json_is_array(entries) ||
+	    !get_u64(o, "store_dev", &p->store_dev) || !get_u64(o, "store_ino", &p->store_ino)) {
+		snprintf(err, errlen, "%s: command, store, store_dev, store_ino and entries are required", file);
+		goto out;
+	}
+	p->command = oa_xstrdup(cmd);
+	p->store = oa_xstrdup(store);
+	get_i64(o, "min_age_seconds", &p->min_age);
+	const char *created = json_string_value(json_object_get(o, "created"));
+	snprintf(p->created, sizeof p->created, "%s", created ? created : "");
+	size_t i;
+	json_t *x;
+	json_array_foreach(entries, i, x) {
+		oa_plan_entry *e = list_add(&p->todo);
+		if (!json_is_object(x) || entry_from_json(x, e, err, errlen, i) < 0) {
+			if (!json_is_object(x))
+				snprintf(err, errlen, "entry %zu is not an object", i);
+			char tmp[512];
+			snprintf(tmp, sizeof tmp, "%s: %s", file, err);
+			snprintf(err, errlen, "%s", tmp);
+			goto out;
+		}
+	}
+	plan_totals(p);
+	rc = 0;
+out:
+	json_decref(o);
+	if (rc < 0)
+		oa_plan_free(p);
+	return rc;
+}
+
+/* ---- applying --------------------------------------------------------------------------- */
+
+/* Open the directory holding `path` without following any symlink; the last
+ * component goes to *leaf. Returns a new fd, or -1 with errno. */
+static int open_parent(const oa_store *s, const char *path, const char **leaf)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		*leaf = path;
+		return dup(s->root_fd);
+	}
+	*leaf = slash + 1;
+	int fd = dup(s->root_fd);
+	const char *p = path;
+	while (fd >= 0 && p < slash) {
+		const char *e = strchr(p, '/');
+		char *part = oa_xstrndup(p, (size_t)(e - p));
+		int nfd = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		free(part);
+		close(fd);
+		fd = nfd;
+		errno = saved;
+		p = e + 1;
+	}
+	return fd;
+}
+
+/* Remove a directory tree, never following a symlink. */
+static int remove_tree(int parent, const char *name, int depth)
+{
+	if (depth > 32) {
+		errno = ELOOP;
+		return -1;
+	}
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		names = oa_xreallocarray(names, n + 1, sizeof *names);
+		names[n++] = oa_xstrdup(e->d_name);
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+			if (remove_tree(fd, names[i], depth + 1) < 0)
+				rc = -1;
+		} else if (unlinkat(fd, names[i], 0) < 0 && errno != ENOENT) {
+			rc = -1;
+		}
+		free(names[i]);
+	}
+	free(names);
+	closedir(d);
+	if (rc < 0)
+		return -1;
+	return unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* The quarantine: DIR/index.json and DIR/files/. */
+typedef struct quarantine {
+	int fd, files_fd;
+	json_t *index;
+	json_t *entries;
+	size_t next_id;
+} quarantine;
+
+static json_t *load_index(int qfd, char *err, size_t errlen, bool *exists)
+{
+	uint8_t *bytes;
+	size_t len;
+	*exists = false;
+	if (oa_read_file_at(qfd, "index.json", 256u << 20, &bytes, &len) < 0) {
+		if (errno == ENOENT)
+			return NULL;
+		snprintf(err, errlen, "cannot read index.json: %s", strerror(errno));
+		*exists = true;
+		return NULL;
+	}
+	*exists = true;
+	json_error_t jerr;
+	json_t *o = json_loadb((const char *)bytes, len, 0, &jerr);
+	free(bytes);
+	const char *schema = o ? json_string_value(json_object_get(o, "schema")) : NULL;
+	if (!schema || strcmp(schema, OA_QUARANTINE_SCHEMA) != 0 ||
+	    !json_is_array(json_object_get(o, "entries"))) {
+		snprintf(err, errlen, "index.json is not a quarantine index (%s)",
+		         o ? "wrong schema" : jerr.text);
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static bool inside(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err, size_t errlen)
+{
+	memset(q, 0, sizeof *q);
+	q->fd = q->files_fd = -1;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create quarantine directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	q->fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (q->fd < 0) {
+		snprintf(err, errlen, "cannot open quarantine directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	struct stat qst, bst;
+	fstat(q->fd, &qst);
+	bool same = qst.st_dev == s->root_st.st_dev;
+	if (s->blobs_fd >= 0 && fstat(s->blobs_fd, &bst) == 0 && bst.st_dev != qst.st_dev)
+		same = false;
+	if (s->manifests_fd >= 0 && fstat(s->manifests_fd, &bst) == 0 && bst.st_dev != qst.st_dev)
+		same = false;
+	if (!same) {
+		snprintf(err, errlen,
+		         "quarantine directory %s is on a different filesystem from the store %s: moving "
+		         "would mean copying; choose a directory on the same filesystem (e.g. next to the store)",
+		         dir, s->root);
+		goto fail;
+	}
+	char rq[PATH_MAX], rroot[PATH_MAX];
+	if (realpath(dir, rq) && realpath(s->root, rroot)) {
+		char *m = oa_path_join(rroot, "manifests"), *b = oa_path_join(rroot, "blobs");
+		bool bad = inside(rq, m) || inside(rq, b) || strcmp(rq, rroot) == 0;
+		free(m);
+		free(b);
+		if (bad) {
+			snprintf(err, errlen, "quarantine directory %s must not be the store or inside its "
+			         "manifests/ or blobs/", dir);
+			goto fail;
+		}
+	}
+	bool exists;
+	q->index = load_index(q->fd, err, errlen, &exists);
+	if (!q->index && exists)
+		goto fail;
+	if (q->index) {
+		uint64_t dev = 0, ino = 0;
+		if (!get_u64(q->index, "store_dev", &dev) || !get_u64(q->index, "store_ino", &ino) ||
+		    dev != (uint64_t)s->root_st.st_dev || ino != (uint64_t)s->root_st.st_ino) {
+			snprintf(err, errlen, "quarantine %s holds files of another store (%s)", dir,
+			         json_string_value(json_object_get(q->index, "store")) ? json_string_value(json_object_get(q->index, "store")) : "?");
+			goto fail;
+		}
+	} else {
+		q->index = json_object();
+		json_object_set_new(q->index, "schema", json_string(OA_QUARANTINE_SCHEMA));
+		json_object_set_new(q->index, "store", json_string(s->root));
+		json_object_set_new(q->index, "store_dev", json_integer((json_int_t)s->root_st.st_dev));
+		json_object_set_new(q->index, "store_ino", json_integer((json_int_t)s->root_st.st_ino));
+		json_object_set_new(q->index, "entries", json_array());
+	}
+	q->entries = json_object_get(q->index, "entries");
+	size_t i;
+	json_t *x;
+	json_array_foreach(q->entries, i, x) {
+		json_int_t id = json_integer_value(json_object_get(x, "id"));
+		if (id >= 0 && (size_t)id >= q->next_id)
+			q->next_id = (size_t)id + 1;
+	}
+	if (q->next_id == 0)
+		q->next_id = 1;
+	if (mkdirat(q->fd, "files", 0700) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s/files: %s", dir, strerror(errno));
+		goto fail;
+	}
+	q->files_fd = openat(q->fd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (q->files_fd < 0) {
+		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	if (q->fd >= 0)
+		close(q->fd);
+	json_decref(q->index);
+	q->index = NULL;
+	q->fd = -1;
+	return -1;
+}
+
+static void quarantine_close(quarantine *q)
+{
+	if (q->files_fd >= 0)
+		close(q->files_fd);
+	if (q->fd >= 0)
+		close(q->fd);
+	json_decref(q->index);
+	memset(q, 0, sizeof *q);
+	q->fd = q->files_fd = -1;
+}
+
+static int quarantine_save(quarantine *q, char *err, size_t errlen)
+{
+	char ts[40];
+	oa_iso8601((time_t)oa_wall_now(), 0, ts, sizeof ts);
+	json_object_set_new(q->index, "updated", json_string(ts));
+	return write_json_atomic_at(q->fd, "index.json", q->index, err, errlen);
+}
+
+/* The file name inside DIR/files/: id, then the path with '/' as '%'. */
+static char *stored_name(size_t id, const char *path)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	oa_buf_printf(&b, "%06zu-", id);
+	for (const char *p = path; *p && b.len < 200; p++)
+		oa_buf_addc(&b, *p == '/' ? '%' : *p);
+	return oa_buf_take(&b);
+}
+
+typedef enum { R_DONE, R_SKIP, R_FAIL } outcome;
+
+static void say(const oa_apply_opts *o, const char *verb, const oa_plan_entry *e, const char *why)
+{
+	if (!o->log)
+		return;
+	char *p = oa_escape(e->path, strlen(e->path));
+	if (why)
+		fprintf(o->log, "%s %s: %s\n", verb, p, why);
+	else
+		fprintf(o->log, "%s %s\n", verb, p);
+	fflush(o->log);
+	free(p);
+}
+
+static outcome apply_one(oa_store *s, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
+                         json_t *qe, char *why, size_t whylen)
+{
+	if (!safe_path(e->path)) {
+		snprintf(why, whylen, "not a path inside the store");
+		return R_FAIL;
+	}
+	/* 1. Nothing may reference it: re-read every manifest now. */
+	if (e->check_refs) {
+		if (!e->hex[0]) {
+			snprintf(why, whylen, "no digest to check references against");
+			return R_SKIP;
+		}
+		oa_refset refs;
+		oa_refset_build(s->root_fd, NULL, NULL, 0, &refs);
+		bool has = oa_refset_has(&refs, e->hex);
+		bool incomplete = refs.incomplete;
+		if (incomplete)
+			snprintf(why, whylen, "cannot re-read every manifest: %s", refs.why);
+		oa_refset_free(&refs);
+		if (has) {
+			snprintf(why, whylen, "a manifest references it now");
+			return R_SKIP;
+		}
+		if (incomplete && !o->force)
+			return R_SKIP;
+	}
+	const char *leaf;
+	int pfd = open_parent(s, e->path, &leaf);
+	if (pfd < 0) {
+		snprintf(why, whylen, errno == ENOENT ? "gone already" : "cannot open its directory: %s",
+		         strerror(errno));
+		return errno == ENOENT ? R_SKIP : R_FAIL;
+	}
+	/* 2. Still the same file: same type, device, inode, size and mtime. */
+	struct stat st;
+	if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		int err = errno;
+		close(pfd);
+		snprintf(why, whylen, err == ENOENT ? "gone already" : "cannot stat: %s", strerror(err));
+		return err == ENOENT ? R_SKIP : R_FAIL;
+	}
+	char type = S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'f';
+	if (type != e->type || (uint64_t)st.st_dev != e->dev || (uint64_t)st.st_ino != e->ino ||
+	    (type != 'd' && ((int64_t)st.st_size != e->size || oa_stat_mtime_ns(&st) != e->mtime_ns))) {
+		close(pfd);
+		snprintf(why, whylen, "changed since it was planned");
+		return R_SKIP;
+	}
+	/* 3. Old enough. */
+	if (!e->empty_dir && o->min_age > 0 &&
+	    oa_wall_now() - (double)oa_stat_mtime_ns(&st) / 1e9 < (double)o->min_age) {
+		close(pfd);
+		snprintf(why, whylen, "younger than --min-age");
+		return R_SKIP;
+	}
+	/* 4. Remove or move. */
+	int rc;
+	if (e->empty_dir) {
+		rc = unlinkat(pfd, leaf, AT_REMOVEDIR);
+		if (rc < 0 && (errno == ENOTEMPTY || errno == EEXIST)) {
+			close(pfd);
+			snprintf(why, whylen, "no longer empty");
+			return R_SKIP;
+		}
+		if (rc == 0 && qe)
+			json_object_set_new(qe, "state", json_string("removed-dir"));
+	} else if (q) {
+		const char *stored = json_string_value(json_object_get(qe, "stored")) + strlen("files/");
+		rc = renameat(pfd, leaf, q->files_fd, stored);
+		if (rc == 0)
+			json_object_set_new(qe, "state", json_string("moved"));
+	} else if (type == 'd') {
+		rc = remove_tree(pfd, leaf, 0);
+	} else {
+		rc = unlinkat(pfd, leaf, 0);
+	}
+	int err = errno;
+	if (rc == 0 && strcmp(e->category, "manifest") == 0)
+		fsync(pfd); /* the manifest is gone for good before any of its blobs goes */
+	close(pfd);
+	if (rc < 0) {
+		snprintf(why, whylen, "%s", strerror(err));
+		return R_FAIL;
+	}
+	return R_DONE;
+}
+
+#define QUARANTINE_BATCH 64
+
+int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
+                  char *err, size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	quarantine q;
+	bool use_q = o->quarantine != NULL;
+	if (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)
+		return -1;
+	json_t **qes = oa_xcalloc(p->todo.n ? p->todo.n : 1, sizeof *qes);
+	for (size_t start = 0; start < p->todo.n; start += QUARANTINE_BATCH) {
+		size_t end = start + QUARANTINE_BATCH < p->todo.n ? start + QUARANTINE_BATCH : p->todo.n;
+		if (o->stop && *o->stop) {
+			r->interrupted = true;
+			break;
+		}
+		if (use_q) {
+			/* Record the batch as planned before anything moves. */
+			for (size_t i = start; i < end; i++) {
+				const oa_plan_entry *e = &p->todo.v[i];
+				json_t *x = entry_json(e);
+				size_t id = q.next_id++;
+				char *stored = stored_name(id, e->path);
+				json_object_set_new(x, "id", json_integer((json_int_t)id));
+				json_object_set_new(x, "stored", json_sprintf("files/%s", stored));
+				json_object_set_new(x, "state", json_string("planned"));
+				json_object_set_new(x, "command", json_string(p->command));
+				free(stored);
+				json_array_append_new(q.entries, x);
+				qes[i] = x;
+			}
+			if (quarantine_save(&q, err, errlen) < 0) {
+				free(qes);
+				quarantine_close(&q);
+				return -1;
+			}
+		}
+		for (size_t i = start; i < end; i++) {
+			if (o->stop && *o->stop) {
+				r->interrupted = true;
+				break;
+			}
+			if (o->delay_us)
+				usleep(o->delay_us);
+			const oa_plan_entry *e = &p->todo.v[i];
+			char why[512] = "";
+			outcome oc = apply_one(s, e, o, use_q ? &q : NULL, qes[i], why, sizeof why);
+			if (oc == R_DONE) {
+				r->done++;
+				r->freed += e->freed;
+				say(o, use_q ? (e->empty_dir ? "removed" : "moved") : "removed", e, NULL);
+			} else {
+				if (oc == R_SKIP)
+					r->skipped++;
+				else
+					r->failed++;
+				if (use_q)
+					json_object_set_new(qes[i], "state", json_string(oc == R_SKIP ? "skipped" : "failed"));
+				say(o, oc == R_SKIP ? "skipped" : "FAILED", e, why);
+			}
+		}
+		if (use_q && quarantine_save(&q, err, errlen) < 0) {
+			free(qes);
+			quarantine_close(&q);
+			return -1;
+		}
+		if (r->interrupted)
+			break;
+	}
+	if (o->stop && *o->stop)
+		r->interrupted = true;
+	free(qes);
+	if (use_q)
+		quarantine_close(&q);
+	return 0;
+}
+
+/* ---- restore -------------------------------------------------------------------------------- */
+
+/* mkdir -p of the directories above `path`, relative to root_fd, never
+ * following symlinks. Returns the parent fd or -1. */
+static int make_parents(int root_fd, const char *path, const char **leaf)
+{
+	const char *slash = strrchr(path, '/');
+	int fd = dup(root_fd);
+	if (!slash) {
+		*leaf = path;
+		return fd;
+	}
+	*leaf = slash + 1;
+	const char *p = path;
+	while (fd >= 0 && p < slash) {
+		const char *e = strchr(p, '/');
+		char *part = oa_xstrndup(p, (size_t)(e - p));
+		if (mkdirat(fd, part, 0755) < 0 && errno != EEXIST) {
+			free(part);
+			close(fd);
+			return -1;
+		}
+		int nfd = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		free(part);
+		close(fd);
+		fd = nfd;
+		p = e + 1;
+	}
+	return fd;
+}
+
+static bool same_content(int afd, const char *a, int bfd, const char *b)
+{
+	int x = openat(afd, a, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int y = openat(bfd, b, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool same = x >= 0 && y >= 0;
+	static char bx[1 << 16], by[1 << 16];
+	while (same) {
+		ssize_t nx = read(x, bx, sizeof bx), ny = read(y, by, sizeof by);
+		if (nx < 0 || ny < 0 || nx != ny || memcmp(bx, by, (size_t)nx) != 0)
+			same = false;
+		if (nx <= 0)
+			break;
+	}
+	if (x >= 0)
+		close(x);
+	if (y >= 0)
+		close(y);
+	return same;
+}
+
+int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
+                          char *err, size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (qfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	bool exists;
+	json_t *index = load_index(qfd, err, errlen, &exists);
+	if (!index) {
+		if (!exists)
+			snprintf(err, errlen, "%s has no index.json: not a quarantine directory", dir);
+		close(qfd);
+		return -1;
+	}
+	const char *root = store ? store : json_string_value(json_object_get(index, "store"));
+	int root_fd = root ? open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	int files_fd = openat(qfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	uint64_t dev = 0, ino = 0;
+	struct stat rst;
+	if (root_fd < 0 || fstat(root_fd, &rst) < 0) {
+		snprintf(err, errlen, "cannot open the store %s: %s", root ? root : "(none in index)",
+		         strerror(errno));
+		goto fail;
+	}
+	if (!store && (!get_u64(index, "store_dev", &dev) || !get_u64(index, "store_ino", &ino) ||
+	               dev != (uint64_t)rst.st_dev || ino != (uint64_t)rst.st_ino)) {
+		snprintf(err, errlen, "%s is no longer the store this quarantine came from (device/inode "
+		         "differ); pass --store to restore into it anyway", root);
+		goto fail;
+	}
+	if (files_fd < 0) {
+		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
+		goto fail;
+	}
+	json_t *entries = json_object_get(index, "entries");
+	size_t n = json_array_size(entries);
+	/* Newest first: blobs before the manifests that reference them, dirs before their files. */
+	for (size_t k = n; k-- > 0;) {
+		json_t *x = json_array_get(entries, k);
+		const char *state = json_string_value(json_object_get(x, "state"));
+		const char *path = json_string_value(json_object_get(x, "path"));
+		const char *stored = json_string_value(json_object_get(x, "stored"));
+		const char *type = json_string_value(json_object_get(x, "type"));
+		if (!state || !path || !safe_path(path))
+			continue;
+		bool removed_dir = strcmp(state, "removed-dir") == 0;
+		if (!removed_dir && strcmp(state, "moved") && strcmp(state, "planned"))
+			continue;
+		char *ep = oa_escape(path, strlen(path));
+		const char *leaf;
+		if (removed_dir) {
+			int pfd = make_parents(root_fd, path, &leaf);
+			if (pfd >= 0 && (mkdirat(pfd, leaf, 0755) == 0 || errno == EEXIST)) {
+				json_object_set_new(x, "state", json_string("restored"));
+				r->restored++;
+				if (log)
+					fprintf(log, "restored %s/\n", ep);
+			} else {
+				r->failed++;
+				if (log)
+					fprintf(log, "FAILED %s/: %s\n", ep, strerror(errno));
+			}
+			if (pfd >= 0)
+				close(pfd);
+			free(ep);
+			continue;
+		}
+		if (!stored || !oa_str_has_prefix(stored, "files/") || strchr(stored + 6, '/') ||
+		    !stored[6]) {
+			free(ep);
+			continue;
+		}
+		const char *sname = stored + 6;
+		struct stat sst, dst;
+		if (fstatat(files_fd, sname, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
+			uint64_t want_ino = 0;
+			int64_t want_size = -1;
+			const char *lf;
+			int ppfd;
+			if (strcmp(state, "planned") == 0) {
+				/* The move never happened (a crash or a skip before it): nothing to do. */
+				json_object_set_new(x, "state", json_string("not-moved"));
+			} else if (get_u64(x, "ino", &want_ino) && get_i64(x, "size", &want_size) &&
+			           (ppfd = make_parents(root_fd, path, &lf)) >= 0) {
+				/* A restore killed after moving this file back but before it
+				 * saved the index: the file is home, under its own inode. */
+				struct stat home;
+				bool back = fstatat(ppfd, lf, &home, AT_SYMLINK_NOFOLLOW) == 0 &&
+				            (uint64_t)home.st_ino == want_ino && home.st_size == want_size;
+				close(ppfd);
+				if (back) {
+					json_object_set_new(x, "state", json_string("restored"));
+					r->already++;
+					if (log)
+						fprintf(log, "already in place %s (restored by an earlier run)\n", ep);
+				} else {
+					r->missing++;
+					if (log)
+						fprintf(log, "MISSING %s: %s is not in the quarantine any more\n", ep, stored);
+				}
+			} else {
+				r->missing++;
+				if (log)
+					fprintf(log, "MISSING %s: %s is not in the quarantine any more\n", ep, stored);
+			}
+			free(ep);
+			continue;
+		}
+		int pfd = make_parents(root_fd, path, &leaf);
+		if (pfd < 0) {
+			r->failed++;
+			if (log)
+				fprintf(log, "FAILED %s: cannot create its directory: %s\n", ep, strerror(errno));
+			free(ep);
+			continue;
+		}
+		bool is_dir = S_ISDIR(sst.st_mode);
+		(void)type;
+		if (fstatat(pfd, leaf, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
+			bool same_inode = dst.st_dev == sst.st_dev && dst.st_ino == sst.st_ino;
+			bool same = same_inode || (S_ISREG(dst.st_mode) && S_ISREG(sst.st_mode) &&
+			                           dst.st_size == sst.st_size &&
+			                           same_content(pfd, leaf, files_fd, sname));
+			if (same && !is_dir) {
+				unlinkat(files_fd, sname, 0);
+				json_object_set_new(x, "state", json_string("restored"));
+				r->already++;
+				if (log)
+					fprintf(log, "already in place %s (identical)\n", ep);
+			} else {
+				r->conflicts++;
+				if (log)
+					fprintf(log, "CONFLICT %s: a different file exists there; left in %s/%s\n",
+					        ep, dir, stored);
+			}
+			close(pfd);
+			free(ep);
+			continue;
+		}
+		int rc;
+		if (S_ISREG(sst.st_mode)) {
+			/* link + unlink: never replaces a file that appeared meanwhile. */
+			rc = linkat(files_fd, sname, pfd, leaf, 0);
+			if (rc == 0)
+				unlinkat(files_fd, sname, 0);
+		} else {
+			rc = renameat(files_fd, sname, pfd, leaf);
+		}
+		if (rc == 0) {
+			fsync(pfd);
+			json_object_set_new(x, "state", json_string("restored"));
+			r->restored++;
+			if (log)
+				fprintf(log, "restored %s\n", ep);
+		} else {
+			r->failed++;
+			if (log)
+				fprintf(log, "FAILED %s: %s\n", ep, strerror(errno));
+		}
+		close(pfd);
+		free(ep);
+	}
+	char ts[40];
+	oa_iso8601((time_t)oa_wall_now(), 0, ts, sizeof ts);
+	json_object_set_new(index, "updated", json_string(ts));
+	if (write_json_atomic_at(qfd, "index.json", index, err, errlen) < 0)
+		goto fail;
+	close(files_fd);
+	close(root_fd);
+	close(qfd);
+	json_decref(index);
+	return 0;
+fail:
+	if (files_fd >= 0)
+		close(files_fd);
+	if (root_fd >= 0)
+		close(root_fd);
+	close(qfd);
+	json_decref(index);
+	return -1;
+}

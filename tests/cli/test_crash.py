@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Crash safety: SIGKILL `prune --apply` and `rm --apply` at random points of
+a large, slowed apply (OA_TEST_APPLY_DELAY_US), several times. After each
+kill no manifest references a missing blob (`check`), and a quarantine can
+still be restored completely."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+from clitest import oa  # noqa: E402
+
+t.check_binary()
+N = 2000
+rng = random.Random(5)
+
+
+def env():
+    e = dict(os.environ)
+    e.pop("OLLAMA_MODELS", None)
+    e["OA_TEST_APPLY_DELAY_US"] = "300"
+    e["ASAN_OPTIONS"] = "detect_leaks=0"
+    return e
+
+
+def kill_after(args, seconds):
+    # stdout to a file: a pipe nobody reads would block the listing, not the apply
+    with open(os.path.join(t.tempdir("out"), "out"), "w+b") as f:
+        p = subprocess.Popen([t.BIN] + args, env=env(), stdin=subprocess.DEVNULL,
+                             stdout=f, stderr=subprocess.STDOUT)
+        time.sleep(seconds)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        f.seek(0)
+        return p.returncode, f.read().decode(errors="replace")
+
+
+def no_missing(s, msg):
+    r = t.audit(s.root, "check", "--format", "json")
+    codes = t.codes(t.findings_of(r.json()))
+    t.not_contains(codes, "missing-blob", msg + ": no manifest references a missing blob")
+    t.not_contains(codes, "missing-config", msg + ": no missing config")
+
+
+def big_store(tag):
+    s = t.new_store(tag)
+    models = [t.add_gguf_model(s, "m%d:latest" % i, seed=str(i)) for i in range(4)]
+    orphans = []
+    for i in range(N):
+        orphans.append(s.add_blob(b"orphan %d " % i + oa.det_bytes(100, str(i))))
+    s.age_all(7200)
+    return s, models, orphans
+
+
+with t.guard("SIGKILL during prune --apply (delete)"):
+    s, models, orphans = big_store("crash-del")
+    kills = 0
+    for round_ in range(4):
+        left = sum(os.path.exists(s.blob_path(o)) for o in orphans)
+        if left == 0:
+            break
+        rc, out = kill_after(["--store", s.root, "prune", "--apply", "--yes"], rng.uniform(0.15, 0.6))
+        kills += rc == -signal.SIGKILL
+        no_missing(s, "after kill %d" % round_)
+        now = sum(os.path.exists(s.blob_path(o)) for o in orphans)
+        print("kill %d: rc %s, orphans %d -> %d" % (round_, rc, left, now))
+    t.ok(kills >= 2, "at least two applies were killed mid-way (%d)" % kills)
+    r = t.audit(s.root, "prune", "--apply", "--yes")
+    t.exit_code(r, 0, "a final prune finishes the job")
+    t.eq(sum(os.path.exists(s.blob_path(o)) for o in orphans), 0, "every orphan gone in the end")
+    no_missing(s, "final")
+
+with t.guard("SIGKILL during prune --apply --quarantine; restore brings back everything"):
+    s, models, orphans = big_store("crash-q")
+    before = t.snapshot(s.root)
+    q = os.path.join(t.tempdir("crashq"), "q")
+    kills = 0
+    for round_ in range(3):
+        rc, out = kill_after(["--store", s.root, "prune", "--apply", "--yes", "--quarantine", q],
+                             rng.uniform(0.15, 0.6))
+        kills += rc == -signal.SIGKILL
+        no_missing(s, "after quarantine kill %d" % round_)
+        t.ok(os.path.exists(os.path.join(q, "index.json")), "index exists after kill %d" % round_)
+    t.ok(kills >= 2, "at least two quarantine applies were killed mid-way (%d)" % kills)
+    r = t.run("restore", q)
+    t.exit_code(r, 0, "restore after kills")
+    t.eq(sum(os.path.exists(s.blob_path(o)) for o in orphans), N, "all %d orphans restored" % N)
+    after = t.snapshot(s.root)
+    strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
+    t.eq(t.diff_snapshots(strip(before), strip(after)), [], "store identical after restore")
+    # a kill during restore is safe too
+    rc, out = kill_after(["--store", s.root, "prune", "--apply", "--yes", "--quarantine", q], 1.0)
+    p = subprocess.Popen([t.BIN, "restore", q], env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.05)
+    p.kill()
+    p.communicate()
+    r = t.run("restore", q)
+    t.ok(r.code in (0,), "restore after a killed restore: exit %s\n%s" % (r.code, r.err[-500:]))
+    t.eq(sum(os.path.exists(s.blob_path(o)) for o in orphans), N, "all orphans back after a killed restore")
+
+with t.guard("SIGKILL during rm --apply: no manifest ever points at a removed blob"):
+    for round_ in range(3):
+        s = t.new_store("crash-rm")
+        keep = t.add_gguf_model(s, "keep:latest", seed="k")
+        # the victim: many layers, sharing the template/params with keep
+        gguf = oa.tiny_llama_gguf(name="victim")
+        layers = [s.layer("model", gguf)] + [s.layer("license", "license %d" % i) for i in range(300)] + \
+            keep["layers"][1:]
+        cfg = oa.gguf_config(s, gguf, layers)
+        s.add_manifest("victim:latest", cfg, layers)
+        s.add_manifest("victim:other", cfg, layers[:1])
+        rc, out = kill_after(["--store", s.root, "rm", "victim:latest", "victim:other", "--apply", "--yes"],
+                             rng.uniform(0.05, 0.6))
+        no_missing(s, "rm kill %d (rc %s)" % (round_, rc))
+        for x in keep["layers"] + [keep["config"]]:
+            t.ok(os.path.exists(s.blob_path(x["digest"])), "keep's blobs intact")
+
+t.done()

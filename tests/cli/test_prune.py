@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""`ollama-audit prune`: every junk category, every safety rule (dry run by
+default, --yes without a TTY, --min-age, corrupt manifests, a running server,
+re-checks before unlink, symlinks), --plan / --apply --plan, --quarantine +
+restore, and --predict-server (docs/disk-space.md)."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+from clitest import oa  # noqa: E402
+
+t.check_binary()
+
+
+def junk_store(tag="prune"):
+    """A model plus one of every kind of junk, all 2 h old."""
+    s = t.new_store(tag)
+    m = t.add_gguf_model(s, "keep:latest", seed="k")
+    j = {"model": m}
+    j["orphan"] = s.add_blob(oa.det_bytes(20000, "orphan"))
+    mb = s.manifest_bytes(m["config"], m["layers"])
+    j["manifest_blob"] = s.add_blob(mb)                      # content is a manifest
+    j["partial"], j["partial_paths"] = s.partial_download(oa.det_bytes(200000, "p"), n_parts=2, completed=0.5)
+    j["tmp"] = s.tmp_download(oa.det_bytes(9000, "tmp"))
+    j["create_temp"] = s.create_temp("4242424242", b"c" * 100)
+    j["quant"] = s.write_raw("blobs/Q4_K_M777", b"q" * 100)
+    os.makedirs(os.path.join(s.blobs, "split-gguf-123"))
+    s.write_raw("blobs/split-gguf-123/part", b"s" * 10)
+    os.makedirs(os.path.join(s.root, "ollama-safetensors999"))
+    s.write_raw("ollama-safetensors999/x", b"y")
+    leg = hashlib.sha256(b"legacy").hexdigest()
+    j["legacy"] = s.write_raw("blobs/sha256:" + leg, b"legacy")
+    j["foreign"] = s.write_raw("blobs/.DS_Store", b"junk")
+    s.mkdir("manifests/registry.ollama.ai/library/empty/tag")
+    s.age_all(7200)
+    for d in ("blobs/split-gguf-123", "ollama-safetensors999"):
+        s.age(d, 7200)
+    return s, j
+
+
+def listed(doc, i=0):
+    return {e["path"]: e for e in doc["stores"][i]["entries"]}
+
+
+def kept(doc, i=0):
+    return {e["path"]: e for e in doc["stores"][i]["kept"]}
+
+
+def B(s, d):
+    return "blobs/" + d.replace(":", "-")
+
+
+def check_clean(s, msg):
+    r = t.audit(s.root, "check", "--format", "json")
+    codes = t.codes(t.findings_of(r.json()))
+    t.not_contains(codes, "missing-blob", msg + ": no manifest points at a missing blob")
+    t.not_contains(codes, "missing-config", msg + ": no missing config")
+
+
+# ------------------------------------------------------------------ dry run
+with t.guard("dry run lists the default categories and changes nothing"):
+    s, j = junk_store()
+    before = t.snapshot(s.root)
+    r = t.audit(s.root, "prune", "--format", "json")
+    t.exit_code(r, 0, "dry run")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "dry run writes nothing")
+    doc = r.json()
+    e = listed(doc)
+    t.ok(B(s, j["orphan"]) in e, "orphan listed")
+    t.eq(e.get(B(s, j["orphan"]), {}).get("category"), "orphans", "orphan category")
+    for p in j["partial_paths"]:
+        t.eq(e.get(t.rel(s, p), {}).get("category"), "partials", "partial file listed: " + t.rel(s, p))
+    for p in (j["tmp"], j["create_temp"], j["quant"]):
+        t.eq(e.get(t.rel(s, p), {}).get("category"), "temps", "temp listed: " + t.rel(s, p))
+    t.eq(e.get("blobs/split-gguf-123", {}).get("type"), "dir", "split-gguf temp dir listed")
+    t.eq(e.get("ollama-safetensors999", {}).get("category"), "temps", "ollama-safetensors temp dir listed")
+    for p in (B(s, j["manifest_blob"]), t.rel(s, j["legacy"]), t.rel(s, j["foreign"])):
+        t.ok(p not in e, "not in the default set: " + p)
+    t.ok(not any(k.startswith("manifests/") for k in e), "no empty dirs by default")
+    t.eq(doc["stores"][0]["dry_run"], True, "dry_run flag")
+    t.eq(doc["stores"][0]["bytes_freed"], sum(x["freed"] for x in e.values()), "bytes_freed = sum of entries")
+    r = t.audit(s.root, "prune")
+    t.contains(r.out, "dry run, nothing removed", "table says dry run")
+    t.contains(r.out, "download: ", "partial download progress shown")
+
+with t.guard("--what selects categories; manifest blobs are their own category"):
+    r = t.audit(s.root, "prune", "--what", "manifest-blobs,legacy,foreign,empty-dirs", "--format", "json")
+    e = listed(r.json())
+    t.eq(e.get(B(s, j["manifest_blob"]), {}).get("category"), "manifest-blobs", "manifest blob category")
+    t.eq(e.get(t.rel(s, j["legacy"]), {}).get("category"), "legacy", "legacy name")
+    t.eq(e.get(t.rel(s, j["foreign"]), {}).get("category"), "foreign", "foreign file")
+    t.ok("manifests/registry.ollama.ai/library/empty/tag" in e and
+         "manifests/registry.ollama.ai/library/empty" in e, "empty dirs, deepest first")
+    t.ok(B(s, j["orphan"]) not in e, "orphans not selected")
+    r = t.audit(s.root, "prune", "--what", "bogus")
+    t.exit_code(r, 16, "unknown category is a usage error")
+
+# ------------------------------------------------------------------ confirmation
+with t.guard("--apply without a TTY needs --yes"):
+    before = t.snapshot(s.root)
+    r = t.audit(s.root, "prune", "--apply", input=b"y\n")
+    t.exit_code(r, 16, "no TTY, no --yes")
+    t.contains(r.err, "--yes", "message names --yes")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing removed")
+
+with t.guard("--apply --yes removes exactly the default set"):
+    r = t.audit(s.root, "prune", "--apply", "--yes")
+    t.exit_code(r, 0, "apply")
+    after = t.snapshot(s.root)
+    gone = sorted(k for k in before if k not in after)
+    want = sorted([B(s, j["orphan"])] + [t.rel(s, p) for p in j["partial_paths"]] +
+                  [t.rel(s, p) for p in (j["tmp"], j["create_temp"], j["quant"])] +
+                  ["blobs/split-gguf-123", "blobs/split-gguf-123/part", "ollama-safetensors999",
+                   "ollama-safetensors999/x"])
+    t.eq(gone, want, "removed set")
+    t.eq([k for k in after if k not in before], [], "nothing new")
+    check_clean(s, "after prune")
+    r = t.audit(s.root, "prune", "--apply", "--yes")
+    t.exit_code(r, 0, "second prune")
+    t.contains(r.out, "nothing to remove", "second prune has nothing left")
+
+# ------------------------------------------------------------------ min age
+with t.guard("--min-age: young files are kept"):
+    s = t.new_store("young")
+    t.add_gguf_model(s, "m:latest")
+    old = s.add_blob(b"old orphan" * 100)
+    young = s.add_blob(b"young orphan" * 100)
+    s.age(B(s, old), 7200)
+    s.age(B(s, young), 600)
+    r = t.audit(s.root, "prune", "--format", "json")
+    doc = r.json()
+    t.ok(B(s, old) in listed(doc), "2 h old orphan listed")
+    t.ok(B(s, young) not in listed(doc), "10 min old orphan not listed (default 1h)")
+    t.contains(kept(doc).get(B(s, young), {}).get("note", ""), "younger than --min-age", "kept with reason")
+    r = t.audit(s.root, "prune", "--min-age", "5m", "--format", "json")
+    t.ok(B(s, young) in listed(r.json()), "--min-age 5m includes it")
+    r = t.audit(s.root, "prune", "--min-age", "3h", "--apply", "--yes")
+    t.ok(os.path.exists(s.blob_path(old)) and os.path.exists(s.blob_path(young)), "--min-age 3h keeps both")
+    r = t.audit(s.root, "prune", "--min-age", "xyz")
+    t.exit_code(r, 16, "bad duration")
+
+# ------------------------------------------------------------------ corrupt manifests
+with t.guard("a corrupt manifest blocks --apply unless --force, and its blobs stay"):
+    s = t.new_store("corrupt")
+    t.add_gguf_model(s, "m:latest")
+    maybe = s.add_blob(b"referenced only by the corrupt manifest" * 50)
+    orphan = s.add_blob(b"a real orphan" * 50)
+    s.write_raw("manifests/registry.ollama.ai/library/bad/latest", '{"layers":[{"digest":"%s",' % maybe)
+    s.age_all(7200)
+    before = t.snapshot(s.root)
+    r = t.audit(s.root, "prune", "--apply", "--yes")
+    t.exit_code(r, 8, "refused")
+    t.contains(r.err, "cannot be parsed", "says why")
+    t.contains(r.err, "--force", "names --force")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing removed")
+    r = t.audit(s.root, "prune", "--format", "json")
+    t.contains(kept(r.json()).get(B(s, maybe), {}).get("note", ""), "mentions this digest",
+               "blob named by the corrupt manifest is kept")
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--force")
+    t.exit_code(r, 0, "--force")
+    t.ok(not os.path.exists(s.blob_path(orphan)), "orphan removed with --force")
+    t.ok(os.path.exists(s.blob_path(maybe)), "blob the corrupt manifest may reference survives --force")
+
+with t.guard("an invalid name at depth 4 (.DS_Store) blocks it too"):
+    s = t.new_store("dsstore")
+    t.add_gguf_model(s, "m:latest")
+    s.add_blob(b"orphan" * 10)
+    s.write_raw("manifests/registry.ollama.ai/library/m/.DS_Store", b"\0\0")
+    s.age_all(7200)
+    r = t.audit(s.root, "prune", "--apply", "--yes")
+    t.exit_code(r, 8, ".DS_Store blocks")
+
+# ------------------------------------------------------------------ running server
+def dummy_server(cwd=None, open_file=None, argv0="ollama serve"):
+    script = 'exec -a "%s" sleep 30' % argv0
+    if open_file:
+        script = 'exec 7<"%s"; %s' % (open_file, script)
+    p = subprocess.Popen(["bash", "-c", script], cwd=cwd or "/")
+    time.sleep(0.3)
+    return p
+
+
+with t.guard("an Ollama server using the store blocks --apply unless --force"):
+    s = t.new_store("server")
+    t.add_gguf_model(s, "m:latest")
+    orphan = s.add_blob(b"orphan" * 10)
+    s.age_all(7200)
+    for kind, kw in (("cwd", {"cwd": s.blobs}), ("open fd", {"open_file": s.blob_path(orphan)}),
+                     ("runner", {"cwd": s.root, "argv0": "/usr/bin/ollama runner"}),
+                     ("llama-server", {"cwd": s.root, "argv0": "llama-server"})):
+        p = dummy_server(**kw)
+        try:
+            r = t.audit(s.root, "prune", "--apply", "--yes")
+            t.exit_code(r, 8, "refused (%s)" % kind)
+            t.contains(r.err, "pid %d" % p.pid, "names the process (%s)" % kind)
+            t.ok(os.path.exists(s.blob_path(orphan)), "nothing removed (%s)" % kind)
+        finally:
+            p.kill()
+            p.wait()
+    p = dummy_server(cwd="/")                      # a server elsewhere does not count
+    try:
+        r = t.audit(s.root, "prune", "--apply", "--yes", "--format", "json")
+        t.exit_code(r, 0, "a server not using this store does not block")
+    finally:
+        p.kill()
+        p.wait()
+    orphan = s.add_blob(b"orphan2" * 10)
+    s.age(B(s, orphan), 7200)
+    p = dummy_server(cwd=s.root)
+    try:
+        r = t.audit(s.root, "prune", "--apply", "--yes", "--force")
+        t.exit_code(r, 0, "--force goes on")
+        t.ok(not os.path.exists(s.blob_path(orphan)), "removed with --force")
+    finally:
+        p.kill()
+        p.wait()
+
+# ------------------------------------------------------------------ symlinks, hard links
+with t.guard("a symlinked blob is removed as a link; its target survives"):
+    s = t.new_store("symlink")
+    t.add_gguf_model(s, "m:latest")
+    outside = os.path.join(t.tempdir("outside"), "target.bin")
+    data = b"precious bytes outside the store" * 100
+    with open(outside, "wb") as f:
+        f.write(data)
+    hexd = hashlib.sha256(data).hexdigest()
+    link = s.symlink("blobs/sha256-" + hexd, outside)
+    dl = s.symlink("blobs/sha256-" + "e" * 64, "/nonexistent/dangling")
+    s.age_all(7200)
+    os.utime(link, (time.time() - 7200,) * 2, follow_symlinks=False)
+    os.utime(dl, (time.time() - 7200,) * 2, follow_symlinks=False)
+    r = t.audit(s.root, "prune", "--format", "json")
+    e = listed(r.json())
+    t.eq(e.get("blobs/sha256-" + hexd, {}).get("type"), "symlink", "planned as a symlink")
+    r = t.audit(s.root, "prune", "--apply", "--yes")
+    t.exit_code(r, 0, "apply")
+    t.ok(not os.path.lexists(link), "the link is gone")
+    t.ok(not os.path.lexists(dl), "the dangling link is gone")
+    t.ok(os.path.exists(outside) and open(outside, "rb").read() == data, "the target outside survives")
+
+with t.guard("a hard link to a referenced blob frees nothing, and the note says so"):
+    s = t.new_store("hardlink")
+    m = t.add_gguf_model(s, "m:latest")
+    os.link(s.blob_path(m["layers"][0]["digest"]), os.path.join(s.blobs, "sha256-" + "a" * 64))
+    s.age_all(7200)
+    r = t.audit(s.root, "prune", "--format", "json")
+    e = listed(r.json()).get("blobs/sha256-" + "a" * 64, {})
+    t.eq(e.get("freed"), 0, "hardlinked orphan frees 0 bytes")
+    t.contains(e.get("note") or "", "hardlinked", "note explains")
+
+# ------------------------------------------------------------------ plans
+with t.guard("--plan FILE, then --apply --plan FILE removes exactly the plan, re-checking each entry"):
+    s = t.new_store("plan")
+    m = t.add_gguf_model(s, "m:latest")
+    o1 = s.add_blob(b"orphan one" * 100)
+    o2 = s.add_blob(b"orphan two" * 100)
+    o3 = s.add_blob(b"orphan three" * 100)
+    o4 = s.add_blob(b"orphan four" * 100)
+    s.age_all(7200)
+    plan = os.path.join(t.tempdir("planfile"), "plan.json")
+    r = t.audit(s.root, "prune", "--plan", plan)
+    t.exit_code(r, 0, "write plan")
+    doc = json.load(open(plan))
+    t.eq(doc["schema"], "ollama-audit.plan/1", "plan schema")
+    t.eq(sorted(e["path"] for e in doc["entries"]), sorted(B(s, x) for x in (o1, o2, o3, o4)), "plan entries")
+    for k in ("path", "dev", "ino", "size", "mtime_ns", "digest", "category"):
+        t.ok(k in doc["entries"][0], "plan entry has %s" % k)
+    # after the plan: a new orphan (not in the plan), o2 rewritten, o3 now referenced, o4 untouched
+    o5 = s.add_blob(b"orphan five, made after the plan" * 100)
+    s.age(B(s, o5), 7200)
+    with open(s.blob_path(o2), "ab") as f:
+        f.write(b"changed")
+    s.age(B(s, o2), 7200)
+    s.add_manifest("late:latest", m["config"], m["layers"] + [{"mediaType": oa.MEDIA_PREFIX + "license",
+                                                                "digest": o3, "size": 1300}])
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--plan", plan)
+    t.exit_code(r, 0, "apply plan")
+    t.ok(not os.path.exists(s.blob_path(o1)), "planned orphan removed")
+    t.ok(not os.path.exists(s.blob_path(o4)), "planned orphan 4 removed")
+    t.ok(os.path.exists(s.blob_path(o2)), "changed file skipped")
+    t.contains(r.out, "changed since it was planned", "says it changed")
+    t.ok(os.path.exists(s.blob_path(o3)), "newly referenced blob skipped")
+    t.contains(r.out, "references it now", "says it is referenced")
+    t.ok(os.path.exists(s.blob_path(o5)), "file not in the plan untouched")
+    check_clean(s, "after plan")
+    # a tampered plan cannot escape the store
+    bad = dict(doc)
+    bad["entries"] = [dict(doc["entries"][0], path="blobs/../../etc/passwd")]
+    json.dump(bad, open(plan, "w"))
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--plan", plan)
+    t.exit_code(r, 16, "a plan path outside the store is rejected")
+    other = t.new_store("other")
+    json.dump(doc, open(plan, "w"))
+    r = t.audit(other.root, "prune", "--apply", "--yes", "--plan", plan)
+    t.exit_code(r, 8, "a plan for another store is refused")
+
+# ------------------------------------------------------------------ quarantine
+with t.guard("--quarantine moves with an index; restore puts everything back"):
+    s, j = junk_store("quar")
+    before = t.snapshot(s.root)
+    q = os.path.join(t.tempdir("q"), "quarantine")
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--what", "all", "--quarantine", q)
+    t.exit_code(r, 0, "quarantine apply")
+    t.ok(not os.path.exists(s.blob_path(j["orphan"])), "orphan moved away")
+    idx = json.load(open(os.path.join(q, "index.json")))
+    t.eq(idx["schema"], "ollama-audit.quarantine/1", "index schema")
+    moved = [e for e in idx["entries"] if e["state"] == "moved"]
+    t.ok(len(moved) >= 10, "entries moved: %d" % len(moved))
+    t.ok(all(os.path.lexists(os.path.join(q, e["stored"])) for e in moved), "every moved file is in DIR")
+    check_clean(s, "after quarantine")
+    r = t.run("restore", q)
+    t.exit_code(r, 0, "restore")
+    after = t.snapshot(s.root)
+    # directory mtimes change when entries come and go; compare everything else
+    strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
+    t.eq(t.diff_snapshots(strip(before), strip(after)), [], "store identical after restore")
+    r = t.run("restore", q)
+    t.exit_code(r, 0, "restore twice is harmless")
+
+with t.guard("restore never overwrites a different file"):
+    s = t.new_store("conflict")
+    t.add_gguf_model(s, "m:latest")
+    o = s.add_blob(b"orphan" * 100)
+    s.age_all(7200)
+    q = os.path.join(t.tempdir("q2"), "q")
+    t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q)
+    with open(s.blob_path(o), "wb") as f:
+        f.write(b"something else now")
+    r = t.run("restore", q)
+    t.exit_code(r, 4, "conflict left")
+    t.contains(r.out, "CONFLICT", "reported")
+    t.eq(open(s.blob_path(o), "rb").read(), b"something else now", "the new file is untouched")
+
+with t.guard("--quarantine on another filesystem is refused"):
+    s = t.new_store("xdev")
+    t.add_gguf_model(s, "m:latest")
+    o = s.add_blob(b"orphan" * 100)
+    s.age_all(7200)
+    other = None
+    for cand in ("/dev/shm", "/run", "/var/tmp", os.path.expanduser("~")):
+        try:
+            if os.path.isdir(cand) and os.access(cand, os.W_OK) and os.stat(cand).st_dev != os.stat(s.root).st_dev:
+                other = tempfile.mkdtemp(prefix="oa-xdev-", dir=cand)
+                break
+        except OSError:
+            pass
+    if other:
+        r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", os.path.join(other, "q"))
+        t.exit_code(r, 8, "different filesystem")
+        t.contains(r.err, "different filesystem", "clear message")
+        t.ok(os.path.exists(s.blob_path(o)), "nothing moved")
+        subprocess.run(["rm", "-rf", other])
+    else:
+        print("note: no second filesystem found; the cross-device test is skipped")
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", os.path.join(s.blobs, "q"))
+    t.exit_code(r, 8, "quarantine inside blobs/ refused")
+
+# ------------------------------------------------------------------ predict-server
+with t.guard("--predict-server follows the server's start-up prune (spec 5.1)"):
+    s = t.new_store("predict")
+    m = t.add_gguf_model(s, "m:latest")
+    orphan = s.add_blob(b"orphan" * 100)
+    up = hashlib.sha256(b"upper").hexdigest().upper()
+    s.write_raw("blobs/sha256-" + up, b"upper")
+    mb = s.add_blob(s.manifest_bytes(m["config"], m["layers"]))
+    _, parts = s.partial_download(oa.det_bytes(5000, "pp"), n_parts=1)
+    leg = hashlib.sha256(b"legacy2").hexdigest()
+    s.write_raw("blobs/sha256:" + leg, b"legacy2")
+    s.mkdir("blobs/somedir")
+    s.age_all(7200)
+    young = s.add_blob(b"young" * 100)
+    r = t.audit(s.root, "prune", "--predict-server", "--format", "json")
+    t.exit_code(r, 0, "predict")
+    st = r.json()["stores"][0]
+    dels = {d["path"]: d["reason"] for d in st["deletes"]}
+    t.ok(B(s, orphan) in dels, "orphan deleted")
+    t.ok("blobs/sha256-" + up in dels, "upper-case hex blob deleted")
+    t.ok(B(s, mb) in dels, "manifest blob deleted (current main does not know them)")
+    t.ok(all(t.rel(s, p) in dels for p in parts), "partials deleted")
+    t.ok("blobs/sha256-" + leg in dels, "legacy file renamed, then deleted as unreferenced")
+    t.eq([x["to"] for x in st["renames"]], ["blobs/sha256-" + leg], "legacy rename")
+    t.ok("blobs/somedir" not in dels, "directories untouched")
+    t.eq([d["path"] for d in st["deleted_later"]], [B(s, young)], "young orphan deleted later")
+    for ref in [m["config"]] + m["layers"]:
+        t.ok(B(s, ref["digest"]) not in dels, "referenced blob kept")
+    for val, blocked in (("1", True), ("true", True), ("yes", True), ("garbage", True), ("0", False),
+                         ("false", False), ("", False), (" 'FALSE' ", False)):
+        r = t.audit(s.root, "prune", "--predict-server", "--format", "json", env={"OLLAMA_NOPRUNE": val})
+        st = r.json()["stores"][0]
+        t.eq(st["nothing"] is not None, blocked, "OLLAMA_NOPRUNE=%r blocks: %s" % (val, blocked))
+    s.write_raw("manifests/registry.ollama.ai/library/bad/latest", "{not json")
+    r = t.audit(s.root, "prune", "--predict-server")
+    t.contains(r.out, "nothing: a corrupt manifest blocks it", "corrupt manifest blocks the server's prune")
+
+t.done()

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""`ollama-audit rm MODEL...`: dry run with exact bytes, --apply removes the
+manifest, its empty directories and only the blobs no other manifest
+(parseable or not) can reference; --plan, --quarantine + restore."""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+from clitest import oa  # noqa: E402
+
+t.check_binary()
+
+
+def alloc(p):
+    return os.lstat(p).st_blocks * 512
+
+
+def store():
+    s = t.new_store("rm")
+    a = t.add_gguf_model(s, "alpha:latest", seed="a")
+    b = t.add_gguf_model(s, "beta:latest", seed="b")     # shares template + params with alpha
+    c = t.add_gguf_model(s, "hf.co/someone/gamma:q4", seed="c")
+    return s, a, b, c
+
+
+with t.guard("rm of a model sharing blobs with another"):
+    s, a, b, c = store()
+    before = t.snapshot(s.root)
+    r = t.audit(s.root, "rm", "alpha", "--format", "json")
+    t.exit_code(r, 0, "dry run")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "dry run writes nothing")
+    doc = r.json()["stores"][0]
+    paths = [e["path"] for e in doc["entries"]]
+    t.eq(paths[0], "manifests/registry.ollama.ai/library/alpha/latest", "the manifest comes first")
+    t.eq(paths[1], "manifests/registry.ollama.ai/library/alpha", "then its empty directory")
+    uniq = [a["layers"][0], a["config"]]
+    t.eq(sorted(paths[2:]), sorted("blobs/" + x["digest"].replace(":", "-") for x in uniq), "then its own blobs")
+    shared = sorted("blobs/" + x["digest"].replace(":", "-") for x in a["layers"][1:])
+    t.eq(sorted(e["path"] for e in doc["kept"]), shared, "shared blobs kept")
+    t.ok(all("also used by" in e["note"] for e in doc["kept"]), "kept because another model uses them")
+    want = sum(alloc(s.blob_path(x["digest"])) for x in uniq) + alloc(a["path"]) + \
+        alloc(os.path.dirname(a["path"]))
+    t.eq(doc["bytes_freed"], want, "exact bytes freed")
+    r = t.audit(s.root, "rm", "alpha:latest", "--apply", "--yes")
+    t.exit_code(r, 0, "apply")
+    t.ok(not os.path.exists(a["path"]), "manifest removed")
+    t.ok(not os.path.exists(os.path.dirname(a["path"])), "empty model dir removed")
+    t.ok(os.path.isdir(os.path.join(s.manifests, "registry.ollama.ai", "library")), "library/ kept (beta)")
+    for x in uniq:
+        t.ok(not os.path.exists(s.blob_path(x["digest"])), "unique blob removed")
+    for x in a["layers"][1:]:
+        t.ok(os.path.exists(s.blob_path(x["digest"])), "shared blob kept")
+    r = t.audit(s.root, "check", "--format", "json")
+    t.eq([f for f in t.findings_of(r.json()) if f["severity"] == "error"], [], "check clean after rm")
+    r = t.audit(s.root, "rm", "hf.co/someone/gamma:q4", "--apply", "--yes")
+    t.exit_code(r, 0, "rm gamma")
+    t.ok(not os.path.exists(os.path.join(s.manifests, "hf.co")), "empty dirs up to (not incl.) manifests/ removed")
+    t.ok(os.path.isdir(s.manifests), "manifests/ kept")
+
+with t.guard("rm keeps blobs an unparseable manifest may reference; a tag alias keeps all"):
+    s, a, b, c = store()
+    s.write_raw("manifests/registry.ollama.ai/library/broken/latest",
+                '{"layers":[{"digest":"%s"}' % a["layers"][0]["digest"])
+    s.add_manifest("alpha:alias", a["config"], a["layers"][:1])
+    r = t.audit(s.root, "rm", "alpha:latest", "--format", "json")
+    doc = r.json()["stores"][0]
+    t.eq([e["path"] for e in doc["entries"] if e["category"] == "model-blob"], [],
+         "nothing to remove: config used by the alias, weights mentioned by the broken manifest")
+    r = t.audit(s.root, "rm", "alpha:latest", "--apply", "--yes")
+    t.exit_code(r, 8, "a corrupt manifest (not the one removed) blocks rm without --force")
+    r = t.audit(s.root, "rm", "alpha:latest", "--apply", "--yes", "--force")
+    t.exit_code(r, 0, "--force")
+    t.ok(os.path.exists(s.blob_path(a["layers"][0]["digest"])), "weights kept for the broken manifest")
+    r = t.audit(s.root, "rm", "broken", "--apply", "--yes")
+    t.exit_code(r, 0, "rm of the broken manifest itself is not blocked by it")
+    t.ok(not os.path.exists(os.path.join(s.manifests, "registry.ollama.ai/library/broken")), "broken removed")
+
+with t.guard("rm errors"):
+    s, a, b, c = store()
+    r = t.audit(s.root, "rm", "nosuchmodel")
+    t.exit_code(r, 16, "unknown model")
+    r = t.audit(s.root, "rm")
+    t.exit_code(r, 16, "no model")
+    r = t.audit(s.root, "rm", "alpha", "--apply")
+    t.exit_code(r, 16, "no --yes without a TTY")
+    t.ok(os.path.exists(a["path"]), "nothing removed")
+
+with t.guard("rm --plan, --apply --plan, --quarantine and restore"):
+    s, a, b, c = store()
+    before = t.snapshot(s.root)
+    plan = os.path.join(t.tempdir("rmplan"), "p.json")
+    r = t.audit(s.root, "rm", "alpha", "beta", "--plan", plan)
+    t.exit_code(r, 0, "plan")
+    doc = json.load(open(plan))
+    t.eq(doc["command"], "rm", "rm plan")
+    cats = [e["category"] for e in doc["entries"]]
+    t.eq(cats[:2], ["manifest", "manifest"], "manifests first")
+    t.ok(cats.index("model-blob") > max(i for i, c_ in enumerate(cats) if c_ != "model-blob"), "blobs last")
+    t.eq(len([x for x in cats if x == "model-blob"]), 4, "alpha+beta: 2 unique each (template/params: gamma)")
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--plan", plan)
+    t.exit_code(r, 16, "prune refuses an rm plan")
+    q = os.path.join(t.tempdir("rmq"), "q")
+    r = t.audit(s.root, "rm", "--apply", "--yes", "--plan", plan, "--quarantine", q)
+    t.exit_code(r, 0, "apply plan into quarantine")
+    t.ok(not os.path.exists(a["path"]) and not os.path.exists(b["path"]), "both manifests gone")
+    r = t.run("restore", q)
+    t.exit_code(r, 0, "restore")
+    strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
+    t.eq(t.diff_snapshots(strip(before), strip(t.snapshot(s.root))), [], "store identical after restore")
+    r = t.audit(s.root, "check", "--format", "json")
+    t.eq([f for f in t.findings_of(r.json()) if f["severity"] == "error"], [], "check clean after restore")
+
+t.done()
