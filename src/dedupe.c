@@ -320,7 +320,8 @@ int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action
 			int64_t mt = oa_stat_mtime_ns(&dst);
 			struct timespec ts[2] = { { 0, UTIME_OMIT },
 			                          { (time_t)(mt / 1000000000), (long)(mt % 1000000000) } };
-			if ((fchown(tfd, dst.st_uid, dst.st_gid) < 0 && geteuid() == 0) ||
+			/* never hand another user's blob over to us: keep its owner or fail */
+			if ((fchown(tfd, dst.st_uid, dst.st_gid) < 0 && dst.st_uid != geteuid()) ||
 			    fchmod(tfd, dst.st_mode & 07777) < 0 || futimens(tfd, ts) < 0) {
 				rc = -1;
 				e = errno;

@@ -63,12 +63,28 @@ void oa_prom_free(oa_prom *p)
 	free(p);
 }
 
-/* Label values: escape \, " and newline; bytes that are not valid UTF-8
- * become \xNN first (oa_escape), so the value is always valid UTF-8. */
+static bool valid_utf8(const unsigned char *p)
+{
+	while (*p) {
+		unsigned char c = *p;
+		int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+		if (n < 0 || (n == 1 && c < 0xC2))
+			return false;
+		p++;
+		for (int i = 0; i < n; i++, p++)
+			if ((*p & 0xC0) != 0x80)
+				return false;
+	}
+	return true;
+}
+
+/* Label values: escape \, " and newline. Bytes that are not valid UTF-8
+ * (a path can hold any) make the whole value go through oa_escape first
+ * (\xNN), so the file is always valid UTF-8. */
 static void add_label_value(oa_buf *b, const char *v)
 {
-	char *e = oa_escape(v, strlen(v));
-	for (const char *q = e; *q; q++) {
+	char *e = valid_utf8((const unsigned char *)v) ? NULL : oa_escape(v, strlen(v));
+	for (const char *q = e ? e : v; *q; q++) {
 		if (*q == '\\')
 			oa_buf_adds(b, "\\\\");
 		else if (*q == '"')

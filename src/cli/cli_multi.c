@@ -330,6 +330,10 @@ int cli_output_begin(cli *c)
 		cli_err("--format prometheus works with check, verify and stores, not %s", c->cmd);
 		return OA_EXIT_USAGE;
 	}
+	if (c->all_users && (strcmp(c->cmd, "rm") == 0 || strcmp(c->cmd, "restore") == 0)) {
+		cli_err("--all-users is not an option of %s: name the store with --store", c->cmd);
+		return OA_EXIT_USAGE;
+	}
 	if (c->hardlink && strcmp(c->cmd, "dedupe") != 0) {
 		cli_err("--hardlink is an option of dedupe");
 		return OA_EXIT_USAGE;

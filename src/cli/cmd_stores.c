@@ -145,7 +145,7 @@ int cmd_stores(cli *c)
 		case OA_CAND_DENIED: {
 			char err[512];
 			double t0 = oa_now();
-			if (oa_store_open(&r->s, k->root, "discovered", err, sizeof err) < 0) {
+			if (oa_store_open(&r->s, k->root, k->found[0].source, err, sizeof err) < 0) {
 				oa_store_close(&r->s);
 				r->state = "permission-denied";
 				r->error = oa_xstrdup(err);

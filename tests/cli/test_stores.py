@@ -179,6 +179,17 @@ with t.guard("--all-users on list, check, verify, du"):
     r = m.run("du", "--all-users", "--format", "json")
     t.exit_code(r, 0)
     t.eq(len(r.json().get("stores", [])), nstores, "du --all-users: one section per store")
+    # prune --all-users: a dry run per store; rm refuses --all-users
+    bobs = m.objs["bob"]
+    orphan = bobs.add_blob(b"an orphan of bob " * 300, mtime=1)
+    r = m.run("prune", "--all-users", input=b"")
+    t.exit_code(r, 0, "prune --all-users (dry run)")
+    t.contains(r.out, orphan.replace(":", "-"), "bob's orphan is in the plan")
+    t.eq(r.out.count("prune plan"), nstores, "a plan per store")
+    t.ok(os.path.exists(bobs.blob_path(orphan)), "dry run: nothing removed")
+    os.unlink(bobs.blob_path(orphan))
+    r = m.run("rm", "--all-users", "shared")
+    t.exit_code(r, 16, "rm --all-users is refused")
     # --all-users plus a --store outside discovery: both
     extra, _ = t.clean_store("extra")
     r = m.run("--store", extra.root, "list", "--all-users", "--format", "json")

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""--format prometheus and --output FILE (node_exporter textfile collector).
+
+The file is checked by a strict validator of the Prometheus text exposition
+format (0.0.4) written here, following the format's rules and promtool's
+`check metrics` lint: metric and label name syntax, HELP/TYPE lines (each at
+most once, before the samples, known types), label value escaping (\\\\, \\",
+\\n only) and valid UTF-8, a float value and NO timestamp, every family's
+samples contiguous, no duplicate series, a final newline; plus our own
+conventions (spec anchors §5.6): the ollama_store_ prefix, gauges only, no
+_total on gauges, _bytes/_seconds units, fixed HELP text, no digest as a
+label value. When `promtool` is installed it is run too.
+"""
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+import multistore as ms  # noqa: E402
+
+NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+TYPES = {"counter", "gauge", "histogram", "summary", "untyped"}
+
+
+def parse_labels(s, where):
+    """Parse `a="x",b="y"` (the text between braces); returns a list of pairs."""
+    out = []
+    i = 0
+    while i < len(s):
+        m = re.match(r"[a-zA-Z_][a-zA-Z0-9_]*", s[i:])
+        if not m:
+            raise ValueError("%s: bad label name at %r" % (where, s[i:i + 20]))
+        name = m.group(0)
+        if name.startswith("__"):
+            raise ValueError("%s: reserved label name %s" % (where, name))
+        i += len(name)
+        if s[i:i + 2] != '="':
+            raise ValueError("%s: expected =\" after %s" % (where, name))
+        i += 2
+        val = []
+        while True:
+            if i >= len(s):
+                raise ValueError("%s: unterminated label value" % where)
+            c = s[i]
+            if c == "\\":
+                nxt = s[i + 1:i + 2]
+                if nxt not in ("\\", '"', "n"):
+                    raise ValueError("%s: bad escape \\%s in a label value" % (where, nxt))
+                val.append({"\\": "\\", '"': '"', "n": "\n"}[nxt])
+                i += 2
+            elif c == '"':
+                i += 1
+                break
+            elif c == "\n":
+                raise ValueError("%s: raw newline in a label value" % where)
+            else:
+                val.append(c)
+                i += 1
+        out.append((name, "".join(val)))
+        if i < len(s):
+            if s[i] != ",":
+                raise ValueError("%s: expected , between labels" % where)
+            i += 1
+    names = [n for n, _ in out]
+    if len(set(names)) != len(names):
+        raise ValueError("%s: a label given twice" % where)
+    return out
+
+
+def parse_value(v, where):
+    if v in ("NaN", "+Inf", "-Inf", "Inf"):
+        return float(v.replace("Inf", "inf").replace("NaN", "nan"))
+    if not re.match(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$", v):
+        raise ValueError("%s: not a float: %r" % (where, v))
+    return float(v)
+
+
+def validate(text):
+    """Returns {name: {"help":..., "type":..., "samples": [(labels dict, value)]}}; raises ValueError."""
+    try:
+        text.encode("utf-8")
+    except UnicodeError:
+        raise ValueError("not UTF-8")
+    if text and not text.endswith("\n"):
+        raise ValueError("no final newline")
+    fams = {}
+    order = []
+    current = None
+    closed = set()
+    series = set()
+    for no, line in enumerate(text.split("\n")[:-1], 1):
+        where = "line %d" % no
+        if line == "":
+            raise ValueError("%s: empty line" % where)
+        if line.startswith("#"):
+            m = re.match(r"^# (HELP|TYPE) (\S+) ?(.*)$", line)
+            if not m:
+                continue  # a plain comment
+            kind, name, rest = m.groups()
+            if not NAME.match(name):
+                raise ValueError("%s: bad metric name %r" % (where, name))
+            f = fams.setdefault(name, {"help": None, "type": None, "samples": []})
+            if name in closed or (f["samples"]):
+                raise ValueError("%s: %s for %s after its samples" % (where, kind, name))
+            if kind == "HELP":
+                if f["help"] is not None:
+                    raise ValueError("%s: second HELP for %s" % (where, name))
+                if re.search(r"\\[^\\n]", rest) or rest.endswith("\\") and not rest.endswith("\\\\"):
+                    raise ValueError("%s: bad escape in HELP" % where)
+                f["help"] = rest
+            else:
+                if f["type"] is not None:
+                    raise ValueError("%s: second TYPE for %s" % (where, name))
+                if rest not in TYPES:
+                    raise ValueError("%s: unknown type %r" % (where, rest))
+                f["type"] = rest
+            if current != name:
+                if current:
+                    closed.add(current)
+                current = name
+                order.append(name)
+            continue
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$", line)
+        if not m:
+            if re.match(r"^\S+(\{.*\})? \S+ \S+$", line):
+                raise ValueError("%s: a sample with a timestamp (node_exporter skips the file): %r" % (where, line))
+            raise ValueError("%s: not a sample line: %r" % (where, line))
+        name, _, lab, val = m.groups()
+        labels = parse_labels(lab or "", where)
+        value = parse_value(val, where)
+        if name != current:
+            if name in closed or (name in fams and fams[name]["samples"]):
+                raise ValueError("%s: samples of %s are not contiguous" % (where, name))
+            if current:
+                closed.add(current)
+            current = name
+            order.append(name)
+        f = fams.setdefault(name, {"help": None, "type": None, "samples": []})
+        key = (name, tuple(sorted(labels)))
+        if key in series:
+            raise ValueError("%s: duplicate series %s%s" % (where, name, dict(labels)))
+        series.add(key)
+        f["samples"].append((dict(labels), value))
+    return fams
+
+
+def lint(fams):
+    """Our conventions plus promtool's lint rules."""
+    problems = []
+    for name, f in fams.items():
+        if not name.startswith("ollama_store_"):
+            problems.append("%s: prefix" % name)
+        if f["help"] is None or not f["help"].strip():
+            problems.append("%s: no HELP" % name)
+        if f["type"] != "gauge":
+            problems.append("%s: type %s" % (name, f["type"]))
+        if name.endswith("_total"):
+            problems.append("%s: _total on a gauge" % name)
+        if "_gauge" in name or ":" in name or re.search(r"[A-Z]", name):
+            problems.append("%s: name style" % name)
+        if re.search(r"_(sec|ms|secs|kb|mb|gb|milliseconds)(_|$)", name):
+            problems.append("%s: unit abbreviation" % name)
+        if ("bytes" in name and not name.endswith("_bytes")) or ("seconds" in name and not name.endswith("_seconds")):
+            problems.append("%s: unit not last" % name)
+        if not f["samples"]:
+            problems.append("%s: no samples" % name)
+        for labels, v in f["samples"]:
+            for k, val in labels.items():
+                if re.search(r"[0-9a-f]{64}", val):
+                    problems.append("%s: a digest as label %s" % (name, k))
+            if math.isnan(v):
+                problems.append("%s: NaN" % name)
+    return problems
+
+
+def val(fams, name, **labels):
+    for lab, v in fams.get(name, {}).get("samples", []):
+        if all(lab.get(k) == x for k, x in labels.items()):
+            return v
+    return None
+
+
+t.check_binary()
+
+with t.guard("validator self-check"):
+    good = '# HELP a_b x\n# TYPE a_b gauge\na_b{s="q\\"\\\\\\n"} 1\n'
+    t.eq(val(validate(good), "a_b", s='q"\\\n'), 1.0, "escaped label value parses back")
+    for bad, why in (('a 1 1700000000\n', "timestamp"), ('a{s="x\\t"} 1\n', "bad escape"),
+                     ('a 1\nb 1\na 2\n', "not contiguous"), ('a{x="1"} 1\na{x="1"} 2\n', "duplicate"),
+                     ('a 1', "final newline"), ('# TYPE a gauge\n# TYPE a gauge\na 1\n', "second TYPE"),
+                     ('a{1x="1"} 1\n', "label name"), ('a one\n', "value")):
+        try:
+            validate(bad)
+            t.fail("validator accepted %s: %r" % (why, bad))
+        except ValueError:
+            t.ok(True, "")
+
+m = ms.Machine()
+real = {k: os.path.realpath(v) for k, v in m.stores.items()}
+outdir = t.tempdir("textfile")
+os.chmod(outdir, 0o777)
+prom = os.path.join(outdir, "ollama.prom")
+promtool = shutil.which("promtool")
+HELP = {}
+
+with t.guard("check --all-users --format prometheus --output"):
+    r = m.run("check", "--all-users", "--format", "prometheus", "--output", prom)
+    t.exit_code(r, 0)
+    t.eq(r.out, "", "stdout is empty with --output")
+    text = open(prom).read()
+    fams = validate(text)
+    t.eq(lint(fams), [], "lint")
+    for n, f in fams.items():
+        HELP[n] = f["help"]
+    t.eq(sorted(os.listdir(outdir)), ["ollama.prom"], "no temporary file left")
+    for key, root in real.items():
+        user = {"service": "ollama", "dropin": "ollama", "envfile": "ollama", "default": "root",
+                "env": "root"}.get(key, key)
+        t.eq(val(fams, "ollama_store_info", store=root), 1, "info of %s" % key)
+        t.eq(val(fams, "ollama_store_models", store=root, format="gguf"), len(m.infos[key]), "models of %s" % key)
+        t.eq(val(fams, "ollama_store_audit_success", store=root, user=user), 1, "success of %s (user %s)" % (key, user))
+        inv = ms.blob_inventory([root])
+        t.eq(val(fams, "ollama_store_blobs_bytes", store=root, state="referenced"),
+             sum({(c[1], c[2]): c[3] for cs in inv.values() for c in cs}.values()), "referenced bytes of %s" % key)
+        t.eq(val(fams, "ollama_store_blobs", store=root, state="orphaned"), 0, "no orphans in %s" % key)
+        for info in m.infos[key]:
+            t.eq(val(fams, "ollama_store_model_info", store=root, model=info["name"]), 1,
+                 "model_info %s in %s" % (info["name"], key))
+    ts = val(fams, "ollama_store_last_audit_timestamp_seconds", store=real["alice"])
+    t.ok(ts and abs(ts - time.time()) < 300, "last audit timestamp is now", ts)
+    t.ok(val(fams, "ollama_store_verified_bytes") is None, "check does not claim verified bytes")
+    t.ok(val(fams, "ollama_store_model_unique_bytes", store=real["alice"], model="alice-own:7b") > 0,
+         "unique bytes of a model")
+    if promtool:
+        p = subprocess.run([promtool, "check", "metrics"], input=text.encode(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        t.eq(p.returncode, 0, "promtool check metrics", p.stdout.decode() + p.stderr.decode())
+    else:
+        print("note: promtool not installed: the in-test validator stands in for `promtool check metrics`")
+
+with t.guard("verify, stores: the same HELP strings; verified bytes"):
+    r = m.run("verify", "--all-users", "--format", "prometheus")
+    t.exit_code(r, 0)
+    fams = validate(r.out)
+    t.eq(lint(fams), [], "lint (verify)")
+    for key, root in real.items():
+        inv = ms.blob_inventory([root])
+        want = sum(os.stat(os.path.join(root, "blobs", "sha256-" + h)).st_size for h in inv)
+        t.eq(val(fams, "ollama_store_verified_bytes", store=root), want, "verified bytes of %s" % key)
+    r2 = m.run("stores", "--format", "prometheus")
+    t.exit_code(r2, 0)
+    f2 = validate(r2.out)
+    t.eq(lint(f2), [], "lint (stores)")
+    t.ok(val(f2, "ollama_store_duplicate_bytes") is not None, "stores: duplicate bytes of the host")
+    for fam in (fams, f2):
+        for n, f in fam.items():
+            if n in HELP:
+                t.eq(f["help"], HELP[n], "HELP of %s is fixed" % n)
+
+with t.guard("junk, findings, odd paths"):
+    s, _ = t.clean_store("odd-\"quote\\back")
+    old = time.time() - 7200
+    s.add_blob(b"orphan " * 2000, mtime=old)
+    s.partial_download(b"p" * 70000, mtime=old)
+    s.write_raw("blobs/notes.txt", "foreign file\n")
+    s2, info2 = t.clean_store("missing")
+    os.unlink(s2.blob_path(info2["layers"][0]["digest"]))
+    r = t.run("--store", s.root, "--store", s2.root, "check", "--format", "prometheus", "--output", prom)
+    t.exit_code(r, 4, "a missing blob: exit 4, the file is still written")
+    fams = validate(open(prom).read())
+    t.eq(lint(fams), [], "lint")
+    root = s.root
+    t.eq(val(fams, "ollama_store_info", store=root), 1, "a store path with a quote and a backslash round-trips")
+    t.eq(val(fams, "ollama_store_blobs", store=root, state="orphaned"), 1, "one orphan")
+    t.eq(val(fams, "ollama_store_blobs", store=root, state="partial"), 3, "partial data + 2 part files")
+    t.eq(val(fams, "ollama_store_blobs", store=root, state="foreign"), 1, "one foreign file")
+    du = t.run("--store", root, "du", "--format", "json").json()
+    t.eq(val(fams, "ollama_store_reclaimable_bytes", store=root),
+         du["stores"][0]["totals"]["reclaimable_bytes"], "reclaimable bytes = du's")
+    t.eq(val(fams, "ollama_store_findings", store=s2.root, code="missing-blob", severity="error"), 1,
+         "findings by code and severity")
+
+with t.guard("--output is atomic and keeps the old file on a usage error"):
+    before = open(prom).read()
+    ino = os.stat(prom).st_ino
+    r = m.run("list", "--all-users", "--format", "prometheus", "--output", prom)
+    t.exit_code(r, 16, "prometheus is not a format of list")
+    t.eq(open(prom).read(), before, "the previous file is kept")
+    t.eq(sorted(os.listdir(outdir)), ["ollama.prom"], "no temporary file left")
+    r = m.run("check", "--all-users", "--format", "prometheus", "--output", prom)
+    t.exit_code(r, 0)
+    t.ne(os.stat(prom).st_ino, ino, "replaced by rename (a new inode)")
+    r = m.run("check", "--all-users", "--format", "ndjson", "--output", os.path.join(outdir, "x.ndjson"))
+    recs = [l for l in open(os.path.join(outdir, "x.ndjson")).read().splitlines() if l]
+    t.ok(recs and all('"host":"%s"' % ms.host() in l for l in recs), "--output works for ndjson too")
+    os.unlink(os.path.join(outdir, "x.ndjson"))
+    r = m.run("check", "--output", os.path.join(outdir, "no-such-dir", "f.prom"), "--format", "prometheus")
+    t.exit_code(r, 8, "an --output that cannot be created")
+
+with t.guard("an unreadable store: audit_success 0"):
+    if not ms.IS_ROOT:
+        print("note: not root: cannot run the binary as alice; skipped")
+    else:
+        ms.chown_tree(m.home, ms.UIDS["alice"])
+        out = os.path.join(outdir, "alice.prom")
+        r = ms.run_as(ms.UIDS["alice"], [t.BIN, "check", "--all-users", "--format", "prometheus", "--output", out],
+                      m.env(XDG_CACHE_HOME=os.path.join(m.home, "cache")))
+        t.exit_code(r, 8, "dave's store cannot be read")
+        fams = validate(open(out).read())
+        t.eq(lint(fams), [], "lint")
+        t.eq(val(fams, "ollama_store_audit_success", store=real["dave"], user="dave"), 0, "dave's store: success 0")
+        t.eq(val(fams, "ollama_store_audit_success", store=real["alice"]), 1, "alice's store: success 1")
+
+t.done()

@@ -1,0 +1,119 @@
+/* test_discover.c - the systemd Environment= and environment-file parsers of
+ * store discovery, and the server's OLLAMA_MODELS trimming. */
+#include "testutil.h"
+
+#include "ollama_audit/discover.h"
+#include "ollama_audit/util.h"
+
+typedef struct got {
+	char v[8][256];
+	char k[8][64];
+	int n;
+} got;
+
+static void collect(void *ctx, const char *name, const char *value)
+{
+	got *g = ctx;
+	if (g->n < 8) {
+		snprintf(g->k[g->n], sizeof g->k[g->n], "%s", name);
+		snprintf(g->v[g->n], sizeof g->v[g->n], "%s", value);
+		g->n++;
+	}
+}
+
+static got sd(const char *value)
+{
+	got g;
+	memset(&g, 0, sizeof g);
+	oa_systemd_env_parse(value, collect, &g);
+	return g;
+}
+
+static got ef(const char *line)
+{
+	got g;
+	memset(&g, 0, sizeof g);
+	oa_envfile_line_parse(line, collect, &g);
+	return g;
+}
+
+static void test_systemd(void)
+{
+	got g = sd("OLLAMA_MODELS=/srv/m");
+	CHECK(g.n == 1);
+	CHECK_STR(g.k[0], "OLLAMA_MODELS");
+	CHECK_STR(g.v[0], "/srv/m");
+
+	g = sd("\"OLLAMA_HOST=0.0.0.0\" \"OLLAMA_MODELS=/srv/with space\"");
+	CHECK(g.n == 2);
+	CHECK_STR(g.k[0], "OLLAMA_HOST");
+	CHECK_STR(g.v[1], "/srv/with space");
+
+	g = sd("OLLAMA_MODELS=\"/srv/x y\"  OTHER=1");
+	CHECK(g.n == 2);
+	CHECK_STR(g.v[0], "/srv/x y");
+	CHECK_STR(g.k[1], "OTHER");
+
+	g = sd("'OLLAMA_MODELS=/srv/single \"q\"'");
+	CHECK(g.n == 1);
+	CHECK_STR(g.v[0], "/srv/single \"q\"");
+
+	g = sd("OLLAMA_MODELS=/a\\x20b \"C=\\\"quoted\\\"\"");
+	CHECK(g.n == 2);
+	CHECK_STR(g.v[0], "/a b");
+	CHECK_STR(g.v[1], "\"quoted\"");
+
+	g = sd("   ");
+	CHECK(g.n == 0);
+	g = sd("=novalue NOEQUALS \"unterminated=x");
+	CHECK(g.n == 1); /* only the unterminated one has a name */
+	CHECK_STR(g.k[0], "unterminated");
+	CHECK_STR(g.v[0], "x");
+	g = sd("EMPTY=");
+	CHECK(g.n == 1);
+	CHECK_STR(g.v[0], "");
+}
+
+static void test_envfile(void)
+{
+	got g = ef("OLLAMA_MODELS=/srv/m\n");
+	CHECK(g.n == 1);
+	CHECK_STR(g.v[0], "/srv/m");
+	g = ef("export OLLAMA_MODELS=\"/opt/a b\"  # comment\n");
+	CHECK(g.n == 1);
+	CHECK_STR(g.v[0], "/opt/a b");
+	g = ef("OLLAMA_MODELS='/single#notcomment'\n");
+	CHECK_STR(g.v[0], "/single#notcomment");
+	g = ef("OLLAMA_MODELS=/x#y # real comment\n");
+	CHECK_STR(g.v[0], "/x#y");
+	g = ef("  # OLLAMA_MODELS=/commented\n");
+	CHECK(g.n == 0);
+	g = ef("; OLLAMA_MODELS=/commented\n");
+	CHECK(g.n == 0);
+	g = ef("NOT A=b\n");
+	CHECK(g.n == 0);
+	g = ef("OLLAMA_MODELS = /spaced\n");
+	CHECK(g.n == 1);
+	CHECK_STR(g.k[0], "OLLAMA_MODELS");
+	CHECK_STR(g.v[0], "/spaced");
+}
+
+static void test_trim(void)
+{
+	char *s = oa_env_trim("  \"/srv/m\"  ");
+	CHECK_STR(s, "/srv/m");
+	free(s);
+	s = oa_env_trim("'\"/both\"'");
+	CHECK_STR(s, "/both");
+	free(s);
+	CHECK(oa_env_trim("  \"\" ") == NULL);
+	CHECK(oa_env_trim(NULL) == NULL);
+}
+
+int main(void)
+{
+	test_systemd();
+	test_envfile();
+	test_trim();
+	TEST_MAIN_END();
+}
