@@ -139,6 +139,13 @@ size_t oa_manifest_hashed_length(const uint8_t *bytes, size_t len)
 	return boundary < len ? boundary : len;
 }
 
+/* Manifest.Size() adds int64s and Go's integers wrap; do the same without
+ * undefined behaviour (a hostile manifest can declare INT64_MAX twice). */
+static int64_t add_size(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 static char *dup_string_field(json_t *obj, const char *key, bool *type_error)
 {
 	json_t *v = oa_json_get_fold(obj, key);
@@ -249,7 +256,7 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 		free(m->config.digest);
 		if (parse_layer(v, &m->config, "config", err, errlen) < 0)
 			goto out;
-		m->size += m->config.size;
+		m->size = add_size(m->size, m->config.size);
 	}
 	v = oa_json_get_fold(root, "layers");
 	if (v && !json_is_null(v)) {
@@ -265,7 +272,7 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 			m->n_layers = i + 1;
 			if (parse_layer(json_array_get(v, i), &m->layers[i], what, err, errlen) < 0)
 				goto out;
-			m->size += m->layers[i].size;
+			m->size = add_size(m->size, m->layers[i].size);
 		}
 	}
 	rc = 0;

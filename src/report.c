@@ -3,6 +3,7 @@
 #include "ollama_audit/headers.h"
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/model.h"
+#include "ollama_audit/platform.h"
 #include "ollama_audit/util.h"
 
 #include <stdlib.h>
@@ -32,10 +33,26 @@ static json_t *u64(uint64_t n)
 	return json_integer((json_int_t)(n > INT64_MAX ? INT64_MAX : n));
 }
 
-static json_t *time_iso(const struct timespec *ts)
+/* Split a file's mtime into seconds and nanoseconds (floor division, so a
+ * time before 1970 still has 0 <= nsec < 1e9). */
+static void mtime_split(const struct stat *st, time_t *sec, long *nsec)
+{
+	int64_t ns = oa_stat_mtime_ns(st);
+	int64_t s = ns / 1000000000, r = ns % 1000000000;
+	if (r < 0)
+		r += 1000000000, s--;
+	*sec = (time_t)s;
+	*nsec = (long)r;
+}
+
+/* A file's mtime, RFC 3339, with nanoseconds where the file system has them. */
+static json_t *mtime_iso(const struct stat *st)
 {
 	char buf[64];
-	oa_iso8601(ts->tv_sec, ts->tv_nsec, buf, sizeof buf);
+	time_t sec;
+	long nsec;
+	mtime_split(st, &sec, &nsec);
+	oa_iso8601(sec, nsec, buf, sizeof buf);
 	return json_string(buf);
 }
 
@@ -68,7 +85,10 @@ json_t *oa_report_tags_model(const oa_model *m)
 {
 	json_t *o = json_object();
 	char go_time[64];
-	oa_go_time(m->st.st_mtim.tv_sec, m->st.st_mtim.tv_nsec, go_time, sizeof go_time);
+	time_t sec;
+	long nsec;
+	mtime_split(&m->st, &sec, &nsec);
+	oa_go_time(sec, nsec, go_time, sizeof go_time);
 	json_object_set_new(o, "name", jstr(m->display));
 	json_object_set_new(o, "model", jstr(m->display));
 	if (m->config_state == OA_CONFIG_OK && *m->cfg.remote_model)
@@ -116,7 +136,7 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	json_object_set_new(o, "id", json_string(short_id));
 	json_object_set_new(o, "digest", json_string(m->m.id));
 	json_object_set_new(o, "size", json_integer(m->m.size));
-	json_object_set_new(o, "modified_at", time_iso(&m->st.st_mtim));
+	json_object_set_new(o, "modified_at", mtime_iso(&m->st));
 	json_object_set_new(o, "manifest_path", jstr(m->rel_path));
 	json_object_set_new(o, "manifest_ok", json_boolean(m->manifest_ok));
 	if (m->manifest_error)

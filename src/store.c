@@ -508,8 +508,8 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	if (oa_read_file_at(dirfd, file, OA_MANIFEST_MAX, &bytes, &len) < 0) {
 		int e = errno;
 		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
-		                                                                 : strerror(e));
-		oa_findings_add(&s->findings, e == EFBIG ? "invalid-manifest" : "unreadable", m->display,
+		                                 : e == EINVAL ? "not a regular file" : strerror(e));
+		oa_findings_add(&s->findings, e == EFBIG || e == EINVAL ? "invalid-manifest" : "unreadable", m->display,
 		                NULL, rel, "manifest %s", m->manifest_error);
 		oa_findings_add(&s->findings, "prune-blocker", m->display, NULL, rel,
 		                "an unreadable manifest makes the server skip its start-up prune");
@@ -622,9 +622,13 @@ static void read_config(oa_store *s, oa_model *m)
 	char err[256];
 	if (oa_read_file_at(s->blobs_fd, m->config_blob->name, OA_CONFIG_MAX, &bytes, &len) < 0) {
 		m->config_state = OA_CONFIG_INVALID;
-		m->config_error = oa_xasprintf("cannot read config blob: %s", strerror(errno));
-		oa_findings_add(&s->findings, "unreadable", m->display, c->digest, path, "%s",
-		                m->config_error);
+		int e = errno;
+		bool bad_file = e == EINVAL || e == EFBIG;
+		m->config_error = oa_xasprintf("cannot read config blob: %s",
+		                               e == EINVAL ? "not a regular file" :
+		                               e == EFBIG ? "larger than 16 MiB" : strerror(e));
+		oa_findings_add(&s->findings, bad_file ? "invalid-config" : "unreadable", m->display,
+		                c->digest, path, "%s", m->config_error);
 		return;
 	}
 	if (oa_config_parse(bytes, len, &m->cfg, err, sizeof err) < 0) {

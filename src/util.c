@@ -3,6 +3,7 @@
 #include "ollama_audit/platform.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,7 +248,21 @@ int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size
 {
 	*out = NULL;
 	*len = 0;
-	int fd = oa_openat_ro(dirfd, name, 0);
+	/* Look before opening: opening a FIFO for reading blocks until a writer
+	 * comes, and opening a device node can have side effects. O_NONBLOCK
+	 * covers the race where the name is swapped for a FIFO in between. */
+	struct stat pre;
+	if (fstatat(dirfd, name, &pre, 0) < 0)
+		return -1;
+	if (S_ISDIR(pre.st_mode)) {
+		errno = EISDIR;
+		return -1;
+	}
+	if (!S_ISREG(pre.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int fd = oa_openat_ro(dirfd, name, O_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	struct stat st;

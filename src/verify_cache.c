@@ -1,5 +1,6 @@
 /* verify_cache.c - see verify_cache.h. */
 #include "ollama_audit/verify_cache.h"
+#include "ollama_audit/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -188,19 +189,25 @@ static bool entry_from_json(json_t *o, oa_verify_cache_entry *e)
 	return e->verified_at >= 0 && e->verified_at < 1e15; /* also rejects NaN */
 }
 
+/* A cache of a million entries is ~150 MB of JSON; anything larger is not ours. */
+#define OA_VERIFY_CACHE_MAX_FILE ((size_t)512 << 20)
+
 /* Load c->path into the table; problems are warnings in err, never failures. */
 static void load(oa_verify_cache *c, char *err, size_t errlen)
 {
-	int fd = open(c->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	/* oa_read_file_at refuses anything but a regular file, so a FIFO put at
+	 * the cache path cannot block the run. */
+	uint8_t *bytes;
+	size_t len;
+	if (oa_read_file_at(AT_FDCWD, c->path, OA_VERIFY_CACHE_MAX_FILE, &bytes, &len) < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
 			seterr(err, errlen, "verify cache %s: %s; starting with an empty cache",
-			       c->path, strerror(errno));
+			       c->path, errno == EINVAL ? "not a regular file" : strerror(errno));
 		return;
 	}
 	json_error_t jerr;
-	json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &jerr);
-	close(fd);
+	json_t *root = json_loadb((const char *)bytes, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(bytes);
 	if (!root) {
 		seterr(err, errlen, "verify cache %s is corrupt (line %d: %s); starting with an empty cache",
 		       c->path, jerr.line, jerr.text);

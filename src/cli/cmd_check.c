@@ -10,10 +10,6 @@ int cmd_check(cli *c)
 {
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_FULL);
-	size_t last = 0;
-	for (size_t i = 0; i < n; i++)
-		if (st[i].ok)
-			last = i;
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
@@ -30,10 +26,11 @@ int cmd_check(cli *c)
 		json_t *summary = json_pack("{s:I,s:I,s:f,s:b}", "models", (json_int_t)models, "blob_files",
 		                            (json_int_t)s->n_blobs, "seconds", s->scan_seconds,
 		                            "prune_blocked", s->prune_blocked);
-		report_findings(c, s, "ollama-audit.check/" OA_SCHEMA_VERSION, line, summary, first, i == last);
+		report_findings(c, s, "ollama-audit.check/" OA_SCHEMA_VERSION, line, summary, first);
 		json_decref(summary);
 		first = false;
 	}
+	report_finish(c, "ollama-audit.check/" OA_SCHEMA_VERSION, !first);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }

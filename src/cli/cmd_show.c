@@ -118,7 +118,11 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 		kv("manifest error", m->manifest_error);
 		return;
 	}
-	oa_format_size((uint64_t)m->m.size, c->units, size, sizeof size);
+	/* A hostile manifest can declare negative sizes; show them as such. */
+	if (m->m.size < 0)
+		snprintf(size, sizeof size, "%lld B", (long long)m->m.size);
+	else
+		oa_format_size((uint64_t)m->m.size, c->units, size, sizeof size);
 	oa_format_size(m->disk_bytes, c->units, disk, sizeof disk);
 	snprintf(buf, sizeof buf, "%s declared (%lld bytes); %s on disk", m->remote ? "-" : size,
 	         (long long)m->m.size, disk);

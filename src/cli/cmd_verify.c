@@ -89,10 +89,6 @@ int cmd_verify(cli *c)
 	if ((c->changed || c->quick) && !cache)
 		cli_err("--changed and --quick need the cache: every blob gets a full sha256");
 
-	size_t last = 0;
-	for (size_t i = 0; i < n; i++)
-		if (st[i].ok)
-			last = i;
 	bool first = true;
 	for (size_t i = 0; i < n && !interrupted; i++) {
 		if (!st[i].ok)
@@ -235,7 +231,7 @@ int cmd_verify(cli *c)
 		                            "skipped_unchanged", (json_int_t)skipped, "not_done", (json_int_t)not_done,
 		                            "seconds", tot.seconds, "interrupted", tot.interrupted,
 		                            "timed_out", tot.timed_out);
-		report_findings(c, s, "ollama-audit.verify/" OA_SCHEMA_VERSION, line, summary, first, i == last);
+		report_findings(c, s, "ollama-audit.verify/" OA_SCHEMA_VERSION, line, summary, first);
 		json_decref(summary);
 		first = false;
 		for (size_t j = 0; j < njobs; j++)
@@ -251,6 +247,7 @@ int cmd_verify(cli *c)
 			cli_err("cannot save the verification cache: %s", err);
 		oa_verify_cache_close(cache);
 	}
+	report_finish(c, "ollama-audit.verify/" OA_SCHEMA_VERSION, !first);
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		c->exit_code |= OA_EXIT_INTERRUPTED;

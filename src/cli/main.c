@@ -7,6 +7,7 @@
 #include "ollama_audit/util.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +355,27 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A duration: a number of seconds, or with an s, m, h or d suffix. Finite,
+ * not negative, at most 1e12 s (strtod accepts "nan" and "inf"). */
+static bool parse_duration(const char *arg, double *out)
+{
+	char *end;
+	double d = strtod(arg, &end);
+	if (end == arg || !isfinite(d))
+		return false;
+	switch (*end) {
+	case 's': end++; break;
+	case 'm': d *= 60, end++; break;
+	case 'h': d *= 3600, end++; break;
+	case 'd': d *= 86400, end++; break;
+	default: break;
+	}
+	if (*end || d < 0 || d > 1e12)
+		return false;
+	*out = d;
+	return true;
+}
+
 /* The --store list outlives every early return of main(); free it at exit
  * so leak checkers see a clean process whatever path it took. */
 static char **store_list;
@@ -433,13 +455,9 @@ int main(int argc, char **argv)
 		case OPT_CHANGED: c.changed = true; break;
 		case OPT_QUICK: c.quick = true; break;
 		case OPT_MAX_DURATION: {
-			char *end;
-			double d = strtod(optarg, &end);
-			if (*end == 'm') d *= 60, end++;
-			else if (*end == 'h') d *= 3600, end++;
-			else if (*end == 's') end++;
-			if (*end || d <= 0)
-				return usage_error("--max-duration takes seconds (or 10m, 2h), not '%s'", optarg);
+						double d;
+			if (!parse_duration(optarg, &d) || d <= 0)
+				return usage_error("--max-duration takes seconds (or 90s, 10m, 2h), not '%s'", optarg);
 			c.max_duration = d;
 			break;
 		}
@@ -458,14 +476,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_MIN_AGE: {
-			char *end;
-			double d = strtod(optarg, &end);
-			if (end == optarg) d = -1;
-			else if (*end == 'm') d *= 60, end++;
-			else if (*end == 'h') d *= 3600, end++;
-			else if (*end == 'd') d *= 86400, end++;
-			else if (*end == 's') end++;
-			if (*end || d < 0 || d > 1e12)
+						double d;
+			if (!parse_duration(optarg, &d))
 				return usage_error("--min-age takes a duration (3600, 90s, 30m, 1h, 2d, 0), not '%s'",
 				                   optarg);
 			c.min_age = (long long)d;

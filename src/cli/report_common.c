@@ -43,7 +43,7 @@ bool check_args_resolve(cli *c, const oa_store *s)
 }
 
 void report_findings(cli *c, const oa_store *s, const char *schema, const char *summary_line,
-                     json_t *summary, bool first, bool last)
+                     json_t *summary, bool first)
 {
 	size_t counts[3] = { 0, 0, 0 };
 	for (size_t i = 0; i < s->findings.n; i++) {
@@ -100,8 +100,6 @@ void report_findings(cli *c, const oa_store *s, const char *schema, const char *
 		else
 			printf(",");
 		json_dumpf(so, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		if (last)
-			printf("]}\n");
 		json_decref(so);
 		return;
 	}
@@ -135,4 +133,17 @@ void report_findings(cli *c, const oa_store *s, const char *schema, const char *
 	printf("%s: %zu error%s, %zu warning%s\n", summary_line, counts[OA_SEV_ERROR],
 	       counts[OA_SEV_ERROR] == 1 ? "" : "s", counts[OA_SEV_WARNING],
 	       counts[OA_SEV_WARNING] == 1 ? "" : "s");
+}
+
+void report_finish(cli *c, const char *schema, bool any)
+{
+	/* The JSON document is closed here, not after "the last store", so a
+	 * store skipped at the end (unreadable, a MODEL it lacks, an interrupt)
+	 * cannot leave it open. */
+	if (c->format != OUT_JSON)
+		return;
+	if (any)
+		printf("]}\n");
+	else
+		printf("{\"schema\":\"%s\",\"stores\":[]}\n", schema);
 }

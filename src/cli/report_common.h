@@ -9,8 +9,10 @@ bool model_selected(const cli *c, const oa_store *s, const char *display);
 bool finding_selected(const cli *c, const oa_store *s, const oa_finding *f);
 bool check_args_resolve(cli *c, const oa_store *s);
 /* Print one store's findings in the chosen format and fold them into the
- * exit status. `summary` gets the counts added; first/last frame the JSON. */
+ * exit status. `summary` gets the counts added; `first` opens the JSON
+ * document, report_finish() closes it (any: whether a store was reported). */
 void report_findings(cli *c, const oa_store *s, const char *schema, const char *summary_line,
-                     json_t *summary, bool first, bool last);
+                     json_t *summary, bool first);
+void report_finish(cli *c, const char *schema, bool any);
 
 #endif

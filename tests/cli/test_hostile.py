@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Hostile stores found in review: FIFOs where files belong, sizes that
+overflow, JSON documents left open, durations that are not numbers, and a
+cache path that is a FIFO. Each must end in a clear result, never a hang."""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+
+t.check_binary()
+
+with t.guard("a FIFO as a manifest is reported, not waited on"):
+    s, info = t.clean_store("fifo-manifest")
+    os.mkfifo(os.path.join(os.path.dirname(info["path"]), "fifo"))
+    r = t.audit(s.root, "list", timeout=20)
+    t.ok(r.code is not None and r.code >= 0, "list finished", r.describe())
+    t.contains(r.err, "fifo", "the FIFO is named on stderr")
+    t.contains(r.out, "tiny:latest", "the rest is still listed")
+
+with t.guard("a FIFO as a config blob is reported, not waited on"):
+    s, info = t.clean_store("fifo-config")
+    cfg = s.blob_path(info["config"]["digest"])
+    os.remove(cfg)
+    os.mkfifo(cfg)
+    for cmd in (["list"], ["check"], ["verify"], ["du"], ["prune"]):
+        r = t.audit(s.root, *cmd, timeout=20)
+        t.ok(r.code is not None and r.code >= 0, "%s finished" % cmd[0], r.describe())
+
+with t.guard("a FIFO as a download part file is reported, not waited on"):
+    s, info = t.clean_store("fifo-part")
+    os.mkfifo(os.path.join(s.root, "blobs", "sha256-" + "a" * 64 + "-partial-0"))
+    for cmd in (["check"], ["du"], ["prune"]):
+        r = t.audit(s.root, *cmd, timeout=20)
+        t.ok(r.code is not None and r.code >= 0, "%s finished" % cmd[0], r.describe())
+
+with t.guard("sizes that overflow int64 do not crash"):
+    s, info = t.clean_store("overflow")
+    m = json.loads(info["bytes"])
+    for layer in m["layers"]:
+        layer["size"] = 9223372036854775807
+    open(info["path"], "w").write(json.dumps(m))
+    for cmd in (["list", "--format", "json"], ["check"], ["show", "tiny"], ["du"]):
+        r = t.audit(s.root, *cmd)
+        t.ok(r.code in (0, 4), "%s exits normally (%s)" % (cmd[0], r.code), r.describe())
+        t.not_contains(r.err, "runtime error", "%s has no undefined behaviour" % cmd[0])
+
+with t.guard("JSON stays one document when a store is skipped"):
+    s1, _ = t.clean_store("json-a", name="alpha:latest")
+    s2, _ = t.clean_store("json-b", name="gamma:latest")
+    for cmd in ("check", "verify"):
+        r = t.run("--store", s1.root, "--store", s2.root, cmd, "alpha", "--format", "json",
+                  "--cache", os.path.join(t.tempdir("c"), "cache.json"))
+        t.exit_code(r, 16, "%s of a model one store lacks" % cmd)
+        try:
+            doc = json.loads(r.out)
+            t.eq(len(doc["stores"]), 1, "%s reports the store that has the model" % cmd)
+        except ValueError as e:
+            t.fail("%s printed invalid JSON: %s" % (cmd, e), r.out[-200:])
+    r = t.run("--store", s2.root, "check", "alpha", "--format", "json")
+    try:
+        t.eq(json.loads(r.out)["stores"], [], "no store reported is still a complete document")
+    except ValueError as e:
+        t.fail("check printed invalid JSON: %s" % e, r.out)
+
+with t.guard("durations that are not numbers are usage errors"):
+    s, _ = t.clean_store("dur")
+    for bad in ("nan", "inf", "-1", "1x", ""):
+        r = t.audit(s.root, "prune", "--min-age", bad)
+        t.exit_code(r, 16, "--min-age %r" % bad)
+        r = t.audit(s.root, "verify", "--max-duration", bad)
+        t.exit_code(r, 16, "--max-duration %r" % bad)
+
+with t.guard("a FIFO at the cache path is not waited on"):
+    s, _ = t.clean_store("fifo-cache")
+    fifo = os.path.join(t.tempdir("fc"), "cache.json")
+    os.mkfifo(fifo)
+    r = t.audit(s.root, "verify", "--cache", fifo, timeout=20)
+    t.ok(r.code is not None and r.code >= 0, "verify finished", r.describe())
+    t.contains(r.err, "not a regular file", "the cache problem is said")
+
+t.done()
