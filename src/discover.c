@@ -34,22 +34,6 @@ static char *sys_path(const char *abs)
 	return oa_xasprintf("%.*s%s", (int)n, r, abs);
 }
 
-char *oa_env_trim(const char *v)
-{
-	if (!v)
-		return NULL;
-	const char *b = v, *e = v + strlen(v);
-	while (b < e && isspace((unsigned char)*b))
-		b++;
-	while (e > b && isspace((unsigned char)e[-1]))
-		e--;
-	while (b < e && (*b == '"' || *b == '\''))
-		b++;
-	while (e > b && (e[-1] == '"' || e[-1] == '\''))
-		e--;
-	return e > b ? oa_xstrndup(b, (size_t)(e - b)) : NULL;
-}
-
 const char *oa_cand_state_name(oa_cand_state s)
 {
 	switch (s) {

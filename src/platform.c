@@ -1,5 +1,6 @@
 /* platform.c - see platform.h. The only file with #ifdef __linux__ style switches. */
 #include "ollama_audit/platform.h"
+#include "ollama_audit/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -310,20 +311,15 @@ static int proc_uses(long pid, const char *root, char *how, size_t howlen)
 	}
 	char want[PATH_MAX], real[PATH_MAX];
 	if (models && *models) {
-		/* envconfig.Var: trim blanks, then quotes; relative to the process's cwd. */
-		const char *b = models, *e = models + strlen(models);
-		while (b < e && isspace((unsigned char)*b))
-			b++;
-		while (e > b && isspace((unsigned char)e[-1]))
-			e--;
-		while (b < e && (*b == '"' || *b == '\''))
-			b++;
-		while (e > b && (e[-1] == '"' || e[-1] == '\''))
-			e--;
-		if (*b == '/')
-			snprintf(want, sizeof want, "%.*s", (int)(e - b), b);
+		/* As the server reads it; a relative path is relative to its cwd. */
+		char *v = oa_env_trim(models);
+		if (!v)
+			return 0;
+		if (*v == '/')
+			snprintf(want, sizeof want, "%s", v);
 		else
-			snprintf(want, sizeof want, "/proc/%ld/cwd/%.*s", pid, (int)(e - b), b);
+			snprintf(want, sizeof want, "/proc/%ld/cwd/%s", pid, v);
+		free(v);
 	} else if (home && *home) {
 		snprintf(want, sizeof want, "%s/.ollama/models", home);
 	} else {

@@ -38,22 +38,10 @@ const char *oa_blob_class_name(enum oa_blob_class c)
 
 char *oa_store_default_path(const char **how)
 {
-	const char *env = getenv("OLLAMA_MODELS");
+	char *env = oa_env_trim(getenv("OLLAMA_MODELS"));
 	if (env) {
-		/* envconfig.Var: TrimSpace, then trim surrounding quotes. */
-		const char *b = env, *e = env + strlen(env);
-		while (b < e && isspace((unsigned char)*b))
-			b++;
-		while (e > b && isspace((unsigned char)e[-1]))
-			e--;
-		while (b < e && (*b == '"' || *b == '\''))
-			b++;
-		while (e > b && (e[-1] == '"' || e[-1] == '\''))
-			e--;
-		if (e > b) {
-			*how = "OLLAMA_MODELS";
-			return oa_xstrndup(b, (size_t)(e - b));
-		}
+		*how = "OLLAMA_MODELS";
+		return env;
 	}
 	const char *home = getenv("HOME");
 	*how = "default";

@@ -2,6 +2,7 @@
 #include "ollama_audit/util.h"
 #include "ollama_audit/platform.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -299,4 +300,31 @@ fail:;
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+/* Ollama's envconfig.Var: trim blanks, then surrounding quotes. */
+char *oa_env_trim(const char *v)
+{
+	if (!v)
+		return NULL;
+	const char *b = v, *e = v + strlen(v);
+	while (b < e && isspace((unsigned char)*b))
+		b++;
+	while (e > b && isspace((unsigned char)e[-1]))
+		e--;
+	while (b < e && (*b == '"' || *b == '\''))
+		b++;
+	while (e > b && (e[-1] == '"' || e[-1] == '\''))
+		e--;
+	return e > b ? oa_xstrndup(b, (size_t)(e - b)) : NULL;
+}
+
+void oa_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 }

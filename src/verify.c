@@ -1,6 +1,7 @@
 /* verify.c - see verify.h. */
 #include "ollama_audit/verify.h"
 #include "ollama_audit/platform.h"
+#include "ollama_audit/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,18 +51,6 @@ struct worker {
 	XXH3_state_t *xxh;
 };
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 const char *oa_verify_status_name(oa_verify_status s)
 {
@@ -416,7 +405,7 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 	double t0 = oa_now();
 	int rc = -1;
 
-	seterr(err, errlen, "%s", "");
+	oa_seterr(err, errlen, "%s", "");
 	if (!opts) {
 		oa_verify_opts_init(&defaults);
 		opts = &defaults;
@@ -461,14 +450,14 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 	}
 	r.md = EVP_MD_fetch(NULL, "SHA256", NULL);
 	if (!r.md) {
-		seterr(err, errlen, "OpenSSL: SHA-256 is not available");
+		oa_seterr(err, errlen, "OpenSSL: SHA-256 is not available");
 		goto done;
 	}
 	r.order = malloc(n * sizeof *r.order);
 	r.planned = malloc(n * sizeof *r.planned);
 	ws = calloc((size_t)nthreads, sizeof *ws);
 	if (!r.order || !r.planned || !ws) {
-		seterr(err, errlen, "out of memory");
+		oa_seterr(err, errlen, "out of memory");
 		goto done;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -482,7 +471,7 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 	}
 	struct ord *ord = malloc(n * sizeof *ord);
 	if (!ord) {
-		seterr(err, errlen, "out of memory");
+		oa_seterr(err, errlen, "out of memory");
 		goto done;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -493,12 +482,12 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 	free(ord);
 
 	if (pthread_mutex_init(&r.mu, NULL) != 0) {
-		seterr(err, errlen, "pthread_mutex_init failed");
+		oa_seterr(err, errlen, "pthread_mutex_init failed");
 		goto done;
 	}
 	if (pthread_cond_init(&r.cv, NULL) != 0) {
 		pthread_mutex_destroy(&r.mu);
-		seterr(err, errlen, "pthread_cond_init failed");
+		oa_seterr(err, errlen, "pthread_cond_init failed");
 		goto done;
 	}
 	int started = 0;
@@ -522,7 +511,7 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 		started++;
 	}
 	if (started == 0) {
-		seterr(err, errlen, "cannot start a verify worker (out of memory or threads)");
+		oa_seterr(err, errlen, "cannot start a verify worker (out of memory or threads)");
 		pthread_cond_destroy(&r.cv);
 		pthread_mutex_destroy(&r.mu);
 		goto done;

@@ -114,18 +114,6 @@ done:
 	return true;
 }
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static bool is_lower_hex(const char *s, size_t n)
 {
@@ -201,7 +189,7 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 	size_t len;
 	if (oa_read_file_at(AT_FDCWD, c->path, OA_VERIFY_CACHE_MAX_FILE, &bytes, &len) < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
-			seterr(err, errlen, "verify cache %s: %s; starting with an empty cache",
+			oa_seterr(err, errlen, "verify cache %s: %s; starting with an empty cache",
 			       c->path, errno == EINVAL ? "not a regular file" : strerror(errno));
 		return;
 	}
@@ -209,7 +197,7 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 	json_t *root = json_loadb((const char *)bytes, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(bytes);
 	if (!root) {
-		seterr(err, errlen, "verify cache %s is corrupt (line %d: %s); starting with an empty cache",
+		oa_seterr(err, errlen, "verify cache %s is corrupt (line %d: %s); starting with an empty cache",
 		       c->path, jerr.line, jerr.text);
 		return;
 	}
@@ -217,7 +205,7 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 	json_t *entries = json_object_get(root, "entries");
 	if (!json_is_object(root) || !schema || strcmp(schema, OA_VERIFY_CACHE_SCHEMA) != 0 ||
 	    !json_is_object(entries)) {
-		seterr(err, errlen, "verify cache %s: unknown schema or layout; starting with an empty cache",
+		oa_seterr(err, errlen, "verify cache %s: unknown schema or layout; starting with an empty cache",
 		       c->path);
 		json_decref(root);
 		return;
@@ -232,7 +220,7 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 			bad++;
 	}
 	if (bad) {
-		seterr(err, errlen, "verify cache %s: dropped %zu invalid entr%s", c->path, bad,
+		oa_seterr(err, errlen, "verify cache %s: dropped %zu invalid entr%s", c->path, bad,
 		       bad == 1 ? "y" : "ies");
 		c->gen++;
 	}
@@ -242,16 +230,16 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen)
 {
 	char def[4096];
-	seterr(err, errlen, "%s", "");
+	oa_seterr(err, errlen, "%s", "");
 	if (!path) {
 		if (oa_verify_cache_default_path(def, sizeof def) != 0) {
-			seterr(err, errlen, "no verify cache path: neither XDG_CACHE_HOME nor HOME is set");
+			oa_seterr(err, errlen, "no verify cache path: neither XDG_CACHE_HOME nor HOME is set");
 			return NULL;
 		}
 		path = def;
 	}
 	if (!path[0]) {
-		seterr(err, errlen, "empty verify cache path");
+		oa_seterr(err, errlen, "empty verify cache path");
 		return NULL;
 	}
 	oa_verify_cache *c = calloc(1, sizeof *c);
@@ -261,7 +249,7 @@ oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen
 			free(c->tab);
 			free(c);
 		}
-		seterr(err, errlen, "out of memory");
+		oa_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	struct timespec ts;
@@ -271,7 +259,7 @@ oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen
 		free(c->tab);
 		free(c->path);
 		free(c);
-		seterr(err, errlen, "pthread_mutex_init failed");
+		oa_seterr(err, errlen, "pthread_mutex_init failed");
 		return NULL;
 	}
 	load(c, err, errlen);
@@ -412,10 +400,10 @@ static int write_json(oa_verify_cache *c, int fd)
 int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 {
 	char dir[4096], tmp[4200];
-	seterr(err, errlen, "%s", "");
+	oa_seterr(err, errlen, "%s", "");
 	size_t plen = strlen(c->path);
 	if (plen >= sizeof dir) {
-		seterr(err, errlen, "verify cache path too long");
+		oa_seterr(err, errlen, "verify cache path too long");
 		return -1;
 	}
 	memcpy(dir, c->path, plen + 1);
@@ -427,7 +415,7 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 	else
 		strcpy(dir, ".");
 	if (mkdir_p(dir) != 0) {
-		seterr(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+		oa_seterr(err, errlen, "cannot create %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", c->path, (long)getpid());
@@ -438,7 +426,7 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		oa_seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
 		return -1;
 	}
 	/* Serialise under the lock (workers may still be updating entries),
@@ -462,7 +450,7 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 	}
 	if (rc != 0) {
 		unlink(tmp);
-		seterr(err, errlen, "cannot write %s: %s", c->path, strerror(saved_errno));
+		oa_seterr(err, errlen, "cannot write %s: %s", c->path, strerror(saved_errno));
 		return -1;
 	}
 	/* Make the rename durable; failure here is not worth reporting. */

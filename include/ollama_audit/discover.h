@@ -84,8 +84,5 @@ void oa_systemd_env_parse(const char *value, oa_env_fn fn, void *ctx);
  * quotes, # comments). Calls fn when the line is an assignment. */
 void oa_envfile_line_parse(const char *line, oa_env_fn fn, void *ctx);
 
-/* The server's envconfig.Var trimming: blanks, then surrounding quotes.
- * Returns a new string, or NULL when empty. */
-char *oa_env_trim(const char *v);
 
 #endif

@@ -43,6 +43,13 @@ char *oa_escape(const void *p, size_t n);
 
 char *oa_path_join(const char *a, const char *b);
 
+/* Write a one-line error into a caller's buffer (either may be NULL/0). */
+void oa_seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* An environment value as Ollama's envconfig.Var reads it: blanks trimmed,
+ * then surrounding " and ' characters. NULL when nothing is left. */
+char *oa_env_trim(const char *v);
+
 bool oa_is_hex(const char *s, size_t n);
 bool oa_str_has_prefix(const char *s, const char *prefix);
 bool oa_str_has_suffix(const char *s, const char *suffix);
