@@ -30,7 +30,7 @@ SYN="$CACHE/synth-llama.gguf"
 # 4. Our bench program, optimised, straight from the two sources it needs.
 BIN="$CACHE/bench_gguf"
 ${CC:-cc} -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$ROOT/include" \
-	"$ROOT/src/gguf.c" "$ROOT/src/platform.c" "$ROOT/tests/bench/bench_gguf.c" -lxxhash -o "$BIN"
+	"$ROOT/src/gguf.c" "$ROOT/src/platform.c" "$ROOT/src/util.c" "$ROOT/tests/bench/bench_gguf.c" -lxxhash -o "$BIN"
 
 FILES=$(ls -S -r "$CACHE"/lc/models/ggml-vocab-*.gguf)
 FILES="$FILES $SYN"
@@ -81,4 +81,15 @@ if [ -x /usr/bin/time ]; then
 	/usr/bin/time -v node "$ROOT/tests/bench/gguf_oracle.mjs" "$CACHE/hf/node_modules" -n 1 \
 		"$CACHE/lc/models/ggml-vocab-gemma-4.gguf" 2>&1 >/dev/null |
 		sed -n 's/Maximum resident/@huggingface\/gguf: Maximum resident/p' || true
+fi
+
+# 5. The same facts through the CLI: `ollama-audit show` on a scratch store whose
+#    model layers are these files (v2 and v3, with and without tensors).
+OA_BIN=${OA_BIN:-$ROOT/build/ollama-audit}
+echo
+if [ -x "$OA_BIN" ]; then
+	# shellcheck disable=SC2086
+	python3 "$ROOT/tests/bench/show_vs_oracle.py" "$OA_BIN" "$HF" $FILES
+else
+	echo "($OA_BIN not built: skipping the show-vs-oracle comparison; run make first)"
 fi

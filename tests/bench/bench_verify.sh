@@ -23,7 +23,7 @@ trap 'rm -rf "$WORK"' EXIT INT TERM
 BIN=$WORK/bench_verify
 $CC -std=c17 -O2 -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$SRC/include" \
 	"$SRC/tests/bench/bench_verify.c" "$SRC/src/verify.c" "$SRC/src/verify_cache.c" \
-	"$SRC/src/platform.c" $(pkg-config --cflags --libs jansson libxxhash libcrypto) -lpthread \
+	"$SRC/src/platform.c" "$SRC/src/util.c" $(pkg-config --cflags --libs jansson libxxhash libcrypto) -lpthread \
 	-o "$BIN"
 
 now() { date +%s.%N; }
