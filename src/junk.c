@@ -113,22 +113,186 @@ static void refset_fail(oa_refset *r, const char *what, const char *a, int e)
 	r->incomplete = true;
 }
 
-typedef struct refwalk {
-	oa_refset *r;
-	const dev_t *skip_dev;
-	const ino_t *skip_ino;
-	size_t n_skip;
-} refwalk;
+/* ---- the reference cache ------------------------------------------------------ */
 
-static void refset_walk(refwalk *w, int dirfd, const char *label, int depth)
+/* Files whose ctime is this close to the moment they were read may have
+ * changed again within the timestamp granularity: they are re-read. */
+#define REFCACHE_RACY_NS (2 * 1000000000LL)
+
+typedef struct rc_file {
+	char *label;            /* "manifests/..." as reached by the walk */
+	uint64_t hash;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_ns, ctime_ns, read_ns;
+	char (*hex)[65];
+	size_t n_hex;
+	unsigned gen;           /* the update that last saw it */
+} rc_file;
+
+typedef struct dir_id {
+	dev_t dev;
+	ino_t ino;
+	bool used;
+} dir_id;
+
+struct oa_refcache {
+	int root_fd;
+	rc_file *v;
+	size_t n, cap;
+	size_t *slot;           /* open addressing: index + 1, 0 = empty */
+	size_t n_slot;
+	unsigned gen;
+	dir_id *dirs;           /* directories read by the current update */
+	size_t n_dirs, cap_dirs;
+	oa_refset status;       /* only incomplete, why, files are used */
+};
+
+static uint64_t str_hash(const char *s)
 {
-	oa_refset *r = w->r;
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void rc_rehash(oa_refcache *c)
+{
+	size_t n = c->n_slot ? c->n_slot * 2 : 256;
+	free(c->slot);
+	c->slot = oa_xcalloc(n, sizeof *c->slot);
+	c->n_slot = n;
+	for (size_t i = 0; i < c->n; i++) {
+		size_t k = (size_t)(c->v[i].hash & (n - 1));
+		while (c->slot[k])
+			k = (k + 1) & (n - 1);
+		c->slot[k] = i + 1;
+	}
+}
+
+static rc_file *rc_find(oa_refcache *c, const char *label, uint64_t h)
+{
+	if (!c->n_slot)
+		return NULL;
+	for (size_t k = (size_t)(h & (c->n_slot - 1)); c->slot[k]; k = (k + 1) & (c->n_slot - 1)) {
+		rc_file *f = &c->v[c->slot[k] - 1];
+		if (f->hash == h && strcmp(f->label, label) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+static rc_file *rc_add(oa_refcache *c, char *label, uint64_t h)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 64;
+		c->v = oa_xreallocarray(c->v, c->cap, sizeof *c->v);
+	}
+	rc_file *f = &c->v[c->n++];
+	memset(f, 0, sizeof *f);
+	f->label = label;
+	f->hash = h;
+	if (c->n * 2 > c->n_slot) {
+		rc_rehash(c);
+	} else {
+		size_t k = (size_t)(h & (c->n_slot - 1));
+		while (c->slot[k])
+			k = (k + 1) & (c->n_slot - 1);
+		c->slot[k] = c->n;
+	}
+	return f;
+}
+
+/* Remember a directory for this update; false if it was read already. */
+static bool rc_dir_first(oa_refcache *c, dev_t dev, ino_t ino)
+{
+	if ((c->n_dirs + 1) * 2 > c->cap_dirs) {
+		size_t ncap = c->cap_dirs ? c->cap_dirs * 2 : 64;
+		dir_id *nd = oa_xcalloc(ncap, sizeof *nd);
+		for (size_t i = 0; i < c->cap_dirs; i++) {
+			if (!c->dirs[i].used)
+				continue;
+			size_t k = (size_t)(((uint64_t)c->dirs[i].ino * 2654435761u ^ (uint64_t)c->dirs[i].dev) & (ncap - 1));
+			while (nd[k].used)
+				k = (k + 1) & (ncap - 1);
+			nd[k] = c->dirs[i];
+		}
+		free(c->dirs);
+		c->dirs = nd;
+		c->cap_dirs = ncap;
+	}
+	size_t k = (size_t)(((uint64_t)ino * 2654435761u ^ (uint64_t)dev) & (c->cap_dirs - 1));
+	for (; c->dirs[k].used; k = (k + 1) & (c->cap_dirs - 1))
+		if (c->dirs[k].dev == dev && c->dirs[k].ino == ino)
+			return false;
+	c->dirs[k] = (dir_id){ dev, ino, true };
+	c->n_dirs++;
+	return true;
+}
+
+static int64_t ctime_ns(const struct stat *st)
+{
+#if defined(__APPLE__)
+	return (int64_t)st->st_ctimespec.tv_sec * 1000000000LL + st->st_ctimespec.tv_nsec;
+#elif (_POSIX_C_SOURCE >= 200809L) || defined(__linux__)
+	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+#else
+	return (int64_t)st->st_ctime * 1000000000LL;
+#endif
+}
+
+static void rc_file_seen(oa_refcache *c, int dirfd, const char *name, char *label, const struct stat *st)
+{
+	uint64_t h = str_hash(label);
+	rc_file *f = rc_find(c, label, h);
+	int64_t mt = oa_stat_mtime_ns(st), ct = ctime_ns(st);
+	if (f) {
+		free(label);
+		if (f->read_ns && f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
+		    f->mtime_ns == mt && f->ctime_ns == ct && ct + REFCACHE_RACY_NS < f->read_ns) {
+			f->gen = c->gen;
+			c->status.files++;
+			return;
+		}
+	} else {
+		f = rc_add(c, label, h);
+	}
+	f->gen = c->gen;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime_ns = mt;
+	f->ctime_ns = ct;
+	f->read_ns = 0;
+	free(f->hex);
+	f->hex = NULL;
+	f->n_hex = 0;
+	uint8_t *bytes;
+	size_t len;
+	int64_t now = (int64_t)(oa_wall_now() * 1e9);
+	if (oa_read_file_at(dirfd, name, REFSET_FILE_MAX, &bytes, &len) < 0) {
+		refset_fail(&c->status, "cannot read", f->label, errno);
+		return;
+	}
+	oa_refset one = { 0 };
+	oa_refset_scan(&one, bytes, len);
+	oa_refset_sort(&one);
+	free(bytes);
+	f->hex = one.hex;
+	f->n_hex = one.n;
+	f->read_ns = now;
+	c->status.files++;
+}
+
+static void rc_walk(oa_refcache *c, int dirfd, const char *label, int depth)
+{
 	int fd = dup(dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		refset_fail(r, "cannot list", label, errno);
+		refset_fail(&c->status, "cannot list", label, errno);
 		return;
 	}
 	rewinddir(d);
@@ -140,65 +304,137 @@ static void refset_walk(refwalk *w, int dirfd, const char *label, int depth)
 		struct stat st;
 		/* Follow symlinks, as the server's Glob and ReadFile do. */
 		if (fstatat(dirfd, e->d_name, &st, 0) < 0) {
+			int err = errno;
 			struct stat lst;
 			/* A dangling symlink references nothing; anything else unreadable might. */
 			if (!(fstatat(dirfd, e->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode)))
-				refset_fail(r, "cannot stat", sub, errno);
+				refset_fail(&c->status, "cannot stat", sub, err);
 			free(sub);
 			continue;
 		}
 		if (S_ISDIR(st.st_mode)) {
+			/* Each directory once: a symlink back to one already read adds nothing. */
+			if (!rc_dir_first(c, st.st_dev, st.st_ino)) {
+				free(sub);
+				continue;
+			}
 			if (depth >= REFSET_DEPTH_MAX) {
-				refset_fail(r, "", sub, ELOOP);
+				refset_fail(&c->status, "too deep:", sub, ELOOP);
 			} else {
 				int cfd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 				if (cfd < 0)
-					refset_fail(r, "cannot open", sub, errno);
+					refset_fail(&c->status, "cannot open", sub, errno);
 				else {
-					refset_walk(w, cfd, sub, depth + 1);
+					rc_walk(c, cfd, sub, depth + 1);
 					close(cfd);
 				}
 			}
 			free(sub);
 			continue;
 		}
-		bool skip = false;
-		for (size_t i = 0; i < w->n_skip; i++)
-			if (w->skip_dev[i] == st.st_dev && w->skip_ino[i] == st.st_ino)
-				skip = true;
-		if (!skip && S_ISREG(st.st_mode)) {
-			uint8_t *bytes;
-			size_t len;
-			if (oa_read_file_at(dirfd, e->d_name, REFSET_FILE_MAX, &bytes, &len) < 0) {
-				refset_fail(r, "cannot read", sub, errno);
-			} else {
-				oa_refset_scan(r, bytes, len);
-				free(bytes);
-				r->files++;
-			}
-		}
-		free(sub);
+		if (S_ISREG(st.st_mode))
+			rc_file_seen(c, dirfd, e->d_name, sub, &st); /* takes sub */
+		else
+			free(sub);
 	}
 	closedir(d);
 }
 
-void oa_refset_build(int root_fd, const dev_t *skip_dev, const ino_t *skip_ino, size_t n_skip,
-                     oa_refset *r)
+oa_refcache *oa_refcache_new(int root_fd)
 {
-	memset(r, 0, sizeof *r);
-	refwalk w = { r, skip_dev, skip_ino, n_skip };
+	oa_refcache *c = oa_xcalloc(1, sizeof *c);
+	c->root_fd = root_fd;
+	return c;
+}
+
+void oa_refcache_update(oa_refcache *c)
+{
+	c->gen++;
+	memset(&c->status, 0, sizeof c->status);
+	if (c->dirs)
+		memset(c->dirs, 0, c->cap_dirs * sizeof *c->dirs);
+	c->n_dirs = 0;
 	static const char *dirs[] = { "manifests", "manifests-v2" };
 	for (size_t i = 0; i < 2; i++) {
-		int fd = openat(root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int fd = openat(c->root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
 			if (errno != ENOENT)
-				refset_fail(r, "cannot open", dirs[i], errno);
+				refset_fail(&c->status, "cannot open", dirs[i], errno);
 			continue;
 		}
-		refset_walk(&w, fd, dirs[i], 1);
+		struct stat st;
+		if (fstat(fd, &st) == 0 && rc_dir_first(c, st.st_dev, st.st_ino))
+			rc_walk(c, fd, dirs[i], 1);
 		close(fd);
 	}
+}
+
+bool oa_refcache_has(const oa_refcache *c, const char *hex)
+{
+	char key[65];
+	for (int k = 0; k < 64; k++)
+		key[k] = (char)tolower((unsigned char)hex[k]);
+	key[64] = '\0';
+	for (size_t i = 0; i < c->n; i++) {
+		const rc_file *f = &c->v[i];
+		if (f->gen == c->gen && f->n_hex &&
+		    bsearch(key, f->hex, f->n_hex, sizeof *f->hex, cmp_hex) != NULL)
+			return true;
+	}
+	return false;
+}
+
+const char *oa_refcache_incomplete(const oa_refcache *c)
+{
+	return c->status.incomplete ? c->status.why : NULL;
+}
+
+void oa_refcache_refset(const oa_refcache *c, const char *const *skip, size_t n_skip, oa_refset *r)
+{
+	memset(r, 0, sizeof *r);
+	r->incomplete = c->status.incomplete;
+	memcpy(r->why, c->status.why, sizeof r->why);
+	for (size_t i = 0; i < c->n; i++) {
+		const rc_file *f = &c->v[i];
+		if (f->gen != c->gen)
+			continue;
+		bool skipped = false;
+		for (size_t k = 0; k < n_skip && !skipped; k++)
+			skipped = skip[k] && strcmp(skip[k], f->label) == 0;
+		if (skipped)
+			continue;
+		r->files++;
+		if (r->n + f->n_hex > r->cap) {
+			r->cap = r->n + f->n_hex + r->cap;
+			r->hex = oa_xreallocarray(r->hex, r->cap ? r->cap : 1, sizeof *r->hex);
+		}
+		if (f->n_hex)
+			memcpy(r->hex + r->n, f->hex, f->n_hex * sizeof *f->hex);
+		r->n += f->n_hex;
+	}
 	oa_refset_sort(r);
+}
+
+void oa_refcache_free(oa_refcache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->v[i].label);
+		free(c->v[i].hex);
+	}
+	free(c->v);
+	free(c->slot);
+	free(c->dirs);
+	free(c);
+}
+
+void oa_refset_build(int root_fd, const char *const *skip_paths, size_t n_skip, oa_refset *r)
+{
+	oa_refcache *c = oa_refcache_new(root_fd);
+	oa_refcache_update(c);
+	oa_refcache_refset(c, skip_paths, n_skip, r);
+	oa_refcache_free(c);
 }
 
 bool oa_refset_has(const oa_refset *r, const char *hex)
@@ -341,7 +577,8 @@ static int find_group(oa_junk_list *j, const char *hex)
 	return (int)j->n_groups++;
 }
 
-/* A -partial-N file: {"N":..,"Offset":..,"Size":..,"Completed":..} */
+/* A -partial-N file: {"N":..,"Offset":..,"Size":..,"Completed":..}. Negative
+ * numbers (or Completed beyond Size) make it implausible: false. */
 static bool read_part(int blobs_fd, const char *name, int64_t *size, int64_t *completed)
 {
 	uint8_t *buf;
@@ -354,7 +591,10 @@ static bool read_part(int blobs_fd, const char *name, int64_t *size, int64_t *co
 	bool ok = false;
 	if (json_is_object(o)) {
 		json_t *sz = json_object_get(o, "Size"), *c = json_object_get(o, "Completed");
-		if (json_is_integer(sz) && json_is_integer(c)) {
+		json_t *off = json_object_get(o, "Offset");
+		if (json_is_integer(sz) && json_is_integer(c) && json_integer_value(sz) >= 0 &&
+		    json_integer_value(c) >= 0 && json_integer_value(c) <= json_integer_value(sz) &&
+		    (!off || (json_is_integer(off) && json_integer_value(off) >= 0))) {
 			*size = json_integer_value(sz);
 			*completed = json_integer_value(c);
 			ok = true;
@@ -362,6 +602,15 @@ static bool read_part(int blobs_fd, const char *name, int64_t *size, int64_t *co
 	}
 	json_decref(o);
 	return ok;
+}
+
+/* a += b for non-negative values; false (a unchanged) on overflow. */
+static bool add_i64(int64_t *a, int64_t b)
+{
+	if (b > INT64_MAX - *a)
+		return false;
+	*a += b;
+	return true;
 }
 
 static bool empty_tree(oa_junk_list *j, int dirfd, const char *rel, double now, int depth)
@@ -380,8 +629,10 @@ static bool empty_tree(oa_junk_list *j, int dirfd, const char *rel, double now, 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		struct stat st;
+		/* depth + 1 is the entry's depth below manifests/: deeper ones are
+		 * beyond what a plan may name, so their parents are not empty. */
 		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-		    depth >= 8) {
+		    depth + 1 > OA_MANIFESTS_DEPTH_MAX) {
 			empty = false;
 			continue;
 		}
@@ -458,6 +709,10 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 			cat = OA_JUNK_FOREIGN;
 			break;
 		}
+		/* Applying re-checks every sha256-named file against its digest, so
+		 * a partial or temp of a digest some manifest mentions is kept too. */
+		if (!keep && b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(refs, b->hex))
+			keep = "a file under manifests/ mentions this digest: files named after it are kept";
 		if (!have) {
 			keep = "cannot stat it";
 		}
@@ -490,12 +745,11 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 			} else {
 				int64_t size, done;
 				pg->n_parts++;
-				if (read_part(s->blobs_fd, b->name, &size, &done)) {
-					pg->total += size;
-					pg->downloaded += done;
-				} else {
+				/* Hostile part files may hold any number: never overflow,
+				 * call the group's progress unknown instead. */
+				if (!read_part(s->blobs_fd, b->name, &size, &done) || !add_i64(&pg->total, size) ||
+				    !add_i64(&pg->downloaded, done))
 					pg->parts_ok = false;
-				}
 			}
 		}
 	}
@@ -504,6 +758,8 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 		if (pg->n_parts == 0 && pg->data >= 0) {
 			pg->total = (int64_t)j->v[pg->data].apparent;
 			pg->downloaded = -1; /* unknown without part files */
+		} else if (!pg->parts_ok) {
+			pg->downloaded = -1; /* a part file is unreadable or implausible */
 		}
 	}
 	/* ollama-safetensors<digits>/ temp directories in the root (spec §1.3). */

@@ -223,21 +223,19 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 {
 	plan_init(p, s, "rm");
 	p->min_age = min_age;
-	dev_t *skip_dev = oa_xcalloc(n ? n : 1, sizeof *skip_dev);
-	ino_t *skip_ino = oa_xcalloc(n ? n : 1, sizeof *skip_ino);
+	/* The reference set leaves out exactly the paths being removed; another
+	 * name of the same file (a hard link, a symlink) is another tag that stays. */
+	const char **skip = oa_xcalloc(n ? n : 1, sizeof *skip);
 	char **gone = oa_xcalloc(n * 4 + 1, sizeof *gone); /* relative to manifests/ */
 	size_t n_gone = 0, n_skip = 0;
 	/* 1. the manifests */
 	for (size_t i = 0; i < n; i++) {
 		const oa_model *m = &s->models[models[i]];
 		const char *rel = m->rel_path + 10; /* after "manifests/" */
-		struct stat lst, st;
+		struct stat lst;
 		if (fstatat(s->manifests_fd, rel, &lst, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		if (fstatat(s->manifests_fd, rel, &st, 0) == 0) {
-			skip_dev[n_skip] = st.st_dev;
-			skip_ino[n_skip++] = st.st_ino;
-		}
+		skip[n_skip++] = m->rel_path;
 		oa_plan_entry *e = list_add(&p->todo);
 		e->path = oa_xstrdup(m->rel_path);
 		e->category = oa_xstrdup("manifest");
@@ -274,7 +272,7 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 	}
 	/* 3. blobs that no other file under manifests/ can reference */
 	oa_refset refs;
-	oa_refset_build(s->root_fd, skip_dev, skip_ino, n_skip, &refs);
+	oa_refset_build(s->root_fd, skip, n_skip, &refs);
 	for (size_t i = 0; i < n; i++) {
 		const oa_model *m = &s->models[models[i]];
 		if (!m->manifest_ok)
@@ -295,17 +293,19 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 				continue;
 			}
 			char *why = NULL;
-			if (oa_refset_has(&refs, b->hex)) {
-				const char *other = NULL;
-				for (size_t q = 0; q < s->n_models && !other; q++) {
-					bool selected = false;
-					for (size_t z = 0; z < n; z++)
-						selected |= models[z] == q;
-					if (!selected && model_uses(&s->models[q], b))
-						other = s->models[q].display;
-				}
-				why = other ? oa_xasprintf("also used by %s", other)
-				            : oa_xstrdup("another file under manifests/ mentions this digest");
+			/* Another model that stays uses it (whatever the byte scan says). */
+			const char *other = NULL;
+			for (size_t q = 0; q < s->n_models && !other; q++) {
+				bool selected = false;
+				for (size_t z = 0; z < n; z++)
+					selected |= models[z] == q;
+				if (!selected && model_uses(&s->models[q], b))
+					other = s->models[q].display;
+			}
+			if (other) {
+				why = oa_xasprintf("also used by %s", other);
+			} else if (oa_refset_has(&refs, b->hex)) {
+				why = oa_xstrdup("another file under manifests/ mentions this digest");
 			} else if (refs.incomplete) {
 				why = oa_xasprintf("cannot re-read every manifest (%s)", refs.why);
 			}
@@ -334,8 +334,7 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 	for (size_t i = 0; i < n_gone; i++)
 		free(gone[i]);
 	free(gone);
-	free(skip_dev);
-	free(skip_ino);
+	free(skip);
 	plan_totals(p);
 }
 
@@ -366,7 +365,7 @@ static json_t *entry_json(const oa_plan_entry *e)
 	json_object_set_new(o, "age_seconds", json_integer((json_int_t)e->age));
 	json_object_set_new(o, "allocated", json_integer((json_int_t)e->allocated));
 	json_object_set_new(o, "freed", json_integer((json_int_t)e->freed));
-	json_object_set_new(o, e->model ? "model" : "model", e->model ? json_string(e->model) : json_null());
+	json_object_set_new(o, "model", e->model ? json_string(e->model) : json_null());
 	json_object_set_new(o, "note", e->note ? json_string(e->note) : json_null());
 	return o;
 }
@@ -480,41 +479,94 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 	return rc;
 }
 
-/* A path in a plan or an index: relative, no empty, "." or ".." component,
- * under blobs/ (one component), manifests/ (1 to 4 components) or an
- * ollama-safetensors<digits> directory of the root. */
-static bool safe_path(const char *path)
+/* What a plan entry may remove, decided from its path, its type and the
+ * plan's command alone (never from the plan's category, digest or flags). */
+typedef enum {
+	PK_BAD,
+	PK_BLOB,          /* blobs/<name>, a file or symlink: unlink */
+	PK_BLOB_TREE,     /* prune: blobs/split-gguf-<digits>/: recursive removal */
+	PK_ROOT_TREE,     /* prune: <root>/ollama-safetensors<digits>/: recursive removal */
+	PK_MANIFEST,      /* rm: manifests/<4 parts>, a file or symlink: unlink */
+	PK_MANIFEST_DIR,  /* a directory under manifests/: rmdir only, never recursive */
+} path_kind;
+
+static bool digits_after(const char *s, const char *prefix)
+{
+	if (!oa_str_has_prefix(s, prefix))
+		return false;
+	s += strlen(prefix);
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* Relative, no empty, "." or ".." component; the number of components. */
+static size_t path_parts(const char *path)
 {
 	if (!path || !*path || path[0] == '/' || strlen(path) > 4096)
-		return false;
+		return 0;
 	size_t parts = 0;
 	const char *p = path;
 	while (*p) {
 		const char *e = strchr(p, '/');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
 		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
+			return 0;
 		parts++;
 		p += n;
 		if (*p == '/')
 			p++;
 		if (e && !*p)
-			return false;
+			return 0;
 	}
-	if (oa_str_has_prefix(path, "blobs/"))
-		return parts == 2;
-	if (oa_str_has_prefix(path, "manifests/"))
-		return parts >= 2 && parts <= 5;
-	if (parts == 1 && oa_str_has_prefix(path, "ollama-safetensors")) {
-		const char *d = path + strlen("ollama-safetensors");
-		if (!*d)
-			return false;
-		for (; *d; d++)
-			if (!isdigit((unsigned char)*d))
-				return false;
-		return true;
+	return parts;
+}
+
+/* command "prune": blobs/<one entry> (a directory only split-gguf-<digits>),
+ * directories under manifests/ (1..OA_MANIFESTS_DEPTH_MAX deep) and root
+ * ollama-safetensors<digits> directories. command "rm": manifest files at
+ * depth 4, directories under manifests/, files in blobs/. */
+static path_kind plan_path_kind(const char *command, const char *path, char type)
+{
+	size_t parts = path_parts(path);
+	bool prune = command && strcmp(command, "prune") == 0, rm = command && strcmp(command, "rm") == 0;
+	if (!parts || (!prune && !rm))
+		return PK_BAD;
+	if (oa_str_has_prefix(path, "blobs/") && parts == 2) {
+		if (type != 'd')
+			return PK_BLOB;
+		return prune && digits_after(path + 6, "split-gguf-") ? PK_BLOB_TREE : PK_BAD;
 	}
-	return false;
+	if (oa_str_has_prefix(path, "manifests/") && parts >= 2 && parts - 1 <= OA_MANIFESTS_DEPTH_MAX) {
+		if (type == 'd')
+			return PK_MANIFEST_DIR;
+		return rm && parts == 5 ? PK_MANIFEST : PK_BAD;
+	}
+	if (prune && parts == 1 && type == 'd' && digits_after(path, "ollama-safetensors"))
+		return PK_ROOT_TREE;
+	return PK_BAD;
+}
+
+/* The digest a blobs/sha256[-:]<64 hex>... name carries (lowercase), or "". */
+static void path_hex(const char *path, char hex[65])
+{
+	hex[0] = '\0';
+	const char *n = path + 6;
+	if (!oa_str_has_prefix(path, "blobs/") || strncmp(n, "sha256", 6) != 0 ||
+	    (n[6] != '-' && n[6] != ':') || strlen(n) < 7 + 64 || !oa_is_hex(n + 7, 64))
+		return;
+	for (int k = 0; k < 64; k++)
+		hex[k] = (char)tolower((unsigned char)n[7 + k]);
+	hex[64] = '\0';
+}
+
+static char type_char(const char *type)
+{
+	return !type ? 0 : strcmp(type, "dir") == 0 ? 'd' : strcmp(type, "symlink") == 0 ? 'l'
+	                   : strcmp(type, "file") == 0 ? 'f' : 0;
 }
 
 static bool get_u64(json_t *o, const char *k, uint64_t *out)
@@ -535,39 +587,43 @@ static bool get_i64(json_t *o, const char *k, int64_t *out)
 	return true;
 }
 
-static int entry_from_json(json_t *o, oa_plan_entry *e, char *err, size_t errlen, size_t idx)
+static int entry_from_json(json_t *o, const char *command, oa_plan_entry *e, char *err,
+                           size_t errlen, size_t idx)
 {
 	const char *path = json_string_value(json_object_get(o, "path"));
 	const char *cat = json_string_value(json_object_get(o, "category"));
 	const char *type = json_string_value(json_object_get(o, "type"));
 	json_t *dg = json_object_get(o, "digest");
-	if (!safe_path(path)) {
+	if (!path_parts(path)) {
 		snprintf(err, errlen, "entry %zu: path is missing or not a path inside the store", idx);
 		return -1;
 	}
-	if (!cat || !type || (strcmp(type, "file") && strcmp(type, "dir") && strcmp(type, "symlink"))) {
+	if (!cat || !type_char(type)) {
 		snprintf(err, errlen, "entry %zu (%s): bad category or type", idx, path);
 		return -1;
 	}
-	e->path = oa_xstrdup(path);
-	e->category = oa_xstrdup(cat);
-	e->type = type[0] == 'd' ? 'd' : type[0] == 's' ? 'l' : 'f';
+	e->type = type_char(type);
+	path_kind kind = plan_path_kind(command, path, e->type);
+	if (kind == PK_BAD) {
+		snprintf(err, errlen, "entry %zu (%s, %s): not something `%s` removes", idx, path, type, command);
+		return -1;
+	}
 	if (json_is_string(dg)) {
 		const char *d = json_string_value(dg);
 		if (strlen(d) != 71 || strncmp(d, "sha256:", 7) != 0 || !oa_is_hex(d + 7, 64)) {
 			snprintf(err, errlen, "entry %zu (%s): bad digest", idx, path);
 			return -1;
 		}
-		for (int k = 0; k < 64; k++)
-			e->hex[k] = (char)tolower((unsigned char)d[7 + k]);
 	}
-	e->empty_dir = json_is_true(json_object_get(o, "empty_dir"));
-	e->check_refs = json_is_true(json_object_get(o, "check_refs"));
-	if (e->hex[0] && !e->check_refs && strcmp(cat, "partials") && strcmp(cat, "temps") &&
-	    strcmp(cat, "foreign")) {
-		/* Never trust a plan to switch the reference check off for a blob. */
-		e->check_refs = true;
-	}
+	e->path = oa_xstrdup(path);
+	/* Safety comes from the path alone: the plan's digest, check_refs,
+	 * empty_dir and category are not trusted. */
+	path_hex(path, e->hex);
+	e->check_refs = kind == PK_BLOB;
+	e->empty_dir = kind == PK_MANIFEST_DIR;
+	e->category = oa_xstrdup(kind == PK_MANIFEST ? "manifest"
+	                         : kind == PK_MANIFEST_DIR ? (strcmp(command, "rm") == 0 ? "empty-dir" : "empty-dirs")
+	                         : cat);
 	if (!get_u64(o, "dev", &e->dev) || !get_u64(o, "ino", &e->ino) ||
 	    !get_i64(o, "size", &e->size) || !get_i64(o, "mtime_ns", &e->mtime_ns)) {
 		snprintf(err, errlen, "entry %zu (%s): dev, ino, size and mtime_ns are required", idx, path);
@@ -618,7 +674,7 @@ int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen)
 	json_t *x;
 	json_array_foreach(entries, i, x) {
 		oa_plan_entry *e = list_add(&p->todo);
-		if (!json_is_object(x) || entry_from_json(x, e, err, errlen, i) < 0) {
+		if (!json_is_object(x) || entry_from_json(x, p->command, e, err, errlen, i) < 0) {
 			if (!json_is_object(x))
 				snprintf(err, errlen, "entry %zu is not an object", i);
 			char tmp[512];
@@ -747,10 +803,78 @@ static bool inside(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+/* Where `dir` is (or would be, once created): realpath of it, or of its
+ * parent plus its last component. false with errno when neither resolves. */
+static bool resolve_dir(const char *dir, char out[PATH_MAX])
+{
+	if (realpath(dir, out))
+		return true;
+	if (errno != ENOENT)
+		return false;
+	char *copy = oa_xstrdup(dir);
+	size_t len = strlen(copy);
+	while (len > 1 && copy[len - 1] == '/')
+		copy[--len] = '\0';
+	char *slash = strrchr(copy, '/');
+	const char *base = slash ? slash + 1 : copy;
+	const char *parent = slash ? (slash == copy ? "/" : copy) : ".";
+	if (slash && slash != copy)
+		*slash = '\0';
+	bool ok = false;
+	char rp[PATH_MAX];
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		errno = EINVAL;
+	} else if (realpath(parent, rp)) {
+		ok = (size_t)snprintf(out, PATH_MAX, "%s%s%s", rp, strcmp(rp, "/") == 0 ? "" : "/", base) <
+		     PATH_MAX;
+		if (!ok)
+			errno = ENAMETOOLONG;
+	}
+	free(copy);
+	return ok;
+}
+
+/* Refuse a quarantine anywhere inside the store: its root, or what root/blobs,
+ * root/manifests or root/manifests-v2 resolve to. Nothing is created before. */
+static int quarantine_check(const oa_store *s, const char *dir, char rq[PATH_MAX], char *err,
+                            size_t errlen)
+{
+	if (!resolve_dir(dir, rq)) {
+		snprintf(err, errlen, "cannot resolve quarantine directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	char rroot[PATH_MAX];
+	if (!realpath(s->root, rroot)) {
+		snprintf(err, errlen, "cannot resolve the store %s: %s", s->root, strerror(errno));
+		return -1;
+	}
+	if (inside(rq, rroot)) {
+		snprintf(err, errlen, "quarantine directory %s (%s) is inside the store %s: choose a directory "
+		         "outside it on the same filesystem (e.g. next to the store)", dir, rq, s->root);
+		return -1;
+	}
+	static const char *subs[] = { "blobs", "manifests", "manifests-v2" };
+	for (size_t i = 0; i < 3; i++) {
+		char *sub = oa_path_join(s->root, subs[i]);
+		char rs[PATH_MAX];
+		bool bad = realpath(sub, rs) && inside(rq, rs);
+		free(sub);
+		if (bad) {
+			snprintf(err, errlen, "quarantine directory %s (%s) is inside the store's %s/ (%s)", dir, rq,
+			         subs[i], rs);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err, size_t errlen)
 {
 	memset(q, 0, sizeof *q);
 	q->fd = q->files_fd = -1;
+	char rq[PATH_MAX];
+	if (quarantine_check(s, dir, rq, err, errlen) < 0)
+		return -1;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create quarantine directory %s: %s", dir, strerror(errno));
 		return -1;
@@ -760,8 +884,12 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 		snprintf(err, errlen, "cannot open quarantine directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	struct stat qst, bst;
+	struct stat qst, bst, rst;
 	fstat(q->fd, &qst);
+	if (stat(rq, &rst) < 0 || rst.st_dev != qst.st_dev || rst.st_ino != qst.st_ino) {
+		snprintf(err, errlen, "quarantine directory %s changed while it was opened", dir);
+		goto fail;
+	}
 	bool same = qst.st_dev == s->root_st.st_dev;
 	if (s->blobs_fd >= 0 && fstat(s->blobs_fd, &bst) == 0 && bst.st_dev != qst.st_dev)
 		same = false;
@@ -773,18 +901,6 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 		         "would mean copying; choose a directory on the same filesystem (e.g. next to the store)",
 		         dir, s->root);
 		goto fail;
-	}
-	char rq[PATH_MAX], rroot[PATH_MAX];
-	if (realpath(dir, rq) && realpath(s->root, rroot)) {
-		char *m = oa_path_join(rroot, "manifests"), *b = oa_path_join(rroot, "blobs");
-		bool bad = inside(rq, m) || inside(rq, b) || strcmp(rq, rroot) == 0;
-		free(m);
-		free(b);
-		if (bad) {
-			snprintf(err, errlen, "quarantine directory %s must not be the store or inside its "
-			         "manifests/ or blobs/", dir);
-			goto fail;
-		}
 	}
 	bool exists;
 	q->index = load_index(q->fd, err, errlen, &exists);
@@ -880,32 +996,85 @@ static void say(const oa_apply_opts *o, const char *verb, const oa_plan_entry *e
 	free(p);
 }
 
-static outcome apply_one(oa_store *s, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
+/* What applying consults besides the entry itself: the store's reference
+ * cache (built once, refreshed before each blob) and the blob files the
+ * parseable manifests that stay reference by path. */
+typedef struct apply_ctx {
+	oa_store *s;
+	const char *command;
+	oa_refcache *refs;
+	char **in_use;      /* sorted blob names */
+	size_t n_in_use;
+} apply_ctx;
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Blob names used by every parseable model whose manifest this plan does not remove. */
+static void in_use_build(apply_ctx *c, const oa_plan *p)
+{
+	oa_store *s = c->s;
+	size_t cap = 0;
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		if (!m->manifest_ok)
+			continue;
+		bool removed = false;
+		for (size_t k = 0; k < p->todo.n && !removed; k++)
+			removed = plan_path_kind(p->command, p->todo.v[k].path, p->todo.v[k].type) == PK_MANIFEST &&
+			          strcmp(p->todo.v[k].path, m->rel_path) == 0;
+		if (removed)
+			continue;
+		for (size_t k = 0; k <= m->m.n_layers; k++) {
+			const oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
+			if (!b)
+				continue;
+			if (c->n_in_use == cap) {
+				cap = cap ? cap * 2 : 64;
+				c->in_use = oa_xreallocarray(c->in_use, cap, sizeof *c->in_use);
+			}
+			c->in_use[c->n_in_use++] = b->name;
+		}
+	}
+	if (c->n_in_use)
+		qsort(c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str);
+}
+
+static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
                          json_t *qe, char *why, size_t whylen)
 {
-	if (!safe_path(e->path)) {
-		snprintf(why, whylen, "not a path inside the store");
+	oa_store *s = c->s;
+	/* What may be done is decided from the path alone, whatever the plan says. */
+	path_kind kind = plan_path_kind(c->command, e->path, e->type);
+	if (kind == PK_BAD) {
+		snprintf(why, whylen, "not something `%s` removes", c->command);
 		return R_FAIL;
 	}
-	/* 1. Nothing may reference it: re-read every manifest now. */
-	if (e->check_refs) {
-		if (!e->hex[0]) {
-			snprintf(why, whylen, "no digest to check references against");
+	/* 1. Nothing may reference a blob: by path, and by its digest in any
+	 * file under manifests/ re-read now. */
+	if (kind == PK_BLOB) {
+		const char *name = e->path + strlen("blobs/");
+		if (c->n_in_use && bsearch(&name, c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str)) {
+			snprintf(why, whylen, "a manifest references it now (by path)");
 			return R_SKIP;
 		}
-		oa_refset refs;
-		oa_refset_build(s->root_fd, NULL, NULL, 0, &refs);
-		bool has = oa_refset_has(&refs, e->hex);
-		bool incomplete = refs.incomplete;
-		if (incomplete)
-			snprintf(why, whylen, "cannot re-read every manifest: %s", refs.why);
-		oa_refset_free(&refs);
-		if (has) {
-			snprintf(why, whylen, "a manifest references it now");
-			return R_SKIP;
+		char hex[65];
+		path_hex(e->path, hex);
+		if (hex[0]) {
+			oa_refcache_update(c->refs);
+			const char *inc = oa_refcache_incomplete(c->refs);
+			if (oa_refcache_has(c->refs, hex)) {
+				snprintf(why, whylen, "a manifest references it now");
+				return R_SKIP;
+			}
+			if (inc) {
+				snprintf(why, whylen, "cannot re-read every manifest: %s", inc);
+				if (!o->force)
+					return R_SKIP;
+			}
 		}
-		if (incomplete && !o->force)
-			return R_SKIP;
 	}
 	const char *leaf;
 	int pfd = open_parent(s, e->path, &leaf);
@@ -929,16 +1098,17 @@ static outcome apply_one(oa_store *s, const oa_plan_entry *e, const oa_apply_opt
 		snprintf(why, whylen, "changed since it was planned");
 		return R_SKIP;
 	}
-	/* 3. Old enough. */
-	if (!e->empty_dir && o->min_age > 0 &&
+	/* 3. Old enough (empty directories are exempt). */
+	if (kind != PK_MANIFEST_DIR && o->min_age > 0 &&
 	    oa_wall_now() - (double)oa_stat_mtime_ns(&st) / 1e9 < (double)o->min_age) {
 		close(pfd);
 		snprintf(why, whylen, "younger than --min-age");
 		return R_SKIP;
 	}
-	/* 4. Remove or move. */
+	/* 4. Remove or move. Under manifests/ a directory is only ever rmdir'ed;
+	 * only the two kinds of temp directory are removed recursively. */
 	int rc;
-	if (e->empty_dir) {
+	if (kind == PK_MANIFEST_DIR) {
 		rc = unlinkat(pfd, leaf, AT_REMOVEDIR);
 		if (rc < 0 && (errno == ENOTEMPTY || errno == EEXIST)) {
 			close(pfd);
@@ -952,13 +1122,13 @@ static outcome apply_one(oa_store *s, const oa_plan_entry *e, const oa_apply_opt
 		rc = renameat(pfd, leaf, q->files_fd, stored);
 		if (rc == 0)
 			json_object_set_new(qe, "state", json_string("moved"));
-	} else if (type == 'd') {
+	} else if (kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) {
 		rc = remove_tree(pfd, leaf, 0);
 	} else {
 		rc = unlinkat(pfd, leaf, 0);
 	}
 	int err = errno;
-	if (rc == 0 && strcmp(e->category, "manifest") == 0)
+	if (rc == 0 && kind == PK_MANIFEST)
 		fsync(pfd); /* the manifest is gone for good before any of its blobs goes */
 	close(pfd);
 	if (rc < 0) {
@@ -968,16 +1138,51 @@ static outcome apply_one(oa_store *s, const oa_plan_entry *e, const oa_apply_opt
 	return R_DONE;
 }
 
+static void apply_ctx_free(apply_ctx *c)
+{
+	oa_refcache_free(c->refs);
+	free(c->in_use);
+}
+
+/* A plan that touches blobs/ or manifests/ through a symlink would fail on
+ * every entry (they are opened with O_NOFOLLOW): refuse once, up front. */
+static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t errlen)
+{
+	static const char *tops[] = { "blobs", "manifests" };
+	for (size_t t = 0; t < 2; t++) {
+		size_t n = strlen(tops[t]);
+		bool used = false;
+		for (size_t i = 0; i < p->todo.n && !used; i++)
+			used = strncmp(p->todo.v[i].path, tops[t], n) == 0 && p->todo.v[i].path[n] == '/';
+		struct stat lst;
+		if (!used || fstatat(s->root_fd, tops[t], &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(lst.st_mode))
+			continue;
+		char target[PATH_MAX];
+		ssize_t len = readlinkat(s->root_fd, tops[t], target, sizeof target - 1);
+		target[len > 0 ? len : 0] = '\0';
+		char *et = oa_escape(target, strlen(target));
+		snprintf(err, errlen, "%s/ is a symlink to %s; run against the target store (nothing is "
+		         "removed through a symlink)", tops[t], et);
+		free(et);
+		return -1;
+	}
+	return 0;
+}
+
 #define QUARANTINE_BATCH 64
 
 int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                   char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
+	if (check_top_dirs(s, p, err, errlen) < 0)
+		return -1;
 	quarantine q;
 	bool use_q = o->quarantine != NULL;
 	if (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)
 		return -1;
+	apply_ctx ctx = { .s = s, .command = p->command, .refs = oa_refcache_new(s->root_fd) };
+	in_use_build(&ctx, p);
 	json_t **qes = oa_xcalloc(p->todo.n ? p->todo.n : 1, sizeof *qes);
 	for (size_t start = 0; start < p->todo.n; start += QUARANTINE_BATCH) {
 		size_t end = start + QUARANTINE_BATCH < p->todo.n ? start + QUARANTINE_BATCH : p->todo.n;
@@ -1003,6 +1208,7 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 			if (quarantine_save(&q, err, errlen) < 0) {
 				free(qes);
 				quarantine_close(&q);
+				apply_ctx_free(&ctx);
 				return -1;
 			}
 		}
@@ -1015,10 +1221,14 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 				usleep(o->delay_us);
 			const oa_plan_entry *e = &p->todo.v[i];
 			char why[512] = "";
-			outcome oc = apply_one(s, e, o, use_q ? &q : NULL, qes[i], why, sizeof why);
+			outcome oc = apply_one(&ctx, e, o, use_q ? &q : NULL, qes[i], why, sizeof why);
 			if (oc == R_DONE) {
 				r->done++;
-				r->freed += e->freed;
+				/* A move frees nothing until the quarantine is deleted. */
+				if (use_q && !e->empty_dir)
+					r->moved += e->allocated;
+				else
+					r->freed += e->freed;
 				say(o, use_q ? (e->empty_dir ? "removed" : "moved") : "removed", e, NULL);
 			} else {
 				if (oc == R_SKIP)
@@ -1033,6 +1243,7 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 		if (use_q && quarantine_save(&q, err, errlen) < 0) {
 			free(qes);
 			quarantine_close(&q);
+			apply_ctx_free(&ctx);
 			return -1;
 		}
 		if (r->interrupted)
@@ -1043,6 +1254,7 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 	free(qes);
 	if (use_q)
 		quarantine_close(&q);
+	apply_ctx_free(&ctx);
 	return 0;
 }
 
@@ -1143,7 +1355,10 @@ int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_rest
 		const char *path = json_string_value(json_object_get(x, "path"));
 		const char *stored = json_string_value(json_object_get(x, "stored"));
 		const char *type = json_string_value(json_object_get(x, "type"));
-		if (!state || !path || !safe_path(path))
+		const char *command = json_string_value(json_object_get(x, "command"));
+		/* Only what the command could have removed goes back, as what it was. */
+		char want_type = type_char(type);
+		if (!state || !path || !want_type || plan_path_kind(command, path, want_type) == PK_BAD)
 			continue;
 		bool removed_dir = strcmp(state, "removed-dir") == 0;
 		if (!removed_dir && strcmp(state, "moved") && strcmp(state, "planned"))
@@ -1217,7 +1432,17 @@ int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_rest
 			continue;
 		}
 		bool is_dir = S_ISDIR(sst.st_mode);
-		(void)type;
+		char have_type = is_dir ? 'd' : S_ISLNK(sst.st_mode) ? 'l' : 'f';
+		if (have_type != want_type) {
+			/* Something else was put in the quarantine under this name. */
+			r->failed++;
+			if (log)
+				fprintf(log, "FAILED %s: %s is a %s, the index says %s; left in %s\n", ep, stored,
+				        type_name(have_type), type, dir);
+			close(pfd);
+			free(ep);
+			continue;
+		}
 		if (fstatat(pfd, leaf, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
 			bool same_inode = dst.st_dev == sst.st_dev && dst.st_ino == sst.st_ino;
 			bool same = same_inode || (S_ISREG(dst.st_mode) && S_ISREG(sst.st_mode) &&

@@ -22,6 +22,11 @@
 
 #define OA_SERVER_GRACE_SECONDS 3600 /* server/images.go: layerPruneGracePeriod */
 
+/* The deepest directory below manifests/ (in path components) that the
+ * empty-dirs category lists and that a plan may name: one limit for both, so
+ * everything planned can be applied. */
+#define OA_MANIFESTS_DEPTH_MAX 8
+
 enum oa_junk_cat {
 	OA_JUNK_ORPHAN,        /* sha256-<hex> that no manifest references */
 	OA_JUNK_MANIFEST_BLOB, /* same, but its content is a manifest or manifest list */
@@ -68,9 +73,9 @@ typedef struct oa_partial_group {
 	char hex[65];
 	int data;               /* index of the -partial entry, or -1 */
 	size_t n_parts;
-	bool parts_ok;          /* every part file parsed */
+	bool parts_ok;          /* every part file parsed, with plausible numbers */
 	int64_t total;          /* sum of the parts' Size (else the data file size) */
-	int64_t downloaded;     /* sum of the parts' Completed */
+	int64_t downloaded;     /* sum of the parts' Completed; -1 unknown */
 	uint64_t allocated;     /* of every file of the group */
 } oa_partial_group;
 
@@ -93,11 +98,29 @@ typedef struct oa_refset {
 } oa_refset;
 
 /* Read every file under manifests/ (and manifests-v2/ if present), at any
- * depth, following symlinks to files, and collect every "sha256[:-]<64 hex>"
- * string in their bytes. Files whose (dev, ino) is in `skip` (n_skip pairs of
- * dev, ino) are left out: `rm` plans as if they were gone. */
-void oa_refset_build(int root_fd, const dev_t *skip_dev, const ino_t *skip_ino, size_t n_skip,
-                     oa_refset *r);
+ * depth, following symlinks (each directory is read once, by device and
+ * inode, so symlink loops cost nothing), and collect every
+ * "sha256[:-]<64 hex>" string in their bytes. Files at the paths in
+ * `skip_paths` ("manifests/...", relative to the root) are left out: `rm`
+ * plans as if they were gone. Another name of the same file (a hard link, a
+ * symlink) is still read. */
+void oa_refset_build(int root_fd, const char *const *skip_paths, size_t n_skip, oa_refset *r);
+
+/* The same reference set, kept up to date cheaply while a plan is applied:
+ * each update re-lists manifests/ and re-stats every file, but re-reads only
+ * files that are new or whose device, inode, size, mtime or ctime changed
+ * (or whose timestamps are too recent to trust). */
+typedef struct oa_refcache oa_refcache;
+oa_refcache *oa_refcache_new(int root_fd);
+void oa_refcache_update(oa_refcache *c);
+/* Whether a file seen by the last update mentions the digest. */
+bool oa_refcache_has(const oa_refcache *c, const char *hex);
+/* NULL when the last update read everything, else the first reason. */
+const char *oa_refcache_incomplete(const oa_refcache *c);
+/* The reference set of the last update, without the files at skip_paths. */
+void oa_refcache_refset(const oa_refcache *c, const char *const *skip_paths, size_t n_skip,
+                        oa_refset *r);
+void oa_refcache_free(oa_refcache *c);
 bool oa_refset_has(const oa_refset *r, const char *hex);
 void oa_refset_free(oa_refset *r);
 /* Add every digest mentioned in `bytes` to r (unsorted until oa_refset_sort). */

@@ -12,6 +12,13 @@
  * empty, then the blobs no other manifest can reference: a crash at any point
  * leaves no manifest pointing at a removed blob.
  *
+ * What a plan entry may remove is decided from its path, its type and the
+ * plan's command alone: a plan's digest, category and flags are never
+ * trusted (a plan file is input). Every blobs/sha256[-:]<hex>... entry is
+ * re-checked against its own digest; only split-gguf-<digits> and root
+ * ollama-safetensors<digits> directories are removed recursively; under
+ * manifests/ a directory is only ever rmdir'ed.
+ *
  * Quarantine: entries are moved (renameat, same filesystem) into DIR/files/,
  * with DIR/index.json written atomically before and after each batch of
  * moves; `oa_quarantine_restore` puts everything back.
@@ -90,7 +97,8 @@ typedef struct oa_apply_opts {
 
 typedef struct oa_apply_result {
 	size_t done, skipped, failed;
-	uint64_t freed;
+	uint64_t freed;                 /* allocated bytes removed for good */
+	uint64_t moved;                 /* allocated bytes moved into the quarantine (not freed) */
 	bool interrupted;
 } oa_apply_result;
 

@@ -86,7 +86,8 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 					       a, b, 100.0 * (double)g->downloaded / (double)g->total, g->n_parts,
 					       g->n_parts == 1 ? "" : "s");
 				} else {
-					printf("  %*s  download: no part files, progress unknown\n", (int)wcat, "");
+					printf("  %*s  download: progress unknown (%s)\n", (int)wcat, "",
+					       g->n_parts ? "a part file is unreadable or implausible" : "no part files");
 				}
 			}
 		}
@@ -124,9 +125,15 @@ static bool confirm(cli *c, const oa_plan *p)
 	if (c->yes)
 		return true;
 	char fr[48];
-	oa_format_size(p->freed, c->units, fr, sizeof fr);
-	fprintf(stderr, "%s %zu entr%s from %s, freeing %s? [y/N] ", c->quarantine ? "Move" : "Remove",
-	        p->todo.n, p->todo.n == 1 ? "y" : "ies", p->store, fr);
+	if (c->quarantine) {
+		oa_format_size(p->allocated, c->units, fr, sizeof fr);
+		fprintf(stderr, "Move %zu entr%s (%s) from %s into %s? [y/N] ", p->todo.n,
+		        p->todo.n == 1 ? "y" : "ies", fr, p->store, c->quarantine);
+	} else {
+		oa_format_size(p->freed, c->units, fr, sizeof fr);
+		fprintf(stderr, "Remove %zu entr%s from %s, freeing %s? [y/N] ", p->todo.n,
+		        p->todo.n == 1 ? "y" : "ies", p->store, fr);
+	}
 	fflush(stderr);
 	char line[64];
 	if (!fgets(line, sizeof line, stdin))
@@ -234,15 +241,20 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 				cli_err("%s: %s", s->root, err);
 				c->exit_code |= OA_EXIT_OPERATIONAL;
 			} else {
-				char fr[48];
+				char fr[48], mv[48];
 				oa_format_size(r.freed, c->units, fr, sizeof fr);
-				if (!json)
-					printf("%s %zu, skipped %zu, failed %zu: %s freed%s\n",
-					       c->quarantine ? "moved" : "removed", r.done, r.skipped, r.failed, fr,
-					       r.interrupted ? " (interrupted)" : "");
-				result = json_pack("{s:I,s:I,s:I,s:I,s:b}", "done", (json_int_t)r.done, "skipped",
+				oa_format_size(r.moved, c->units, mv, sizeof mv);
+				if (!json && c->quarantine)
+					/* moving frees nothing until the quarantine is deleted */
+					printf("moved %zu, skipped %zu, failed %zu: %s moved to %s%s\n", r.done, r.skipped,
+					       r.failed, mv, c->quarantine, r.interrupted ? " (interrupted)" : "");
+				else if (!json)
+					printf("removed %zu, skipped %zu, failed %zu: %s freed%s\n", r.done, r.skipped,
+					       r.failed, fr, r.interrupted ? " (interrupted)" : "");
+				result = json_pack("{s:I,s:I,s:I,s:I,s:I,s:b}", "done", (json_int_t)r.done, "skipped",
 				                   (json_int_t)r.skipped, "failed", (json_int_t)r.failed,
-				                   "bytes_freed", (json_int_t)r.freed, "interrupted", r.interrupted);
+				                   "bytes_freed", (json_int_t)r.freed, "bytes_moved",
+				                   (json_int_t)r.moved, "interrupted", r.interrupted);
 				if (r.failed)
 					c->exit_code |= OA_EXIT_OPERATIONAL;
 				if (r.interrupted)
@@ -353,7 +365,7 @@ static void predict(cli *c, oa_store *s, bool first, bool last)
 		nothing = "nothing: a corrupt manifest blocks it";
 	if (!nothing) {
 		for (size_t i = 0; i < s->n_blobs; i++) {
-			const oa_blob *b = &s->blobs[i];
+			oa_blob *b = &s->blobs[i];
 			struct stat lst;
 			if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(lst.st_mode))
 				continue;
@@ -371,9 +383,8 @@ static void predict(cli *c, oa_store *s, bool first, bool last)
 					bool upper = false;
 					for (const char *p = name + 7; *p; p++)
 						upper |= isupper((unsigned char)*p) != 0;
-					oa_blob *bb = (oa_blob *)b;
 					why = upper ? "unreferenced (upper-case hex never matches a manifest digest)"
-					      : b->cls == OA_BLOB_VALID && oa_blob_looks_like_manifest(s, bb)
+					      : b->cls == OA_BLOB_VALID && oa_blob_looks_like_manifest(s, b)
 					              ? "unreferenced; its content is a manifest (current Ollama does not know these)"
 					              : "unreferenced";
 				}
@@ -476,23 +487,40 @@ int cmd_prune(cli *c)
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	size_t last = 0;
-	for (size_t i = 0; i < n; i++)
-		if (st[i].ok)
-			last = i;
-	bool first = true;
+	bool json = c->format == OUT_JSON || c->format == OUT_NDJSON;
+	if (c->predict_server) {
+		size_t last = 0, n_ok = 0;
+		for (size_t i = 0; i < n; i++)
+			if (st[i].ok)
+				last = i, n_ok++;
+		bool first = true;
+		for (size_t i = 0; i < n; i++) {
+			if (!st[i].ok)
+				continue;
+			predict(c, &st[i].s, first, i == last);
+			first = false;
+		}
+		if (json && !n_ok)
+			printf("{\"schema\":\"ollama-audit.predict-server/1\",\"stores\":[]}\n");
+		cli_close_stores(st, n);
+		return c->exit_code;
+	}
+	/* Plan every store first, so the JSON document is closed after the last
+	 * plan that is printed, whichever store fails. */
+	typedef struct planned {
+		oa_store *s;
+		oa_plan p;
+		oa_junk_list j;
+	} planned;
+	planned *pl = oa_xcalloc(n ? n : 1, sizeof *pl);
+	size_t np = 0;
+	bool from_file = c->apply && c->plan_path;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
 		oa_store *s = &st[i].s;
-		if (c->predict_server) {
-			predict(c, s, first, i == last);
-			first = false;
-			continue;
-		}
 		oa_plan p;
 		oa_junk_list j = { 0 };
-		bool from_file = c->apply && c->plan_path;
 		if (from_file) {
 			char err[768];
 			if (oa_plan_read(c->plan_path, &p, err, sizeof err) < 0) {
@@ -517,7 +545,7 @@ int cmd_prune(cli *c)
 				p.min_age = c->min_age;
 		} else {
 			oa_refset refs;
-			oa_refset_build(s->root_fd, NULL, NULL, 0, &refs);
+			oa_refset_build(s->root_fd, NULL, 0, &refs);
 			if (refs.incomplete)
 				cli_err("%s: %s: blobs it might reference are kept", s->root, refs.why);
 			oa_junk_collect(s, &refs, oa_wall_now(), &j);
@@ -525,11 +553,16 @@ int cmd_prune(cli *c)
 			oa_plan_prune(s, &j, c->what ? c->what : OA_JUNK_DEFAULT,
 			              c->min_age >= 0 ? c->min_age : OA_SERVER_GRACE_SECONDS, &p);
 		}
-		cli_run_plan(c, s, &p, &j, from_file, first, i == last);
-		first = false;
-		oa_plan_free(&p);
-		oa_junk_free(&j);
+		pl[np++] = (planned){ s, p, j };
 	}
+	for (size_t i = 0; i < np; i++) {
+		cli_run_plan(c, pl[i].s, &pl[i].p, &pl[i].j, from_file, i == 0, i + 1 == np);
+		oa_plan_free(&pl[i].p);
+		oa_junk_free(&pl[i].j);
+	}
+	if (json && !np)
+		printf("{\"schema\":\"ollama-audit.prune/1\",\"stores\":[]}\n");
+	free(pl);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }

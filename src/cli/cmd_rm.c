@@ -28,11 +28,11 @@ int cmd_rm(cli *c)
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	size_t last = 0;
-	for (size_t i = 0; i < n; i++)
-		if (st[i].ok)
-			last = i;
-	bool first = true;
+	/* Plan every store first, so the JSON document is closed after the last
+	 * plan that is printed, whichever store fails. */
+	oa_plan *plans = oa_xcalloc(n ? n : 1, sizeof *plans);
+	oa_store **stores = oa_xcalloc(n ? n : 1, sizeof *stores);
+	size_t np = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
@@ -80,10 +80,17 @@ int cmd_rm(cli *c)
 			oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, &p);
 			free(sel);
 		}
-		cli_run_plan(c, s, &p, NULL, from_file, first, i == last);
-		first = false;
-		oa_plan_free(&p);
+		stores[np] = s;
+		plans[np++] = p;
 	}
+	for (size_t i = 0; i < np; i++) {
+		cli_run_plan(c, stores[i], &plans[i], NULL, from_file, i == 0, i + 1 == np);
+		oa_plan_free(&plans[i]);
+	}
+	if ((c->format == OUT_JSON || c->format == OUT_NDJSON) && !np)
+		printf("{\"schema\":\"ollama-audit.rm/1\",\"stores\":[]}\n");
+	free(plans);
+	free(stores);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }

@@ -120,4 +120,24 @@ with t.guard("SIGKILL during rm --apply: no manifest ever points at a removed bl
         for x in keep["layers"] + [keep["config"]]:
             t.ok(os.path.exists(s.blob_path(x["digest"])), "keep's blobs intact")
 
+with t.guard("a reference written while prune --apply runs is seen before the blob goes (M4 cache)"):
+    s = t.new_store("race-ref")
+    t.add_gguf_model(s, "keep:latest", seed="k")
+    orphans = sorted(s.add_blob(b"late ref %d" % i) for i in range(60))
+    s.age_all(7200)
+    e = env()
+    e["OA_TEST_APPLY_DELAY_US"] = "40000"          # 60 entries: ~2.4 s
+    p = subprocess.Popen([t.BIN, "--store", s.root, "prune", "--apply", "--yes", "--force"], env=e,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    time.sleep(0.8)
+    late = orphans[-5:]
+    # an existing manifest file rewritten in place (same size class) and a new file
+    s.write_raw("manifests/registry.ollama.ai/library/notes/x", " ".join(late[:3]))
+    time.sleep(0.3)
+    s.write_raw("manifests/registry.ollama.ai/library/notes/x", " ".join(late))
+    out = p.communicate(timeout=120)[0].decode(errors="replace")
+    for d in late:
+        t.ok(os.path.exists(s.blob_path(d)), "blob referenced during the apply survives", out[-800:])
+    t.ok(not os.path.exists(s.blob_path(orphans[0])), "earlier orphans went")
+
 t.done()

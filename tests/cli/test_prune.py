@@ -399,4 +399,214 @@ with t.guard("--predict-server follows the server's start-up prune (spec 5.1)"):
     r = t.audit(s.root, "prune", "--predict-server")
     t.contains(r.out, "nothing: a corrupt manifest blocks it", "corrupt manifest blocks the server's prune")
 
+# ------------------------------------------------------------------ hostile plans (review M1, M2)
+def entry_for(s, rel, **kw):
+    """A plan entry that matches the file at `rel` now (so the re-stat passes)."""
+    st = os.lstat(os.path.join(s.root, rel))
+    import stat as stat_
+    typ = "dir" if stat_.S_ISDIR(st.st_mode) else "symlink" if stat_.S_ISLNK(st.st_mode) else "file"
+    e = {"path": rel, "category": "orphans", "digest": None, "type": typ, "empty_dir": False,
+         "check_refs": True, "dev": st.st_dev, "ino": st.st_ino, "nlink": st.st_nlink,
+         "size": st.st_size, "mtime_ns": st.st_mtime_ns, "allocated": st.st_blocks * 512,
+         "freed": st.st_blocks * 512, "model": None, "note": None}
+    e.update(kw)
+    return e
+
+
+def apply_entries(s, entries, command="prune", extra=()):
+    plan = os.path.join(t.tempdir("hostile"), "plan.json")
+    r = t.audit(s.root, "prune", "--plan", plan)
+    doc = json.load(open(plan))
+    doc["command"] = command
+    doc["entries"] = entries
+    json.dump(doc, open(plan, "w"))
+    return t.audit(s.root, command, "--apply", "--yes", "--plan", plan, *extra)
+
+
+with t.guard("a plan cannot switch the reference re-check off (M1)"):
+    variants = (
+        ("(a) digest of an unreferenced blob", lambda m, orphan: dict(digest=orphan)),
+        ("(b) partials, check_refs false", lambda m, orphan: dict(category="partials", check_refs=False)),
+        ("(c) digest null, check_refs false", lambda m, orphan: dict(digest=None, check_refs=False)),
+        ("(d) temps, check_refs false, its own digest",
+         lambda m, orphan: dict(category="temps", check_refs=False, digest=m["layers"][0]["digest"])),
+    )
+    for name, kw in variants:
+        s = t.new_store("hostile-refs")
+        m = t.add_gguf_model(s, "m:latest")
+        orphan = s.add_blob(b"a real orphan" * 100)
+        s.age_all(7200)
+        ref = B(s, m["layers"][0]["digest"])
+        cfg = B(s, m["config"]["digest"])
+        for target in (ref, cfg):
+            r = apply_entries(s, [entry_for(s, target, **kw(m, orphan))], extra=("--min-age", "0"))
+            t.ok(os.path.exists(os.path.join(s.root, target)), "%s: referenced blob %s survives" % (name, target),
+                 r.describe())
+    # rm plans too
+    r = apply_entries(s, [entry_for(s, ref, category="model-blob", check_refs=False, digest=None)], "rm")
+    t.ok(os.path.exists(os.path.join(s.root, ref)), "rm plan: referenced blob survives", r.describe())
+    # the legitimate orphan of such a plan still goes
+    r = apply_entries(s, [entry_for(s, B(s, orphan), check_refs=False, digest=None, category="partials")])
+    t.exit_code(r, 0, "plan with only an orphan")
+    t.ok(not os.path.exists(s.blob_path(orphan)), "an unreferenced orphan is removed")
+    check_clean(s, "after hostile plans")
+
+with t.guard("a plan cannot remove a directory tree under manifests/ or a manifest (M2)"):
+    s = t.new_store("hostile-tree")
+    m = t.add_gguf_model(s, "m:latest")
+    s.age_all(7200)
+    for rel in ("manifests/registry.ollama.ai", "manifests/registry.ollama.ai/library",
+                "manifests/registry.ollama.ai/library/m"):
+        for kw in (dict(type="dir", empty_dir=False, category="temps", check_refs=False),
+                   dict(type="dir", empty_dir=True, check_refs=False)):
+            r = apply_entries(s, [entry_for(s, rel, **kw)], extra=("--min-age", "0"))
+            t.ok(os.path.isdir(os.path.join(s.root, rel)), "%s (%r) survives" % (rel, kw), r.describe())
+            t.ok(os.path.exists(m["path"]), "the manifest survives", r.describe())
+    man = "manifests/registry.ollama.ai/library/m/latest"
+    r = apply_entries(s, [entry_for(s, man, category="empty-dirs")])
+    t.exit_code(r, 16, "a prune plan naming a manifest file is rejected")
+    t.ok(os.path.exists(m["path"]), "manifest survives a prune plan")
+    os.makedirs(os.path.join(s.blobs, "somedir"))
+    s.write_raw("blobs/somedir/x", b"x")
+    r = apply_entries(s, [entry_for(s, "blobs/somedir", category="temps", check_refs=False)],
+                      extra=("--min-age", "0"))
+    t.ok(os.path.exists(os.path.join(s.blobs, "somedir", "x")), "a foreign directory in blobs/ is never removed",
+         r.describe())
+    r = apply_entries(s, [entry_for(s, "blobs", category="temps")])
+    t.exit_code(r, 16, "blobs itself is not a plan path")
+    check_clean(s, "after hostile dir plans")
+
+# ------------------------------------------------------------------ symlink loops (M4), deep empty dirs (M7)
+with t.guard("a symlink loop under manifests/ does not make prune or rm exponential (M4)"):
+    s = t.new_store("loop")
+    m = t.add_gguf_model(s, "m:latest")
+    t.add_gguf_model(s, "other:latest", seed="o")
+    orphan = s.add_blob(b"orphan in a looping store" * 10)
+    s.age_all(7200)
+    os.makedirs(os.path.join(s.manifests, "x"))
+    for i in range(1, 9):
+        os.symlink(".", os.path.join(s.manifests, "x", "l%d" % i))
+    os.symlink("..", os.path.join(s.manifests, "x", "up"))
+    t0 = time.time()
+    r = t.audit(s.root, "prune", "--format", "json", timeout=60)
+    t.ok(B(s, orphan) in listed(r.json()), "orphan listed (the loop does not make the refset incomplete)",
+         r.describe())
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--force", timeout=60)
+    t.ok(not os.path.exists(s.blob_path(orphan)), "orphan removed", r.describe())
+    r = t.audit(s.root, "rm", "other", "--apply", "--yes", "--force", timeout=60)
+    t.ok(r.code in (0, 1), "rm in a looping store", r.describe())
+    t.ok(time.time() - t0 < 30, "fast: %.1fs" % (time.time() - t0))
+    check_clean(s, "after loop")
+
+with t.guard("empty directories deeper than 4 levels can be removed (M7)"):
+    s = t.new_store("deep")
+    t.add_gguf_model(s, "m:latest")
+    os.makedirs(os.path.join(s.manifests, "a/b/c/d/e/f"))
+    r = t.audit(s.root, "prune", "--what", "empty-dirs", "--min-age", "0", "--apply", "--yes")
+    t.exit_code(r, 0, "deep empty dirs")
+    t.ok(not os.path.exists(os.path.join(s.manifests, "a")), "manifests/a removed", r.describe())
+    t.ok(os.path.isdir(s.manifests), "manifests/ kept")
+
+# ------------------------------------------------------------------ quarantine and symlinked dirs (S2, S4, S5)
+with t.guard("a refused quarantine writes nothing into the store (S2)"):
+    s = t.new_store("qinside")
+    t.add_gguf_model(s, "m:latest")
+    o = s.add_blob(b"orphan" * 100)
+    s.age_all(7200)
+    before = t.snapshot(s.root)
+    for q in (os.path.join(s.blobs, "q"), os.path.join(s.manifests, "q"), os.path.join(s.root, "q"),
+              os.path.join(s.root, "sub", "q"), s.root):
+        r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q)
+        t.exit_code(r, 8, "quarantine %s refused" % q)
+        t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing written for %s" % q)
+    # a symlink from outside into the store counts as inside
+    link = os.path.join(t.tempdir("qlink"), "into-store")
+    os.symlink(s.root, link)
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", os.path.join(link, "q"))
+    t.exit_code(r, 8, "quarantine through a symlink into the store refused")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing written through the symlink")
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", "/nonexistent-oa/deeper/q")
+    t.exit_code(r, 8, "unresolvable quarantine parent refused")
+    t.ok(os.path.exists(s.blob_path(o)), "orphan untouched")
+
+with t.guard("a quarantine inside the target of a symlinked manifests/ is refused (S2)"):
+    s = t.new_store("qman")
+    t.add_gguf_model(s, "m:latest")
+    o = s.add_blob(b"orphan" * 100)
+    s.age_all(7200)
+    real = os.path.join(t.tempdir("realman"), "manifests")
+    os.rename(s.manifests, real)
+    os.symlink(real, s.manifests)
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", os.path.join(real, "q"))
+    t.exit_code(r, 8, "refused")
+    t.ok(not os.path.exists(os.path.join(real, "q")), "nothing created in manifests/'s target")
+
+with t.guard("a symlinked blobs/ is refused once, with the target named (S4)"):
+    s = t.new_store("blobslink")
+    t.add_gguf_model(s, "m:latest")
+    o = s.add_blob(b"orphan" * 100)
+    s.age_all(7200)
+    real = os.path.join(t.tempdir("realblobs"), "blobs")
+    os.rename(s.blobs, real)
+    os.symlink(real, s.blobs)
+    r = t.audit(s.root, "prune", "--apply", "--yes")
+    t.exit_code(r, 8, "refused")
+    t.contains(r.err, "blobs/ is a symlink to " + real, "names the target")
+    t.contains(r.err, "run against the target store", "says what to do")
+    t.not_contains(r.out + r.err, "Not a directory", "no per-entry failures")
+    t.ok(os.path.exists(os.path.join(real, "sha256-" + o.split(":")[1])), "orphan untouched")
+
+with t.guard("a quarantine run reports bytes moved, not freed (S5)"):
+    s = t.new_store("qmoved")
+    t.add_gguf_model(s, "m:latest")
+    o = s.add_blob(b"orphan" * 1000)
+    s.age_all(7200)
+    q = os.path.join(t.tempdir("qm"), "q")
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q)
+    t.exit_code(r, 0, "quarantine")
+    t.contains(r.out, "moved", "says moved")
+    t.not_contains(r.out.splitlines()[-1], "freed", "the summary does not claim bytes freed")
+    t.run("restore", q)
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q, "--format", "json")
+    res = r.json()["stores"][0]["result"]
+    t.eq(res.get("bytes_freed"), 0, "nothing freed")
+    t.ok(res.get("bytes_moved", 0) > 0, "bytes moved reported: %r" % res)
+
+# ------------------------------------------------------------------ hostile part files (M5), JSON documents
+with t.guard("huge or negative Size/Completed in -partial-N files do not overflow (M5)"):
+    s = t.new_store("partov")
+    t.add_gguf_model(s, "m:latest")
+    for k, (sz, done) in enumerate(((9223372036854775807, 9223372036854775807),
+                                    (9223372036854775807, 9223372036854775807), (-5, -9))):
+        hexd = hashlib.sha256(b"hostile partial %d" % (k // 2)).hexdigest()
+        s.write_raw("blobs/sha256-%s-partial" % hexd, b"p" * 10)
+        s.write_raw("blobs/sha256-%s-partial-%d" % (hexd, k),
+                    json.dumps({"N": k, "Offset": 0, "Size": sz, "Completed": done}))
+    s.age_all(7200)
+    for args in (("du",), ("du", "--format", "json"), ("prune",), ("prune", "--format", "json")):
+        r = t.audit(s.root, *args)
+        t.exit_code(r, 0, " ".join(args))
+    r = t.audit(s.root, "prune", "--apply", "--yes")
+    t.exit_code(r, 0, "prune --apply")
+
+with t.guard("multi-store JSON is one complete document when the last store fails"):
+    s = t.new_store("json1")
+    t.add_gguf_model(s, "alpha:latest")
+    s2 = t.new_store("json2")
+    t.add_gguf_model(s2, "beta:latest")
+    for args in (("prune", "--format", "json"), ("rm", "alpha", "--format", "json"),
+                 ("du", "--format", "json")):
+        r = t.run("--store", s.root, "--store", s2.root, *args)
+        try:
+            json.loads(r.out)
+            t.ok(True, "valid JSON")
+        except ValueError:
+            t.fail("%s: stdout is not one JSON document: %r" % (args, r.out[-200:]))
+        r = t.run("--store", s.root, "--store", "/nonexistent-oa-store", *args)
+        try:
+            json.loads(r.out)
+            t.ok(True, "valid JSON")
+        except ValueError:
+            t.fail("%s (missing last store): stdout is not one JSON document: %r" % (args, r.out[-200:]))
+
 t.done()

@@ -113,4 +113,47 @@ with t.guard("rm --plan, --apply --plan, --quarantine and restore"):
     r = t.audit(s.root, "check", "--format", "json")
     t.eq([f for f in t.findings_of(r.json()) if f["severity"] == "error"], [], "check clean after restore")
 
+with t.guard("rm of one tag of a hard-linked or symlinked manifest keeps the blobs (M6)"):
+    for how in ("hardlink", "symlink", "symlink-rev"):
+        s, a, b, c = store()
+        d = os.path.dirname(a["path"])
+        if how == "hardlink":
+            os.link(a["path"], os.path.join(d, "v1"))
+        elif how == "symlink":
+            os.symlink("latest", os.path.join(d, "v1"))
+        else:                       # v1 is the file, latest points at it; rm latest
+            os.rename(a["path"], os.path.join(d, "v1"))
+            os.symlink("v1", a["path"])
+        victim = "alpha:latest" if how == "symlink-rev" else "alpha:v1"
+        r = t.audit(s.root, "rm", victim, "--format", "json")
+        t.exit_code(r, 0, "%s: dry run" % how)
+        doc = r.json()["stores"][0]
+        t.eq([e["path"] for e in doc["entries"] if e["category"] == "model-blob"], [],
+             "%s: no blob of the other tag is planned" % how)
+        r = t.audit(s.root, "rm", victim, "--apply", "--yes")
+        t.exit_code(r, 0, "%s: apply" % how)
+        for x in a["layers"] + [a["config"]]:
+            t.ok(os.path.exists(s.blob_path(x["digest"])), "%s: blob %s kept" % (how, x["digest"][:19]))
+        r = t.audit(s.root, "check", "--format", "json")
+        codes = t.codes(t.findings_of(r.json()))
+        t.not_contains(codes, "missing-blob", "%s: no missing blob" % how)
+        t.not_contains(codes, "missing-config", "%s: no missing config" % how)
+
+with t.guard("rm --apply --plan validates paths against the command (M1, M2)"):
+    s, a, b, c = store()
+    plan = os.path.join(t.tempdir("rmplan2"), "p.json")
+    t.audit(s.root, "rm", "hf.co/someone/gamma:q4", "--plan", plan)
+    doc = json.load(open(plan))
+    bad = dict(doc)
+    st = os.lstat(s.manifests)
+    bad["entries"] = [dict(doc["entries"][0], path="manifests/registry.ollama.ai", type="dir", empty_dir=False,
+                           dev=st.st_dev, ino=os.lstat(os.path.join(s.manifests, "registry.ollama.ai")).st_ino)]
+    json.dump(bad, open(plan, "w"))
+    r = t.audit(s.root, "rm", "--apply", "--yes", "--plan", plan)
+    t.ok(os.path.exists(a["path"]) and os.path.exists(b["path"]), "no manifest tree removed", r.describe())
+    bad["entries"] = [dict(doc["entries"][0], path="ollama-safetensors1")]
+    json.dump(bad, open(plan, "w"))
+    r = t.audit(s.root, "rm", "--apply", "--yes", "--plan", plan)
+    t.exit_code(r, 16, "an rm plan cannot name a root temp dir")
+
 t.done()
