@@ -76,23 +76,22 @@ static int cmp_hex(const void *a, const void *b)
 	return memcmp(a, b, 64);
 }
 
+static void refset_add(void *ctx, const char hex[65])
+{
+	oa_refset *r = ctx;
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 64;
+		r->hex = oa_xreallocarray(r->hex, r->cap, sizeof *r->hex);
+	}
+	for (int k = 0; k < 64; k++)
+		r->hex[r->n][k] = (char)tolower((unsigned char)hex[k]);
+	r->hex[r->n][64] = '\0';
+	r->n++;
+}
+
 void oa_refset_scan(oa_refset *r, const uint8_t *p, size_t len)
 {
-	for (size_t i = 0; i + 7 + 64 <= len; i++) {
-		if (p[i] != 's' || memcmp(p + i, "sha256", 6) != 0 || (p[i + 6] != ':' && p[i + 6] != '-'))
-			continue;
-		if (!oa_is_hex((const char *)p + i + 7, 64))
-			continue;
-		if (r->n == r->cap) {
-			r->cap = r->cap ? r->cap * 2 : 64;
-			r->hex = oa_xreallocarray(r->hex, r->cap, sizeof *r->hex);
-		}
-		for (int k = 0; k < 64; k++)
-			r->hex[r->n][k] = (char)tolower(p[i + 7 + k]);
-		r->hex[r->n][64] = '\0';
-		r->n++;
-		i += 7 + 63;
-	}
+	oa_digest_scan(p, len, refset_add, r);
 }
 
 void oa_refset_sort(oa_refset *r)

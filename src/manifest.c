@@ -87,6 +87,24 @@ void oa_sha256_hex(const void *bytes, size_t len, char hex[65])
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 }
 
+void oa_digest_scan(const uint8_t *p, size_t len, oa_digest_fn fn, void *ctx)
+{
+	/* Deliberately loose (a 65th hex digit does not disqualify a match):
+	 * the callers decide what must be kept, so a false match only keeps a
+	 * blob, and a missed one could lose it. */
+	for (size_t i = 0; i + 7 + 64 <= len; i++) {
+		if (p[i] != 's' || memcmp(p + i, "sha256", 6) != 0 || (p[i + 6] != ':' && p[i + 6] != '-'))
+			continue;
+		if (!oa_is_hex((const char *)p + i + 7, 64))
+			continue;
+		char hex[65];
+		memcpy(hex, p + i + 7, 64);
+		hex[64] = '\0';
+		fn(ctx, hex);
+		i += 7 + 63;
+	}
+}
+
 size_t oa_json_value_end(const uint8_t *p, size_t n)
 {
 	size_t i = 0;

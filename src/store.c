@@ -436,24 +436,28 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 
 /* A manifest that does not parse may still be the only thing that needs
  * some blobs (spec §5.2: upstream's rm deletes them anyway). Mark every
- * sha256 digest that appears in its bytes. */
-static void mark_weak_refs(oa_store *s, const uint8_t *bytes, size_t len)
+ * blob whose digest appears in its bytes. */
+static void weak_ref(void *ctx, const char hex[65])
 {
-	for (size_t i = 0; i + 7 + 64 <= len; i++) {
-		if (memcmp(bytes + i, "sha256", 6) != 0 || (bytes[i + 6] != ':' && bytes[i + 6] != '-'))
-			continue;
-		const char *h = (const char *)bytes + i + 7;
-		if (!oa_is_hex(h, 64) || (i + 71 < len && isxdigit(bytes[i + 71])))
-			continue;
-		char name[7 + 64 + 1];
-		snprintf(name, sizeof name, "sha256-%.64s", h);
+	oa_store *s = ctx;
+	char name[7 + 64 + 1];
+	for (int lower = 0; lower < 2; lower++) {
+		snprintf(name, sizeof name, "sha256-%s", hex);
+		for (int k = 0; lower && k < 64; k++)
+			name[7 + k] = (char)tolower((unsigned char)name[7 + k]);
 		oa_blob key = { .name = name };
 		oa_blob *b = s->n_blobs ? bsearch(&key, s->blobs, s->n_blobs, sizeof *s->blobs,
 		                                  cmp_blob_name) : NULL;
-		if (b)
+		if (b) {
 			b->weak_refs++;
-		i += 70;
+			return;
+		}
 	}
+}
+
+static void mark_weak_refs(oa_store *s, const uint8_t *bytes, size_t len)
+{
+	oa_digest_scan(bytes, len, weak_ref, s);
 }
 
 static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st)

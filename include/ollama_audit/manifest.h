@@ -81,6 +81,12 @@ size_t oa_json_value_end(const uint8_t *bytes, size_t len);
 /* "sha256:<64 hex>" (or "sha256-"), the only digests ever turned into paths. */
 bool oa_digest_parse(const char *digest, char hex[65], bool *uppercase);
 
+/* Call fn for every "sha256:<64 hex>" or "sha256-<64 hex>" in raw bytes,
+ * with the 64 hex digits as written. For manifests that do not parse: what
+ * they might reference must not be deleted. */
+typedef void (*oa_digest_fn)(void *ctx, const char hex[65]);
+void oa_digest_scan(const uint8_t *bytes, size_t len, oa_digest_fn fn, void *ctx);
+
 /* Lowercase hex of sha256(bytes). */
 void oa_sha256_hex(const void *bytes, size_t len, char hex[65]);
 
