@@ -81,6 +81,9 @@ int cmd_check(cli *c);
 int cmd_verify(cli *c);
 int cmd_du(cli *c);
 int cmd_prune(cli *c);
+/* The option rules prune and rm share (--apply/--plan on one store,
+ * --quarantine only with --apply); says what is wrong and returns false. */
+bool cli_apply_options_ok(const cli *c);
 int cmd_rm(cli *c);
 int cmd_restore(cli *c);
 

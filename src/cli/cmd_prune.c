@@ -294,24 +294,16 @@ static bool noprune_set(const char **value)
 {
 	const char *env = getenv("OLLAMA_NOPRUNE");
 	*value = env;
-	if (!env)
-		return false;
-	const char *b = env, *e = env + strlen(env);
-	while (b < e && isspace((unsigned char)*b))
-		b++;
-	while (e > b && isspace((unsigned char)e[-1]))
-		e--;
-	while (b < e && (*b == '"' || *b == '\''))
-		b++;
-	while (e > b && (e[-1] == '"' || e[-1] == '\''))
-		e--;
-	if (e == b)
+	char *v = oa_env_trim(env);
+	if (!v)
 		return false;
 	static const char *falses[] = { "0", "f", "F", "FALSE", "false", "False" };
+	bool set = true; /* "1", "t", "true", ... and anything ParseBool cannot parse */
 	for (size_t i = 0; i < sizeof falses / sizeof falses[0]; i++)
-		if ((size_t)(e - b) == strlen(falses[i]) && strncmp(b, falses[i], (size_t)(e - b)) == 0)
-			return false;
-	return true; /* "1", "t", "true", ... and anything ParseBool cannot parse */
+		if (strcmp(v, falses[i]) == 0)
+			set = false;
+	free(v);
+	return set;
 }
 
 static bool server_blob_name(const char *name)
@@ -477,14 +469,8 @@ int cmd_prune(cli *c)
 		cli_err("--predict-server only prints; it does not combine with --apply, --plan or --quarantine");
 		return OA_EXIT_USAGE;
 	}
-	if ((c->plan_path || c->apply) && c->n_stores > 1) {
-		cli_err("--apply and --plan work on one store at a time");
+	if (!cli_apply_options_ok(c))
 		return OA_EXIT_USAGE;
-	}
-	if (c->quarantine && !c->apply) {
-		cli_err("--quarantine needs --apply (without it nothing is moved)");
-		return OA_EXIT_USAGE;
-	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	bool json = c->format == OUT_JSON || c->format == OUT_NDJSON;
@@ -565,4 +551,17 @@ int cmd_prune(cli *c)
 	free(pl);
 	cli_close_stores(st, n);
 	return c->exit_code;
+}
+
+bool cli_apply_options_ok(const cli *c)
+{
+	if ((c->plan_path || c->apply) && c->n_stores > 1) {
+		cli_err("--apply and --plan work on one store at a time");
+		return false;
+	}
+	if (c->quarantine && !c->apply) {
+		cli_err("--quarantine needs --apply (without it nothing is moved)");
+		return false;
+	}
+	return true;
 }

@@ -18,14 +18,8 @@ int cmd_rm(cli *c)
 		cli_err("--predict-server and --what belong to prune");
 		return OA_EXIT_USAGE;
 	}
-	if ((c->plan_path || c->apply) && c->n_stores > 1) {
-		cli_err("--apply and --plan work on one store at a time");
+	if (!cli_apply_options_ok(c))
 		return OA_EXIT_USAGE;
-	}
-	if (c->quarantine && !c->apply) {
-		cli_err("--quarantine needs --apply (without it nothing is moved)");
-		return OA_EXIT_USAGE;
-	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	/* Plan every store first, so the JSON document is closed after the last
