@@ -21,21 +21,6 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-static void progress(void *ctx, uint64_t done, uint64_t total, const char *label)
-{
-	double *t0 = ctx;
-	double el = oa_now() - *t0;
-	double rate = el > 0 ? (double)done / el : 0;
-	double eta = rate > 0 ? (double)(total - done) / rate : 0;
-	char d[32], t[32], r[32];
-	oa_human_bytes((int64_t)done, d, sizeof d);
-	oa_human_bytes((int64_t)total, t, sizeof t);
-	oa_human_bytes((int64_t)rate, r, sizeof r);
-	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
-	fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta,
-	        label ? label : "");
-}
-
 static bool has_finding(const oa_findings *fs, const char *code, const char *path)
 {
 	for (size_t i = 0; i < fs->n; i++)
@@ -49,6 +34,38 @@ typedef struct job_ref {
 	oa_blob *blob;
 	int64_t declared;
 } job_ref;
+
+typedef struct progress_ctx {
+	double t0;
+	const oa_verify_job *jobs;
+	job_ref **refs;
+	size_t n;
+} progress_ctx;
+
+/* The engine names the blob it started last by its path; show the model
+ * that blob belongs to, which is what the user recognises. */
+static const char *progress_label(const progress_ctx *p, const char *path)
+{
+	for (size_t j = 0; path && j < p->n; j++)
+		if (p->jobs[j].path == path)
+			return p->refs[j]->model ? p->refs[j]->model->display : p->refs[j]->blob->name;
+	return "";
+}
+
+static void progress(void *ctx, uint64_t done, uint64_t total, const char *label)
+{
+	const progress_ctx *p = ctx;
+	double el = oa_now() - p->t0;
+	double rate = el > 0 ? (double)done / el : 0;
+	double eta = rate > 0 ? (double)(total - done) / rate : 0;
+	char d[32], t[32], r[32];
+	oa_human_bytes((int64_t)done, d, sizeof d);
+	oa_human_bytes((int64_t)total, t, sizeof t);
+	oa_human_bytes((int64_t)rate, r, sizeof r);
+	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
+	fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta,
+	        progress_label(p, label));
+}
 
 int cmd_verify(cli *c)
 {
@@ -156,10 +173,10 @@ int cmd_verify(cli *c)
 		opts.interrupt = &interrupted;
 		opts.cache = cache;
 		opts.changed_only = c->changed;
-		double t0 = oa_now();
+		progress_ctx pctx = { oa_now(), jobs, jr, njobs };
 		if (c->progress) {
 			opts.progress = progress;
-			opts.progress_ctx = &t0;
+			opts.progress_ctx = &pctx;
 		}
 		oa_verify_result *res = oa_xcalloc(njobs, sizeof *res);
 		oa_verify_totals tot;
