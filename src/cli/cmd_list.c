@@ -68,6 +68,13 @@ static void print_table(cli *c, opened_store *st, size_t n)
 					width[k] = strlen(r->cell[k]);
 		}
 	}
+	bool any_store = false;
+	for (size_t i = 0; i < n; i++)
+		any_store |= st[i].ok;
+	if (!any_store) {
+		free(rows);
+		return; /* the error said it; an empty table would only add noise */
+	}
 	/* Like ollama's tabwriter: columns separated by at least three spaces. */
 	for (int k = 0; k < 9; k++)
 		printf("%-*s%s", k == 8 ? 0 : (int)width[k], head[k], k == 8 ? "\n" : "   ");

@@ -231,6 +231,9 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 		char err[512];
 		if (oa_store_open(&v[i].s, path, how, err, sizeof err) < 0) {
 			cli_err("%s (store from %s)", err, how);
+			if (!c->n_stores && !c->all_users)
+				fprintf(stderr, "  name one with --store DIR, or run `ollama-audit stores` to find "
+				                "the stores on this machine\n");
 			c->exit_code |= OA_EXIT_OPERATIONAL;
 			cli_multi_failed(c, path, how);
 			oa_store_close(&v[i].s);
