@@ -8,9 +8,10 @@ PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 8
 
-# Debian packages the build needs (python3 runs the CLI tests; clang the fuzzers).
+# Debian packages the build needs (python3 runs the CLI tests, clang the fuzzers,
+# strace proves that a bad digest never becomes a path).
 BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev
-TEST_PKGS  = python3 clang libclang-rt-dev
+TEST_PKGS  = python3 clang libclang-rt-dev strace
 
 .PHONY: all run test install deps test-deps build asan fuzz-build clean fuzz-long bench
 
