@@ -9,9 +9,10 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 8
 
 # Debian packages the build needs (python3 runs the CLI tests, clang the fuzzers,
-# strace proves that a bad digest never becomes a path).
+# strace proves that a bad digest never becomes a path, btrfs-progs gives the
+# dedupe test a file system that can reflink).
 BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev
-TEST_PKGS  = python3 clang libclang-rt-dev strace
+TEST_PKGS  = python3 clang libclang-rt-dev strace btrfs-progs
 
 .PHONY: all run test install deps test-deps build asan fuzz-build clean fuzz-long bench
 
