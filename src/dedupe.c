@@ -44,6 +44,7 @@ static oa_dedupe_action *add_action(oa_dedupe_plan *p, const oa_dupe *d, const o
 	a->src = src->blob;
 	a->dst = dst->blob;
 	a->how = how;
+	a->group = d;
 	a->status = st;
 	a->bytes = dst->blob->st.st_nlink <= 1 ? dst->allocated : 0;
 	if (st == OA_DD_PLANNED) {
@@ -60,24 +61,31 @@ static bool same_owner(oa_store *const *stores, const oa_dupe_copy *x, const oa_
 	return stores[x->store]->root_st.st_uid == stores[y->store]->root_st.st_uid && x->uid == y->uid;
 }
 
-void oa_dedupe_plan_build(oa_store *const *stores, size_t n, const oa_dupes *d, oa_dedupe_how how,
+/* A copy dedupe leaves alone: another name of an inode already counted, a
+ * symlink, or a file all of whose extents it already shares with an earlier
+ * copy (an earlier reflink). */
+static bool not_eligible(const oa_dupe_copy *c)
+{
+	return c->same_inode_as >= 0 || c->symlink || c->shared_with >= 0;
+}
+
+void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_how how,
                           oa_dedupe_plan *out)
 {
-	(void)n;
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < d->n; i++) {
 		const oa_dupe *dp = &d->v[i];
-		/* Copies worth replacing: own inode, not a symlink. */
+		/* Copies worth replacing: own inode, not a symlink, extents not shared yet. */
 		size_t nc = dp->n_copies;
 		for (size_t j = 0; j < nc; j++) {
 			const oa_dupe_copy *t = &dp->copies[j];
-			if (t->same_inode_as >= 0 || t->symlink)
+			if (not_eligible(t))
 				continue;
 			/* the first eligible copy on this filesystem is the group's keeper */
 			const oa_dupe_copy *keeper = NULL, *first_elsewhere = NULL;
 			for (size_t k = 0; k < nc; k++) {
 				const oa_dupe_copy *o = &dp->copies[k];
-				if (o->same_inode_as >= 0 || o->symlink)
+				if (not_eligible(o))
 					continue;
 				if (o->dev == t->dev) {
 					if (!keeper)
@@ -91,7 +99,7 @@ void oa_dedupe_plan_build(oa_store *const *stores, size_t n, const oa_dupes *d, 
 				bool alone = true;
 				for (size_t k = 0; k < nc; k++)
 					if (&dp->copies[k] != t && dp->copies[k].dev == t->dev &&
-					    dp->copies[k].same_inode_as < 0 && !dp->copies[k].symlink)
+					    !not_eligible(&dp->copies[k]))
 						alone = false;
 				if (alone && first_elsewhere && first_elsewhere < t) {
 					oa_dedupe_action *a = add_action(out, dp, first_elsewhere, t, how, OA_DD_OTHER_FS);
@@ -108,8 +116,7 @@ void oa_dedupe_plan_build(oa_store *const *stores, size_t n, const oa_dupes *d, 
 			const oa_dupe_copy *k2 = NULL;
 			for (size_t k = 0; k < j; k++) {
 				const oa_dupe_copy *o = &dp->copies[k];
-				if (o->same_inode_as < 0 && !o->symlink && o->dev == t->dev &&
-				    same_owner(stores, o, t)) {
+				if (!not_eligible(o) && o->dev == t->dev && same_owner(stores, o, t)) {
 					k2 = o;
 					break;
 				}
@@ -131,6 +138,7 @@ void oa_dedupe_plan_free(oa_dedupe_plan *p)
 {
 	free(p->v);
 	free(p->verified);
+	free(p->subst);
 	memset(p, 0, sizeof *p);
 }
 
@@ -192,7 +200,8 @@ static bool already_verified(const oa_dedupe_plan *p, const struct stat *st)
 {
 	for (size_t i = 0; i < p->n_verified; i++)
 		if (p->verified[i].dev == st->st_dev && p->verified[i].ino == st->st_ino &&
-		    p->verified[i].size == st->st_size && p->verified[i].mtime == oa_stat_mtime_ns(st))
+		    p->verified[i].size == st->st_size && p->verified[i].mtime == oa_stat_mtime_ns(st) &&
+		    p->verified[i].ctime == oa_stat_ctime_ns(st))
 			return true;
 	return false;
 }
@@ -200,75 +209,472 @@ static bool already_verified(const oa_dedupe_plan *p, const struct stat *st)
 static void remember_verified(oa_dedupe_plan *p, const struct stat *st)
 {
 	p->verified = oa_xreallocarray(p->verified, p->n_verified + 1, sizeof *p->verified);
-	p->verified[p->n_verified++] =
-		(struct oa_dd_verified){ st->st_dev, st->st_ino, st->st_size, oa_stat_mtime_ns(st) };
+	p->verified[p->n_verified++] = (struct oa_dd_verified){
+		st->st_dev, st->st_ino, st->st_size, oa_stat_mtime_ns(st), oa_stat_ctime_ns(st)
+	};
 }
 
 static int fail(oa_dedupe_action *a, oa_dedupe_status st, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Append text to an action's note (truncated to fit). */
+static void note_add(oa_dedupe_action *a, const char *sep, const char *text)
+{
+	size_t n = strlen(a->note), cap = sizeof a->note - 1;
+	if (n && sep)
+		for (; *sep && n < cap; sep++)
+			a->note[n++] = *sep;
+	for (; *text && n < cap; text++)
+		a->note[n++] = *text;
+	a->note[n] = '\0';
+}
+
 static int fail(oa_dedupe_action *a, oa_dedupe_status st, int err, const char *fmt, ...)
 {
 	a->status = st;
 	a->err = err;
+	if (!a->keeper_bad) /* else keep what was said about the corrupt kept copy */
+		a->note[0] = '\0';
+	char msg[sizeof a->note];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(a->note, sizeof a->note, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	note_add(a, "; ", msg);
 	return -1;
 }
 
-/* Open a blob (never through a symlink) and check it is the file the scan
- * saw. Returns the fd, or -1 with the action failed. */
-static int open_checked(const oa_store *s, const oa_blob *b, oa_dedupe_action *a, const char *side,
-                        struct stat *st)
+/* Open a blob read-only, never through a symlink and without blocking on a
+ * FIFO, and check it is the regular file the scan saw (ctime_too: its ctime
+ * as well). Returns the fd, or -1 with *err = the errno, or 0 when the file
+ * is not the one scanned. */
+static int open_blob(const oa_store *s, const oa_blob *b, bool ctime_too, struct stat *st, int *err)
 {
-	int fd = openat(s->blobs_fd, b->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(s->blobs_fd, b->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		int e = errno;
-		fail(a, e == ENOENT || e == ELOOP ? OA_DD_CHANGED : OA_DD_FAILED, e, "%s %s/blobs/%s: %s",
-		     side, s->root, b->name, strerror(e));
+		*err = errno;
 		return -1;
 	}
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || !stat_same(st, &b->st, false)) {
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || !stat_same(st, &b->st, false) ||
+	    (ctime_too && oa_stat_ctime_ns(st) != oa_stat_ctime_ns(&b->st))) {
 		close(fd);
-		fail(a, OA_DD_CHANGED, 0, "%s %s/blobs/%s changed since the scan: skipped", side, s->root,
-		     b->name);
+		*err = 0;
 		return -1;
 	}
 	return fd;
 }
 
-/* sha256 of an opened blob must be its name, and the file must not change
- * while it is read. 0, or -1 with the action failed. */
-static int verify_checked(oa_dedupe_plan *p, const oa_store *s, const oa_blob *b, int fd,
-                          const struct stat *st, oa_dedupe_action *a, const char *side,
-                          volatile sig_atomic_t *interrupt)
+static int open_checked(const oa_store *s, const oa_blob *b, bool ctime_too, oa_dedupe_action *a,
+                        const char *side, struct stat *st)
 {
-	if (already_verified(p, st))
-		return 0;
-	/* (a hard link just made changes the source's ctime: compare from here) */
-	struct stat before;
-	if (fstat(fd, &before) < 0 || !stat_same(&before, st, false))
-		return fail(a, OA_DD_CHANGED, 0, "%s %s/blobs/%s changed since the scan: skipped", side,
-		            s->root, b->name);
-	char hex[65];
-	int rc = sha256_fd(fd, hex, interrupt);
-	if (rc != 0) {
-		int e = errno;
-		if (rc > 0)
-			return fail(a, OA_DD_NOT_DONE, 0, "interrupted");
-		return fail(a, OA_DD_FAILED, e, "reading %s %s/blobs/%s: %s", side, s->root, b->name,
-		            strerror(e));
-	}
-	if (strcmp(hex, b->hex) != 0)
-		return fail(a, OA_DD_MISMATCH, 0, "%s %s/blobs/%s hashes to sha256:%s, not its name: left alone",
-		            side, s->root, b->name, hex);
+	int e;
+	int fd = open_blob(s, b, ctime_too, st, &e);
+	if (fd >= 0)
+		return fd;
+	if (e == 0 || e == ENOENT || e == ELOOP)
+		fail(a, OA_DD_CHANGED, e, "%s %s/blobs/%s changed since the scan: skipped", side, s->root,
+		     b->name);
+	else
+		fail(a, OA_DD_FAILED, e, "%s %s/blobs/%s: %s", side, s->root, b->name, strerror(e));
+	return -1;
+}
+
+/* Hash an open file and compare with the digest; the file must not change
+ * (size, mtime, ctime) while it is read. 0 = matches, 1 = another digest
+ * (in got), 2 = it changed while read, 3 = interrupted, -1 = read error. */
+enum { H_OK = 0, H_MISMATCH = 1, H_CHANGED = 2, H_INTERRUPTED = 3 };
+static int hash_is(int fd, const char *want, char got[65], struct stat *before,
+                   volatile sig_atomic_t *interrupt)
+{
+	if (fstat(fd, before) < 0)
+		return -1;
+	int rc = sha256_fd(fd, got, interrupt);
+	if (rc < 0)
+		return -1;
+	if (rc > 0)
+		return H_INTERRUPTED;
 	struct stat after;
-	if (fstat(fd, &after) < 0 || !stat_same(&before, &after, true))
+	if (fstat(fd, &after) < 0 || !stat_same(before, &after, true))
+		return H_CHANGED;
+	return strcmp(got, want) == 0 ? H_OK : H_MISMATCH;
+}
+
+/* A blob is good when its content is its digest. Cached by (dev, ino, size,
+ * mtime, ctime) for this run: only to choose a kept copy. 0 good, 1 bad,
+ * -1 error (action failed). */
+static int blob_good(oa_dedupe_plan *p, const oa_store *s, const oa_blob *b, int fd,
+                     oa_dedupe_action *a, const char *side, volatile sig_atomic_t *interrupt, char got[65])
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0 && already_verified(p, &st))
+		return 0;
+	int rc = hash_is(fd, b->hex, got, &st, interrupt);
+	switch (rc) {
+	case H_OK:
+		remember_verified(p, &st);
+		return 0;
+	case H_MISMATCH:
+		return 1;
+	case H_CHANGED:
 		return fail(a, OA_DD_CHANGED, 0, "%s %s/blobs/%s changed while it was hashed: skipped", side,
 		            s->root, b->name);
-	remember_verified(p, st);
+	case H_INTERRUPTED:
+		return fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+	default: {
+		int e = errno;
+		return fail(a, OA_DD_FAILED, e, "reading %s %s/blobs/%s: %s", side, s->root, b->name, strerror(e));
+	}
+	}
+}
+
+/* Testing aid (tests/cli/test_dedupe.py): with OA_TEST_DEDUPE_PAUSE=DIR,
+ * apply stops at named points: it creates DIR/<point>-<action index>
+ * (holding its pid) and waits (up to 60 s, or until a signal) until the
+ * test removes it, so a test can change files or send a signal at an exact
+ * moment. Points: open (before the files are opened), clone (before the
+ * FICLONE), rename (before the rename). Unset: nothing. */
+static void test_pause(const char *point, size_t idx, volatile sig_atomic_t *interrupt)
+{
+	const char *dir = getenv("OA_TEST_DEDUPE_PAUSE");
+	if (!dir || !*dir)
+		return;
+	char *f = oa_xasprintf("%s/%s-%zu", dir, point, idx);
+	char *tmp = oa_xasprintf("%s/.%s-%zu", dir, point, idx);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		/* written under another name first: the test sees the pid or nothing */
+		char pid[32];
+		int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+		bool ok = write(fd, pid, (size_t)len) == len;
+		close(fd);
+		if (!ok || rename(tmp, f) < 0) {
+			unlink(tmp);
+			free(tmp);
+			free(f);
+			return;
+		}
+		struct stat st;
+		for (int i = 0; i < 6000 && stat(f, &st) == 0 && !(interrupt && *interrupt); i++) {
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	free(tmp);
+	free(f);
+}
+
+static struct oa_dd_subst *find_subst(const oa_dedupe_plan *p, const oa_blob *b)
+{
+	for (size_t i = 0; i < p->n_subst; i++)
+		if (p->subst[i].bad == b)
+			return &p->subst[i];
+	return NULL;
+}
+
+static void add_subst(oa_dedupe_plan *p, const oa_blob *bad, size_t store, oa_blob *good)
+{
+	if (find_subst(p, bad))
+		return;
+	p->subst = oa_xreallocarray(p->subst, p->n_subst + 1, sizeof *p->subst);
+	p->subst[p->n_subst++] = (struct oa_dd_subst){ bad, store, good, false };
+}
+
+/* The next copy of the group (store order) that hashes to its digest, for
+ * a kept copy that does not; NULL when there is none. -1 with the action
+ * failed on an error. */
+static int find_good_copy(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,
+                          const oa_blob *bad, size_t *store, oa_blob **good,
+                          volatile sig_atomic_t *interrupt)
+{
+	const oa_dupe *g = a->group;
+	const oa_store *ds = stores[a->dst_store];
+	*good = NULL;
+	for (size_t k = 0; g && k < g->n_copies; k++) {
+		const oa_dupe_copy *o = &g->copies[k];
+		if (o->same_inode_as >= 0 || o->symlink || o->dev != a->dst->st.st_dev || o->blob == bad ||
+		    find_subst(p, o->blob))
+			continue;
+		const oa_store *os = stores[o->store];
+		if (a->how == OA_DEDUPE_HARDLINK &&
+		    (o->uid != a->dst->st.st_uid || os->root_st.st_uid != ds->root_st.st_uid))
+			continue;
+		struct stat st;
+		int e;
+		int fd = open_blob(os, o->blob, false, &st, &e);
+		if (fd < 0)
+			continue; /* replaced already, or gone: not a candidate */
+		char got[65];
+		int rc = blob_good(p, os, o->blob, fd, a, "copy", interrupt, got);
+		close(fd);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			add_subst(p, o->blob, 0, NULL);
+			continue;
+		}
+		*store = o->store;
+		*good = o->blob;
+		return 0;
+	}
 	return 0;
+}
+
+/* a->src is known not to hash to its digest: take its replacement (found
+ * on first need). 0 with a->src updated, 1 when the replacement is the
+ * duplicate itself (nothing to do: it becomes the kept copy), -1 with the
+ * action failed. */
+static int fall_back(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,
+                     volatile sig_atomic_t *interrupt)
+{
+	for (size_t hop = 0; hop <= p->n_subst; hop++) {
+		struct oa_dd_subst *sb = find_subst(p, a->src);
+		if (!sb)
+			return 0;
+		if (!sb->searched) {
+			size_t store = 0;
+			oa_blob *good = NULL;
+			if (find_good_copy(p, stores, a, sb->bad, &store, &good, interrupt) < 0)
+				return -1;
+			sb = find_subst(p, a->src); /* (the array may have moved) */
+			sb->searched = true;
+			sb->store = store;
+			sb->good = good;
+		}
+		if (!sb->good)
+			break;
+		if (sb->good == a->dst) {
+			a->status = OA_DD_MISMATCH;
+			note_add(a, "; ", "this copy, which verifies, is kept instead");
+			return 1;
+		}
+		a->src_store = sb->store;
+		a->src = sb->good;
+	}
+	fail(a, OA_DD_MISMATCH, 0, "no other copy on this filesystem hashes to its digest");
+	return -1;
+}
+
+/* Mark the kept copy bad and say so in the note (kept in front of later notes). */
+static void keeper_is_bad(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a, const char *got)
+{
+	const oa_store *ss = stores[a->src_store];
+	add_subst(p, a->src, 0, NULL);
+	if (!a->keeper_bad)
+		snprintf(a->note, sizeof a->note, "the kept copy %s/blobs/%.19s... is corrupt (sha256:%.12s...)",
+		         ss->root, a->src->name, got);
+	a->keeper_bad = true;
+}
+
+/* One attempt with the current a->src. 0 done, -1 failed (status set),
+ * 1 the kept copy does not hash to its digest (a fallback may help). */
+static int apply_once(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,
+                      volatile sig_atomic_t *interrupt)
+{
+	const oa_store *ss = stores[a->src_store], *ds = stores[a->dst_store];
+	size_t idx = (size_t)(a - p->v);
+	test_pause("open", idx, interrupt);
+	struct stat sst, dst;
+	int sfd = open_checked(ss, a->src, false, a, "kept copy", &sst);
+	if (sfd < 0)
+		return -1;
+	int dfd = open_checked(ds, a->dst, true, a, "duplicate", &dst);
+	if (dfd < 0) {
+		close(sfd);
+		return -1;
+	}
+	int ret = -1, tfd = -1;
+	bool tmp_made = false;
+	char tmp[96], got[65];
+	snprintf(tmp, sizeof tmp, ".oa-dedupe.%ld.%.16s", (long)getpid(), a->hex);
+	if (sst.st_dev != dst.st_dev) {
+		fail(a, OA_DD_OTHER_FS, EXDEV, "different filesystems");
+		goto out;
+	}
+	if (a->how == OA_DEDUPE_HARDLINK &&
+	    (sst.st_uid != dst.st_uid || ss->root_st.st_uid != ds->root_st.st_uid)) {
+		fail(a, OA_DD_REFUSED_OWNER, 0, "different owners: no hard link across users");
+		goto out;
+	}
+	/* The duplicate must be its digest: a copy that is not is left alone. */
+	struct stat hst;
+	int rc = hash_is(dfd, a->dst->hex, got, &hst, interrupt);
+	if (rc == H_MISMATCH) {
+		fail(a, OA_DD_MISMATCH, 0, "duplicate %s/blobs/%s hashes to sha256:%s, not its name: left alone",
+		     ds->root, a->dst->name, got);
+		goto out;
+	}
+	if (rc != H_OK) {
+		int e = errno;
+		if (rc == H_CHANGED)
+			fail(a, OA_DD_CHANGED, 0, "duplicate %s/blobs/%s changed while it was hashed: skipped",
+			     ds->root, a->dst->name);
+		else if (rc == H_INTERRUPTED)
+			fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+		else
+			fail(a, OA_DD_FAILED, e, "reading duplicate %s/blobs/%s: %s", ds->root, a->dst->name,
+			     strerror(e));
+		goto out;
+	}
+
+	(void)unlinkat(ds->blobs_fd, tmp, 0); /* a leftover of this very pid: ours */
+	if (a->how == OA_DEDUPE_REFLINK) {
+		/* Choose a good kept copy (cached per run); the clone is what counts. */
+		int good = blob_good(p, ss, a->src, sfd, a, "kept copy", interrupt, got);
+		if (good != 0) {
+			ret = good > 0 ? 1 : -1;
+			goto out;
+		}
+		tfd = openat(ds->blobs_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (tfd < 0) {
+			int e = errno;
+			fail(a, OA_DD_FAILED, e, "cannot create %s/blobs/%s: %s", ds->root, tmp, strerror(e));
+			goto out;
+		}
+		tmp_made = true;
+		test_pause("clone", idx, interrupt);
+		rc = oa_reflink(sfd, tfd);
+		int e = errno;
+		bool gid_kept = true;
+		if (rc == 0) {
+			/* the replacement looks like the file it replaces */
+			int64_t mt = oa_stat_mtime_ns(&dst);
+			struct timespec ts[2] = { { 0, UTIME_OMIT },
+			                          { (time_t)(mt / 1000000000), (long)(mt % 1000000000) } };
+			/* never hand another user's blob over to us: keep its owner or fail */
+			if (fchown(tfd, dst.st_uid, dst.st_gid) < 0) {
+				if (dst.st_uid != geteuid()) {
+					rc = -1;
+					e = errno;
+				} else {
+					gid_kept = false; /* our own file: only its group could not be kept */
+				}
+			}
+			if (rc == 0 && (fchmod(tfd, dst.st_mode & 07777) < 0 || futimens(tfd, ts) < 0 ||
+			                fsync(tfd) < 0)) {
+				rc = -1;
+				e = errno;
+			}
+		}
+		if (rc < 0) {
+			if (e == EOPNOTSUPP || e == ENOTSUP || e == EINVAL || e == ENOTTY || e == EXDEV)
+				fail(a, OA_DD_UNSUPPORTED, e,
+				     "this filesystem cannot reflink (%s); --hardlink works between stores of one owner",
+				     strerror(e));
+			else
+				fail(a, OA_DD_FAILED, e, "reflink into %s/blobs: %s", ds->root, strerror(e));
+			goto out;
+		}
+		/* The clone is final (copy-on-write): hash it, not the kept copy,
+		 * whose owner may have rewritten it at any moment. */
+		struct stat tst;
+		rc = hash_is(tfd, a->hex, got, &tst, interrupt);
+		if (rc != H_OK) {
+			int e2 = errno;
+			if (rc == H_MISMATCH) {
+				add_subst(p, a->src, 0, NULL); /* never use it again in this run */
+				fail(a, OA_DD_MISMATCH, 0,
+				     "the clone of %s/blobs/%s hashes to sha256:%s: the kept copy changed while it was "
+				     "cloned: nothing replaced",
+				     ss->root, a->src->name, got);
+			} else if (rc == H_INTERRUPTED) {
+				fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+			} else if (rc == H_CHANGED) {
+				fail(a, OA_DD_CHANGED, 0, "the clone changed while it was hashed: skipped");
+			} else {
+				fail(a, OA_DD_FAILED, e2, "reading the clone %s/blobs/%s: %s", ds->root, tmp,
+				     strerror(e2));
+			}
+			goto out;
+		}
+		if (!gid_kept && tst.st_gid != dst.st_gid) {
+			char m[160];
+			snprintf(m, sizeof m, "the replacement's group is gid %lu: changing it to gid %lu was not allowed",
+			         (unsigned long)tst.st_gid, (unsigned long)dst.st_gid);
+			note_add(a, "; ", m);
+		}
+		test_pause("rename", idx, interrupt);
+		/* Last re-check: the clone is unchanged since it was hashed and still
+		 * under its temporary name. */
+		struct stat now_t, name_t;
+		if (fstat(tfd, &now_t) < 0 || !stat_same(&now_t, &tst, true) ||
+		    fstatat(ds->blobs_fd, tmp, &name_t, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    name_t.st_dev != tst.st_dev || name_t.st_ino != tst.st_ino) {
+			fail(a, OA_DD_CHANGED, 0, "the clone changed before the switch: skipped");
+			goto out;
+		}
+	} else {
+		if (linkat(ss->blobs_fd, a->src->name, ds->blobs_fd, tmp, 0) < 0) {
+			int e = errno;
+			fail(a, OA_DD_FAILED, e, "hard link into %s/blobs: %s", ds->root, strerror(e));
+			goto out;
+		}
+		tmp_made = true;
+		/* the link must be the file we opened */
+		struct stat lst;
+		if (fstatat(ds->blobs_fd, tmp, &lst, AT_SYMLINK_NOFOLLOW) < 0 || lst.st_ino != sst.st_ino ||
+		    lst.st_dev != sst.st_dev) {
+			fail(a, OA_DD_CHANGED, 0, "kept copy was replaced while linking: skipped");
+			goto out;
+		}
+		/* A hard link shares the inode: hash it now that it is linked (the
+		 * owner of both is one user: only they could change it later). */
+		struct stat kst;
+		rc = hash_is(sfd, a->hex, got, &kst, interrupt);
+		if (rc == H_MISMATCH) {
+			ret = 1;
+			goto out;
+		}
+		if (rc != H_OK) {
+			int e = errno;
+			if (rc == H_INTERRUPTED)
+				fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+			else if (rc == H_CHANGED)
+				fail(a, OA_DD_CHANGED, 0, "kept copy %s/blobs/%s changed while it was hashed: skipped",
+				     ss->root, a->src->name);
+			else
+				fail(a, OA_DD_FAILED, e, "reading kept copy %s/blobs/%s: %s", ss->root, a->src->name,
+				     strerror(e));
+			goto out;
+		}
+		test_pause("rename", idx, interrupt);
+		struct stat now_k;
+		if (fstat(sfd, &now_k) < 0 || !stat_same(&now_k, &kst, true) ||
+		    fstatat(ds->blobs_fd, tmp, &lst, AT_SYMLINK_NOFOLLOW) < 0 || lst.st_ino != kst.st_ino ||
+		    lst.st_dev != kst.st_dev) {
+			fail(a, OA_DD_CHANGED, 0, "the kept copy changed before the switch: skipped");
+			goto out;
+		}
+	}
+	/* The duplicate's name still names the verified, unchanged file. */
+	struct stat now_d, fd_d;
+	if (fstatat(ds->blobs_fd, a->dst->name, &now_d, AT_SYMLINK_NOFOLLOW) < 0 || fstat(dfd, &fd_d) < 0 ||
+	    !stat_same(&now_d, &dst, true) || !stat_same(&fd_d, &hst, true)) {
+		fail(a, OA_DD_CHANGED, 0, "the duplicate changed just before the switch: skipped");
+		goto out;
+	}
+	if (interrupt && *interrupt) {
+		fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+		goto out;
+	}
+	if (renameat(ds->blobs_fd, tmp, ds->blobs_fd, a->dst->name) < 0) {
+		int e = errno;
+		fail(a, OA_DD_FAILED, e, "rename over %s/blobs/%s: %s", ds->root, a->dst->name, strerror(e));
+		goto out;
+	}
+	tmp_made = false;
+	(void)fsync(ds->blobs_fd);
+	a->status = OA_DD_DONE;
+	a->err = 0;
+	ret = 0;
+out:
+	if (ret == 1)
+		keeper_is_bad(p, stores, a, got);
+	if (tmp_made)
+		(void)unlinkat(ds->blobs_fd, tmp, 0);
+	if (tfd >= 0)
+		close(tfd);
+	close(sfd);
+	close(dfd);
+	return ret;
 }
 
 int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,
@@ -278,118 +684,27 @@ int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action
 		return -1;
 	if (interrupt && *interrupt)
 		return fail(a, OA_DD_NOT_DONE, 0, "interrupted");
-	const oa_store *ss = stores[a->src_store], *ds = stores[a->dst_store];
-	if (ss->blobs_fd < 0 || ds->blobs_fd < 0)
+	if (stores[a->src_store]->blobs_fd < 0 || stores[a->dst_store]->blobs_fd < 0)
 		return fail(a, OA_DD_FAILED, EBADF, "blobs/ is not open");
-	struct stat sst, dst;
-	int sfd = open_checked(ss, a->src, a, "source", &sst);
-	if (sfd < 0)
-		return -1;
-	int dfd = open_checked(ds, a->dst, a, "duplicate", &dst);
-	if (dfd < 0) {
-		close(sfd);
-		return -1;
-	}
-	if (sst.st_dev != dst.st_dev) {
-		close(sfd);
-		close(dfd);
-		return fail(a, OA_DD_OTHER_FS, EXDEV, "different filesystems");
-	}
-	if (a->how == OA_DEDUPE_HARDLINK && (sst.st_uid != dst.st_uid ||
-	                                     ss->root_st.st_uid != ds->root_st.st_uid)) {
-		close(sfd);
-		close(dfd);
-		return fail(a, OA_DD_REFUSED_OWNER, 0, "different owners: no hard link across users");
-	}
-
-	char tmp[96];
-	snprintf(tmp, sizeof tmp, ".oa-dedupe.%ld.%.16s", (long)getpid(), a->hex);
-	(void)unlinkat(ds->blobs_fd, tmp, 0); /* a leftover of this very pid: ours */
-	if (a->how == OA_DEDUPE_REFLINK) {
-		int tfd = openat(ds->blobs_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (tfd < 0) {
-			int e = errno;
-			close(sfd);
-			close(dfd);
-			return fail(a, OA_DD_FAILED, e, "cannot create %s/blobs/%s: %s", ds->root, tmp, strerror(e));
-		}
-		int rc = oa_reflink(sfd, tfd);
-		int e = errno;
-		if (rc == 0) {
-			/* the replacement looks like the file it replaces */
-			int64_t mt = oa_stat_mtime_ns(&dst);
-			struct timespec ts[2] = { { 0, UTIME_OMIT },
-			                          { (time_t)(mt / 1000000000), (long)(mt % 1000000000) } };
-			/* never hand another user's blob over to us: keep its owner or fail */
-			if ((fchown(tfd, dst.st_uid, dst.st_gid) < 0 && dst.st_uid != geteuid()) ||
-			    fchmod(tfd, dst.st_mode & 07777) < 0 || futimens(tfd, ts) < 0) {
-				rc = -1;
-				e = errno;
+	/* at most one attempt per copy of the digest */
+	size_t tries = a->group ? a->group->n_copies + 1 : 1;
+	for (size_t t = 0; t < tries; t++) {
+		if (find_subst(p, a->src)) {
+			if (!a->keeper_bad) {
+				a->keeper_bad = true;
+				snprintf(a->note, sizeof a->note, "the kept copy %s/blobs/%.19s... is corrupt",
+				         stores[a->src_store]->root, a->src->name);
 			}
+			int fb = fall_back(p, stores, a, interrupt);
+			if (fb != 0)
+				return -1;
+			char *m = oa_xasprintf("kept %s's copy instead", stores[a->src_store]->root);
+			note_add(a, "; ", m);
+			free(m);
 		}
-		struct stat tst;
-		if (rc == 0 && (fstat(tfd, &tst) < 0 || tst.st_size != sst.st_size)) {
-			rc = -1;
-			e = EIO;
-		}
-		close(tfd);
-		if (rc < 0) {
-			unlinkat(ds->blobs_fd, tmp, 0);
-			close(sfd);
-			close(dfd);
-			if (e == EOPNOTSUPP || e == ENOTSUP || e == EINVAL || e == ENOTTY || e == EXDEV)
-				return fail(a, OA_DD_UNSUPPORTED, e,
-				            "this filesystem cannot reflink (%s); --hardlink works between stores of one owner",
-				            strerror(e));
-			return fail(a, OA_DD_FAILED, e, "reflink into %s/blobs: %s", ds->root, strerror(e));
-		}
-	} else {
-		if (linkat(ss->blobs_fd, a->src->name, ds->blobs_fd, tmp, 0) < 0) {
-			int e = errno;
-			close(sfd);
-			close(dfd);
-			return fail(a, OA_DD_FAILED, e, "hard link into %s/blobs: %s", ds->root, strerror(e));
-		}
-		/* the link must be the file we verified */
-		struct stat lst;
-		if (fstatat(ds->blobs_fd, tmp, &lst, AT_SYMLINK_NOFOLLOW) < 0 || lst.st_ino != sst.st_ino ||
-		    lst.st_dev != sst.st_dev) {
-			unlinkat(ds->blobs_fd, tmp, 0);
-			close(sfd);
-			close(dfd);
-			return fail(a, OA_DD_CHANGED, 0, "source was replaced while linking: skipped");
-		}
+		int rc = apply_once(p, stores, a, interrupt);
+		if (rc <= 0)
+			return rc;
 	}
-	/* The clone or link is in place under a temporary name (cheap: a reflink
-	 * shares extents); now the content of both sides must be the digest. */
-	if (verify_checked(p, ss, a->src, sfd, &sst, a, "source", interrupt) < 0 ||
-	    verify_checked(p, ds, a->dst, dfd, &dst, a, "duplicate", interrupt) < 0) {
-		unlinkat(ds->blobs_fd, tmp, 0);
-		close(sfd);
-		close(dfd);
-		return -1;
-	}
-	/* Last re-check: both names still name the verified, unchanged files. */
-	struct stat now_s, now_d, fd_s, fd_d;
-	bool ok = fstatat(ss->blobs_fd, a->src->name, &now_s, AT_SYMLINK_NOFOLLOW) == 0 &&
-	          fstatat(ds->blobs_fd, a->dst->name, &now_d, AT_SYMLINK_NOFOLLOW) == 0 &&
-	          fstat(sfd, &fd_s) == 0 && fstat(dfd, &fd_d) == 0 &&
-	          stat_same(&now_s, &sst, false) && stat_same(&now_d, &dst, false) &&
-	          stat_same(&fd_d, &dst, true);
-	close(sfd);
-	close(dfd);
-	if (!ok) {
-		unlinkat(ds->blobs_fd, tmp, 0);
-		return fail(a, OA_DD_CHANGED, 0, "a file changed just before the switch: skipped");
-	}
-	if (renameat(ds->blobs_fd, tmp, ds->blobs_fd, a->dst->name) < 0) {
-		int e = errno;
-		unlinkat(ds->blobs_fd, tmp, 0);
-		return fail(a, OA_DD_FAILED, e, "rename over %s/blobs/%s: %s", ds->root, a->dst->name,
-		            strerror(e));
-	}
-	(void)fsync(ds->blobs_fd);
-	a->status = OA_DD_DONE;
-	a->err = 0;
-	return 0;
+	return fail(a, OA_DD_MISMATCH, 0, "no copy of it hashes to its digest");
 }

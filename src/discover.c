@@ -22,16 +22,102 @@ static const char *sysroot(void)
 	return r && *r ? r : NULL;
 }
 
-/* A system path (absolute) under the sysroot, or as is. */
+/* Does a path have a ".." component? */
+static bool has_dotdot(const char *p)
+{
+	for (const char *c = p; (c = strstr(c, "..")); c += 2)
+		if ((c == p || c[-1] == '/') && (c[2] == '\0' || c[2] == '/'))
+			return true;
+	return false;
+}
+
+/* A system path (absolute) under the sysroot, or as is without one. With a
+ * sysroot, a relative path or one with a ".." component could name a file
+ * outside it: NULL (the callers note and skip it). */
 static char *sys_path(const char *abs)
 {
 	const char *r = sysroot();
-	if (!r || abs[0] != '/')
+	if (!r)
 		return oa_xstrdup(abs);
+	if (abs[0] != '/' || has_dotdot(abs))
+		return NULL;
 	size_t n = strlen(r);
 	while (n > 1 && r[n - 1] == '/')
 		n--;
 	return oa_xasprintf("%.*s%s", (int)n, r, abs);
+}
+
+/* Is a path (that exists, or whose deepest existing ancestor does) inside
+ * the sysroot once symlinks are resolved? Always true without a sysroot. */
+static bool inside_sysroot(const char *path)
+{
+	const char *r = sysroot();
+	if (!r)
+		return true;
+	char *root = realpath(r, NULL);
+	if (!root)
+		return false;
+	char *p = oa_xstrdup(path), *real = NULL;
+	for (;;) {
+		real = realpath(p, NULL);
+		if (real)
+			break;
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			break;
+		*slash = '\0';
+	}
+	size_t n = strlen(root);
+	bool in = real && (strcmp(root, "/") == 0 ||
+	                   (strncmp(real, root, n) == 0 && (real[n] == '/' || real[n] == '\0')));
+	free(real);
+	free(p);
+	free(root);
+	return in;
+}
+
+/* System files (passwd, unit files, environment files) are small: a
+ * regular file of at most 1 MiB, lines of at most 64 KiB. */
+#define SYS_FILE_MAX (1u << 20)
+#define SYS_LINE_MAX (64u << 10)
+
+/* Read a system file; NULL with errno (EINVAL: not a regular file, EFBIG:
+ * too large). Never blocks on a FIFO, never reads a device. */
+static char *read_sys_file(const char *path, size_t *len)
+{
+	uint8_t *buf;
+	if (oa_read_file_at(AT_FDCWD, path, SYS_FILE_MAX, &buf, len) < 0)
+		return NULL;
+	return (char *)buf;
+}
+
+static const char *read_error(int e)
+{
+	return e == EINVAL ? "not a regular file" : e == EFBIG ? "larger than 1 MiB" : strerror(e);
+}
+
+/* The next line of a file read whole (the newline and a CR before it
+ * dropped, NUL-terminated in place); NULL at the end. A line longer than
+ * SYS_LINE_MAX is returned empty (*too_long set). */
+static char *next_line(char **cur, char *end, size_t *len, bool *too_long)
+{
+	char *p = *cur;
+	if (p >= end)
+		return NULL;
+	char *nl = memchr(p, '\n', (size_t)(end - p));
+	char *e = nl ? nl : end;
+	*cur = nl ? nl + 1 : end;
+	*e = '\0';
+	size_t n = strlen(p); /* (a NUL byte ends the line) */
+	if (n && p[n - 1] == '\r')
+		p[--n] = '\0';
+	*too_long = n > SYS_LINE_MAX;
+	if (*too_long) {
+		p[0] = '\0';
+		n = 0;
+	}
+	*len = n;
+	return p;
 }
 
 const char *oa_cand_state_name(oa_cand_state s)
@@ -87,7 +173,7 @@ static char *passwd_file(void)
 	if (p && *p)
 		return oa_xstrdup(p);
 	if (sysroot())
-		return sys_path("/etc/passwd");
+		return sys_path("/etc/passwd"); /* (never NULL: no "..") */
 	return NULL;
 }
 
@@ -123,25 +209,22 @@ static void load_accounts(oa_discovery *d)
 	char *file = passwd_file();
 	if (file) {
 		accounts_from_file = true;
-		FILE *fp = fopen(file, "re");
-		if (!fp) {
+		size_t len;
+		char *text = read_sys_file(file, &len);
+		if (!text) {
 			if (d) {
 				d->notes = oa_xreallocarray(d->notes, d->n_notes + 1, sizeof *d->notes);
-				d->notes[d->n_notes++] = oa_xasprintf("cannot read %s: %s", file, strerror(errno));
+				d->notes[d->n_notes++] = oa_xasprintf("cannot read %s: %s", file, read_error(errno));
 			}
 			free(file);
 			return;
 		}
-		char *line = NULL;
-		size_t cap = 0;
-		ssize_t len;
-		while ((len = getline(&line, &cap, fp)) >= 0) {
-			while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-				line[--len] = '\0';
+		char *cur = text, *line;
+		size_t n;
+		bool too_long;
+		while ((line = next_line(&cur, text + len, &n, &too_long)))
 			parse_passwd_line(line);
-		}
-		free(line);
-		fclose(fp);
+		free(text);
 		free(file);
 		return;
 	}
@@ -175,7 +258,9 @@ void oa_user_name(uid_t uid, char *buf, size_t len)
 
 static int unescape(const char **pp, char *out)
 {
-	/* *pp points after a backslash; returns the byte, advances. */
+	/* *pp points after a backslash; returns the byte, advances. -1 at the
+	 * end of the string, -2 for \x00 (systemd refuses a NUL: the word and
+	 * the rest of the line are ignored). */
 	const char *p = *pp;
 	char c = *p;
 	if (!c)
@@ -194,6 +279,8 @@ static int unescape(const char **pp, char *out)
 		if (isxdigit((unsigned char)p[0]) && isxdigit((unsigned char)p[1])) {
 			char hx[3] = { p[0], p[1], 0 };
 			*out = (char)strtol(hx, NULL, 16);
+			if (!*out)
+				return -2;
 			p += 2;
 			break;
 		}
@@ -240,7 +327,10 @@ void oa_systemd_env_parse(const char *value, oa_env_fn fn, void *ctx)
 				} else if (c == '\\' && quote == '"') {
 					p++;
 					char o;
-					if (unescape(&p, &o) < 0)
+					int u = unescape(&p, &o);
+					if (u == -2)
+						goto refused;
+					if (u < 0)
 						break;
 					oa_buf_addc(&w, o);
 				} else {
@@ -257,7 +347,10 @@ void oa_systemd_env_parse(const char *value, oa_env_fn fn, void *ctx)
 			} else if (c == '\\') {
 				p++;
 				char o;
-				if (unescape(&p, &o) < 0)
+				int u = unescape(&p, &o);
+				if (u == -2)
+					goto refused;
+				if (u < 0)
 					break;
 				oa_buf_addc(&w, o);
 			} else {
@@ -267,6 +360,7 @@ void oa_systemd_env_parse(const char *value, oa_env_fn fn, void *ctx)
 		}
 		emit_assignment(w.data ? w.data : "", fn, ctx);
 	}
+refused:
 	oa_buf_free(&w);
 }
 
@@ -513,6 +607,27 @@ static void add_candidate(oa_discovery *d, const char *source, const char *detai
 	d->v[d->n++] = c;
 }
 
+/* A candidate a system source names (an absolute path as that system sees
+ * it): looked at under the sysroot, and never outside it. */
+static void add_sys_candidate(oa_discovery *d, const char *source, const char *detail,
+                              const char *given, const char *abs)
+{
+	char *p = sys_path(abs);
+	if (!p) {
+		note(d, "%s (%s): %s: a relative path or one with \"..\" under OLLAMA_AUDIT_SYSROOT: skipped",
+		     source, detail, given);
+		return;
+	}
+	if (!inside_sysroot(p)) {
+		note(d, "%s (%s): %s leads outside OLLAMA_AUDIT_SYSROOT (a symlink): skipped", source, detail,
+		     given);
+		free(p);
+		return;
+	}
+	add_candidate(d, source, detail, given, p);
+	free(p);
+}
+
 /* OLLAMA_MODELS from a system file: trimmed as the server trims it; a
  * relative value resolves against the service's working directory, "/". */
 static void add_models_value(oa_discovery *d, const char *source, const char *detail,
@@ -522,9 +637,7 @@ static void add_models_value(oa_discovery *d, const char *source, const char *de
 	if (!v)
 		return;
 	char *abs = v[0] == '/' ? oa_xstrdup(v) : oa_path_join("/", v);
-	char *p = sys_path(abs);
-	add_candidate(d, source, detail, v, p);
-	free(p);
+	add_sys_candidate(d, source, detail, v, abs);
 	free(abs);
 	free(v);
 }
@@ -542,53 +655,101 @@ static void on_env(void *ctx, const char *name, const char *value)
 		add_models_value(e->d, e->source, e->detail, value);
 }
 
-static void read_env_file(oa_discovery *d, const char *abs, bool must_exist, const char *from)
+/* Read a system file named by an absolute path: its text, or NULL (noted
+ * unless it is simply missing and may be). */
+static char *open_sys_file(oa_discovery *d, const char *abs, bool must_exist, const char *from,
+                           size_t *len)
 {
 	char *p = sys_path(abs);
-	FILE *fp = fopen(p, "re");
-	if (!fp) {
-		if (must_exist || errno != ENOENT)
-			note(d, "cannot read %s%s%s: %s", abs, from ? " (named by " : "", from ? from : "",
-			     strerror(errno));
-		free(p);
-		return;
+	if (!p) {
+		note(d, "cannot read %s%s%s: a relative path or one with \"..\" under OLLAMA_AUDIT_SYSROOT", abs,
+		     from ? " (named by " : "", from ? from : "");
+		return NULL;
 	}
-	char *line = NULL;
-	size_t cap = 0;
+	char *text = read_sys_file(p, len);
+	int e = errno;
+	free(p);
+	if (!text && (must_exist || e != ENOENT))
+		note(d, "cannot read %s%s%s%s: %s", abs, from ? " (named by " : "", from ? from : "",
+		     from ? ")" : "", read_error(e));
+	return text;
+}
+
+static void read_env_file(oa_discovery *d, const char *abs, bool must_exist, const char *from)
+{
+	size_t len;
+	char *text = open_sys_file(d, abs, must_exist, from, &len);
+	if (!text)
+		return;
+	char *cur = text, *line;
+	size_t n;
+	bool too_long;
 	unsigned lineno = 0;
-	while (getline(&line, &cap, fp) >= 0) {
+	while ((line = next_line(&cur, text + len, &n, &too_long))) {
 		lineno++;
+		if (too_long) {
+			note(d, "%s:%u: a line longer than 64 KiB: ignored", abs, lineno);
+			continue;
+		}
 		env_ctx e = { d, "environment-file", oa_xasprintf("%s:%u", abs, lineno) };
 		oa_envfile_line_parse(line, on_env, &e);
 		free(e.detail);
 	}
-	free(line);
-	fclose(fp);
-	free(p);
+	free(text);
+}
+
+/* One logical line of a unit file (continuations joined), from line `start`. */
+static void unit_line(oa_discovery *d, const char *abs, unsigned start, char *t, bool *in_service)
+{
+	while (*t && isspace((unsigned char)*t))
+		t++;
+	if (*t == '[') {
+		*in_service = strncmp(t, "[Service]", 9) == 0;
+		return;
+	}
+	if (!*in_service)
+		return;
+	char *eq = strchr(t, '=');
+	if (!eq)
+		return;
+	char *ke = eq;
+	while (ke > t && isspace((unsigned char)ke[-1]))
+		ke--;
+	size_t kl = (size_t)(ke - t);
+	char *v = eq + 1;
+	while (*v && isspace((unsigned char)*v))
+		v++;
+	char *detail = oa_xasprintf("%s:%u", abs, start);
+	if (kl == 11 && strncmp(t, "Environment", 11) == 0) {
+		env_ctx e = { d, "systemd", detail };
+		oa_systemd_env_parse(v, on_env, &e);
+	} else if (kl == 15 && strncmp(t, "EnvironmentFile", 15) == 0) {
+		bool optional = *v == '-';
+		char *f = oa_env_trim(optional ? v + 1 : v);
+		if (f && f[0] == '/')
+			read_env_file(d, f, !optional, detail);
+		free(f);
+	}
+	free(detail);
 }
 
 /* Read a unit file or drop-in: [Service] Environment= and EnvironmentFile=. */
 static void read_unit_file(oa_discovery *d, const char *abs)
 {
-	char *p = sys_path(abs);
-	FILE *fp = fopen(p, "re");
-	if (!fp) {
-		if (errno != ENOENT)
-			note(d, "cannot read %s: %s", abs, strerror(errno));
-		free(p);
+	size_t len;
+	char *text = open_sys_file(d, abs, false, NULL, &len);
+	if (!text)
 		return;
-	}
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
+	char *cur = text, *line;
+	size_t n;
+	bool too_long, in_service = false;
 	unsigned lineno = 0, start = 0;
-	bool in_service = false;
 	oa_buf logical;
 	oa_buf_init(&logical);
-	while ((len = getline(&line, &cap, fp)) >= 0) {
+	while ((line = next_line(&cur, text + len, &n, &too_long))) {
 		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
+		if (too_long)
+			note(d, "%s:%u: a line longer than 64 KiB: ignored", abs, lineno);
 		if (logical.len == 0) {
 			start = lineno;
 			const char *t = line;
@@ -598,49 +759,27 @@ static void read_unit_file(oa_discovery *d, const char *abs)
 				continue;
 		}
 		/* a trailing backslash continues the line */
-		if (len > 0 && line[len - 1] == '\\') {
-			oa_buf_add(&logical, line, (size_t)len - 1);
+		if (n > 0 && line[n - 1] == '\\') {
+			if (logical.len + n > SYS_LINE_MAX) {
+				note(d, "%s:%u: a line longer than 64 KiB: ignored", abs, start);
+				logical.len = 0;
+				continue;
+			}
+			oa_buf_add(&logical, line, n - 1);
 			oa_buf_addc(&logical, ' ');
 			continue;
 		}
-		oa_buf_add(&logical, line, (size_t)len);
-		char *t = logical.data ? logical.data : (char *)"";
-		while (*t && isspace((unsigned char)*t))
-			t++;
-		if (*t == '[') {
-			in_service = strncmp(t, "[Service]", 9) == 0;
-		} else if (in_service) {
-			char *eq = strchr(t, '=');
-			if (eq) {
-				char *ke = eq;
-				while (ke > t && isspace((unsigned char)ke[-1]))
-					ke--;
-				size_t kl = (size_t)(ke - t);
-				char *v = eq + 1;
-				while (*v && isspace((unsigned char)*v))
-					v++;
-				char *detail = oa_xasprintf("%s:%u", abs, start);
-				if (kl == 11 && strncmp(t, "Environment", 11) == 0) {
-					env_ctx e = { d, "systemd", detail };
-					oa_systemd_env_parse(v, on_env, &e);
-				} else if (kl == 15 && strncmp(t, "EnvironmentFile", 15) == 0) {
-					bool optional = *v == '-';
-					char *f = oa_env_trim(optional ? v + 1 : v);
-					if (f && f[0] == '/')
-						read_env_file(d, f, !optional, detail);
-					free(f);
-				}
-				free(detail);
-			}
-		}
+		oa_buf_add(&logical, line, n);
+		unit_line(d, abs, start, logical.data ? logical.data : (char *)"", &in_service);
 		logical.len = 0;
 		if (logical.data)
 			logical.data[0] = '\0';
 	}
+	/* as systemd does: a continued line at the end of the file still counts */
+	if (logical.len)
+		unit_line(d, abs, start, logical.data, &in_service);
 	oa_buf_free(&logical);
-	free(line);
-	fclose(fp);
-	free(p);
+	free(text);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -722,11 +861,8 @@ void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
 		{ "/var/lib/ollama/.ollama/models", "distribution package (user home)" },
 		{ "/root/.ollama/models", "root / container image" },
 	};
-	for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
-		char *p = sys_path(defaults[i].path);
-		add_candidate(d, "default", defaults[i].why, defaults[i].path, p);
-		free(p);
-	}
+	for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+		add_sys_candidate(d, "default", defaults[i].why, defaults[i].path, defaults[i].path);
 
 	/* 6. Every home directory in the password database. */
 	for (size_t i = 0; i < n_accounts; i++) {
@@ -734,11 +870,12 @@ void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
 		if (!*home || strcmp(home, "/nonexistent") == 0 || strcmp(home, "/dev/null") == 0)
 			continue;
 		char *given = oa_path_join(home, ".ollama/models");
-		char *p = accounts_from_file ? sys_path(given) : oa_xstrdup(given);
 		char *detail = oa_xasprintf("user %s", accounts[i].name);
-		add_candidate(d, "home", detail, given, p);
+		if (accounts_from_file)
+			add_sys_candidate(d, "home", detail, given, given);
+		else
+			add_candidate(d, "home", detail, given, given);
 		free(detail);
-		free(p);
 		free(given);
 	}
 

@@ -2,7 +2,6 @@
 #include "ollama_audit/du.h"
 #include "ollama_audit/util.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +12,7 @@ typedef struct use {
 	dev_t dev;
 	ino_t ino;
 	size_t row;
-	const struct stat *st;
+	uint64_t alloc, size;
 } use;
 
 static int cmp_use(const void *a, const void *b)
@@ -33,25 +32,40 @@ typedef struct uses {
 	size_t n, cap;
 } uses;
 
-static void uses_add(uses *u, const oa_blob *b, size_t row)
+/* What removing the blob frees: the file, or for a symlinked blob the link
+ * itself (rm never removes a link's target). */
+static void uses_add(const oa_store *s, uses *u, const oa_blob *b, size_t row)
 {
-	if (!b || !b->stat_ok || b->dangling)
+	struct stat lst;
+	const struct stat *st;
+	if (!b)
 		return;
+	if (b->is_symlink) {
+		if (s->blobs_fd < 0 || fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISLNK(lst.st_mode))
+			return;
+		st = &lst;
+	} else {
+		if (!b->stat_ok || b->dangling)
+			return;
+		st = &b->st;
+	}
 	if (u->n == u->cap) {
 		u->cap = u->cap ? u->cap * 2 : 256;
 		u->v = oa_xreallocarray(u->v, u->cap, sizeof *u->v);
 	}
-	u->v[u->n++] = (use){ b->st.st_dev, b->st.st_ino, row, &b->st };
+	u->v[u->n++] = (use){ st->st_dev, st->st_ino, row, (uint64_t)st->st_blocks * 512,
+	                      (uint64_t)st->st_size };
 }
 
+/* The blob file named sha256-<hex>: the store's own lookup (a bsearch). */
 static oa_blob *blob_by_hex(const oa_store *s, const char *hex)
 {
-	char name[7 + 64 + 1];
-	snprintf(name, sizeof name, "sha256-%s", hex);
-	for (size_t i = 0; i < s->n_blobs; i++)
-		if (strcmp(s->blobs[i].name, name) == 0)
-			return &s->blobs[i];
-	return NULL;
+	char digest[7 + 64 + 1];
+	snprintf(digest, sizeof digest, "sha256:%s", hex);
+	oa_layer l = { .digest = digest, .digest_valid = true };
+	memcpy(l.hex, hex, sizeof l.hex);
+	return oa_store_find_blob(s, &l);
 }
 
 /* The blobs an unparseable manifest could reference: every digest in its bytes. */
@@ -70,61 +84,9 @@ static void scan_unparseable(const oa_store *s, const oa_model *m, uses *u, size
 	for (size_t i = 0; i < r.n; i++) {
 		oa_blob *b = blob_by_hex(s, r.hex[i]);
 		if (b && b->cls == OA_BLOB_VALID)
-			uses_add(u, b, row);
+			uses_add(s, u, b, row);
 	}
 	oa_refset_free(&r);
-}
-
-typedef struct fileuse {
-	dev_t dev;
-	ino_t ino;
-	uint64_t size, alloc;
-} fileuse;
-
-static int cmp_fileuse(const void *a, const void *b)
-{
-	const fileuse *x = a, *y = b;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return 0;
-}
-
-static void walk_files(int dirfd, fileuse **v, size_t *n, size_t *cap, int depth)
-{
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	rewinddir(d);
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		struct stat st;
-		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			int cfd = depth < 32 ? openat(dirfd, e->d_name,
-			                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-			if (cfd >= 0) {
-				walk_files(cfd, v, n, cap, depth + 1);
-				close(cfd);
-			}
-			continue;
-		}
-		if (*n == *cap) {
-			*cap = *cap ? *cap * 2 : 256;
-			*v = oa_xreallocarray(*v, *cap, sizeof **v);
-		}
-		(*v)[(*n)++] = (fileuse){ st.st_dev, st.st_ino, (uint64_t)st.st_size,
-		                          (uint64_t)st.st_blocks * 512 };
-	}
-	closedir(d);
 }
 
 static const oa_store *sort_store;
@@ -172,9 +134,9 @@ void oa_du_compute(oa_store *s, oa_du *d)
 		if (d->rows[r].models[0] != i)
 			continue; /* same manifest as an earlier tag */
 		d->rows[r].missing = m->missing_blobs;
-		uses_add(&u, m->config_blob, r);
+		uses_add(s, &u, m->config_blob, r);
 		for (size_t k = 0; m->layer_blobs && k < m->m.n_layers; k++)
-			uses_add(&u, m->layer_blobs[k], r);
+			uses_add(s, &u, m->layer_blobs[k], r);
 	}
 	if (u.n)
 		qsort(u.v, u.n, sizeof *u.v, cmp_use);
@@ -188,7 +150,7 @@ void oa_du_compute(oa_store *s, oa_du *d)
 			parseable |= d->rows[u.v[j].row].manifest_ok;
 			j++;
 		}
-		uint64_t alloc = (uint64_t)u.v[i].st->st_blocks * 512, size = (uint64_t)u.v[i].st->st_size;
+		uint64_t alloc = u.v[i].alloc, size = u.v[i].size;
 		if (parseable) {
 			d->referenced += alloc;
 			d->referenced_apparent += size;
@@ -211,20 +173,12 @@ void oa_du_compute(oa_store *s, oa_du *d)
 	}
 	free(u.v);
 	free(row_of);
-	/* Everything under blobs/, each inode once, as du counts it. */
-	fileuse *fv = NULL;
-	size_t fn = 0, fcap = 0;
-	if (s->blobs_fd >= 0)
-		walk_files(s->blobs_fd, &fv, &fn, &fcap, 0);
-	if (fn)
-		qsort(fv, fn, sizeof *fv, cmp_fileuse);
-	for (size_t i = 0; i < fn; i++) {
-		if (i > 0 && cmp_fileuse(&fv[i], &fv[i - 1]) == 0)
-			continue;
-		d->blobs_total += fv[i].alloc;
-		d->blobs_total_apparent += fv[i].size;
-	}
-	free(fv);
+	/* blobs/ and everything under it, each inode once, as `du -s` counts it. */
+	oa_usage bu;
+	oa_usage_walk(s->blobs_fd, &bu);
+	d->blobs_total = bu.allocated;
+	d->blobs_total_apparent = bu.apparent;
+	oa_usage_free(&bu);
 	sort_store = s;
 	if (d->n_rows)
 		qsort(d->rows, d->n_rows, sizeof *d->rows, cmp_row);

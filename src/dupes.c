@@ -1,9 +1,12 @@
 /* dupes.c - the same blob in several stores; see dupes.h. */
 #include "ollama_audit/dupes.h"
+#include "ollama_audit/platform.h"
 #include "ollama_audit/util.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct entry {
 	const char *hex;
@@ -48,6 +51,48 @@ static void fill_models(const oa_store *s, oa_dupe_copy *c)
 		for (size_t k = 0; k < m->m.n_layers; k++)
 			if (m->layer_blobs && m->layer_blobs[k] == c->blob)
 				add_model(c, m->display);
+	}
+}
+
+static int open_copy(oa_store *const *stores, const oa_dupe_copy *c)
+{
+	const oa_store *s = stores[c->store];
+	if (s->blobs_fd < 0)
+		return -1;
+	int fd = openat(s->blobs_fd, c->blob->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != c->dev ||
+	                st.st_ino != c->ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Copies on one filesystem whose data all lives in an earlier copy's
+ * extents (a reflink made by an earlier dedupe): shared_with = that copy. */
+static void find_shared_extents(oa_store *const *stores, oa_dupe *d)
+{
+	for (size_t i = 0; i < d->n_copies; i++) {
+		oa_dupe_copy *c = &d->copies[i];
+		if (c->same_inode_as >= 0 || c->symlink || !c->allocated)
+			continue;
+		int fd = -1;
+		for (size_t j = 0; j < i && c->shared_with < 0; j++) {
+			const oa_dupe_copy *o = &d->copies[j];
+			if (o->dev != c->dev || o->same_inode_as >= 0 || o->symlink || o->shared_with >= 0)
+				continue;
+			if (fd < 0 && (fd = open_copy(stores, c)) < 0)
+				break;
+			int ofd = open_copy(stores, o);
+			if (ofd < 0)
+				continue;
+			if (oa_extents_shared(ofd, fd) == 1)
+				c->shared_with = (long)j;
+			close(ofd);
+		}
+		if (fd >= 0)
+			close(fd);
 	}
 }
 
@@ -117,26 +162,35 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 					c->same_inode_as = (long)j;
 					break;
 				}
+			c->shared_with = -1;
 			fill_models(stores[c->store], c);
-			if (c->same_inode_as >= 0) {
+			d->n_copies++;
+		}
+		find_shared_extents(stores, d);
+		for (size_t i = 0; i < d->n_copies; i++) {
+			const oa_dupe_copy *c = &d->copies[i];
+			if (c->same_inode_as >= 0 || c->shared_with >= 0) {
 				d->already_shared += c->allocated;
+				d->n_inodes += c->same_inode_as < 0;
 			} else {
 				d->n_inodes++;
 				sum += c->allocated;
 				if (c->allocated > largest)
 					largest = c->allocated;
 			}
-			d->n_copies++;
 		}
 		d->saving = sum - largest;
-		/* Per filesystem: every distinct inode but the largest one could become a link. */
+		/* Per filesystem: every distinct inode but the largest one could
+		 * become a link. Symlinked copies and copies that already share
+		 * their extents are left out: dedupe never touches them. */
 		for (size_t i = 0; i < d->n_copies; i++) {
 			const oa_dupe_copy *c = &d->copies[i];
-			if (c->same_inode_as >= 0)
+			if (c->same_inode_as >= 0 || c->symlink || c->shared_with >= 0)
 				continue;
 			bool first_on_dev = true;
 			for (size_t j = 0; j < i; j++)
-				if (d->copies[j].dev == c->dev && d->copies[j].same_inode_as < 0)
+				if (d->copies[j].dev == c->dev && d->copies[j].same_inode_as < 0 &&
+				    !d->copies[j].symlink && d->copies[j].shared_with < 0)
 					first_on_dev = false;
 			if (!first_on_dev)
 				continue;
@@ -144,7 +198,7 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 			size_t cnt = 0;
 			for (size_t j = i; j < d->n_copies; j++) {
 				const oa_dupe_copy *o = &d->copies[j];
-				if (o->dev != c->dev || o->same_inode_as >= 0)
+				if (o->dev != c->dev || o->same_inode_as >= 0 || o->symlink || o->shared_with >= 0)
 					continue;
 				cnt++;
 				dsum += o->allocated;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,22 +231,11 @@ static bool rc_dir_first(oa_refcache *c, dev_t dev, ino_t ino)
 	return true;
 }
 
-static int64_t ctime_ns(const struct stat *st)
-{
-#if defined(__APPLE__)
-	return (int64_t)st->st_ctimespec.tv_sec * 1000000000LL + st->st_ctimespec.tv_nsec;
-#elif (_POSIX_C_SOURCE >= 200809L) || defined(__linux__)
-	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
-#else
-	return (int64_t)st->st_ctime * 1000000000LL;
-#endif
-}
-
 static void rc_file_seen(oa_refcache *c, int dirfd, const char *name, char *label, const struct stat *st)
 {
 	uint64_t h = str_hash(label);
 	rc_file *f = rc_find(c, label, h);
-	int64_t mt = oa_stat_mtime_ns(st), ct = ctime_ns(st);
+	int64_t mt = oa_stat_mtime_ns(st), ct = oa_stat_ctime_ns(st);
 	if (f) {
 		free(label);
 		if (f->read_ns && f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
@@ -451,84 +441,308 @@ void oa_refset_free(oa_refset *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* ---- directory usage -------------------------------------------------------- */
+/* ---- inode sets ------------------------------------------------------------ */
 
-typedef struct inode_set {
-	dev_t *dev;
-	ino_t *ino;
-	size_t n, cap;
-} inode_set;
-
-static bool inode_set_add(inode_set *s, dev_t dev, ino_t ino)
+static int cmp_ino(const void *a, const void *b)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->dev[i] == dev && s->ino[i] == ino)
-			return false;
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 16;
-		s->dev = oa_xreallocarray(s->dev, s->cap, sizeof *s->dev);
-		s->ino = oa_xreallocarray(s->ino, s->cap, sizeof *s->ino);
-	}
-	s->dev[s->n] = dev;
-	s->ino[s->n++] = ino;
-	return true;
+	const oa_ino *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return 0;
 }
 
-static void dir_usage_rec(int dirfd, inode_set *seen, uint64_t *ap, uint64_t *al, uint64_t *fr,
-                          int depth)
+void oa_ino_set_add(oa_ino_set *s, dev_t dev, ino_t ino)
 {
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 16;
+		s->v = oa_xreallocarray(s->v, s->cap, sizeof *s->v);
 	}
+	s->v[s->n++] = (oa_ino){ dev, ino };
+	s->sorted = false;
+}
+
+void oa_ino_set_sort(oa_ino_set *s)
+{
+	if (s->n)
+		qsort(s->v, s->n, sizeof *s->v, cmp_ino);
+	size_t w = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (w == 0 || cmp_ino(&s->v[w - 1], &s->v[i]) != 0)
+			s->v[w++] = s->v[i];
+	s->n = w;
+	s->sorted = true;
+}
+
+bool oa_ino_set_has(const oa_ino_set *s, dev_t dev, ino_t ino)
+{
+	oa_ino key = { dev, ino };
+	if (!s->n)
+		return false;
+	if (s->sorted)
+		return bsearch(&key, s->v, s->n, sizeof *s->v, cmp_ino) != NULL;
+	for (size_t i = 0; i < s->n; i++)
+		if (cmp_ino(&s->v[i], &key) == 0)
+			return true;
+	return false;
+}
+
+void oa_ino_set_free(oa_ino_set *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof *s);
+}
+
+#define CHAIN_LINKS_MAX 40 /* Linux's MAXSYMLINKS */
+
+void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set)
+{
+	char t[PATH_MAX];
+	ssize_t tl = readlinkat(dirfd, name, t, sizeof t - 1);
+	if (tl <= 0)
+		return;
+	t[tl] = '\0';
+	char *rest = oa_xstrdup(t);
+	int cur = t[0] == '/' ? open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : dup(dirfd);
+	int links = 1;
+	for (int steps = 0; cur >= 0 && steps < 4096; steps++) {
+		char *p = rest;
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		size_t n = strcspn(p, "/");
+		if (n > NAME_MAX)
+			break;
+		char comp[NAME_MAX + 1];
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		const char *after = p + n; /* "" or "/..." */
+		bool last = after[strspn(after, "/")] == '\0';
+		if (strcmp(comp, ".") != 0) {
+			struct stat st;
+			if (fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				break;
+			oa_ino_set_add(set, st.st_dev, st.st_ino);
+			if (S_ISLNK(st.st_mode)) {
+				if (++links > CHAIN_LINKS_MAX || (tl = readlinkat(cur, comp, t, sizeof t - 1)) <= 0)
+					break;
+				t[tl] = '\0';
+				char *nr = oa_xasprintf("%s%s", t, after);
+				free(rest);
+				rest = nr;
+				if (t[0] == '/') {
+					close(cur);
+					cur = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				}
+				continue;
+			}
+			if (!last) {
+				if (!S_ISDIR(st.st_mode))
+					break;
+				int nfd = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				close(cur);
+				cur = nfd;
+			}
+		}
+		memmove(rest, after, strlen(after) + 1);
+	}
+	if (cur >= 0)
+		close(cur);
+	free(rest);
+}
+
+/* ---- the disk-usage walker ---------------------------------------------------- */
+
+#define USAGE_DEPTH_MAX 32
+
+static void usage_add(oa_usage *u, const struct stat *st, size_t top)
+{
+	if (u->n == u->cap) {
+		u->cap = u->cap ? u->cap * 2 : 256;
+		u->v = oa_xreallocarray(u->v, u->cap, sizeof *u->v);
+	}
+	u->v[u->n++] = (oa_usage_item){ st->st_dev, st->st_ino, (uint64_t)st->st_size,
+	                                (uint64_t)st->st_blocks * 512, st->st_nlink, top,
+	                                S_ISDIR(st->st_mode) };
+}
+
+static int cmp_usage_item(const void *a, const void *b)
+{
+	const oa_usage_item *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->top != y->top)
+		return x->top < y->top ? -1 : 1;
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in the directory open at fd (not "." or ".."); NULL on error. */
+static char **list_dir(int fd, size_t *n)
+{
+	*n = 0;
+	int dfd = dup(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return NULL;
+	}
+	rewinddir(d);
+	char **v = oa_xcalloc(1, sizeof *v);
+	size_t cap = 1;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		struct stat st;
-		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			*al += (uint64_t)st.st_blocks * 512;
-			*fr += (uint64_t)st.st_blocks * 512;
-			int cfd = depth < 32 ? openat(dirfd, e->d_name,
-			                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-			if (cfd >= 0) {
-				dir_usage_rec(cfd, seen, ap, al, fr, depth + 1);
-				close(cfd);
-			}
-			continue;
+		if (*n == cap) {
+			cap *= 2;
+			v = oa_xreallocarray(v, cap, sizeof *v);
 		}
-		if (!inode_set_add(seen, st.st_dev, st.st_ino))
-			continue;
-		*ap += (uint64_t)st.st_size;
-		*al += (uint64_t)st.st_blocks * 512;
-		if (st.st_nlink <= 1)
-			*fr += (uint64_t)st.st_blocks * 512;
+		v[(*n)++] = oa_xstrdup(e->d_name);
 	}
 	closedir(d);
+	return v;
+}
+
+static void usage_entry(oa_usage *u, int dirfd, const char *name, size_t top, int depth);
+
+static void usage_dir(oa_usage *u, int fd, size_t top, int depth)
+{
+	size_t n;
+	char **names = list_dir(fd, &n);
+	if (!names) {
+		u->incomplete = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		usage_entry(u, fd, names[i], top, depth);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void usage_entry(oa_usage *u, int dirfd, const char *name, size_t top, int depth)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		u->incomplete |= errno != ENOENT;
+		return;
+	}
+	usage_add(u, &st, top);
+	if (!S_ISDIR(st.st_mode))
+		return;
+	if (depth >= USAGE_DEPTH_MAX) {
+		u->incomplete = true;
+		return;
+	}
+	int cfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cfd < 0) {
+		u->incomplete = true;
+		return;
+	}
+	usage_dir(u, cfd, top, depth + 1);
+	close(cfd);
+}
+
+void oa_usage_walk(int fd, oa_usage *u)
+{
+	memset(u, 0, sizeof *u);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		u->incomplete = fd >= 0;
+		return;
+	}
+	usage_add(u, &st, OA_USAGE_ROOT);
+	if (S_ISDIR(st.st_mode)) {
+		u->tops = list_dir(fd, &u->n_tops);
+		if (!u->tops)
+			u->incomplete = true;
+		else if (u->n_tops)
+			qsort(u->tops, u->n_tops, sizeof *u->tops, cmp_name);
+		for (size_t i = 0; i < u->n_tops; i++)
+			usage_entry(u, fd, u->tops[i], i, 1);
+	}
+	qsort(u->v, u->n, sizeof *u->v, cmp_usage_item);
+	for (size_t i = 0; i < u->n; i++) {
+		if (i && u->v[i].dev == u->v[i - 1].dev && u->v[i].ino == u->v[i - 1].ino)
+			continue;
+		u->apparent += u->v[i].apparent;
+		u->allocated += u->v[i].allocated;
+	}
+}
+
+void oa_usage_free(oa_usage *u)
+{
+	for (size_t i = 0; i < u->n_tops; i++)
+		free(u->tops[i]);
+	free(u->tops);
+	free(u->v);
+	memset(u, 0, sizeof *u);
+}
+
+void oa_usage_sum(const oa_usage *const *v, size_t n, uint64_t *apparent, uint64_t *allocated)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += v[i]->n;
+	oa_usage_item *all = oa_xcalloc(total ? total : 1, sizeof *all);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < v[i]->n; j++)
+			all[k++] = v[i]->v[j];
+	if (k)
+		qsort(all, k, sizeof *all, cmp_usage_item);
+	*apparent = *allocated = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (i && all[i].dev == all[i - 1].dev && all[i].ino == all[i - 1].ino)
+			continue;
+		*apparent += all[i].apparent;
+		*allocated += all[i].allocated;
+	}
+	free(all);
+}
+
+/* oa_dir_usage, and whether any inode of the tree is in `protect`. */
+static bool dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
+                      uint64_t *freed, const oa_ino_set *protect)
+{
+	*apparent = *allocated = *freed = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	oa_usage u;
+	oa_usage_walk(fd, &u);
+	close(fd);
+	*apparent = u.apparent;
+	*allocated = u.allocated;
+	bool hit = false;
+	for (size_t i = 0; i < u.n;) {
+		size_t j = i;
+		while (j < u.n && u.v[j].dev == u.v[i].dev && u.v[j].ino == u.v[i].ino)
+			j++;
+		if (u.v[i].is_dir || j - i >= (size_t)u.v[i].nlink)
+			*freed += u.v[i].allocated;
+		if (protect && oa_ino_set_has(protect, u.v[i].dev, u.v[i].ino))
+			hit = true;
+		i = j;
+	}
+	oa_usage_free(&u);
+	return hit;
 }
 
 void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
                   uint64_t *freed)
 {
-	*apparent = *allocated = *freed = 0;
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	inode_set seen = { 0 };
-	struct stat st;
-	if (fstat(fd, &st) == 0) {
-		*allocated += (uint64_t)st.st_blocks * 512;
-		*freed += (uint64_t)st.st_blocks * 512;
-	}
-	dir_usage_rec(fd, &seen, apparent, allocated, freed, 0);
-	close(fd);
-	free(seen.dev);
-	free(seen.ino);
+	dir_usage(dirfd, name, apparent, allocated, freed, NULL);
 }
 
 /* ---- the taxonomy -------------------------------------------------------------- */
@@ -666,6 +880,19 @@ static bool all_digits(const char *s)
 void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *j)
 {
 	memset(j, 0, sizeof *j);
+	/* Everything a symlinked blob that a manifest uses (or may use) resolves
+	 * through: removing any of it would break that blob. */
+	oa_ino_set targets = { 0 };
+	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
+		const oa_blob *b = &s->blobs[i];
+		if (b->is_symlink && (b->refs || b->weak_refs ||
+		                      (b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(refs, b->hex))))
+			oa_symlink_chain(s->blobs_fd, b->name, &targets);
+	}
+	oa_ino_set_sort(&targets);
+	static const char *target_keep = "a symlinked blob that a manifest uses resolves to it: removing it "
+	                                 "would break that blob";
+	static const char *holds_keep = "holds the target of a symlinked blob that a manifest uses";
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		oa_blob *b = &s->blobs[i];
 		struct stat lst;
@@ -712,9 +939,10 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 		 * a partial or temp of a digest some manifest mentions is kept too. */
 		if (!keep && b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(refs, b->hex))
 			keep = "a file under manifests/ mentions this digest: files named after it are kept";
-		if (!have) {
+		if (!have)
 			keep = "cannot stat it";
-		}
+		else if (!keep && oa_ino_set_has(&targets, lst.st_dev, lst.st_ino))
+			keep = target_keep;
 		oa_junk *e = junk_add(j, cat, OA_IN_BLOBS, path, oa_blob_class_name(b->cls),
 		                      have ? &lst : NULL, now);
 		e->keep = keep;
@@ -727,7 +955,8 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 		}
 		if (have && e->is_dir) {
 			uint64_t ap, al, fr;
-			oa_dir_usage(s->blobs_fd, b->name, &ap, &al, &fr);
+			if (dir_usage(s->blobs_fd, b->name, &ap, &al, &fr, &targets) && !e->keep)
+				e->keep = holds_keep;
 			e->apparent = ap;
 			e->allocated = al;
 			e->freed_alone = fr;
@@ -780,7 +1009,9 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 			oa_junk *x = junk_add(j, OA_JUNK_TEMP, OA_IN_ROOT, oa_xstrdup(e->d_name), "temp-dir",
 			                      &lst, now);
 			uint64_t ap, al, fr;
-			oa_dir_usage(s->root_fd, e->d_name, &ap, &al, &fr);
+			if (dir_usage(s->root_fd, e->d_name, &ap, &al, &fr, &targets) ||
+			    oa_ino_set_has(&targets, lst.st_dev, lst.st_ino))
+				x->keep = holds_keep;
 			x->apparent = ap;
 			x->allocated = al;
 			x->freed_alone = fr;
@@ -791,6 +1022,7 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 	/* Empty directories under manifests/ (deepest first), never manifests/ itself. */
 	if (s->manifests_fd >= 0)
 		empty_tree(j, s->manifests_fd, "manifests", now, 0);
+	oa_ino_set_free(&targets);
 	for (size_t i = 0; i < j->n; i++) {
 		oa_junk *e = &j->v[i];
 		j->count[e->cat]++;

@@ -405,3 +405,91 @@ int oa_reflink(int src_fd, int dst_fd)
 	return -1;
 }
 #endif
+
+/* ---- shared extents (dedupe: copies an earlier reflink already shares) ---- */
+#ifdef __linux__
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+
+typedef struct oa_ext { uint64_t logical, physical, length; uint32_t flags; } oa_ext;
+
+/* Every extent of fd (at most max). Returns the count, or -1. */
+static long extent_map(int fd, oa_ext **out, size_t max)
+{
+	enum { BATCH = 128 };
+	size_t sz = sizeof(struct fiemap) + BATCH * sizeof(struct fiemap_extent);
+	struct fiemap *fm = oa_xmalloc(sz);
+	oa_ext *v = NULL;
+	size_t n = 0;
+	uint64_t start = 0;
+	long ret = -1;
+	for (;;) {
+		memset(fm, 0, sz);
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_extent_count = BATCH;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0)
+			goto out;
+		if (fm->fm_mapped_extents == 0)
+			break;
+		bool last = false;
+		for (uint32_t i = 0; i < fm->fm_mapped_extents; i++) {
+			const struct fiemap_extent *e = &fm->fm_extents[i];
+			if (n == max)
+				goto out;
+			v = oa_xreallocarray(v, n + 1, sizeof *v);
+			v[n++] = (oa_ext){ e->fe_logical, e->fe_physical, e->fe_length, e->fe_flags };
+			start = e->fe_logical + e->fe_length;
+			last |= (e->fe_flags & FIEMAP_EXTENT_LAST) != 0;
+		}
+		if (last)
+			break;
+	}
+	ret = (long)n;
+out:
+	free(fm);
+	if (ret < 0) {
+		free(v);
+		v = NULL;
+	}
+	*out = v;
+	return ret;
+}
+
+int oa_extents_shared(int fd_a, int fd_b)
+{
+	oa_ext *a = NULL, *b = NULL;
+	long na = extent_map(fd_a, &a, 1u << 20), nb = na < 0 ? -1 : extent_map(fd_b, &b, 1u << 20);
+	int ret;
+	if (na < 0 || nb < 0) {
+		ret = -1;
+	} else if (na != nb) {
+		ret = 0;
+	} else {
+		ret = 1;
+		const uint32_t vague = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC;
+		for (long i = 0; i < na && ret == 1; i++) {
+			if ((a[i].flags | b[i].flags) & vague) {
+				ret = -1;
+				break;
+			}
+			if (a[i].logical != b[i].logical || a[i].length != b[i].length)
+				ret = 0;
+			else if ((a[i].flags & FIEMAP_EXTENT_DATA_INLINE) && (b[i].flags & FIEMAP_EXTENT_DATA_INLINE))
+				continue; /* stored in metadata: no extent to share, nothing to save */
+			else if (a[i].physical != b[i].physical || !(a[i].flags & FIEMAP_EXTENT_SHARED) ||
+			         !(b[i].flags & FIEMAP_EXTENT_SHARED))
+				ret = 0;
+		}
+	}
+	free(a);
+	free(b);
+	return ret;
+}
+#else
+int oa_extents_shared(int fd_a, int fd_b)
+{
+	(void)fd_a; (void)fd_b;
+	return -1;
+}
+#endif

@@ -65,15 +65,12 @@ void oa_prom_free(oa_prom *p)
 
 static bool valid_utf8(const unsigned char *p)
 {
-	while (*p) {
-		unsigned char c = *p;
-		int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
-		if (n < 0 || (n == 1 && c < 0xC2))
+	size_t n = strlen((const char *)p);
+	for (size_t i = 0; i < n;) {
+		size_t len = oa_utf8_seq(p + i, n - i);
+		if (!len)
 			return false;
-		p++;
-		for (int i = 0; i < n; i++, p++)
-			if ((*p & 0xC0) != 0x80)
-				return false;
+		i += len;
 	}
 	return true;
 }
@@ -188,20 +185,19 @@ const char *oa_prom_blob_state(const oa_blob *b)
 	return state_names[blob_state(b)];
 }
 
-typedef struct inode_ref {
-	dev_t dev;
-	ino_t ino;
-	size_t blob;
-} inode_ref;
-
-static int cmp_inode(const void *a, const void *b)
+/* The state of each top-level entry the walker found in blobs/ (both lists
+ * are in strcmp order); a name the scan did not see is foreign. */
+static int *top_states(const oa_store *s, const oa_usage *u)
 {
-	const inode_ref *x = a, *y = b;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return x->blob < y->blob ? -1 : x->blob > y->blob;
+	int *v = oa_xcalloc(u->n_tops ? u->n_tops : 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < u->n_tops; i++) {
+		while (k < s->n_blobs && strcmp(s->blobs[k].name, u->tops[i]) < 0)
+			k++;
+		v[i] = k < s->n_blobs && strcmp(s->blobs[k].name, u->tops[i]) == 0 ? blob_state(&s->blobs[k])
+		                                                                    : ST_FOREIGN;
+	}
+	return v;
 }
 
 void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
@@ -236,29 +232,29 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 
 	/* blobs and bytes by state: every inode once */
 	uint64_t count[ST_COUNT] = { 0 }, alloc[ST_COUNT] = { 0 }, apparent[ST_COUNT] = { 0 };
-	inode_ref *ino = oa_xcalloc(s->n_blobs ? s->n_blobs : 1, sizeof *ino);
-	size_t ni = 0;
-	for (size_t i = 0; i < s->n_blobs; i++) {
-		const oa_blob *b = &s->blobs[i];
-		count[blob_state(b)]++;
-		if (b->stat_ok)
-			ino[ni++] = (inode_ref){ b->st.st_dev, b->st.st_ino, i };
+	for (size_t i = 0; i < s->n_blobs; i++)
+		count[blob_state(&s->blobs[i])]++;
+	/* Bytes: du's walker (lstat, recursive, directories included, a symlink
+	 * as itself), so the states sum to `du -s blobs`. An inode counts under
+	 * the first top-level entry (in name order) it lies under; a referenced
+	 * one wins; blobs/ itself counts as referenced (the store needs it). */
+	oa_usage u;
+	oa_usage_walk(s->blobs_fd, &u);
+	int *tst = top_states(s, &u);
+	for (size_t i = 0; i < u.n;) {
+		size_t j = i;
+		int state = -1;
+		for (; j < u.n && u.v[j].dev == u.v[i].dev && u.v[j].ino == u.v[i].ino; j++) {
+			int sj = u.v[j].top == OA_USAGE_ROOT ? ST_REFERENCED : tst[u.v[j].top];
+			if (state < 0 || sj == ST_REFERENCED)
+				state = sj;
+		}
+		alloc[state] += u.v[i].allocated;
+		apparent[state] += u.v[i].apparent;
+		i = j;
 	}
-	if (ni)
-		qsort(ino, ni, sizeof *ino, cmp_inode);
-	for (size_t i = 0; i < ni; i++) {
-		if (i && ino[i].dev == ino[i - 1].dev && ino[i].ino == ino[i - 1].ino)
-			continue;
-		const oa_blob *b = &s->blobs[ino[i].blob];
-		/* the first name of an inode decides its state; a referenced one wins */
-		int state = blob_state(b);
-		for (size_t j = i + 1; j < ni && ino[j].dev == ino[i].dev && ino[j].ino == ino[i].ino; j++)
-			if (blob_state(&s->blobs[ino[j].blob]) == ST_REFERENCED)
-				state = ST_REFERENCED;
-		alloc[state] += (uint64_t)b->st.st_blocks * 512u;
-		apparent[state] += (uint64_t)b->st.st_size;
-	}
-	free(ino);
+	free(tst);
+	oa_usage_free(&u);
 	for (int k = 0; k < ST_COUNT; k++) {
 		oa_prom_add(p, "ollama_store_blobs", (double)count[k], "store", st, "user", us, "state",
 		            state_names[k], (const char *)NULL);

@@ -273,6 +273,23 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 	/* 3. blobs that no other file under manifests/ can reference */
 	oa_refset refs;
 	oa_refset_build(s->root_fd, skip, n_skip, &refs);
+	/* ... and that no symlinked blob which stays resolves through. */
+	oa_ino_set targets = { 0 };
+	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
+		const oa_blob *b = &s->blobs[i];
+		if (!b->is_symlink)
+			continue;
+		bool used = b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(&refs, b->hex);
+		for (size_t q = 0; q < s->n_models && !used; q++) {
+			bool selected = false;
+			for (size_t z = 0; z < n; z++)
+				selected |= models[z] == q;
+			used = !selected && model_uses(&s->models[q], b);
+		}
+		if (used)
+			oa_symlink_chain(s->blobs_fd, b->name, &targets);
+	}
+	oa_ino_set_sort(&targets);
 	for (size_t i = 0; i < n; i++) {
 		const oa_model *m = &s->models[models[i]];
 		if (!m->manifest_ok)
@@ -306,6 +323,8 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 				why = oa_xasprintf("also used by %s", other);
 			} else if (oa_refset_has(&refs, b->hex)) {
 				why = oa_xstrdup("another file under manifests/ mentions this digest");
+			} else if (oa_ino_set_has(&targets, lst.st_dev, lst.st_ino)) {
+				why = oa_xstrdup("a symlinked blob that another manifest uses resolves to it");
 			} else if (refs.incomplete) {
 				why = oa_xasprintf("cannot re-read every manifest (%s)", refs.why);
 			}
@@ -331,6 +350,7 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 		}
 	}
 	oa_refset_free(&refs);
+	oa_ino_set_free(&targets);
 	for (size_t i = 0; i < n_gone; i++)
 		free(gone[i]);
 	free(gone);
@@ -720,8 +740,10 @@ static int open_parent(const oa_store *s, const char *path, const char **leaf)
 	return fd;
 }
 
-/* Remove a directory tree, never following a symlink. */
-static int remove_tree(int parent, const char *name, int depth)
+/* Remove a directory tree, never following a symlink, and never removing a
+ * name whose inode is in `protect` (what a symlinked blob in use resolves
+ * through): such a tree is left in part, with EBUSY. */
+static int remove_tree(int parent, const char *name, int depth, const oa_ino_set *protect)
 {
 	if (depth > 32) {
 		errno = ELOOP;
@@ -744,21 +766,30 @@ static int remove_tree(int parent, const char *name, int depth)
 		names = oa_xreallocarray(names, n + 1, sizeof *names);
 		names[n++] = oa_xstrdup(e->d_name);
 	}
-	int rc = 0;
+	int rc = 0, err = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
-		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-			if (remove_tree(fd, names[i], depth + 1) < 0)
+		bool have = fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0;
+		if (have && oa_ino_set_has(protect, st.st_dev, st.st_ino)) {
+			rc = -1;
+			err = EBUSY;
+		} else if (have && S_ISDIR(st.st_mode)) {
+			if (remove_tree(fd, names[i], depth + 1, protect) < 0) {
 				rc = -1;
+				err = err ? err : errno;
+			}
 		} else if (unlinkat(fd, names[i], 0) < 0 && errno != ENOENT) {
 			rc = -1;
+			err = err ? err : errno;
 		}
 		free(names[i]);
 	}
 	free(names);
 	closedir(d);
-	if (rc < 0)
+	if (rc < 0) {
+		errno = err;
 		return -1;
+	}
 	return unlinkat(parent, name, AT_REMOVEDIR);
 }
 
@@ -770,19 +801,89 @@ typedef struct quarantine {
 	size_t next_id;
 } quarantine;
 
-static json_t *load_index(int qfd, char *err, size_t errlen, bool *exists)
+/* A quarantine's DIR, DIR/files and DIR/index.json must be ours and writable
+ * by us alone: anyone else who can write there could swap the index or the
+ * files, and make a restore (often run as root) link their files into a
+ * store. 0, or -1 with err. */
+static int check_private(int fd, const char *dir, const char *what, char *err, size_t errlen)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot stat %s%s: %s", dir, what, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "quarantine %s%s is owned by uid %lu, not by this user (uid %lu): "
+		         "another user could swap what it holds; use a directory of your own (it is created "
+		         "0700 if missing)", dir, what, (unsigned long)st.st_uid, (unsigned long)geteuid());
+		return -1;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, errlen, "quarantine %s%s is writable by its group or others (mode %04o): "
+		         "another user could swap what it holds; chmod go-w it, or use a new directory", dir,
+		         what, (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+static int read_all_fd(int fd, size_t max, uint8_t **out, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf = oa_xmalloc(cap + 1);
+	for (;;) {
+		if (n == cap) {
+			if (cap >= max) {
+				free(buf);
+				errno = EFBIG;
+				return -1;
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			buf = oa_xrealloc(buf, cap + 1);
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			errno = e;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static json_t *load_index(int qfd, const char *dir, char *err, size_t errlen, bool *exists)
 {
 	uint8_t *bytes;
 	size_t len;
 	*exists = false;
-	if (oa_read_file_at(qfd, "index.json", 256u << 20, &bytes, &len) < 0) {
-		if (errno == ENOENT)
-			return NULL;
-		snprintf(err, errlen, "cannot read index.json: %s", strerror(errno));
-		*exists = true;
+	int fd = openat(qfd, "index.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return NULL;
+	*exists = true;
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot read %s/index.json: %s", dir, strerror(errno));
 		return NULL;
 	}
-	*exists = true;
+	if (check_private(fd, dir, "/index.json", err, errlen) < 0) {
+		close(fd);
+		return NULL;
+	}
+	int rc = read_all_fd(fd, 256u << 20, &bytes, &len);
+	int e = errno;
+	close(fd);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot read %s/index.json: %s", dir, strerror(e));
+		return NULL;
+	}
 	json_error_t jerr;
 	json_t *o = json_loadb((const char *)bytes, len, 0, &jerr);
 	free(bytes);
@@ -885,7 +986,12 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 		return -1;
 	}
 	struct stat qst, bst, rst;
-	fstat(q->fd, &qst);
+	if (fstat(q->fd, &qst) < 0) {
+		snprintf(err, errlen, "cannot stat quarantine directory %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (check_private(q->fd, dir, "", err, errlen) < 0)
+		goto fail;
 	if (stat(rq, &rst) < 0 || rst.st_dev != qst.st_dev || rst.st_ino != qst.st_ino) {
 		snprintf(err, errlen, "quarantine directory %s changed while it was opened", dir);
 		goto fail;
@@ -903,7 +1009,7 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 		goto fail;
 	}
 	bool exists;
-	q->index = load_index(q->fd, err, errlen, &exists);
+	q->index = load_index(q->fd, dir, err, errlen, &exists);
 	if (!q->index && exists)
 		goto fail;
 	if (q->index) {
@@ -941,13 +1047,17 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
 		goto fail;
 	}
+	if (check_private(q->files_fd, dir, "/files", err, errlen) < 0)
+		goto fail;
 	return 0;
 fail:
+	if (q->files_fd >= 0)
+		close(q->files_fd);
 	if (q->fd >= 0)
 		close(q->fd);
 	json_decref(q->index);
 	q->index = NULL;
-	q->fd = -1;
+	q->fd = q->files_fd = -1;
 	return -1;
 }
 
@@ -1005,6 +1115,7 @@ typedef struct apply_ctx {
 	oa_refcache *refs;
 	char **in_use;      /* sorted blob names */
 	size_t n_in_use;
+	oa_ino_set targets; /* what the symlinked blobs that stay resolve through */
 } apply_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -1040,6 +1151,41 @@ static void in_use_build(apply_ctx *c, const oa_plan *p)
 	}
 	if (c->n_in_use)
 		qsort(c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str);
+}
+
+/* Everything a symlinked blob that stays resolves through, re-stat'ed now:
+ * the blobs/ symlinks that a manifest which stays uses by path, or whose
+ * digest a file under manifests/ (but the ones this plan removes) mentions. */
+static void targets_build(apply_ctx *c, const oa_plan *p)
+{
+	oa_store *s = c->s;
+	if (s->blobs_fd < 0)
+		return;
+	oa_refcache_update(c->refs);
+	const char **skip = oa_xcalloc(p->todo.n ? p->todo.n : 1, sizeof *skip);
+	size_t n_skip = 0;
+	for (size_t k = 0; k < p->todo.n; k++)
+		if (plan_path_kind(p->command, p->todo.v[k].path, p->todo.v[k].type) == PK_MANIFEST)
+			skip[n_skip++] = p->todo.v[k].path;
+	oa_refset refs;
+	oa_refcache_refset(c->refs, skip, n_skip, &refs);
+	free(skip);
+	for (size_t i = 0; i < s->n_blobs; i++) {
+		const oa_blob *b = &s->blobs[i];
+		struct stat lst;
+		if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(lst.st_mode))
+			continue;
+		const char *name = b->name;
+		char hex[65];
+		char *path = oa_xasprintf("blobs/%s", b->name);
+		path_hex(path, hex);
+		free(path);
+		if ((hex[0] && oa_refset_has(&refs, hex)) ||
+		    (c->n_in_use && bsearch(&name, c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str)))
+			oa_symlink_chain(s->blobs_fd, b->name, &c->targets);
+	}
+	oa_refset_free(&refs);
+	oa_ino_set_sort(&c->targets);
 }
 
 static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
@@ -1098,6 +1244,30 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 		snprintf(why, whylen, "changed since it was planned");
 		return R_SKIP;
 	}
+	/* 2b. Not what a symlinked blob in use resolves through (its target, a
+	 * directory on the way there), nor a tree holding such a name. */
+	if (oa_ino_set_has(&c->targets, st.st_dev, st.st_ino)) {
+		close(pfd);
+		snprintf(why, whylen, "a symlinked blob that a manifest uses resolves to it");
+		return R_SKIP;
+	}
+	if ((kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) && c->targets.n) {
+		int tfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		oa_usage u;
+		oa_usage_walk(tfd, &u);
+		bool hit = tfd < 0 || u.incomplete;
+		for (size_t i = 0; i < u.n && !hit; i++)
+			hit = oa_ino_set_has(&c->targets, u.v[i].dev, u.v[i].ino);
+		oa_usage_free(&u);
+		if (tfd >= 0)
+			close(tfd);
+		if (hit) {
+			close(pfd);
+			snprintf(why, whylen, "holds the target of a symlinked blob that a manifest uses (or "
+			         "cannot be read completely)");
+			return R_SKIP;
+		}
+	}
 	/* 3. Old enough (empty directories are exempt). */
 	if (kind != PK_MANIFEST_DIR && o->min_age > 0 &&
 	    oa_wall_now() - (double)oa_stat_mtime_ns(&st) / 1e9 < (double)o->min_age) {
@@ -1123,7 +1293,7 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 		if (rc == 0)
 			json_object_set_new(qe, "state", json_string("moved"));
 	} else if (kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) {
-		rc = remove_tree(pfd, leaf, 0);
+		rc = remove_tree(pfd, leaf, 0, &c->targets);
 	} else {
 		rc = unlinkat(pfd, leaf, 0);
 	}
@@ -1142,6 +1312,7 @@ static void apply_ctx_free(apply_ctx *c)
 {
 	oa_refcache_free(c->refs);
 	free(c->in_use);
+	oa_ino_set_free(&c->targets);
 }
 
 /* A plan that touches blobs/ or manifests/ through a symlink would fail on
@@ -1183,6 +1354,7 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 		return -1;
 	apply_ctx ctx = { .s = s, .command = p->command, .refs = oa_refcache_new(s->root_fd) };
 	in_use_build(&ctx, p);
+	targets_build(&ctx, p);
 	json_t **qes = oa_xcalloc(p->todo.n ? p->todo.n : 1, sizeof *qes);
 	for (size_t start = 0; start < p->todo.n; start += QUARANTINE_BATCH) {
 		size_t end = start + QUARANTINE_BATCH < p->todo.n ? start + QUARANTINE_BATCH : p->todo.n;
@@ -1318,8 +1490,12 @@ int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_rest
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
+	if (check_private(qfd, dir, "", err, errlen) < 0) {
+		close(qfd);
+		return -1;
+	}
 	bool exists;
-	json_t *index = load_index(qfd, err, errlen, &exists);
+	json_t *index = load_index(qfd, dir, err, errlen, &exists);
 	if (!index) {
 		if (!exists)
 			snprintf(err, errlen, "%s has no index.json: not a quarantine directory", dir);
@@ -1346,6 +1522,8 @@ int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_rest
 		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
 		goto fail;
 	}
+	if (check_private(files_fd, dir, "/files", err, errlen) < 0)
+		goto fail;
 	json_t *entries = json_object_get(index, "entries");
 	size_t n = json_array_size(entries);
 	/* Newest first: blobs before the manifests that reference them, dirs before their files. */

@@ -149,9 +149,13 @@ char *oa_buf_take(oa_buf *b)
 	return d;
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not valid. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
+/* The one UTF-8 check (util.h): by code point, so overlong forms (C0, C1,
+ * E0 80..9F, F0 80..8F), surrogates (ED A0..BF) and anything above
+ * U+10FFFF (F4 90.., F5..FF) are all rejected. */
+size_t oa_utf8_seq(const unsigned char *p, size_t n)
 {
+	if (n == 0)
+		return 0;
 	unsigned c = p[0];
 	size_t len;
 	unsigned min;
@@ -191,7 +195,7 @@ void oa_buf_add_escaped(oa_buf *b, const void *p, size_t n)
 			oa_buf_printf(b, "\\x%02x", c);
 			i++;
 		} else {
-			size_t len = utf8_seq(s + i, n - i);
+			size_t len = oa_utf8_seq(s + i, n - i);
 			if (len == 0) {
 				oa_buf_printf(b, "\\x%02x", c);
 				i++;

@@ -12,12 +12,30 @@
  * Copies on other filesystems can only be shared by a common store: listed,
  * never acted on.
  *
- * Apply, per action: re-stat both files against the scan (same device,
- * inode, size, mtime), sha256 both and compare with the digest, clone or
- * link into a temporary name in the target's blobs/, re-check that neither
- * file changed, then rename over the duplicate (atomic: readers see the old
- * or the new file, never a missing blob). A crash leaves at most a
- * `.oa-dedupe.*` temporary in blobs/ (foreign; safe to delete).
+ * Apply, per action: open both files (never through a symlink, never a
+ * FIFO or device) and check they are the files the scan saw (device, inode,
+ * size, mtime; the duplicate's ctime too); make the clone or link under a
+ * temporary name in the target's blobs/ and then hash what will actually
+ * replace the duplicate: the clone itself (a reflink: a separate inode
+ * only we and the duplicate's owner can write, so its content is final)
+ * or, for a hard link, the kept inode after linking. Hash the duplicate
+ * too (a copy that is not its digest is left alone), re-check that nothing
+ * changed (ctime included), fsync the clone and rename it over the
+ * duplicate (atomic: readers see the old or the new file, never a missing
+ * blob). A kept copy that does not hash to its digest is replaced, for
+ * this and later actions, by the next copy in store order that does; a
+ * clone that does not hash to its digest (the kept copy changed while it
+ * was cloned) is never installed: digest-mismatch. A crash or a signal
+ * leaves at most a `.oa-dedupe.*` temporary in blobs/ (foreign; safe to
+ * delete).
+ *
+ * Copies whose extents are already all shared (an earlier reflink) are not
+ * planned again (see oa_dupe_copy.shared_with).
+ *
+ * Testing aid: OA_TEST_DEDUPE_PAUSE=DIR makes apply stop at fixed points
+ * (DIR/open-<action index> before opening the files, DIR/clone-<index>
+ * before cloning, DIR/rename-<index> before the rename) until the test
+ * removes the file (which holds the pid) or a signal comes.
  */
 #ifndef OLLAMA_AUDIT_DEDUPE_H
 #define OLLAMA_AUDIT_DEDUPE_H
@@ -54,22 +72,30 @@ typedef struct oa_dedupe_action {
 	size_t src_store, dst_store;  /* keep src, replace dst */
 	oa_blob *src, *dst;           /* borrowed from the stores */
 	oa_dedupe_how how;
+	const oa_dupe *group;         /* the digest's copies (borrowed: keep the oa_dupes until apply is over) */
+	bool keeper_bad;              /* the planned kept copy does not hash to its digest */
 	uint64_t bytes;               /* allocated bytes replacing dst frees */
 	oa_dedupe_status status;
 	int err;
-	char note[200];
+	char note[512];
 } oa_dedupe_action;
 
 typedef struct oa_dedupe_plan {
 	oa_dedupe_action *v;
 	size_t n;
 	uint64_t bytes;               /* sum of bytes of PLANNED (or DONE) actions */
-	/* files whose sha256 matched during this apply: (dev, ino, size, mtime) */
-	struct oa_dd_verified { dev_t dev; ino_t ino; off_t size; int64_t mtime; } *verified;
+	/* Apply state. Files whose sha256 matched, by (dev, ino, size, mtime,
+	 * ctime): used only to choose a kept copy, never instead of hashing the
+	 * clone or the linked inode that replaces a duplicate. */
+	struct oa_dd_verified { dev_t dev; ino_t ino; off_t size; int64_t mtime, ctime; } *verified;
 	size_t n_verified;
+	/* kept copies found corrupt, and the copy each was replaced by (NULL:
+	 * none found, or not looked for yet: searched) */
+	struct oa_dd_subst { const oa_blob *bad; size_t store; oa_blob *good; bool searched; } *subst;
+	size_t n_subst;
 } oa_dedupe_plan;
 
-void oa_dedupe_plan_build(oa_store *const *stores, size_t n, const oa_dupes *d, oa_dedupe_how how,
+void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_how how,
                           oa_dedupe_plan *out);
 /* Carry out one PLANNED action (see above). Sets status, err and note;
  * returns 0 when done, -1 otherwise. */

@@ -3,6 +3,8 @@
  * bytes unique to a model (freed if it alone is removed) and shared with
  * others, allocated (st_blocks) and apparent (st_size) sizes, every inode
  * counted once, tags that are the same manifest collapsed into one row.
+ * A symlinked blob counts as the link itself: removing the model removes the
+ * link, never its target.
  */
 #ifndef OLLAMA_AUDIT_DU_H
 #define OLLAMA_AUDIT_DU_H
@@ -29,7 +31,8 @@ typedef struct oa_du {
 	oa_du_row *rows;         /* sorted by unique bytes, then allocated, then name */
 	size_t n_rows;
 	uint64_t referenced, referenced_apparent;  /* every inode a manifest references, once */
-	uint64_t blobs_total, blobs_total_apparent; /* every non-directory under blobs/, inode once */
+	uint64_t blobs_total, blobs_total_apparent; /* blobs/ itself and everything under it, inode
+	                                               once, symlinks as themselves (`du -s blobs`) */
 } oa_du;
 
 /* An unparseable manifest gets a row of its own whose blobs are every

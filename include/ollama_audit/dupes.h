@@ -4,9 +4,12 @@
  * A digest present as a valid blob (sha256-<hex>) in two or more scanned
  * stores is a duplicate. Copies that are already one inode (a hard link,
  * bind mount, or a symlinked blob) cost nothing more and are reported as
- * already shared. The saving is the allocated bytes of every distinct inode
- * but one; `linkable` is the part a reflink or hard link could take back
- * (copies on the same filesystem), the rest needs a shared store.
+ * already shared, and so are copies that share all their extents with an
+ * earlier copy (an earlier reflink; shared_with). The saving is the
+ * allocated bytes of every distinct inode but one; `linkable` is the part a
+ * reflink or hard link could take back (regular-file copies on the same
+ * filesystem; symlinked copies are left out: dedupe never touches them),
+ * the rest needs a shared store.
  */
 #ifndef OLLAMA_AUDIT_DUPES_H
 #define OLLAMA_AUDIT_DUPES_H
@@ -26,6 +29,8 @@ typedef struct oa_dupe_copy {
 	uint64_t allocated;      /* st_blocks * 512 */
 	bool symlink;            /* the blob is a symlink (to another copy, or elsewhere) */
 	long same_inode_as;      /* index of an earlier copy with the same (dev, ino), or -1 */
+	long shared_with;        /* index of an earlier copy whose extents hold all of this one's
+	                          * data (a reflink; Linux FIEMAP), or -1: already shared */
 	const char **models;     /* display names of the models of this store that use it */
 	size_t n_models;
 } oa_dupe_copy;

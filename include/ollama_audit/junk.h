@@ -127,13 +127,67 @@ void oa_refset_free(oa_refset *r);
 void oa_refset_scan(oa_refset *r, const uint8_t *bytes, size_t len);
 void oa_refset_sort(oa_refset *r);
 
+/* A set of (device, inode) pairs: add, then sort once, then look up (bsearch). */
+typedef struct oa_ino {
+	dev_t dev;
+	ino_t ino;
+} oa_ino;
+typedef struct oa_ino_set {
+	oa_ino *v;
+	size_t n, cap;
+	bool sorted;
+} oa_ino_set;
+void oa_ino_set_add(oa_ino_set *s, dev_t dev, ino_t ino);
+void oa_ino_set_sort(oa_ino_set *s); /* also drops duplicates */
+bool oa_ino_set_has(const oa_ino_set *s, dev_t dev, ino_t ino); /* linear until sorted */
+void oa_ino_set_free(oa_ino_set *s);
+
+/* Add to `set` the (device, inode) of every name that resolving the symlink
+ * dirfd/name goes through: its target, and every directory and further
+ * symlink on the way there (not the link itself). Removing any of those
+ * names breaks the link; this is what prune and rm refuse to remove while a
+ * manifest that stays uses a symlinked blob. Stops quietly at a dangling
+ * component or after 40 links. */
+void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set);
+
+/* The one disk-usage walker (du's blobs/ total, stores' SIZE, Prometheus'
+ * bytes by state, the size of a temp directory): the directory open at `fd`
+ * and everything below it, as `du -s` counts it: lstat only (a symlink
+ * counts as itself, never its target), directories included, recursively
+ * (at most 32 levels), each (device, inode) once in the totals. */
+#define OA_USAGE_ROOT ((size_t)-1)
+typedef struct oa_usage_item {
+	dev_t dev;
+	ino_t ino;
+	uint64_t apparent;      /* st_size */
+	uint64_t allocated;     /* st_blocks * 512 */
+	nlink_t nlink;
+	size_t top;             /* index into tops of the entry it lies under, or OA_USAGE_ROOT */
+	bool is_dir;
+} oa_usage_item;
+typedef struct oa_usage {
+	oa_usage_item *v;       /* every name reached, sorted by device, inode, then top */
+	size_t n, cap;
+	char **tops;            /* the directory's own entries, in strcmp order */
+	size_t n_tops;
+	uint64_t apparent, allocated; /* each inode once */
+	bool incomplete;        /* something could not be listed or stat'ed, or was too deep */
+} oa_usage;
+void oa_usage_walk(int fd, oa_usage *u);
+void oa_usage_free(oa_usage *u);
+/* Bytes of several walks together (stores that share hard links), each inode once. */
+void oa_usage_sum(const oa_usage *const *v, size_t n, uint64_t *apparent, uint64_t *allocated);
+
 /* Collect the junk of a scanned store. `refs` is a built reference set:
- * blobs it names are kept (listed with a keep reason), never removable. */
+ * blobs it names are kept (listed with a keep reason), never removable; so
+ * is any entry that a symlinked blob a manifest uses resolves through (its
+ * target, or a temp directory holding it). */
 void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *out);
 void oa_junk_free(oa_junk_list *j);
 
-/* Sizes of a directory tree (not following symlinks); sums each inode once
- * within the tree. freed = allocated bytes of files with one link. */
+/* Sizes of a directory tree (oa_usage_walk of dirfd/name, not following a
+ * symlink at name). freed = allocated bytes of the inodes all of whose links
+ * lie in the tree (directories always). */
 void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
                   uint64_t *freed);
 

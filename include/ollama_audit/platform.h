@@ -67,4 +67,11 @@ int oa_find_store_users(const char *root, oa_proc_user *out, int max, char *why,
  * has no such call (issue 6, dedupe). */
 int oa_reflink(int src_fd, int dst_fd);
 
+/* Do two files already share all their data (an earlier reflink)? Linux
+ * FIEMAP: the same extents (logical offset, length and physical address),
+ * each flagged shared; files small enough to live inline in metadata count
+ * as shared (there is nothing to save). 1 = yes, 0 = no, -1 = unknown (no
+ * FIEMAP, an error, delayed allocation, or not Linux). */
+int oa_extents_shared(int fd_a, int fd_b);
+
 #endif

@@ -39,6 +39,9 @@ char *oa_buf_take(oa_buf *b); /* returns data (never NULL) and resets b */
 /* Append `n` bytes from an untrusted file, printable: control bytes and
  * bytes that are not valid UTF-8 become \xNN, a backslash becomes \\. */
 void oa_buf_add_escaped(oa_buf *b, const void *p, size_t n);
+/* Length (1..4) of the well-formed UTF-8 sequence at p (n bytes available),
+ * or 0: strict (no overlong forms, no surrogates, nothing above U+10FFFF). */
+size_t oa_utf8_seq(const unsigned char *p, size_t n);
 char *oa_escape(const void *p, size_t n);
 
 char *oa_path_join(const char *a, const char *b);

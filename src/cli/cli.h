@@ -68,6 +68,10 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode);
 void cli_close_stores(opened_store *v, size_t n);
 
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Ask a yes/no question on stderr and read the answer from stdin. Only
+ * "y" or "yes" (any case, blanks around allowed) is yes; anything else, end
+ * of input or a standard input that is not a terminal is no. */
+bool cli_confirm(const char *question);
 /* Fold a store's findings into the exit code under --fail-on. `listing` limits
  * to what affects the list of models. */
 void cli_account_findings(cli *c, const oa_store *s, bool listing);

@@ -31,18 +31,20 @@ const char *cli_host(void)
 
 const char *cli_store_user(const oa_store *s)
 {
-	static struct { uid_t uid; char name[64]; } cache[64];
+	/* One name per uid, for the whole run: each name is its own allocation,
+	 * so a returned pointer stays valid however many owners follow. */
+	static struct { uid_t uid; char *name; } *cache;
 	static size_t n;
 	uid_t uid = s->root_st.st_uid;
 	for (size_t i = 0; i < n; i++)
 		if (cache[i].uid == uid)
 			return cache[i].name;
-	static char spare[64];
-	char *out = n < sizeof cache / sizeof cache[0] ? cache[n].name : spare;
-	oa_user_name(uid, out, 64);
-	if (out != spare)
-		cache[n++].uid = uid;
-	return out;
+	char name[256];
+	oa_user_name(uid, name, sizeof name);
+	cache = oa_xreallocarray(cache, n + 1, sizeof *cache);
+	cache[n].uid = uid;
+	cache[n].name = oa_xstrdup(name);
+	return cache[n++].name;
 }
 
 /* ---- --all-users ------------------------------------------------------------ */

@@ -20,10 +20,31 @@
 
 static volatile sig_atomic_t interrupted;
 
-static void on_sigint(int sig)
+static void on_signal(int sig)
 {
 	(void)sig;
 	interrupted = 1;
+}
+
+/* A path or name from the filesystem, printable on a terminal (oa_escape). */
+static void put_esc(const char *s)
+{
+	char *e = oa_escape(s, strlen(s));
+	fputs(e, stdout);
+	free(e);
+}
+
+static char *esc(const char *s)
+{
+	return oa_escape(s, strlen(s));
+}
+
+/* Fewer than two stores opened: nothing to compare. 16 (usage), or 8 when
+ * stores were given but could not be opened. */
+static int too_few_stores(cli *c, const char *what, size_t n, size_t ok)
+{
+	cli_err("%s needs two or more stores: use --all-users or repeat --store", what);
+	return c->exit_code | (ok < n ? OA_EXIT_OPERATIONAL : OA_EXIT_USAGE);
 }
 
 /* The scanned stores as an array of pointers (NULL for the ones not open). */
@@ -59,12 +80,17 @@ int cmd_du_duplicates(cli *c)
 	size_t n, ok;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	oa_store **sv = store_ptrs(st, n, &ok);
-	if (ok < 2)
-		cli_err("duplicates need two or more stores: use --all-users or repeat --store");
+	if (ok < 2) {
+		int rc = too_few_stores(c, "du --duplicates", n, ok);
+		free(sv);
+		cli_close_stores(st, n);
+		return rc;
+	}
 	oa_dupes d;
 	oa_dupes_find(sv, n, &d);
 
-	/* per user: bytes in copies beyond the first distinct inode of each digest */
+	/* per user: the copies they hold and the allocated bytes of those that
+	 * are a distinct inode (a hard-linked name of an earlier copy costs nothing) */
 	typedef struct ut { const char *user; size_t copies; uint64_t bytes; } ut;
 	ut *users = oa_xcalloc(n ? n : 1, sizeof *users);
 	size_t nu = 0;
@@ -166,19 +192,31 @@ int cmd_du_duplicates(cli *c)
 			for (size_t j = 0; j < dp->n_copies; j++) {
 				const oa_dupe_copy *cp = &dp->copies[j];
 				const oa_store *s = sv[cp->store];
-				printf("  %-12s %s", cli_store_user(s), s->root);
+				char *user = esc(cli_store_user(s));
+				printf("  %-12s ", user);
+				free(user);
+				put_esc(s->root);
 				if (cp->n_models) {
 					printf("  (");
-					for (size_t m = 0; m < cp->n_models; m++)
-						printf("%s%s", m ? ", " : "", cp->models[m]);
+					for (size_t m = 0; m < cp->n_models; m++) {
+						printf("%s", m ? ", " : "");
+						put_esc(cp->models[m]);
+					}
 					printf(")");
 				} else {
 					printf("  (no model: orphaned)");
 				}
-				if (cp->same_inode_as >= 0)
-					printf("  [same inode as %s: already shared]", sv[dp->copies[cp->same_inode_as].store]->root);
-				else if (cp->symlink)
+				if (cp->same_inode_as >= 0) {
+					printf("  [same inode as ");
+					put_esc(sv[dp->copies[cp->same_inode_as].store]->root);
+					printf(": already shared]");
+				} else if (cp->shared_with >= 0) {
+					printf("  [shares its extents with ");
+					put_esc(sv[dp->copies[cp->shared_with].store]->root);
+					printf(": already shared]");
+				} else if (cp->symlink) {
 					printf("  [symlink]");
+				}
 				printf("\n");
 			}
 		}
@@ -187,7 +225,9 @@ int cmd_du_duplicates(cli *c)
 			for (size_t k = 0; k < nu; k++) {
 				char b[32];
 				oa_format_size(users[k].bytes, c->units, b, sizeof b);
-				printf("%-12s %6zu %12s\n", users[k].user, users[k].copies, b);
+				char *user = esc(users[k].user);
+				printf("%-12s %6zu %12s\n", user, users[k].copies, b);
+				free(user);
 			}
 		}
 		char s1[32], s2[32], s3[32];
@@ -211,15 +251,11 @@ static bool confirm(cli *c, size_t n, uint64_t bytes)
 {
 	if (c->yes)
 		return true;
-	char b[32];
+	char b[32], q[160];
 	oa_format_size(bytes, c->units, b, sizeof b);
-	fprintf(stderr, "Replace %zu duplicate blob%s by %ss (frees %s)? [y/N] ", n, n == 1 ? "" : "s",
-	        c->hardlink ? "hard link" : "reflink", b);
-	fflush(stderr);
-	char line[32];
-	if (!fgets(line, sizeof line, stdin))
-		return false;
-	return line[0] == 'y' || line[0] == 'Y';
+	snprintf(q, sizeof q, "Replace %zu duplicate blob%s by %ss (frees %s)?", n, n == 1 ? "" : "s",
+	         c->hardlink ? "hard link" : "reflink", b);
+	return cli_confirm(q);
 }
 
 /* Refuse stores an Ollama server or runner uses (unless --force). Returns
@@ -237,25 +273,33 @@ static bool check_servers(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan 
 		if (!used)
 			continue;
 		char real[PATH_MAX], why[256] = "";
+		char *root = esc(sv[i]->root);
 		if (!realpath(sv[i]->root, real))
 			snprintf(real, sizeof real, "%s", sv[i]->root);
 		oa_proc_user users[4];
 		int found = oa_find_store_users(real, users, 4, why, sizeof why);
 		if (found < 0) {
-			cli_err("%s: %s", sv[i]->root, why[0] ? why : "cannot tell whether a server uses the store");
+			cli_err("%s: %s", root, why[0] ? why : "cannot tell whether a server uses the store");
+			free(root);
 			continue;
 		}
-		if (found == 0)
+		if (found == 0) {
+			free(root);
 			continue;
-		for (int k = 0; k < found && k < 4; k++)
-			cli_err("%s: in use by pid %ld (%s): %s", sv[i]->root, users[k].pid, users[k].cmd,
-			        users[k].how);
+		}
+		for (int k = 0; k < found && k < 4; k++) {
+			char *how = esc(users[k].how);
+			cli_err("%s: in use by pid %ld (%s): %s", root, users[k].pid, users[k].cmd, how);
+			free(how);
+		}
 		if (c->force) {
-			cli_err("%s: --force: going on although a server uses it", sv[i]->root);
+			cli_err("%s: --force: going on although a server uses it", root);
+			free(root);
 			continue;
 		}
 		cli_err("%s: an Ollama server or runner uses this store: its duplicates are left alone "
-		        "(stop it, or --force)", sv[i]->root);
+		        "(stop it, or --force)", root);
+		free(root);
 		blocked = true;
 		for (size_t k = 0; k < p->n; k++)
 			if (p->v[k].status == OA_DD_PLANNED && (p->v[k].src_store == i || p->v[k].dst_store == i)) {
@@ -297,19 +341,27 @@ int cmd_dedupe(cli *c)
 	size_t n, ok;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	oa_store **sv = store_ptrs(st, n, &ok);
-	if (ok < 2)
-		cli_err("dedupe needs two or more stores: use --all-users or repeat --store");
+	if (ok < 2) {
+		int rc = too_few_stores(c, "dedupe", n, ok);
+		free(sv);
+		cli_close_stores(st, n);
+		return rc;
+	}
 	oa_dupes d;
 	oa_dupes_find(sv, n, &d);
 	oa_dedupe_plan p;
-	oa_dedupe_plan_build(sv, n, &d, c->hardlink ? OA_DEDUPE_HARDLINK : OA_DEDUPE_REFLINK, &p);
+	oa_dedupe_plan_build(sv, &d, c->hardlink ? OA_DEDUPE_HARDLINK : OA_DEDUPE_REFLINK, &p);
 	size_t planned = 0;
 	for (size_t i = 0; i < p.n; i++)
 		planned += p.v[i].status == OA_DD_PLANNED;
 
-	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	/* SIGINT, SIGTERM, SIGHUP: finish or undo the current action (its
+	 * .oa-dedupe.* temporary is removed), then stop. */
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term, old_hup;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
 
 	bool applied = false;
 	if (c->apply && planned) {
@@ -347,7 +399,9 @@ int cmd_dedupe(cli *c)
 			}
 		}
 	}
-	sigaction(SIGINT, &old, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 
 	uint64_t freed = 0;
 	size_t done = 0, counts[OA_DD_STATUS_COUNT] = { 0 };
@@ -360,7 +414,7 @@ int cmd_dedupe(cli *c)
 		}
 		if (a->status == OA_DD_FAILED || a->status == OA_DD_SERVER)
 			c->exit_code |= OA_EXIT_OPERATIONAL;
-		if (a->status == OA_DD_MISMATCH)
+		if (a->status == OA_DD_MISMATCH || a->keeper_bad)
 			c->exit_code |= OA_EXIT_ERRORS;
 		if (a->status == OA_DD_NOT_DONE)
 			c->exit_code |= OA_EXIT_INTERRUPTED;
@@ -406,12 +460,19 @@ int cmd_dedupe(cli *c)
 			const oa_dedupe_action *a = &p.v[i];
 			char b[32];
 			oa_format_size(a->bytes, c->units, b, sizeof b);
+			char *sr = esc(sv[a->src_store]->root), *su = esc(cli_store_user(sv[a->src_store]));
+			char *dr = esc(sv[a->dst_store]->root), *du = esc(cli_store_user(sv[a->dst_store]));
 			printf("%-19s %-8s %10s  sha256:%.12s  %s (%s) -> %s (%s)\n", oa_dedupe_status_name(a->status),
-			       oa_dedupe_how_name(a->how), b, a->hex, sv[a->src_store]->root,
-			       cli_store_user(sv[a->src_store]), sv[a->dst_store]->root,
-			       cli_store_user(sv[a->dst_store]));
-			if (a->note[0])
-				printf("%-19s %s\n", "", a->note);
+			       oa_dedupe_how_name(a->how), b, a->hex, sr, su, dr, du);
+			free(sr);
+			free(su);
+			free(dr);
+			free(du);
+			if (a->note[0]) {
+				char *note = esc(a->note);
+				printf("%-19s %s\n", "", note);
+				free(note);
+			}
 		}
 		char b1[32], b2[32];
 		oa_format_size(p.bytes, c->units, b1, sizeof b1);

@@ -113,7 +113,7 @@ static void du_table(cli *c, const oa_store *s, const du_store *d, bool first)
 			if (strlen(cells[i][k]) > w[k])
 				w[k] = strlen(cells[i][k]);
 	}
-	printf("%s%s\n", first ? "" : "\n", s->root);
+	{ char *er = oa_escape(s->root, strlen(s->root)); printf("%s%s\n", first ? "" : "\n", er); free(er); }
 	for (int k = 0; k < 5; k++)
 		printf(k == 0 ? "%-*s" : "   %*s", (int)w[k], head[k]);
 	printf("\n");

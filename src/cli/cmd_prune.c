@@ -125,20 +125,19 @@ static bool confirm(cli *c, const oa_plan *p)
 	if (c->yes)
 		return true;
 	char fr[48];
+	char *q;
 	if (c->quarantine) {
 		oa_format_size(p->allocated, c->units, fr, sizeof fr);
-		fprintf(stderr, "Move %zu entr%s (%s) from %s into %s? [y/N] ", p->todo.n,
-		        p->todo.n == 1 ? "y" : "ies", fr, p->store, c->quarantine);
+		q = oa_xasprintf("Move %zu entr%s (%s) from %s into %s?", p->todo.n,
+		                 p->todo.n == 1 ? "y" : "ies", fr, p->store, c->quarantine);
 	} else {
 		oa_format_size(p->freed, c->units, fr, sizeof fr);
-		fprintf(stderr, "Remove %zu entr%s from %s, freeing %s? [y/N] ", p->todo.n,
-		        p->todo.n == 1 ? "y" : "ies", p->store, fr);
+		q = oa_xasprintf("Remove %zu entr%s from %s, freeing %s?", p->todo.n,
+		                 p->todo.n == 1 ? "y" : "ies", p->store, fr);
 	}
-	fflush(stderr);
-	char line[64];
-	if (!fgets(line, sizeof line, stdin))
-		return false;
-	return strcasecmp(line, "y\n") == 0 || strcasecmp(line, "yes\n") == 0;
+	bool yes = cli_confirm(q);
+	free(q);
+	return yes;
 }
 
 void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, bool from_file,
@@ -474,6 +473,15 @@ int cmd_prune(cli *c)
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	bool json = c->format == OUT_JSON || c->format == OUT_NDJSON;
+	size_t n_opened = 0;
+	for (size_t i = 0; i < n; i++)
+		n_opened += st[i].ok;
+	if (c->plan_path && n_opened > 1) {
+		cli_err("--plan works on one store at a time, and %zu were opened: name one with --store",
+		        n_opened);
+		cli_close_stores(st, n);
+		return OA_EXIT_USAGE;
+	}
 	if (c->predict_server) {
 		size_t last = 0, n_ok = 0;
 		for (size_t i = 0; i < n; i++)
@@ -557,6 +565,12 @@ bool cli_apply_options_ok(const cli *c)
 {
 	if ((c->plan_path || c->apply) && c->n_stores > 1) {
 		cli_err("--apply and --plan work on one store at a time");
+		return false;
+	}
+	/* One plan file per run: with several stores each would overwrite (or,
+	 * with --apply, be checked against) the previous one. */
+	if (c->plan_path && c->all_users) {
+		cli_err("--plan works on one store at a time: name it with --store, not --all-users");
 		return false;
 	}
 	if (c->quarantine && !c->apply) {

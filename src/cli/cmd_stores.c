@@ -4,6 +4,7 @@
 #include "ollama_audit/discover.h"
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/junk.h"
 #include "ollama_audit/platform.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
@@ -24,53 +25,21 @@ typedef struct row {
 	char *error;
 	size_t unreadable;
 	uint64_t bytes, apparent;
+	oa_usage use;         /* blobs/ as `du -s` counts it (junk.h's walker) */
 	double seconds;
 } row;
 
-typedef struct ino_use {
-	dev_t dev;
-	ino_t ino;
-	uint64_t alloc, apparent;
-} ino_use;
-
-static int cmp_ino(const void *a, const void *b)
-{
-	const ino_use *x = a, *y = b;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
-/* Allocated and apparent bytes of blobs/ of the rows whose user is `user`
- * (NULL = every row), each inode once. */
+/* Allocated and apparent bytes of blobs/ (the directory and everything in
+ * it, as `du -s`) of the rows whose user is `user` (NULL = every row), each
+ * inode once. */
 static void sum_unique(const row *r, size_t n, const char *user, uint64_t *alloc, uint64_t *apparent)
 {
-	size_t total = 0;
+	const oa_usage **v = oa_xcalloc(n ? n : 1, sizeof *v);
+	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (r[i].opened && (!user || strcmp(r[i].cand->user, user) == 0))
-			total += r[i].s.n_blobs;
-	ino_use *v = oa_xcalloc(total ? total : 1, sizeof *v);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!r[i].opened || (user && strcmp(r[i].cand->user, user) != 0))
-			continue;
-		for (size_t j = 0; j < r[i].s.n_blobs; j++) {
-			const oa_blob *b = &r[i].s.blobs[j];
-			if (!b->stat_ok || b->is_symlink)
-				continue;
-			v[k++] = (ino_use){ b->st.st_dev, b->st.st_ino, (uint64_t)b->st.st_blocks * 512u,
-			                    (uint64_t)b->st.st_size };
-		}
-	}
-	if (k)
-		qsort(v, k, sizeof *v, cmp_ino);
-	*alloc = *apparent = 0;
-	for (size_t i = 0; i < k; i++) {
-		if (i && v[i].dev == v[i - 1].dev && v[i].ino == v[i - 1].ino)
-			continue;
-		*alloc += v[i].alloc;
-		*apparent += v[i].apparent;
-	}
+			v[k++] = &r[i].use;
+	oa_usage_sum(v, k, apparent, alloc);
 	free(v);
 }
 
@@ -123,18 +92,17 @@ int cmd_stores(cli *c)
 	}
 	oa_discovery d;
 	oa_discover(&d, c->stores, c->n_stores);
-	for (size_t i = 0; i < d.n_notes; i++)
-		cli_err("discovery: %s", d.notes[i]);
+	for (size_t i = 0; i < d.n_notes; i++) {
+		char *e = oa_escape(d.notes[i], strlen(d.notes[i]));
+		cli_err("discovery: %s", e);
+		free(e);
+	}
 	row *rows = oa_xcalloc(d.n ? d.n : 1, sizeof *rows);
 	size_t n = 0;
 	for (size_t i = 0; i < d.n; i++) {
 		const oa_candidate *k = &d.v[i];
-		if (!shown(c, k)) {
-			if (k->state == OA_CAND_UNKNOWN)
-				cli_err("skipped %s (%s %s): cannot tell whether a store is there: %s", k->path,
-				        k->found[0].source, k->found[0].detail, strerror(k->err));
-			continue;
-		}
+		if (!shown(c, k))
+			continue; /* (an unknown candidate is always shown: its row says why) */
 		row *r = &rows[n++];
 		r->cand = k;
 		bool explicit_store = false;
@@ -167,6 +135,7 @@ int cmd_stores(cli *c)
 				        r->s.root, r->unreadable, r->unreadable == 1 ? "" : "s", r->s.root);
 				c->exit_code |= OA_EXIT_OPERATIONAL;
 			}
+			oa_usage_walk(r->s.blobs_fd, &r->use);
 			sum_unique(r, 1, NULL, &r->bytes, &r->apparent);
 			break;
 		}
@@ -340,8 +309,10 @@ int cmd_stores(cli *c)
 				oa_buf_printf(&fb, "%s%s (%s)", j ? ", " : "", k->found[j].source, k->found[j].detail);
 			for (size_t j = 0; j < k->n_paths; j++) {
 				const char *root = r->opened ? r->s.root : k->root ? k->root : k->path;
-				if (strcmp(k->paths[j], root) != 0)
-					oa_buf_printf(&fb, "; also at %s", k->paths[j]);
+				if (strcmp(k->paths[j], root) != 0) {
+					oa_buf_adds(&fb, "; also at ");
+					oa_buf_add_escaped(&fb, k->paths[j], strlen(k->paths[j]));
+				}
 			}
 			char *root = oa_escape(r->opened ? r->s.root : k->root ? k->root : k->path,
 			                       strlen(r->opened ? r->s.root : k->root ? k->root : k->path));
@@ -387,6 +358,7 @@ int cmd_stores(cli *c)
 	for (size_t i = 0; i < n; i++) {
 		if (rows[i].opened)
 			oa_store_close(&rows[i].s);
+		oa_usage_free(&rows[i].use);
 		free(rows[i].error);
 	}
 	free(rows);

@@ -11,8 +11,11 @@ chown is skipped and the cross-owner checks are skipped with a note.
 import json
 import os
 import shutil
+import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -161,16 +164,46 @@ def mount_btrfs():
     return mnt, None
 
 
+where, mounted = base, None
+supported = can_reflink(base)
+if not supported:
+    mounted, why = mount_btrfs()
+    if mounted:
+        where, supported = mounted, can_reflink(mounted)
+    else:
+        print("note: no reflink-capable filesystem for this test (%s)" % why)
+
+
+PAUSE = {}  # the pause directory of the running run_with_pauses
+
+
+def run_with_pauses(args, on_pause):
+    """Run the binary with OA_TEST_DEDUPE_PAUSE: at every pause point
+    (<point>-<action index>) call on_pause(point, index), then let it go on.
+    Returns (result, the pause points seen in order)."""
+    pdir = t.tempdir("pause")
+    PAUSE["dir"] = pdir
+    env = dict(ENV, OA_TEST_DEDUPE_PAUSE=pdir)
+    box = {}
+    th = threading.Thread(target=lambda: box.setdefault("r", t.run(*args, env=env, input=b"")))
+    th.start()
+    seen = []
+    def pending():
+        return sorted(n for n in os.listdir(pdir) if not n.startswith("."))  # .x: being written
+
+    while th.is_alive() or pending():
+        for n in pending():
+            point, idx = n.rsplit("-", 1)
+            on_pause(point, int(idx))
+            seen.append(n)
+            os.unlink(os.path.join(pdir, n))
+        time.sleep(0.005)
+    th.join()
+    return box["r"], seen
+
+
 with t.guard("reflinks (where the filesystem supports them)"):
-    where, mounted = base, None
-    supported = can_reflink(base)
-    if not supported:
-        mounted, why = mount_btrfs()
-        if mounted:
-            where, supported = mounted, can_reflink(mounted)
-        else:
-            print("note: no reflink-capable filesystem for this test (%s)" % why)
-    try:
+    if True:
         c1, _ = store("c1", "alice", where=where)
         c2, _ = store("c2", "bob", where=where)
         before = {n: (ino(os.path.join(c2.blobs, n)), ms.sha256_file(os.path.join(c2.blobs, n))) for n in blobs(c2)}
@@ -196,10 +229,194 @@ with t.guard("reflinks (where the filesystem supports them)"):
             t.exit_code(run("--store", c2.root, "verify"), 0, "bob's store verifies")
             print("reflink apply tested on %s" % subprocess.run(["stat", "-f", "-c", "%T", where],
                                                                 stdout=subprocess.PIPE).stdout.decode().strip())
+            # Copies that already share their extents are not cloned again.
+            r = run("--store", c1.root, "--store", c2.root, "dedupe", "--format", "json")
+            t.exit_code(r, 0)
+            t.eq([a for a in r.json().get("actions", []) if a["status"] == "planned"], [],
+                 "after a reflink apply a second dedupe plans nothing")
+            r = run("--store", c1.root, "--store", c2.root, "du", "--duplicates", "--format", "json")
+            tot = r.json().get("total", {})
+            t.eq(tot.get("linkable_bytes"), 0, "reflinked copies: nothing left for dedupe", tot)
+            t.ok(tot.get("already_shared_bytes", 0) > 0, "reflinked copies count as already shared", tot)
         no_temps(c1, c2)
-    finally:
-        if mounted:
-            subprocess.run(["umount", mounted])
+
+with t.guard("reflink: the kept copy rewritten between actions (mtime restored) reaches no other store"):
+    if not supported:
+        print("note: SKIP: no reflink-capable filesystem")
+    else:
+        k1, _ = store("k1", "alice", where=where)
+        v1, _ = store("v1", "bob", where=where)
+        v2, _ = store("v2", "bob", where=where)
+        args = ("--store", k1.root, "--store", v1.root, "--store", v2.root, "dedupe", "--format", "json")
+        plan = run(*args).json().get("actions", [])
+        idx = [i for i, a in enumerate(plan) if a["digest"] == shared[0] and a["status"] == "planned"]
+        t.eq([plan[i]["replace"] for i in idx], [v1.root, v2.root], "k1's copy is kept for v1 and v2")
+        attack_at = idx[1]
+        src = os.path.join(k1.blobs, shared_files[0])
+        victim = os.path.join(v2.blobs, shared_files[0])
+
+        def attack(point, i):
+            # alice rewrites her kept copy after the first action, in place,
+            # and puts its mtime back: size, inode and mtime are as scanned
+            if point == "clone" and i == attack_at:
+                st = os.stat(src)
+                data = bytearray(open(src, "rb").read())
+                data[0] ^= 0xFF
+                with open(src, "r+b") as f:
+                    f.write(data)
+                os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+        r, seen = run_with_pauses(args + ("--apply", "--yes"), attack)
+        t.ok("clone-%d" % attack_at in seen, "the attack ran before the second clone", seen)
+        t.exit_code(r, 4, "a kept copy that does not hash to its digest")
+        acts = r.json().get("actions", [])
+        t.eq(acts[attack_at].get("status") if len(acts) > attack_at else None, "digest-mismatch",
+             "the poisoned clone is reported as a mismatch")
+        t.eq(ms.sha256_file(victim), shared_files[0][7:], "bob's copy in v2 still has its digest")
+        t.exit_code(run("--store", v2.root, "verify"), 0, "v2 verifies")
+        t.exit_code(run("--store", v1.root, "verify"), 0, "v1 verifies")
+        no_temps(k1, v1, v2)
+
+with t.guard("reflink: a corrupt kept copy: the next copy that verifies is kept"):
+    if not supported:
+        print("note: SKIP: no reflink-capable filesystem")
+    else:
+        f1, _ = store("f1", "alice", where=where)
+        f2, _ = store("f2", "bob", where=where)
+        f3, _ = store("f3", "bob", where=where)
+        bad = os.path.join(f1.blobs, shared_files[0])
+        data = bytearray(open(bad, "rb").read())
+        data[10] ^= 0x55
+        with open(bad, "r+b") as f:
+            f.write(data)
+        r = run("--store", f1.root, "--store", f2.root, "--store", f3.root, "dedupe", "--apply", "--yes",
+                "--format", "json")
+        t.exit_code(r, 4, "a corrupt copy was found")
+        acts = [a for a in r.json().get("actions", []) if a["digest"] == shared[0]]
+        t.eq([a["status"] for a in acts], ["digest-mismatch", "done"], "f2's copy is kept, f3's replaced", acts)
+        t.ok(len(acts) == 2 and acts[1]["keep"] == f2.root, "f3 is a reflink of f2's good copy", acts)
+        t.ok(acts and "corrupt" in acts[0].get("note", ""), "says the kept copy is corrupt", acts)
+        for s in (f2, f3):
+            t.eq(ms.sha256_file(os.path.join(s.blobs, shared_files[0])), shared_files[0][7:], "%s intact" % s.root)
+        t.eq(bytes(data), open(bad, "rb").read(), "the corrupt copy is left alone")
+        no_temps(f1, f2, f3)
+
+with t.guard("fewer than two stores: a usage error (16), or 8 when a store failed to open"):
+    one, _ = store("one", "alice")
+    for cmd in (("dedupe",), ("du", "--duplicates")):
+        r = run("--store", one.root, *cmd)
+        t.exit_code(r, 16, "%s with one store" % " ".join(cmd))
+        t.contains(r.err, "two or more stores", "says why")
+        r = run("--store", one.root, "--store", os.path.join(base, "no-such-store"), *cmd)
+        t.exit_code(r, 8, "%s: the second store cannot be opened" % " ".join(cmd))
+
+with t.guard("store paths with terminal escapes are printed escaped"):
+    evil = os.path.join(base, "evil\x1b]0;owned\x07\x1b[2J")
+    os.makedirs(evil)
+    x1, _ = store("x1", "alice", where=evil)
+    x2, _ = store("x2", "alice", where=evil)
+    for cmd in (("dedupe",), ("dedupe", "--hardlink"), ("du", "--duplicates"), ("du",)):
+        r = run("--store", x1.root, "--store", x2.root, *cmd)
+        t.ok("\x1b" not in r.out and "\x07" not in r.out, "%s: no raw escape on stdout" % " ".join(cmd),
+             r.out[:400])
+        t.contains(r.out, "evil\\x1b]0;owned\\x07", "%s: the path is shown escaped" % " ".join(cmd))
+
+
+def run_tty(args, answer):
+    """Run the binary with a terminal as standard input and type `answer`."""
+    import pty
+    master, slave = pty.openpty()
+    env = dict(os.environ, **ENV)
+    env.pop("OLLAMA_MODELS", None)
+    p = subprocess.Popen([t.BIN] + list(args), stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env, cwd="/")
+    os.close(slave)
+    os.write(master, answer)
+    out, err = p.communicate(timeout=120)
+    os.close(master)
+    return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+with t.guard("the confirmation accepts only y or yes"):
+    y1, _ = store("y1", "alice")
+    y2, _ = store("y2", "alice")
+    for answer in (b"yeah\n", b"ynot\n", b"\n", b"n\n"):
+        snap = t.snapshot(y2.root)
+        code, out, err = run_tty(("--store", y1.root, "--store", y2.root, "dedupe", "--hardlink", "--apply"), answer)
+        t.eq(code, 32, "answer %r: declined" % answer)
+        t.contains(err, "[y/N]", "the question is asked")
+        t.eq(t.diff_snapshots(snap, t.snapshot(y2.root)), [], "answer %r: nothing changed" % answer)
+    code, out, err = run_tty(("--store", y1.root, "--store", y2.root, "dedupe", "--hardlink", "--apply"), b"YES\n")
+    t.eq(code, 0, "YES: done")
+    t.eq(ino(os.path.join(y2.blobs, shared_files[0])), ino(os.path.join(y1.blobs, shared_files[0])), "linked")
+
+with t.guard("more than 64 owners: every user name is right"):
+    if not ms.IS_ROOT:
+        print("note: not root: cannot give stores 70 owners; skipped")
+    else:
+        many = t.tempdir("many")
+        os.chmod(many, 0o755)
+        mpasswd = os.path.join(many, "passwd")
+        owners = [("user%02d" % i, 24000 + i) for i in range(70)]
+        with open(mpasswd, "w") as f:
+            for name, uid in owners:
+                f.write("%s:x:%d:%d::/home/%s:/bin/sh\n" % (name, uid, ms.GID, name))
+        args = []
+        for name, uid in owners:
+            root = os.path.join(many, name, "models")
+            ms.make_store(root, ["shared:latest"])
+            ms.chown_tree(os.path.dirname(root), uid)
+            args += ["--store", root]
+        r = t.run(*args, "du", "--duplicates", "--format", "json", env={"OLLAMA_AUDIT_PASSWD": mpasswd})
+        t.exit_code(r, 0)
+        got = sorted((u["user"], u["copies"]) for u in r.json().get("users", []))
+        t.eq(got, sorted((name, len(shared)) for name, _ in owners), "70 users, each with their own copies")
+        r = t.run(*args, "dedupe", "--format", "json", env={"OLLAMA_AUDIT_PASSWD": mpasswd})
+        acts = r.json().get("actions", [])
+        t.ok(acts and all(a["replace_user"] == os.path.basename(os.path.dirname(a["replace"])) and
+                          a["keep_user"] == "user00" for a in acts), "keep_user and replace_user are right",
+             [(a["keep_user"], a["replace_user"], a["replace"]) for a in acts if
+              a["replace_user"] != os.path.basename(os.path.dirname(a["replace"]))][:5])
+
+with t.guard("a duplicate swapped for a FIFO after the scan: skipped, no hang"):
+    q1, _ = store("q1", "alice")
+    q2, _ = store("q2", "alice")
+    fifo = os.path.join(q2.blobs, shared_files[0])
+
+    def swap(point, i):
+        if point == "open" and i == 0:
+            os.unlink(fifo)
+            os.mkfifo(fifo)
+
+    r, seen = run_with_pauses(("--store", q1.root, "--store", q2.root, "dedupe", "--hardlink", "--apply", "--yes",
+                               "--format", "json"), swap)
+    t.ne(r.code, -999, "no hang")
+    acts = r.json().get("actions", [])
+    t.eq(acts[0].get("status") if acts else None, "changed", "the FIFO is not the scanned file: skipped", acts[:1])
+    t.ok(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO is left alone")
+    no_temps(q1, q2)
+
+with t.guard("SIGTERM during apply: the temporary is removed, the action is not done"):
+    s1, _ = store("s1", "alice")
+    s2, _ = store("s2", "alice")
+    before = {n: ino(os.path.join(s2.blobs, n)) for n in blobs(s2)}
+    pdir_seen = []
+
+    def term(point, i):
+        if point == "rename" and i == 0:
+            pid = int(open(os.path.join(PAUSE["dir"], "%s-%d" % (point, i))).read())
+            pdir_seen.append(sorted(n for n in os.listdir(s2.blobs) if n.startswith(".oa-dedupe")))
+            os.kill(pid, signal.SIGTERM)
+            time.sleep(0.2)
+
+    r, seen = run_with_pauses(("--store", s1.root, "--store", s2.root, "dedupe", "--hardlink", "--apply",
+                               "--yes", "--format", "json"), term)
+    t.ok(pdir_seen and len(pdir_seen[0]) == 1, "a temporary existed when the signal came", pdir_seen)
+    t.exit_code(r, 32, "interrupted")
+    acts = r.json().get("actions", [])
+    t.ok(acts and all(a["status"] == "not-done" for a in acts), "no action done", acts)
+    no_temps(s1, s2)
+    t.eq({n: ino(os.path.join(s2.blobs, n)) for n in blobs(s2)}, before, "s2's blobs unchanged")
 
 with t.guard("digest mismatch: never linked"):
     d1, _ = store("d1", "alice")
@@ -243,4 +460,6 @@ with t.guard("a running server blocks apply unless --force"):
         proc.wait()
     no_temps(e1, e2)
 
+if mounted:
+    subprocess.run(["umount", mounted])
 t.done()

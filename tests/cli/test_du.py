@@ -21,6 +21,26 @@ def alloc(p):
     return st.st_blocks * 512
 
 
+def du_s(path, *opts):
+    out = subprocess.run(["du", "-B1", "-s"] + list(opts) + [path], stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    return int(out.split()[0])
+
+
+def tree_usage(top):
+    """(allocated, apparent) of top and everything under it, lstat, each inode once."""
+    seen, al, ap = set(), 0, 0
+    for d, dirs, fs in os.walk(top):
+        for p in [d] + [os.path.join(d, f) for f in fs] + \
+                [os.path.join(d, x) for x in dirs if os.path.islink(os.path.join(d, x))]:
+            st_ = os.lstat(p)
+            if (st_.st_dev, st_.st_ino) not in seen:
+                seen.add((st_.st_dev, st_.st_ino))
+                al += st_.st_blocks * 512
+                ap += st_.st_size
+    return al, ap
+
+
 def build():
     s = t.new_store("du")
     a = t.add_gguf_model(s, "alpha:latest", seed="a", n_layers=6)
@@ -70,20 +90,14 @@ with t.guard("du json against a hand count and du -B1"):
 
     tot = st["totals"]
     t.eq(tot["referenced_bytes"], ua + ub + shared, "referenced = every referenced inode once")
-    # every file under blobs/, each inode once: du -B1 and a Python count
-    files = []
-    for d, dirs, fs in os.walk(s.blobs):
-        files += [os.path.join(d, f) for f in fs]
-    seen, hand = set(), 0
-    for f in files:
-        st_ = os.lstat(f)
-        if (st_.st_dev, st_.st_ino) not in seen:
-            seen.add((st_.st_dev, st_.st_ino))
-            hand += st_.st_blocks * 512
-    t.eq(tot["blobs_bytes"], hand, "blobs/ total = hand count (inodes once)")
-    out = subprocess.run(["du", "-B1", "-c"] + files, stdout=subprocess.PIPE, check=True).stdout.decode()
-    du_total = int(out.strip().splitlines()[-1].split()[0])
-    t.eq(tot["blobs_bytes"], du_total, "blobs/ total = du -B1 -c of the blob files")
+    # blobs/ and everything under it, each inode once: du -B1 -s and a Python count
+    hand, hand_app = tree_usage(s.blobs)
+    t.eq(tot["blobs_bytes"], hand, "blobs/ total = hand count (blobs/ itself and every entry, inodes once)")
+    du_total = du_s(s.blobs)
+    t.eq(tot["blobs_bytes"], du_total, "blobs/ total = du -B1 -s blobs")
+    t.eq(tot["blobs_apparent_bytes"], du_s(s.blobs, "--apparent-size"),
+         "blobs/ apparent total = du -B1 -s --apparent-size blobs")
+    t.eq(tot["blobs_apparent_bytes"], hand_app, "blobs/ apparent total = hand count")
     print("measured: du -B1 total %d, ollama-audit blobs_bytes %d, referenced %d" %
           (du_total, tot["blobs_bytes"], tot["referenced_bytes"]))
     j = tot["junk"]
@@ -95,9 +109,10 @@ with t.guard("du json against a hand count and du -B1"):
     t.eq(j["foreign"]["count"], 2, "notes.txt + the hard link")
     t.eq(j["empty-dirs"]["count"], 2, "gone/ and gone/x/")
     junk_blobs = sum(j[k]["bytes"] for k in ("orphans", "manifest-blobs", "partials", "temps", "legacy", "foreign"))
-    # the hard link shares the orphan's inode: du counts it once, the junk list per name
-    t.eq(tot["referenced_bytes"] + junk_blobs - alloc(s.blob_path(orphan)), tot["blobs_bytes"],
-         "referenced + junk (the hard-linked inode once) = blobs/ total")
+    # the hard link shares the orphan's inode: du counts it once, the junk list per name;
+    # blobs/ itself is neither referenced nor junk
+    t.eq(tot["referenced_bytes"] + junk_blobs - alloc(s.blob_path(orphan)) + alloc(s.blobs), tot["blobs_bytes"],
+         "referenced + junk (the hard-linked inode once) + blobs/ itself = blobs/ total")
     # reclaimable: prune's default set, old enough; the orphan's inode has 2 links -> frees nothing
     want = sum(alloc(p) for p in parts) + alloc(os.path.join(s.blobs, "sha256-99887766")) + \
         alloc(os.path.join(s.blobs, "Q4_K_M123456"))
@@ -133,5 +148,49 @@ with t.guard("du: unparseable manifest's blobs are shared, never unique to anoth
     t.eq(ra["unique_bytes"], sum(alloc(s.blob_path(x["digest"])) for x in a["layers"][1:] + [a["config"]]),
          "alpha's other blobs are unique to it")
     t.ok(any(not x["manifest_ok"] for x in rows), "the broken manifest has its own row")
+
+
+with t.guard("one walker: du's blobs/ total counts temp directories and their contents (item 8)"):
+    s = t.new_store("du-walk")
+    t.add_gguf_model(s, "alpha:latest", seed="a")
+    os.makedirs(os.path.join(s.blobs, "split-gguf-123"))
+    s.write_raw("blobs/split-gguf-123/x", oa.det_bytes(100000, "x"))
+    s.write_raw("blobs/foo.gguf", b"foreign")
+    outside = os.path.join(t.tempdir("du-walk-out"), "big.bin")
+    with open(outside, "wb") as f:
+        f.write(oa.det_bytes(200000, "outside"))
+    os.symlink(outside, os.path.join(s.blobs, "link-out"))       # foreign symlink: counts as itself
+    s.age_all(7200)
+    s.age("blobs/split-gguf-123", 7200)
+    r = t.audit(s.root, "du", "--format", "json")
+    t.exit_code(r, 0, "du")
+    tot = r.json()["stores"][0]["totals"]
+    want = du_s(s.blobs)
+    print("measured: du -B1 -s blobs %d, ollama-audit blobs_bytes %d" % (want, tot["blobs_bytes"]))
+    t.eq(tot["blobs_bytes"], want, "blobs/ total = du -B1 -s blobs (directories and temp dir contents)")
+    t.eq(tot["blobs_apparent_bytes"], du_s(s.blobs, "--apparent-size"),
+         "blobs/ apparent = du -B1 -s --apparent-size blobs (a symlink as itself)")
+    d = os.path.join(s.blobs, "split-gguf-123")
+    t.eq(tot["junk"]["temps"]["bytes"], du_s(d), "junk temps = du -B1 -s of the temp dir")
+
+with t.guard("du: a symlinked blob is unique as the link, never its target (item 8)"):
+    s = t.new_store("du-symlink")
+    a = t.add_gguf_model(s, "alpha:latest", seed="a")
+    w = s.blob_path(a["layers"][0]["digest"])
+    outside = os.path.join(t.tempdir("du-symlink-out"), "weights.gguf")
+    os.rename(w, outside)
+    os.symlink(outside, w)
+    r = t.audit(s.root, "du", "--format", "json")
+    t.exit_code(r, 0, "du")
+    row = [x for x in r.json()["stores"][0]["models"] if "alpha:latest" in x["names"]][0]
+    own = [s.blob_path(x["digest"]) for x in a["layers"][1:] + [a["config"]]]
+    want = sum(alloc(p) for p in own) + alloc(w)           # the link's own blocks (0 for a fast symlink)
+    t.eq(row["unique_bytes"], want, "UNIQUE counts the link, not the %d bytes of its target outside"
+         % alloc(outside))
+    t.eq(row["unique_apparent_bytes"], sum(os.lstat(p).st_size for p in own + [w]),
+         "unique apparent: the link's own size")
+    r = t.audit(s.root, "rm", "alpha:latest", "--format", "json")
+    t.eq(sum(e["freed"] for e in r.json()["stores"][0]["entries"] if e["category"] == "model-blob"),
+         row["unique_bytes"], "UNIQUE = what rm frees in blobs/")
 
 t.done()

@@ -226,8 +226,10 @@ with t.guard("check --all-users --format prometheus --output"):
         t.eq(val(fams, "ollama_store_models", store=root, format="gguf"), len(m.infos[key]), "models of %s" % key)
         t.eq(val(fams, "ollama_store_audit_success", store=root, user=user), 1, "success of %s (user %s)" % (key, user))
         inv = ms.blob_inventory([root])
+        # the referenced blobs, each inode once, and blobs/ itself (which the store needs)
         t.eq(val(fams, "ollama_store_blobs_bytes", store=root, state="referenced"),
-             sum({(c[1], c[2]): c[3] for cs in inv.values() for c in cs}.values()), "referenced bytes of %s" % key)
+             sum({(c[1], c[2]): c[3] for cs in inv.values() for c in cs}.values()) +
+             os.lstat(os.path.join(root, "blobs")).st_blocks * 512, "referenced bytes of %s" % key)
         t.eq(val(fams, "ollama_store_blobs", store=root, state="orphaned"), 0, "no orphans in %s" % key)
         for info in m.infos[key]:
             t.eq(val(fams, "ollama_store_model_info", store=root, model=info["name"]), 1,
@@ -286,6 +288,40 @@ with t.guard("junk, findings, odd paths"):
     t.eq(val(fams, "ollama_store_findings", store=s2.root, code="missing-blob", severity="error"), 1,
          "findings by code and severity")
 
+with t.guard("store paths that are not valid UTF-8: overlong, surrogate, F5 lead"):
+    # Each must be escaped (\\xNN) or the whole textfile is invalid UTF-8
+    # and node_exporter drops it: E0 80 80 is an overlong NUL, ED A0 80 a
+    # UTF-16 surrogate, F5 a lead byte beyond U+10FFFF.
+    ubase = os.fsencode(t.tempdir("utf8"))
+    roots = []
+    for tag, seq in (("overlong", b"\xe0\x80\x80"), ("surrogate", b"\xed\xa0\x80"),
+                     ("f5", b"\xf5\x80\x80\x80")):
+        s3, _ = t.clean_store("utf8-" + tag)
+        d = os.path.join(ubase, tag.encode() + b"-" + seq)
+        os.makedirs(d)
+        shutil.move(os.fsencode(s3.root), os.path.join(d, b"models"))
+        roots.append((tag, seq, os.fsdecode(os.path.join(d, b"models"))))
+    uprom = os.path.join(t.tempdir("utf8-out"), "utf8.prom")
+    args = []
+    for _, _, root in roots:
+        args += ["--store", root]
+    r = t.run(*args, "check", "--format", "prometheus", "--output", uprom)
+    t.exit_code(r, 0, "three clean stores")
+    raw = open(uprom, "rb").read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        text = None
+        t.fail("the textfile is not valid UTF-8: %s" % e)
+    if text is not None:
+        fams = validate(text)
+        t.eq(lint(fams), [], "lint")
+        stores = [l["store"] for l, _ in fams.get("ollama_store_info", {}).get("samples", [])]
+        for tag, seq, root in roots:
+            want = "".join("\\x%02x" % b for b in seq)
+            t.ok(any(tag + "-" + want in st for st in stores), "%s: the bytes are escaped as %s" % (tag, want),
+                 stores)
+
 with t.guard("--output is atomic and keeps the old file on a usage error"):
     before = open(prom).read()
     ino = os.stat(prom).st_ino
@@ -316,5 +352,29 @@ with t.guard("an unreadable store: audit_success 0"):
         t.eq(lint(fams), [], "lint")
         t.eq(val(fams, "ollama_store_audit_success", store=real["dave"], user="dave"), 0, "dave's store: success 0")
         t.eq(val(fams, "ollama_store_audit_success", store=real["alice"]), 1, "alice's store: success 1")
+
+
+with t.guard("blobs bytes by state sum to du -B1 -s blobs; temps count their contents (item 8)"):
+    w, _ = t.clean_store("prom-walk")
+    os.makedirs(os.path.join(w.blobs, "split-gguf-123"))
+    w.write_raw("blobs/split-gguf-123/x", b"x" * 100000)
+    w.write_raw("blobs/foo.gguf", b"foreign")
+    outside = os.path.join(t.tempdir("prom-walk-out"), "big.bin")
+    with open(outside, "wb") as f:
+        f.write(b"o" * 300000)
+    os.symlink(outside, os.path.join(w.blobs, "link-out"))   # counts as the link, not the target
+    r = t.run("--store", w.root, "check", "--format", "prometheus")
+    fams = validate(r.out)
+    states = ("referenced", "orphaned", "partial", "temp", "foreign")
+    du = lambda *o: int(subprocess.run(["du", "-B1", "-s"] + list(o) + [w.blobs], stdout=subprocess.PIPE,
+                                       check=True).stdout.split()[0])
+    total = sum(val(fams, "ollama_store_blobs_bytes", store=w.root, state=x) or 0 for x in states)
+    t.eq(total, du(), "sum over states of blobs_bytes = du -B1 -s blobs")
+    app = sum(val(fams, "ollama_store_blobs_apparent_bytes", store=w.root, state=x) or 0 for x in states)
+    t.eq(app, du("--apparent-size"), "sum over states of blobs_apparent_bytes = du -B1 -s --apparent-size blobs")
+    d = t.run("--store", w.root, "du", "--format", "json").json()["stores"][0]["totals"]
+    t.eq(val(fams, "ollama_store_blobs_bytes", store=w.root, state="temp"), d["junk"]["temps"]["bytes"],
+         "temp bytes = du's junk temps (the directory and what is in it)")
+    t.eq(total, d["blobs_bytes"], "the same figure as du's blobs/ total")
 
 t.done()

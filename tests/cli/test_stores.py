@@ -99,13 +99,16 @@ with t.guard("stores: per-user totals and duplicates"):
     for user in ("ollama", "alice", "bob", "dave"):
         keys = [k for k, o in owners.items() if o == user]
         inv = ms.blob_inventory([real[k] for k in keys])
-        want = sum({(c[1], c[2]): c[3] for cs in inv.values() for c in cs}.values())
+        # every inode once, and each store's blobs/ directory itself (as `du -s`)
+        want = sum({(c[1], c[2]): c[3] for cs in inv.values() for c in cs}.values()) + \
+            sum(os.lstat(os.path.join(real[k], "blobs")).st_blocks * 512 for k in keys)
         u = users.get(user, {})
         t.eq(u.get("stores"), len(keys), "stores of %s" % user)
         t.eq(u.get("models"), sum(len(m.infos[k]) for k in keys), "models of %s" % user)
         t.eq(u.get("bytes"), want, "bytes of %s (each inode once, st_blocks)" % user)
     inv = ms.blob_inventory(list(real.values()))
-    want_total = sum({(c[1], c[2]): c[3] for cs in inv.values() for c in cs}.values())
+    want_total = sum({(c[1], c[2]): c[3] for cs in inv.values() for c in cs}.values()) + \
+        sum(os.lstat(os.path.join(r_, "blobs")).st_blocks * 512 for r_ in real.values())
     t.eq(doc.get("total", {}).get("bytes"), want_total, "total bytes")
     t.eq(doc.get("total", {}).get("stores"), len(real), "total stores")
     n, saving, shared = ms.expected_dupes(list(real.values()))
@@ -259,5 +262,67 @@ with t.guard("permission problems: the binary run as another user"):
              "the unreadable part is a finding of that store")
         t.eq(len(r.json().get("stores", [])), len(m.stores) - 2, "the other stores are still checked (not dave, frank)")
         os.chmod(mdir, 0o755)
+
+
+with t.guard("stores SIZE = du -B1 -s blobs: temp dirs, their contents and symlinks count (item 8)"):
+    import subprocess
+    w = t.new_store("stores-walk")
+    t.add_gguf_model(w, "alpha:latest", seed="walk")
+    os.makedirs(os.path.join(w.blobs, "split-gguf-123"))
+    w.write_raw("blobs/split-gguf-123/x", b"x" * 100000)
+    w.write_raw("blobs/foo.gguf", b"foreign")
+    os.symlink("/nonexistent-oa/target", os.path.join(w.blobs, "dangling"))
+    r = m.run("--store", w.root, "stores", "--format", "json")
+    row = by_root(r.json()).get(os.path.realpath(w.root), {})
+    du = lambda *o: int(subprocess.run(["du", "-B1", "-s"] + list(o) + [w.blobs], stdout=subprocess.PIPE,
+                                       check=True).stdout.split()[0])
+    t.eq(row.get("bytes"), du(), "SIZE (bytes) = du -B1 -s blobs")
+    t.eq(row.get("apparent_bytes"), du("--apparent-size"), "apparent_bytes = du -B1 -s --apparent-size blobs")
+
+
+with t.guard("discovery reads no FIFO or device: EnvironmentFile=, /etc/default/ollama"):
+    hf = t.tempdir("fifo-sysroot")
+    ms.write(os.path.join(hf, "etc/passwd"), "")
+    ms.write(os.path.join(hf, "etc/systemd/system/ollama.service"),
+             "[Service]\nEnvironmentFile=/etc/ollama.env\nEnvironmentFile=/etc/zero.env\n")
+    os.mkfifo(os.path.join(hf, "etc/ollama.env"))
+    os.symlink("/dev/zero", os.path.join(hf, "etc/zero.env"))
+    os.makedirs(os.path.join(hf, "etc/default"))
+    os.symlink("/dev/zero", os.path.join(hf, "etc/default/ollama"))
+    os.mkfifo(os.path.join(hf, "etc/sysconfig"))  # not even a directory
+    r = t.run("stores", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": hf}, timeout=30)
+    t.ne(r.code, -999, "no hang on a FIFO or /dev/zero")
+    t.exit_code(r, 0)
+    t.contains(r.err, "/etc/ollama.env", "the FIFO is named")
+    t.contains(r.err, "not a regular file", "and why it is not read")
+    t.contains(r.err, "/etc/zero.env", "the symlink to /dev/zero is named")
+
+with t.guard("discovery stays inside OLLAMA_AUDIT_SYSROOT: \"..\", relative homes; a continued last line"):
+    hs = t.tempdir("hostile-sysroot")
+    outside = t.tempdir("outside")
+    ms.make_store(os.path.join(outside, "models"), ["tiny:latest"])
+    rel_out = os.path.relpath(os.path.join(outside, "models"), "/")
+    ups = "/" + "/".join([".."] * (hs.count("/") + 2))  # more ".." than the sysroot is deep
+    ms.write(os.path.join(hs, "etc/passwd"),
+             "rel:x:3001:3001::home/rel:/bin/sh\n"
+             "esc:x:3002:3002::%s/%s/..:/bin/sh\n" % (ups, os.path.dirname(rel_out)))
+    ms.write(os.path.join(hs, "etc/systemd/system/ollama.service"),
+             "[Service]\nEnvironment=OLLAMA_MODELS=%s/%s\n" % (ups, rel_out))
+    # a drop-in whose last line is continued: systemd still reads it
+    ms.make_store(os.path.join(hs, "srv/eof"), ["tiny:latest"])
+    ms.write(os.path.join(hs, "etc/systemd/system/ollama.service.d/eof.conf"),
+             "[Service]\nEnvironment=OLLAMA_MODELS=/srv/eof \\")
+    # an absolute symlink in the image that points outside it
+    os.makedirs(os.path.join(hs, "var/lib"))
+    os.symlink(outside, os.path.join(hs, "var/lib/ollama"))
+    r = t.run("stores", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": hs}, timeout=30)
+    t.exit_code(r, 0)
+    roots = {os.path.realpath(s["root"]): s for s in r.json().get("stores", [])}
+    t.ok(os.path.realpath(os.path.join(outside, "models")) not in roots,
+         "nothing outside the sysroot is listed", sorted(roots))
+    t.ok(os.path.realpath(os.path.join(hs, "srv/eof")) in roots, "a continued last line is read", sorted(roots))
+    t.contains(r.err, "outside OLLAMA_AUDIT_SYSROOT", "the symlink out of the image is noted")
+    t.contains(r.err, "home/rel", "the relative home is noted")
+    t.contains(r.err, "..", "the \"..\" paths are noted")
 
 t.done()

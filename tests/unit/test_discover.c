@@ -72,6 +72,14 @@ static void test_systemd(void)
 	g = sd("EMPTY=");
 	CHECK(g.n == 1);
 	CHECK_STR(g.v[0], "");
+
+	/* systemd refuses \x00: that word and the rest of the line are ignored
+	 * (not cut short at the NUL) */
+	g = sd("A=1 OLLAMA_MODELS=/srv/a\\x00b C=2");
+	CHECK(g.n == 1);
+	CHECK_STR(g.k[0], "A");
+	g = sd("\"OLLAMA_MODELS=/srv/q\\x00\" C=2");
+	CHECK(g.n == 0);
 }
 
 static void test_envfile(void)
