@@ -484,7 +484,8 @@ static bool rd_bytes(P *p, uint64_t len, uint8_t *keep, size_t keepcap, size_t *
 		r->pos += len;
 		return true;
 	}
-	if (r->mem || len <= OA_GGUF_MAX_WINDOW) {
+	/* Without a hash only the kept prefix is read; the rest is skipped. */
+	if (r->mem || !hash || len <= OA_GGUF_MAX_WINDOW) {
 		size_t need = hash ? (size_t)len : k;
 		const uint8_t *b = rd_need(r, need);
 		if (!b) {

@@ -81,4 +81,22 @@ with t.guard("a FIFO at the cache path is not waited on"):
     t.ok(r.code is not None and r.code >= 0, "verify finished", r.describe())
     t.contains(r.err, "not a regular file", "the cache problem is said")
 
+with t.guard("a GGUF string longer than the read window (256 KiB) is read from a file"):
+    s = t.new_store("longarch")
+    from clitest import oa
+    arch = "a" * 300000
+    g = oa.gguf_bytes({"general.architecture": arch, "general.name": "n" * 400000,
+                       arch + ".context_length": oa.typed("u32", 4096)},
+                      [("token_embd.weight", [32, 4], 0)])
+    layer = s.layer("model", g)
+    s.add_manifest("long:latest", s.config(oa.config_v2(model_format="gguf")), [layer])
+    for cmd in (["list"], ["check"], ["show", "long"]):
+        r = t.audit(s.root, *cmd)
+        t.ok(r.code in (0, 1, 4), "%s exits normally (%s)" % (cmd[0], r.code), r.describe())
+        t.not_contains(r.err, "runtime error", "%s has no undefined behaviour" % cmd[0])
+    r = t.audit(s.root, "show", "long", "--format", "json")
+    h = r.json()["layer_list"][0]["header"]
+    t.ok(h["architecture"].startswith("aaaa"), "the architecture is read (kept prefix)", h["architecture"][:20])
+    t.eq(h["tensor_count"], 1, "the header is read to its end")
+
 t.done()
