@@ -1185,9 +1185,13 @@ static void add_sat(uint64_t *acc, uint64_t v, bool *exact)
 	}
 }
 
+/* The per-model tables are keyed by a bounded set of names: the dtypes and
+ * quant types the format defines, plus "other". Keying them by whatever a
+ * file writes would make them as long as the file has tensors, and the
+ * linear lookups quadratic. */
 static int model_dtype_add(oa_st_model *m, const char *dtype, uint64_t bytes)
 {
-	const char *d = dtype ? dtype : "?";
+	const char *d = !dtype ? "?" : oa_st_dtype_bits(dtype) ? dtype : "other";
 	for (size_t i = 0; i < m->n_dtypes; i++) {
 		if (strcmp(m->dtypes[i].dtype, d) == 0) {
 			m->dtypes[i].tensors++;
@@ -1209,8 +1213,9 @@ static int model_dtype_add(oa_st_model *m, const char *dtype, uint64_t bytes)
 	return 0;
 }
 
-static int model_quant_add(oa_st_model *m, const char *q)
+static int model_quant_add(oa_st_model *m, const char *quant)
 {
+	const char *q = oa_st_quant_canonical(quant) ? oa_st_quant_canonical(quant) : "other";
 	for (size_t i = 0; i < m->n_quant_types; i++)
 		if (strcmp(m->quant_types[i], q) == 0)
 			return 0;

@@ -175,9 +175,11 @@ typedef struct oa_st_model {
 	                          tensors) that Ollama's count misses */
 	uint64_t data_bytes;   /* sum of tensor byte lengths */
 	size_t n_dtypes;
-	oa_st_dtype_total *dtypes; /* in first-seen order */
+	oa_st_dtype_total *dtypes; /* in first-seen order; dtypes the format does not
+	                              define are totalled as "other" */
 	size_t n_quant_types;
-	char **quant_types;    /* distinct quant_type values, first-seen order */
+	char **quant_types;    /* distinct canonical quant types, first-seen order;
+	                          unknown values are listed once as "other" */
 	char *quant_level;     /* set by finish: the quant type with fewest bits
 	                          (first seen wins a tie), else torch_dtype, else "" */
 	unsigned quant_bits;   /* bits of quant_level, 0 when not quantized */

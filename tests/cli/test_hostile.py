@@ -99,4 +99,20 @@ with t.guard("a GGUF string longer than the read window (256 KiB) is read from a
     t.ok(h["architecture"].startswith("aaaa"), "the architecture is read (kept prefix)", h["architecture"][:20])
     t.eq(h["tensor_count"], 1, "the header is read to its end")
 
+with t.guard("a safetensors header with 80,000 made-up dtypes is not quadratic"):
+    s = t.new_store("dtypes")
+    from clitest import oa
+    n = 80000
+    header = {"t%d" % i: {"dtype": "X%d" % i, "shape": [0], "data_offsets": [0, 0]} for i in range(n)}
+    hj = json.dumps(header, separators=(",", ":")).encode()
+    blob = len(hj).to_bytes(8, "little") + hj
+    layer = s.layer("tensor", blob, name="t0")
+    s.add_manifest("dt:latest", s.config(oa.config_v2(model_format="safetensors")), [layer])
+    # Before the fix this took minutes (linear lookups per tensor); a hang
+    # guard of 60 s, not a speed claim.
+    r = t.audit(s.root, "show", "dt", "--format", "json", timeout=60)
+    t.ok(r.code in (0, 1, 4), "show finished (%s)" % r.code, r.describe())
+    dt = r.json()["safetensors"]["dtype_bytes"]
+    t.eq(sorted(dt), ["other"], "unknown dtypes are totalled as other")
+
 t.done()
