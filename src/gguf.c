@@ -87,6 +87,14 @@ const char *oa_ftype_ollama_string(uint32_t ftype, bool present)
 	return FTYPE_OLLAMA[ftype];
 }
 
+const char *oa_ftype_list_string(uint32_t ftype)
+{
+	/* ggml.FileType(v).String(): no "> 0" rule, so ALL_F32 prints "F32". */
+	if (ftype == 0)
+		return "F32";
+	return oa_ftype_ollama_string(ftype, true);
+}
+
 /* llama-model-loader's guess: dominant ggml_type -> llama_ftype; -1 when it has no mapping. */
 static int guess_ftype(uint32_t t)
 {

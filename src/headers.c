@@ -262,18 +262,21 @@ void oa_headers_apply(oa_store *s, oa_model *m)
 	if (h->have_st_model)
 		oa_st_model_finish(&h->st_model, h->have_hf ? h->hf.torch_dtype : NULL);
 
-	/* What Ollama's list cache takes from the last model layer's GGUF (§4.3). */
-	if (last != SIZE_MAX && h->layers[last].have_gguf) {
+	/* What Ollama's list cache takes from the last model layer's GGUF (§4.3,
+	 * server/model_list_cache.go readModelListGGUF). Any read error there
+	 * discards all of it, so a broken header contributes nothing here. */
+	if (last != SIZE_MAX && h->layers[last].have_gguf && h->layers[last].gguf.ok) {
 		const oa_gguf_info *g = &h->layers[last].gguf;
 		if (!m->d_context_length)
 			m->d_context_length = (int64_t)g->context_length;
 		if (!m->d_embedding_length)
 			m->d_embedding_length = (int64_t)g->embedding_length;
 		const char *q = m->d_quantization;
-		if (!q || !*q || strcmp(q, "unknown") == 0) {
-			const char *gs = oa_ftype_ollama_string(g->file_type, g->has_file_type &&
-			                                                          g->file_type_is_u32);
-			if (gs && strcmp(gs, "unknown") != 0)
+		if ((!q || !*q || strcmp(q, "unknown") == 0) && g->has_file_type) {
+			/* The list cache reads general.file_type of any integer type and
+			 * prints ggml.FileType(v).String(), so 0 is "F32" there. */
+			const char *gs = oa_ftype_list_string(g->file_type);
+			if (strcmp(gs, "unknown") != 0)
 				m->d_quantization = gs;
 		}
 		h->cap_completion = !g->has_pooling_type;

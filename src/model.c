@@ -162,15 +162,17 @@ void oa_model_classify(oa_store *s, oa_model *m)
 
 	oa_headers_apply(s, m);
 	if (m->headers) {
-		/* Ollama lists the GGUF's capabilities first, then the config's. */
-		if (m->headers->cap_completion)
-			add_cap(m, "completion");
-		if (m->headers->cap_embedding)
-			add_cap(m, "embedding");
+		/* readModelListGGUF collects vision and audio as it meets their keys,
+		 * then completion or embedding; the list cache appends those before
+		 * the config's capabilities. */
 		if (m->headers->cap_vision)
 			add_cap(m, "vision");
 		if (m->headers->cap_audio)
 			add_cap(m, "audio");
+		if (m->headers->cap_completion)
+			add_cap(m, "completion");
+		if (m->headers->cap_embedding)
+			add_cap(m, "embedding");
 	}
 
 	if (have_cfg)

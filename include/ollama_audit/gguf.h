@@ -168,6 +168,9 @@ bool oa_ggml_type_block(uint32_t type, uint32_t *blck, uint32_t *bytes);
  * ftype 0 (Ollama's FileType() needs a u32 > 0, so ALL_F32 shows "unknown"),
  * removed ids and ids Ollama does not know (41 Q2_0 and above). */
 const char *oa_ftype_ollama_string(uint32_t ftype, bool present);
+/* What Ollama's list cache (/api/tags) prints for a general.file_type of any
+ * integer type: ggml.FileType(v).String(), where 0 is "F32". */
+const char *oa_ftype_list_string(uint32_t ftype);
 /* llama.cpp's llama_ftype_name ("Q4_K - Medium", "all F32"), NULL if unknown. */
 const char *oa_ftype_llama_name(uint32_t ftype);
 /* Ollama's format.HumanNumber: "8.0B", "136.73M", "7B", "1K", "999". */

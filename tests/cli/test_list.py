@@ -353,4 +353,27 @@ with t.guard("store discovery"):
     t.exit_code(r, 8, "one good and one missing store")
     t.eq(len(r.json().get("stores", [])), 1, "the good store is still listed")
 
+with t.guard("/api/tags takes quantization and capabilities from the GGUF as the list cache does"):
+    s = t.new_store("tags-gguf")
+
+    def model(name, kv, tensors=(("token_embd.weight", [32, 4], 0),)):
+        g = oa.gguf_bytes(kv, list(tensors))
+        layer = s.layer("model", g)
+        # a config with no file_type: the list cache falls back to the GGUF
+        s.add_manifest(name, s.config(oa.config_v2(model_format="gguf", model_family="llama")), [layer])
+
+    model("u64ft:latest", {"general.architecture": "llama", "general.file_type": oa.typed("u64", 15)})
+    model("f32:latest", {"general.architecture": "llama", "general.file_type": oa.typed("u32", 0)})
+    model("vision:latest", {"general.architecture": "llama", "llama.vision.block_count": oa.typed("u32", 2)})
+    g = bytearray(oa.gguf_bytes({"general.architecture": "llama", "llama.context_length": oa.typed("u32", 99)}, []))
+    g[len(g) - 8:] = b"\xff" * 8  # corrupt the last value: the list cache's reader fails
+    s.add_manifest("broken:latest", s.config(oa.config_v2(model_format="gguf")), [s.layer("model", bytes(g))])
+    r = t.audit(s.root, "list", "--format", "tags")
+    tags = {m["name"]: m for m in r.json()["models"]}
+    t.eq(tags["u64ft:latest"]["details"]["quantization_level"], "Q4_K_M", "a u64 file_type is read (any integer type)")
+    t.eq(tags["f32:latest"]["details"]["quantization_level"], "F32", "file_type 0 is F32 in the list cache")
+    t.eq(tags["vision:latest"].get("capabilities"), ["vision", "completion"], "GGUF capabilities in the list cache's order")
+    t.eq(tags["broken:latest"].get("capabilities"), None, "a header the list cache cannot read adds no capabilities")
+    t.eq(tags["broken:latest"]["details"].get("context_length"), None, "nor a context length")
+
 t.done()
