@@ -216,6 +216,11 @@ static void verify_one(struct worker *w, size_t i)
 		res->err = EINVAL;
 		return;
 	}
+	/* The racy-window rule compares a file's ctime with the moment its
+	 * content was first looked at, not when hashing ended: a write in the
+	 * same timestamp tick as the stamp we take now leaves ctime unchanged,
+	 * and a long hash must not make that moment look long ago. */
+	double read_started = oa_wall_now();
 	/* O_NONBLOCK: a FIFO planted in the store must not hang us. */
 	int fd = oa_openat_ro(AT_FDCWD, job->path, O_NONBLOCK);
 	if (fd < 0) {
@@ -333,7 +338,7 @@ static void verify_one(struct worker *w, size_t i)
 		oa_verify_cache_entry ne;
 		ne.st = res->st;
 		memcpy(ne.xxh128, res->xxh128_hex, sizeof ne.xxh128);
-		ne.verified_at = oa_wall_now();
+		ne.verified_at = read_started;
 		res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
 	}
 out:

@@ -41,7 +41,8 @@ typedef struct oa_file_stamp {
 typedef struct oa_verify_cache_entry {
 	oa_file_stamp st;   /* the file that was verified */
 	char xxh128[33];    /* XXH3-128 of the content, 32 lowercase hex (canonical, big-endian) */
-	double verified_at; /* wall-clock seconds since the epoch when it was verified */
+	double verified_at; /* wall-clock seconds since the epoch when the verification
+	                       started reading the file (the racy-window reference) */
 } oa_verify_cache_entry;
 
 /* Default cache file path into buf. Returns 0, or -1 (no XDG_CACHE_HOME/HOME,
