@@ -113,44 +113,55 @@ double oa_wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int oa_range_cached(int fd, uint64_t offset, size_t len)
+size_t oa_page_size(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	return pg > 0 ? (size_t)pg : 4096;
+}
+
+long oa_range_residency(int fd, uint64_t offset, size_t len, unsigned char *vec, size_t vec_len)
 {
 #ifdef OA_HAVE_MINCORE
-	long pg = sysconf(_SC_PAGESIZE);
-	if (pg <= 0 || len == 0 || offset % (uint64_t)pg)
+	size_t pg = oa_page_size();
+	if (len == 0 || offset % pg)
+		return -1;
+	size_t pages = (len + pg - 1) / pg;
+	if (pages > vec_len)
 		return -1;
 	void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)offset);
 	if (map == MAP_FAILED)
 		return -1;
-	size_t pages = (len + (size_t)pg - 1) / (size_t)pg, resident = 0, done = 0;
-	int rc = 0;
-	/* The vector is one byte a page; check 4096 pages at a time. */
-#if defined(__APPLE__)
-	char vec[4096];
-#else
-	unsigned char vec[4096];
-#endif
-	while (done < pages) {
-		size_t n = pages - done < sizeof vec ? pages - done : sizeof vec;
-		size_t bytes = n * (size_t)pg;
-		if (done * (size_t)pg + bytes > len)
-			bytes = len - done * (size_t)pg;
-		if (mincore((char *)map + done * (size_t)pg, bytes, vec) != 0) {
-			rc = -1;
-			break;
-		}
-		for (size_t i = 0; i < n; i++)
-			resident += vec[i] & 1;
-		done += n;
-	}
+	/* macOS declares the vector as char *, Linux as unsigned char *. */
+	int rc = mincore(map, len, (void *)vec);
 	munmap(map, len);
-	if (rc < 0)
+	if (rc != 0)
 		return -1;
-	return resident * 10 >= pages * 9 ? 1 : 0;
+	for (size_t i = 0; i < pages; i++)
+		vec[i] &= 1;
+	return (long)pages;
 #else
-	(void)fd; (void)offset; (void)len;
+	(void)fd; (void)offset; (void)len; (void)vec; (void)vec_len;
 	return -1;
 #endif
+}
+
+int oa_range_cached(int fd, uint64_t offset, size_t len)
+{
+	size_t pg = oa_page_size();
+	size_t resident = 0, pages = 0;
+	unsigned char vec[1024];
+	while (len > 0) {
+		size_t chunk = len < sizeof vec * pg ? len : sizeof vec * pg;
+		long n = oa_range_residency(fd, offset, chunk, vec, sizeof vec);
+		if (n < 0)
+			return -1;
+		for (long i = 0; i < n; i++)
+			resident += vec[i];
+		pages += (size_t)n;
+		offset += chunk;
+		len -= chunk;
+	}
+	return pages && resident * 10 >= pages * 9 ? 1 : 0;
 }
 
 /* ---- processes using a store (prune/rm safety) ------------------------------ */

@@ -170,35 +170,86 @@ static ssize_t read_full(int fd, unsigned char *buf, size_t len)
 }
 
 /* Page-cache hygiene, per window of DROP_WINDOW bytes (decoupled from the
- * read size so small, cache-friendly reads do not mean many mmap/mincore
- * calls): before reading a window, ask whether it is already cached; after
- * hashing it, drop it unless it was. Pages the machine had cached (a model
- * that is in use) stay; pages only this verify needed go. */
+ * read size so small reads do not mean many mmap/mincore calls): note which
+ * pages of a window were resident before we read it, and after hashing it
+ * drop only the pages that were not. Pages the machine had cached (a model
+ * in use) stay; pages only this verify brought in go.
+ *
+ * The residency of window k+1 is taken before window k is read: our own
+ * sequential read-ahead fills the start of the next window while we read
+ * the end of this one, and must not count as "the machine had it". */
 #define DROP_WINDOW (8u << 20)
+#define DROP_MAX_PAGES (DROP_WINDOW / 4096)
 
 struct dropper {
 	int fd;
-	uint64_t start;
-	int was_cached; /* 1 yes, 0 no, -1 unknown (treated as no) */
+	uint64_t size;               /* of the file */
+	uint64_t start;              /* of the current window */
+	uint64_t next_off;           /* where the sampled next window starts */
 	bool open;
+	long pages[2];               /* pages sampled in cur / next, -1 = unknown */
+	unsigned char vec[2][DROP_MAX_PAGES];
+	int cur;                     /* which vec is the current window's */
 };
 
-static void drop_begin(struct dropper *d, uint64_t off, uint64_t size)
+static void drop_sample(struct dropper *d, int which, uint64_t off)
 {
-	d->start = off;
-	d->was_cached = -1;
-	if (off < size) {
-		uint64_t left = size - off;
-		d->was_cached = oa_range_cached(d->fd, off, left < DROP_WINDOW ? (size_t)left : DROP_WINDOW);
+	d->pages[which] = -1;
+	if (off >= d->size)
+		return;
+	uint64_t left = d->size - off;
+	size_t len = left < DROP_WINDOW ? (size_t)left : DROP_WINDOW;
+	d->pages[which] = oa_range_residency(d->fd, off, len, d->vec[which], DROP_MAX_PAGES);
+}
+
+static void drop_begin(struct dropper *d, uint64_t off)
+{
+	if (off != 0 && off == d->next_off) {
+		d->cur = !d->cur; /* sampled before the previous window was read */
+	} else {
+		drop_sample(d, d->cur, off);
 	}
+	d->next_off = off + DROP_WINDOW;
+	drop_sample(d, !d->cur, d->next_off);
+	d->start = off;
 	d->open = true;
 }
 
 static void drop_flush(struct dropper *d, uint64_t off)
 {
-	if (d->open && d->was_cached != 1 && off > d->start)
-		oa_advise_dontneed(d->fd, (off_t)d->start, (off_t)(off - d->start));
+	if (!d->open || off <= d->start) {
+		d->open = false;
+		return;
+	}
 	d->open = false;
+	long n = d->pages[d->cur];
+	if (n < 0) { /* cannot tell: drop what we read, as before */
+		oa_advise_dontneed(d->fd, (off_t)d->start, (off_t)(off - d->start));
+		return;
+	}
+	/* Drop each run of pages that were not resident before we read them. */
+	size_t pg = oa_page_size();
+	const unsigned char *v = d->vec[d->cur];
+	for (long i = 0; i < n;) {
+		if (v[i]) {
+			i++;
+			continue;
+		}
+		long j = i;
+		while (j < n && !v[j])
+			j++;
+		uint64_t a = d->start + (uint64_t)i * pg, b = d->start + (uint64_t)j * pg;
+		if (b > off)
+			b = off;
+		if (b > a)
+			oa_advise_dontneed(d->fd, (off_t)a, (off_t)(b - a));
+		i = j;
+	}
+	/* A read size that does not divide the window reads a little past it;
+	 * nothing was sampled there, so treat it as not ours to keep. */
+	uint64_t sampled_end = d->start + (uint64_t)n * pg;
+	if (off > sampled_end)
+		oa_advise_dontneed(d->fd, (off_t)sampled_end, (off_t)(off - sampled_end));
 }
 
 static void verify_one(struct worker *w, size_t i)
@@ -209,7 +260,9 @@ static void verify_one(struct worker *w, size_t i)
 	oa_verify_result *res = &r->res[i];
 	char hex[65];
 	struct stat sb;
-	struct dropper dr = { -1, 0, -1, false };
+	struct dropper dr;
+	memset(&dr, 0, sizeof dr);
+	dr.fd = -1;
 
 	if (!job->path || !norm_hex64(job->expected_hex, hex)) {
 		res->status = OA_VERIFY_ERROR;
@@ -267,13 +320,14 @@ static void verify_one(struct worker *w, size_t i)
 	oa_advise_sequential(fd);
 	uint64_t off = 0;
 	dr.fd = fd;
+	dr.size = res->st.size;
 	for (;;) {
 		if (should_stop(r)) {
 			res->status = OA_VERIFY_NOT_DONE; /* abandoned at a chunk boundary */
 			goto out;
 		}
 		if (!dr.open)
-			drop_begin(&dr, off, res->st.size);
+			drop_begin(&dr, off);
 		ssize_t got = read_full(fd, w->buf, r->bufsize);
 		if (got < 0) {
 			res->err = errno;
@@ -431,7 +485,8 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 		bs = MIN_BUFFER;
 	if (bs > MAX_BUFFER)
 		bs = MAX_BUFFER;
-	r.bufsize = (bs + 4095) & ~(size_t)4095; /* whole pages: aligned_alloc and fadvise */
+	size_t pg = oa_page_size();
+	r.bufsize = (bs + pg - 1) / pg * pg; /* whole pages: aligned_alloc and fadvise */
 	if (opts->max_duration > 0)
 		r.deadline = t0 + opts->max_duration;
 	atomic_init(&r.next, 0);
@@ -499,7 +554,7 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 	for (int t = 0; t < nthreads; t++) {
 		struct worker *w = &ws[t];
 		w->r = &r;
-		w->buf = aligned_alloc(4096, r.bufsize);
+		w->buf = aligned_alloc(oa_page_size(), r.bufsize);
 		w->ctx = EVP_MD_CTX_new();
 		w->xxh = XXH3_createState();
 		pthread_mutex_lock(&r.mu);

@@ -44,6 +44,15 @@ double oa_wall_now(void);
  * the file size. Used to drop only the pages a verify brought in. */
 int oa_range_cached(int fd, uint64_t offset, size_t len);
 
+/* The system's page size. */
+size_t oa_page_size(void);
+
+/* Which pages of [offset, offset+len) of fd are in the page cache: vec[i] is
+ * 1 or 0 for page i. offset must be page-aligned and the range must fit in
+ * vec_len pages. Returns the number of pages, or -1 when it cannot tell (no
+ * mincore, or an error). */
+long oa_range_residency(int fd, uint64_t offset, size_t len, unsigned char *vec, size_t vec_len);
+
 /* Ollama server or runner processes (`ollama serve`, `ollama runner`,
  * `llama-server`, `ollama_llama_server`) that use the store whose real path
  * is `root`: their cwd, an open file or a mapping under it, or the store
