@@ -91,8 +91,8 @@ static void add_cap(oa_model *m, const char *cap)
 	for (size_t i = 0; i < m->n_caps; i++)
 		if (strcmp(m->caps[i], cap) == 0)
 			return;
-	if (m->n_caps < sizeof m->caps / sizeof m->caps[0])
-		m->caps[m->n_caps++] = oa_xstrdup(cap);
+	m->caps = oa_xreallocarray(m->caps, m->n_caps + 1, sizeof *m->caps);
+	m->caps[m->n_caps++] = oa_xstrdup(cap);
 }
 
 static bool unknown_quant(const char *q)
@@ -206,6 +206,7 @@ void oa_model_free(oa_model *m)
 	free(m->template_text);
 	for (size_t i = 0; i < m->n_caps; i++)
 		free(m->caps[i]);
+	free(m->caps);
 	oa_headers_free(m->headers);
 	memset(m, 0, sizeof *m);
 }

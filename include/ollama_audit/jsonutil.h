@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Go matches struct field names case-insensitively, preferring an exact match. */
+/* A struct field as Go's encoding/json fills it: keys match the field name
+ * ASCII case-insensitively, and the last matching key in the document wins. */
 json_t *oa_json_get_fold(json_t *obj, const char *key);
 
 #endif

@@ -23,10 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest header accepted (the x/server/show.go reader caps at 100 MB; we use
- * 100 MiB). The length is also checked against the file size before any
- * allocation. */
-#define OA_ST_MAX_HEADER ((uint64_t)100 * 1024 * 1024)
+/* Largest header accepted. x/server/show.go caps at 100 MB, but jansson
+ * needs about twenty times a header's size to parse it, and a blob in an
+ * Ollama store holds one tensor or one expert group (a few KB of header), so
+ * 16 MiB is far above anything real and bounds memory at a few hundred MB.
+ * The length is also checked against the file size before any allocation. */
+#define OA_ST_MAX_HEADER ((uint64_t)16 * 1024 * 1024)
 /* Headers above this get a warning: x/imagegen/manifest.readBlobHeader refuses
  * headers over 1 MB. */
 #define OA_ST_LOADER_HEADER_LIMIT ((uint64_t)1024 * 1024)

@@ -91,7 +91,7 @@ typedef struct oa_model {
 	/* /api/tags details: pointers into cfg or headers, or static strings. */
 	const char *d_format, *d_family, *d_parameter_size, *d_quantization, *d_parent_model;
 	int64_t d_context_length, d_embedding_length;
-	char *caps[12];
+	char **caps;              /* capabilities as /api/tags lists them */
 	size_t n_caps;
 	/* What we show in ARCH / PARAMS / QUANT (config first, then headers). */
 	const char *arch, *params, *quant;

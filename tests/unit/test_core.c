@@ -128,6 +128,16 @@ static void test_manifest_parse(void)
 	CHECK_U64(m.size, 7);
 	oa_manifest_free(&m);
 
+	/* Go: every case variant of a field name is assigned in order; last wins. */
+	const char *twice = "{\"Layers\":[],\"layers\":[{\"size\":5}]}";
+	CHECK(oa_manifest_parse((const uint8_t *)twice, strlen(twice), &m, err, sizeof err) == 0);
+	CHECK_U64(m.n_layers, 1);
+	oa_manifest_free(&m);
+	const char *twice2 = "{\"layers\":[{\"size\":5}],\"LAYERS\":[]}";
+	CHECK(oa_manifest_parse((const uint8_t *)twice2, strlen(twice2), &m, err, sizeof err) == 0);
+	CHECK_U64(m.n_layers, 0);
+	oa_manifest_free(&m);
+
 	const char *bad[] = {
 		"", "not json", "[1,2]", "{\"layers\":{}}", "{\"layers\":[{\"size\":\"7\"}]}",
 		"{\"layers\":[{\"size\":1.5}]}", "{\"config\":[]}", "{\"layers\":[",

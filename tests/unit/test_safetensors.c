@@ -710,7 +710,7 @@ static void test_fd_path(void)
 	CHECK(pwrite(fd, buf, 8, 0) == 8);
 	CHECK(ftruncate(fd, (off_t)(big + 8)) == 0);
 	CHECK(oa_st_read_path(path, NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "exceeds the 104857600-byte limit"));
+	CHECK(has_diag(&b, OA_ST_ERROR, "exceeds the 16777216-byte limit"));
 	oa_st_blob_free(&b);
 	/* Header length beyond the file: refused by the size check. */
 	CHECK(ftruncate(fd, 100) == 0);
