@@ -1,5 +1,9 @@
 /* jsonutil.c - see jsonutil.h. */
 #include "ollama_audit/jsonutil.h"
+#include "ollama_audit/util.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include <strings.h>
 
@@ -20,4 +24,18 @@ json_t *oa_json_get_fold(json_t *obj, const char *key)
 			found = val;
 	}
 	return found;
+}
+
+json_t *oa_json_str(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *v = json_string(s);
+	if (v)
+		return v;
+	/* Not UTF-8 (names and paths on disk need not be): escape the bytes. */
+	char *e = oa_escape(s, strlen(s));
+	v = json_string(e);
+	free(e);
+	return v ? v : json_null();
 }

@@ -1,6 +1,7 @@
 /* report.c - JSON views of stores, models and findings. */
 #include "ollama_audit/report.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/jsonutil.h"
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/model.h"
 #include "ollama_audit/platform.h"
@@ -17,15 +18,7 @@ static json_t *str_or_null(const char *s)
 /* jansson rejects invalid UTF-8; names and paths from disk may hold it. */
 static json_t *jstr(const char *s)
 {
-	if (!s)
-		return json_null();
-	json_t *v = json_string(s);
-	if (v)
-		return v;
-	char *e = oa_escape(s, strlen(s));
-	v = json_string(e);
-	free(e);
-	return v;
+	return oa_json_str(s);
 }
 
 static json_t *u64(uint64_t n)

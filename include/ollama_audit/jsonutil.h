@@ -10,4 +10,8 @@
  * ASCII case-insensitively, and the last matching key in the document wins. */
 json_t *oa_json_get_fold(json_t *obj, const char *key);
 
+/* A JSON string for bytes from disk: as is when valid UTF-8, else with the
+ * offending bytes escaped as \\xNN; NULL gives JSON null. Never NULL. */
+json_t *oa_json_str(const char *s);
+
 #endif

@@ -3,6 +3,7 @@
  * owner, hard links). docs/multi-store.md. */
 #include "cli_multi.h"
 #include "ollama_audit/dedupe.h"
+#include "ollama_audit/jsonutil.h"
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/platform.h"
@@ -65,9 +66,9 @@ static json_t *copy_json(oa_store *const *sv, const oa_dupe_copy *cp)
 	const oa_store *s = sv[cp->store];
 	json_t *models = json_array();
 	for (size_t m = 0; m < cp->n_models; m++)
-		json_array_append_new(models, json_string(cp->models[m]));
-	json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:b,s:o}", "store", s->root, "user",
-	                      cli_store_user(s), "path", cp->blob->name, "uid", (json_int_t)cp->uid, "dev",
+		json_array_append_new(models, oa_json_str(cp->models[m]));
+	json_t *o = json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:b,s:o}", "store", oa_json_str(s->root), "user",
+	                      oa_json_str(cli_store_user(s)), "path", oa_json_str(cp->blob->name), "uid", (json_int_t)cp->uid, "dev",
 	                      (json_int_t)cp->dev, "inode", (json_int_t)cp->ino, "bytes",
 	                      (json_int_t)cp->allocated, "symlink", cp->symlink, "models", models);
 	if (cp->same_inode_as >= 0)

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "cli_multi.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/jsonutil.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
 
@@ -184,9 +185,9 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 				continue;
 			json_t *mo = oa_report_model(s, &s->models[j]);
 			if (ndjson) {
-				json_t *rec = json_pack("{s:s,s:s,s:s,s:s}", "type", "model", "schema",
+				json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "model", "schema",
 				                        "ollama-audit.list/" OA_SCHEMA_VERSION, "host", cli_host(),
-				                        "store", s->root);
+				                        "store", oa_json_str(s->root));
 				json_object_update(rec, mo);
 				oa_json_dump_line(rec, stdout);
 				json_decref(rec);
@@ -201,8 +202,8 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 				continue;
 			json_t *fo = oa_report_finding(&s->findings.v[j]);
 			if (ndjson) {
-				json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "problem", "host", cli_host(), "store",
-				                        s->root);
+				json_t *rec = json_pack("{s:s,s:s,s:o}", "type", "problem", "host", cli_host(), "store",
+				                        oa_json_str(s->root));
 				json_object_update(rec, fo);
 				oa_json_dump_line(rec, stdout);
 				json_decref(rec);

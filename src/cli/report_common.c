@@ -1,6 +1,7 @@
 /* report_common.c - the findings report shared by check and verify. */
 #include "report_common.h"
 #include "cli_multi.h"
+#include "ollama_audit/jsonutil.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
 
@@ -72,15 +73,16 @@ void report_findings(cli *c, const oa_store *s, const char *schema, const char *
 		for (size_t i = 0; i < s->findings.n; i++) {
 			if (!finding_selected(c, s, &s->findings.v[i]))
 				continue;
-			json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "finding", "host", cli_host(), "store", s->root);
+			json_t *rec = json_pack("{s:s,s:s,s:o}", "type", "finding", "host", cli_host(), "store",
+			                        oa_json_str(s->root));
 			json_t *fo = oa_report_finding(&s->findings.v[i]);
 			json_object_update(rec, fo);
 			json_decref(fo);
 			oa_json_dump_line(rec, stdout);
 			json_decref(rec);
 		}
-		json_t *rec = json_pack("{s:s,s:s,s:s,s:s}", "type", "summary", "schema", schema, "host", cli_host(),
-		                        "store", s->root);
+		json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "summary", "schema", schema, "host", cli_host(),
+		                        "store", oa_json_str(s->root));
 		json_object_update(rec, summary);
 		oa_json_dump_line(rec, stdout);
 		json_decref(rec);

@@ -5,6 +5,7 @@ cache path that is a FIFO. Each must end in a clear result, never a hang."""
 
 import json
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -114,5 +115,23 @@ with t.guard("a safetensors header with 80,000 made-up dtypes is not quadratic")
     t.ok(r.code in (0, 1, 4), "show finished (%s)" % r.code, r.describe())
     dt = r.json()["safetensors"]["dtype_bytes"]
     t.eq(sorted(dt), ["other"], "unknown dtypes are totalled as other")
+
+with t.guard("a store path that is not UTF-8 still gives valid JSON records"):
+    base = t.tempdir("nonutf8")
+    root = os.path.join(base.encode(), b"bad\xffstore")
+    shutil.copytree(t.DEMO_STORE, os.fsdecode(root), symlinks=True)
+    for cmd in (["list", "--format", "ndjson"], ["check", "--format", "ndjson"], ["list", "--format", "json"]):
+        r = t.run("--store", os.fsdecode(root), *cmd)
+        lines = [l for l in r.out.splitlines() if l.strip()]
+        t.ok(lines, "%s printed records" % " ".join(cmd))
+        for l in lines:
+            try:
+                rec = json.loads(l)
+            except ValueError as e:
+                t.fail("%s printed invalid JSON: %s" % (" ".join(cmd), e), l)
+                continue
+            store = rec.get("store") or (rec.get("stores") or [{}])[0].get("root")
+            if store is not None:
+                t.contains(store, "\\xff", "the odd byte is escaped, not dropped")
 
 t.done()
