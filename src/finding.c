@@ -71,6 +71,7 @@ int oa_severity_parse(const char *s)
 	return -1;
 }
 
+__attribute__((format(printf, 7, 0)))
 static void add_v(oa_findings *f, const char *code, int sev, const char *model,
                   const char *digest, const char *path, const char *fmt, va_list ap)
 {

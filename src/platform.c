@@ -252,6 +252,13 @@ static bool under(const char *path, const char *root)
 	return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+/* "working directory /x/y": a description for a message, cut if too long. */
+static void describe(char *how, size_t howlen, const char *what, const char *path)
+{
+	if (snprintf(how, howlen, "%s %s", what, path) < 0 && howlen)
+		how[0] = '\0';
+}
+
 /* 1 = uses root (how filled), 0 = no, -1 = cannot tell. */
 static int proc_uses(long pid, const char *root, char *how, size_t howlen)
 {
@@ -263,7 +270,7 @@ static int proc_uses(long pid, const char *root, char *how, size_t howlen)
 		readable = true;
 		link[n] = '\0';
 		if (under(link, root)) {
-			snprintf(how, howlen, "working directory %s", link);
+			describe(how, howlen, "working directory", link);
 			return 1;
 		}
 	}
@@ -282,7 +289,7 @@ static int proc_uses(long pid, const char *root, char *how, size_t howlen)
 			readable = true;
 			link[n] = '\0';
 			if (under(link, root)) {
-				snprintf(how, howlen, "open file %s", link);
+				describe(how, howlen, "open file", link);
 				closedir(d);
 				return 1;
 			}
@@ -337,7 +344,7 @@ static int proc_uses(long pid, const char *root, char *how, size_t howlen)
 		return 0;
 	}
 	if (realpath(want, real) && strcmp(real, root) == 0) {
-		snprintf(how, howlen, "its store is %s", real);
+		describe(how, howlen, "its store is", real);
 		return 1;
 	}
 	return 0;
