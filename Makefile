@@ -33,12 +33,12 @@ run: build
 	@sh tools/run-demo.sh $(BUILD)/ollama-audit
 
 asan: test-deps
-	cmake -S . -B $(ASAN_BUILD) -DOA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake -S . -B $(ASAN_BUILD) -DOA_SANITIZE=ON -DOA_WERROR=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 fuzz-build: test-deps
 	@if command -v clang >/dev/null 2>&1; then \
-	  CC=clang cmake -S . -B $(FUZZ_BUILD) -DOA_FUZZ=ON -DOA_SANITIZE=ON \
+	  CC=clang cmake -S . -B $(FUZZ_BUILD) -DOA_FUZZ=ON -DOA_SANITIZE=ON -DOA_WERROR=ON \
 	    -DOA_FUZZ_SECONDS=$(FUZZ_SECONDS) -DCMAKE_BUILD_TYPE=Debug >/dev/null && \
 	  cmake --build $(FUZZ_BUILD) -j $(JOBS); \
 	else echo "clang not found: skipping fuzz targets"; fi
