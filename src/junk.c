@@ -585,40 +585,12 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names in the directory open at fd (not "." or ".."); NULL on error. */
-static char **list_dir(int fd, size_t *n)
-{
-	*n = 0;
-	int dfd = dup(fd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
-		return NULL;
-	}
-	rewinddir(d);
-	char **v = oa_xcalloc(1, sizeof *v);
-	size_t cap = 1;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (*n == cap) {
-			cap *= 2;
-			v = oa_xreallocarray(v, cap, sizeof *v);
-		}
-		v[(*n)++] = oa_xstrdup(e->d_name);
-	}
-	closedir(d);
-	return v;
-}
-
 static void usage_entry(oa_usage *u, int dirfd, const char *name, size_t top, int depth);
 
 static void usage_dir(oa_usage *u, int fd, size_t top, int depth)
 {
 	size_t n;
-	char **names = list_dir(fd, &n);
+	char **names = oa_list_dir(fd, &n, NULL);
 	if (!names) {
 		u->incomplete = true;
 		return;
@@ -663,7 +635,7 @@ void oa_usage_walk(int fd, oa_usage *u)
 	}
 	usage_add(u, &st, OA_USAGE_ROOT);
 	if (S_ISDIR(st.st_mode)) {
-		u->tops = list_dir(fd, &u->n_tops);
+		u->tops = oa_list_dir(fd, &u->n_tops, NULL);
 		if (!u->tops)
 			u->incomplete = true;
 		else if (u->n_tops)
@@ -867,16 +839,6 @@ static bool empty_tree(oa_junk_list *j, int dirfd, const char *rel, double now, 
 	return empty;
 }
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
-}
-
 void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *j)
 {
 	memset(j, 0, sizeof *j);
@@ -1001,7 +963,7 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 		struct dirent *e;
 		while (d && (e = readdir(d))) {
 			if (!oa_str_has_prefix(e->d_name, "ollama-safetensors") ||
-			    !all_digits(e->d_name + strlen("ollama-safetensors")))
+			    !oa_all_digits(e->d_name + strlen("ollama-safetensors")))
 				continue;
 			struct stat lst;
 			if (fstatat(s->root_fd, e->d_name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))

@@ -512,15 +512,7 @@ typedef enum {
 
 static bool digits_after(const char *s, const char *prefix)
 {
-	if (!oa_str_has_prefix(s, prefix))
-		return false;
-	s += strlen(prefix);
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
+	return oa_str_has_prefix(s, prefix) && oa_all_digits(s + strlen(prefix));
 }
 
 /* Relative, no empty, "." or ".." component; the number of components. */

@@ -103,18 +103,6 @@ int oa_store_open(oa_store *s, const char *path, const char *how, char *err, siz
 	return 0;
 }
 
-/* ---- blobs/ --------------------------------------------------------------- */
-
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
-}
-
 /* Temp-file prefixes of create and quantize (spec §1.3), each followed by digits. */
 static bool is_quant_temp(const char *name)
 {
@@ -128,7 +116,7 @@ static bool is_quant_temp(const char *name)
 	};
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
 		size_t n = strlen(prefixes[i]);
-		if (strncmp(name, prefixes[i], n) == 0 && all_digits(name + n))
+		if (strncmp(name, prefixes[i], n) == 0 && oa_all_digits(name + n))
 			return true;
 	}
 	return false;
@@ -139,7 +127,7 @@ static enum oa_blob_class classify_blob_name(const char *name, bool is_dir, char
 {
 	hex[0] = '\0';
 	if (is_dir)
-		return oa_str_has_prefix(name, "split-gguf-") && all_digits(name + 11) ? OA_BLOB_TEMP_DIR
+		return oa_str_has_prefix(name, "split-gguf-") && oa_all_digits(name + 11) ? OA_BLOB_TEMP_DIR
 		                                                                        : OA_BLOB_DIR;
 	if ((strncmp(name, "sha256-", 7) == 0 || strncmp(name, "sha256:", 7) == 0) &&
 	    strlen(name) >= 7 + 64 && oa_is_hex(name + 7, 64)) {
@@ -153,7 +141,7 @@ static enum oa_blob_class classify_blob_name(const char *name, bool is_dir, char
 			return OA_BLOB_VALID;
 		if (strcmp(rest, "-partial") == 0)
 			return OA_BLOB_PARTIAL;
-		if (strncmp(rest, "-partial-", 9) == 0 && all_digits(rest + 9)) {
+		if (strncmp(rest, "-partial-", 9) == 0 && oa_all_digits(rest + 9)) {
 			*part = strtoul(rest + 9, NULL, 10);
 			return OA_BLOB_PARTIAL_PART;
 		}
@@ -162,7 +150,7 @@ static enum oa_blob_class classify_blob_name(const char *name, bool is_dir, char
 		hex[0] = '\0';
 		return OA_BLOB_FOREIGN;
 	}
-	if (strncmp(name, "sha256-", 7) == 0 && all_digits(name + 7))
+	if (strncmp(name, "sha256-", 7) == 0 && oa_all_digits(name + 7))
 		return OA_BLOB_CREATE_TEMP;
 	if (is_quant_temp(name))
 		return OA_BLOB_QUANT_TEMP;
@@ -303,43 +291,6 @@ typedef struct walk_ctx {
 	char *parts[4];
 } walk_ctx;
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Read the entries of a directory, sorted by name as Go's Glob returns them. */
-static char **list_dir(int dirfd, size_t *n, int *err)
-{
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	*n = 0;
-	*err = 0;
-	if (!d) {
-		*err = errno;
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	rewinddir(d);
-	size_t cap = 0;
-	char **v = NULL;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = oa_xreallocarray(v, cap, sizeof *v);
-		}
-		v[(*n)++] = oa_xstrdup(e->d_name);
-	}
-	closedir(d);
-	if (*n)
-		qsort(v, *n, sizeof *v, cmp_str);
-	return v;
-}
-
 static char *rel_path(walk_ctx *w, int depth, const char *leaf)
 {
 	oa_buf b;
@@ -363,7 +314,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 	oa_store *s = w->s;
 	size_t n;
 	int err;
-	char **names = list_dir(dirfd, &n, &err);
+	char **names = oa_list_dir(dirfd, &n, &err);
 	if (err) {
 		char *rel = rel_path(w, depth, NULL);
 		oa_findings_add(&s->findings, "unreadable", NULL, NULL, rel, "cannot list %s: %s", rel,

@@ -3,6 +3,7 @@
 #include "ollama_audit/platform.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -331,4 +332,58 @@ void oa_seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+bool oa_all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **oa_list_dir(int dirfd, size_t *n, int *err)
+{
+	*n = 0;
+	if (err)
+		*err = 0;
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (err)
+			*err = errno;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	rewinddir(d); /* the dup shares its offset with dirfd */
+	size_t cap = 16;
+	char **v = oa_xcalloc(cap, sizeof *v);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (*n == cap) {
+			cap *= 2;
+			v = oa_xreallocarray(v, cap, sizeof *v);
+		}
+		v[(*n)++] = oa_xstrdup(e->d_name);
+	}
+	closedir(d);
+	qsort(v, *n, sizeof *v, cmp_name);
+	return v;
+}
+
+void oa_free_names(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
 }

@@ -54,6 +54,13 @@ void oa_seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((fo
 char *oa_env_trim(const char *v);
 
 bool oa_is_hex(const char *s, size_t n);
+bool oa_all_digits(const char *s); /* non-empty and only 0-9 */
+
+/* The names in the directory open at dirfd (not "." or ".."), sorted by
+ * name as Go's Glob returns them. NULL on error, with errno in *err (may be
+ * NULL). dirfd itself is not consumed. Free with oa_free_names. */
+char **oa_list_dir(int dirfd, size_t *n, int *err);
+void oa_free_names(char **v, size_t n);
 bool oa_str_has_prefix(const char *s, const char *prefix);
 bool oa_str_has_suffix(const char *s, const char *suffix);
 bool oa_str_iprefix(const char *s, const char *prefix); /* ASCII case-insensitive */
