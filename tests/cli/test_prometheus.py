@@ -12,6 +12,7 @@ _total on gauges, _bytes/_seconds units, fixed HELP text, no digest as a
 label value. When `promtool` is installed it is run too.
 """
 import math
+import json
 import os
 import re
 import shutil
@@ -245,6 +246,28 @@ with t.guard("check --all-users --format prometheus --output"):
         t.eq(p.returncode, 0, "promtool check metrics", p.stdout.decode() + p.stderr.decode())
     else:
         print("note: promtool not installed: the in-test validator stands in for `promtool check metrics`")
+    # An independent parser from Debian's packages: python3-prometheus-client's
+    # text parser (the reference Python client), run by Debian's own python3.
+    syspy = "/usr/bin/python3"
+    probe = subprocess.run([syspy, "-c", "import prometheus_client.parser"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL) if os.path.exists(syspy) else None
+    if probe is not None and probe.returncode == 0:
+        code = ("import sys, json\n"
+                "from prometheus_client.parser import text_string_to_metric_families as parse\n"
+                "fams = {f.name: (f.type, f.documentation, len(f.samples)) for f in parse(sys.stdin.read())}\n"
+                "print(json.dumps(fams))\n")
+        p = subprocess.run([syspy, "-c", code], input=text.encode(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        t.eq(p.returncode, 0, "python3-prometheus-client parses the file", p.stderr.decode()[-400:])
+        if p.returncode == 0:
+            theirs = json.loads(p.stdout)
+            for n, f in fams.items():
+                t.eq(theirs.get(n, [None])[0], "gauge", "%s is a gauge to prometheus_client" % n)
+                t.eq(theirs.get(n, [None, None])[1], f["help"], "%s HELP as prometheus_client reads it" % n)
+            t.eq(sum(v[2] for v in theirs.values()), sum(len(f["samples"]) for f in fams.values()),
+                 "prometheus_client sees every sample")
+    else:
+        print("note: python3-prometheus-client not installed: skipping the second parser")
 
 with t.guard("verify, stores: the same HELP strings; verified bytes"):
     r = m.run("verify", "--all-users", "--format", "prometheus")
