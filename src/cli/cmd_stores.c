@@ -43,6 +43,20 @@ static void sum_unique(const row *r, size_t n, const char *user, uint64_t *alloc
 	free(v);
 }
 
+/* One user's stores (found or denied), models and unique bytes. */
+static void user_totals(const row *rows, size_t n, const char *user, size_t *ns, size_t *nm,
+                        uint64_t *bytes, uint64_t *apparent)
+{
+	*ns = *nm = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].cand->user && strcmp(rows[i].cand->user, user) == 0 &&
+		    (rows[i].cand->state == OA_CAND_STORE || rows[i].cand->state == OA_CAND_DENIED)) {
+			(*ns)++;
+			*nm += rows[i].opened ? rows[i].s.n_models : 0;
+		}
+	sum_unique(rows, n, user, bytes, apparent);
+}
+
 static bool shown(const cli *c, const oa_candidate *k)
 {
 	if (c->all)
@@ -200,15 +214,9 @@ int cmd_stores(cli *c)
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(sa, row_json(&rows[i]));
 		for (size_t j = 0; j < nu; j++) {
-			size_t ns = 0, nm = 0;
-			for (size_t i = 0; i < n; i++)
-				if (rows[i].cand->user && strcmp(rows[i].cand->user, users[j]) == 0 &&
-				    (rows[i].cand->state == OA_CAND_STORE || rows[i].cand->state == OA_CAND_DENIED)) {
-					ns++;
-					nm += rows[i].opened ? rows[i].s.n_models : 0;
-				}
+			size_t ns, nm;
 			uint64_t b, a;
-			sum_unique(rows, n, users[j], &b, &a);
+			user_totals(rows, n, users[j], &ns, &nm, &b, &a);
 			json_array_append_new(ua, json_pack("{s:s,s:I,s:I,s:I,s:I}", "user", users[j], "stores",
 			                                    (json_int_t)ns, "models", (json_int_t)nm, "bytes",
 			                                    (json_int_t)b, "apparent_bytes", (json_int_t)a));
@@ -324,15 +332,9 @@ int cmd_stores(cli *c)
 		if (nu) {
 			printf("\n%-*s   %6s   %6s   %10s\n", (int)w1, "USER", "STORES", "MODELS", "SIZE");
 			for (size_t j = 0; j < nu; j++) {
-				size_t ns = 0, nm = 0;
-				for (size_t i = 0; i < n; i++)
-					if (rows[i].cand->user && strcmp(rows[i].cand->user, users[j]) == 0 &&
-				    (rows[i].cand->state == OA_CAND_STORE || rows[i].cand->state == OA_CAND_DENIED)) {
-						ns++;
-						nm += rows[i].opened ? rows[i].s.n_models : 0;
-					}
+				size_t ns, nm;
 				uint64_t b, a;
-				sum_unique(rows, n, users[j], &b, &a);
+				user_totals(rows, n, users[j], &ns, &nm, &b, &a);
 				char size[32];
 				oa_format_size(b, c->units, size, sizeof size);
 				printf("%-*s   %6zu   %6zu   %10s\n", (int)w1, users[j], ns, nm, size);
