@@ -776,3 +776,46 @@ void oa_store_close(oa_store *s)
 	memset(s, 0, sizeof *s);
 	s->root_fd = s->manifests_fd = s->blobs_fd = -1;
 }
+
+typedef struct inode_blocks {
+	dev_t dev;
+	ino_t ino;
+	blkcnt_t blocks;
+} inode_blocks;
+
+static int cmp_inode_blocks(const void *a, const void *b)
+{
+	const inode_blocks *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+uint64_t oa_store_models_disk_bytes(const oa_store *s, const bool *selected)
+{
+	size_t n = 0, cap = 64;
+	inode_blocks *v = oa_xcalloc(cap, sizeof *v);
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		if ((selected && !selected[i]) || !m->manifest_ok)
+			continue;
+		for (size_t k = 0; k <= m->m.n_layers; k++) {
+			const oa_blob *b = k < m->m.n_layers ? (m->layer_blobs ? m->layer_blobs[k] : NULL)
+			                                     : m->config_blob;
+			if (!b || !b->stat_ok || b->dangling)
+				continue;
+			if (n == cap) {
+				cap *= 2;
+				v = oa_xreallocarray(v, cap, sizeof *v);
+			}
+			v[n++] = (inode_blocks){ b->st.st_dev, b->st.st_ino, b->st.st_blocks };
+		}
+	}
+	qsort(v, n, sizeof *v, cmp_inode_blocks);
+	uint64_t total = 0;
+	for (size_t k = 0; k < n; k++)
+		if (k == 0 || cmp_inode_blocks(&v[k], &v[k - 1]) != 0)
+			total += (uint64_t)v[k].blocks * 512;
+	free(v);
+	return total;
+}

@@ -145,6 +145,12 @@ long oa_store_resolve(const oa_store *s, const char *query);
  * reading through a symlink is fine; only deletion refuses to). */
 int oa_store_open_blob(const oa_store *s, const oa_blob *b);
 
+/* Allocated bytes of the distinct blob files (by device and inode) that the
+ * store's models reference (only models[i] with selected[i], when selected
+ * is not NULL): their real footprint, unlike the sum of per-model
+ * disk_bytes, which counts a shared blob once per model. */
+uint64_t oa_store_models_disk_bytes(const oa_store *s, const bool *selected);
+
 /* Read the first bytes of a blob (the manifest-blob and GGUF magic tests). */
 bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b);
 

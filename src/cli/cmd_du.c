@@ -144,6 +144,66 @@ static void du_table(cli *c, const oa_store *s, const du_store *d, bool first)
 	printf("blobs/ total   %10s on disk (%s apparent)\n", b1, b2);
 }
 
+/* Combined totals of several stores (--all-users, repeated --store): the
+ * sum of the stores' own figures. A blob hard-linked between two stores
+ * (dedupe --hardlink) counts in each; `du --duplicates` shows those. */
+typedef struct du_total {
+	size_t stores, models;
+	uint64_t referenced, referenced_apparent, reclaimable, blobs, blobs_apparent;
+	uint64_t junk_count[OA_JUNK_CAT_COUNT], junk_bytes[OA_JUNK_CAT_COUNT];
+} du_total;
+
+static void total_add(du_total *t, const du_store *d)
+{
+	t->stores++;
+	t->models += d->du.n_rows;
+	t->referenced += d->du.referenced;
+	t->referenced_apparent += d->du.referenced_apparent;
+	t->reclaimable += d->reclaimable;
+	t->blobs += d->du.blobs_total;
+	t->blobs_apparent += d->du.blobs_total_apparent;
+	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++) {
+		t->junk_count[k] += d->junk.count[k];
+		t->junk_bytes[k] += d->junk.allocated[k];
+	}
+}
+
+static json_t *total_json(const du_total *t)
+{
+	json_t *junk = json_object();
+	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++)
+		json_object_set_new(junk, oa_junk_cat_name((enum oa_junk_cat)k),
+		                    json_pack("{s:I,s:I}", "count", (json_int_t)t->junk_count[k], "bytes",
+		                              (json_int_t)t->junk_bytes[k]));
+	return json_pack("{s:I,s:I,s:I,s:I,s:o,s:I,s:I,s:I}", "stores", (json_int_t)t->stores,
+	                 "model_rows", (json_int_t)t->models, "referenced_bytes",
+	                 (json_int_t)t->referenced, "referenced_apparent_bytes",
+	                 (json_int_t)t->referenced_apparent, "junk", junk, "reclaimable_bytes",
+	                 (json_int_t)t->reclaimable, "blobs_bytes", (json_int_t)t->blobs,
+	                 "blobs_apparent_bytes", (json_int_t)t->blobs_apparent);
+}
+
+static void total_table(cli *c, const du_total *t)
+{
+	char b1[48], b2[48];
+	printf("\nall %zu stores (%zu model rows)\n", t->stores, t->models);
+	oa_format_size(t->referenced, c->units, b1, sizeof b1);
+	oa_format_size(t->referenced_apparent, c->units, b2, sizeof b2);
+	printf("referenced     %10s on disk (%s apparent)\n", b1, b2);
+	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++) {
+		if (!t->junk_count[k])
+			continue;
+		oa_format_size(t->junk_bytes[k], c->units, b1, sizeof b1);
+		printf("junk %-14s %6s  %llu entr%s\n", oa_junk_cat_name((enum oa_junk_cat)k), b1,
+		       (unsigned long long)t->junk_count[k], t->junk_count[k] == 1 ? "y" : "ies");
+	}
+	oa_format_size(t->reclaimable, c->units, b1, sizeof b1);
+	printf("reclaimable    %10s\n", b1);
+	oa_format_size(t->blobs, c->units, b1, sizeof b1);
+	oa_format_size(t->blobs_apparent, c->units, b2, sizeof b2);
+	printf("blobs/ total   %10s on disk (%s apparent)\n", b1, b2);
+}
+
 int cmd_du(cli *c)
 {
 	if (c->n_args) {
@@ -155,6 +215,8 @@ int cmd_du(cli *c)
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	bool first = true;
+	du_total total;
+	memset(&total, 0, sizeof total);
 	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
 		printf("{\"schema\":\"%s\",\"stores\":[", DU_SCHEMA);
 	if (c->format == OUT_CSV)
@@ -192,14 +254,23 @@ int cmd_du(cli *c)
 			du_table(c, s, &d, first);
 		}
 		first = false;
+		total_add(&total, &d);
 		oa_du_free(&d.du);
 		oa_junk_free(&d.junk);
 		for (size_t k = 0; k < s->findings.n; k++)
 			if (strcmp(s->findings.v[k].code, "unreadable") == 0)
 				c->exit_code |= OA_EXIT_OPERATIONAL;
 	}
-	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
-		printf("]}\n");
+	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
+		/* "total" is there for one store too, so scripts need no special case. */
+		json_t *t = total_json(&total);
+		printf("],\"total\":");
+		json_dumpf(t, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		printf("}\n");
+		json_decref(t);
+	} else if (c->format == OUT_TABLE && total.stores > 1) {
+		total_table(c, &total);
+	}
 	cli_close_stores(st, n);
 	return c->exit_code;
 }

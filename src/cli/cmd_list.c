@@ -23,6 +23,36 @@ typedef struct row {
 	char *cell[9];
 } row;
 
+/* Combined totals over the stores listed: models shown, Ollama's SIZE
+ * summed (declared bytes, as ollama list adds them), and the allocated bytes
+ * of the distinct blob files the listed models use, store by store. */
+typedef struct list_total {
+	size_t stores, models;
+	uint64_t size, disk;
+} list_total;
+
+static list_total totals(const cli *c, const opened_store *st, size_t n)
+{
+	list_total t = { 0, 0, 0, 0 };
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		t.stores++;
+		bool *sel = oa_xcalloc(st[i].s.n_models + 1, sizeof *sel);
+		for (size_t j = 0; j < st[i].s.n_models; j++) {
+			const oa_model *m = &st[i].s.models[j];
+			if (!selected(c, m))
+				continue;
+			sel[j] = true;
+			t.models++;
+			t.size += m->m.size > 0 && !m->remote ? (uint64_t)m->m.size : 0;
+		}
+		t.disk += oa_store_models_disk_bytes(&st[i].s, sel);
+		free(sel);
+	}
+	return t;
+}
+
 static void print_table(cli *c, opened_store *st, size_t n)
 {
 	static const char *head[9] = { "NAME", "ID", "SIZE", "MODIFIED", "FORMAT", "RUNNER",
@@ -91,6 +121,13 @@ static void print_table(cli *c, opened_store *st, size_t n)
 		}
 	}
 	free(rows);
+	if (n > 1) {
+		list_total t = totals(c, st, n);
+		char size[32], disk[32];
+		oa_format_size(t.size, c->units, size, sizeof size);
+		oa_format_size(t.disk, c->units, disk, sizeof disk);
+		printf("# all %zu stores: %zu models, SIZE %s, %s on disk\n", t.stores, t.models, size, disk);
+	}
 }
 
 static void print_csv(cli *c, opened_store *st, size_t n)
@@ -219,12 +256,21 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 		else
 			json_decref(so);
 	}
+	list_total t = totals(c, st, n);
+	json_t *total = json_pack("{s:I,s:I,s:I,s:I}", "stores", (json_int_t)t.stores, "models",
+	                          (json_int_t)t.models, "size", (json_int_t)t.size, "disk_bytes",
+	                          (json_int_t)t.disk);
 	if (!ndjson) {
-		json_t *root = json_pack("{s:s,s:o}", "schema", "ollama-audit.list/" OA_SCHEMA_VERSION,
-		                         "stores", stores);
+		json_t *root = json_pack("{s:s,s:o,s:o}", "schema", "ollama-audit.list/" OA_SCHEMA_VERSION,
+		                         "stores", stores, "total", total);
 		oa_json_dump_line(root, stdout);
 		json_decref(root);
 	} else {
+		json_t *rec = json_pack("{s:s,s:s}", "type", "total", "host", cli_host());
+		json_object_update(rec, total);
+		oa_json_dump_line(rec, stdout);
+		json_decref(rec);
+		json_decref(total);
 		json_decref(stores);
 	}
 }
