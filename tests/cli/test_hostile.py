@@ -130,7 +130,8 @@ with t.guard("a store path that is not UTF-8 still gives valid JSON records"):
             except ValueError as e:
                 t.fail("%s printed invalid JSON: %s" % (" ".join(cmd), e), l)
                 continue
-            store = rec.get("store") or (rec.get("stores") or [{}])[0].get("root")
+            stores = rec.get("stores")
+            store = rec.get("store") or (stores[0].get("root") if isinstance(stores, list) and stores else None)
             if store is not None:
                 t.contains(store, "\\xff", "the odd byte is escaped, not dropped")
 
