@@ -40,8 +40,15 @@ static char *esc(const char *s)
 	return oa_escape(s, strlen(s));
 }
 
-/* Fewer than two stores opened: nothing to compare. 16 (usage), or 8 when
- * stores were given but could not be opened. */
+/* Fewer than two stores to compare. That is a usage error (16) when the user
+ * named fewer than two; when two named paths turned out to be one store, or
+ * --all-users found one, there is simply nothing to share (not an error).
+ * 8 when stores were given but could not be opened. */
+static bool too_few(const cli *c, size_t ok)
+{
+	return ok == 0 || (ok < 2 && c->n_stores < 2 && !c->all_users);
+}
+
 static int too_few_stores(cli *c, const char *what, size_t n, size_t ok)
 {
 	cli_err("%s needs two or more stores: use --all-users or repeat --store", what);
@@ -81,7 +88,7 @@ int cmd_du_duplicates(cli *c)
 	size_t n, ok;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	oa_store **sv = store_ptrs(st, n, &ok);
-	if (ok < 2) {
+	if (too_few(c, ok)) {
 		int rc = too_few_stores(c, "du --duplicates", n, ok);
 		free(sv);
 		cli_close_stores(st, n);
@@ -315,13 +322,16 @@ static json_t *action_json(oa_store *const *sv, const oa_dedupe_action *a)
 {
 	char digest[72];
 	snprintf(digest, sizeof digest, "sha256:%s", a->hex);
-	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "digest", digest, "how",
+	/* Roots, user names and notes come from disk: oa_json_str escapes what
+	 * is not UTF-8 instead of letting json_pack drop the whole record. */
+	json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:I}", "digest", digest, "how",
 	                      oa_dedupe_how_name(a->how), "status", oa_dedupe_status_name(a->status), "keep",
-	                      sv[a->src_store]->root, "keep_user", cli_store_user(sv[a->src_store]), "replace",
-	                      sv[a->dst_store]->root, "replace_user", cli_store_user(sv[a->dst_store]),
-	                      "bytes", (json_int_t)a->bytes);
+	                      oa_json_str(sv[a->src_store]->root), "keep_user",
+	                      oa_json_str(cli_store_user(sv[a->src_store])), "replace",
+	                      oa_json_str(sv[a->dst_store]->root), "replace_user",
+	                      oa_json_str(cli_store_user(sv[a->dst_store])), "bytes", (json_int_t)a->bytes);
 	if (a->note[0])
-		json_object_set_new(o, "note", json_string(a->note));
+		json_object_set_new(o, "note", oa_json_str(a->note));
 	return o;
 }
 
@@ -342,7 +352,7 @@ int cmd_dedupe(cli *c)
 	size_t n, ok;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	oa_store **sv = store_ptrs(st, n, &ok);
-	if (ok < 2) {
+	if (too_few(c, ok)) {
 		int rc = too_few_stores(c, "dedupe", n, ok);
 		free(sv);
 		cli_close_stores(st, n);

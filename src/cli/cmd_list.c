@@ -63,11 +63,14 @@ static void print_table(cli *c, opened_store *st, size_t n)
 	row *rows = NULL;
 	size_t nrows = 0;
 	time_t now = time(NULL);
+	size_t n_open = 0;
+	for (size_t i = 0; i < n; i++)
+		n_open += st[i].ok;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
 		const oa_store *s = &st[i].s;
-		if (n > 1) {
+		if (n_open > 1) {
 			/* a section header row per store */
 			rows = oa_xreallocarray(rows, nrows + 1, sizeof *rows);
 			memset(&rows[nrows], 0, sizeof rows[nrows]);
@@ -121,7 +124,7 @@ static void print_table(cli *c, opened_store *st, size_t n)
 		}
 	}
 	free(rows);
-	if (n > 1) {
+	if (n_open > 1) {
 		list_total t = totals(c, st, n);
 		char size[32], disk[32];
 		oa_format_size(t.size, c->units, size, sizeof size);
@@ -266,7 +269,8 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 		oa_json_dump_line(root, stdout);
 		json_decref(root);
 	} else {
-		json_t *rec = json_pack("{s:s,s:s}", "type", "total", "host", cli_host());
+		json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "total", "schema",
+		                        "ollama-audit.list/" OA_SCHEMA_VERSION, "host", cli_host());
 		json_object_update(rec, total);
 		oa_json_dump_line(rec, stdout);
 		json_decref(rec);

@@ -1,6 +1,7 @@
 /* cmd_stores.c - `ollama-audit stores`: every store on the machine, with its
  * owner, size, model count and how it was found (docs/multi-store.md). */
 #include "cli_multi.h"
+#include "ollama_audit/jsonutil.h"
 #include "ollama_audit/discover.h"
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/headers.h"
@@ -73,18 +74,19 @@ static json_t *row_json(const row *r)
 {
 	const oa_candidate *k = r->cand;
 	json_t *o = json_object();
-	json_object_set_new(o, "root", json_string(r->opened ? r->s.root : k->root ? k->root : k->path));
+	json_object_set_new(o, "root", oa_json_str(r->opened ? r->s.root : k->root ? k->root : k->path));
 	json_object_set_new(o, "state", json_string(r->state));
-	json_object_set_new(o, "user", k->user ? json_string(k->user) : json_null());
+	json_object_set_new(o, "user", oa_json_str(k->user));
 	json_object_set_new(o, "uid", k->have_uid ? json_integer((json_int_t)k->uid) : json_null());
 	json_t *paths = json_array();
 	for (size_t i = 0; i < k->n_paths; i++)
-		json_array_append_new(paths, json_string(k->paths[i]));
+		json_array_append_new(paths, oa_json_str(k->paths[i]));
 	json_object_set_new(o, "paths", paths);
 	json_t *found = json_array();
 	for (size_t i = 0; i < k->n_found; i++)
-		json_array_append_new(found, json_pack("{s:s,s:s,s:s}", "source", k->found[i].source, "detail",
-		                                       k->found[i].detail, "path", k->found[i].path));
+		json_array_append_new(found, json_pack("{s:o,s:o,s:o}", "source", oa_json_str(k->found[i].source),
+		                                       "detail", oa_json_str(k->found[i].detail), "path",
+		                                       oa_json_str(k->found[i].path)));
 	json_object_set_new(o, "found_by", found);
 	if (r->opened) {
 		json_object_set_new(o, "models", json_integer((json_int_t)r->s.n_models));
@@ -94,7 +96,7 @@ static json_t *row_json(const row *r)
 		json_object_set_new(o, "unreadable_parts", json_integer((json_int_t)r->unreadable));
 	}
 	if (r->error)
-		json_object_set_new(o, "error", json_string(r->error));
+		json_object_set_new(o, "error", oa_json_str(r->error));
 	return o;
 }
 
@@ -217,7 +219,7 @@ int cmd_stores(cli *c)
 			size_t ns, nm;
 			uint64_t b, a;
 			user_totals(rows, n, users[j], &ns, &nm, &b, &a);
-			json_array_append_new(ua, json_pack("{s:s,s:I,s:I,s:I,s:I}", "user", users[j], "stores",
+			json_array_append_new(ua, json_pack("{s:o,s:I,s:I,s:I,s:I}", "user", oa_json_str(users[j]), "stores",
 			                                    (json_int_t)ns, "models", (json_int_t)nm, "bytes",
 			                                    (json_int_t)b, "apparent_bytes", (json_int_t)a));
 		}

@@ -72,7 +72,9 @@ int cmd_verify(cli *c)
 	size_t n;
 	/* Catch SIGINT before the scan: an interrupt at any point still ends in
 	 * a report (every store, its blobs "not done"), never a silent exit. */
-	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	/* SA_RESETHAND: the first Ctrl-C asks for a clean stop (a report of what
+	 * was done); a second one, if the stop takes too long, ends the process. */
+	struct sigaction sa = { .sa_handler = on_sigint, .sa_flags = SA_RESETHAND }, old;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);

@@ -239,6 +239,19 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 			oa_store_close(&v[i].s);
 			continue;
 		}
+		/* The same store reached by two paths (a symlink, a bind mount) is
+		 * audited once, so nothing is counted twice. */
+		bool again = false;
+		for (size_t k = 0; k < i && !again; k++)
+			if (v[k].ok && v[k].s.root_st.st_dev == v[i].s.root_st.st_dev &&
+			    v[k].s.root_st.st_ino == v[i].s.root_st.st_ino) {
+				cli_err("%s is the same store as %s: audited once", v[i].s.root, v[k].s.root);
+				again = true;
+			}
+		if (again) {
+			oa_store_close(&v[i].s);
+			continue;
+		}
 		if (!v[i].s.has_manifests)
 			cli_err("%s: no manifests/ directory: no models", v[i].s.root);
 		if (!v[i].s.has_blobs)

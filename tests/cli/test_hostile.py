@@ -135,4 +135,20 @@ with t.guard("a store path that is not UTF-8 still gives valid JSON records"):
             if store is not None:
                 t.contains(store, "\\xff", "the odd byte is escaped, not dropped")
 
+with t.guard("dedupe and stores JSON keep stores whose path is not UTF-8"):
+    base = t.tempdir("nonutf8-2")
+    roots = []
+    for tag in (b"a", b"b"):
+        root = os.path.join(base.encode(), tag + b"\xffstore")
+        shutil.copytree(t.DEMO_STORE, os.fsdecode(root), symlinks=True)
+        roots.append(os.fsdecode(root))
+    r = t.run("--store", roots[0], "--store", roots[1], "dedupe", "--hardlink", "--format", "json")
+    doc = r.json()
+    planned = doc["summary"].get("planned") if isinstance(doc.get("summary"), dict) else None
+    t.ok(doc["actions"], "dedupe lists its actions", doc.get("summary"))
+    t.ok(all("\\xff" in a["keep"] and "\\xff" in a["replace"] for a in doc["actions"]),
+         "the store roots are escaped, not dropped")
+    r = t.run("--store", roots[0], "stores", "--format", "json")
+    t.ok(any("\\xff" in (s.get("root") or "") for s in r.json()["stores"]), "stores keeps the root")
+
 t.done()

@@ -58,4 +58,18 @@ with t.guard("du: combined totals"):
     t.eq(r.json()["total"]["stores"], 1, "one store: the total is there too")
     t.not_contains(t.run("--store", a.root, "du").out, "all 1 stores", "no all-stores section for one store")
 
+with t.guard("one store reached by two paths is audited once"):
+    link = os.path.join(t.tempdir("link"), "alias")
+    os.symlink(a.root, link)
+    r = t.run("--store", a.root, "--store", link, "list", "--format", "json")
+    t.exit_code(r, 0)
+    t.eq(len(r.json()["stores"]), 1, "one store section")
+    t.eq(r.json()["total"]["models"], 2, "its models once")
+    t.contains(r.err, "same store", "stderr says why")
+    r = t.run("--store", a.root, "--store", link, "du", "--format", "json")
+    t.eq(r.json()["total"]["stores"], 1, "du counts it once")
+    r = t.run("--store", a.root, "--store", link, "du", "--duplicates", "--format", "json")
+    t.exit_code(r, 0, "du --duplicates of one store named twice is not an error")
+    t.eq(r.json()["duplicates"], [], "and finds nothing to share")
+
 t.done()
