@@ -38,7 +38,7 @@ static bool get_int(json_t *obj, const char *key, int64_t *out)
 
 static bool get_str_array(json_t *obj, const char *key, char ***out, size_t *n, bool *was_null)
 {
-	json_t *v = oa_json_get_fold(obj, key);
+	json_t *v = oa_json_get_fold_slice(obj, key);
 	*out = NULL;
 	*n = 0;
 	if (was_null)
@@ -99,14 +99,15 @@ int oa_config_parse(const uint8_t *bytes, size_t len, oa_config *c, char *err, s
 		bad = "context_length";
 	if (!get_int(root, "embedding_length", &c->embedding_length) && !bad)
 		bad = "embedding_length";
-	json_t *draft = oa_json_get_fold(root, "draft");
+	json_t *draft = oa_json_get_fold_struct(root, "draft");
 	if (draft && json_is_object(draft)) {
 		if ((!get_str(draft, "model_format", &c->draft_format) ||
 		     !get_str(draft, "architecture", &c->draft_architecture)) && !bad)
 			bad = "draft";
-	} else if (draft && !json_is_null(draft) && !bad) {
+	} else if (draft && !bad) {
 		bad = "draft";
 	}
+	json_decref(draft);
 	if (!c->draft_format)
 		c->draft_format = oa_xstrdup("");
 	if (!c->draft_architecture)

@@ -268,15 +268,17 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 	if (json_is_array(list))
 		m->n_manifests = json_array_size(list);
 
-	v = oa_json_get_fold(root, "config");
+	v = oa_json_get_fold_struct(root, "config");
 	if (v) {
 		free(m->config.media_type);
 		free(m->config.digest);
-		if (parse_layer(v, &m->config, "config", err, errlen) < 0)
+		int prc = parse_layer(v, &m->config, "config", err, errlen);
+		json_decref(v);
+		if (prc < 0)
 			goto out;
 		m->size = add_size(m->size, m->config.size);
 	}
-	v = oa_json_get_fold(root, "layers");
+	v = oa_json_get_fold_slice(root, "layers");
 	if (v && !json_is_null(v)) {
 		if (!json_is_array(v)) {
 			snprintf(err, errlen, "layers is not an array");

@@ -6,9 +6,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A struct field as Go's encoding/json fills it: keys match the field name
- * ASCII case-insensitively, and the last matching key in the document wins. */
+/* Struct fields as Go's encoding/json fills them (see jsonutil.c): keys match
+ * the field name ignoring ASCII case, in document order.
+ * oa_json_get_fold: a scalar field; the last non-null match (a null only when
+ * every match is null). Borrowed reference, or NULL when absent.
+ * oa_json_get_fold_slice: a slice field; the last match, null included.
+ * oa_json_get_fold_struct: a struct field; the objects merged in order. A NEW
+ * reference (json_decref it), the offending value when one is not an object,
+ * or NULL when absent or only null. */
 json_t *oa_json_get_fold(json_t *obj, const char *key);
+json_t *oa_json_get_fold_slice(json_t *obj, const char *key);
+json_t *oa_json_get_fold_struct(json_t *obj, const char *key);
 
 /* A JSON string for bytes from disk: as is when valid UTF-8, else with the
  * offending bytes escaped as \\xNN; NULL gives JSON null. Never NULL. */

@@ -138,6 +138,29 @@ static void test_manifest_parse(void)
 	CHECK_U64(m.n_layers, 0);
 	oa_manifest_free(&m);
 
+	/* A struct field: null does nothing, objects merge (Go fills the fields
+	 * each one names). */
+	const char *cfgnull = "{\"config\":{\"digest\":\"sha256:"
+	                      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	                      "\",\"size\":3},\"Config\":null}";
+	CHECK(oa_manifest_parse((const uint8_t *)cfgnull, strlen(cfgnull), &m, err, sizeof err) == 0);
+	CHECK(m.config.digest_valid);
+	CHECK_U64(m.config.size, 3);
+	oa_manifest_free(&m);
+	const char *cfgmerge = "{\"config\":{\"digest\":\"sha256:"
+	                       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	                       "\",\"size\":3},\"Config\":{\"size\":7}}";
+	CHECK(oa_manifest_parse((const uint8_t *)cfgmerge, strlen(cfgmerge), &m, err, sizeof err) == 0);
+	CHECK(m.config.digest_valid);
+	CHECK_U64(m.config.size, 7);
+	CHECK_U64(m.size, 7);
+	oa_manifest_free(&m);
+	/* A slice field: null sets it to nil. */
+	const char *layersnull = "{\"layers\":[{\"size\":5}],\"Layers\":null}";
+	CHECK(oa_manifest_parse((const uint8_t *)layersnull, strlen(layersnull), &m, err, sizeof err) == 0);
+	CHECK_U64(m.n_layers, 0);
+	oa_manifest_free(&m);
+
 	const char *bad[] = {
 		"", "not json", "[1,2]", "{\"layers\":{}}", "{\"layers\":[{\"size\":\"7\"}]}",
 		"{\"layers\":[{\"size\":1.5}]}", "{\"config\":[]}", "{\"layers\":[",
