@@ -150,6 +150,8 @@ int oa_range_cached(int fd, uint64_t offset, size_t len)
 	size_t pg = oa_page_size();
 	size_t resident = 0, pages = 0;
 	unsigned char vec[1024];
+	if (len == 0)
+		return -1; /* nothing to tell about */
 	while (len > 0) {
 		size_t chunk = len < sizeof vec * pg ? len : sizeof vec * pg;
 		long n = oa_range_residency(fd, offset, chunk, vec, sizeof vec);
@@ -161,7 +163,7 @@ int oa_range_cached(int fd, uint64_t offset, size_t len)
 		offset += chunk;
 		len -= chunk;
 	}
-	return pages && resident * 10 >= pages * 9 ? 1 : 0;
+	return resident * 10 >= pages * 9 ? 1 : 0;
 }
 
 /* ---- processes using a store (prune/rm safety) ------------------------------ */

@@ -30,6 +30,7 @@ struct run {
 	uint64_t *planned; /* planned bytes per job */
 	EVP_MD *md;
 	size_t bufsize;
+	size_t drop_chunk; /* page-cache hygiene grid, see drop_chunk_size() */
 	double deadline;   /* oa_now() value, 0 = none */
 
 	atomic_size_t next;         /* next position in order[] */
@@ -47,6 +48,7 @@ struct worker {
 	struct run *r;
 	pthread_t tid;
 	unsigned char *buf;
+	unsigned char *dropvec; /* 2 × drop_chunk / page size: see struct dropper */
 	EVP_MD_CTX *ctx;
 	XXH3_state_t *xxh;
 };
@@ -169,67 +171,100 @@ static ssize_t read_full(int fd, unsigned char *buf, size_t len)
 	return (ssize_t)got;
 }
 
-/* Page-cache hygiene, per window of DROP_WINDOW bytes (decoupled from the
- * read size so small reads do not mean many mmap/mincore calls): note which
- * pages of a window were resident before we read it, and after hashing it
- * drop only the pages that were not. Pages the machine had cached (a model
- * in use) stay; pages only this verify brought in go.
+/* Page-cache hygiene: drop exactly the pages a verify brought into the page
+ * cache, keep the ones the machine already had (a model in use).
  *
- * The residency of window k+1 is taken before window k is read: our own
- * sequential read-ahead fills the start of the next window while we read
- * the end of this one, and must not count as "the machine had it". */
-#define DROP_WINDOW (8u << 20)
-#define DROP_MAX_PAGES (DROP_WINDOW / 4096)
+ * The file is cut into chunks of r->drop_chunk bytes at multiples of it from
+ * the file start, a grid independent of the read size. Before a chunk is
+ * read we note which of its pages are resident (mincore, one byte a page);
+ * once the reads have passed its end, we drop the runs of pages that were
+ * not. Only the current chunk and the next one have a residency vector, so
+ * memory is 2 × chunk / page size bytes per worker, whatever the blob size.
+ *
+ * When to sample: our own sequential read-ahead fills pages ahead of the
+ * read position, and must not count as "the machine had it". Chunks 0 and 1
+ * are sampled before the first read. Chunk c+2 is sampled right after a read
+ * carries `off` past the end of chunk c, so off < end(c) + B (B = read
+ * size). Linux keeps at most two read-ahead windows ahead of the reader (the
+ * one being consumed and the async one started at its marker), each at most
+ * max_pages = max(read-ahead, min(request, max_sectors_kb)); with
+ * read_ahead_kb = 8 MiB (a common disk setting, and this project's test VM),
+ * doubled by POSIX_FADV_SEQUENTIAL, the read-ahead is 16 MiB,
+ * so the cached frontier is below off + 2 × max(16 MiB, B). Chunk c+2 starts
+ * at end(c) + CHUNK, and CHUNK = 3B + 32 MiB >= B + 2 × max(16 MiB, B):
+ * nothing we read or read ahead can have reached it when it is sampled.
+ * (A device whose read-ahead exceeds 16 MiB after the doubling can make us
+ * keep some of our own pages; it never makes us drop the machine's.)
+ *
+ * CHUNK is rounded to 16 MiB so that chunk edges fall on large-folio edges
+ * (2 MiB with 4 KiB pages): DONTNEED leaves a folio that straddles the end
+ * of a range, and a straddling folio at a chunk edge would belong to neither.
+ *
+ * Pages whose residency is unknown (no mincore, or an error) are dropped as
+ * far as we read them. At the end, or when the file is abandoned, the current
+ * and next chunks' non-resident runs are dropped whole: that includes what
+ * read-ahead brought in past the last read. */
+#define DROP_ROUND ((size_t)16 << 20)
+
+static size_t drop_chunk_size(size_t bufsize)
+{
+	size_t c = 3 * bufsize + ((size_t)32 << 20);
+	return (c + DROP_ROUND - 1) / DROP_ROUND * DROP_ROUND;
+}
 
 struct dropper {
 	int fd;
-	uint64_t size;               /* of the file */
-	uint64_t start;              /* of the current window */
-	uint64_t next_off;           /* where the sampled next window starts */
 	bool open;
-	long pages[2];               /* pages sampled in cur / next, -1 = unknown */
-	unsigned char vec[2][DROP_MAX_PAGES];
-	int cur;                     /* which vec is the current window's */
+	uint64_t size;      /* of the file, at fstat */
+	uint64_t chunk;     /* bytes per chunk, a multiple of the page size */
+	size_t pg;
+	size_t vec_pages;   /* chunk / pg: capacity of each vector */
+	uint64_t start;     /* of the current chunk */
+	int cur;            /* vec[cur] is the current chunk's, vec[!cur] the next's */
+	long pages[2];      /* pages sampled, -1 = unknown */
+	unsigned char *vec[2];
 };
 
-static void drop_sample(struct dropper *d, int which, uint64_t off)
+static void drop_sample(struct dropper *d, int which, uint64_t at)
 {
 	d->pages[which] = -1;
-	if (off >= d->size)
+	if (at >= d->size)
 		return;
-	uint64_t left = d->size - off;
-	size_t len = left < DROP_WINDOW ? (size_t)left : DROP_WINDOW;
-	d->pages[which] = oa_range_residency(d->fd, off, len, d->vec[which], DROP_MAX_PAGES);
+	uint64_t left = d->size - at;
+	size_t len = left < d->chunk ? (size_t)left : (size_t)d->chunk;
+	d->pages[which] = oa_range_residency(d->fd, at, len, d->vec[which], d->vec_pages);
 }
 
-static void drop_begin(struct dropper *d, uint64_t off)
+static void drop_begin(struct dropper *d, int fd, uint64_t size, size_t chunk, unsigned char *vec)
 {
-	if (off != 0 && off == d->next_off) {
-		d->cur = !d->cur; /* sampled before the previous window was read */
-	} else {
-		drop_sample(d, d->cur, off);
-	}
-	d->next_off = off + DROP_WINDOW;
-	drop_sample(d, !d->cur, d->next_off);
-	d->start = off;
+	d->fd = fd;
+	d->size = size;
+	d->chunk = chunk;
+	d->pg = oa_page_size();
+	d->vec_pages = chunk / d->pg;
+	d->vec[0] = vec;
+	d->vec[1] = vec + d->vec_pages;
+	d->start = 0;
+	d->cur = 0;
+	drop_sample(d, 0, 0);
+	drop_sample(d, 1, chunk);
 	d->open = true;
 }
 
-static void drop_flush(struct dropper *d, uint64_t off)
+/* Drop what we brought into the chunk at `cs` sampled in vec[which]: its
+ * non-resident runs, and, where it was not sampled (unknown, or past the size
+ * we sampled against), what we read of it: [cs, min(read_end, chunk end)). */
+static void drop_runs(struct dropper *d, int which, uint64_t cs, uint64_t read_end)
 {
-	if (!d->open || off <= d->start) {
-		d->open = false;
+	uint64_t ce = cs + d->chunk;
+	uint64_t re = read_end < ce ? read_end : ce;
+	long n = d->pages[which];
+	if (n < 0) {
+		if (re > cs)
+			oa_advise_dontneed(d->fd, (off_t)cs, (off_t)(re - cs));
 		return;
 	}
-	d->open = false;
-	long n = d->pages[d->cur];
-	if (n < 0) { /* cannot tell: drop what we read, as before */
-		oa_advise_dontneed(d->fd, (off_t)d->start, (off_t)(off - d->start));
-		return;
-	}
-	/* Drop each run of pages that were not resident before we read them. */
-	size_t pg = oa_page_size();
-	const unsigned char *v = d->vec[d->cur];
+	const unsigned char *v = d->vec[which];
 	for (long i = 0; i < n;) {
 		if (v[i]) {
 			i++;
@@ -238,18 +273,34 @@ static void drop_flush(struct dropper *d, uint64_t off)
 		long j = i;
 		while (j < n && !v[j])
 			j++;
-		uint64_t a = d->start + (uint64_t)i * pg, b = d->start + (uint64_t)j * pg;
-		if (b > off)
-			b = off;
-		if (b > a)
-			oa_advise_dontneed(d->fd, (off_t)a, (off_t)(b - a));
+		oa_advise_dontneed(d->fd, (off_t)(cs + (uint64_t)i * d->pg),
+		                   (off_t)((uint64_t)(j - i) * d->pg));
 		i = j;
 	}
-	/* A read size that does not divide the window reads a little past it;
-	 * nothing was sampled there, so treat it as not ours to keep. */
-	uint64_t sampled_end = d->start + (uint64_t)n * pg;
-	if (off > sampled_end)
-		oa_advise_dontneed(d->fd, (off_t)sampled_end, (off_t)(off - sampled_end));
+	uint64_t se = cs + (uint64_t)n * d->pg; /* the file grew while we read it */
+	if (re > se)
+		oa_advise_dontneed(d->fd, (off_t)se, (off_t)(re - se));
+}
+
+/* After a read that brought the position to `off`. */
+static void drop_advance(struct dropper *d, uint64_t off)
+{
+	while (d->open && off >= d->start + d->chunk) {
+		drop_runs(d, d->cur, d->start, off);
+		d->cur = !d->cur;
+		d->start += d->chunk;
+		drop_sample(d, !d->cur, d->start + d->chunk);
+	}
+}
+
+/* Done with the file (read to the end, failed, or abandoned at `off`). */
+static void drop_end(struct dropper *d, uint64_t off)
+{
+	if (!d->open)
+		return;
+	d->open = false;
+	drop_runs(d, d->cur, d->start, off);
+	drop_runs(d, !d->cur, d->start + d->chunk, off);
 }
 
 static void verify_one(struct worker *w, size_t i)
@@ -262,7 +313,6 @@ static void verify_one(struct worker *w, size_t i)
 	struct stat sb;
 	struct dropper dr;
 	memset(&dr, 0, sizeof dr);
-	dr.fd = -1;
 
 	if (!job->path || !norm_hex64(job->expected_hex, hex)) {
 		res->status = OA_VERIFY_ERROR;
@@ -319,15 +369,12 @@ static void verify_one(struct worker *w, size_t i)
 	}
 	oa_advise_sequential(fd);
 	uint64_t off = 0;
-	dr.fd = fd;
-	dr.size = res->st.size;
+	drop_begin(&dr, fd, res->st.size, r->drop_chunk, w->dropvec);
 	for (;;) {
 		if (should_stop(r)) {
 			res->status = OA_VERIFY_NOT_DONE; /* abandoned at a chunk boundary */
 			goto out;
 		}
-		if (!dr.open)
-			drop_begin(&dr, off);
 		ssize_t got = read_full(fd, w->buf, r->bufsize);
 		if (got < 0) {
 			res->err = errno;
@@ -345,15 +392,14 @@ static void verify_one(struct worker *w, size_t i)
 			goto out;
 		}
 		off += (uint64_t)got;
-		if (off - dr.start >= DROP_WINDOW)
-			drop_flush(&dr, off);
+		drop_advance(&dr, off);
 		res->bytes_hashed = off;
 		atomic_fetch_add_explicit(&r->done, (uint_fast64_t)got, memory_order_relaxed);
 		atomic_fetch_add_explicit(&r->hashed, (uint_fast64_t)got, memory_order_relaxed);
 		if ((size_t)got < r->bufsize)
 			break;
 	}
-	drop_flush(&dr, off);
+	drop_end(&dr, off);
 
 	XXH128_canonical_t canon;
 	XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(w->xxh));
@@ -396,7 +442,7 @@ static void verify_one(struct worker *w, size_t i)
 		res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
 	}
 out:
-	drop_flush(&dr, res->bytes_hashed);
+	drop_end(&dr, res->bytes_hashed);
 	close(fd);
 }
 
@@ -444,6 +490,7 @@ static int by_size_desc(const void *a, const void *b)
 static void worker_free(struct worker *w)
 {
 	free(w->buf);
+	free(w->dropvec);
 	EVP_MD_CTX_free(w->ctx);
 	XXH3_freeState(w->xxh);
 }
@@ -487,6 +534,9 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 		bs = MAX_BUFFER;
 	size_t pg = oa_page_size();
 	r.bufsize = (bs + pg - 1) / pg * pg; /* whole pages: aligned_alloc and fadvise */
+	r.drop_chunk = drop_chunk_size(r.bufsize);
+	if (r.drop_chunk % pg) /* a page larger than 16 MiB */
+		r.drop_chunk = (r.drop_chunk + pg - 1) / pg * pg;
 	if (opts->max_duration > 0)
 		r.deadline = t0 + opts->max_duration;
 	atomic_init(&r.next, 0);
@@ -555,12 +605,14 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 		struct worker *w = &ws[t];
 		w->r = &r;
 		w->buf = aligned_alloc(oa_page_size(), r.bufsize);
+		w->dropvec = malloc(2 * (r.drop_chunk / pg));
 		w->ctx = EVP_MD_CTX_new();
 		w->xxh = XXH3_createState();
 		pthread_mutex_lock(&r.mu);
 		r.running++;
 		pthread_mutex_unlock(&r.mu);
-		if (!w->buf || !w->ctx || !w->xxh || pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+		if (!w->buf || !w->dropvec || !w->ctx || !w->xxh ||
+		    pthread_create(&w->tid, NULL, worker_main, w) != 0) {
 			worker_free(w);
 			memset(w, 0, sizeof *w);
 			pthread_mutex_lock(&r.mu);

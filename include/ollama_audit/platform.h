@@ -36,21 +36,21 @@ int64_t oa_stat_ctime_ns(const struct stat *st);
 /* Wall clock (CLOCK_REALTIME) in seconds since the epoch, with a fraction. */
 double oa_wall_now(void);
 
-/* Is [offset, offset+len) of fd already in the page cache? 1 = at least 90%
- * of its pages are resident, 0 = fewer, -1 = unknown (no mincore, or error).
- * (Not "at least half": kernel read-ahead of the previous range can make a
- * fair part of the next one resident before we read it.)
- * offset must be a multiple of the page size; len is clipped by the caller to
- * the file size. Used to drop only the pages a verify brought in. */
+/* Is [offset, offset+len) of fd in the page cache? 1 = at least 90% of its
+ * pages are resident, 0 = fewer, -1 = cannot tell (no mincore, an error,
+ * offset not a multiple of the page size, or len == 0). Keep the range
+ * within the file: on Linux pages past its end count as not resident. A
+ * yes/no summary; verify decides page by page with oa_range_residency. */
 int oa_range_cached(int fd, uint64_t offset, size_t len);
 
 /* The system's page size. */
 size_t oa_page_size(void);
 
 /* Which pages of [offset, offset+len) of fd are in the page cache: vec[i] is
- * 1 or 0 for page i. offset must be page-aligned and the range must fit in
- * vec_len pages. Returns the number of pages, or -1 when it cannot tell (no
- * mincore, or an error). */
+ * 1 or 0 for page i. offset must be page-aligned, len > 0, and the range
+ * must fit in vec_len pages. It maps the range (address space only: nothing
+ * is read or faulted in). Returns the number of pages, or -1 when it cannot
+ * tell (no mincore, or an error). */
 long oa_range_residency(int fd, uint64_t offset, size_t len, unsigned char *vec, size_t vec_len);
 
 /* Ollama server or runner processes (`ollama serve`, `ollama runner`,
