@@ -320,31 +320,16 @@ void oa_systemd_env_parse(const char *value, oa_env_fn fn, void *ctx)
 		char quote = 0;
 		while (*p) {
 			char c = *p;
-			if (quote) {
-				if (c == quote) {
-					quote = 0;
-					p++;
-				} else if (c == '\\' && quote == '"') {
-					p++;
-					char o;
-					int u = unescape(&p, &o);
-					if (u == -2)
-						goto refused;
-					if (u < 0)
-						break;
-					oa_buf_addc(&w, o);
-				} else {
-					oa_buf_addc(&w, c);
-					p++;
-				}
-				continue;
-			}
-			if (isspace((unsigned char)c))
+			if (quote && c == quote) {
+				quote = 0;
+				p++;
+			} else if (!quote && isspace((unsigned char)c)) {
 				break;
-			if (c == '"' || c == '\'') {
+			} else if (!quote && (c == '"' || c == '\'')) {
 				quote = c;
 				p++;
-			} else if (c == '\\') {
+			} else if (c == '\\' && quote != '\'') {
+				/* escapes work outside quotes and inside double quotes */
 				p++;
 				char o;
 				int u = unescape(&p, &o);

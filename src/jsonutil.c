@@ -2,6 +2,7 @@
 #include "ollama_audit/jsonutil.h"
 #include "ollama_audit/util.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,9 @@
  * keeps its first position and its last value, which is the one Go would
  * end with for that spelling.
  */
-json_t *oa_json_get_fold(json_t *obj, const char *key)
+/* The last key matching `key`; a null counts only when skip_null is false or
+ * nothing else matched. */
+static json_t *last_match(json_t *obj, const char *key, bool skip_null)
 {
 	if (!json_is_object(obj))
 		return NULL;
@@ -28,24 +31,20 @@ json_t *oa_json_get_fold(json_t *obj, const char *key)
 	const char *k;
 	json_t *val;
 	json_object_foreach(obj, k, val) {
-		if (strcasecmp(k, key) == 0 && (!found || !json_is_null(val)))
+		if (strcasecmp(k, key) == 0 && (!found || !skip_null || !json_is_null(val)))
 			found = val;
 	}
 	return found;
 }
 
+json_t *oa_json_get_fold(json_t *obj, const char *key)
+{
+	return last_match(obj, key, true);
+}
+
 json_t *oa_json_get_fold_slice(json_t *obj, const char *key)
 {
-	if (!json_is_object(obj))
-		return NULL;
-	json_t *found = NULL;
-	const char *k;
-	json_t *val;
-	json_object_foreach(obj, k, val) {
-		if (strcasecmp(k, key) == 0)
-			found = val;
-	}
-	return found;
+	return last_match(obj, key, false);
 }
 
 json_t *oa_json_get_fold_struct(json_t *obj, const char *key)

@@ -83,19 +83,32 @@ static json_t *copy_json(oa_store *const *sv, const oa_dupe_copy *cp)
 	return o;
 }
 
+/* Open the stores and find the digests they share. Returns -1 when there is
+ * something to compare, else the exit code (nothing is left open then). */
+static int open_dupes(cli *c, const char *what, opened_store **st, size_t *n, size_t *ok,
+                      oa_store ***sv, oa_dupes *d)
+{
+	*st = cli_open_stores(c, n, OA_HEADERS_NONE);
+	*sv = store_ptrs(*st, *n, ok);
+	if (too_few(c, *ok)) {
+		int rc = too_few_stores(c, what, *n, *ok);
+		free(*sv);
+		cli_close_stores(*st, *n);
+		return rc;
+	}
+	oa_dupes_find(*sv, *n, d);
+	return -1;
+}
+
 int cmd_du_duplicates(cli *c)
 {
 	size_t n, ok;
-	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	oa_store **sv = store_ptrs(st, n, &ok);
-	if (too_few(c, ok)) {
-		int rc = too_few_stores(c, "du --duplicates", n, ok);
-		free(sv);
-		cli_close_stores(st, n);
-		return rc;
-	}
+	opened_store *st;
+	oa_store **sv;
 	oa_dupes d;
-	oa_dupes_find(sv, n, &d);
+	int rc = open_dupes(c, "du --duplicates", &st, &n, &ok, &sv, &d);
+	if (rc >= 0)
+		return rc;
 
 	/* per user: the copies they hold and the allocated bytes of those that
 	 * are a distinct inode (a hard-linked name of an earlier copy costs nothing) */
@@ -350,16 +363,12 @@ int cmd_dedupe(cli *c)
 		return OA_EXIT_USAGE;
 	}
 	size_t n, ok;
-	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	oa_store **sv = store_ptrs(st, n, &ok);
-	if (too_few(c, ok)) {
-		int rc = too_few_stores(c, "dedupe", n, ok);
-		free(sv);
-		cli_close_stores(st, n);
-		return rc;
-	}
+	opened_store *st;
+	oa_store **sv;
 	oa_dupes d;
-	oa_dupes_find(sv, n, &d);
+	int rc = open_dupes(c, "dedupe", &st, &n, &ok, &sv, &d);
+	if (rc >= 0)
+		return rc;
 	oa_dedupe_plan p;
 	oa_dedupe_plan_build(sv, &d, c->hardlink ? OA_DEDUPE_HARDLINK : OA_DEDUPE_REFLINK, &p);
 	size_t planned = 0;
