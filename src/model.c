@@ -35,57 +35,6 @@ const char *oa_model_parent(const oa_model *m)
 	return from;
 }
 
-typedef struct devino {
-	dev_t dev;
-	ino_t ino;
-} devino;
-
-static int cmp_devino(const void *a, const void *b)
-{
-	const devino *x = a, *y = b;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return 0;
-}
-
-/* Disk usage: every existing blob file once (by device and inode, so tags
- * sharing a blob or hardlinked blobs are not counted twice). */
-static void disk_usage(oa_model *m)
-{
-	size_t n = 0;
-	devino *v = oa_xcalloc(m->m.n_layers + 1, sizeof *v);
-	oa_blob *c = m->config_blob;
-	if (c && c->stat_ok && !c->dangling)
-		v[n++] = (devino){ c->st.st_dev, c->st.st_ino };
-	for (size_t i = 0; m->layer_blobs && i < m->m.n_layers; i++) {
-		oa_blob *b = m->layer_blobs[i];
-		if (b && b->stat_ok && !b->dangling)
-			v[n++] = (devino){ b->st.st_dev, b->st.st_ino };
-	}
-	qsort(v, n, sizeof *v, cmp_devino);
-	/* Sum over unique (dev, ino): look each back up to get its sizes. */
-	m->disk_bytes = m->apparent_bytes = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (i > 0 && cmp_devino(&v[i], &v[i - 1]) == 0)
-			continue;
-		const struct stat *st = NULL;
-		if (c && c->stat_ok && c->st.st_dev == v[i].dev && c->st.st_ino == v[i].ino)
-			st = &c->st;
-		for (size_t j = 0; !st && j < m->m.n_layers; j++) {
-			oa_blob *b = m->layer_blobs[j];
-			if (b && b->stat_ok && b->st.st_dev == v[i].dev && b->st.st_ino == v[i].ino)
-				st = &b->st;
-		}
-		if (st) {
-			m->disk_bytes += (uint64_t)st->st_blocks * 512;
-			m->apparent_bytes += (uint64_t)st->st_size;
-		}
-	}
-	free(v);
-}
-
 static void add_cap(oa_model *m, const char *cap)
 {
 	for (size_t i = 0; i < m->n_caps; i++)
@@ -133,7 +82,8 @@ void oa_model_classify(oa_store *s, oa_model *m)
 	else
 		m->runner = OA_RUNNER_NONE;
 
-	disk_usage(m);
+	/* every existing blob file once: shared or hard-linked blobs are not counted twice */
+	oa_model_blob_usage(m, &m->disk_bytes, &m->apparent_bytes);
 
 	/* ollama list drops a model whose config or template cannot be read. */
 	if (m->manifest_ok) {

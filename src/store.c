@@ -777,45 +777,68 @@ void oa_store_close(oa_store *s)
 	s->root_fd = s->manifests_fd = s->blobs_fd = -1;
 }
 
-typedef struct inode_blocks {
+typedef struct inode_usage {
 	dev_t dev;
 	ino_t ino;
-	blkcnt_t blocks;
-} inode_blocks;
+	uint64_t alloc, size;
+} inode_usage;
 
-static int cmp_inode_blocks(const void *a, const void *b)
+static int cmp_inode_usage(const void *a, const void *b)
 {
-	const inode_blocks *x = a, *y = b;
+	const inode_usage *x = a, *y = b;
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
+/* Adds the blob files a model references (existing ones only) to v. */
+static void collect_model_blobs(const oa_model *m, inode_usage **v, size_t *n, size_t *cap)
+{
+	for (size_t k = 0; m->manifest_ok && k <= m->m.n_layers; k++) {
+		const oa_blob *b = k < m->m.n_layers ? (m->layer_blobs ? m->layer_blobs[k] : NULL)
+		                                     : m->config_blob;
+		if (!b || !b->stat_ok || b->dangling)
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			*v = oa_xreallocarray(*v, *cap, sizeof **v);
+		}
+		(*v)[(*n)++] = (inode_usage){ b->st.st_dev, b->st.st_ino,
+		                              (uint64_t)b->st.st_blocks * 512, (uint64_t)b->st.st_size };
+	}
+}
+
+/* Allocated and apparent bytes of the distinct inodes in v (sorts v). */
+static void sum_distinct(inode_usage *v, size_t n, uint64_t *alloc, uint64_t *apparent)
+{
+	if (n)
+		qsort(v, n, sizeof *v, cmp_inode_usage);
+	*alloc = *apparent = 0;
+	for (size_t k = 0; k < n; k++)
+		if (k == 0 || cmp_inode_usage(&v[k], &v[k - 1]) != 0) {
+			*alloc += v[k].alloc;
+			*apparent += v[k].size;
+		}
+}
+
+void oa_model_blob_usage(const oa_model *m, uint64_t *alloc, uint64_t *apparent)
+{
+	size_t n = 0, cap = 0;
+	inode_usage *v = NULL;
+	collect_model_blobs(m, &v, &n, &cap);
+	sum_distinct(v, n, alloc, apparent);
+	free(v);
+}
+
 uint64_t oa_store_models_disk_bytes(const oa_store *s, const bool *selected)
 {
-	size_t n = 0, cap = 64;
-	inode_blocks *v = oa_xcalloc(cap, sizeof *v);
-	for (size_t i = 0; i < s->n_models; i++) {
-		const oa_model *m = &s->models[i];
-		if ((selected && !selected[i]) || !m->manifest_ok)
-			continue;
-		for (size_t k = 0; k <= m->m.n_layers; k++) {
-			const oa_blob *b = k < m->m.n_layers ? (m->layer_blobs ? m->layer_blobs[k] : NULL)
-			                                     : m->config_blob;
-			if (!b || !b->stat_ok || b->dangling)
-				continue;
-			if (n == cap) {
-				cap *= 2;
-				v = oa_xreallocarray(v, cap, sizeof *v);
-			}
-			v[n++] = (inode_blocks){ b->st.st_dev, b->st.st_ino, b->st.st_blocks };
-		}
-	}
-	qsort(v, n, sizeof *v, cmp_inode_blocks);
-	uint64_t total = 0;
-	for (size_t k = 0; k < n; k++)
-		if (k == 0 || cmp_inode_blocks(&v[k], &v[k - 1]) != 0)
-			total += (uint64_t)v[k].blocks * 512;
+	size_t n = 0, cap = 0;
+	inode_usage *v = NULL;
+	for (size_t i = 0; i < s->n_models; i++)
+		if (!selected || selected[i])
+			collect_model_blobs(&s->models[i], &v, &n, &cap);
+	uint64_t alloc, apparent;
+	sum_distinct(v, n, &alloc, &apparent);
 	free(v);
-	return total;
+	return alloc;
 }

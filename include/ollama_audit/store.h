@@ -150,6 +150,8 @@ int oa_store_open_blob(const oa_store *s, const oa_blob *b);
  * is not NULL): their real footprint, unlike the sum of per-model
  * disk_bytes, which counts a shared blob once per model. */
 uint64_t oa_store_models_disk_bytes(const oa_store *s, const bool *selected);
+/* The same for one model: allocated and apparent bytes of its blob files. */
+void oa_model_blob_usage(const oa_model *m, uint64_t *alloc, uint64_t *apparent);
 
 /* Read the first bytes of a blob (the manifest-blob and GGUF magic tests). */
 bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b);
