@@ -24,6 +24,7 @@ const oa_finding_kind oa_finding_kinds[] = {
 	{ "unknown-media-type", OA_SEV_WARNING, "a layer media type this tool (and the server) does not know" },
 	{ "invalid-digest", OA_SEV_ERROR, "a digest that is not sha256: + 64 hex; never turned into a path" },
 	{ "legacy-blob-name", OA_SEV_WARNING, "a blob named sha256:<hex>, renamed by the server at start" },
+	{ "symlink-out-of-store", OA_SEV_WARNING, "a symlink under manifests/ or manifests-v2/ that leads out of the store: never followed; prune keeps every complete blob" },
 	{ "symlinked-blob", OA_SEV_WARNING, "a blob that is a symbolic link (inside or outside the store, or dangling)" },
 	{ "unreadable", OA_SEV_ERROR, "a file or directory that cannot be read (permissions, I/O error)" },
 	{ "prune-blocker", OA_SEV_WARNING, "something that makes the server skip its start-up prune" },

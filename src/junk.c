@@ -14,8 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define REFSET_FILE_MAX (64u << 20)
-#define REFSET_DEPTH_MAX 16
 
 static const char *cat_names[OA_JUNK_CAT_COUNT] = {
 	[OA_JUNK_ORPHAN] = "orphans",     [OA_JUNK_MANIFEST_BLOB] = "manifest-blobs",
@@ -68,377 +66,6 @@ int oa_junk_parse_what(const char *list, unsigned *mask, char *err, size_t errle
 		rc = -1;
 	}
 	return rc;
-}
-
-/* ---- reference set --------------------------------------------------------- */
-
-static int cmp_hex(const void *a, const void *b)
-{
-	return memcmp(a, b, 64);
-}
-
-static void refset_add(void *ctx, const char hex[65])
-{
-	oa_refset *r = ctx;
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 64;
-		r->hex = oa_xreallocarray(r->hex, r->cap, sizeof *r->hex);
-	}
-	for (int k = 0; k < 64; k++)
-		r->hex[r->n][k] = (char)tolower((unsigned char)hex[k]);
-	r->hex[r->n][64] = '\0';
-	r->n++;
-}
-
-void oa_refset_scan(oa_refset *r, const uint8_t *p, size_t len)
-{
-	oa_digest_scan(p, len, refset_add, r);
-}
-
-void oa_refset_sort(oa_refset *r)
-{
-	if (r->n)
-		qsort(r->hex, r->n, sizeof *r->hex, cmp_hex);
-	size_t w = 0;
-	for (size_t i = 0; i < r->n; i++)
-		if (w == 0 || memcmp(r->hex[w - 1], r->hex[i], 64) != 0)
-			memcpy(r->hex[w++], r->hex[i], 65);
-	r->n = w;
-}
-
-static void refset_fail(oa_refset *r, const char *what, const char *a, int e)
-{
-	if (!r->incomplete)
-		snprintf(r->why, sizeof r->why, "%s%s%s: %s", what, *what ? " " : "", a, strerror(e));
-	r->incomplete = true;
-}
-
-/* ---- the reference cache ------------------------------------------------------ */
-
-/* Files whose ctime is this close to the moment they were read may have
- * changed again within the timestamp granularity: they are re-read. */
-#define REFCACHE_RACY_NS (2 * 1000000000LL)
-
-typedef struct rc_file {
-	char *label;            /* "manifests/..." as reached by the walk */
-	uint64_t hash;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	int64_t mtime_ns, ctime_ns, read_ns;
-	char (*hex)[65];
-	size_t n_hex;
-	unsigned gen;           /* the update that last saw it */
-} rc_file;
-
-typedef struct dir_id {
-	dev_t dev;
-	ino_t ino;
-	bool used;
-} dir_id;
-
-struct oa_refcache {
-	int root_fd;
-	rc_file *v;
-	size_t n, cap;
-	size_t *slot;           /* open addressing: index + 1, 0 = empty */
-	size_t n_slot;
-	unsigned gen;
-	dir_id *dirs;           /* directories read by the current update */
-	size_t n_dirs, cap_dirs;
-	oa_refset status;       /* only incomplete, why, files are used */
-};
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static void rc_rehash(oa_refcache *c)
-{
-	size_t n = c->n_slot ? c->n_slot * 2 : 256;
-	free(c->slot);
-	c->slot = oa_xcalloc(n, sizeof *c->slot);
-	c->n_slot = n;
-	for (size_t i = 0; i < c->n; i++) {
-		size_t k = (size_t)(c->v[i].hash & (n - 1));
-		while (c->slot[k])
-			k = (k + 1) & (n - 1);
-		c->slot[k] = i + 1;
-	}
-}
-
-static rc_file *rc_find(oa_refcache *c, const char *label, uint64_t h)
-{
-	if (!c->n_slot)
-		return NULL;
-	for (size_t k = (size_t)(h & (c->n_slot - 1)); c->slot[k]; k = (k + 1) & (c->n_slot - 1)) {
-		rc_file *f = &c->v[c->slot[k] - 1];
-		if (f->hash == h && strcmp(f->label, label) == 0)
-			return f;
-	}
-	return NULL;
-}
-
-static rc_file *rc_add(oa_refcache *c, char *label, uint64_t h)
-{
-	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 64;
-		c->v = oa_xreallocarray(c->v, c->cap, sizeof *c->v);
-	}
-	rc_file *f = &c->v[c->n++];
-	memset(f, 0, sizeof *f);
-	f->label = label;
-	f->hash = h;
-	if (c->n * 2 > c->n_slot) {
-		rc_rehash(c);
-	} else {
-		size_t k = (size_t)(h & (c->n_slot - 1));
-		while (c->slot[k])
-			k = (k + 1) & (c->n_slot - 1);
-		c->slot[k] = c->n;
-	}
-	return f;
-}
-
-/* Remember a directory for this update; false if it was read already. */
-static bool rc_dir_first(oa_refcache *c, dev_t dev, ino_t ino)
-{
-	if ((c->n_dirs + 1) * 2 > c->cap_dirs) {
-		size_t ncap = c->cap_dirs ? c->cap_dirs * 2 : 64;
-		dir_id *nd = oa_xcalloc(ncap, sizeof *nd);
-		for (size_t i = 0; i < c->cap_dirs; i++) {
-			if (!c->dirs[i].used)
-				continue;
-			size_t k = (size_t)(((uint64_t)c->dirs[i].ino * 2654435761u ^ (uint64_t)c->dirs[i].dev) & (ncap - 1));
-			while (nd[k].used)
-				k = (k + 1) & (ncap - 1);
-			nd[k] = c->dirs[i];
-		}
-		free(c->dirs);
-		c->dirs = nd;
-		c->cap_dirs = ncap;
-	}
-	size_t k = (size_t)(((uint64_t)ino * 2654435761u ^ (uint64_t)dev) & (c->cap_dirs - 1));
-	for (; c->dirs[k].used; k = (k + 1) & (c->cap_dirs - 1))
-		if (c->dirs[k].dev == dev && c->dirs[k].ino == ino)
-			return false;
-	c->dirs[k] = (dir_id){ dev, ino, true };
-	c->n_dirs++;
-	return true;
-}
-
-static void rc_file_seen(oa_refcache *c, int dirfd, const char *name, char *label, const struct stat *st)
-{
-	uint64_t h = str_hash(label);
-	rc_file *f = rc_find(c, label, h);
-	int64_t mt = oa_stat_mtime_ns(st), ct = oa_stat_ctime_ns(st);
-	if (f) {
-		free(label);
-		if (f->read_ns && f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
-		    f->mtime_ns == mt && f->ctime_ns == ct && ct + REFCACHE_RACY_NS < f->read_ns) {
-			f->gen = c->gen;
-			c->status.files++;
-			return;
-		}
-	} else {
-		f = rc_add(c, label, h);
-	}
-	f->gen = c->gen;
-	f->dev = st->st_dev;
-	f->ino = st->st_ino;
-	f->size = st->st_size;
-	f->mtime_ns = mt;
-	f->ctime_ns = ct;
-	f->read_ns = 0;
-	free(f->hex);
-	f->hex = NULL;
-	f->n_hex = 0;
-	uint8_t *bytes;
-	size_t len;
-	int64_t now = (int64_t)(oa_wall_now() * 1e9);
-	if (oa_read_file_at(dirfd, name, REFSET_FILE_MAX, &bytes, &len) < 0) {
-		refset_fail(&c->status, "cannot read", f->label, errno);
-		return;
-	}
-	oa_refset one = { 0 };
-	oa_refset_scan(&one, bytes, len);
-	oa_refset_sort(&one);
-	free(bytes);
-	f->hex = one.hex;
-	f->n_hex = one.n;
-	f->read_ns = now;
-	c->status.files++;
-}
-
-static void rc_walk(oa_refcache *c, int dirfd, const char *label, int depth)
-{
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		refset_fail(&c->status, "cannot list", label, errno);
-		return;
-	}
-	rewinddir(d);
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		char *sub = oa_xasprintf("%s/%s", label, e->d_name);
-		struct stat st;
-		/* Follow symlinks, as the server's Glob and ReadFile do. */
-		if (fstatat(dirfd, e->d_name, &st, 0) < 0) {
-			int err = errno;
-			struct stat lst;
-			/* A dangling symlink references nothing; anything else unreadable might. */
-			if (!(fstatat(dirfd, e->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode)))
-				refset_fail(&c->status, "cannot stat", sub, err);
-			free(sub);
-			continue;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			/* Each directory once: a symlink back to one already read adds nothing. */
-			if (!rc_dir_first(c, st.st_dev, st.st_ino)) {
-				free(sub);
-				continue;
-			}
-			if (depth >= REFSET_DEPTH_MAX) {
-				refset_fail(&c->status, "too deep:", sub, ELOOP);
-			} else {
-				int cfd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				if (cfd < 0)
-					refset_fail(&c->status, "cannot open", sub, errno);
-				else {
-					rc_walk(c, cfd, sub, depth + 1);
-					close(cfd);
-				}
-			}
-			free(sub);
-			continue;
-		}
-		if (S_ISREG(st.st_mode))
-			rc_file_seen(c, dirfd, e->d_name, sub, &st); /* takes sub */
-		else
-			free(sub);
-	}
-	closedir(d);
-}
-
-oa_refcache *oa_refcache_new(int root_fd)
-{
-	oa_refcache *c = oa_xcalloc(1, sizeof *c);
-	c->root_fd = root_fd;
-	return c;
-}
-
-void oa_refcache_update(oa_refcache *c)
-{
-	c->gen++;
-	memset(&c->status, 0, sizeof c->status);
-	if (c->dirs)
-		memset(c->dirs, 0, c->cap_dirs * sizeof *c->dirs);
-	c->n_dirs = 0;
-	static const char *dirs[] = { "manifests", "manifests-v2" };
-	for (size_t i = 0; i < 2; i++) {
-		int fd = openat(c->root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0) {
-			if (errno != ENOENT)
-				refset_fail(&c->status, "cannot open", dirs[i], errno);
-			continue;
-		}
-		struct stat st;
-		if (fstat(fd, &st) == 0 && rc_dir_first(c, st.st_dev, st.st_ino))
-			rc_walk(c, fd, dirs[i], 1);
-		close(fd);
-	}
-}
-
-bool oa_refcache_has(const oa_refcache *c, const char *hex)
-{
-	char key[65];
-	for (int k = 0; k < 64; k++)
-		key[k] = (char)tolower((unsigned char)hex[k]);
-	key[64] = '\0';
-	for (size_t i = 0; i < c->n; i++) {
-		const rc_file *f = &c->v[i];
-		if (f->gen == c->gen && f->n_hex &&
-		    bsearch(key, f->hex, f->n_hex, sizeof *f->hex, cmp_hex) != NULL)
-			return true;
-	}
-	return false;
-}
-
-const char *oa_refcache_incomplete(const oa_refcache *c)
-{
-	return c->status.incomplete ? c->status.why : NULL;
-}
-
-void oa_refcache_refset(const oa_refcache *c, const char *const *skip, size_t n_skip, oa_refset *r)
-{
-	memset(r, 0, sizeof *r);
-	r->incomplete = c->status.incomplete;
-	memcpy(r->why, c->status.why, sizeof r->why);
-	for (size_t i = 0; i < c->n; i++) {
-		const rc_file *f = &c->v[i];
-		if (f->gen != c->gen)
-			continue;
-		bool skipped = false;
-		for (size_t k = 0; k < n_skip && !skipped; k++)
-			skipped = skip[k] && strcmp(skip[k], f->label) == 0;
-		if (skipped)
-			continue;
-		r->files++;
-		if (r->n + f->n_hex > r->cap) {
-			r->cap = r->n + f->n_hex + r->cap;
-			r->hex = oa_xreallocarray(r->hex, r->cap ? r->cap : 1, sizeof *r->hex);
-		}
-		if (f->n_hex)
-			memcpy(r->hex + r->n, f->hex, f->n_hex * sizeof *f->hex);
-		r->n += f->n_hex;
-	}
-	oa_refset_sort(r);
-}
-
-void oa_refcache_free(oa_refcache *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->n; i++) {
-		free(c->v[i].label);
-		free(c->v[i].hex);
-	}
-	free(c->v);
-	free(c->slot);
-	free(c->dirs);
-	free(c);
-}
-
-void oa_refset_build(int root_fd, const char *const *skip_paths, size_t n_skip, oa_refset *r)
-{
-	oa_refcache *c = oa_refcache_new(root_fd);
-	oa_refcache_update(c);
-	oa_refcache_refset(c, skip_paths, n_skip, r);
-	oa_refcache_free(c);
-}
-
-bool oa_refset_has(const oa_refset *r, const char *hex)
-{
-	char key[65];
-	for (int k = 0; k < 64; k++)
-		key[k] = (char)tolower((unsigned char)hex[k]);
-	key[64] = '\0';
-	return r->n && bsearch(key, r->hex, r->n, sizeof *r->hex, cmp_hex) != NULL;
-}
-
-void oa_refset_free(oa_refset *r)
-{
-	free(r->hex);
-	memset(r, 0, sizeof *r);
 }
 
 /* ---- inode sets ------------------------------------------------------------ */
@@ -855,6 +482,8 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 	static const char *target_keep = "a symlinked blob that a manifest uses resolves to it: removing it "
 	                                 "would break that blob";
 	static const char *holds_keep = "holds the target of a symlinked blob that a manifest uses";
+	static const char *incomplete_keep = "not every manifest can be read: no complete blob can be "
+	                                     "proven unreferenced";
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		oa_blob *b = &s->blobs[i];
 		struct stat lst;
@@ -870,8 +499,8 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 			}
 			cat = oa_blob_looks_like_manifest(s, b) ? OA_JUNK_MANIFEST_BLOB : OA_JUNK_ORPHAN;
 			if (oa_refset_has(refs, b->hex))
-				keep = "a file under manifests/ mentions this digest (an unparseable manifest may "
-				       "reference it)";
+				keep = "a file under manifests/ or manifests-v2/ mentions this digest, or reaches it "
+				       "through a manifest list (an unparseable manifest may reference it)";
 			break;
 		case OA_BLOB_PARTIAL:
 		case OA_BLOB_PARTIAL_PART:
@@ -901,6 +530,10 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 		 * a partial or temp of a digest some manifest mentions is kept too. */
 		if (!keep && b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(refs, b->hex))
 			keep = "a file under manifests/ mentions this digest: files named after it are kept";
+		/* What a manifest we cannot read names is unknown: any complete
+		 * blob may be it, whatever --force says. */
+		if (!keep && refs->incomplete && (b->cls == OA_BLOB_VALID || b->cls == OA_BLOB_LEGACY))
+			keep = incomplete_keep;
 		if (!have)
 			keep = "cannot stat it";
 		else if (!keep && oa_ino_set_has(&targets, lst.st_dev, lst.st_ino))

@@ -87,7 +87,7 @@ void oa_sha256_hex(const void *bytes, size_t len, char hex[65])
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 }
 
-void oa_digest_scan(const uint8_t *p, size_t len, oa_digest_fn fn, void *ctx)
+static void scan_plain(const uint8_t *p, size_t len, oa_digest_fn fn, void *ctx)
 {
 	/* Deliberately loose (a 65th hex digit does not disqualify a match):
 	 * the callers decide what must be kept, so a false match only keeps a
@@ -103,6 +103,57 @@ void oa_digest_scan(const uint8_t *p, size_t len, oa_digest_fn fn, void *ctx)
 		fn(ctx, hex);
 		i += 7 + 63;
 	}
+}
+
+static int hex_value(uint8_t c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	     : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The bytes with JSON's escapes of ASCII characters decoded (\u0073,
+ * \/), everything else as it is: Go's decoder reads "sha256\u003a..." as a
+ * digest, so the scan must too. Returns the new length (<= len). */
+static size_t unescape_ascii(const uint8_t *p, size_t len, uint8_t *out)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] != '\\' || i + 1 == len) {
+			out[w++] = p[i];
+			continue;
+		}
+		if (p[i + 1] == 'u' && i + 5 < len) {
+			int v = 0;
+			for (size_t k = 2; k < 6 && v >= 0; k++) {
+				int h = hex_value(p[i + k]);
+				v = h < 0 ? -1 : v * 16 + h;
+			}
+			if (v > 0 && v < 0x80) {
+				out[w++] = (uint8_t)v;
+				i += 5;
+				continue;
+			}
+		}
+		if (p[i + 1] == '/') {
+			out[w++] = '/';
+			i++;
+			continue;
+		}
+		out[w++] = p[i];
+		out[w++] = p[++i]; /* any other escape stays whole: "\\u0073" is no 's' */
+	}
+	return w;
+}
+
+void oa_digest_scan(const uint8_t *p, size_t len, oa_digest_fn fn, void *ctx)
+{
+	scan_plain(p, len, fn, ctx);
+	if (len == 0 || !memchr(p, '\\', len))
+		return;
+	uint8_t *u = oa_xmalloc(len);
+	size_t n = unescape_ascii(p, len, u);
+	scan_plain(u, n, fn, ctx);
+	free(u);
 }
 
 size_t oa_json_value_end(const uint8_t *p, size_t n)

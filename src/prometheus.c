@@ -283,7 +283,7 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 	/* reclaimable: what prune would free now (same numbers as du) */
 	if (s->root_fd >= 0) {
 		oa_refset refs;
-		oa_refset_build(s->root_fd, NULL, 0, &refs);
+		oa_refset_build(s, NULL, 0, &refs);
 		oa_junk_list junk;
 		oa_junk_collect(s, &refs, oa_wall_now(), &junk);
 		oa_refset_free(&refs);

@@ -272,7 +272,7 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 	}
 	/* 3. blobs that no other file under manifests/ can reference */
 	oa_refset refs;
-	oa_refset_build(s->root_fd, skip, n_skip, &refs);
+	oa_refset_build(s, skip, n_skip, &refs);
 	/* ... and that no symlinked blob which stays resolves through. */
 	oa_ino_set targets = { 0 };
 	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
@@ -1207,10 +1207,12 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 				snprintf(why, whylen, "a manifest references it now");
 				return R_SKIP;
 			}
-			if (inc) {
-				snprintf(why, whylen, "cannot re-read every manifest: %s", inc);
-				if (!o->force)
-					return R_SKIP;
+			/* --force never overrides this: only a partial download or a
+			 * temp file, which no manifest can name, may go. */
+			if (inc && oa_digest_parse(name, hex, NULL)) {
+				snprintf(why, whylen, "cannot re-read every manifest (%s): no complete blob can be "
+				         "proven unreferenced", inc);
+				return R_SKIP;
 			}
 		}
 	}
@@ -1344,7 +1346,7 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 	bool use_q = o->quarantine != NULL;
 	if (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)
 		return -1;
-	apply_ctx ctx = { .s = s, .command = p->command, .refs = oa_refcache_new(s->root_fd) };
+	apply_ctx ctx = { .s = s, .command = p->command, .refs = oa_refcache_new(s) };
 	in_use_build(&ctx, p);
 	targets_build(&ctx, p);
 	json_t **qes = oa_xcalloc(p->todo.n ? p->todo.n : 1, sizeof *qes);

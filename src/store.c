@@ -54,6 +54,41 @@ static bool is_dir_at(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, 0) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* What a symlink may lead into: the root and its three directories, each
+ * resolved (manifests/ may itself be a symlink to another disk). */
+static void store_bounds(oa_store *s)
+{
+	static const char *tops[] = { ".", "manifests", "manifests-v2", "blobs" };
+	for (size_t i = 0; i < 4; i++) {
+		char *p = oa_path_join(s->root, tops[i]);
+		char r[PATH_MAX];
+		if (realpath(p, r)) {
+			s->bounds[s->n_bounds++] = oa_xstrdup(r);
+			if (i == 3)
+				s->blobs_real = s->bounds[s->n_bounds - 1];
+		}
+		free(p);
+	}
+}
+
+int oa_store_resolve_path(const oa_store *s, const char *rel, char out[PATH_MAX])
+{
+	char *p = oa_path_join(s->root, rel);
+	char *r = realpath(p, out);
+	int e = errno;
+	free(p);
+	if (!r) {
+		errno = e;
+		return -1;
+	}
+	for (size_t i = 0; i < s->n_bounds; i++) {
+		size_t n = strlen(s->bounds[i]);
+		if (strncmp(out, s->bounds[i], n) == 0 && (out[n] == '/' || out[n] == '\0' || n == 1))
+			return 1;
+	}
+	return 0;
+}
+
 int oa_store_open(oa_store *s, const char *path, const char *how, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof *s);
@@ -90,6 +125,7 @@ int oa_store_open(oa_store *s, const char *path, const char *how, char *err, siz
 	}
 	s->root_fd = fd;
 	fstat(fd, &s->root_st);
+	store_bounds(s);
 	s->manifests_fd = openat(fd, "manifests", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	s->has_manifests = s->manifests_fd >= 0 || is_dir_at(fd, "manifests");
 	if (s->has_manifests && s->manifests_fd < 0)
@@ -309,6 +345,38 @@ static char *rel_path(walk_ctx *w, int depth, const char *leaf)
 
 static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st);
 
+/* A symlink that leads out of the store is never followed, as a directory or
+ * as a manifest: what it hides is a finding (and makes prune keep every
+ * complete blob, see refs.h). */
+static bool leads_out(walk_ctx *w, int dirfd, int depth, const char *name)
+{
+	struct stat lst;
+	if (fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(lst.st_mode))
+		return false;
+	oa_buf raw;
+	oa_buf_init(&raw);
+	oa_buf_adds(&raw, "manifests");
+	for (int i = 0; i < depth; i++) {
+		oa_buf_addc(&raw, '/');
+		oa_buf_adds(&raw, w->parts[i]);
+	}
+	oa_buf_addc(&raw, '/');
+	oa_buf_adds(&raw, name);
+	char resolved[PATH_MAX];
+	bool out = oa_store_resolve_path(w->s, raw.data, resolved) == 0;
+	oa_buf_free(&raw);
+	if (out) {
+		char *rel = rel_path(w, depth, name);
+		char *where = oa_escape(resolved, strlen(resolved));
+		oa_findings_add(&w->s->findings, "symlink-out-of-store", NULL, NULL, rel,
+		                "a symlink to %s, outside the store: not followed; what it holds may "
+		                "reference any blob, so prune keeps every complete blob", where);
+		free(where);
+		free(rel);
+	}
+	return out;
+}
+
 static void walk(walk_ctx *w, int dirfd, int depth)
 {
 	oa_store *s = w->s;
@@ -331,6 +399,8 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *name = names[i];
+		if (leads_out(w, dirfd, depth, name))
+			continue;
 		struct stat st;
 		bool ok = fstatat(dirfd, name, &st, 0) == 0;
 		int serr = errno;
@@ -771,6 +841,8 @@ void oa_store_close(oa_store *s)
 		close(s->blobs_fd);
 	if (s->root_fd >= 0)
 		close(s->root_fd);
+	for (size_t i = 0; i < s->n_bounds; i++)
+		free(s->bounds[i]);
 	free(s->input);
 	free(s->root);
 	memset(s, 0, sizeof *s);

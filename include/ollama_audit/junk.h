@@ -5,14 +5,12 @@
  * age against the server's 1-hour grace period and, when it must never be
  * removed, the reason.
  *
- * Also the conservative reference set that every delete re-checks against:
- * the digests mentioned anywhere in any file under manifests/ (parseable or
- * not), so a blob that an unreadable or corrupt manifest could reference is
- * never called removable.
+ * What counts as referenced is refs.h's conservative reference set.
  */
 #ifndef OLLAMA_AUDIT_JUNK_H
 #define OLLAMA_AUDIT_JUNK_H
 
+#include "ollama_audit/refs.h"
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
@@ -87,45 +85,6 @@ typedef struct oa_junk_list {
 	size_t count[OA_JUNK_CAT_COUNT];
 	uint64_t apparent[OA_JUNK_CAT_COUNT], allocated[OA_JUNK_CAT_COUNT];
 } oa_junk_list;
-
-/* The conservative reference set (lowercase hex digests). */
-typedef struct oa_refset {
-	char (*hex)[65];
-	size_t n, cap;
-	bool incomplete;        /* some file or directory could not be read */
-	char why[256];          /* the first reason, when incomplete */
-	size_t files;           /* files read */
-} oa_refset;
-
-/* Read every file under manifests/ (and manifests-v2/ if present), at any
- * depth, following symlinks (each directory is read once, by device and
- * inode, so symlink loops cost nothing), and collect every
- * "sha256[:-]<64 hex>" string in their bytes. Files at the paths in
- * `skip_paths` ("manifests/...", relative to the root) are left out: `rm`
- * plans as if they were gone. Another name of the same file (a hard link, a
- * symlink) is still read. */
-void oa_refset_build(int root_fd, const char *const *skip_paths, size_t n_skip, oa_refset *r);
-
-/* The same reference set, kept up to date cheaply while a plan is applied:
- * each update re-lists manifests/ and re-stats every file, but re-reads only
- * files that are new or whose device, inode, size, mtime or ctime changed
- * (or whose timestamps are too recent to trust). */
-typedef struct oa_refcache oa_refcache;
-oa_refcache *oa_refcache_new(int root_fd);
-void oa_refcache_update(oa_refcache *c);
-/* Whether a file seen by the last update mentions the digest. */
-bool oa_refcache_has(const oa_refcache *c, const char *hex);
-/* NULL when the last update read everything, else the first reason. */
-const char *oa_refcache_incomplete(const oa_refcache *c);
-/* The reference set of the last update, without the files at skip_paths. */
-void oa_refcache_refset(const oa_refcache *c, const char *const *skip_paths, size_t n_skip,
-                        oa_refset *r);
-void oa_refcache_free(oa_refcache *c);
-bool oa_refset_has(const oa_refset *r, const char *hex);
-void oa_refset_free(oa_refset *r);
-/* Add every digest mentioned in `bytes` to r (unsorted until oa_refset_sort). */
-void oa_refset_scan(oa_refset *r, const uint8_t *bytes, size_t len);
-void oa_refset_sort(oa_refset *r);
 
 /* A set of (device, inode) pairs: add, then sort once, then look up (bsearch). */
 typedef struct oa_ino {

@@ -82,8 +82,10 @@ size_t oa_json_value_end(const uint8_t *bytes, size_t len);
 bool oa_digest_parse(const char *digest, char hex[65], bool *uppercase);
 
 /* Call fn for every "sha256:<64 hex>" or "sha256-<64 hex>" in raw bytes,
- * with the 64 hex digits as written. For manifests that do not parse: what
- * they might reference must not be deleted. */
+ * with the 64 hex digits as written, also where JSON \u escapes spell any of
+ * its characters (Go's decoder reads those as the digest). For manifests
+ * that do not parse: what they might reference must not be deleted. A digest
+ * may be reported more than once. */
 typedef void (*oa_digest_fn)(void *ctx, const char hex[65]);
 void oa_digest_scan(const uint8_t *bytes, size_t len, oa_digest_fn fn, void *ctx);
 

@@ -14,6 +14,7 @@
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/name.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -107,6 +108,10 @@ typedef struct oa_store {
 	struct stat root_st;
 	bool has_manifests, has_blobs;
 
+	char *bounds[4];      /* the resolved root, manifests/, manifests-v2/, blobs/: nothing */
+	size_t n_bounds;      /* outside them is ever read or walked through a symlink */
+	char *blobs_real;     /* the resolved blobs/, or NULL */
+
 	oa_model *models;
 	size_t n_models;
 	oa_blob *blobs;       /* sorted by name */
@@ -122,6 +127,11 @@ typedef struct oa_store {
  * `.ollama`, or any dir holding manifests/ and/or blobs/. Returns 0, or -1
  * with a one-line reason. */
 int oa_store_open(oa_store *s, const char *path, const char *how, char *err, size_t errlen);
+
+/* Resolve root/rel (rel relative to the store root, not escaped). Returns 1
+ * when the result lies inside the store's bounds (written to out), 0 when it
+ * leads elsewhere, -1 when it cannot be resolved (errno). */
+int oa_store_resolve_path(const oa_store *s, const char *rel, char out[PATH_MAX]);
 
 /* The default store: $OLLAMA_MODELS (trimmed of blanks and quotes, as the
  * server does), else $HOME/.ollama/models. Writes how it was chosen. */

@@ -40,7 +40,7 @@ static void compute(oa_store *s, du_store *d)
 {
 	oa_du_compute(s, &d->du);
 	oa_refset refs;
-	oa_refset_build(s->root_fd, NULL, 0, &refs);
+	oa_refset_build(s, NULL, 0, &refs);
 	oa_junk_collect(s, &refs, oa_wall_now(), &d->junk);
 	oa_refset_free(&refs);
 	oa_plan p;

@@ -539,9 +539,10 @@ int cmd_prune(cli *c)
 				p.min_age = c->min_age;
 		} else {
 			oa_refset refs;
-			oa_refset_build(s->root_fd, NULL, 0, &refs);
+			oa_refset_build(s, NULL, 0, &refs);
 			if (refs.incomplete)
-				cli_err("%s: %s: blobs it might reference are kept", s->root, refs.why);
+				cli_err("%s: %s: no complete blob can be proven unreferenced, so every one is kept; "
+				        "only partial downloads and temp files can go", s->root, refs.why);
 			oa_junk_collect(s, &refs, oa_wall_now(), &j);
 			oa_refset_free(&refs);
 			oa_plan_prune(s, &j, c->what ? c->what : OA_JUNK_DEFAULT,

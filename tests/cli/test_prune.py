@@ -26,8 +26,11 @@ def junk_store(tag="prune"):
     m = t.add_gguf_model(s, "keep:latest", seed="k")
     j = {"model": m}
     j["orphan"] = s.add_blob(oa.det_bytes(20000, "orphan"))
-    mb = s.manifest_bytes(m["config"], m["layers"])
-    j["manifest_blob"] = s.add_blob(mb)                      # content is a manifest
+    # content is a manifest, but not the bytes of any tag (the registry form of
+    # keep:latest, as an old client2 pull left it): a tag's own bytes would be
+    # referenced by content (test_reach.py)
+    mb = s.manifest_bytes(m["config"], m["layers"], style="registry")
+    j["manifest_blob"] = s.add_blob(mb)
     j["partial"], j["partial_paths"] = s.partial_download(oa.det_bytes(200000, "p"), n_parts=2, completed=0.5)
     j["tmp"] = s.tmp_download(oa.det_bytes(9000, "tmp"))
     j["create_temp"] = s.create_temp("4242424242", b"c" * 100)

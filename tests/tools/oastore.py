@@ -57,13 +57,15 @@ __all__ = [
     "manifest_id", "manifest_size", "decoder_boundaries", "parse_name",
     "display_shortest", "config_v2", "Store", "tiny_llama_gguf",
     "tiny_projector_gguf", "tiny_adapter_gguf", "tiny_mlx_model", "gguf_config",
-    "FILE_TYPES", "MEDIA_PREFIX", "MT_MANIFEST", "MT_CONFIG",
+    "FILE_TYPES", "MEDIA_PREFIX", "MT_MANIFEST", "MT_CONFIG", "MT_MANIFEST_LIST",
+    "v2_host",
     "mlx_param_count", "selftest",
 ]
 
 MEDIA_PREFIX = "application/vnd.ollama.image."
 MT_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 MT_CONFIG = "application/vnd.docker.container.image.v1+json"
+MT_MANIFEST_LIST = "application/vnd.ollama.manifest.list.v2+json"
 
 # --------------------------------------------------------------------------
 # Deterministic filler
@@ -642,6 +644,14 @@ def parse_name(name):
     return host, ns, model, tag
 
 
+def v2_host(host):
+    """The host directory of a manifests-v2 path (spec §2.5): the default
+    registry is canonicalised to ollama.com, ':' is written %3A."""
+    if host.lower() in ("registry.ollama.ai", "ollama.com"):
+        host = "ollama.com"
+    return host.replace(":", "%3A")
+
+
 def display_shortest(host, ns, model, tag):
     """Name.DisplayShortest(): what ollama list prints as NAME."""
     if host.lower() != "registry.ollama.ai":
@@ -796,6 +806,67 @@ class Store:
         if mtime is not None:
             os.utime(p, (mtime, mtime))
         return p, data
+
+    # -- 0.40 stores: manifest blobs, lists, manifests-v2 tags (spec §2.5) --
+    def add_manifest_blob(self, config_layer, layers, runner=None, fmt=None,
+                          style="registry", extra=None):
+        """A manifest stored as blobs/sha256-<sha of its bytes>, with the
+        optional top-level "runner" and "format" of 0.40.  Returns
+        (digest, bytes)."""
+        ex = {}
+        if runner is not None:
+            ex["runner"] = runner
+        if fmt is not None:
+            ex["format"] = fmt
+        ex.update(extra or {})
+        data = self.manifest_bytes(config_layer, layers, style, ex or None)
+        return self.add_blob(data), data
+
+    def add_list_blob(self, children, style="registry"):
+        """A manifest list blob.  ``children`` are dicts such as
+        {"digest": d, "runner": "mlx", "format": "safetensors"}; each gets
+        the manifest mediaType first.  Returns (digest, bytes)."""
+        entries = []
+        for c in children:
+            e = {"mediaType": MT_MANIFEST}
+            e.update(c)
+            entries.append(e)
+        m = {"schemaVersion": 2, "mediaType": MT_MANIFEST_LIST,
+             "manifests": entries}
+        data = go_json(m, newline=(style == "local"),
+                       escape_html=(style == "local"))
+        return self.add_blob(data), data
+
+    def v2_tag_path(self, name):
+        """manifests-v2/<host>/<ns>/<model>/<tag>, host canonicalised."""
+        host, ns, model, tag = parse_name(name)
+        return os.path.join(self.root, "manifests-v2", v2_host(host), ns,
+                            model, tag)
+
+    def add_v2_tag(self, name, digest, how="symlink", mtime=None):
+        """Point the manifests-v2 tag of ``name`` at the manifest blob
+        ``digest``: a relative symlink, a hard link or a copy, as 0.40
+        writes it.  Returns the tag path."""
+        p = self.v2_tag_path(name)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        if os.path.lexists(p):
+            os.remove(p)
+        blob = self.blob_path(digest)
+        if how == "symlink":
+            os.symlink(os.path.relpath(blob, os.path.dirname(p)), p)
+        elif how == "hardlink":
+            os.link(blob, p)
+        elif how == "copy":
+            with open(blob, "rb") as f:
+                data = f.read()
+            with open(p, "wb") as f:
+                f.write(data)
+            os.chmod(p, 0o644)
+        else:
+            raise ValueError("how must be symlink, hardlink or copy")
+        if mtime is not None:
+            os.utime(p, (mtime, mtime), follow_symlinks=False)
+        return p
 
     # -- raw files, junk, times -------------------------------------------
     def write_raw(self, relpath, data, mode=0o644, mtime=None):

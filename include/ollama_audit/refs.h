@@ -1,0 +1,67 @@
+/*
+ * refs.h - the conservative reference set: every blob digest that anything
+ * under manifests/ or manifests-v2/ can reach, which every delete re-checks
+ * against ("nothing referenced is ever lost").
+ *
+ * A digest is reached when
+ *  - it appears anywhere in the bytes of a file under manifests/ or
+ *    manifests-v2/, parseable or not, in any spelling Go's decoder accepts
+ *    ("sha256:<hex>", "sha256-<hex>", \u-escaped characters);
+ *  - it names that file itself: the sha256 of its bytes (a tag that is a copy
+ *    of a manifest blob), the blob a tag symlink resolves to, a blob that is
+ *    a hard link of a tag;
+ *  - a manifest list reached so far names it: the list's children are read
+ *    from blobs/ and what they mention is reached too, to any depth, each
+ *    blob once (cycles cost nothing).
+ * Nothing is followed out of the store: a symlink under manifests/ and manifests-v2/ that
+ * leads elsewhere is not read, and the set is then incomplete, like one with
+ * a file that could not be read. While the set is incomplete, no complete
+ * blob can be proven unreferenced.
+ */
+#ifndef OLLAMA_AUDIT_REFS_H
+#define OLLAMA_AUDIT_REFS_H
+
+#include "ollama_audit/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A sorted set of lowercase hex digests. */
+typedef struct oa_refset {
+	char (*hex)[65];
+	size_t n, cap;
+	bool incomplete;        /* something could not be read, or leads out of the store */
+	char why[512];          /* the first reason, when incomplete */
+	size_t files;           /* tag files read (manifests*, not blobs) */
+} oa_refset;
+
+/* The set of the store as it is now. Files at the paths in `skip_paths`
+ * ("manifests/...", relative to the root) are left out: `rm` plans as if
+ * they were gone. Another name of the same file (a hard link, a symlink) is
+ * still read. */
+void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_skip, oa_refset *r);
+
+/* The same set, kept current cheaply while a plan is applied: each update
+ * re-lists manifests/ and manifests-v2/ and re-stats every file and every manifest blob
+ * reached, but re-reads only what is new or whose device, inode, size, mtime
+ * or ctime changed (or whose timestamps are too recent to trust). */
+typedef struct oa_refcache oa_refcache;
+oa_refcache *oa_refcache_new(const oa_store *s);
+void oa_refcache_update(oa_refcache *c);
+/* Whether the last update reached the digest. */
+bool oa_refcache_has(const oa_refcache *c, const char *hex);
+/* NULL when the last update read everything, else the first reason. */
+const char *oa_refcache_incomplete(const oa_refcache *c);
+/* The set of the last update, without what only the files at skip_paths reach. */
+void oa_refcache_refset(const oa_refcache *c, const char *const *skip_paths, size_t n_skip,
+                        oa_refset *r);
+void oa_refcache_free(oa_refcache *c);
+
+bool oa_refset_has(const oa_refset *r, const char *hex);
+void oa_refset_free(oa_refset *r);
+/* Add every digest mentioned in `bytes` to r (unsorted until oa_refset_sort). */
+void oa_refset_scan(oa_refset *r, const uint8_t *bytes, size_t len);
+void oa_refset_sort(oa_refset *r);
+
+#endif

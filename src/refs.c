@@ -1,0 +1,724 @@
+/* refs.c - the conservative reference set and its cache (refs.h). */
+#include "ollama_audit/refs.h"
+#include "ollama_audit/manifest.h"
+#include "ollama_audit/platform.h"
+#include "ollama_audit/util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REFS_DEPTH_MAX 16
+/* Files are scanned in windows, so no manifest is too large to be read; the
+ * overlap is longer than any spelling of a digest, escaped or not. */
+#define REFS_WINDOW (1u << 20)
+#define REFS_OVERLAP 1024u
+/* Files whose ctime is this close to the moment they were read may have
+ * changed again within the timestamp granularity: they are re-read. */
+#define REFS_RACY_NS (2 * 1000000000LL)
+
+/* ---- the set ------------------------------------------------------------- */
+
+static int cmp_hex(const void *a, const void *b)
+{
+	return memcmp(a, b, 64);
+}
+
+static void refset_add(void *ctx, const char hex[65])
+{
+	oa_refset *r = ctx;
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 64;
+		r->hex = oa_xreallocarray(r->hex, r->cap, sizeof *r->hex);
+	}
+	for (int k = 0; k < 64; k++)
+		r->hex[r->n][k] = (char)tolower((unsigned char)hex[k]);
+	r->hex[r->n][64] = '\0';
+	r->n++;
+}
+
+static void refset_add_all(oa_refset *r, char (*hex)[65], size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		refset_add(r, hex[i]);
+}
+
+void oa_refset_scan(oa_refset *r, const uint8_t *p, size_t len)
+{
+	oa_digest_scan(p, len, refset_add, r);
+}
+
+void oa_refset_sort(oa_refset *r)
+{
+	if (r->n)
+		qsort(r->hex, r->n, sizeof *r->hex, cmp_hex);
+	size_t w = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (w == 0 || memcmp(r->hex[w - 1], r->hex[i], 64) != 0)
+			memcpy(r->hex[w++], r->hex[i], 65);
+	r->n = w;
+}
+
+static bool sorted_has(char (*hex)[65], size_t n, const char *h)
+{
+	char key[65];
+	for (int k = 0; k < 64; k++)
+		key[k] = (char)tolower((unsigned char)h[k]);
+	key[64] = '\0';
+	return n && bsearch(key, hex, n, sizeof *hex, cmp_hex) != NULL;
+}
+
+bool oa_refset_has(const oa_refset *r, const char *hex)
+{
+	return sorted_has(r->hex, r->n, hex);
+}
+
+void oa_refset_free(oa_refset *r)
+{
+	free(r->hex);
+	memset(r, 0, sizeof *r);
+}
+
+/* Mark the set incomplete; the first reason is "<before><path><after>[: <errno>]". */
+static void refset_fail(oa_refset *r, const char *before, const char *path, const char *after, int e)
+{
+	if (!r->incomplete) {
+		char *what = oa_escape(path, strlen(path));
+		snprintf(r->why, sizeof r->why, "%s%s%s%s%s", before, what, after, e ? ": " : "",
+		         e ? strerror(e) : "");
+		free(what);
+	}
+	r->incomplete = true;
+}
+
+/* ---- reading one file ------------------------------------------------------ */
+
+/* What the bytes of one file say. */
+typedef struct scan_result {
+	oa_refset digests;      /* every digest mentioned */
+	char self[65];          /* sha256 of all its bytes */
+	bool list;              /* it mentions a "manifests" key: the digests may be manifests to follow */
+} scan_result;
+
+/* Whether a "manifests" key appears (Go matches keys case-insensitively, and
+ * the bytes may be escaped: a false yes only reads a blob more). */
+static bool mentions_manifests(const uint8_t *p, size_t n)
+{
+	static const char key[] = "manifests\"";
+	const size_t kl = sizeof key - 1;
+	for (size_t i = 0; i + kl <= n; i++) {
+		size_t k = 0;
+		while (k < kl && tolower(p[i + k]) == key[k])
+			k++;
+		if (k == kl)
+			return true;
+	}
+	/* \u escapes could spell the key: cannot tell cheaply, say yes (a
+	 * child that is not a manifest is only peeked at, see rc_read). */
+	for (size_t i = 0; i + 1 < n; i++)
+		if (p[i] == '\\' && p[i + 1] == 'u')
+			return true;
+	return false;
+}
+
+/* Whether the file open at fd starts like a JSON object (a manifest or a
+ * list does; weights never): a blob that is not is never read further. */
+static bool starts_like_json(int fd)
+{
+	uint8_t head[256];
+	ssize_t got = pread(fd, head, sizeof head, 0);
+	for (ssize_t i = 0; i < got; i++) {
+		if (head[i] == '{')
+			return true;
+		if (!isspace(head[i]))
+			return false;
+	}
+	return false;
+}
+
+/* Read the regular file open at fd in windows. 0, or -1 with errno. */
+static int scan_fd(int fd, scan_result *out)
+{
+	memset(out, 0, sizeof *out);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
+		EVP_MD_CTX_free(md);
+		errno = ENOMEM;
+		return -1;
+	}
+	uint8_t *buf = oa_xmalloc(REFS_WINDOW + REFS_OVERLAP);
+	size_t carry = 0;
+	int rc = 0;
+	for (;;) {
+		ssize_t got = read(fd, buf + carry, REFS_WINDOW);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		if (got == 0)
+			break;
+		EVP_DigestUpdate(md, buf + carry, (size_t)got);
+		size_t n = carry + (size_t)got;
+		oa_refset_scan(&out->digests, buf, n);
+		out->list |= mentions_manifests(buf, n);
+		carry = n < REFS_OVERLAP ? n : REFS_OVERLAP;
+		memmove(buf, buf + n - carry, carry);
+	}
+	int err = errno;
+	unsigned char digest[32];
+	unsigned int dl = 0;
+	if (rc == 0 && EVP_DigestFinal_ex(md, digest, &dl) && dl == 32)
+		for (int i = 0; i < 32; i++)
+			snprintf(out->self + 2 * i, 3, "%02x", digest[i]);
+	EVP_MD_CTX_free(md);
+	free(buf);
+	oa_refset_sort(&out->digests);
+	errno = err;
+	return rc;
+}
+
+/* Open a regular file without blocking on a FIFO and check it is the one
+ * that was stat'ed. */
+static int open_checked(int dirfd, const char *name, const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int fd = oa_openat_ro(dirfd, name, O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	struct stat now;
+	if (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- the cache -------------------------------------------------------------- */
+
+typedef struct rc_file {
+	char *label;            /* "manifests/...", "manifests-v2/..." or "blobs/sha256-<hex>" */
+	uint64_t hash;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_ns, ctime_ns, read_ns;
+	char (*hex)[65];        /* the digests its bytes mention, sorted */
+	size_t n_hex;
+	char self[65];          /* sha256 of its bytes, "" until read */
+	char link[65];          /* tag: the blob its symlink resolves to, or "" */
+	char (*alias)[65];      /* tag: blobs that are hard links of it */
+	size_t n_alias;
+	bool list;              /* mentions "manifests": its digests are followed */
+	bool is_blob;           /* a manifest blob reached through a tag, not a tag */
+	bool hardlinked;        /* tag: a regular file with other links */
+	unsigned gen;           /* the update that last saw it */
+} rc_file;
+
+typedef struct dir_id {
+	dev_t dev;
+	ino_t ino;
+	bool used;
+} dir_id;
+
+struct oa_refcache {
+	const oa_store *s;      /* its fds and bounds */
+	int root_fd, blobs_fd;
+	rc_file *v;
+	size_t n, cap;
+	size_t *slot;           /* open addressing: index + 1, 0 = empty */
+	size_t n_slot;
+	unsigned gen;
+	dir_id *dirs;           /* directories read by the current update */
+	size_t n_dirs, cap_dirs;
+	oa_refset status;       /* only incomplete, why, files are used */
+	oa_refset all;          /* everything reached by the last update */
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void rc_rehash(oa_refcache *c)
+{
+	size_t n = c->n_slot ? c->n_slot * 2 : 256;
+	free(c->slot);
+	c->slot = oa_xcalloc(n, sizeof *c->slot);
+	c->n_slot = n;
+	for (size_t i = 0; i < c->n; i++) {
+		size_t k = (size_t)(c->v[i].hash & (n - 1));
+		while (c->slot[k])
+			k = (k + 1) & (n - 1);
+		c->slot[k] = i + 1;
+	}
+}
+
+static rc_file *rc_find(const oa_refcache *c, const char *label, uint64_t h)
+{
+	if (!c->n_slot)
+		return NULL;
+	for (size_t k = (size_t)(h & (c->n_slot - 1)); c->slot[k]; k = (k + 1) & (c->n_slot - 1)) {
+		rc_file *f = &c->v[c->slot[k] - 1];
+		if (f->hash == h && strcmp(f->label, label) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+static rc_file *rc_add(oa_refcache *c, char *label, uint64_t h)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 64;
+		c->v = oa_xreallocarray(c->v, c->cap, sizeof *c->v);
+	}
+	rc_file *f = &c->v[c->n++];
+	memset(f, 0, sizeof *f);
+	f->label = label;
+	f->hash = h;
+	if (c->n * 2 > c->n_slot) {
+		rc_rehash(c);
+	} else {
+		size_t k = (size_t)(h & (c->n_slot - 1));
+		while (c->slot[k])
+			k = (k + 1) & (c->n_slot - 1);
+		c->slot[k] = c->n;
+	}
+	return f;
+}
+
+/* The entry for label (taken), found or new. */
+static rc_file *rc_get(oa_refcache *c, char *label)
+{
+	uint64_t h = str_hash(label);
+	rc_file *f = rc_find(c, label, h);
+	if (!f)
+		return rc_add(c, label, h);
+	free(label);
+	return f;
+}
+
+/* Remember a directory for this update; false if it was read already. */
+static bool rc_dir_first(oa_refcache *c, dev_t dev, ino_t ino)
+{
+	if ((c->n_dirs + 1) * 2 > c->cap_dirs) {
+		size_t ncap = c->cap_dirs ? c->cap_dirs * 2 : 64;
+		dir_id *nd = oa_xcalloc(ncap, sizeof *nd);
+		for (size_t i = 0; i < c->cap_dirs; i++) {
+			if (!c->dirs[i].used)
+				continue;
+			size_t k = (size_t)(((uint64_t)c->dirs[i].ino * 2654435761u ^ (uint64_t)c->dirs[i].dev) & (ncap - 1));
+			while (nd[k].used)
+				k = (k + 1) & (ncap - 1);
+			nd[k] = c->dirs[i];
+		}
+		free(c->dirs);
+		c->dirs = nd;
+		c->cap_dirs = ncap;
+	}
+	size_t k = (size_t)(((uint64_t)ino * 2654435761u ^ (uint64_t)dev) & (c->cap_dirs - 1));
+	for (; c->dirs[k].used; k = (k + 1) & (c->cap_dirs - 1))
+		if (c->dirs[k].dev == dev && c->dirs[k].ino == ino)
+			return false;
+	c->dirs[k] = (dir_id){ dev, ino, true };
+	c->n_dirs++;
+	return true;
+}
+
+/* The digest a resolved path names when it is blobs/sha256-<64 hex>. */
+static bool blob_hex_of(const oa_refcache *c, const char *resolved, char hex[65])
+{
+	const char *blobs = c->s->blobs_real;
+	const char *slash = strrchr(resolved, '/');
+	if (!slash || !blobs)
+		return false;
+	size_t n = (size_t)(slash - resolved);
+	if (strlen(blobs) != n || strncmp(resolved, blobs, n) != 0 || strlen(slash + 1) != 7 + 64)
+		return false;
+	return oa_digest_parse(slash + 1, hex, NULL);
+}
+
+/* Still the file last read: no need to read it again. */
+static bool rc_fresh(const rc_file *f, const struct stat *st)
+{
+	return f->read_ns && f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
+	       f->mtime_ns == oa_stat_mtime_ns(st) && f->ctime_ns == oa_stat_ctime_ns(st) &&
+	       f->ctime_ns + REFS_RACY_NS < f->read_ns;
+}
+
+/* (Re)read f from dirfd/name when it changed. false when it cannot be read.
+ * A blob (is_blob) that does not start like JSON is not read further. */
+static bool rc_read(oa_refcache *c, rc_file *f, int dirfd, const char *name, const struct stat *st)
+{
+	f->gen = c->gen;
+	if (rc_fresh(f, st))
+		return true;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime_ns = oa_stat_mtime_ns(st);
+	f->ctime_ns = oa_stat_ctime_ns(st);
+	f->read_ns = 0;
+	free(f->hex);
+	f->hex = NULL;
+	f->n_hex = 0;
+	f->self[0] = '\0';
+	f->list = false;
+	int64_t now = (int64_t)(oa_wall_now() * 1e9);
+	int fd = open_checked(dirfd, name, st);
+	if (fd >= 0 && f->is_blob && !starts_like_json(fd)) {
+		close(fd);
+		f->read_ns = now;
+		return true;
+	}
+	scan_result sr;
+	if (fd < 0 || scan_fd(fd, &sr) < 0) {
+		int e = errno;
+		if (fd >= 0) {
+			oa_refset_free(&sr.digests);
+			close(fd);
+		}
+		errno = e;
+		return false;
+	}
+	close(fd);
+	f->hex = sr.digests.hex;
+	f->n_hex = sr.digests.n;
+	memcpy(f->self, sr.self, sizeof f->self);
+	f->list = sr.list;
+	f->read_ns = now;
+	return true;
+}
+
+static void rc_tag_seen(oa_refcache *c, int dirfd, const char *name, char *label, const struct stat *st,
+                        const char *link_hex)
+{
+	rc_file *f = rc_get(c, label); /* takes label */
+	memcpy(f->link, link_hex, sizeof f->link);
+	f->hardlinked = st->st_nlink > 1;
+	f->n_alias = 0;
+	c->status.files++;
+	if (!rc_read(c, f, dirfd, name, st))
+		refset_fail(&c->status, "cannot read ", f->label, "", errno);
+}
+
+static void rc_walk(oa_refcache *c, int dirfd, const char *label, int depth);
+
+/* A directory under manifests*: each once (a symlink back to one already read
+ * adds nothing), never deeper than REFS_DEPTH_MAX. */
+static void rc_dir(oa_refcache *c, int dirfd, const char *name, char *sub, const struct stat *st, int depth)
+{
+	if (!rc_dir_first(c, st->st_dev, st->st_ino))
+		return;
+	if (depth >= REFS_DEPTH_MAX) {
+		refset_fail(&c->status, "too deep: ", sub, "", 0);
+		return;
+	}
+	int cfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cfd < 0) {
+		refset_fail(&c->status, "cannot open ", sub, "", errno);
+		return;
+	}
+	rc_walk(c, cfd, sub, depth + 1);
+	close(cfd);
+}
+
+static void rc_entry(oa_refcache *c, int dirfd, const char *name, char *sub, int depth)
+{
+	struct stat lst, st;
+	if (fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
+		refset_fail(&c->status, "cannot stat ", sub, "", errno);
+		free(sub);
+		return;
+	}
+	char link_hex[65] = "";
+	if (S_ISLNK(lst.st_mode)) {
+		char resolved[PATH_MAX];
+		int in = oa_store_resolve_path(c->s, sub, resolved);
+		if (in < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+			free(sub); /* dangling: it references nothing */
+			return;
+		}
+		if (in < 0) {
+			refset_fail(&c->status, "cannot resolve the symlink ", sub, "", errno);
+			free(sub);
+			return;
+		}
+		if (in == 0) {
+			/* Never followed out of the store: what it leads to may name any blob. */
+			refset_fail(&c->status, "", sub, " is a symlink out of the store (not followed)", 0);
+			free(sub);
+			return;
+		}
+		blob_hex_of(c, resolved, link_hex);
+	}
+	if (fstatat(dirfd, name, &st, 0) < 0) {
+		refset_fail(&c->status, "cannot stat ", sub, "", errno);
+		free(sub);
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		rc_dir(c, dirfd, name, sub, &st, depth);
+		free(sub);
+	} else if (S_ISREG(st.st_mode)) {
+		rc_tag_seen(c, dirfd, name, sub, &st, link_hex); /* takes sub */
+	} else {
+		free(sub); /* a FIFO or a device names nothing */
+	}
+}
+
+static void rc_walk(oa_refcache *c, int dirfd, const char *label, int depth)
+{
+	size_t n;
+	int err;
+	char **names = oa_list_dir(dirfd, &n, &err);
+	if (!names && err) {
+		refset_fail(&c->status, "cannot list ", label, "", err);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		rc_entry(c, dirfd, names[i], oa_xasprintf("%s/%s", label, names[i]), depth);
+	oa_free_names(names, n);
+}
+
+/* Tags that are hard links of blobs: find those blobs (only when some tag
+ * has other links, so a legacy store never lists blobs/ here). */
+static void rc_aliases(oa_refcache *c)
+{
+	bool any = false;
+	for (size_t i = 0; i < c->n && !any; i++)
+		any = c->v[i].gen == c->gen && !c->v[i].is_blob && c->v[i].hardlinked;
+	if (!any || c->blobs_fd < 0)
+		return;
+	size_t n;
+	int err;
+	char **names = oa_list_dir(c->blobs_fd, &n, &err);
+	if (!names && err) {
+		refset_fail(&c->status, "cannot list ", "blobs", "", err);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char hex[65];
+		struct stat st;
+		if (!oa_digest_parse(names[i], hex, NULL) || names[i][6] != '-' ||
+		    fstatat(c->blobs_fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_nlink < 2)
+			continue;
+		for (size_t k = 0; k < c->n; k++) {
+			rc_file *f = &c->v[k];
+			if (f->gen != c->gen || f->is_blob || !f->hardlinked || f->dev != st.st_dev ||
+			    f->ino != st.st_ino)
+				continue;
+			f->alias = oa_xreallocarray(f->alias, f->n_alias + 1, sizeof *f->alias);
+			memcpy(f->alias[f->n_alias++], hex, 65);
+		}
+	}
+	oa_free_names(names, n);
+}
+
+/* A blob that a list names: read it (it may be a child manifest, or another
+ * list). NULL when it is absent (a child that was not pulled), not a regular
+ * file, or leads out of the store. */
+static rc_file *rc_blob(oa_refcache *c, const char *hex)
+{
+	if (c->blobs_fd < 0)
+		return NULL;
+	char name[7 + 64 + 1];
+	snprintf(name, sizeof name, "sha256-%s", hex);
+	char *label = oa_xasprintf("blobs/%s", name);
+	struct stat lst, st;
+	if (fstatat(c->blobs_fd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT)
+			refset_fail(&c->status, "cannot stat ", label, "", errno);
+		free(label);
+		return NULL;
+	}
+	if (S_ISLNK(lst.st_mode)) {
+		char resolved[PATH_MAX];
+		if (oa_store_resolve_path(c->s, label, resolved) != 1) {
+			free(label); /* never read out of the store (a manifest is never that large) */
+			return NULL;
+		}
+	}
+	if (fstatat(c->blobs_fd, name, &st, 0) < 0 || !S_ISREG(st.st_mode)) {
+		free(label);
+		return NULL;
+	}
+	rc_file *f = rc_get(c, label); /* takes label */
+	f->is_blob = true;
+	if (!rc_read(c, f, c->blobs_fd, name, &st)) {
+		refset_fail(&c->status, "cannot read ", f->label, "", errno);
+		return NULL;
+	}
+	return f;
+}
+
+static bool skipped(const rc_file *f, const char *const *skip, size_t n_skip)
+{
+	for (size_t k = 0; k < n_skip; k++)
+		if (skip[k] && strcmp(skip[k], f->label) == 0)
+			return true;
+	return false;
+}
+
+/* A small set of digests already followed. */
+typedef struct hex_set {
+	char (*v)[65];
+	size_t n, cap;          /* cap: a power of two, or 0 */
+} hex_set;
+
+static bool hex_set_add(hex_set *s, const char *hex)
+{
+	if ((s->n + 1) * 2 > s->cap) {
+		hex_set old = *s;
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->v = oa_xcalloc(s->cap, sizeof *s->v);
+		s->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.v[i][0])
+				hex_set_add(s, old.v[i]);
+		free(old.v);
+	}
+	size_t k = (size_t)str_hash(hex) & (s->cap - 1);
+	for (; s->v[k][0]; k = (k + 1) & (s->cap - 1))
+		if (memcmp(s->v[k], hex, 64) == 0)
+			return false;
+	memcpy(s->v[k], hex, 65);
+	s->n++;
+	return true;
+}
+
+/* What the tags (but those at skip) reach. `read` is NULL when only what is
+ * cached may be consulted, else the cache that may read blobs now. */
+static void rc_closure(const oa_refcache *c, oa_refcache *read, const char *const *skip, size_t n_skip,
+                       oa_refset *r)
+{
+	memset(r, 0, sizeof *r);
+	oa_refset todo = { 0 };
+	for (size_t i = 0; i < c->n; i++) {
+		const rc_file *f = &c->v[i];
+		if (f->gen != c->gen || f->is_blob || skipped(f, skip, n_skip))
+			continue;
+		r->files++;
+		refset_add_all(r, f->hex, f->n_hex);
+		refset_add_all(r, f->alias, f->n_alias);
+		if (f->self[0])
+			refset_add(r, f->self);
+		if (f->link[0])
+			refset_add(r, f->link);
+		if (f->list)
+			refset_add_all(&todo, f->hex, f->n_hex);
+	}
+	hex_set done = { 0 };
+	while (todo.n) {
+		char hex[65];
+		memcpy(hex, todo.hex[--todo.n], 65);
+		if (!hex_set_add(&done, hex))
+			continue;
+		char label[7 + 7 + 64 + 1];
+		snprintf(label, sizeof label, "blobs/sha256-%s", hex);
+		rc_file *b = read ? rc_blob(read, hex) : rc_find(c, label, str_hash(label));
+		if (!b || b->gen != c->gen)
+			continue;
+		refset_add_all(r, b->hex, b->n_hex);
+		if (b->list)
+			refset_add_all(&todo, b->hex, b->n_hex);
+	}
+	free(done.v);
+	oa_refset_free(&todo);
+	oa_refset_sort(r);
+	r->incomplete = c->status.incomplete;
+	memcpy(r->why, c->status.why, sizeof r->why);
+}
+
+oa_refcache *oa_refcache_new(const oa_store *s)
+{
+	oa_refcache *c = oa_xcalloc(1, sizeof *c);
+	c->s = s;
+	c->root_fd = s->root_fd;
+	c->blobs_fd = s->blobs_fd;
+	return c;
+}
+
+void oa_refcache_update(oa_refcache *c)
+{
+	c->gen++;
+	memset(&c->status, 0, sizeof c->status);
+	if (c->dirs)
+		memset(c->dirs, 0, c->cap_dirs * sizeof *c->dirs);
+	c->n_dirs = 0;
+	static const char *dirs[] = { "manifests", "manifests-v2" };
+	for (size_t i = 0; i < 2; i++) {
+		int fd = openat(c->root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT)
+				refset_fail(&c->status, "cannot open ", dirs[i], "", errno);
+			continue;
+		}
+		struct stat st;
+		if (fstat(fd, &st) == 0 && rc_dir_first(c, st.st_dev, st.st_ino))
+			rc_walk(c, fd, dirs[i], 1);
+		close(fd);
+	}
+	rc_aliases(c);
+	/* Follow the lists now, reading what they name; later closures (with
+	 * files skipped) reach a subset of this and only consult the cache. */
+	oa_refset_free(&c->all);
+	rc_closure(c, c, NULL, 0, &c->all);
+	c->all.incomplete = c->status.incomplete;
+	memcpy(c->all.why, c->status.why, sizeof c->all.why);
+}
+
+bool oa_refcache_has(const oa_refcache *c, const char *hex)
+{
+	return oa_refset_has(&c->all, hex);
+}
+
+const char *oa_refcache_incomplete(const oa_refcache *c)
+{
+	return c->status.incomplete ? c->status.why : NULL;
+}
+
+void oa_refcache_refset(const oa_refcache *c, const char *const *skip, size_t n_skip, oa_refset *r)
+{
+	rc_closure(c, NULL, skip, n_skip, r);
+}
+
+void oa_refcache_free(oa_refcache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->v[i].label);
+		free(c->v[i].hex);
+		free(c->v[i].alias);
+	}
+	free(c->v);
+	free(c->slot);
+	free(c->dirs);
+	oa_refset_free(&c->all);
+	free(c);
+}
+
+void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_skip, oa_refset *r)
+{
+	oa_refcache *c = oa_refcache_new(s);
+	oa_refcache_update(c);
+	oa_refcache_refset(c, skip_paths, n_skip, r);
+	oa_refcache_free(c);
+}
