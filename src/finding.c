@@ -37,7 +37,12 @@ const oa_finding_kind oa_finding_kinds[] = {
 	{ "foreign-file", OA_SEV_WARNING, "a file in blobs/ that Ollama did not write" },
 	{ "ignored-file", OA_SEV_INFO, "a file or directory under manifests/ that the server ignores" },
 	{ "empty-manifest-dir", OA_SEV_INFO, "an empty directory under manifests/" },
-	{ "manifest-list", OA_SEV_WARNING, "a manifest list (a format current Ollama cannot read)" },
+	{ "manifest-list", OA_SEV_INFO, "a manifest list (Ollama 0.40): the child the tag uses, and the one a pull on another platform would fetch" },
+	{ "missing-child", OA_SEV_ERROR, "a manifest list none of whose children is here: the tag has no model" },
+	{ "nested-list", OA_SEV_ERROR, "a manifest list whose child is another list, which the server rejects" },
+	{ "child-mismatch", OA_SEV_WARNING, "a manifest's runner or format (its own, or its list entry's) contradicts its config" },
+	{ "dangling-tag", OA_SEV_ERROR, "a manifests-v2 tag that is a symlink to nothing" },
+	{ "legacy-anchor", OA_SEV_WARNING, "a legacy manifests/ tag shadowed by a manifests-v2 tag of the same name (info when both are the same model)" },
 	{ NULL, OA_SEV_INFO, NULL },
 };
 

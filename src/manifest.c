@@ -274,9 +274,72 @@ static void free_layer(oa_layer *l)
 	free(l->name);
 }
 
+static void free_entry(oa_list_entry *e)
+{
+	free(e->media_type);
+	free(e->digest);
+	free(e->runner);
+	free(e->format);
+	free(e->inline_json);
+}
+
+static int parse_entry(json_t *obj, oa_list_entry *e, size_t i, char *err, size_t errlen)
+{
+	bool bad = false;
+	if (json_is_object(obj)) {
+		e->media_type = dup_string_field(obj, "mediaType", &bad);
+		e->digest = dup_string_field(obj, "digest", &bad);
+		e->runner = dup_string_field(obj, "runner", &bad);
+		e->format = dup_string_field(obj, "format", &bad);
+		json_t *size = oa_json_get_fold(obj, "size");
+		if (size && !json_is_null(size)) {
+			if (json_is_integer(size))
+				e->size = json_integer_value(size);
+			else
+				bad = true;
+		}
+		if (oa_json_get_fold(obj, "layers") || oa_json_get_fold(obj, "config"))
+			e->inline_json = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	} else if (!json_is_null(obj)) {
+		bad = true;
+	}
+	char **fields[] = { &e->media_type, &e->digest, &e->runner, &e->format };
+	for (size_t k = 0; k < 4; k++)
+		if (!*fields[k])
+			*fields[k] = oa_xstrdup("");
+	if (bad) {
+		snprintf(err, errlen, "manifests[%zu] is not an object of the list entry fields", i);
+		return -1;
+	}
+	e->digest_valid = oa_digest_parse(e->digest, e->hex, NULL);
+	return 0;
+}
+
+/* The "manifests" of a manifest list (spec §2.5). */
+static int parse_entries(json_t *root, oa_manifest *m, char *err, size_t errlen)
+{
+	json_t *v = oa_json_get_fold_slice(root, "manifests");
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v)) {
+		snprintf(err, errlen, "manifests is not an array");
+		return -1;
+	}
+	size_t n = json_array_size(v);
+	m->entries = oa_xcalloc(n ? n : 1, sizeof *m->entries);
+	for (size_t i = 0; i < n; i++) {
+		m->n_manifests = i + 1;
+		if (parse_entry(json_array_get(v, i), &m->entries[i], i, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *err, size_t errlen)
 {
 	memset(m, 0, sizeof *m);
+	m->runner = oa_xstrdup("");
+	m->format = oa_xstrdup("");
 	m->media_type = oa_xstrdup("");
 	m->config.media_type = oa_xstrdup("");
 	m->config.digest = oa_xstrdup("");
@@ -315,9 +378,23 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 		m->media_type = oa_xstrdup(json_string_value(v));
 	}
 	m->is_list = oa_str_has_prefix(m->media_type, OA_MEDIA_MANIFEST_LIST);
-	json_t *list = json_object_get(root, "manifests");
-	if (json_is_array(list))
-		m->n_manifests = json_array_size(list);
+	bool bad = false;
+	char *runner = dup_string_field(root, "runner", &bad);
+	char *format = dup_string_field(root, "format", &bad);
+	if (runner) {
+		free(m->runner);
+		m->runner = runner;
+	}
+	if (format) {
+		free(m->format);
+		m->format = format;
+	}
+	if (bad) {
+		snprintf(err, errlen, "runner or format is not a string");
+		goto out;
+	}
+	if (parse_entries(root, m, err, errlen) < 0)
+		goto out;
 
 	v = oa_json_get_fold_struct(root, "config");
 	if (v) {
@@ -354,6 +431,11 @@ out:
 
 void oa_manifest_free(oa_manifest *m)
 {
+	for (size_t i = 0; i < m->n_manifests && m->entries; i++)
+		free_entry(&m->entries[i]);
+	free(m->entries);
+	free(m->runner);
+	free(m->format);
 	free(m->media_type);
 	free_layer(&m->config);
 	for (size_t i = 0; i < m->n_layers; i++)

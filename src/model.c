@@ -1,6 +1,7 @@
 /* model.c - classification of one model and the details Ollama reports. */
 #include "ollama_audit/model.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/manifest_list.h"
 #include "ollama_audit/util.h"
 
 #include <stdlib.h>
@@ -47,6 +48,36 @@ static void add_cap(oa_model *m, const char *cap)
 static bool unknown_quant(const char *q)
 {
 	return !q || !*q || strcmp(q, "unknown") == 0;
+}
+
+/* details.runner as 0.40 reports it: the manifest's own "runner" (or its
+ * list entry's), else one from the config (MetadataForConfig: "ggml" for a
+ * GGUF model made before 0.40). A label that contradicts the config is a
+ * finding: the server starts what the config says. */
+static void runner_label(oa_store *s, oa_model *m)
+{
+	const oa_list_entry *e = m->is_list && m->child >= 0 ? &m->list.entries[m->child] : NULL;
+	const char *runner = m->m.runner && *m->m.runner ? m->m.runner : e && *e->runner ? e->runner : NULL;
+	const char *format = m->m.format && *m->m.format ? m->m.format : e && *e->format ? e->format : NULL;
+	bool have_cfg = m->config_state == OA_CONFIG_OK;
+	if (runner)
+		m->d_runner = runner;
+	else if (have_cfg && !m->remote)
+		m->d_runner = oa_runner_label_for_format(m->cfg.model_format);
+	if (!have_cfg || m->remote)
+		return;
+	bool mlx = strcmp(m->cfg.model_format, "safetensors") == 0;
+	const char *why = NULL;
+	if (runner && mlx != (strcmp(runner, "mlx") == 0) &&
+	    (strcmp(runner, "mlx") == 0 || strcmp(runner, "llamacpp") == 0 || strcmp(runner, "ggml") == 0))
+		why = "runner";
+	else if (format && ((strcmp(format, "safetensors") == 0 && !mlx) || (strcmp(format, "gguf") == 0 && mlx)))
+		why = "format";
+	if (why)
+		oa_findings_add(&s->findings, "child-mismatch", m->display, NULL, m->rel_path,
+		                "the manifest says %s \"%s\" but its config's model_format is \"%s\": the "
+		                "server starts %s", why, strcmp(why, "runner") == 0 ? runner : format,
+		                m->cfg.model_format, mlx ? "the MLX runner" : "llama.cpp");
 }
 
 void oa_model_classify(oa_store *s, oa_model *m)
@@ -139,6 +170,8 @@ void oa_model_classify(oa_store *s, oa_model *m)
 	if (m->layer_counts[OA_LAYER_PROJECTOR])
 		add_cap(m, "vision");
 
+	runner_label(s, m);
+
 	m->arch = *m->d_family ? m->d_family : NULL;
 	m->params = *m->d_parameter_size ? m->d_parameter_size : NULL;
 	m->quant = !unknown_quant(m->d_quantization) ? m->d_quantization : NULL;
@@ -151,6 +184,8 @@ void oa_model_free(oa_model *m)
 	free(m->manifest_error);
 	free(m->config_error);
 	oa_manifest_free(&m->m);
+	oa_manifest_free(&m->list);
+	free(m->child_present);
 	oa_config_free(&m->cfg);
 	free(m->layer_blobs);
 	free(m->template_text);

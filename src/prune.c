@@ -183,10 +183,10 @@ static bool str_in(char **v, size_t n, const char *s)
 	return false;
 }
 
-/* Would directory `rel` (relative to manifests/) be empty once `gone` are removed? */
-static bool dir_would_empty(int manifests_fd, const char *rel, char **gone, size_t n_gone)
+/* Would directory `rel` (relative to the root) be empty once `gone` are removed? */
+static bool dir_would_empty(int root_fd, const char *rel, char **gone, size_t n_gone)
 {
-	int fd = openat(manifests_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
@@ -219,21 +219,45 @@ static bool model_uses(const oa_model *m, const oa_blob *b)
 	return false;
 }
 
-void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p)
+/* The models rm removes: those asked for, and the legacy anchor of each
+ * manifests-v2 tag among them (left behind, it would bring the model back:
+ * reads fall back to manifests/). */
+static size_t *with_anchors(const oa_store *s, const size_t *models, size_t n, size_t *out_n)
+{
+	size_t *v = oa_xcalloc(n + s->n_models + 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		v[k++] = models[i];
+	for (size_t i = 0; i < n; i++) {
+		const oa_model *m = &s->models[models[i]];
+		for (size_t q = 0; m->v2 && q < s->n_models; q++) {
+			bool dup = false;
+			for (size_t z = 0; z < k && !dup; z++)
+				dup = v[z] == q;
+			if (!dup && s->models[q].anchor && oa_name_equal_fold(&s->models[q].name, &m->name))
+				v[k++] = q;
+		}
+	}
+	*out_n = k;
+	return v;
+}
+
+void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_age, oa_plan *p)
 {
 	plan_init(p, s, "rm");
 	p->min_age = min_age;
+	size_t n;
+	size_t *models = with_anchors(s, asked, n_asked, &n);
 	/* The reference set leaves out exactly the paths being removed; another
 	 * name of the same file (a hard link, a symlink) is another tag that stays. */
 	const char **skip = oa_xcalloc(n ? n : 1, sizeof *skip);
-	char **gone = oa_xcalloc(n * 4 + 1, sizeof *gone); /* relative to manifests/ */
+	char **gone = oa_xcalloc(n * 4 + 1, sizeof *gone); /* relative to the root */
 	size_t n_gone = 0, n_skip = 0;
-	/* 1. the manifests */
+	/* 1. the manifests (tags under manifests/ or manifests-v2/) */
 	for (size_t i = 0; i < n; i++) {
 		const oa_model *m = &s->models[models[i]];
-		const char *rel = m->rel_path + 10; /* after "manifests/" */
 		struct stat lst;
-		if (fstatat(s->manifests_fd, rel, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(s->root_fd, m->rel_path, &lst, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		skip[n_skip++] = m->rel_path;
 		oa_plan_entry *e = list_add(&p->todo);
@@ -244,23 +268,27 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 		if (!m->manifest_ok)
 			e->note = oa_xstrdup("the manifest cannot be parsed: its blobs are kept (prune removes "
 			                     "them later if nothing references them)");
-		gone[n_gone++] = oa_xstrdup(rel);
+		else if (m->anchor)
+			e->note = oa_xstrdup("the legacy anchor of a manifests-v2 tag removed too: reads fall "
+			                     "back to it");
+		gone[n_gone++] = oa_xstrdup(m->rel_path);
 	}
-	/* 2. the directories that become empty, deepest first */
+	/* 2. the directories that become empty, deepest first, up to (not
+	 * including) manifests/ or manifests-v2/ */
 	for (size_t i = 0; i < n; i++) {
-		char *dir = oa_xstrdup(s->models[models[i]].rel_path + 10);
+		char *dir = oa_xstrdup(s->models[models[i]].rel_path);
 		for (int depth = 0; depth < 3; depth++) {
 			char *slash = strrchr(dir, '/');
 			if (!slash)
 				break;
 			*slash = '\0';
-			if (str_in(gone, n_gone, dir) || !dir_would_empty(s->manifests_fd, dir, gone, n_gone))
+			if (str_in(gone, n_gone, dir) || !dir_would_empty(s->root_fd, dir, gone, n_gone))
 				break;
 			struct stat lst;
-			if (fstatat(s->manifests_fd, dir, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))
+			if (fstatat(s->root_fd, dir, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))
 				break;
 			oa_plan_entry *e = list_add(&p->todo);
-			e->path = oa_xasprintf("manifests/%s", dir);
+			e->path = oa_xstrdup(dir);
 			e->category = oa_xstrdup("empty-dir");
 			e->model = oa_xstrdup(s->models[models[i]].display);
 			entry_from_stat(e, &lst);
@@ -292,12 +320,10 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 	oa_ino_set_sort(&targets);
 	for (size_t i = 0; i < n; i++) {
 		const oa_model *m = &s->models[models[i]];
-		if (!m->manifest_ok)
-			continue;
-		for (size_t k = 0; k <= m->m.n_layers; k++) {
-			oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
-			if (!b)
-				continue;
+		oa_blob **reach;
+		size_t n_reach = oa_model_reach(s, m, &reach);
+		for (size_t k = 0; k < n_reach; k++) {
+			oa_blob *b = reach[k];
 			char *path = oa_xasprintf("blobs/%s", b->name);
 			bool dup = false;
 			for (size_t q = 0; q < p->todo.n && !dup; q++)
@@ -348,6 +374,7 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 				kk->note = oa_xstrdup("younger than --min-age");
 			}
 		}
+		free(reach);
 	}
 	oa_refset_free(&refs);
 	oa_ino_set_free(&targets);
@@ -355,6 +382,7 @@ void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa
 		free(gone[i]);
 	free(gone);
 	free(skip);
+	free(models);
 	plan_totals(p);
 }
 
@@ -552,7 +580,8 @@ static path_kind plan_path_kind(const char *command, const char *path, char type
 			return PK_BLOB;
 		return prune && digits_after(path + 6, "split-gguf-") ? PK_BLOB_TREE : PK_BAD;
 	}
-	if (oa_str_has_prefix(path, "manifests/") && parts >= 2 && parts - 1 <= OA_MANIFESTS_DEPTH_MAX) {
+	if ((oa_str_has_prefix(path, "manifests/") || oa_str_has_prefix(path, "manifests-v2/")) && parts >= 2 &&
+	    parts - 1 <= OA_MANIFESTS_DEPTH_MAX) {
 		if (type == 'd')
 			return PK_MANIFEST_DIR;
 		return rm && parts == 5 ? PK_MANIFEST : PK_BAD;
@@ -1313,8 +1342,8 @@ static void apply_ctx_free(apply_ctx *c)
  * every entry (they are opened with O_NOFOLLOW): refuse once, up front. */
 static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t errlen)
 {
-	static const char *tops[] = { "blobs", "manifests" };
-	for (size_t t = 0; t < 2; t++) {
+	static const char *tops[] = { "blobs", "manifests", "manifests-v2" };
+	for (size_t t = 0; t < 3; t++) {
 		size_t n = strlen(tops[t]);
 		bool used = false;
 		for (size_t i = 0; i < p->todo.n && !used; i++)

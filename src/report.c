@@ -1,5 +1,6 @@
 /* report.c - JSON views of stores, models and findings. */
 #include "ollama_audit/report.h"
+#include "ollama_audit/manifest_list.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/jsonutil.h"
 #include "ollama_audit/humanize.h"
@@ -98,6 +99,8 @@ json_t *oa_report_tags_model(const oa_model *m)
 	json_object_set_new(d, "families", families(m));
 	json_object_set_new(d, "parameter_size", jstr(m->d_parameter_size));
 	json_object_set_new(d, "quantization_level", jstr(m->d_quantization));
+	if (m->d_runner)
+		json_object_set_new(d, "runner", jstr(m->d_runner));
 	if (m->d_context_length)
 		json_object_set_new(d, "context_length", json_integer(m->d_context_length));
 	if (m->d_embedding_length)
@@ -117,6 +120,41 @@ json_t *oa_report_store(const oa_store *s)
 	json_object_set_new(o, "has_manifests", json_boolean(s->has_manifests));
 	json_object_set_new(o, "has_blobs", json_boolean(s->has_blobs));
 	return o;
+}
+
+/* Where the tag lives and, for a manifest list, its children (spec §2.5). */
+static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
+{
+	json_object_set_new(o, "tree", json_string(m->v2 ? "manifests-v2" : "manifests"));
+	json_object_set_new(o, "tag_kind", json_string(m->tag_kind ? m->tag_kind : "file"));
+	if (m->tag_blob[0]) {
+		char *d = oa_xasprintf("sha256:%s", m->tag_blob);
+		json_object_set_new(o, "tag_blob", json_string(d));
+		free(d);
+	}
+	json_object_set_new(o, "legacy_anchor", json_boolean(m->anchor));
+	if (!m->is_list)
+		return;
+	json_t *l = json_object();
+	char *d = oa_xasprintf("sha256:%s", m->list.id);
+	json_object_set_new(l, "digest", json_string(d));
+	free(d);
+	json_object_set_new(l, "platform", json_string(s->platform ? s->platform : oa_platform_default()));
+	json_t *kids = json_array();
+	for (size_t i = 0; i < m->list.n_manifests; i++) {
+		const oa_list_entry *e = &m->list.entries[i];
+		json_t *k = json_object();
+		json_object_set_new(k, "digest", jstr(e->digest));
+		json_object_set_new(k, "runner", jstr(e->runner));
+		json_object_set_new(k, "format", jstr(e->format));
+		json_object_set_new(k, "inline", json_boolean(e->inline_json != NULL));
+		json_object_set_new(k, "present", json_boolean(m->child_present[i]));
+		json_object_set_new(k, "in_use", json_boolean((long)i == m->child));
+		json_object_set_new(k, "pulled_here", json_boolean((long)i == m->child_pull));
+		json_array_append_new(kids, k);
+	}
+	json_object_set_new(l, "children", kids);
+	json_object_set_new(o, "manifest_list", l);
 }
 
 json_t *oa_report_model(const oa_store *s, const oa_model *m)
@@ -158,7 +196,7 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	json_object_set(o, "details", json_object_get(tags, "details"));
 	json_decref(tags);
 	json_object_set_new(o, "capabilities", caps(m));
-	(void)s;
+	tag_json(s, m, o);
 	return o;
 }
 

@@ -1,5 +1,6 @@
 /* store.c - find a store, walk it as the server does, read manifests and configs. */
 #include "ollama_audit/store.h"
+#include "ollama_audit/manifest_list.h"
 #include "ollama_audit/model.h"
 #include "ollama_audit/platform.h"
 #include "ollama_audit/util.h"
@@ -92,7 +93,7 @@ int oa_store_resolve_path(const oa_store *s, const char *rel, char out[PATH_MAX]
 int oa_store_open(oa_store *s, const char *path, const char *how, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof *s);
-	s->root_fd = s->manifests_fd = s->blobs_fd = -1;
+	s->root_fd = s->manifests_fd = s->blobs_fd = s->manifests_v2_fd = -1;
 	s->input = oa_xstrdup(path);
 	s->how = how;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -100,7 +101,7 @@ int oa_store_open(oa_store *s, const char *path, const char *how, char *err, siz
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (is_dir_at(fd, "manifests") || is_dir_at(fd, "blobs")) {
+	if (is_dir_at(fd, "manifests") || is_dir_at(fd, "manifests-v2") || is_dir_at(fd, "blobs")) {
 		s->root = oa_xstrdup(path);
 	} else if (is_dir_at(fd, "models")) {
 		/* the parent .ollama directory */
@@ -131,6 +132,11 @@ int oa_store_open(oa_store *s, const char *path, const char *how, char *err, siz
 	if (s->has_manifests && s->manifests_fd < 0)
 		oa_findings_add(&s->findings, "unreadable", NULL, NULL, "manifests",
 		                "cannot open manifests/: %s", strerror(errno));
+	s->manifests_v2_fd = openat(fd, "manifests-v2", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	s->has_manifests_v2 = s->manifests_v2_fd >= 0 || is_dir_at(fd, "manifests-v2");
+	if (s->has_manifests_v2 && s->manifests_v2_fd < 0)
+		oa_findings_add(&s->findings, "unreadable", NULL, NULL, "manifests-v2",
+		                "cannot open manifests-v2/: %s", strerror(errno));
 	s->blobs_fd = openat(fd, "blobs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	s->has_blobs = s->blobs_fd >= 0 || is_dir_at(fd, "blobs");
 	if (s->has_blobs && s->blobs_fd < 0)
@@ -324,6 +330,8 @@ bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b)
 typedef struct walk_ctx {
 	oa_store *s;
 	size_t cap;
+	const char *top;        /* "manifests" or "manifests-v2" */
+	bool v2;
 	char *parts[4];
 } walk_ctx;
 
@@ -331,7 +339,7 @@ static char *rel_path(walk_ctx *w, int depth, const char *leaf)
 {
 	oa_buf b;
 	oa_buf_init(&b);
-	oa_buf_adds(&b, "manifests");
+	oa_buf_adds(&b, w->top);
 	for (int i = 0; i < depth; i++) {
 		oa_buf_addc(&b, '/');
 		oa_buf_add_escaped(&b, w->parts[i], strlen(w->parts[i]));
@@ -345,6 +353,12 @@ static char *rel_path(walk_ctx *w, int depth, const char *leaf)
 
 static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st);
 
+static bool is_symlink_at(int dirfd, const char *name)
+{
+	struct stat lst;
+	return fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
+}
+
 /* A symlink that leads out of the store is never followed, as a directory or
  * as a manifest: what it hides is a finding (and makes prune keep every
  * complete blob, see refs.h). */
@@ -355,7 +369,7 @@ static bool leads_out(walk_ctx *w, int dirfd, int depth, const char *name)
 		return false;
 	oa_buf raw;
 	oa_buf_init(&raw);
-	oa_buf_adds(&raw, "manifests");
+	oa_buf_adds(&raw, w->top);
 	for (int i = 0; i < depth; i++) {
 		oa_buf_addc(&raw, '/');
 		oa_buf_adds(&raw, w->parts[i]);
@@ -407,10 +421,13 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 		if (depth == 3) {
 			w->parts[3] = names[i];
 			char *rel = rel_path(w, 3, name);
-			if (!ok) {
-				struct stat lst;
-				bool link = fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
-				            S_ISLNK(lst.st_mode);
+			if (!ok && w->v2 && is_symlink_at(dirfd, name)) {
+				/* 0.40 writes the blob first, then the link: the manifest is gone. */
+				oa_findings_add(&s->findings, "dangling-tag", NULL, NULL, rel,
+				                "a manifests-v2 tag whose symlink leads nowhere: %s", strerror(serr));
+				s->n_manifest_files++;
+			} else if (!ok) {
+				bool link = is_symlink_at(dirfd, name);
 				oa_findings_add(&s->findings, link ? "invalid-manifest" : "unreadable", NULL,
 				                NULL, rel, "%s: %s", link ? "dangling symlink" : "cannot stat",
 				                strerror(serr));
@@ -481,18 +498,169 @@ static void mark_weak_refs(oa_store *s, const uint8_t *bytes, size_t len)
 	oa_digest_scan(bytes, len, weak_ref, s);
 }
 
+/* The name of a manifests-v2 tag: its host directory has ':' written %3A,
+ * and ollama.com is the default registry (spec §2.5). */
+static bool v2_name(walk_ctx *w, const char *file, oa_name *name, const char **why)
+{
+	char host[351 + 1];
+	size_t n = 0;
+	for (const char *p = w->parts[0]; *p; p++) {
+		if (n + 1 >= sizeof host) {
+			*why = "host too long";
+			return false;
+		}
+		if (p[0] == '%' && p[1] == '3' && (p[2] == 'A' || p[2] == 'a')) {
+			host[n++] = ':';
+			p += 2;
+		} else {
+			host[n++] = *p;
+		}
+	}
+	host[n] = '\0';
+	if (strcasecmp(host, "ollama.com") == 0)
+		snprintf(host, sizeof host, "%s", OA_NAME_DEFAULT_HOST);
+	return oa_name_from_parts(name, host, w->parts[1], w->parts[2], file, why);
+}
+
+/* The blob whose name is this digest, when it is a complete, present file. */
+static oa_blob *blob_by_hex(const oa_store *s, const char *hex)
+{
+	char digest[7 + 64 + 1];
+	snprintf(digest, sizeof digest, "sha256:%s", hex);
+	oa_layer l = { .digest = digest, .digest_valid = true };
+	memcpy(l.hex, hex, sizeof l.hex);
+	oa_blob *b = oa_store_find_blob(s, &l);
+	return b && b->cls == OA_BLOB_VALID && !b->dangling && b->stat_ok ? b : NULL;
+}
+
+/* Which manifest blob a tag is: the one its symlink resolves to, else the
+ * one its bytes hash to (a hard link or a copy). */
+static void tag_blob(walk_ctx *w, oa_model *m, int dirfd, const char *file, const uint8_t *bytes,
+                     size_t len)
+{
+	char hex[65];
+	m->tag_kind = "file";
+	if (is_symlink_at(dirfd, file)) {
+		m->tag_kind = "symlink";
+		char *raw = oa_xasprintf("%s/%s/%s/%s/%s", w->top, w->parts[0], w->parts[1], w->parts[2], file);
+		char resolved[PATH_MAX];
+		const char *slash;
+		if (oa_store_resolve_path(w->s, raw, resolved) == 1 && w->s->blobs_real &&
+		    (slash = strrchr(resolved, '/')) && (size_t)(slash - resolved) == strlen(w->s->blobs_real) &&
+		    strncmp(resolved, w->s->blobs_real, (size_t)(slash - resolved)) == 0 &&
+		    strlen(slash + 1) == 7 + 64 && oa_digest_parse(slash + 1, hex, NULL))
+			memcpy(m->tag_blob, hex, sizeof hex);
+		free(raw);
+		return;
+	}
+	oa_sha256_hex(bytes, len, hex);
+	oa_blob *b = blob_by_hex(w->s, hex);
+	if (!b)
+		return;
+	memcpy(m->tag_blob, hex, sizeof hex);
+	m->tag_kind = b->st.st_dev == m->st.st_dev && b->st.st_ino == m->st.st_ino ? "hardlink" : "copy";
+}
+
+/* The bytes of a list entry's manifest: the child blob, or the entry itself
+ * when inline. NULL when it is not here. */
+static uint8_t *child_bytes(oa_store *s, const oa_list_entry *e, size_t *len)
+{
+	if (e->inline_json) {
+		*len = strlen(e->inline_json);
+		return (uint8_t *)oa_xstrdup(e->inline_json);
+	}
+	oa_blob *b = e->digest_valid ? blob_by_hex(s, e->hex) : NULL;
+	uint8_t *bytes;
+	if (!b || oa_read_file_at(s->blobs_fd, b->name, OA_MANIFEST_MAX, &bytes, len) < 0)
+		return NULL;
+	return bytes;
+}
+
+/* A tag whose manifest is a list: use the child the server would (one that
+ * is here, by the platform's runner preference), and say which a pull on
+ * that platform would fetch. m->m becomes that child's manifest. */
+static void use_list_child(oa_store *s, oa_model *m)
+{
+	m->is_list = true;
+	m->list = m->m;
+	memset(&m->m, 0, sizeof m->m);
+	size_t n = m->list.n_manifests;
+	m->child_present = oa_xcalloc(n ? n : 1, sizeof *m->child_present);
+	for (size_t i = 0; i < n; i++) {
+		const oa_list_entry *e = &m->list.entries[i];
+		m->child_present[i] = e->inline_json || (e->digest_valid && blob_by_hex(s, e->hex));
+	}
+	const char *platform = s->platform ? s->platform : oa_platform_default();
+	m->child_pull = oa_list_select(&m->list, NULL, platform);
+	m->child = oa_list_select(&m->list, m->child_present, platform);
+	for (size_t i = 0; i < n && m->child < 0; i++)
+		if (m->child_present[i])
+			m->child = (long)i; /* a runner no preference names: the first that is here */
+	char err[256] = "";
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	if (m->child >= 0)
+		bytes = child_bytes(s, &m->list.entries[m->child], &len);
+	if (!bytes || oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0 || m->m.is_list) {
+		if (!*err)
+			snprintf(err, sizeof err, "%s", m->child < 0 ? "no child of the list is here"
+			         : bytes ? "its child is another manifest list, which the server rejects"
+			         : "cannot read its child manifest");
+		m->manifest_ok = false;
+		m->manifest_error = oa_escape(err, strlen(err));
+		if (!m->m.media_type) { /* never parsed: an empty manifest */
+			m->m.media_type = oa_xstrdup("");
+			m->m.config.media_type = oa_xstrdup("");
+			m->m.config.digest = oa_xstrdup("");
+			m->m.runner = oa_xstrdup("");
+			m->m.format = oa_xstrdup("");
+		}
+		const char *code = m->child < 0 ? "missing-child" : m->m.is_list ? "nested-list" : "invalid-manifest";
+		oa_findings_add(&s->findings, code, m->display, NULL, m->rel_path, "manifest list: %s",
+		                m->manifest_error);
+	}
+	free(bytes);
+	/* ollama list shows the child's digest as the ID (the list's when none is here) */
+	const oa_list_entry *e = m->child >= 0 ? &m->list.entries[m->child] : NULL;
+	if (e && e->digest_valid)
+		memcpy(m->m.id, e->hex, sizeof m->m.id);
+	else if (!e || !e->inline_json)
+		memcpy(m->m.id, m->list.id, sizeof m->m.id);
+}
+
+/* SIZE in 0.40 (TotalSizeForName): every distinct digest once. */
+static int64_t unique_size(const oa_manifest *mf)
+{
+	int64_t total = 0;
+	for (size_t i = 0; i <= mf->n_layers; i++) {
+		const oa_layer *l = i == 0 ? &mf->config : &mf->layers[i - 1];
+		bool seen = !*l->digest;
+		for (size_t k = 0; k < i && !seen; k++) {
+			const oa_layer *o = k == 0 ? &mf->config : &mf->layers[k - 1];
+			seen = strcmp(o->digest, l->digest) == 0;
+		}
+		if (!seen)
+			total = (int64_t)((uint64_t)total + (uint64_t)l->size);
+	}
+	return total;
+}
+
 static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st)
 {
 	oa_store *s = w->s;
 	char *rel = rel_path(w, 3, file);
 	oa_name name;
 	const char *why = NULL;
-	if (!oa_name_from_parts(&name, w->parts[0], w->parts[1], w->parts[2], file, &why)) {
+	bool valid = w->v2 ? v2_name(w, file, &name, &why)
+	                   : oa_name_from_parts(&name, w->parts[0], w->parts[1], w->parts[2], file, &why);
+	if (!valid) {
 		oa_findings_add(&s->findings, "invalid-name", NULL, NULL, rel,
 		                "not a valid model name (%s); the server skips it", why);
-		oa_findings_add(&s->findings, "prune-blocker", NULL, NULL, rel,
-		                "an invalid name under manifests/ makes the server skip its start-up prune");
-		s->prune_blocked = true;
+		if (!w->v2) {
+			oa_findings_add(&s->findings, "prune-blocker", NULL, NULL, rel,
+			                "an invalid name under manifests/ makes the server skip its start-up prune");
+			s->prune_blocked = true;
+		}
 		/* It may be a real manifest under a name the server rejects: keep
 		 * whatever it references out of the orphans. */
 		uint8_t *bytes;
@@ -514,6 +682,8 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	oa_name_display(&name, m->display, sizeof m->display);
 	m->rel_path = rel;
 	m->st = *st;
+	m->v2 = w->v2;
+	m->child = m->child_pull = -1;
 
 	uint8_t *bytes;
 	size_t len;
@@ -524,34 +694,213 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		                                 : e == EINVAL ? "not a regular file" : strerror(e));
 		oa_findings_add(&s->findings, e == EFBIG || e == EINVAL ? "invalid-manifest" : "unreadable", m->display,
 		                NULL, rel, "manifest %s", m->manifest_error);
-		oa_findings_add(&s->findings, "prune-blocker", m->display, NULL, rel,
-		                "an unreadable manifest makes the server skip its start-up prune");
-		s->prune_blocked = true;
+		if (!w->v2) {
+			oa_findings_add(&s->findings, "prune-blocker", m->display, NULL, rel,
+			                "an unreadable manifest makes the server skip its start-up prune");
+			s->prune_blocked = true;
+		}
 		m->m.media_type = oa_xstrdup("");
 		m->m.config.media_type = oa_xstrdup("");
 		m->m.config.digest = oa_xstrdup("");
 		return;
 	}
 	m->manifest_bytes = len;
+	tag_blob(w, m, dirfd, file, bytes, len);
 	if (oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0) {
 		m->manifest_error = oa_escape(err, strlen(err));
 		oa_findings_add(&s->findings, "invalid-manifest", m->display, NULL, rel, "manifest is %s%s",
 		                oa_str_has_prefix(err, "not JSON") || oa_str_has_prefix(err, "empty") ? "" : "invalid: ",
 		                m->manifest_error);
-		oa_findings_add(&s->findings, "prune-blocker", m->display, NULL, rel,
-		                "a corrupt manifest makes the server skip its start-up prune");
-		s->prune_blocked = true;
+		if (!w->v2) {
+			oa_findings_add(&s->findings, "prune-blocker", m->display, NULL, rel,
+			                "a corrupt manifest makes the server skip its start-up prune");
+			s->prune_blocked = true;
+		}
 		mark_weak_refs(s, bytes, len);
 	} else {
 		m->manifest_ok = true;
+		if (w->v2) /* a manifest blob's digest is the sha256 of all its bytes */
+			oa_sha256_hex(bytes, len, m->m.id);
 		if (m->m.is_list)
-			mark_weak_refs(s, bytes, len);
-		if (m->m.is_list)
-			oa_findings_add(&s->findings, "manifest-list", m->display, NULL, rel,
-			                "a manifest list (%zu entries): current Ollama cannot load it",
-			                m->m.n_manifests);
+			use_list_child(s, m);
+		if (m->v2 || m->is_list)
+			m->m.size = unique_size(&m->m);
 	}
 	free(bytes);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *fold_key(const oa_name *n)
+{
+	char *k = oa_xasprintf("%s/%s/%s:%s", n->host, n->ns, n->model, n->tag);
+	for (char *p = k; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return k;
+}
+
+/* Reads try manifests-v2 first (spec §2.5): a legacy tag of the same name
+ * is only a downgrade anchor. Say whether it still matches. */
+static void mark_anchors(oa_store *s)
+{
+	char **keys = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_models; i++)
+		n += s->models[i].v2;
+	if (n == 0)
+		return;
+	keys = oa_xcalloc(n, sizeof *keys);
+	n = 0;
+	for (size_t i = 0; i < s->n_models; i++)
+		if (s->models[i].v2)
+			keys[n++] = fold_key(&s->models[i].name);
+	qsort(keys, n, sizeof *keys, cmp_key);
+	for (size_t i = 0; i < s->n_models; i++) {
+		oa_model *m = &s->models[i];
+		if (m->v2)
+			continue;
+		char *k = fold_key(&m->name);
+		m->anchor = bsearch(&k, keys, n, sizeof *keys, cmp_key) != NULL;
+		free(k);
+		if (!m->anchor)
+			continue;
+		const oa_model *v = NULL;
+		for (size_t j = 0; j < s->n_models && !v; j++)
+			if (s->models[j].v2 && oa_name_equal_fold(&s->models[j].name, &m->name))
+				v = &s->models[j];
+		bool same = v && strcmp(v->m.id, m->m.id) == 0;
+		oa_findings_add_sev(&s->findings, "legacy-anchor", same ? OA_SEV_INFO : OA_SEV_WARNING,
+		                    m->display, NULL, m->rel_path,
+		                    same ? "a legacy tag kept for a downgrade; the manifests-v2 tag of the same model takes precedence"
+		                         : "a legacy tag that differs from the manifests-v2 tag of the same name (ID %.12s, not %.12s): an Ollama before 0.40 would load another model",
+		                    m->m.id, v ? v->m.id : "?");
+	}
+	for (size_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+}
+
+/* Every blob a list entry reaches: its manifest blob and what that names
+ * (a nested list's entries too: the server rejects it, but nothing it names
+ * may be lost). fn is called for each blob here; a child that does not parse
+ * marks the blobs its bytes mention as weak references instead. */
+typedef void (*blob_fn)(void *ctx, oa_blob *b);
+
+static void reach_child(oa_store *s, const oa_list_entry *e, int depth, blob_fn fn, void *ctx)
+{
+	oa_blob *b = e->digest_valid ? blob_by_hex(s, e->hex) : NULL;
+	if (b)
+		fn(ctx, b);
+	size_t len;
+	uint8_t *bytes = child_bytes(s, e, &len);
+	if (!bytes)
+		return;
+	oa_manifest c;
+	char err[256] = "";
+	if (oa_manifest_parse(bytes, len, &c, err, sizeof err) == 0 && c.is_list) {
+		for (size_t k = 0; k < c.n_manifests && depth < 8; k++)
+			reach_child(s, &c.entries[k], depth + 1, fn, ctx);
+	} else if (!*err) {
+		for (size_t k = 0; k <= c.n_layers; k++) {
+			const oa_layer *l = k == 0 ? &c.config : &c.layers[k - 1];
+			oa_blob *lb = l->digest_valid ? blob_by_hex(s, l->hex) : NULL;
+			if (lb)
+				fn(ctx, lb);
+		}
+	} else {
+		mark_weak_refs(s, bytes, len);
+	}
+	oa_manifest_free(&c);
+	free(bytes);
+}
+
+/* The manifest blobs a tag is or names, beyond its config and layers: the
+ * blob the tag is, and for a list every child here with what it names (the
+ * child in use only as a manifest blob: its config and layers are m's). */
+static void reach_manifests(oa_store *s, const oa_model *m, blob_fn fn, void *ctx)
+{
+	oa_blob *b;
+	if (m->tag_blob[0] && (b = blob_by_hex(s, m->tag_blob)))
+		fn(ctx, b);
+	for (size_t i = 0; m->is_list && i < m->list.n_manifests; i++) {
+		const oa_list_entry *e = &m->list.entries[i];
+		if (!m->child_present[i])
+			continue;
+		if ((long)i != m->child || !m->manifest_ok)
+			reach_child(s, e, 0, fn, ctx);
+		else if (e->digest_valid && (b = blob_by_hex(s, e->hex)))
+			fn(ctx, b);
+	}
+}
+
+static void count_ref(void *ctx, oa_blob *b)
+{
+	(void)ctx;
+	b->refs++;
+}
+
+typedef struct blob_vec {
+	oa_blob **v;
+	size_t n;
+} blob_vec;
+
+static void collect_blob(void *ctx, oa_blob *b)
+{
+	blob_vec *bv = ctx;
+	for (size_t i = 0; i < bv->n; i++)
+		if (bv->v[i] == b)
+			return;
+	bv->v = oa_xreallocarray(bv->v, bv->n + 1, sizeof *bv->v);
+	bv->v[bv->n++] = b;
+}
+
+size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out)
+{
+	blob_vec bv = { NULL, 0 };
+	if (m->manifest_ok) {
+		if (m->config_blob)
+			collect_blob(&bv, m->config_blob);
+		for (size_t i = 0; m->layer_blobs && i < m->m.n_layers; i++)
+			if (m->layer_blobs[i])
+				collect_blob(&bv, m->layer_blobs[i]);
+	}
+	reach_manifests(s, m, collect_blob, &bv);
+	*out = bv.v;
+	return bv.n;
+}
+
+oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex)
+{
+	return blob_by_hex(s, hex);
+}
+
+static void ref_manifest_blobs(oa_store *s, oa_model *m)
+{
+	reach_manifests(s, m, count_ref, NULL);
+	if (!m->is_list)
+		return;
+	const char *platform = s->platform ? s->platform : oa_platform_default();
+	const oa_list_entry *use = m->child >= 0 ? &m->list.entries[m->child] : NULL;
+	const oa_list_entry *pull = m->child_pull >= 0 ? &m->list.entries[m->child_pull] : NULL;
+	char pulls[160] = "";
+	if (pull && pull != use)
+		snprintf(pulls, sizeof pulls, "; a pull on %s would fetch the %s child (%s)%s", platform,
+		         pull->runner, *pull->format ? pull->format : "format not named",
+		         m->child_present[m->child_pull] ? "" : ", which is not here");
+	char *r = use ? oa_escape(use->runner, strlen(use->runner)) : NULL;
+	char *f = use ? oa_escape(use->format, strlen(use->format)) : NULL;
+	oa_findings_add(&s->findings, "manifest-list", m->display, NULL, m->rel_path,
+	                "a manifest list of %zu children: %s%s%s%s%s", m->list.n_manifests,
+	                use ? "uses the " : "none is here", use ? r : "", use ? " child (" : "",
+	                use ? (*f ? f : "format not named") : "", use ? ")" : "");
+	if (*pulls)
+		oa_findings_add(&s->findings, "manifest-list", m->display, NULL, m->rel_path, "%s",
+		                pulls + 2);
+	free(r);
+	free(f);
 }
 
 /* ---- references ----------------------------------------------------------- */
@@ -657,6 +1006,7 @@ static void read_config(oa_store *s, oa_model *m)
 
 static void resolve_model(oa_store *s, oa_model *m)
 {
+	ref_manifest_blobs(s, m);
 	if (!m->manifest_ok)
 		return;
 	read_config(s, m);
@@ -784,10 +1134,14 @@ void oa_store_scan(oa_store *s)
 {
 	double t0 = oa_now();
 	scan_blobs(s);
-	if (s->manifests_fd >= 0) {
-		walk_ctx w = { .s = s };
+	walk_ctx w = { .s = s, .top = "manifests" };
+	if (s->manifests_fd >= 0)
 		walk(&w, s->manifests_fd, 0);
-	}
+	w.top = "manifests-v2";
+	w.v2 = true;
+	if (s->manifests_v2_fd >= 0)
+		walk(&w, s->manifests_v2_fd, 0);
+	mark_anchors(s);
 	if (s->n_models)
 		qsort(s->models, s->n_models, sizeof *s->models, cmp_model_mtime);
 	for (size_t i = 0; i < s->n_models; i++)
@@ -803,7 +1157,7 @@ long oa_store_resolve(const oa_store *s, const char *query)
 	oa_name want;
 	if (oa_name_parse(query, &want)) {
 		for (size_t i = 0; i < s->n_models; i++)
-			if (oa_name_equal_fold(&s->models[i].name, &want))
+			if (!s->models[i].anchor && oa_name_equal_fold(&s->models[i].name, &want))
 				return (long)i;
 	}
 	size_t n = strlen(query);
@@ -815,7 +1169,7 @@ long oa_store_resolve(const oa_store *s, const char *query)
 	 * ambiguous even then, as the user must say which name is meant. */
 	long found = -1;
 	for (size_t i = 0; i < s->n_models; i++) {
-		if (strncasecmp(s->models[i].m.id, query, n) == 0) {
+		if (!s->models[i].anchor && strncasecmp(s->models[i].m.id, query, n) == 0) {
 			if (found >= 0)
 				return -2;
 			found = (long)i;
@@ -837,6 +1191,8 @@ void oa_store_close(oa_store *s)
 	oa_findings_free(&s->findings);
 	if (s->manifests_fd >= 0)
 		close(s->manifests_fd);
+	if (s->manifests_v2_fd >= 0)
+		close(s->manifests_v2_fd);
 	if (s->blobs_fd >= 0)
 		close(s->blobs_fd);
 	if (s->root_fd >= 0)
@@ -846,7 +1202,7 @@ void oa_store_close(oa_store *s)
 	free(s->input);
 	free(s->root);
 	memset(s, 0, sizeof *s);
-	s->root_fd = s->manifests_fd = s->blobs_fd = -1;
+	s->root_fd = s->manifests_fd = s->blobs_fd = s->manifests_v2_fd = -1;
 }
 
 typedef struct inode_usage {

@@ -54,6 +54,19 @@ typedef struct oa_layer {
 	char *name;         /* NULL when absent */
 } oa_layer;
 
+/* One entry of a manifest list (spec §2.5): a child manifest by digest, or
+ * inline (a whole manifest object in place of the digest). */
+typedef struct oa_list_entry {
+	char *media_type;   /* "" when absent */
+	char *digest;       /* "" when absent */
+	bool digest_valid;
+	char hex[65];
+	char *runner;       /* "mlx", "llamacpp", "ggml", ...; "" when absent */
+	char *format;       /* "safetensors", "gguf", ...; "" when absent */
+	int64_t size;       /* 0 when absent */
+	char *inline_json;  /* the entry itself when it carries config or layers, else NULL */
+} oa_list_entry;
+
 typedef struct oa_manifest {
 	int64_t schema_version;
 	char *media_type;   /* "" when absent */
@@ -65,6 +78,9 @@ typedef struct oa_manifest {
 	size_t id_len;      /* how many bytes that hash covered */
 	int64_t size;       /* Manifest.Size(): config + every layer, duplicates counted */
 	size_t n_manifests; /* entries of a manifest list */
+	oa_list_entry *entries; /* the n_manifests entries, when the list parsed */
+	char *runner;       /* 0.40's optional top-level "runner"; "" when absent */
+	char *format;       /* 0.40's optional top-level "format"; "" when absent */
 } oa_manifest;
 
 /* Parse manifest bytes. Returns 0, or -1 with a one-line reason in err.

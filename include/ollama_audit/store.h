@@ -98,6 +98,18 @@ typedef struct oa_model {
 	const char *arch, *params, *quant;
 
 	struct oa_model_headers *headers; /* NULL until headers are read */
+
+	/* Ollama 0.40 stores (spec §2.5, docs/store-format-notes.md). */
+	bool v2;                  /* the tag lives under manifests-v2/ */
+	bool anchor;              /* a legacy tag that a manifests-v2 tag of the same name shadows */
+	const char *tag_kind;     /* "file", "symlink", "hardlink" or "copy" (of a manifest blob) */
+	char tag_blob[65];        /* the manifest blob the tag is, or "" */
+	bool is_list;             /* the tag is a manifest list; m is the child in use */
+	oa_manifest list;         /* the list itself, when is_list */
+	bool *child_present;      /* per list entry: its manifest is here */
+	long child;               /* the entry in use, or -1 */
+	long child_pull;          /* the entry a pull on the --platform would fetch, or -1 */
+	const char *d_runner;     /* /api/tags details.runner as 0.40 reports it, or NULL */
 } oa_model;
 
 typedef struct oa_store {
@@ -105,8 +117,10 @@ typedef struct oa_store {
 	char *root;           /* the models directory (holds manifests/ and blobs/) */
 	const char *how;      /* "--store", "OLLAMA_MODELS", "default" */
 	int root_fd, manifests_fd, blobs_fd; /* -1 when absent */
+	int manifests_v2_fd;  /* -1 when absent */
 	struct stat root_st;
-	bool has_manifests, has_blobs;
+	bool has_manifests, has_blobs, has_manifests_v2;
+	const char *platform; /* "os/arch" that chooses a list's child; NULL: this machine */
 
 	char *bounds[4];      /* the resolved root, manifests/, manifests-v2/, blobs/: nothing */
 	size_t n_bounds;      /* outside them is ever read or walked through a symlink */
@@ -162,6 +176,14 @@ int oa_store_open_blob(const oa_store *s, const oa_blob *b);
 uint64_t oa_store_models_disk_bytes(const oa_store *s, const bool *selected);
 /* The same for one model: allocated and apparent bytes of its blob files. */
 void oa_model_blob_usage(const oa_model *m, uint64_t *alloc, uint64_t *apparent);
+
+/* Every blob file the model's tag reaches: its config and layers, the
+ * manifest blob the tag is (0.40), and for a manifest list each child here
+ * with what it names. A new array (free it); the blobs are the store's. */
+size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out);
+
+/* The blob file sha256-<hex> when it is a complete, present file, or NULL. */
+oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex);
 
 /* Read the first bytes of a blob (the manifest-blob and GGUF magic tests). */
 bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b);

@@ -54,6 +54,7 @@ typedef struct cli {
 	bool duplicates;    /* du --duplicates: digests in several stores */
 	bool hardlink;      /* dedupe --hardlink: hard links, same owner only */
 	const char *output; /* --output FILE: stdout goes to FILE, atomically (temp + rename) */
+	const char *platform; /* --platform OS/ARCH: which child of a manifest list a tag uses */
 	char **args;        /* positional arguments after the command */
 	size_t n_args;
 	int exit_code;

@@ -110,11 +110,12 @@ opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 				k++;
 				break;
 			}
-			if (!v[k].s.has_manifests)
+			if (!v[k].s.has_manifests && !v[k].s.has_manifests_v2)
 				cli_err("%s: no manifests/ directory: no models", v[k].s.root);
 			if (!v[k].s.has_blobs)
 				cli_err("%s: no blobs/ directory: every referenced blob is missing", v[k].s.root);
 			oa_store_set_header_mode(&v[k].s, header_mode);
+			v[k].s.platform = c->platform;
 			oa_store_scan(&v[k].s);
 			v[k].ok = true;
 			k++;

@@ -13,6 +13,10 @@
 
 static bool selected(const cli *c, const oa_model *m)
 {
+	/* A legacy tag that a manifests-v2 tag shadows is not listed (reads try
+	 * manifests-v2 first); check reports it. */
+	if (m->anchor)
+		return false;
 	/* ollama list [PREFIX]: a case-insensitive prefix match on NAME. */
 	if (c->n_args == 0)
 		return true;

@@ -1,6 +1,7 @@
 /* cmd_show.c - `ollama-audit show MODEL`: one model in full. */
 #include "cli.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/manifest_list.h"
 #include "ollama_audit/model.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
@@ -97,6 +98,34 @@ static void show_st(const oa_st_blob *st, bool tensors)
 		}
 }
 
+/* How the tag is stored (0.40: a manifests-v2 link to a manifest blob) and,
+ * for a manifest list, every child and which one is in use. */
+static void show_tag(const oa_store *s, const oa_model *m)
+{
+	char buf[256];
+	if (m->v2 || strcmp(m->tag_kind ? m->tag_kind : "file", "file") != 0) {
+		snprintf(buf, sizeof buf, "%s%s%s%s", m->v2 ? "manifests-v2 " : "manifests/ ",
+		         m->tag_kind ? m->tag_kind : "file", m->tag_blob[0] ? " of blob sha256:" : "",
+		         m->tag_blob);
+		kv("tag", buf);
+	}
+	if (m->anchor)
+		kv("tag", "a legacy anchor: a manifests-v2 tag of the same name takes precedence");
+	if (!m->is_list)
+		return;
+	printf("manifest list %s (%zu children, for %s)\n", m->list.id, m->list.n_manifests,
+	       s->platform ? s->platform : oa_platform_default());
+	for (size_t i = 0; i < m->list.n_manifests; i++) {
+		const oa_list_entry *e = &m->list.entries[i];
+		const char *state = (long)i == m->child ? "in use" : m->child_present[i] ? "here, not in use"
+		                                                                          : "not here";
+		printf("  %zu %-9s %-12s %.19s%s  %s%s\n", i, pr(0, *e->runner ? e->runner : "-"),
+		       pr(1, *e->format ? e->format : "-"), e->inline_json ? "(inline)" : pr(2, e->digest),
+		       e->digest_valid ? "…" : "", state, (long)i == m->child_pull && (long)i != m->child
+		       ? " (a pull here would fetch it)" : "");
+	}
+}
+
 static void show_table(cli *c, const oa_store *s, const oa_model *m)
 {
 	char buf[OA_NAME_DISPLAY_MAX + 64], size[32], disk[32], when[64];
@@ -114,6 +143,7 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 	char mod[OA_NAME_DISPLAY_MAX + 160];
 	snprintf(mod, sizeof mod, "%s (%s)", buf, when);
 	kv("modified", mod);
+	show_tag(s, m);
 	if (!m->manifest_ok) {
 		kv("manifest error", m->manifest_error);
 		return;

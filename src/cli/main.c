@@ -4,6 +4,7 @@
 #include "cli_multi.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/manifest_list.h"
 #include "ollama_audit/util.h"
 
 #include <getopt.h>
@@ -36,6 +37,8 @@ static const char usage_text[] =
 	"                     check, verify and stores also take prometheus\n"
 	"  --all-users        every store on the machine (see `stores`), plus any --store\n"
 	"  --output FILE      write standard output to FILE atomically (temp file + rename)\n"
+	"  --platform OS/ARCH which child of a manifest list a tag uses (default: this\n"
+	"                     machine; darwin/arm64 prefers the MLX child)\n"
 	"  --units U          si (default, like ollama list), iec, bytes\n"
 	"  --fail-on SEV      lowest severity that sets the exit status: error (default), warning\n"
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
@@ -252,11 +255,12 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 			oa_store_close(&v[i].s);
 			continue;
 		}
-		if (!v[i].s.has_manifests)
+		if (!v[i].s.has_manifests && !v[i].s.has_manifests_v2)
 			cli_err("%s: no manifests/ directory: no models", v[i].s.root);
 		if (!v[i].s.has_blobs)
 			cli_err("%s: no blobs/ directory: every referenced blob is missing", v[i].s.root);
 		oa_store_set_header_mode(&v[i].s, header_mode);
+		v[i].s.platform = c->platform;
 		oa_store_scan(&v[i].s);
 		v[i].ok = true;
 	}
@@ -336,7 +340,8 @@ void csv_field(FILE *out, const char *s, bool last)
 enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSION, OPT_TENSORS,
        OPT_JOBS, OPT_ALL, OPT_CHANGED, OPT_QUICK, OPT_MAX_DURATION, OPT_CACHE, OPT_PROGRESS,
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
-       OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT };
+       OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
+       OPT_PLATFORM };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -368,6 +373,7 @@ static const struct option long_opts[] = {
 	{ "duplicates", no_argument, NULL, OPT_DUPLICATES },
 	{ "hardlink", no_argument, NULL, OPT_HARDLINK },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "platform", required_argument, NULL, OPT_PLATFORM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -505,6 +511,14 @@ int main(int argc, char **argv)
 		case OPT_DUPLICATES: c.duplicates = true; break;
 		case OPT_HARDLINK: c.hardlink = true; break;
 		case OPT_OUTPUT: c.output = optarg; break;
+		case OPT_PLATFORM:
+			if (!oa_platform_valid(optarg)) {
+				cli_err("--platform: expected OS/ARCH as Go names them (darwin/arm64, linux/amd64, ...), not '%s'",
+				        optarg);
+				return OA_EXIT_USAGE;
+			}
+			c.platform = optarg;
+			break;
 		default:
 			fprintf(stderr, "Try 'ollama-audit --help'.\n");
 			return OA_EXIT_USAGE;
