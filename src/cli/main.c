@@ -61,8 +61,9 @@ static const char *cmd_help_text(const char *cmd)
 		       "Show one model in full: name, ID, paths, config fields, every layer (media type,\n"
 		       "digest, declared size, name/from, whether the blob exists and its size on disk),\n"
 		       "and a header summary of each weight layer (GGUF or safetensors). MODEL is a name\n"
-		       "as Ollama resolves it (defaults for host, namespace and tag; case-insensitive) or\n"
-		       "an ID prefix of at least 6 hex digits. --tensors lists every tensor.\n";
+		       "as Ollama resolves it (defaults for host, namespace and tag) or an ID prefix of\n"
+		       "at least 6 hex digits. An exact-case match wins; a name several models match\n"
+		       "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n";
 	if (strcmp(cmd, "check") == 0)
 		return "usage: ollama-audit check [MODEL...] [--format table|json|ndjson] [--fail-on error|warning]\n"
 		       "\n"
@@ -263,6 +264,25 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 	free(def);
 	*n = count;
 	return v;
+}
+
+long cli_resolve_model(cli *c, const oa_store *s, const char *query)
+{
+	long idx = oa_store_resolve(s, query);
+	if (idx != OA_RESOLVE_AMBIGUOUS_NAME)
+		return idx;
+	oa_name want;
+	oa_name_parse(query, &want);
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t i = 0; i < s->n_models; i++)
+		if (oa_name_equal_fold(&s->models[i].name, &want))
+			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", s->models[i].display);
+	char *names = oa_buf_take(&b);
+	cli_err("%s: ambiguous: %s matches %s; name one in its exact case", s->root, query, names);
+	free(names);
+	c->exit_code |= OA_EXIT_USAGE;
+	return idx;
 }
 
 void cli_close_stores(opened_store *v, size_t n)
