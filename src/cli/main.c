@@ -7,7 +7,6 @@
 #include "ollama_audit/util.h"
 
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +105,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "\n"
 		       "  --what LIST        orphans,partials,temps (default: what the server's start-up\n"
 		       "                     prune deletes), legacy, foreign, manifest-blobs, empty-dirs, all\n"
-		       "  --min-age D        skip files younger than D (default 1h; 30m, 2d, 0)\n"
+		       "  --min-age D        skip files younger than D (default 1h; 90s, 30m, 1.5h, 2d, 0)\n"
 		       "  --quarantine DIR   move instead of delete (same filesystem); `restore DIR` undoes\n"
 		       "  --force            go on although a manifest cannot be parsed or an Ollama\n"
 		       "                     server/runner uses the store (both refuse by default, exit 8)\n"
@@ -391,27 +390,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A duration: a number of seconds, or with an s, m, h or d suffix. Finite,
- * not negative, at most 1e12 s (strtod accepts "nan" and "inf"). */
-static bool parse_duration(const char *arg, double *out)
-{
-	char *end;
-	double d = strtod(arg, &end);
-	if (end == arg || !isfinite(d))
-		return false;
-	switch (*end) {
-	case 's': end++; break;
-	case 'm': d *= 60, end++; break;
-	case 'h': d *= 3600, end++; break;
-	case 'd': d *= 86400, end++; break;
-	default: break;
-	}
-	if (*end || d < 0 || d > 1e12)
-		return false;
-	*out = d;
-	return true;
-}
-
 /* The --store list outlives every early return of main(); free it at exit
  * so leak checkers see a clean process whatever path it took. */
 static char **store_list;
@@ -491,9 +469,10 @@ int main(int argc, char **argv)
 		case OPT_CHANGED: c.changed = true; break;
 		case OPT_QUICK: c.quick = true; break;
 		case OPT_MAX_DURATION: {
-						double d;
-			if (!parse_duration(optarg, &d) || d <= 0)
-				return usage_error("--max-duration takes seconds (or 90s, 10m, 2h), not '%s'", optarg);
+			double d;
+			if (oa_parse_duration(optarg, &d) < 0 || d <= 0)
+				return usage_error("--max-duration takes a time budget above 0: %s; not '%s'",
+				                   OA_DURATION_GRAMMAR, optarg);
 			c.max_duration = d;
 			break;
 		}
@@ -512,10 +491,10 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_MIN_AGE: {
-						double d;
-			if (!parse_duration(optarg, &d))
-				return usage_error("--min-age takes a duration (3600, 90s, 30m, 1h, 2d, 0), not '%s'",
-				                   optarg);
+			double d;
+			if (oa_parse_duration(optarg, &d) < 0)
+				return usage_error("--min-age takes a duration: %s; 0 for none; not '%s'",
+				                   OA_DURATION_GRAMMAR, optarg);
 			c.min_age = (long long)d;
 			break;
 		}

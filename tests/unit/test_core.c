@@ -270,6 +270,34 @@ static void test_escape(void)
 	free(e);
 }
 
+/* One strict grammar for every duration option (issue 11, defect 10). */
+static void test_duration(void)
+{
+	static const struct { const char *s; double secs; } good[] = {
+		{ "0", 0 }, { "5", 5 }, { "30s", 30 }, { "90m", 5400 }, { "1h", 3600 }, { "2d", 172800 },
+		{ "0.5s", 0.5 }, { "1.5h", 5400 }, { "0.000001", 0.000001 }, { "007", 7 },
+		{ "1000000000000", 1e12 },
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		double d = -1;
+		CHECK(oa_parse_duration(good[i].s, &d) == 0);
+		CHECK(d == good[i].secs);
+	}
+	static const char *bad[] = {
+		"", "0x10", "1e3", "0x1p4", " 5", "5 ", "+5", "-5", "-0", "5.", ".5", "1.h", "nan", "inf",
+		"5ms", "5S", "5H", "h", "1h30m", "5sm", "5\n", "1000000000001", "11575000000d",
+		"99999999999999999999999999", "18446744073709551617s",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		double d = 42;
+		int rc = oa_parse_duration(bad[i], &d);
+		if (rc == 0)
+			fprintf(stderr, "duration '%s' accepted\n", bad[i]);
+		CHECK(rc < 0);
+		CHECK(d == 42);
+	}
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -280,5 +308,6 @@ int main(void)
 	test_config();
 	test_human();
 	test_escape();
+	test_duration();
 	TEST_MAIN_END();
 }
