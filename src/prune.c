@@ -968,14 +968,17 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 	char rq[PATH_MAX];
 	if (quarantine_check(s, dir, rq, err, errlen) < 0)
 		return -1;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+	/* A refused quarantine leaves nothing behind: what we created is
+	 * removed again on failure (rmdir: only while still empty). */
+	bool created = mkdir(dir, 0700) == 0;
+	if (!created && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create quarantine directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	q->fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (q->fd < 0) {
 		snprintf(err, errlen, "cannot open quarantine directory %s: %s", dir, strerror(errno));
-		return -1;
+		goto fail;
 	}
 	struct stat qst, bst, rst;
 	if (fstat(q->fd, &qst) < 0) {
@@ -1045,8 +1048,12 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 fail:
 	if (q->files_fd >= 0)
 		close(q->files_fd);
+	if (created && q->fd >= 0)
+		unlinkat(q->fd, "files", AT_REMOVEDIR);
 	if (q->fd >= 0)
 		close(q->fd);
+	if (created)
+		rmdir(dir);
 	json_decref(q->index);
 	q->index = NULL;
 	q->fd = q->files_fd = -1;
