@@ -1,6 +1,7 @@
 /* cmd_prune.c - `ollama-audit prune` and the plan/confirm/apply steps that
  * `rm` shares (docs/disk-space.md). */
 #include "cli.h"
+#include "cli_multi.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
 #include "ollama_audit/platform.h"
@@ -174,7 +175,9 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	/* --plan FILE without --apply: save the plan. */
 	if (!c->apply && c->plan_path) {
 		char err[512];
-		if (oa_plan_write(p, c->plan_path, err, sizeof err) < 0) {
+		if (cli_refuse_store_path(c, "--plan", c->plan_path)) {
+			c->exit_code |= OA_EXIT_USAGE;
+		} else if (oa_plan_write(p, c->plan_path, err, sizeof err) < 0) {
 			cli_err("%s", err);
 			c->exit_code |= OA_EXIT_OPERATIONAL;
 		} else if (!json) {

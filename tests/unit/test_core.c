@@ -5,9 +5,12 @@
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/name.h"
+#include "ollama_audit/outfile.h"
 #include "ollama_audit/util.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <jansson.h>
 
 static void test_names(void)
@@ -298,6 +301,29 @@ static void test_duration(void)
 	}
 }
 
+/* What took the name between open and commit is never renamed over. */
+static void test_outfile_recheck(void)
+{
+	char dir[] = "/tmp/oa-outfile-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char path[64], err[256];
+	snprintf(path, sizeof path, "%s/out", dir);
+	oa_outfile o;
+	CHECK(oa_outfile_open(&o, path, 0644, 0, err, sizeof err) == 0);
+	CHECK(write(o.fd, "x\n", 2) == 2);
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(oa_outfile_commit(&o, err, sizeof err) < 0);
+	struct stat st;
+	CHECK(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+	CHECK(strstr(err, "not replaced") != NULL);
+	/* the output is kept in the temporary file, which the user is told about */
+	char tmp[96];
+	snprintf(tmp, sizeof tmp, "%s/.out.%ld.tmp", dir, (long)getpid());
+	CHECK(unlink(tmp) == 0);
+	CHECK(unlink(path) == 0);
+	CHECK(rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -309,5 +335,6 @@ int main(void)
 	test_human();
 	test_escape();
 	test_duration();
+	test_outfile_recheck();
 	TEST_MAIN_END();
 }
