@@ -65,7 +65,7 @@ int oa_config_parse(const uint8_t *bytes, size_t len, oa_config *c, char *err, s
 {
 	memset(c, 0, sizeof *c);
 	json_error_t jerr;
-	json_t *root = json_loadb((const char *)bytes, len, JSON_DISABLE_EOF_CHECK, &jerr);
+	json_t *root = oa_json_loadb_go(bytes, len, JSON_DISABLE_EOF_CHECK, &jerr);
 	const char *bad = NULL;
 	if (!root) {
 		snprintf(err, errlen, len ? "not JSON: %s at byte %d" : "empty file", jerr.text,

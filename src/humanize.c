@@ -139,3 +139,37 @@ void oa_go_time(time_t sec, long nsec, char *buf, size_t len)
 		off = -off;
 	snprintf(buf, len, "%s%s%c%02ld:%02ld", base, frac, sign, off / 3600, (off % 3600) / 60);
 }
+
+/* Each part is counted in digits before any arithmetic, so no input can
+ * overflow: 13 integer digits already exceed OA_DURATION_MAX. */
+int oa_parse_duration(const char *s, double *secs)
+{
+	const char *p = s;
+	double v = 0;
+	size_t n = 0;
+	for (; *p >= '0' && *p <= '9'; p++, n++)
+		if (n < 14)
+			v = v * 10 + (*p - '0');
+	if (n == 0 || n >= 14)
+		return -1;
+	if (*p == '.') {
+		/* digits / 10^f: one correctly rounded division (0.000001 exactly) */
+		double digits = 0, scale = 1;
+		size_t f = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++, f++)
+			if (f < 15)
+				digits = digits * 10 + (*p - '0'), scale *= 10;
+		if (f == 0)
+			return -1;
+		v += digits / scale;
+	}
+	static const char units[] = "smhd";
+	static const double mul[] = { 1, 60, 3600, 86400 };
+	const char *u = *p ? strchr(units, *p) : NULL;
+	if (u)
+		v *= mul[u - units], p++;
+	if (*p || v > OA_DURATION_MAX)
+		return -1;
+	*secs = v;
+	return 0;
+}

@@ -69,6 +69,60 @@ json_t *oa_json_get_fold_struct(json_t *obj, const char *key)
 	return merged;
 }
 
+/* The number token at p (a maximal run of number characters). */
+static size_t number_len(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && p[i] && (strchr("+-.eE", p[i]) || (p[i] >= '0' && p[i] <= '9')))
+		i++;
+	return i;
+}
+
+static bool jansson_overflows(const uint8_t *p, size_t n)
+{
+	json_error_t e;
+	json_t *v = json_loadb((const char *)p, n, JSON_DECODE_ANY, &e);
+	json_decref(v);
+	return !v && json_error_code(&e) == json_error_numeric_overflow;
+}
+
+json_t *oa_json_loadb_go(const uint8_t *bytes, size_t len, size_t flags, json_error_t *err)
+{
+	json_t *root = json_loadb((const char *)bytes, len, flags, err);
+	if (root || json_error_code(err) != json_error_numeric_overflow)
+		return root;
+	/* Quote every number jansson refuses; strings are copied untouched. */
+	oa_buf b;
+	oa_buf_init(&b);
+	bool in_string = false;
+	for (size_t i = 0; i < len;) {
+		uint8_t c = bytes[i];
+		if (in_string || (c != '-' && (c < '0' || c > '9'))) {
+			if (in_string && c == '\\' && i + 1 < len) {
+				oa_buf_add(&b, bytes + i, 2);
+				i += 2;
+				continue;
+			}
+			if (c == '"')
+				in_string = !in_string;
+			oa_buf_addc(&b, (char)c);
+			i++;
+			continue;
+		}
+		size_t n = number_len(bytes + i, len - i);
+		bool quote = jansson_overflows(bytes + i, n);
+		if (quote)
+			oa_buf_addc(&b, '"');
+		oa_buf_add(&b, bytes + i, n);
+		if (quote)
+			oa_buf_addc(&b, '"');
+		i += n;
+	}
+	root = json_loadb(b.data, b.len, flags, err);
+	oa_buf_free(&b);
+	return root;
+}
+
 json_t *oa_json_str(const char *s)
 {
 	if (!s)

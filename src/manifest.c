@@ -347,7 +347,7 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 	oa_sha256_hex(bytes, m->id_len, m->id);
 
 	json_error_t jerr;
-	json_t *root = json_loadb((const char *)bytes, len, JSON_DISABLE_EOF_CHECK, &jerr);
+	json_t *root = oa_json_loadb_go(bytes, len, JSON_DISABLE_EOF_CHECK, &jerr);
 	if (!root) {
 		if (len == 0)
 			snprintf(err, errlen, "empty file");

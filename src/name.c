@@ -141,6 +141,12 @@ void oa_name_display(const oa_name *n, char *buf, size_t len)
 		snprintf(buf, len, "%s:%s", n->model, n->tag);
 }
 
+bool oa_name_equal(const oa_name *a, const oa_name *b)
+{
+	return strcmp(a->host, b->host) == 0 && strcmp(a->ns, b->ns) == 0 &&
+	       strcmp(a->model, b->model) == 0 && strcmp(a->tag, b->tag) == 0;
+}
+
 bool oa_name_equal_fold(const oa_name *a, const oa_name *b)
 {
 	return strcasecmp(a->host, b->host) == 0 && strcasecmp(a->ns, b->ns) == 0 &&

@@ -1,5 +1,6 @@
 /* prune.c - plans, their JSON form, and applying them safely (prune.h). */
 #include "ollama_audit/prune.h"
+#include "ollama_audit/outfile.h"
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/platform.h"
 #include "ollama_audit/util.h"
@@ -447,43 +448,6 @@ json_t *oa_plan_to_json(const oa_plan *p)
 	return o;
 }
 
-static int write_atomic_at(int dirfd, const char *name, const char *data, size_t len, char *err,
-                           size_t errlen)
-{
-	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof tmp, ".%s.tmp", name);
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-			close(fd);
-			unlinkat(dirfd, tmp, 0);
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-		unlinkat(dirfd, tmp, 0);
-		return -1;
-	}
-	if (renameat(dirfd, tmp, dirfd, name) < 0) {
-		snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, name, strerror(errno));
-		unlinkat(dirfd, tmp, 0);
-		return -1;
-	}
-	fsync(dirfd);
-	return 0;
-}
-
 static int write_json_atomic_at(int dirfd, const char *name, json_t *v, char *err, size_t errlen)
 {
 	char *s = json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
@@ -496,7 +460,7 @@ static int write_json_atomic_at(int dirfd, const char *name, json_t *v, char *er
 	memcpy(d, s, len);
 	d[len] = '\n';
 	free(s);
-	int rc = write_atomic_at(dirfd, name, d, len + 1, err, errlen);
+	int rc = oa_outfile_write_at(dirfd, name, d, len + 1, 0644, err, errlen);
 	free(d);
 	return rc;
 }
@@ -520,7 +484,10 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 		return -1;
 	}
 	json_t *v = oa_plan_to_json(p);
-	int rc = write_json_atomic_at(dfd, name, v, err, errlen);
+	char why[512];
+	int rc = write_json_atomic_at(dfd, name, v, why, sizeof why);
+	if (rc < 0)
+		snprintf(err, errlen, "--plan %s: %s", file, why);
 	json_decref(v);
 	close(dfd);
 	free(dir);
@@ -997,14 +964,17 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 	char rq[PATH_MAX];
 	if (quarantine_check(s, dir, rq, err, errlen) < 0)
 		return -1;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+	/* A refused quarantine leaves nothing behind: what we created is
+	 * removed again on failure (rmdir: only while still empty). */
+	bool created = mkdir(dir, 0700) == 0;
+	if (!created && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create quarantine directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	q->fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (q->fd < 0) {
 		snprintf(err, errlen, "cannot open quarantine directory %s: %s", dir, strerror(errno));
-		return -1;
+		goto fail;
 	}
 	struct stat qst, bst, rst;
 	if (fstat(q->fd, &qst) < 0) {
@@ -1074,8 +1044,12 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 fail:
 	if (q->files_fd >= 0)
 		close(q->files_fd);
+	if (created && q->fd >= 0)
+		unlinkat(q->fd, "files", AT_REMOVEDIR);
 	if (q->fd >= 0)
 		close(q->fd);
+	if (created)
+		rmdir(dir);
 	json_decref(q->index);
 	q->index = NULL;
 	q->fd = q->files_fd = -1;

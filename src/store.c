@@ -1156,9 +1156,20 @@ long oa_store_resolve(const oa_store *s, const char *query)
 {
 	oa_name want;
 	if (oa_name_parse(query, &want)) {
-		for (size_t i = 0; i < s->n_models; i++)
-			if (!s->models[i].anchor && oa_name_equal_fold(&s->models[i].name, &want))
+		long folded = -1;
+		size_t n_folded = 0;
+		for (size_t i = 0; i < s->n_models; i++) {
+			if (s->models[i].anchor) /* manifests-v2 takes precedence */
+				continue;
+			if (oa_name_equal(&s->models[i].name, &want))
 				return (long)i;
+			if (oa_name_equal_fold(&s->models[i].name, &want))
+				folded = (long)i, n_folded++;
+		}
+		if (n_folded > 1)
+			return OA_RESOLVE_AMBIGUOUS_NAME;
+		if (folded >= 0)
+			return folded;
 	}
 	size_t n = strlen(query);
 	if (strncmp(query, "sha256:", 7) == 0 || strncmp(query, "sha256-", 7) == 0)
@@ -1171,7 +1182,7 @@ long oa_store_resolve(const oa_store *s, const char *query)
 	for (size_t i = 0; i < s->n_models; i++) {
 		if (!s->models[i].anchor && strncasecmp(s->models[i].m.id, query, n) == 0) {
 			if (found >= 0)
-				return -2;
+				return OA_RESOLVE_AMBIGUOUS_ID;
 			found = (long)i;
 		}
 	}

@@ -1,5 +1,6 @@
 /* verify_cache.c - see verify_cache.h. */
 #include "ollama_audit/verify_cache.h"
+#include "ollama_audit/outfile.h"
 #include "ollama_audit/util.h"
 
 #include <errno.h>
@@ -399,7 +400,7 @@ static int write_json(oa_verify_cache *c, int fd)
 
 int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 {
-	char dir[4096], tmp[4200];
+	char dir[4096];
 	oa_seterr(err, errlen, "%s", "");
 	size_t plen = strlen(c->path);
 	if (plen >= sizeof dir) {
@@ -418,46 +419,28 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 		oa_seterr(err, errlen, "cannot create %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", c->path, (long)getpid());
-
-	/* O_EXCL | O_NOFOLLOW: never write through something planted at the
-	 * temp name; a stale one (a crashed run with our pid) is removed once. */
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		oa_seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+	/* outfile.h: a temporary file and a rename over a regular file only;
+	 * a FIFO or device is written through, other things are refused. */
+	oa_outfile o;
+	char why[512];
+	if (oa_outfile_open(&o, c->path, 0600, OA_OUT_NOWAIT, why, sizeof why) < 0) {
+		oa_seterr(err, errlen, "cannot write %s: %s", c->path, why);
 		return -1;
 	}
 	/* Serialise under the lock (workers may still be updating entries),
 	 * sorted by digest so the file is stable and diffable. */
 	pthread_mutex_lock(&c->mu);
-	int rc = write_json(c, fd);
+	int rc = write_json(c, o.fd);
 	unsigned long gen = c->gen;
 	pthread_mutex_unlock(&c->mu);
-	int saved_errno = errno;
-	if (rc == 0 && fsync(fd) != 0) {
-		rc = -1;
-		saved_errno = errno;
-	}
-	if (close(fd) != 0 && rc == 0) {
-		rc = -1;
-		saved_errno = errno;
-	}
-	if (rc == 0 && rename(tmp, c->path) != 0) {
-		rc = -1;
-		saved_errno = errno;
-	}
 	if (rc != 0) {
-		unlink(tmp);
-		oa_seterr(err, errlen, "cannot write %s: %s", c->path, strerror(saved_errno));
+		oa_seterr(err, errlen, "cannot write %s: %s", c->path, strerror(errno));
+		oa_outfile_abort(&o);
 		return -1;
 	}
-	/* Make the rename durable; failure here is not worth reporting. */
-	int dfd = open(dir, O_RDONLY | O_CLOEXEC);
-	if (dfd >= 0) {
-		(void)fsync(dfd);
-		close(dfd);
+	if (oa_outfile_commit(&o, why, sizeof why) < 0) {
+		oa_seterr(err, errlen, "cannot write %s: %s", c->path, why);
+		return -1;
 	}
 	pthread_mutex_lock(&c->mu);
 	c->saved_gen = gen;

@@ -26,4 +26,12 @@ void oa_iso8601(time_t sec, long nsec, char *buf, size_t len);
  * 2024-12-11T10:02:03.123456789+01:00 (trailing zeros of the fraction dropped). */
 void oa_go_time(time_t sec, long nsec, char *buf, size_t len);
 
+/* A duration as every option takes it (--min-age, --max-duration): digits,
+ * an optional fraction (.digits), an optional unit s, m, h or d; nothing
+ * else (no blanks, sign, hex, exponent, nan/inf), at most OA_DURATION_MAX
+ * seconds. 0 with *secs set, or -1 with *secs untouched. */
+#define OA_DURATION_MAX 1e12
+#define OA_DURATION_GRAMMAR "seconds, or with a unit: 30s, 90m, 1h, 2d (digits, optional .fraction)"
+int oa_parse_duration(const char *s, double *secs);
+
 #endif

@@ -18,6 +18,14 @@ json_t *oa_json_get_fold(json_t *obj, const char *key);
 json_t *oa_json_get_fold_slice(json_t *obj, const char *key);
 json_t *oa_json_get_fold_struct(json_t *obj, const char *key);
 
+/* json_loadb() for a document the Ollama server decodes with Go's
+ * encoding/json: a number jansson cannot hold (an integer beyond int64, a
+ * real beyond double) is legal JSON that Go only rejects in a field that
+ * holds it, and skips in an unknown field. Such numbers are loaded as
+ * strings of their text, so an unknown field is ignored whatever its value
+ * and a known numeric field still fails its type check. */
+json_t *oa_json_loadb_go(const uint8_t *bytes, size_t len, size_t flags, json_error_t *err);
+
 /* A JSON string for bytes from disk: as is when valid UTF-8, else with the
  * offending bytes escaped as \\xNN; NULL gives JSON null. Never NULL. */
 json_t *oa_json_str(const char *s);

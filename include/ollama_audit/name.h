@@ -44,6 +44,10 @@ bool oa_name_parse(const char *s, oa_name *out);
 void oa_name_display(const oa_name *n, char *buf, size_t len);
 #define OA_NAME_DISPLAY_MAX (351 + 81 + 81 + 81 + 4)
 
+/* Case-sensitive comparison of all four parts (the same file on a
+ * case-sensitive filesystem). */
+bool oa_name_equal(const oa_name *a, const oa_name *b);
+
 /* Case-insensitive comparison of all four parts (Name.EqualFold). */
 bool oa_name_equal_fold(const oa_name *a, const oa_name *b);
 

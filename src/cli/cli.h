@@ -67,6 +67,9 @@ typedef struct opened_store {
 } opened_store;
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode);
 void cli_close_stores(opened_store *v, size_t n);
+/* oa_store_resolve() for a MODEL argument; a name that several models match
+ * only case-insensitively is reported ("ambiguous: ...") and ORs 16. */
+long cli_resolve_model(cli *c, const oa_store *s, const char *query);
 
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Ask a yes/no question on stderr and read the answer from stdin. Only

@@ -3,6 +3,7 @@
 #include "cli_multi.h"
 #include "ollama_audit/discover.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/outfile.h"
 #include "ollama_audit/platform.h"
 #include "ollama_audit/prometheus.h"
 #include "ollama_audit/report.h"
@@ -163,7 +164,8 @@ static struct {
 	oa_prom *prom;
 	bool verify;
 	/* --output */
-	char *tmp;
+	oa_outfile out;
+	bool out_open;
 	int saved_stdout;
 } M = { .saved_stdout = -1 };
 
@@ -324,6 +326,63 @@ static void print_totals(cli *c)
 	free(u);
 }
 
+/* ---- what the tool writes never lands in a store ------------------------------------------ */
+
+/* Every store this command may audit, resolved once: each --store (or the
+ * default store) as oa_store_open() resolves it, and with --all-users every
+ * store discovery finds. */
+static char **store_roots(const cli *c, size_t *n)
+{
+	static char **roots;
+	static size_t nroots;
+	static bool done;
+	if (done) {
+		*n = nroots;
+		return roots;
+	}
+	done = true;
+	const char *how = "--store";
+	char *def = c->n_stores ? NULL : oa_store_default_path(&how);
+	size_t count = c->n_stores ? c->n_stores : 1;
+	for (size_t i = 0; i < count; i++) {
+		oa_store s;
+		char err[512];
+		if (oa_store_open(&s, c->n_stores ? c->stores[i] : def, how, err, sizeof err) == 0) {
+			roots = oa_xreallocarray(roots, nroots + 1, sizeof *roots);
+			roots[nroots++] = oa_xstrdup(s.root);
+		}
+		oa_store_close(&s);
+	}
+	free(def);
+	if (c->all_users) {
+		oa_discovery d;
+		oa_discover(&d, c->stores, c->n_stores);
+		for (size_t i = 0; i < d.n; i++) {
+			if (!d.v[i].root)
+				continue;
+			roots = oa_xreallocarray(roots, nroots + 1, sizeof *roots);
+			roots[nroots++] = oa_xstrdup(d.v[i].root);
+		}
+		oa_discovery_free(&d);
+	}
+	*n = nroots;
+	return roots;
+}
+
+bool cli_refuse_store_path(const cli *c, const char *opt, const char *path)
+{
+	size_t n;
+	char **roots = store_roots(c, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (oa_outfile_inside(path, roots[i])) {
+			cli_err("%s %s is inside the store %s; the tool never writes to a store", opt, path,
+			        roots[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* ---- --output and the end of a command ------------------------------------------------- */
 
 int cli_output_begin(cli *c)
@@ -351,26 +410,21 @@ int cli_output_begin(cli *c)
 		cli_err("--output needs a file name");
 		return OA_EXIT_USAGE;
 	}
-	/* node_exporter reads *.prom only: the temporary name must not end in .prom */
-	M.tmp = oa_xasprintf("%s.%ld.tmp", c->output, (long)getpid());
-	int fd = open(M.tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		cli_err("--output %s: cannot create %s: %s", c->output, M.tmp, strerror(errno));
-		free(M.tmp);
-		M.tmp = NULL;
+	if (cli_refuse_store_path(c, "--output", c->output))
+		return OA_EXIT_USAGE;
+	char err[512];
+	if (oa_outfile_open(&M.out, c->output, 0644, 0, err, sizeof err) < 0) {
+		cli_err("--output %s: %s", c->output, err);
 		return OA_EXIT_OPERATIONAL;
 	}
 	fflush(stdout);
 	M.saved_stdout = dup(STDOUT_FILENO);
-	if (M.saved_stdout < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+	if (M.saved_stdout < 0 || dup2(M.out.fd, STDOUT_FILENO) < 0) {
 		cli_err("--output: %s", strerror(errno));
-		close(fd);
-		unlink(M.tmp);
-		free(M.tmp);
-		M.tmp = NULL;
+		oa_outfile_abort(&M.out);
 		return OA_EXIT_OPERATIONAL;
 	}
-	close(fd);
+	M.out_open = true;
 	return 0;
 }
 
@@ -389,25 +443,24 @@ int cli_output_end(cli *c, int rc)
 	free(M.v);
 	M.v = NULL;
 	M.n = 0;
-	if (!M.tmp)
+	if (!M.out_open)
 		return rc;
-	bool ok = fflush(stdout) == 0 && !ferror(stdout) && fsync(STDOUT_FILENO) == 0;
+	M.out_open = false;
+	bool ok = fflush(stdout) == 0 && !ferror(stdout);
 	int e = errno;
 	dup2(M.saved_stdout, STDOUT_FILENO);
 	close(M.saved_stdout);
 	clearerr(stdout);
+	char err[512];
 	if (!ok) {
 		cli_err("--output %s: write error: %s", c->output, strerror(e));
-		unlink(M.tmp);
+		oa_outfile_abort(&M.out);
 		rc |= OA_EXIT_OPERATIONAL;
 	} else if (rc & OA_EXIT_USAGE) {
-		unlink(M.tmp); /* nothing was audited: keep the previous file */
-	} else if (rename(M.tmp, c->output) < 0) {
-		cli_err("--output: cannot rename %s to %s: %s", M.tmp, c->output, strerror(errno));
-		unlink(M.tmp);
+		oa_outfile_abort(&M.out); /* nothing was audited: keep the previous file */
+	} else if (oa_outfile_commit(&M.out, err, sizeof err) < 0) {
+		cli_err("--output %s: %s", c->output, err);
 		rc |= OA_EXIT_OPERATIONAL;
 	}
-	free(M.tmp);
-	M.tmp = NULL;
 	return rc;
 }

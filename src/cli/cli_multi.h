@@ -26,6 +26,11 @@ void cli_multi_failed(cli *c, const char *path, const char *how);
  * the combined totals, and with --format prometheus the store's metrics. */
 void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summary);
 
+/* Whether `path` (written by option `opt`) lies inside a store on the
+ * command line, the default store, or with --all-users any store found:
+ * then says so (the tool never writes to a store) and returns true. */
+bool cli_refuse_store_path(const cli *c, const char *opt, const char *path);
+
 /* Around the command (main.c): --output redirects stdout to a temporary
  * file next to FILE; the end writes the prometheus text and the combined
  * totals, then renames the file into place (not on a usage error). */

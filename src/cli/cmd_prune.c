@@ -1,6 +1,7 @@
 /* cmd_prune.c - `ollama-audit prune` and the plan/confirm/apply steps that
  * `rm` shares (docs/disk-space.md). */
 #include "cli.h"
+#include "cli_multi.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
 #include "ollama_audit/platform.h"
@@ -96,15 +97,26 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 }
 
 /* The manifests that block a prune (the server skips its own for them). */
+static bool is_blocker(const oa_finding *f)
+{
+	return strcmp(f->code, "prune-blocker") == 0 ||
+	       (strcmp(f->code, "unreadable") == 0 && f->path && oa_str_has_prefix(f->path, "manifests"));
+}
+
+/* The manifests that block an --apply: one per path, however many findings
+ * it has (an unreadable manifest is both `unreadable` and `prune-blocker`). */
 static size_t blockers(const oa_store *s, const oa_plan *p, bool print)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
-		bool blocker = strcmp(f->code, "prune-blocker") == 0 ||
-		               (strcmp(f->code, "unreadable") == 0 && f->path &&
-		                oa_str_has_prefix(f->path, "manifests"));
-		if (!blocker)
+		if (!is_blocker(f))
+			continue;
+		bool seen = false;
+		for (size_t j = 0; f->path && j < i && !seen; j++)
+			seen = is_blocker(&s->findings.v[j]) && s->findings.v[j].path &&
+			       strcmp(s->findings.v[j].path, f->path) == 0;
+		if (seen)
 			continue;
 		/* rm of the broken manifest itself is fine */
 		bool removing = false;
@@ -163,7 +175,9 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	/* --plan FILE without --apply: save the plan. */
 	if (!c->apply && c->plan_path) {
 		char err[512];
-		if (oa_plan_write(p, c->plan_path, err, sizeof err) < 0) {
+		if (cli_refuse_store_path(c, "--plan", c->plan_path)) {
+			c->exit_code |= OA_EXIT_USAGE;
+		} else if (oa_plan_write(p, c->plan_path, err, sizeof err) < 0) {
 			cli_err("%s", err);
 			c->exit_code |= OA_EXIT_OPERATIONAL;
 		} else if (!json) {

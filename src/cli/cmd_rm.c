@@ -53,10 +53,14 @@ int cmd_rm(cli *c)
 			size_t ns = 0;
 			bool bad = false;
 			for (size_t a = 0; a < c->n_args; a++) {
-				long idx = oa_store_resolve(s, c->args[a]);
+				long idx = cli_resolve_model(c, s, c->args[a]);
+				if (idx == OA_RESOLVE_AMBIGUOUS_NAME) {
+					bad = true;
+					continue;
+				}
 				if (idx < 0) {
 					cli_err("%s: model '%s' %s", s->root, c->args[a],
-					        idx == -2 ? "is an ambiguous ID prefix" : "not found");
+					        idx == OA_RESOLVE_AMBIGUOUS_ID ? "is an ambiguous ID prefix" : "not found");
 					bad = true;
 					continue;
 				}

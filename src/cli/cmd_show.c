@@ -251,8 +251,8 @@ int cmd_show(cli *c)
 		if (!st[i].ok)
 			continue;
 		const oa_store *s = &st[i].s;
-		long idx = oa_store_resolve(s, c->args[0]);
-		if (idx == -2) {
+		long idx = cli_resolve_model(c, s, c->args[0]);
+		if (idx == OA_RESOLVE_AMBIGUOUS_ID) {
 			cli_err("%s: ID prefix '%s' matches more than one model; name one:", s->root, c->args[0]);
 			const char *q = c->args[0];
 			if (strncmp(q, "sha256:", 7) == 0 || strncmp(q, "sha256-", 7) == 0)

@@ -1,5 +1,6 @@
 /* cmd_verify.c - `ollama-audit verify`: sha256 of every referenced blob. */
 #include "report_common.h"
+#include "cli_multi.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
@@ -81,26 +82,9 @@ int cmd_verify(cli *c)
 
 	char err[512];
 	/* The cache is ours, never the store's: refuse a --cache inside a store. */
-	if (c->cache_path) {
-		char *dir = oa_xstrdup(c->cache_path);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			*slash = '\0';
-		char rdir[PATH_MAX], rroot[PATH_MAX];
-		for (size_t i = 0; i < n; i++) {
-			if (!st[i].ok || !realpath(slash ? (*dir ? dir : "/") : ".", rdir) ||
-			    !realpath(st[i].s.root, rroot))
-				continue;
-			size_t len = strlen(rroot);
-			if (strncmp(rdir, rroot, len) == 0 && (rdir[len] == '/' || rdir[len] == '\0')) {
-				cli_err("--cache %s is inside the store %s; the tool never writes to a store",
-				        c->cache_path, st[i].s.root);
-				free(dir);
-				cli_close_stores(st, n);
-				return c->exit_code | OA_EXIT_USAGE;
-			}
-		}
-		free(dir);
+	if (c->cache_path && cli_refuse_store_path(c, "--cache", c->cache_path)) {
+		cli_close_stores(st, n);
+		return c->exit_code | OA_EXIT_USAGE;
 	}
 	oa_verify_cache *cache = oa_verify_cache_open(c->cache_path, err, sizeof err);
 	if (!cache)
@@ -264,8 +248,10 @@ int cmd_verify(cli *c)
 		free(res);
 	}
 	if (cache) {
-		if (oa_verify_cache_dirty(cache) && oa_verify_cache_save(cache, err, sizeof err) < 0)
+		if (oa_verify_cache_dirty(cache) && oa_verify_cache_save(cache, err, sizeof err) < 0) {
 			cli_err("cannot save the verification cache: %s", err);
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+		}
 		oa_verify_cache_close(cache);
 	}
 	report_finish(c, "ollama-audit.verify/" OA_SCHEMA_VERSION, !first);

@@ -8,7 +8,6 @@
 #include "ollama_audit/util.h"
 
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +63,9 @@ static const char *cmd_help_text(const char *cmd)
 		       "Show one model in full: name, ID, paths, config fields, every layer (media type,\n"
 		       "digest, declared size, name/from, whether the blob exists and its size on disk),\n"
 		       "and a header summary of each weight layer (GGUF or safetensors). MODEL is a name\n"
-		       "as Ollama resolves it (defaults for host, namespace and tag; case-insensitive) or\n"
-		       "an ID prefix of at least 6 hex digits. --tensors lists every tensor.\n";
+		       "as Ollama resolves it (defaults for host, namespace and tag) or an ID prefix of\n"
+		       "at least 6 hex digits. An exact-case match wins; a name several models match\n"
+		       "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n";
 	if (strcmp(cmd, "check") == 0)
 		return "usage: ollama-audit check [MODEL...] [--format table|json|ndjson] [--fail-on error|warning]\n"
 		       "\n"
@@ -108,7 +108,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "\n"
 		       "  --what LIST        orphans,partials,temps (default: what the server's start-up\n"
 		       "                     prune deletes), legacy, foreign, manifest-blobs, empty-dirs, all\n"
-		       "  --min-age D        skip files younger than D (default 1h; 30m, 2d, 0)\n"
+		       "  --min-age D        skip files younger than D (default 1h; 90s, 30m, 1.5h, 2d, 0)\n"
 		       "  --quarantine DIR   move instead of delete (same filesystem); `restore DIR` undoes\n"
 		       "  --force            go on although a manifest cannot be parsed or an Ollama\n"
 		       "                     server/runner uses the store (both refuse by default, exit 8)\n"
@@ -269,6 +269,25 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 	return v;
 }
 
+long cli_resolve_model(cli *c, const oa_store *s, const char *query)
+{
+	long idx = oa_store_resolve(s, query);
+	if (idx != OA_RESOLVE_AMBIGUOUS_NAME)
+		return idx;
+	oa_name want;
+	oa_name_parse(query, &want);
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t i = 0; i < s->n_models; i++)
+		if (oa_name_equal_fold(&s->models[i].name, &want))
+			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", s->models[i].display);
+	char *names = oa_buf_take(&b);
+	cli_err("%s: ambiguous: %s matches %s; name one in its exact case", s->root, query, names);
+	free(names);
+	c->exit_code |= OA_EXIT_USAGE;
+	return idx;
+}
+
 void cli_close_stores(opened_store *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -377,27 +396,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A duration: a number of seconds, or with an s, m, h or d suffix. Finite,
- * not negative, at most 1e12 s (strtod accepts "nan" and "inf"). */
-static bool parse_duration(const char *arg, double *out)
-{
-	char *end;
-	double d = strtod(arg, &end);
-	if (end == arg || !isfinite(d))
-		return false;
-	switch (*end) {
-	case 's': end++; break;
-	case 'm': d *= 60, end++; break;
-	case 'h': d *= 3600, end++; break;
-	case 'd': d *= 86400, end++; break;
-	default: break;
-	}
-	if (*end || d < 0 || d > 1e12)
-		return false;
-	*out = d;
-	return true;
-}
-
 /* The --store list outlives every early return of main(); free it at exit
  * so leak checkers see a clean process whatever path it took. */
 static char **store_list;
@@ -477,9 +475,10 @@ int main(int argc, char **argv)
 		case OPT_CHANGED: c.changed = true; break;
 		case OPT_QUICK: c.quick = true; break;
 		case OPT_MAX_DURATION: {
-						double d;
-			if (!parse_duration(optarg, &d) || d <= 0)
-				return usage_error("--max-duration takes seconds (or 90s, 10m, 2h), not '%s'", optarg);
+			double d;
+			if (oa_parse_duration(optarg, &d) < 0 || d <= 0)
+				return usage_error("--max-duration takes a time budget above 0: %s; not '%s'",
+				                   OA_DURATION_GRAMMAR, optarg);
 			c.max_duration = d;
 			break;
 		}
@@ -498,10 +497,10 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_MIN_AGE: {
-						double d;
-			if (!parse_duration(optarg, &d))
-				return usage_error("--min-age takes a duration (3600, 90s, 30m, 1h, 2d, 0), not '%s'",
-				                   optarg);
+			double d;
+			if (oa_parse_duration(optarg, &d) < 0)
+				return usage_error("--min-age takes a duration: %s; 0 for none; not '%s'",
+				                   OA_DURATION_GRAMMAR, optarg);
 			c.min_age = (long long)d;
 			break;
 		}

@@ -31,10 +31,12 @@ bool check_args_resolve(cli *c, const oa_store *s)
 {
 	bool ok = true;
 	for (size_t i = 0; i < c->n_args; i++) {
-		long idx = oa_store_resolve(s, c->args[i]);
-		if (idx < 0) {
+		long idx = cli_resolve_model(c, s, c->args[i]);
+		if (idx == OA_RESOLVE_AMBIGUOUS_NAME) {
+			ok = false;
+		} else if (idx < 0) {
 			cli_err("%s: model '%s' %s", s->root, c->args[i],
-			        idx == -2 ? "is an ambiguous ID prefix" : "not found");
+			        idx == OA_RESOLVE_AMBIGUOUS_ID ? "is an ambiguous ID prefix" : "not found");
 			ok = false;
 		}
 	}

@@ -5,9 +5,12 @@
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/name.h"
+#include "ollama_audit/outfile.h"
 #include "ollama_audit/util.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <jansson.h>
 
 static void test_names(void)
@@ -270,6 +273,57 @@ static void test_escape(void)
 	free(e);
 }
 
+/* One strict grammar for every duration option (issue 11, defect 10). */
+static void test_duration(void)
+{
+	static const struct { const char *s; double secs; } good[] = {
+		{ "0", 0 }, { "5", 5 }, { "30s", 30 }, { "90m", 5400 }, { "1h", 3600 }, { "2d", 172800 },
+		{ "0.5s", 0.5 }, { "1.5h", 5400 }, { "0.000001", 0.000001 }, { "007", 7 },
+		{ "1000000000000", 1e12 },
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		double d = -1;
+		CHECK(oa_parse_duration(good[i].s, &d) == 0);
+		CHECK(d == good[i].secs);
+	}
+	static const char *bad[] = {
+		"", "0x10", "1e3", "0x1p4", " 5", "5 ", "+5", "-5", "-0", "5.", ".5", "1.h", "nan", "inf",
+		"5ms", "5S", "5H", "h", "1h30m", "5sm", "5\n", "1000000000001", "11575000000d",
+		"99999999999999999999999999", "18446744073709551617s",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		double d = 42;
+		int rc = oa_parse_duration(bad[i], &d);
+		if (rc == 0)
+			fprintf(stderr, "duration '%s' accepted\n", bad[i]);
+		CHECK(rc < 0);
+		CHECK(d == 42);
+	}
+}
+
+/* What took the name between open and commit is never renamed over. */
+static void test_outfile_recheck(void)
+{
+	char dir[] = "/tmp/oa-outfile-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char path[64], err[256];
+	snprintf(path, sizeof path, "%s/out", dir);
+	oa_outfile o;
+	CHECK(oa_outfile_open(&o, path, 0644, 0, err, sizeof err) == 0);
+	CHECK(write(o.fd, "x\n", 2) == 2);
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(oa_outfile_commit(&o, err, sizeof err) < 0);
+	struct stat st;
+	CHECK(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+	CHECK(strstr(err, "not replaced") != NULL);
+	/* the output is kept in the temporary file, which the user is told about */
+	char tmp[96];
+	snprintf(tmp, sizeof tmp, "%s/.out.%ld.tmp", dir, (long)getpid());
+	CHECK(unlink(tmp) == 0);
+	CHECK(unlink(path) == 0);
+	CHECK(rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -280,5 +334,7 @@ int main(void)
 	test_config();
 	test_human();
 	test_escape();
+	test_duration();
+	test_outfile_recheck();
 	TEST_MAIN_END();
 }

@@ -380,7 +380,8 @@ static void test_cache_roundtrip(void)
 	CHECK_STR(oa_verify_cache_path(c3), cpath);
 	/* No stray temp file left behind. */
 	char tmp[800];
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", cpath, (long)getpid());
+	const char *base = strrchr(cpath, '/');
+	snprintf(tmp, sizeof tmp, "%.*s/.%s.%ld.tmp", (int)(base - cpath), cpath, base + 1, (long)getpid());
 	CHECK(access(tmp, F_OK) != 0);
 	/* Something planted at the temp name is not written through. */
 	char victim[800];
