@@ -111,6 +111,11 @@ void report_findings(cli *c, const oa_store *s, const char *schema, const char *
 	printf("%s%s\n", first ? "" : "\n", s->root);
 	for (size_t j = 0; j < s->n_models; j++) {
 		const oa_model *m = &s->models[j];
+		bool seen = false; /* a legacy anchor has its v2 tag's name: one group for both */
+		for (size_t k = 0; k < j && !seen; k++)
+			seen = strcmp(s->models[k].display, m->display) == 0;
+		if (seen)
+			continue;
 		bool header = false;
 		for (size_t i = 0; i < s->findings.n; i++) {
 			const oa_finding *f = &s->findings.v[i];

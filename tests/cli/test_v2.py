@@ -258,4 +258,36 @@ with t.guard("rm of a copied v2 tag removes the copy and its manifest blob"):
     r = t.audit(s.root, "check", "--format", "json")
     t.not_contains(t.codes(t.findings_of(r.json())), "missing-blob", "no other model lost a blob")
 
+with t.guard("the committed 0.40 fixture is what its script writes, and lists as documented"):
+    import filecmp
+    import subprocess
+    fixture = os.path.join(t.SOURCE_DIR, "fixtures", "store-0.40")
+    fresh = os.path.join(t.tempdir("fixture"), "store-0.40")
+    subprocess.run([sys.executable, os.path.join(t.SOURCE_DIR, "tests", "tools", "make_040_store.py"),
+                    "--out", fresh], check=True, stdout=subprocess.DEVNULL)
+
+    def tree(root):
+        out = {}
+        for d, dirs, files in os.walk(root):
+            for n in dirs + files:
+                p = os.path.join(d, n)
+                r = os.path.relpath(p, root)
+                if os.path.islink(p):
+                    out[r] = ("link", os.readlink(p))
+                elif os.path.isfile(p):
+                    out[r] = ("file", open(p, "rb").read())
+                else:
+                    out[r] = ("dir", None)
+        return out
+    a, b = tree(fixture), tree(fresh)
+    t.eq(sorted(set(a) ^ set(b)), [], "the same names")
+    t.eq(sorted(k for k in a if k in b and a[k] != b[k]), [], "the same bytes and link targets")
+    want = {"qwen3.5:4b": "e0c6a3e0bcd8", "qwen3.5:4b-q4_K_M": "e0c6a3e0bcd8", "gemma4:12b": "64c48d8d9f0f",
+            "localhost:5000/team/tiny:v1": "7b7cb492a969", "llama3.2:1b": "ee6379e4514c"}
+    for platform in ("linux/amd64", "darwin/arm64"):
+        r = t.audit(fixture, "list", "--format", "json", "--platform", platform)
+        t.eq({n: m["id"] for n, m in models(r).items()}, want, "fixtures/store-0.40.md's IDs on " + platform)
+    r = t.audit(fixture, "check", "--format", "json", "--platform", "linux/amd64")
+    t.exit_code(r, 0, "the fixture has no errors")
+
 t.done()
