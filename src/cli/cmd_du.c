@@ -19,10 +19,12 @@ static char *row_name(const oa_store *s, const oa_du_row *r, const char *sep)
 	oa_buf b;
 	oa_buf_init(&b);
 	for (size_t i = 0; i < r->n_models; i++) {
-		const char *d = s->models[r->models[i]].display;
+		const oa_model *m = &s->models[r->models[i]];
 		if (i)
 			oa_buf_adds(&b, sep);
-		oa_buf_add_escaped(&b, d, strlen(d));
+		oa_buf_add_escaped(&b, m->display, strlen(m->display));
+		if (m->anchor)
+			oa_buf_adds(&b, " (legacy anchor)");
 	}
 	if (!r->manifest_ok)
 		oa_buf_adds(&b, " (unparseable manifest)");
