@@ -236,6 +236,7 @@ typedef struct dir_id {
 struct oa_refcache {
 	const oa_store *s;      /* its fds and bounds */
 	int root_fd, blobs_fd;
+	bool blobs_physical;    /* root/blobs is a directory, not a symlink (this update) */
 	rc_file *v;
 	size_t n, cap;
 	size_t *slot;           /* open addressing: index + 1, 0 = empty */
@@ -245,6 +246,9 @@ struct oa_refcache {
 	size_t n_dirs, cap_dirs;
 	oa_refset status;       /* only incomplete, why, files are used */
 	oa_refset all;          /* everything reached by the last update */
+	unsigned long changes;  /* tags added, re-read or re-linked since `all` was computed */
+	size_t all_tags;        /* tag files `all` was computed from */
+	size_t all_followed;    /* blobs it followed through lists (they are re-checked each time) */
 };
 
 static uint64_t str_hash(const char *s)
@@ -307,10 +311,12 @@ static rc_file *rc_get(oa_refcache *c, char *label)
 {
 	uint64_t h = str_hash(label);
 	rc_file *f = rc_find(c, label, h);
-	if (!f)
-		return rc_add(c, label, h);
-	free(label);
-	return f;
+	if (f) {
+		free(label);
+		return f;
+	}
+	c->changes++;
+	return rc_add(c, label, h);
 }
 
 /* Remember a directory for this update; false if it was read already. */
@@ -368,6 +374,7 @@ static bool rc_read(oa_refcache *c, rc_file *f, int dirfd, const char *name, con
 	f->gen = c->gen;
 	if (rc_fresh(f, st))
 		return true;
+	c->changes++;
 	f->dev = st->st_dev;
 	f->ino = st->st_ino;
 	f->size = st->st_size;
@@ -409,6 +416,8 @@ static void rc_tag_seen(oa_refcache *c, int dirfd, const char *name, char *label
                         const char *link_hex)
 {
 	rc_file *f = rc_get(c, label); /* takes label */
+	if (memcmp(f->link, link_hex, sizeof f->link) != 0 || f->hardlinked != (st->st_nlink > 1) || f->n_alias)
+		c->changes++;
 	memcpy(f->link, link_hex, sizeof f->link);
 	f->hardlinked = st->st_nlink > 1;
 	f->n_alias = 0;
@@ -417,11 +426,12 @@ static void rc_tag_seen(oa_refcache *c, int dirfd, const char *name, char *label
 		refset_fail(&c->status, "cannot read ", f->label, "", errno);
 }
 
-static void rc_walk(oa_refcache *c, int dirfd, const char *label, int depth);
+static void rc_walk(oa_refcache *c, int dirfd, const char *label, int depth, bool physical);
 
 /* A directory under manifests*: each once (a symlink back to one already read
  * adds nothing), never deeper than REFS_DEPTH_MAX. */
-static void rc_dir(oa_refcache *c, int dirfd, const char *name, char *sub, const struct stat *st, int depth)
+static void rc_dir(oa_refcache *c, int dirfd, const char *name, char *sub, const struct stat *st, int depth,
+                   bool physical)
 {
 	if (!rc_dir_first(c, st->st_dev, st->st_ino))
 		return;
@@ -434,11 +444,34 @@ static void rc_dir(oa_refcache *c, int dirfd, const char *name, char *sub, const
 		refset_fail(&c->status, "cannot open ", sub, "", errno);
 		return;
 	}
-	rc_walk(c, cfd, sub, depth + 1);
+	rc_walk(c, cfd, sub, depth + 1, physical);
 	close(cfd);
 }
 
-static void rc_entry(oa_refcache *c, int dirfd, const char *name, char *sub, int depth)
+/* The fast, exact case of a tag symlink: its text is depth times "../"
+ * then "blobs/sha256-<64 hex>" and the directories on the way to it were
+ * reached without a symlink (`physical`), so it names root/blobs/<name>;
+ * blobs/ is a real directory of the store and <name> a regular file in it.
+ * Anything else is resolved with realpath. */
+static bool link_to_blob(const oa_refcache *c, int dirfd, const char *name, int depth, char hex[65])
+{
+	char text[512];
+	ssize_t n = readlinkat(dirfd, name, text, sizeof text - 1);
+	if (n < 0 || c->blobs_fd < 0 || !c->blobs_physical)
+		return false;
+	text[n] = '\0';
+	const char *p = text;
+	for (int i = 0; i < depth; i++, p += 3)
+		if (strncmp(p, "../", 3) != 0)
+			return false;
+	struct stat st;
+	if (strncmp(p, "blobs/", 6) != 0 || strlen(p + 6) != 7 + 64 || !oa_digest_parse(p + 6, hex, NULL) ||
+	    p[6 + 6] != '-' || fstatat(c->blobs_fd, p + 6, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	return true;
+}
+
+static void rc_entry(oa_refcache *c, int dirfd, const char *name, char *sub, int depth, bool physical)
 {
 	struct stat lst, st;
 	if (fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -447,7 +480,10 @@ static void rc_entry(oa_refcache *c, int dirfd, const char *name, char *sub, int
 		return;
 	}
 	char link_hex[65] = "";
-	if (S_ISLNK(lst.st_mode)) {
+	if (S_ISLNK(lst.st_mode) && physical && link_to_blob(c, dirfd, name, depth, link_hex)) {
+		/* 0.40's usual tag: ../../../../blobs/sha256-<hex>, a regular file */
+	} else if (S_ISLNK(lst.st_mode)) {
+		link_hex[0] = '\0';
 		char resolved[PATH_MAX];
 		int in = oa_store_resolve_path(c->s, sub, resolved);
 		if (in < 0 && (errno == ENOENT || errno == ENOTDIR)) {
@@ -467,13 +503,15 @@ static void rc_entry(oa_refcache *c, int dirfd, const char *name, char *sub, int
 		}
 		blob_hex_of(c, resolved, link_hex);
 	}
-	if (fstatat(dirfd, name, &st, 0) < 0) {
+	if (!S_ISLNK(lst.st_mode))
+		st = lst;
+	else if (fstatat(dirfd, name, &st, 0) < 0) {
 		refset_fail(&c->status, "cannot stat ", sub, "", errno);
 		free(sub);
 		return;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		rc_dir(c, dirfd, name, sub, &st, depth);
+		rc_dir(c, dirfd, name, sub, &st, depth, physical && !S_ISLNK(lst.st_mode));
 		free(sub);
 	} else if (S_ISREG(st.st_mode)) {
 		rc_tag_seen(c, dirfd, name, sub, &st, link_hex); /* takes sub */
@@ -482,7 +520,9 @@ static void rc_entry(oa_refcache *c, int dirfd, const char *name, char *sub, int
 	}
 }
 
-static void rc_walk(oa_refcache *c, int dirfd, const char *label, int depth)
+/* `physical`: every directory from the root down to this one was reached
+ * without a symlink, so ".." in a link under it means what it says. */
+static void rc_walk(oa_refcache *c, int dirfd, const char *label, int depth, bool physical)
 {
 	size_t n;
 	int err;
@@ -492,7 +532,7 @@ static void rc_walk(oa_refcache *c, int dirfd, const char *label, int depth)
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
-		rc_entry(c, dirfd, names[i], oa_xasprintf("%s/%s", label, names[i]), depth);
+		rc_entry(c, dirfd, names[i], oa_xasprintf("%s/%s", label, names[i]), depth, physical);
 	oa_free_names(names, n);
 }
 
@@ -605,8 +645,8 @@ static bool hex_set_add(hex_set *s, const char *hex)
 
 /* What the tags (but those at skip) reach. `read` is NULL when only what is
  * cached may be consulted, else the cache that may read blobs now. */
-static void rc_closure(const oa_refcache *c, oa_refcache *read, const char *const *skip, size_t n_skip,
-                       oa_refset *r)
+static size_t rc_closure(const oa_refcache *c, oa_refcache *read, const char *const *skip, size_t n_skip,
+                         oa_refset *r)
 {
 	memset(r, 0, sizeof *r);
 	oa_refset todo = { 0 };
@@ -644,6 +684,7 @@ static void rc_closure(const oa_refcache *c, oa_refcache *read, const char *cons
 	oa_refset_sort(r);
 	r->incomplete = c->status.incomplete;
 	memcpy(r->why, c->status.why, sizeof r->why);
+	return done.n;
 }
 
 oa_refcache *oa_refcache_new(const oa_store *s)
@@ -662,6 +703,8 @@ void oa_refcache_update(oa_refcache *c)
 	if (c->dirs)
 		memset(c->dirs, 0, c->cap_dirs * sizeof *c->dirs);
 	c->n_dirs = 0;
+	struct stat bst;
+	c->blobs_physical = fstatat(c->root_fd, "blobs", &bst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(bst.st_mode);
 	static const char *dirs[] = { "manifests", "manifests-v2" };
 	for (size_t i = 0; i < 2; i++) {
 		int fd = openat(c->root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -670,16 +713,23 @@ void oa_refcache_update(oa_refcache *c)
 				refset_fail(&c->status, "cannot open ", dirs[i], "", errno);
 			continue;
 		}
-		struct stat st;
+		struct stat st, lst;
+		bool physical = fstatat(c->root_fd, dirs[i], &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(lst.st_mode);
 		if (fstat(fd, &st) == 0 && rc_dir_first(c, st.st_dev, st.st_ino))
-			rc_walk(c, fd, dirs[i], 1);
+			rc_walk(c, fd, dirs[i], 1, physical);
 		close(fd);
 	}
 	rc_aliases(c);
 	/* Follow the lists now, reading what they name; later closures (with
-	 * files skipped) reach a subset of this and only consult the cache. */
-	oa_refset_free(&c->all);
-	rc_closure(c, c, NULL, 0, &c->all);
+	 * files skipped) reach a subset of this and only consult the cache.
+	 * While applying, most updates find nothing changed: then the last set
+	 * stands (unless it followed lists, whose blobs must be re-checked). */
+	if (c->changes || c->all_followed || c->status.files != c->all_tags || !c->all.hex) {
+		oa_refset_free(&c->all);
+		c->all_followed = rc_closure(c, c, NULL, 0, &c->all);
+		c->all_tags = c->status.files;
+		c->changes = 0;
+	}
 	c->all.incomplete = c->status.incomplete;
 	memcpy(c->all.why, c->status.why, sizeof c->all.why);
 }
