@@ -3,6 +3,7 @@
 #include "cli_multi.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/jsonutil.h"
+#include "ollama_audit/platform.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
 
@@ -18,6 +19,18 @@ static bool selected(const cli *c, const oa_model *m)
 		return true;
 	return strncasecmp(m->display, c->args[0], strlen(c->args[0])) == 0;
 }
+
+/* Manifest sizes are signed: the server sums what each manifest declares,
+ * and HumanBytes prints a negative total as the plain integer ("-1 B"). */
+static void size_cell(const cli *c, int64_t size, char *buf, size_t len)
+{
+	if (size >= 0)
+		oa_format_size((uint64_t)size, c->units, buf, len);
+	else
+		snprintf(buf, len, c->units == OA_UNITS_BYTES ? "%lld" : "%lld B", (long long)size);
+}
+
+#define COL_PAD "    "
 
 typedef struct row {
 	char *cell[9];
@@ -62,7 +75,7 @@ static void print_table(cli *c, opened_store *st, size_t n)
 		width[k] = strlen(head[k]);
 	row *rows = NULL;
 	size_t nrows = 0;
-	time_t now = time(NULL);
+	int64_t now = oa_wall_now_ns();
 	size_t n_open = 0;
 	for (size_t i = 0; i < n; i++)
 		n_open += st[i].ok;
@@ -84,8 +97,8 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			if (m->remote)
 				snprintf(size, sizeof size, "-");
 			else
-				oa_format_size(m->m.size < 0 ? 0 : (uint64_t)m->m.size, c->units, size, sizeof size);
-			oa_human_time(m->st.st_mtime, now, mod, sizeof mod);
+				size_cell(c, m->m.size, size, sizeof size);
+			oa_human_age(oa_age_ns(oa_stat_mtime_ns(&m->st), now), mod, sizeof mod);
 			rows = oa_xreallocarray(rows, nrows + 1, sizeof *rows);
 			row *r = &rows[nrows++];
 			r->cell[0] = oa_escape(m->display, strlen(m->display));
@@ -109,9 +122,10 @@ static void print_table(cli *c, opened_store *st, size_t n)
 		free(rows);
 		return; /* the error said it; an empty table would only add noise */
 	}
-	/* Like ollama's tabwriter: columns separated by at least three spaces. */
+	/* ollama list pads its table columns with four spaces (tablewriter's
+	 * table padding in cmd.ListHandler). */
 	for (int k = 0; k < 9; k++)
-		printf("%-*s%s", k == 8 ? 0 : (int)width[k], head[k], k == 8 ? "\n" : "   ");
+		printf("%-*s%s", k == 8 ? 0 : (int)width[k], head[k], k == 8 ? "\n" : COL_PAD);
 	for (size_t r = 0; r < nrows; r++) {
 		if (!rows[r].cell[1]) {
 			printf("%s\n", rows[r].cell[0]);
@@ -119,7 +133,7 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			continue;
 		}
 		for (int k = 0; k < 9; k++) {
-			printf("%-*s%s", k == 8 ? 0 : (int)width[k], rows[r].cell[k], k == 8 ? "\n" : "   ");
+			printf("%-*s%s", k == 8 ? 0 : (int)width[k], rows[r].cell[k], k == 8 ? "\n" : COL_PAD);
 			free(rows[r].cell[k]);
 		}
 	}

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Edges where the audit must agree with Ollama itself. Each case names the
+upstream Go function whose behaviour it follows (read for facts, in
+ollama/ollama); docs/store-format-notes.md records what each one does."""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+from clitest import oa  # noqa: E402
+
+t.check_binary()
+
+
+def table(out):
+    """The list table as (header line, rows split on the column padding)."""
+    lines = [l for l in out.splitlines() if l.strip()]
+    return lines[0], [re.split(r"\s{3,}", l.strip()) for l in lines[1:]]
+
+
+def tiny_model(s, name, size=None, cfg_fields=None, mtime=None):
+    """A one-layer GGUF model; size overrides the model layer's declared size."""
+    layer = s.layer("model", oa.tiny_llama_gguf())
+    if size is not None:
+        layer["size"] = size
+    fields = dict(model_format="gguf", model_family="llama", file_type="Q4_K_M")
+    fields.update(cfg_fields or {})
+    return s.add_manifest(name, s.config(oa.config_v2(**fields)), [layer], mtime=mtime)
+
+
+with t.guard("list: negative sizes as HumanBytes prints them, columns padded as ollama list"):
+    # follows format/bytes.go: HumanBytes (no unit case below 1000, so a
+    # negative sum prints as the plain integer) and cmd/cmd.go: ListHandler
+    # (tablewriter with a four-space table padding)
+    s = t.new_store("negsize")
+    for name, size in (("neg1:latest", None), ("neg1000:latest", None)):
+        tiny_model(s, name)
+    # Manifest.Size sums config and layer sizes as declared
+    for name, want in (("neg1:latest", -1), ("neg1000:latest", -1000)):
+        p = s.manifest_path(name)
+        doc = oa.json.loads(open(p, "rb").read())
+        doc["layers"][0]["size"] = want - doc["config"]["size"]
+        open(p, "wb").write(oa.go_json(doc, newline=True))
+    r = t.audit(s.root, "list")
+    head, rows = table(r.out)
+    got = {row[0]: row[2] for row in rows}
+    t.eq(got.get("neg1:latest"), "-1 B", "a -1 byte SIZE")
+    t.eq(got.get("neg1000:latest"), "-1000 B", "a -1000 byte SIZE stays in bytes")
+    r = t.audit(s.root, "list", "--units", "bytes")
+    got = {row[0]: row[2] for row in table(r.out)[1]}
+    t.eq(got.get("neg1000:latest"), "-1000", "--units bytes keeps the sign")
+    # ID is 12 wide: "ID", 10 spaces of width, then the four-space padding
+    t.ok(re.match(r"^NAME +ID {14}SIZE", head) is not None, "columns padded with four spaces", head)
+    row = [l for l in r.out.splitlines() if l.startswith("neg1:latest")]
+    t.ok(row and re.match(r"^neg1:latest +[0-9a-f]{12} {4}-1 ", row[0]) is not None,
+         "a row is padded the same way", row)
+
+t.done()
