@@ -801,7 +801,7 @@ void oa_store_scan(oa_store *s)
 long oa_store_resolve(const oa_store *s, const char *query)
 {
 	oa_name want;
-	if (oa_name_parse(query, &want)) {
+	if (oa_name_parse_ref(query, &want, NULL)) {
 		for (size_t i = 0; i < s->n_models; i++)
 			if (oa_name_equal_fold(&s->models[i].name, &want))
 				return (long)i;

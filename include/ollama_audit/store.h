@@ -146,8 +146,9 @@ void oa_store_close(oa_store *s);
 /* The blob file for a validated layer digest, or NULL. */
 oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l);
 
-/* Resolve MODEL as the user typed it: a name (defaults filled,
- * case-insensitive), or an ID prefix of >= 6 hex digits. Returns the model
+/* Resolve MODEL as the user typed it: a reference as the server's handlers
+ * read it (oa_name_parse_ref: trimmed, source suffix handled, defaults
+ * filled, case-insensitive), or an ID prefix of >= 6 hex digits. Returns the model
  * index, -1 if none matches, -2 if an ID prefix is ambiguous. */
 long oa_store_resolve(const oa_store *s, const char *query);
 

@@ -17,7 +17,7 @@ static bool selected(const cli *c, const oa_model *m)
 	/* ollama list [PREFIX]: a case-insensitive prefix match on NAME. */
 	if (c->n_args == 0)
 		return true;
-	return strncasecmp(m->display, c->args[0], strlen(c->args[0])) == 0;
+	return oa_name_has_prefix_fold(m->display, c->args[0]);
 }
 
 /* Manifest sizes are signed: the server sums what each manifest declares,

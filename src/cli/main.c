@@ -61,8 +61,9 @@ static const char *cmd_help_text(const char *cmd)
 		       "Show one model in full: name, ID, paths, config fields, every layer (media type,\n"
 		       "digest, declared size, name/from, whether the blob exists and its size on disk),\n"
 		       "and a header summary of each weight layer (GGUF or safetensors). MODEL is a name\n"
-		       "as Ollama resolves it (defaults for host, namespace and tag; case-insensitive) or\n"
-		       "an ID prefix of at least 6 hex digits. --tensors lists every tensor.\n";
+		       "as Ollama resolves it (defaults for host, namespace and tag; case-insensitive;\n"
+		       "blanks trimmed; :local dropped; m:tag:cloud is the m:tag-cloud stub) or an ID\n"
+		       "prefix of at least 6 hex digits. --tensors lists every tensor.\n";
 	if (strcmp(cmd, "check") == 0)
 		return "usage: ollama-audit check [MODEL...] [--format table|json|ndjson] [--fail-on error|warning]\n"
 		       "\n"

@@ -57,4 +57,40 @@ with t.guard("list: negative sizes as HumanBytes prints them, columns padded as 
     t.ok(row and re.match(r"^neg1:latest +[0-9a-f]{12} {4}-1 ", row[0]) is not None,
          "a row is padded the same way", row)
 
+with t.guard("names: trimmed, source suffixes, an empty host after the scheme"):
+    # follows internal/modelref/modelref.go: ParseRef (TrimSpace, then the
+    # :local / :cloud source suffix) and NormalizePullName (a cloud reference
+    # names the -cloud stub), applied by server/model_resolver.go before
+    # types/model/name.go: ParseName (whose Merge fills an empty host)
+    s = t.copy_demo_store("names")
+    tiny_model(s, "model:tag")
+    tiny_model(s, "model:latest")
+    tiny_model(s, "foo:latest")
+    tiny_model(s, "namespace/model:tag")
+    tiny_model(s, "kimi:latest")
+    cases = [("  model:tag  ", "model:tag"), ("\tmodel", "model:latest"), ("foo:local", "foo:latest"),
+             ("model:tag:local", "model:tag"), ("https:///namespace/model:tag", "namespace/model:tag"),
+             ("gpt-oss:120b:cloud", "gpt-oss:120b-cloud")]
+    for query, want in cases:
+        r = t.audit(s.root, "show", query, "--format", "json")
+        t.exit_code(r, 0, "show %r resolves" % query)
+        if r.code == 0:
+            t.eq(r.json().get("name"), want, "show %r names %s" % (query, want))
+    r = t.audit(s.root, "show", "model:local:cloud")
+    t.exit_code(r, 16, "both source suffixes are a usage error, as the server's 400")
+    before = t.snapshot(s.root)
+    r = t.audit(s.root, "rm", "gpt-oss:120b:cloud", "--format", "json")
+    t.exit_code(r, 0, "rm gpt-oss:120b:cloud plans the stub's removal")
+    t.contains(r.out, "gpt-oss/120b-cloud", "the plan removes the gpt-oss:120b-cloud manifest")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "a dry run changes nothing")
+
+with t.guard("list PREFIX folds case as Go's strings.ToLower"):
+    # follows cmd/cmd.go: ListHandler (HasPrefix of ToLower(name) and
+    # ToLower(prefix)); Go's simple case mapping lowers U+212A KELVIN SIGN to
+    # 'k' and U+0130 to 'i'
+    r = t.audit(s.root, "list", "\u212a")
+    t.eq([row[0] for row in table(r.out)[1]], ["kimi:latest"], "list with a Kelvin sign matches kimi")
+    r = t.audit(s.root, "list", "\u212bimi")
+    t.eq(table(r.out)[1], [], "U+212B (lowers to a non-ASCII letter) matches nothing")
+
 t.done()

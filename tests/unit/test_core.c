@@ -67,6 +67,62 @@ static void test_names(void)
 	CHECK(oa_name_parse("LLAMA3.2:Latest", &a));
 	CHECK(oa_name_parse("llama3.2", &b));
 	CHECK(oa_name_equal_fold(&a, &b));
+
+	/* follows types/model/name.go: ParseNameBare + Merge: an empty host after
+	 * the scheme is filled with the default host */
+	CHECK(oa_name_parse("https:///namespace/model:tag", &n));
+	CHECK_STR(n.host, "registry.ollama.ai");
+	CHECK_STR(n.ns, "namespace");
+	CHECK(!oa_name_parse("/namespace/model:tag", &n)); /* no scheme: the host is missing */
+}
+
+/* follows internal/modelref/modelref.go: ParseRef and NormalizePullName, as
+ * server/model_resolver.go: parseNormalizePullModelRef applies them before
+ * ParseName (the DeleteHandler path). */
+static void test_name_refs(void)
+{
+	const struct { const char *in, *want; } ok[] = {
+		{ "  model:tag  ", "registry.ollama.ai/library/model:tag" },
+		{ "\tmodel", "registry.ollama.ai/library/model:latest" },
+		{ "model\n\xc2\xa0", "registry.ollama.ai/library/model:latest" }, /* U+00A0 */
+		{ "foo:local", "registry.ollama.ai/library/foo:latest" },
+		{ "model:tag:local", "registry.ollama.ai/library/model:tag" },
+		{ "model:tag:LOCAL", "registry.ollama.ai/library/model:tag" },
+		{ "gpt-oss:120b:cloud", "registry.ollama.ai/library/gpt-oss:120b-cloud" },
+		{ "gpt-oss:120b-cloud", "registry.ollama.ai/library/gpt-oss:120b-cloud" },
+		{ "gpt-oss:cloud", "registry.ollama.ai/library/gpt-oss:cloud" },
+		{ "host:5000/ns/m:cloud", "host:5000/ns/m:cloud" },
+		{ "https:///namespace/model:tag", "registry.ollama.ai/namespace/model:tag" },
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		oa_name n;
+		char buf[OA_NAME_DISPLAY_MAX];
+		const char *why = NULL;
+		bool parsed = oa_name_parse_ref(ok[i].in, &n, &why);
+		CHECK(parsed);
+		snprintf(buf, sizeof buf, "%s/%s/%s:%s", n.host, n.ns, n.model, n.tag);
+		CHECK_STR(buf, ok[i].want);
+	}
+	oa_name n;
+	const char *why = NULL;
+	CHECK(!oa_name_parse_ref("m:local:cloud", &n, &why)); /* both sources */
+	CHECK(why && strstr(why, "not both"));
+	CHECK(!oa_name_parse_ref("   ", &n, &why));
+	CHECK(!oa_name_parse_ref("model:tag:x", &n, &why)); /* ":" is not a tag byte */
+}
+
+/* follows cmd/cmd.go: ListHandler's prefix filter, strings.HasPrefix of
+ * both sides through strings.ToLower (Go's simple case mapping) */
+static void test_name_prefix(void)
+{
+	CHECK(oa_name_has_prefix_fold("kimi:latest", "\xe2\x84\xaa")); /* U+212A KELVIN SIGN */
+	CHECK(oa_name_has_prefix_fold("kimi:latest", "\xe2\x84\xaaIM"));
+	CHECK(oa_name_has_prefix_fold("iris:latest", "\xc4\xb0")); /* U+0130: Go lowers it to 'i' */
+	CHECK(oa_name_has_prefix_fold("Demo:1b", "dEMO"));
+	CHECK(!oa_name_has_prefix_fold("kimi:latest", "\xe2\x84\xab")); /* U+212B lowers to a non-ASCII letter */
+	CHECK(!oa_name_has_prefix_fold("kimi:latest", "\xe2\x84")); /* a cut sequence matches nothing */
+	CHECK(!oa_name_has_prefix_fold("km", "kmx"));
+	CHECK(oa_name_has_prefix_fold("anything", ""));
 }
 
 static void test_reference_manifests(void)
@@ -293,6 +349,8 @@ int main(void)
 {
 	setenv("TZ", "UTC", 1);
 	test_names();
+	test_name_refs();
+	test_name_prefix();
 	test_reference_manifests();
 	test_manifest_parse();
 	test_decoder_boundary();
