@@ -241,7 +241,11 @@ static void cross_check(oa_store *s, oa_model *m)
 
 void oa_headers_apply(oa_store *s, oa_model *m)
 {
-	if (s->header_mode == OA_HEADERS_NONE || !m->manifest_ok || m->remote)
+	/* The list cache reads no weight header once either remote field is
+	 * set, even when the model is not remote (both are needed for that). */
+	bool remote_field = m->config_state == OA_CONFIG_OK &&
+	                    (*m->cfg.remote_host || *m->cfg.remote_model);
+	if (s->header_mode == OA_HEADERS_NONE || !m->manifest_ok || remote_field)
 		return;
 	oa_model_headers *h = oa_xcalloc(1, sizeof *h);
 	m->headers = h;

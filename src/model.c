@@ -56,7 +56,9 @@ void oa_model_classify(oa_store *s, oa_model *m)
 	for (size_t i = 0; i < m->m.n_layers; i++)
 		m->layer_counts[m->m.layers[i].kind]++;
 	unsigned ggufs = m->layer_counts[OA_LAYER_MODEL], tensors = m->layer_counts[OA_LAYER_TENSOR];
-	m->remote = have_cfg && (*cfg->remote_host || *cfg->remote_model);
+	/* The handlers send a model to its remote only when the config names
+	 * both the host and the model there; one alone is a local model. */
+	m->remote = have_cfg && *cfg->remote_host && *cfg->remote_model;
 
 	if (m->remote)
 		m->format = OA_FORMAT_REMOTE;

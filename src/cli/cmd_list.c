@@ -94,7 +94,9 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			if (!selected(c, m))
 				continue;
 			char size[32], mod[64];
-			if (m->remote)
+			/* ollama list prints "-" for any model /api/tags gives a
+			 * remote_model, remote or not */
+			if (m->remote || (m->config_state == OA_CONFIG_OK && *m->cfg.remote_model))
 				snprintf(size, sizeof size, "-");
 			else
 				size_cell(c, m->m.size, size, sizeof size);

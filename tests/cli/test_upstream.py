@@ -93,4 +93,22 @@ with t.guard("list PREFIX folds case as Go's strings.ToLower"):
     r = t.audit(s.root, "list", "\u212bimi")
     t.eq(table(r.out)[1], [], "U+212B (lowers to a non-ASCII letter) matches nothing")
 
+with t.guard("remote models need both remote_host and remote_model"):
+    # follows server/routes.go: GenerateHandler/ChatHandler (a model is sent
+    # to its remote only when the config has both fields) and cmd/cmd.go:
+    # ListHandler (SIZE is "-" whenever /api/tags carries a remote_model)
+    s = t.new_store("remote")
+    tiny_model(s, "hostonly:latest", cfg_fields=dict(remote_host="https://ollama.com:443"))
+    tiny_model(s, "modelonly:latest", cfg_fields=dict(remote_model="gpt-oss:120b"))
+    tiny_model(s, "both:latest", cfg_fields=dict(remote_host="https://ollama.com:443", remote_model="gpt-oss:120b"))
+    r = t.audit(s.root, "list", "--units", "bytes")
+    rows = {row[0]: row for row in table(r.out)[1]}
+    size = str(oa.manifest_size(open(s.manifest_path("hostonly:latest"), "rb").read()))
+    t.eq(rows.get("hostonly:latest", [None] * 6)[2], size, "remote_host alone: SIZE in bytes")
+    t.eq(rows.get("hostonly:latest", [None] * 6)[5], "llamacpp", "remote_host alone: a llama.cpp model")
+    t.eq(rows.get("modelonly:latest", [None] * 6)[5], "llamacpp", "remote_model alone: a llama.cpp model")
+    t.eq(rows.get("modelonly:latest", [None] * 6)[2], "-", "remote_model alone: ollama list still prints -")
+    t.eq(rows.get("both:latest", [None] * 6)[5], "remote", "both: a remote model")
+    t.eq(rows.get("both:latest", [None] * 6)[2], "-", "both: SIZE -")
+
 t.done()
