@@ -189,7 +189,8 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 	}
 }
 
-/* /api/tags: every model of every store, newest first, as the server sorts. */
+/* /api/tags: every model of every store that ollama list would show (not
+ * those hidden-from-list names), newest first, as the server sorts. */
 static int cmp_mtime(const void *a, const void *b)
 {
 	const oa_model *x = *(const oa_model *const *)a, *y = *(const oa_model *const *)b;
@@ -207,7 +208,8 @@ static void print_tags(cli *c, opened_store *st, size_t n)
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; st[i].ok && j < st[i].s.n_models; j++)
-			if (st[i].s.models[j].manifest_ok && selected(c, &st[i].s.models[j]))
+			if (st[i].s.models[j].manifest_ok && !st[i].s.models[j].hidden_from_list &&
+			    selected(c, &st[i].s.models[j]))
 				v[k++] = &st[i].s.models[j];
 	/* a stable sort: insertion keeps equal mtimes in walk order */
 	for (size_t i = 1; i < k; i++)

@@ -111,4 +111,50 @@ with t.guard("remote models need both remote_host and remote_model"):
     t.eq(rows.get("both:latest", [None] * 6)[5], "remote", "both: a remote model")
     t.eq(rows.get("both:latest", [None] * 6)[2], "-", "both: SIZE -")
 
+with t.guard("/api/tags leaves out what ollama list drops; reads a truncated GGUF's header"):
+    # follows server/model_list_cache.go: buildModelListSummary (a config that
+    # cannot be opened or decoded, or a model/template layer whose digest
+    # manifest.BlobsPath refuses, drops the model) and readModelListGGUF (it
+    # reads the key-values from the start and never looks at tensor data)
+    s = t.new_store("tags-drop")
+    tiny_model(s, "fine:latest")
+    g = oa.tiny_llama_gguf()
+    base = s.layer("model", g)
+    s.add_manifest("noconfig:latest", {"mediaType": oa.MT_CONFIG, "digest": "sha256:" + "0" * 64, "size": 5}, [base])
+    bad = dict(base, digest="sha256:abc")
+    s.add_manifest("baddigest:latest", s.config(oa.config_v2(model_format="gguf")), [bad])
+    g2 = oa.tiny_llama_gguf(context_length=8192, n_embd=512)
+    trunc = s.layer("model", g2)
+    with open(s.blob_path(trunc["digest"]), "wb") as f:
+        f.write(g2[:oa.read_gguf(g2)["header_end"]])  # the tensor data is gone
+    s.add_manifest("trunc:latest", s.config(oa.config_v2(model_format="gguf", model_family="llama")), [trunc])
+    r = t.audit(s.root, "list", "--format", "tags")
+    tags = {m["name"]: m for m in r.json().get("models", [])}
+    t.eq(sorted(tags), ["fine:latest", "trunc:latest"], "models ollama list drops are not in /api/tags")
+    d = tags.get("trunc:latest", {}).get("details", {})
+    t.eq((d.get("context_length"), d.get("embedding_length")), (8192, 512),
+         "a GGUF truncated after its header still gives context and embedding length")
+    r = t.audit(s.root, "list")
+    t.eq(sorted(row[0] for row in table(r.out)[1]),
+         ["baddigest:latest", "fine:latest", "noconfig:latest", "trunc:latest"], "the table still shows every manifest")
+    t.contains(r.err, "library/baddigest/latest", "the dropped model is named on stderr")
+
+with t.guard("an adapter's file_type is not the model's quantization"):
+    # follows server/model_list_cache.go: readModelListLayers (only
+    # image.model layers are read for the GGUF fallback; image.adapter is not)
+    s = t.new_store("adapter")
+    ad = s.layer("adapter", oa.gguf_bytes([("general.architecture", "str", "llama"),
+                                           ("general.type", "str", "adapter"),
+                                           ("general.file_type", "u32", 1)], []))
+    model = s.layer("model", oa.tiny_llama_gguf(file_type=2))
+    for name, layers in (("withadapter:latest", [model, ad]), ("adapteronly:latest", [ad])):
+        s.add_manifest(name, s.config(oa.config_v2(model_format="gguf", model_family="llama")), layers)
+    tags = {m["name"]: m for m in t.audit(s.root, "list", "--format", "tags").json().get("models", [])}
+    t.eq(tags.get("withadapter:latest", {}).get("details", {}).get("quantization_level"), "Q4_0",
+         "the model layer's file type, not the adapter's F16")
+    t.eq(tags.get("adapteronly:latest", {}).get("details", {}).get("quantization_level"), "",
+         "no model layer: no quantization")
+    rows = {row[0]: row for row in table(t.audit(s.root, "list").out)[1]}
+    t.eq(rows.get("adapteronly:latest", [None] * 9)[8], "-", "the table's QUANT is not the adapter's either")
+
 t.done()
