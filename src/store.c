@@ -16,8 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Manifests are ~1 KB; anything this large is not one we should slurp. */
-#define OA_MANIFEST_MAX (16u << 20)
 #define OA_CONFIG_MAX (16u << 20)
 #define OA_TEMPLATE_MAX (1u << 20)
 

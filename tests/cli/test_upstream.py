@@ -157,4 +157,63 @@ with t.guard("an adapter's file_type is not the model's quantization"):
     rows = {row[0]: row for row in table(t.audit(s.root, "list").out)[1]}
     t.eq(rows.get("adapteronly:latest", [None] * 9)[8], "-", "the table's QUANT is not the adapter's either")
 
+def predict(s):
+    r = t.audit(s.root, "prune", "--predict-server", "--format", "json")
+    return r.json().get("stores", [{}])[0]
+
+
+with t.guard("predict-server: null and invalid-UTF-8 manifests decode in Go and do not block"):
+    # follows manifest/manifest.go: Manifests(false) as server/routes.go's
+    # Serve calls it before PruneLayers: encoding/json decodes JSON null into
+    # an empty manifest and replaces invalid UTF-8 in strings with U+FFFD
+    s = t.new_store("pred-null")
+    info = t.add_gguf_model(s, "kept:latest")
+    s.write_raw("manifests/registry.ollama.ai/library/nullm/latest", b"null\n")
+    doc = oa.json.loads(info["bytes"])
+    doc["layers"][0]["from"] = "PLACEHOLDER"
+    raw = oa.go_json(doc, newline=True).replace(b"PLACEHOLDER", b"bad\xff\xfeutf8")
+    only = s.layer("license", "only the utf-8 manifest names this")
+    raw = raw.replace(b'"layers":[', b'"layers":[' + oa.go_json(only) + b",")
+    s.write_raw("manifests/registry.ollama.ai/library/badutf8/latest", raw)
+    orphan = s.add_blob(b"an orphan" * 50)
+    s.age_all(7200)
+    st = predict(s)
+    t.eq(st.get("nothing"), None, "the server's prune is not blocked")
+    dels = [d["path"] for d in st.get("deletes", [])]
+    t.ok("blobs/" + orphan.replace(":", "-") in dels, "the orphan is predicted deleted", dels)
+    t.ok("blobs/" + only["digest"].replace(":", "-") not in dels,
+         "a blob only the invalid-UTF-8 manifest names stays: Go still reads that manifest", dels)
+
+with t.guard("predict-server: fixBlobs renames at the first colon, in subdirectories too"):
+    # follows server/fixblobs.go: fixBlobs (filepath.Walk over blobs/, a name
+    # cut at its first ':' whose prefix is sha256 becomes sha256-<rest>) and
+    # server/images.go: PruneLayers (a name that is not a digest is removed)
+    s = t.new_store("pred-rename")
+    s.write_raw("blobs/sha256:abc:def", b"two colons")
+    s.write_raw("blobs/sub/sha256:" + "a" * 64, b"in a subdirectory")
+    s.age_all(7200)
+    st = predict(s)
+    ren = {x["from"]: x["to"] for x in st.get("renames", [])}
+    t.eq(ren.get("blobs/sha256:abc:def"), "blobs/sha256-abc:def", "only the first colon is replaced")
+    t.eq(ren.get("blobs/sub/sha256:" + "a" * 64), "blobs/sub/sha256-" + "a" * 64,
+         "a file in a subdirectory of blobs/ is renamed too")
+    dels = [d["path"] for d in st.get("deletes", [])]
+    t.ok("blobs/sha256-abc:def" in dels, "the renamed file is then deleted under its new name", dels)
+    t.ok(not any(d.startswith("blobs/sub/") for d in dels), "the prune itself does not enter subdirectories", dels)
+
+with t.guard("predict-server: a store of empty directories loses manifests/ too"):
+    # follows manifest/paths.go: PruneDirectory, called on the manifests
+    # directory itself, which it removes once everything below is gone
+    s = t.new_store("pred-emptydirs")
+    s.mkdir("manifests/registry.ollama.ai/library/gone")
+    st = predict(s)
+    t.ok("manifests" in st.get("empty_dirs_removed", []), "manifests/ itself is removed",
+         st.get("empty_dirs_removed"))
+    s2 = t.new_store("pred-notempty")
+    t.add_gguf_model(s2, "m:latest")
+    s2.mkdir("manifests/registry.ollama.ai/library/gone")
+    st = predict(s2)
+    t.ok("manifests" not in st.get("empty_dirs_removed", []), "not while a manifest is left",
+         st.get("empty_dirs_removed"))
+
 t.done()
