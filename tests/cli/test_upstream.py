@@ -216,4 +216,29 @@ with t.guard("predict-server: a store of empty directories loses manifests/ too"
     t.ok("manifests" not in st.get("empty_dirs_removed", []), "not while a manifest is left",
          st.get("empty_dirs_removed"))
 
+with t.guard("rm: the parents it empties go; the server's other directory removals are reported"):
+    # follows manifest/manifest.go: Manifest.Remove (the file, then
+    # manifest/paths.go: PruneDirectory over all of manifests/, which also
+    # removes unrelated empty directories and manifests/ itself)
+    s = t.new_store("rm-dirs")
+    t.add_gguf_model(s, "only:latest")
+    t.add_gguf_model(s, "alice/other:latest")
+    s.mkdir("manifests/registry.ollama.ai/bob/unrelated")
+    s.age_all(7200)
+    r = t.audit(s.root, "rm", "only", "--format", "json")
+    t.exit_code(r, 0, "rm plan")
+    paths = [e["path"] for e in r.json()["stores"][0]["entries"]]
+    t.ok("manifests/registry.ollama.ai/library/only" in paths and "manifests/registry.ollama.ai/library" in paths,
+         "the model and namespace directories it empties are removed", paths)
+    t.ok(not any("bob" in p for p in paths), "an unrelated empty directory is not removed", paths)
+    t.contains(r.err, "manifests/registry.ollama.ai/bob/unrelated", "but it is reported as one ollama rm removes")
+    r = t.audit(s.root, "rm", "only", "alice/other", "--apply", "--yes")
+    t.exit_code(r, 0, "rm --apply of every model")
+    t.ok(not os.path.exists(os.path.join(s.root, "manifests", "registry.ollama.ai", "library")),
+         "emptied parents are gone")
+    t.ok(os.path.isdir(os.path.join(s.root, "manifests", "registry.ollama.ai", "bob", "unrelated")),
+         "the unrelated empty directory stays")
+    t.ok(os.path.isdir(os.path.join(s.root, "manifests")), "manifests/ itself stays (a store keeps its shape)")
+    t.contains(r.err, "manifests/registry.ollama.ai/bob/unrelated", "the apply run reports it too")
+
 t.done()
