@@ -49,13 +49,34 @@ static const char *digest_of(const oa_model *m, size_t i)
 	return m->m.layers[i].digest_valid ? m->m.layers[i].digest : NULL;
 }
 
+/* A blob of the wrong size already has its finding. The server's list cache
+ * still reads the key-values from the start of whatever file is there (it
+ * never looks at tensor data), so a blob truncated after its header still
+ * gives /api/tags its values: read it the quick way, without more findings. */
+static void read_gguf_quietly(oa_store *s, oa_blob *b, oa_layer_header *lh)
+{
+	if (!b || b->dangling || !b->stat_ok || b->st.st_size <= 0)
+		return;
+	int fd = oa_store_open_blob(s, b);
+	if (fd < 0)
+		return;
+	unsigned char magic[4] = { 0 };
+	if (oa_pread_full(fd, magic, 4, 0) == 4 && oa_gguf_is_magic(magic)) {
+		lh->have_gguf = true;
+		oa_gguf_read_fd(fd, (uint64_t)b->st.st_size, OA_GGUF_QUICK, &lh->gguf);
+	}
+	close(fd);
+}
+
 static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mode)
 {
 	oa_model_headers *h = m->headers;
 	oa_layer_header *lh = &h->layers[i];
 	oa_blob *b = m->layer_blobs[i];
-	if (!usable_blob(m, i))
+	if (!usable_blob(m, i)) {
+		read_gguf_quietly(s, b, lh);
 		return;
+	}
 	int fd = oa_store_open_blob(s, b);
 	char path[96];
 	snprintf(path, sizeof path, "blobs/%s", b->name);
@@ -241,7 +262,11 @@ static void cross_check(oa_store *s, oa_model *m)
 
 void oa_headers_apply(oa_store *s, oa_model *m)
 {
-	if (s->header_mode == OA_HEADERS_NONE || !m->manifest_ok || m->remote)
+	/* The list cache reads no weight header once either remote field is
+	 * set, even when the model is not remote (both are needed for that). */
+	bool remote_field = m->config_state == OA_CONFIG_OK &&
+	                    (*m->cfg.remote_host || *m->cfg.remote_model);
+	if (s->header_mode == OA_HEADERS_NONE || !m->manifest_ok || remote_field)
 		return;
 	oa_model_headers *h = oa_xcalloc(1, sizeof *h);
 	m->headers = h;

@@ -53,9 +53,19 @@ void oa_format_size(uint64_t n, enum oa_units units, char *buf, size_t len)
 	}
 }
 
-static void human_duration(double secs_f, char *buf, size_t len)
+/* Go's Duration.Hours(): whole hours plus the remainder as a fraction, so
+ * the rounding below sees the same float64 the server does. */
+static double go_hours(int64_t d)
 {
-	long long seconds = (long long)secs_f;
+	const int64_t hour = 3600LL * 1000000000;
+	return (double)(d / hour) + (double)(d % hour) / 3.6e12;
+}
+
+/* format.humanDuration; d >= 0 nanoseconds. Seconds and minutes truncate,
+ * hours round half away from zero, years truncate again. */
+static void human_duration(int64_t d, char *buf, size_t len)
+{
+	int64_t seconds = d / 1000000000;
 	if (seconds < 1) {
 		snprintf(buf, len, "Less than a second");
 		return;
@@ -65,19 +75,19 @@ static void human_duration(double secs_f, char *buf, size_t len)
 		return;
 	}
 	if (seconds < 60) {
-		snprintf(buf, len, "%lld seconds", seconds);
+		snprintf(buf, len, "%lld seconds", (long long)seconds);
 		return;
 	}
-	long long minutes = (long long)(secs_f / 60);
+	int64_t minutes = seconds / 60;
 	if (minutes == 1) {
 		snprintf(buf, len, "About a minute");
 		return;
 	}
 	if (minutes < 60) {
-		snprintf(buf, len, "%lld minutes", minutes);
+		snprintf(buf, len, "%lld minutes", (long long)minutes);
 		return;
 	}
-	long long hours = (long long)llround(secs_f / 3600);
+	long long hours = (long long)round(go_hours(d));
 	if (hours == 1)
 		snprintf(buf, len, "About an hour");
 	else if (hours < 48)
@@ -89,20 +99,32 @@ static void human_duration(double secs_f, char *buf, size_t len)
 	else if (hours < 24 * 365 * 2)
 		snprintf(buf, len, "%lld months", hours / 24 / 30);
 	else
-		snprintf(buf, len, "%lld years", (long long)(secs_f / 3600 / 24 / 365));
+		snprintf(buf, len, "%lld years", (long long)go_hours(d) / 24 / 365);
 }
 
-void oa_human_time(time_t t, time_t now, char *buf, size_t len)
+void oa_human_age(int64_t age_ns, char *buf, size_t len)
 {
-	double delta = difftime(now, t);
 	char d[64];
-	if (delta < 0) {
-		human_duration(-delta, d, sizeof d);
+	/* Go compares whole hours (truncated toward zero) in whole years. */
+	if ((long long)go_hours(age_ns) / 24 / 365 < -20) {
+		snprintf(buf, len, "Forever");
+	} else if (age_ns < 0) {
+		human_duration(-age_ns, d, sizeof d);
 		snprintf(buf, len, "%s from now", d);
 	} else {
-		human_duration(delta, d, sizeof d);
+		human_duration(age_ns, d, sizeof d);
 		snprintf(buf, len, "%s ago", d);
 	}
+}
+
+int64_t oa_age_ns(int64_t then_ns, int64_t now_ns)
+{
+	/* time.Sub saturates rather than wrapping. */
+	if (then_ns < 0 && now_ns > INT64_MAX + then_ns)
+		return INT64_MAX;
+	if (then_ns > 0 && now_ns < INT64_MIN + then_ns)
+		return INT64_MIN;
+	return now_ns - then_ns;
 }
 
 void oa_iso8601(time_t sec, long nsec, char *buf, size_t len)

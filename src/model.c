@@ -87,7 +87,9 @@ void oa_model_classify(oa_store *s, oa_model *m)
 	for (size_t i = 0; i < m->m.n_layers; i++)
 		m->layer_counts[m->m.layers[i].kind]++;
 	unsigned ggufs = m->layer_counts[OA_LAYER_MODEL], tensors = m->layer_counts[OA_LAYER_TENSOR];
-	m->remote = have_cfg && (*cfg->remote_host || *cfg->remote_model);
+	/* The handlers send a model to its remote only when the config names
+	 * both the host and the model there; one alone is a local model. */
+	m->remote = have_cfg && *cfg->remote_host && *cfg->remote_model;
 
 	if (m->remote)
 		m->format = OA_FORMAT_REMOTE;
@@ -121,6 +123,17 @@ void oa_model_classify(oa_store *s, oa_model *m)
 		const char *why = NULL;
 		if (m->config_state == OA_CONFIG_MISSING || m->config_state == OA_CONFIG_INVALID)
 			why = "its config blob is missing or unreadable";
+		for (size_t i = 0; !why && i < m->m.n_layers; i++) {
+			/* The list cache turns the digests of these two kinds into
+			 * blob paths, and BlobsPath refuses anything but sha256 and
+			 * 64 hex digits (an empty digest passes, as the blobs dir). */
+			const oa_layer *l = &m->m.layers[i];
+			char hex[65];
+			bool upper;
+			if ((l->kind == OA_LAYER_MODEL || l->kind == OA_LAYER_TEMPLATE) && *l->digest &&
+			    !oa_digest_parse(l->digest, hex, &upper))
+				why = "a model or template layer digest is not sha256 and 64 hex digits";
+		}
 		for (size_t i = 0; !why && i < m->m.n_layers; i++)
 			if (m->m.layers[i].kind == OA_LAYER_TEMPLATE &&
 			    (!m->layer_blobs[i] || m->layer_blobs[i]->dangling))

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <ctype.h>
 
 static const size_t part_max[] = { 350, 80, 80, 80 };
 
@@ -116,9 +117,11 @@ bool oa_name_parse(const char *input, oa_name *out)
 			ns = rest;
 		} else {
 			ns = *after ? after : "!MISSING!";
+			/* Only a host with no scheme before it is "promised": after
+			 * "https://" an empty host is merged with the default. */
 			char *scheme_end = strstr(rest, "://");
 			host = scheme_end ? scheme_end + 3 : rest;
-			if (!*host)
+			if (!*host && !scheme_end)
 				host = "!MISSING!";
 		}
 	}
@@ -151,4 +154,143 @@ bool oa_name_equal_fold(const oa_name *a, const oa_name *b)
 {
 	return strcasecmp(a->host, b->host) == 0 && strcasecmp(a->ns, b->ns) == 0 &&
 	       strcasecmp(a->model, b->model) == 0 && strcasecmp(a->tag, b->tag) == 0;
+}
+
+/* Bytes of the UTF-8 White_Space character at s (what Go's unicode.IsSpace
+ * accepts), 0 if none. */
+static size_t space_len(const unsigned char *s, size_t n)
+{
+	static const unsigned char *const multi[] = {
+		(const unsigned char *)"\xc2\x85", (const unsigned char *)"\xc2\xa0",
+		(const unsigned char *)"\xe1\x9a\x80", (const unsigned char *)"\xe2\x80\xa8",
+		(const unsigned char *)"\xe2\x80\xa9", (const unsigned char *)"\xe2\x80\xaf",
+		(const unsigned char *)"\xe2\x81\x9f", (const unsigned char *)"\xe3\x80\x80",
+	};
+	if (n && (s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')))
+		return 1;
+	if (n >= 3 && s[0] == 0xe2 && s[1] == 0x80 && s[2] >= 0x80 && s[2] <= 0x8a)
+		return 3; /* U+2000..U+200A */
+	for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++) {
+		size_t l = strlen((const char *)multi[i]);
+		if (n >= l && memcmp(s, multi[i], l) == 0)
+			return l;
+	}
+	return 0;
+}
+
+/* strings.TrimSpace in place; returns the trimmed start. */
+static char *trim_space(char *s)
+{
+	size_t n = strlen(s), k;
+	while (n && (k = space_len((unsigned char *)s, n)) > 0)
+		s += k, n -= k;
+	for (bool cut = true; cut && n;) {
+		cut = false;
+		for (k = 1; k <= 3 && k <= n; k++) {
+			if (space_len((unsigned char *)s + n - k, k) == k) {
+				n -= k;
+				cut = true;
+				break;
+			}
+		}
+	}
+	s[n] = '\0';
+	return s;
+}
+
+enum source { SOURCE_NONE, SOURCE_LOCAL, SOURCE_CLOUD };
+
+/* modelref's parseSourceSuffix: cuts the source off s in place. */
+static enum source cut_source(char *s)
+{
+	char *colon = strrchr(s, ':');
+	if (!colon)
+		return SOURCE_NONE;
+	char suffix[1024];
+	snprintf(suffix, sizeof suffix, "%s", colon + 1);
+	char *sx = trim_space(suffix);
+	size_t n = strlen(sx);
+	if (strcasecmp(sx, "cloud") == 0 || strcasecmp(sx, "local") == 0) {
+		*colon = '\0';
+		return tolower((unsigned char)sx[0]) == 'c' ? SOURCE_CLOUD : SOURCE_LOCAL;
+	}
+	if (!strchr(sx, '/') && n >= 6 && strcasecmp(sx + n - 6, "-cloud") == 0) {
+		/* ":<tag>-cloud" is the tag from the cloud; the trimmed tag stays */
+		memmove(colon + 1, sx, n - 6);
+		colon[1 + n - 6] = '\0';
+		return SOURCE_CLOUD;
+	}
+	return SOURCE_NONE;
+}
+
+bool oa_name_parse_ref(const char *input, oa_name *out, const char **why)
+{
+	char buf[1024];
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	memset(out, 0, sizeof *out);
+	if (strlen(input) >= sizeof buf - 8) {
+		*why = "too long";
+		return false;
+	}
+	strcpy(buf, input);
+	char *s = trim_space(buf);
+	if (!*s) {
+		*why = "model is required";
+		return false;
+	}
+	enum source src = cut_source(s);
+	if (src != SOURCE_NONE) {
+		char nested[1024];
+		strcpy(nested, s);
+		if (cut_source(nested) != SOURCE_NONE) {
+			*why = "use either :local or :cloud, not both";
+			return false;
+		}
+	}
+	if (src == SOURCE_CLOUD) {
+		/* The stub a cloud pull writes: "-cloud" on an explicit tag (one
+		 * after the last '/'), else the tag "cloud". */
+		char *colon = strrchr(s, ':'), *slash = strrchr(s, '/');
+		strcat(s, colon && (!slash || colon > slash) ? "-cloud" : ":cloud");
+	}
+	if (!oa_name_parse(s, out)) {
+		*why = "not a valid model name";
+		return false;
+	}
+	return true;
+}
+
+/* Go's unicode.ToLower for one character of s (n bytes left); *len gets its
+ * byte length. Only ASCII and the two letters that lower to ASCII fold; any
+ * other byte is returned as is, which no ASCII name byte equals. */
+static int fold_char(const unsigned char *s, size_t n, size_t *len)
+{
+	*len = 1;
+	if (n >= 3 && s[0] == 0xe2 && s[1] == 0x84 && s[2] == 0xaa) {
+		*len = 3;
+		return 'k';
+	}
+	if (n >= 2 && s[0] == 0xc4 && s[1] == 0xb0) {
+		*len = 2;
+		return 'i';
+	}
+	return s[0] >= 'A' && s[0] <= 'Z' ? s[0] + ('a' - 'A') : s[0];
+}
+
+bool oa_name_has_prefix_fold(const char *name, const char *prefix)
+{
+	const unsigned char *a = (const unsigned char *)name, *b = (const unsigned char *)prefix;
+	size_t na = strlen(name), nb = strlen(prefix);
+	while (nb) {
+		size_t la, lb;
+		if (!na)
+			return false;
+		int ca = fold_char(a, na, &la), cb = fold_char(b, nb, &lb);
+		if (ca != cb)
+			return false;
+		a += la, na -= la, b += lb, nb -= lb;
+	}
+	return true;
 }

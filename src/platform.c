@@ -113,6 +113,13 @@ double oa_wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int64_t oa_wall_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 size_t oa_page_size(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);

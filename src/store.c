@@ -17,8 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Manifests are ~1 KB; anything this large is not one we should slurp. */
-#define OA_MANIFEST_MAX (16u << 20)
 #define OA_CONFIG_MAX (16u << 20)
 #define OA_TEMPLATE_MAX (1u << 20)
 
@@ -1155,7 +1153,7 @@ void oa_store_scan(oa_store *s)
 long oa_store_resolve(const oa_store *s, const char *query)
 {
 	oa_name want;
-	if (oa_name_parse(query, &want)) {
+	if (oa_name_parse_ref(query, &want, NULL)) {
 		long folded = -1;
 		size_t n_folded = 0;
 		for (size_t i = 0; i < s->n_models; i++) {

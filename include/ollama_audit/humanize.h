@@ -18,8 +18,12 @@ enum oa_units {
 void oa_human_bytes(int64_t n, char *buf, size_t len);
 /* Sizes in the selected units. */
 void oa_format_size(uint64_t n, enum oa_units units, char *buf, size_t len);
-/* Ollama's format.HumanTime relative to `now` ("2 weeks ago"). */
-void oa_human_time(time_t t, time_t now, char *buf, size_t len);
+/* Ollama's format.HumanTime for something age_ns nanoseconds old ("2 weeks
+ * ago", "3 minutes from now", "Forever" beyond ~20 years ahead). Pure: the
+ * caller reads the clock, so the rules are tested without one. */
+void oa_human_age(int64_t age_ns, char *buf, size_t len);
+/* now_ns - then_ns, saturating at the int64 limits as Go's time.Sub does. */
+int64_t oa_age_ns(int64_t then_ns, int64_t now_ns);
 /* RFC 3339 / ISO-8601 in UTC with nanoseconds when non-zero: 2026-11-29T16:43:47Z */
 void oa_iso8601(time_t sec, long nsec, char *buf, size_t len);
 /* Go's time.Time JSON form in local time, as /api/tags prints modified_at:

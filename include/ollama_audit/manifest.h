@@ -83,6 +83,9 @@ typedef struct oa_manifest {
 	char *format;       /* 0.40's optional top-level "format"; "" when absent */
 } oa_manifest;
 
+/* Manifests are ~1 KB; anything this large is not one we should slurp. */
+#define OA_MANIFEST_MAX (16u << 20)
+
 /* Parse manifest bytes. Returns 0, or -1 with a one-line reason in err.
  * The ID is computed in both cases when the bytes hold a complete JSON value. */
 int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *out, char *err, size_t errlen);

@@ -40,6 +40,20 @@ bool oa_name_from_parts(oa_name *out, const char *host, const char *ns, const ch
  * false when the result is not a valid, fully qualified name. */
 bool oa_name_parse(const char *s, oa_name *out);
 
+/* Parse a model reference as the server's handlers do before ParseName:
+ * surrounding whitespace trimmed, then a ":local" or ":cloud" source suffix
+ * taken off (a ":<tag>-cloud" tag counts as ":<tag>" from the cloud), and a
+ * cloud reference renamed to the local stub a pull writes ("m:tag:cloud" ->
+ * "m:tag-cloud", "m:cloud" stays). false with `why` set when the reference
+ * is empty, names both sources, or is not a valid name. */
+bool oa_name_parse_ref(const char *s, oa_name *out, const char **why);
+
+/* strings.HasPrefix(strings.ToLower(name), strings.ToLower(prefix)) for the
+ * `ollama list PREFIX` filter. Go lowers with simple case mapping, so the two
+ * non-ASCII letters that lower to ASCII match too: U+212A KELVIN SIGN ('k')
+ * and U+0130 (dotted capital I, 'i'). */
+bool oa_name_has_prefix_fold(const char *name, const char *prefix);
+
 /* DisplayShortest: "model:tag", "ns/model:tag" or "host/ns/model:tag". */
 void oa_name_display(const oa_name *n, char *buf, size_t len);
 #define OA_NAME_DISPLAY_MAX (351 + 81 + 81 + 81 + 4)

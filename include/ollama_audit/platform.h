@@ -35,6 +35,8 @@ int64_t oa_stat_ctime_ns(const struct stat *st);
 
 /* Wall clock (CLOCK_REALTIME) in seconds since the epoch, with a fraction. */
 double oa_wall_now(void);
+/* The same clock in whole nanoseconds, for ages compared with oa_stat_mtime_ns. */
+int64_t oa_wall_now_ns(void);
 
 /* Is [offset, offset+len) of fd in the page cache? 1 = at least 90% of its
  * pages are resident, 0 = fewer, -1 = cannot tell (no mincore, an error,

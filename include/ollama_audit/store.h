@@ -160,13 +160,16 @@ void oa_store_close(oa_store *s);
 /* The blob file for a validated layer digest, or NULL. */
 oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l);
 
-/* Resolve MODEL as the user typed it: a name (defaults filled), or an ID
- * prefix of >= 6 hex digits. A name matching one model exactly (case
- * included) is that model; otherwise a single case-insensitive match is.
- * Returns the model index, -1 if none matches, OA_RESOLVE_AMBIGUOUS_ID if an
- * ID prefix names several models, OA_RESOLVE_AMBIGUOUS_NAME if several
- * models match the name only case-insensitively (tiny vs TINY and Tiny:
- * the server would pick one at random, so we refuse to guess). */
+/* Resolve MODEL as the user typed it: a reference as the server's handlers
+ * read it (oa_name_parse_ref: trimmed, source suffix handled, defaults
+ * filled), or an ID prefix of >= 6 hex digits. A name matching one model
+ * exactly (case included) is that model; otherwise a single
+ * case-insensitive match is. A legacy anchor is never chosen (its
+ * manifests-v2 tag is). Returns the model index, -1 if none matches,
+ * OA_RESOLVE_AMBIGUOUS_ID if an ID prefix names several models,
+ * OA_RESOLVE_AMBIGUOUS_NAME if several models match the name only
+ * case-insensitively (tiny vs TINY and Tiny: the server would pick one at
+ * random, so we refuse to guess). */
 enum { OA_RESOLVE_AMBIGUOUS_ID = -2, OA_RESOLVE_AMBIGUOUS_NAME = -3 };
 long oa_store_resolve(const oa_store *s, const char *query);
 

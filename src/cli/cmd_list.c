@@ -3,6 +3,7 @@
 #include "cli_multi.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/jsonutil.h"
+#include "ollama_audit/platform.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
 
@@ -20,8 +21,20 @@ static bool selected(const cli *c, const oa_model *m)
 	/* ollama list [PREFIX]: a case-insensitive prefix match on NAME. */
 	if (c->n_args == 0)
 		return true;
-	return strncasecmp(m->display, c->args[0], strlen(c->args[0])) == 0;
+	return oa_name_has_prefix_fold(m->display, c->args[0]);
 }
+
+/* Manifest sizes are signed: the server sums what each manifest declares,
+ * and HumanBytes prints a negative total as the plain integer ("-1 B"). */
+static void size_cell(const cli *c, int64_t size, char *buf, size_t len)
+{
+	if (size >= 0)
+		oa_format_size((uint64_t)size, c->units, buf, len);
+	else
+		snprintf(buf, len, c->units == OA_UNITS_BYTES ? "%lld" : "%lld B", (long long)size);
+}
+
+#define COL_PAD "    "
 
 typedef struct row {
 	char *cell[9];
@@ -66,7 +79,7 @@ static void print_table(cli *c, opened_store *st, size_t n)
 		width[k] = strlen(head[k]);
 	row *rows = NULL;
 	size_t nrows = 0;
-	time_t now = time(NULL);
+	int64_t now = oa_wall_now_ns();
 	size_t n_open = 0;
 	for (size_t i = 0; i < n; i++)
 		n_open += st[i].ok;
@@ -85,11 +98,13 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			if (!selected(c, m))
 				continue;
 			char size[32], mod[64];
-			if (m->remote)
+			/* ollama list prints "-" for any model /api/tags gives a
+			 * remote_model, remote or not */
+			if (m->remote || (m->config_state == OA_CONFIG_OK && *m->cfg.remote_model))
 				snprintf(size, sizeof size, "-");
 			else
-				oa_format_size(m->m.size < 0 ? 0 : (uint64_t)m->m.size, c->units, size, sizeof size);
-			oa_human_time(m->st.st_mtime, now, mod, sizeof mod);
+				size_cell(c, m->m.size, size, sizeof size);
+			oa_human_age(oa_age_ns(oa_stat_mtime_ns(&m->st), now), mod, sizeof mod);
 			rows = oa_xreallocarray(rows, nrows + 1, sizeof *rows);
 			row *r = &rows[nrows++];
 			r->cell[0] = oa_escape(m->display, strlen(m->display));
@@ -113,9 +128,10 @@ static void print_table(cli *c, opened_store *st, size_t n)
 		free(rows);
 		return; /* the error said it; an empty table would only add noise */
 	}
-	/* Like ollama's tabwriter: columns separated by at least three spaces. */
+	/* ollama list pads its table columns with four spaces (tablewriter's
+	 * table padding in cmd.ListHandler). */
 	for (int k = 0; k < 9; k++)
-		printf("%-*s%s", k == 8 ? 0 : (int)width[k], head[k], k == 8 ? "\n" : "   ");
+		printf("%-*s%s", k == 8 ? 0 : (int)width[k], head[k], k == 8 ? "\n" : COL_PAD);
 	for (size_t r = 0; r < nrows; r++) {
 		if (!rows[r].cell[1]) {
 			printf("%s\n", rows[r].cell[0]);
@@ -123,7 +139,7 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			continue;
 		}
 		for (int k = 0; k < 9; k++) {
-			printf("%-*s%s", k == 8 ? 0 : (int)width[k], rows[r].cell[k], k == 8 ? "\n" : "   ");
+			printf("%-*s%s", k == 8 ? 0 : (int)width[k], rows[r].cell[k], k == 8 ? "\n" : COL_PAD);
 			free(rows[r].cell[k]);
 		}
 	}
@@ -177,7 +193,8 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 	}
 }
 
-/* /api/tags: every model of every store, newest first, as the server sorts. */
+/* /api/tags: every model of every store that ollama list would show (not
+ * those hidden-from-list names), newest first, as the server sorts. */
 static int cmp_mtime(const void *a, const void *b)
 {
 	const oa_model *x = *(const oa_model *const *)a, *y = *(const oa_model *const *)b;
@@ -195,7 +212,8 @@ static void print_tags(cli *c, opened_store *st, size_t n)
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; st[i].ok && j < st[i].s.n_models; j++)
-			if (st[i].s.models[j].manifest_ok && selected(c, &st[i].s.models[j]))
+			if (st[i].s.models[j].manifest_ok && !st[i].s.models[j].hidden_from_list &&
+			    selected(c, &st[i].s.models[j]))
 				v[k++] = &st[i].s.models[j];
 	/* a stable sort: insertion keeps equal mtimes in walk order */
 	for (size_t i = 1; i < k; i++)

@@ -326,19 +326,180 @@ static bool server_blob_name(const char *name)
 	       oa_is_hex(name + 7, 64);
 }
 
-static bool server_referenced(const oa_store *s, const char *key)
+/* Manifests jansson refuses but Go's decoder reads: JSON null (an empty
+ * manifest) and invalid UTF-8 inside strings (each bad byte becomes U+FFFD).
+ * They neither block the server's prune nor lose their references. */
+typedef struct go_decoded {
+	oa_manifest *v;
+	const char **paths; /* rel_path of each, to match their prune-blocker findings */
+	size_t n;
+} go_decoded;
+
+/* Go's string decoding: every byte that does not start a valid UTF-8
+ * sequence is replaced by U+FFFD (EF BF BD). */
+static uint8_t *replace_bad_utf8(const uint8_t *b, size_t len, size_t *out_len)
 {
+	uint8_t *out = oa_xcalloc(len * 3 + 1, 1);
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		size_t k = oa_utf8_seq(b + i, len - i);
+		if (k) {
+			memcpy(out + o, b + i, k);
+			o += k, i += k;
+		} else {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3, i++;
+		}
+	}
+	*out_len = o;
+	return out;
+}
+
+static bool is_json_null(const uint8_t *b, size_t len)
+{
+	size_t i = 0;
+	while (i < len && strchr(" \t\r\n", b[i]))
+		i++;
+	return len - i >= 4 && memcmp(b + i, "null", 4) == 0;
+}
+
+static void collect_go_decoded(const oa_store *s, go_decoded *g)
+{
+	memset(g, 0, sizeof *g);
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		if (!m->manifest_ok)
+		uint8_t *bytes;
+		size_t len;
+		if (m->manifest_ok || !oa_str_has_prefix(m->rel_path, "manifests/") ||
+		    oa_read_file_at(s->manifests_fd, m->rel_path + 10, OA_MANIFEST_MAX, &bytes, &len) < 0)
 			continue;
-		if (*m->m.config.digest && strcmp(m->m.config.digest, key) == 0)
+		oa_manifest man;
+		char err[256];
+		size_t flen;
+		uint8_t *fixed = replace_bad_utf8(bytes, len, &flen);
+		bool ok = is_json_null(bytes, len);
+		if (ok)
+			memset(&man, 0, sizeof man);
+		else if (!(ok = oa_manifest_parse(fixed, flen, &man, err, sizeof err) == 0))
+			oa_manifest_free(&man); /* a failed parse still holds what it read */
+		free(fixed);
+		free(bytes);
+		if (!ok)
+			continue;
+		g->v = oa_xreallocarray(g->v, g->n + 1, sizeof *g->v);
+		g->paths = oa_xreallocarray(g->paths, g->n + 1, sizeof *g->paths);
+		g->v[g->n] = man;
+		g->paths[g->n++] = m->rel_path;
+	}
+}
+
+static void free_go_decoded(go_decoded *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->v[i].config.digest)
+			oa_manifest_free(&g->v[i]);
+	free(g->v);
+	free(g->paths);
+}
+
+/* Is the server's prune still blocked once the manifests Go reads are not
+ * counted as corrupt? */
+static bool go_prune_blocked(const oa_store *s, const go_decoded *g)
+{
+	for (size_t i = 0; s->prune_blocked && i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (strcmp(f->code, "prune-blocker") != 0)
+			continue;
+		bool decoded = false;
+		for (size_t k = 0; !decoded && k < g->n; k++)
+			decoded = f->path && strcmp(f->path, g->paths[k]) == 0;
+		if (!decoded)
 			return true;
-		for (size_t k = 0; k < m->m.n_layers; k++)
-			if (strcmp(m->m.layers[k].digest, key) == 0)
-				return true;
 	}
 	return false;
+}
+
+static bool manifest_names(const oa_manifest *m, const char *key)
+{
+	if (m->config.digest && *m->config.digest && strcmp(m->config.digest, key) == 0)
+		return true;
+	for (size_t k = 0; k < m->n_layers; k++)
+		if (strcmp(m->layers[k].digest, key) == 0)
+			return true;
+	return false;
+}
+
+static bool server_referenced(const oa_store *s, const go_decoded *g, const char *key)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (manifest_names(&g->v[i], key))
+			return true;
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		if (m->manifest_ok && manifest_names(&m->m, key))
+			return true;
+	}
+	return false;
+}
+
+/* fixBlobs' new name: the first ':' becomes '-' (strings.Cut). */
+static char *fixed_blob_name(const char *name)
+{
+	char *to = oa_xstrdup(name);
+	char *colon = strchr(to, ':');
+	if (colon)
+		*colon = '-';
+	return to;
+}
+
+/* fixBlobs walks blobs/ with filepath.Walk, which goes into subdirectories
+ * (not through symlinks); the prune after it stays at the top level. */
+static void predict_renames(int dirfd, const char *rel, json_t *renames, int depth)
+{
+	size_t n;
+	char **names = oa_list_dir(dirfd, &n, NULL);
+	for (size_t i = 0; names && i < n; i++) {
+		struct stat st;
+		if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		char *path = oa_xasprintf("%s/%s", rel, names[i]);
+		if (S_ISDIR(st.st_mode) && depth < 64) {
+			int sub = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				predict_renames(sub, path, renames, depth + 1);
+				close(sub);
+			}
+		} else if (!S_ISDIR(st.st_mode) && strncmp(names[i], "sha256:", 7) == 0) {
+			char *to = fixed_blob_name(names[i]);
+			json_array_append_new(renames, json_pack("{s:s,s:s++}", "from", path, "to", rel,
+			                                         "/", to));
+			free(to);
+		}
+		free(path);
+	}
+	oa_free_names(names, n);
+}
+
+/* Does anything but directories remain under manifests/? PruneDirectory
+ * removes manifests/ itself when nothing does. */
+static bool tree_has_files(int dirfd, int depth)
+{
+	size_t n;
+	char **names = oa_list_dir(dirfd, &n, NULL);
+	bool found = !names;
+	for (size_t i = 0; names && !found && i < n; i++) {
+		struct stat st;
+		if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+			found = true;
+			break;
+		}
+		int sub = depth < 64 ? openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		found = sub < 0 || tree_has_files(sub, depth + 1);
+		if (sub >= 0)
+			close(sub);
+	}
+	oa_free_names(names, n);
+	return found;
 }
 
 static void predict(cli *c, oa_store *s, bool first, bool last)
@@ -351,22 +512,14 @@ static void predict(cli *c, oa_store *s, bool first, bool last)
 	const char *nothing = NULL;
 	double now = oa_wall_now();
 	uint64_t freed = 0;
-	/* 1. fixBlobs: sha256:* files become sha256-* */
-	for (size_t i = 0; i < s->n_blobs; i++) {
-		const oa_blob *b = &s->blobs[i];
-		if (strncmp(b->name, "sha256:", 7) != 0 || (b->stat_ok && S_ISDIR(b->st.st_mode)))
-			continue;
-		char *to = oa_xstrdup(b->name);
-		for (char *p = to; *p; p++)
-			if (*p == ':')
-				*p = '-';
-		json_array_append_new(renames, json_pack("{s:s+,s:s+}", "from", "blobs/", b->name, "to",
-		                                         "blobs/", to));
-		free(to);
-	}
+	/* 1. fixBlobs: sha256:* files become sha256-*, in subdirectories too */
+	if (s->blobs_fd >= 0)
+		predict_renames(s->blobs_fd, "blobs", renames, 0);
+	go_decoded g;
+	collect_go_decoded(s, &g);
 	if (noprune)
 		nothing = "nothing: OLLAMA_NOPRUNE is set";
-	else if (s->prune_blocked)
+	else if (go_prune_blocked(s, &g))
 		nothing = "nothing: a corrupt manifest blocks it";
 	if (!nothing) {
 		for (size_t i = 0; i < s->n_blobs; i++) {
@@ -374,17 +527,14 @@ static void predict(cli *c, oa_store *s, bool first, bool last)
 			struct stat lst;
 			if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(lst.st_mode))
 				continue;
-			char *name = oa_xstrdup(b->name);
-			for (char *p = name; *p; p++)
-				if (*p == ':')
-					*p = '-'; /* after fixBlobs */
+			char *name = fixed_blob_name(b->name); /* after fixBlobs */
 			const char *why = NULL;
 			char key[80] = "";
 			if (!server_blob_name(name)) {
 				why = "not a blob name";
 			} else {
 				snprintf(key, sizeof key, "sha256:%s", name + 7);
-				if (!server_referenced(s, key)) {
+				if (!server_referenced(s, &g, key)) {
 					bool upper = false;
 					for (const char *p = name + 7; *p; p++)
 						upper |= isupper((unsigned char)*p) != 0;
@@ -419,7 +569,10 @@ static void predict(cli *c, oa_store *s, bool first, bool last)
 			if (j.v[i].cat == OA_JUNK_EMPTY_DIR)
 				json_array_append_new(dirs, json_string(j.v[i].path));
 		oa_junk_free(&j);
+		if (s->manifests_fd >= 0 && !tree_has_files(s->manifests_fd, 0))
+			json_array_append_new(dirs, json_string("manifests"));
 	}
+	free_go_decoded(&g);
 	json_object_set_new(o, "nothing", nothing ? json_string(nothing) : json_null());
 	json_object_set_new(o, "renames", renames);
 	json_object_set_new(o, "deletes", deletes);

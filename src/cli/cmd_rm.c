@@ -1,11 +1,39 @@
 /* cmd_rm.c - `ollama-audit rm MODEL...`: the offline `ollama rm` (docs/disk-space.md). */
 #include "cli.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/junk.h"
+#include "ollama_audit/platform.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/util.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Manifest.Remove runs PruneDirectory over all of manifests/, so `ollama rm`
+ * also removes empty directories that have nothing to do with the model.
+ * We remove only the parents the model empties and say what else the
+ * server would remove. */
+static void report_other_empty_dirs(oa_store *s, const oa_plan *p)
+{
+	oa_junk_list j;
+	oa_refset none = { 0 };
+	oa_junk_collect(s, &none, oa_wall_now(), &j);
+	size_t shown = 0;
+	for (size_t i = 0; i < j.n; i++) {
+		if (j.v[i].cat != OA_JUNK_EMPTY_DIR)
+			continue;
+		bool planned = false;
+		for (size_t k = 0; !planned && k < p->todo.n; k++)
+			planned = strcmp(p->todo.v[k].path, j.v[i].path) == 0;
+		if (planned)
+			continue;
+		if (!shown++)
+			cli_err("%s: ollama rm would also remove these empty directories, which have nothing "
+			        "to do with the model; kept (prune --what empty-dirs removes them):", s->root);
+		fprintf(stderr, "  %s/\n", j.v[i].path);
+	}
+	oa_junk_free(&j);
+}
 
 int cmd_rm(cli *c)
 {
@@ -77,6 +105,7 @@ int cmd_rm(cli *c)
 			}
 			oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, &p);
 			free(sel);
+			report_other_empty_dirs(s, &p);
 		}
 		stores[np] = s;
 		plans[np++] = p;

@@ -3,6 +3,7 @@
 #include "ollama_audit/headers.h"
 #include "ollama_audit/manifest_list.h"
 #include "ollama_audit/model.h"
+#include "ollama_audit/platform.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
 
@@ -129,7 +130,6 @@ static void show_tag(const oa_store *s, const oa_model *m)
 static void show_table(cli *c, const oa_store *s, const oa_model *m)
 {
 	char buf[OA_NAME_DISPLAY_MAX + 64], size[32], disk[32], when[64];
-	time_t now = time(NULL);
 	printf("%s\n", pr(0, m->display));
 	snprintf(buf, sizeof buf, "%s/%s/%s:%s", m->name.host, m->name.ns, m->name.model, m->name.tag);
 	kv("name", buf);
@@ -138,7 +138,7 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 	char *p = oa_path_join(s->root, m->rel_path);
 	kv("manifest", p);
 	free(p);
-	oa_human_time(m->st.st_mtime, now, when, sizeof when);
+	oa_human_age(oa_age_ns(oa_stat_mtime_ns(&m->st), oa_wall_now_ns()), when, sizeof when);
 	oa_iso8601(m->st.st_mtime, 0, buf, sizeof buf);
 	char mod[OA_NAME_DISPLAY_MAX + 160];
 	snprintf(mod, sizeof mod, "%s (%s)", buf, when);

@@ -63,8 +63,9 @@ static const char *cmd_help_text(const char *cmd)
 		       "Show one model in full: name, ID, paths, config fields, every layer (media type,\n"
 		       "digest, declared size, name/from, whether the blob exists and its size on disk),\n"
 		       "and a header summary of each weight layer (GGUF or safetensors). MODEL is a name\n"
-		       "as Ollama resolves it (defaults for host, namespace and tag) or an ID prefix of\n"
-		       "at least 6 hex digits. An exact-case match wins; a name several models match\n"
+		       "as Ollama resolves it (defaults for host, namespace and tag; blanks trimmed;\n"
+		       ":local dropped; m:tag:cloud is the m:tag-cloud stub) or an ID prefix of at\n"
+		       "least 6 hex digits. An exact-case match wins; a name several models match\n"
 		       "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n";
 	if (strcmp(cmd, "check") == 0)
 		return "usage: ollama-audit check [MODEL...] [--format table|json|ndjson] [--fail-on error|warning]\n"

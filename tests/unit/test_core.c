@@ -70,6 +70,62 @@ static void test_names(void)
 	CHECK(oa_name_parse("LLAMA3.2:Latest", &a));
 	CHECK(oa_name_parse("llama3.2", &b));
 	CHECK(oa_name_equal_fold(&a, &b));
+
+	/* follows types/model/name.go: ParseNameBare + Merge: an empty host after
+	 * the scheme is filled with the default host */
+	CHECK(oa_name_parse("https:///namespace/model:tag", &n));
+	CHECK_STR(n.host, "registry.ollama.ai");
+	CHECK_STR(n.ns, "namespace");
+	CHECK(!oa_name_parse("/namespace/model:tag", &n)); /* no scheme: the host is missing */
+}
+
+/* follows internal/modelref/modelref.go: ParseRef and NormalizePullName, as
+ * server/model_resolver.go: parseNormalizePullModelRef applies them before
+ * ParseName (the DeleteHandler path). */
+static void test_name_refs(void)
+{
+	const struct { const char *in, *want; } ok[] = {
+		{ "  model:tag  ", "registry.ollama.ai/library/model:tag" },
+		{ "\tmodel", "registry.ollama.ai/library/model:latest" },
+		{ "model\n\xc2\xa0", "registry.ollama.ai/library/model:latest" }, /* U+00A0 */
+		{ "foo:local", "registry.ollama.ai/library/foo:latest" },
+		{ "model:tag:local", "registry.ollama.ai/library/model:tag" },
+		{ "model:tag:LOCAL", "registry.ollama.ai/library/model:tag" },
+		{ "gpt-oss:120b:cloud", "registry.ollama.ai/library/gpt-oss:120b-cloud" },
+		{ "gpt-oss:120b-cloud", "registry.ollama.ai/library/gpt-oss:120b-cloud" },
+		{ "gpt-oss:cloud", "registry.ollama.ai/library/gpt-oss:cloud" },
+		{ "host:5000/ns/m:cloud", "host:5000/ns/m:cloud" },
+		{ "https:///namespace/model:tag", "registry.ollama.ai/namespace/model:tag" },
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		oa_name n;
+		char buf[OA_NAME_DISPLAY_MAX];
+		const char *why = NULL;
+		bool parsed = oa_name_parse_ref(ok[i].in, &n, &why);
+		CHECK(parsed);
+		snprintf(buf, sizeof buf, "%s/%s/%s:%s", n.host, n.ns, n.model, n.tag);
+		CHECK_STR(buf, ok[i].want);
+	}
+	oa_name n;
+	const char *why = NULL;
+	CHECK(!oa_name_parse_ref("m:local:cloud", &n, &why)); /* both sources */
+	CHECK(why && strstr(why, "not both"));
+	CHECK(!oa_name_parse_ref("   ", &n, &why));
+	CHECK(!oa_name_parse_ref("model:tag:x", &n, &why)); /* ":" is not a tag byte */
+}
+
+/* follows cmd/cmd.go: ListHandler's prefix filter, strings.HasPrefix of
+ * both sides through strings.ToLower (Go's simple case mapping) */
+static void test_name_prefix(void)
+{
+	CHECK(oa_name_has_prefix_fold("kimi:latest", "\xe2\x84\xaa")); /* U+212A KELVIN SIGN */
+	CHECK(oa_name_has_prefix_fold("kimi:latest", "\xe2\x84\xaaIM"));
+	CHECK(oa_name_has_prefix_fold("iris:latest", "\xc4\xb0")); /* U+0130: Go lowers it to 'i' */
+	CHECK(oa_name_has_prefix_fold("Demo:1b", "dEMO"));
+	CHECK(!oa_name_has_prefix_fold("kimi:latest", "\xe2\x84\xab")); /* U+212B lowers to a non-ASCII letter */
+	CHECK(!oa_name_has_prefix_fold("kimi:latest", "\xe2\x84")); /* a cut sequence matches nothing */
+	CHECK(!oa_name_has_prefix_fold("km", "kmx"));
+	CHECK(oa_name_has_prefix_fold("anything", ""));
 }
 
 static void test_reference_manifests(void)
@@ -242,6 +298,9 @@ static void test_human(void)
 		{ 270898672, "270 MB" }, { 999, "999 B" }, { 1000, "1 KB" }, { 1500, "1.5 KB" },
 		{ 4683087332LL, "4.7 GB" }, { 7901829417LL, "7.9 GB" }, { 1000000000000LL, "1 TB" },
 		{ 0, "0 B" },
+		/* follows format/bytes.go: HumanBytes, whose unit switch no negative
+		 * size reaches, so it prints the plain integer */
+		{ -1, "-1 B" }, { -1000, "-1000 B" }, { -5000000000LL, "-5000000000 B" },
 	};
 	for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
 		oa_human_bytes(bytes[i].n, b, sizeof b);
@@ -251,17 +310,33 @@ static void test_human(void)
 	CHECK_STR(b, "1.5 KiB");
 	oa_format_size(1536, OA_UNITS_BYTES, b, sizeof b);
 	CHECK_STR(b, "1536");
-	time_t now = 1800000000;
-	const struct { long d; const char *s; } times[] = {
-		{ 0, "Less than a second ago" }, { 1, "1 second ago" }, { 59, "59 seconds ago" },
-		{ 60, "About a minute ago" }, { 3599, "59 minutes ago" }, { 3600, "About an hour ago" },
-		{ 47 * 3600, "47 hours ago" }, { 48 * 3600, "2 days ago" }, { 14 * 86400, "2 weeks ago" },
-		{ 60 * 86400, "2 months ago" }, { 800 * 86400, "2 years ago" }, { -120, "2 minutes from now" },
+	/* follows format/time.go: HumanTime and humanDuration, fed the age in
+	 * nanoseconds (the server subtracts full-precision times). */
+	const int64_t S = 1000000000, H = 3600 * S;
+	const struct { int64_t d; const char *s; } times[] = {
+		{ 0, "Less than a second ago" }, { S, "1 second ago" }, { 59 * S, "59 seconds ago" },
+		{ 60 * S, "About a minute ago" }, { 3599 * S, "59 minutes ago" }, { H, "About an hour ago" },
+		{ 47 * H, "47 hours ago" }, { 48 * H, "2 days ago" }, { 14 * 24 * H, "2 weeks ago" },
+		{ 60 * 24 * H, "2 months ago" }, { 800 * 24 * H, "2 years ago" },
+		{ -120 * S, "2 minutes from now" },
+		/* A whole-second subtraction slips one step at each boundary: 59.4 s
+		 * old with a .9 mtime fraction is 60 whole seconds apart. */
+		{ 59 * S + 400000000, "59 seconds ago" }, { 59 * S + 999999999, "59 seconds ago" },
+		{ S - 1, "Less than a second ago" }, { 2 * S - 1, "1 second ago" },
+		{ 120 * S - 1, "About a minute ago" }, { 3600 * S - 1, "59 minutes ago" },
+		/* hours round half away from zero: 1.5 h is 2 hours, just under is 1 */
+		{ H + H / 2 - 1, "About an hour ago" }, { H + H / 2, "2 hours ago" },
+		{ -(20 * 365 * 24 + 8759) * H, "20 years from now" },
+		{ -(21 * 365 * 24) * H, "Forever" }, { INT64_MIN, "Forever" },
+		{ INT64_MAX, "292 years ago" },
 	};
 	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
-		oa_human_time(now - times[i].d, now, b, sizeof b);
+		oa_human_age(times[i].d, b, sizeof b);
 		CHECK_STR(b, times[i].s);
 	}
+	CHECK(oa_age_ns(40 * S + 900000000, 100 * S + 300000000) == 59 * S + 400000000);
+	CHECK(oa_age_ns(INT64_MIN, 1) == INT64_MAX);
+	CHECK(oa_age_ns(INT64_MAX, -1) == INT64_MIN);
 	oa_iso8601(0, 0, b, sizeof b);
 	CHECK_STR(b, "1970-01-01T00:00:00Z");
 }
@@ -328,6 +403,8 @@ int main(void)
 {
 	setenv("TZ", "UTC", 1);
 	test_names();
+	test_name_refs();
+	test_name_prefix();
 	test_reference_manifests();
 	test_manifest_parse();
 	test_decoder_boundary();
