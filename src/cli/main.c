@@ -300,8 +300,8 @@ void cli_close_stores(opened_store *v, size_t n)
 bool cli_finding_is_listing(const oa_finding *f)
 {
 	static const char *codes[] = { "invalid-manifest", "invalid-name", "invalid-config",
-	                               "missing-config", "unreadable", "manifest-list",
-	                               "hidden-from-list" };
+	                               "missing-config", "unreadable", "missing-child", "nested-list",
+	                               "dangling-tag", "hidden-from-list" };
 	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
 		if (strcmp(f->code, codes[i]) == 0)
 			return !(strcmp(f->code, "unreadable") == 0 && f->path &&
