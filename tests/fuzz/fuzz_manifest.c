@@ -2,6 +2,7 @@
  * parsers: whatever the bytes, a clear result and no undefined behaviour. */
 #include "ollama_audit/config.h"
 #include "ollama_audit/manifest.h"
+#include "ollama_audit/manifest_list.h"
 #include "ollama_audit/name.h"
 
 #include <stdint.h>
@@ -9,6 +10,17 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_hex(void *ctx, const char hex[65])
+{
+	(void)ctx;
+	for (int i = 0; i < 64; i++)
+		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f') ||
+		      (hex[i] >= 'A' && hex[i] <= 'F')))
+			abort();
+	if (hex[64])
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,11 +31,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < m.n_layers; i++)
 			if (m.layers[i].digest_valid && strlen(m.layers[i].hex) != 64)
 				abort();
+		/* A manifest list: entries as parsed, a child chosen within range. */
+		for (size_t i = 0; i < m.n_manifests; i++)
+			if (!m.entries[i].runner || !m.entries[i].format ||
+			    (m.entries[i].digest_valid && strlen(m.entries[i].hex) != 64))
+				abort();
+		long pick = oa_list_select(&m, NULL, size % 2 ? "darwin/arm64" : "linux/amd64");
+		if (pick < -1 || pick >= (long)m.n_manifests)
+			abort();
 	} else if (!err[0]) {
 		abort(); /* every failure says why */
 	}
 	if (oa_manifest_hashed_length(data, size) > size)
 		abort();
+	/* The raw digest scan (escaped spellings too) reports 64 hex digits. */
+	oa_digest_scan(data, size, check_hex, NULL);
 	oa_manifest_free(&m);
 
 	oa_config c;
