@@ -213,6 +213,8 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 	size_t invalid = 0;
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
+		if (m->anchor) /* a legacy anchor is not a model of its own */
+			continue;
 		if (!m->manifest_ok) {
 			invalid++;
 			continue;
@@ -298,7 +300,7 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 	/* per model */
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		if (!m->manifest_ok)
+		if (!m->manifest_ok || m->anchor)
 			continue;
 		oa_prom_add(p, "ollama_store_model_info", 1, "store", st, "user", us, "model", m->display,
 		            "format", oa_format_name(m->format), "arch", m->arch ? m->arch : "",
@@ -312,7 +314,7 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 	for (size_t r = 0; r < du.n_rows; r++)
 		for (size_t k = 0; k < du.rows[r].n_models; k++) {
 			const oa_model *m = &s->models[du.rows[r].models[k]];
-			if (!m->manifest_ok)
+			if (!m->manifest_ok || m->anchor)
 				continue;
 			oa_prom_add(p, "ollama_store_model_unique_bytes", (double)du.rows[r].unique, "store", st,
 			            "user", us, "model", m->display, (const char *)NULL);

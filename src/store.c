@@ -870,6 +870,14 @@ size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out)
 	return bv.n;
 }
 
+size_t oa_store_listed_models(const oa_store *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_models; i++)
+		n += !s->models[i].anchor;
+	return n;
+}
+
 oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex)
 {
 	return blob_by_hex(s, hex);

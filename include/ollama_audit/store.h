@@ -190,6 +190,9 @@ void oa_model_blob_usage(const oa_model *m, uint64_t *alloc, uint64_t *apparent)
  * with what it names. A new array (free it); the blobs are the store's. */
 size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out);
 
+/* The models `ollama list` shows: all but legacy anchors. */
+size_t oa_store_listed_models(const oa_store *s);
+
 /* The blob file sha256-<hex> when it is a complete, present file, or NULL. */
 oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex);
 

@@ -53,7 +53,7 @@ static void user_totals(const row *rows, size_t n, const char *user, size_t *ns,
 		if (rows[i].cand->user && strcmp(rows[i].cand->user, user) == 0 &&
 		    (rows[i].cand->state == OA_CAND_STORE || rows[i].cand->state == OA_CAND_DENIED)) {
 			(*ns)++;
-			*nm += rows[i].opened ? rows[i].s.n_models : 0;
+			*nm += rows[i].opened ? oa_store_listed_models(&rows[i].s) : 0;
 		}
 	sum_unique(rows, n, user, bytes, apparent);
 }
@@ -89,7 +89,7 @@ static json_t *row_json(const row *r)
 		                                       oa_json_str(k->found[i].path)));
 	json_object_set_new(o, "found_by", found);
 	if (r->opened) {
-		json_object_set_new(o, "models", json_integer((json_int_t)r->s.n_models));
+		json_object_set_new(o, "models", json_integer((json_int_t)oa_store_listed_models(&r->s)));
 		json_object_set_new(o, "blob_files", json_integer((json_int_t)r->s.n_blobs));
 		json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
 		json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)r->apparent));
@@ -207,7 +207,7 @@ int cmd_stores(cli *c)
 	sum_unique(rows, n, NULL, &all_bytes, &all_apparent);
 	size_t all_models = 0, n_real = 0;
 	for (size_t i = 0; i < n; i++) {
-		all_models += rows[i].opened ? rows[i].s.n_models : 0;
+		all_models += rows[i].opened ? oa_store_listed_models(&rows[i].s) : 0;
 		n_real += rows[i].cand->state == OA_CAND_STORE || rows[i].cand->state == OA_CAND_DENIED;
 	}
 
@@ -261,7 +261,7 @@ int cmd_stores(cli *c)
 			if (k->have_uid)
 				snprintf(num[0], 32, "%lu", (unsigned long)k->uid);
 			if (r->opened) {
-				snprintf(num[1], 32, "%zu", r->s.n_models);
+				snprintf(num[1], 32, "%zu", oa_store_listed_models(&r->s));
 				snprintf(num[2], 32, "%zu", r->s.n_blobs);
 				snprintf(num[3], 32, "%llu", (unsigned long long)r->bytes);
 				snprintf(num[4], 32, "%llu", (unsigned long long)r->apparent);
@@ -311,7 +311,7 @@ int cmd_stores(cli *c)
 			char size[32] = "-", models[24] = "-";
 			if (r->opened) {
 				oa_format_size(r->bytes, c->units, size, sizeof size);
-				snprintf(models, sizeof models, "%zu", r->s.n_models);
+				snprintf(models, sizeof models, "%zu", oa_store_listed_models(&r->s));
 			}
 			oa_buf fb;
 			oa_buf_init(&fb);

@@ -290,4 +290,13 @@ with t.guard("the committed 0.40 fixture is what its script writes, and lists as
     r = t.audit(fixture, "check", "--format", "json", "--platform", "linux/amd64")
     t.exit_code(r, 0, "the fixture has no errors")
 
+with t.guard("Prometheus: a legacy anchor adds no second series for its model; stores counts it once"):
+    s, info = v2_store("v2-prom")
+    r = t.audit(s.root, "check", "--format", "prometheus", "--platform", "linux/amd64")
+    t.exit_code(r, 0, "check --format prometheus")
+    series = [l.rsplit(" ", 1)[0] for l in r.out.splitlines() if l and not l.startswith("#")]
+    t.eq(sorted(x for x in set(series) if series.count(x) > 1), [], "no series appears twice")
+    t.eq(sum('model="qwen3.5:4b"' in x and x.startswith("ollama_store_model_info") for x in series), 1,
+         "qwen3.5:4b has one model_info series")
+
 t.done()
