@@ -21,6 +21,32 @@
  * keeps its first position and its last value, which is the one Go would
  * end with for that spelling.
  */
+/* Whether a JSON key names the (ASCII) field `name` as Go's decoder sees it:
+ * bytes.EqualFold, so besides ASCII case the Kelvin sign (U+212A) is a 'k'
+ * and the long s (U+017F) an 's', the only non-ASCII letters that fold to
+ * ASCII ones. */
+static int ascii_lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+bool oa_json_key_is(const char *k, const char *name)
+{
+	for (; *name; name++) {
+		int c = ascii_lower((unsigned char)*name);
+		if (*k && ascii_lower((unsigned char)*k) == c) {
+			k++;
+		} else if (c == 'k' && strncmp(k, "\xe2\x84\xaa", 3) == 0) {
+			k += 3;
+		} else if (c == 's' && strncmp(k, "\xc5\xbf", 2) == 0) {
+			k += 2;
+		} else {
+			return false;
+		}
+	}
+	return *k == '\0';
+}
+
 /* The last key matching `key`; a null counts only when skip_null is false or
  * nothing else matched. */
 static json_t *last_match(json_t *obj, const char *key, bool skip_null)
@@ -31,7 +57,7 @@ static json_t *last_match(json_t *obj, const char *key, bool skip_null)
 	const char *k;
 	json_t *val;
 	json_object_foreach(obj, k, val) {
-		if (strcasecmp(k, key) == 0 && (!found || !skip_null || !json_is_null(val)))
+		if (oa_json_key_is(k, key) && (!found || !skip_null || !json_is_null(val)))
 			found = val;
 	}
 	return found;
@@ -55,7 +81,7 @@ json_t *oa_json_get_fold_struct(json_t *obj, const char *key)
 	const char *k;
 	json_t *val;
 	json_object_foreach(obj, k, val) {
-		if (strcasecmp(k, key) != 0 || json_is_null(val))
+		if (!oa_json_key_is(k, key) || json_is_null(val))
 			continue;
 		if (!json_is_object(val)) {
 			/* a type error in Go; hand the offending value to the caller */

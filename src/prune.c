@@ -208,16 +208,41 @@ static bool dir_would_empty(int root_fd, const char *rel, char **gone, size_t n_
 	return empty;
 }
 
-static bool model_uses(const oa_model *m, const oa_blob *b)
+/* For each blob of the store, the first model that is not being removed
+ * and reaches it (its config and layers, its manifest blob, a list's
+ * children here and what they name), or NULL. */
+static const char **staying_users(oa_store *s, const size_t *models, size_t n)
 {
-	if (!m->manifest_ok)
+	const char **by = oa_xcalloc(s->n_blobs ? s->n_blobs : 1, sizeof *by);
+	for (size_t q = 0; q < s->n_models; q++) {
+		bool selected = false;
+		for (size_t z = 0; z < n && !selected; z++)
+			selected = models[z] == q;
+		if (selected)
+			continue;
+		oa_blob **reach;
+		size_t k = oa_model_reach(s, &s->models[q], &reach);
+		for (size_t i = 0; i < k; i++)
+			if (!by[reach[i] - s->blobs])
+				by[reach[i] - s->blobs] = s->models[q].display;
+		free(reach);
+	}
+	return by;
+}
+
+/* Whether legacy tag a is the anchor of v2 tag m: the same name ignoring
+ * case, and no other v2 tag has a's name in its exact case (v2 tiny and
+ * TINY both shadow legacy tiny; rm TINY leaves it to tiny). */
+static bool anchor_of(const oa_store *s, const oa_model *a, const oa_model *m)
+{
+	if (!oa_name_equal_fold(&a->name, &m->name))
 		return false;
-	if (m->config_blob == b)
+	if (oa_name_equal(&a->name, &m->name))
 		return true;
-	for (size_t i = 0; m->layer_blobs && i < m->m.n_layers; i++)
-		if (m->layer_blobs[i] == b)
-			return true;
-	return false;
+	for (size_t i = 0; i < s->n_models; i++)
+		if (s->models[i].v2 && &s->models[i] != m && oa_name_equal(&s->models[i].name, &a->name))
+			return false;
+	return true;
 }
 
 /* The models rm removes: those asked for, and the legacy anchor of each
@@ -235,7 +260,7 @@ static size_t *with_anchors(const oa_store *s, const size_t *models, size_t n, s
 			bool dup = false;
 			for (size_t z = 0; z < k && !dup; z++)
 				dup = v[z] == q;
-			if (!dup && s->models[q].anchor && oa_name_equal_fold(&s->models[q].name, &m->name))
+			if (!dup && s->models[q].anchor && anchor_of(s, &s->models[q], m))
 				v[k++] = q;
 		}
 	}
@@ -302,6 +327,8 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 	/* 3. blobs that no other file under manifests/ can reference */
 	oa_refset refs;
 	oa_refset_build(s, skip, n_skip, &refs);
+	/* ... that no model which stays reaches ... */
+	const char **users = staying_users(s, models, n);
 	/* ... and that no symlinked blob which stays resolves through. */
 	oa_ino_set targets = { 0 };
 	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
@@ -309,13 +336,7 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 		if (!b->is_symlink)
 			continue;
 		bool used = b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(&refs, b->hex);
-		for (size_t q = 0; q < s->n_models && !used; q++) {
-			bool selected = false;
-			for (size_t z = 0; z < n; z++)
-				selected |= models[z] == q;
-			used = !selected && model_uses(&s->models[q], b);
-		}
-		if (used)
+		if (used || users[i])
 			oa_symlink_chain(s->blobs_fd, b->name, &targets);
 	}
 	oa_ino_set_sort(&targets);
@@ -338,14 +359,7 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 			}
 			char *why = NULL;
 			/* Another model that stays uses it (whatever the byte scan says). */
-			const char *other = NULL;
-			for (size_t q = 0; q < s->n_models && !other; q++) {
-				bool selected = false;
-				for (size_t z = 0; z < n; z++)
-					selected |= models[z] == q;
-				if (!selected && model_uses(&s->models[q], b))
-					other = s->models[q].display;
-			}
+			const char *other = users[b - s->blobs];
 			if (other) {
 				why = oa_xasprintf("also used by %s", other);
 			} else if (oa_refset_has(&refs, b->hex)) {
@@ -379,6 +393,7 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 	}
 	oa_refset_free(&refs);
 	oa_ino_set_free(&targets);
+	free(users);
 	for (size_t i = 0; i < n_gone; i++)
 		free(gone[i]);
 	free(gone);
@@ -1125,24 +1140,22 @@ static void in_use_build(apply_ctx *c, const oa_plan *p)
 	size_t cap = 0;
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		if (!m->manifest_ok)
-			continue;
 		bool removed = false;
 		for (size_t k = 0; k < p->todo.n && !removed; k++)
 			removed = plan_path_kind(p->command, p->todo.v[k].path, p->todo.v[k].type) == PK_MANIFEST &&
 			          strcmp(p->todo.v[k].path, m->rel_path) == 0;
 		if (removed)
 			continue;
-		for (size_t k = 0; k <= m->m.n_layers; k++) {
-			const oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
-			if (!b)
-				continue;
+		oa_blob **reach;
+		size_t n_reach = oa_model_reach(s, m, &reach);
+		for (size_t k = 0; k < n_reach; k++) {
 			if (c->n_in_use == cap) {
 				cap = cap ? cap * 2 : 64;
 				c->in_use = oa_xreallocarray(c->in_use, cap, sizeof *c->in_use);
 			}
-			c->in_use[c->n_in_use++] = b->name;
+			c->in_use[c->n_in_use++] = reach[k]->name;
 		}
+		free(reach);
 	}
 	if (c->n_in_use)
 		qsort(c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str);

@@ -112,12 +112,18 @@ typedef struct scan_result {
 static bool mentions_manifests(const uint8_t *p, size_t n)
 {
 	static const char key[] = "manifests\"";
-	const size_t kl = sizeof key - 1;
-	for (size_t i = 0; i + kl <= n; i++) {
-		size_t k = 0;
-		while (k < kl && tolower(p[i + k]) == key[k])
-			k++;
-		if (k == kl)
+	for (size_t i = 0; i < n; i++) {
+		size_t at = i;
+		const char *k = key;
+		for (; *k && at < n; k++) {
+			if (tolower(p[at]) == *k)
+				at++;
+			else if (*k == 's' && at + 1 < n && p[at] == 0xc5 && p[at + 1] == 0xbf)
+				at += 2; /* U+017F, the long s, which Go folds to 's' */
+			else
+				break;
+		}
+		if (!*k)
 			return true;
 	}
 	/* \u escapes could spell the key: cannot tell cheaply, say yes (a
@@ -132,15 +138,20 @@ static bool mentions_manifests(const uint8_t *p, size_t n)
  * list does; weights never): a blob that is not is never read further. */
 static bool starts_like_json(int fd)
 {
-	uint8_t head[256];
-	ssize_t got = pread(fd, head, sizeof head, 0);
-	for (ssize_t i = 0; i < got; i++) {
-		if (head[i] == '{')
-			return true;
-		if (!isspace(head[i]))
-			return false;
+	uint8_t head[4096];
+	off_t off = 0;
+	ssize_t got;
+	while ((got = pread(fd, head, sizeof head, off)) > 0) {
+		for (ssize_t i = 0; i < got; i++) {
+			if (head[i] == '{')
+				return true;
+			/* Go's decoder skips any amount of JSON whitespace first */
+			if (head[i] != ' ' && head[i] != '\t' && head[i] != '\n' && head[i] != '\r')
+				return false;
+		}
+		off += got;
 	}
-	return false;
+	return got < 0; /* unreadable: let the read that follows say so */
 }
 
 /* Read the regular file open at fd in windows. 0, or -1 with errno. */
@@ -169,6 +180,8 @@ static int scan_fd(int fd, scan_result *out)
 		EVP_DigestUpdate(md, buf + carry, (size_t)got);
 		size_t n = carry + (size_t)got;
 		oa_refset_scan(&out->digests, buf, n);
+		if (out->digests.n > 4096)
+			oa_refset_sort(&out->digests); /* memory bounded by distinct digests */
 		out->list |= mentions_manifests(buf, n);
 		carry = n < REFS_OVERLAP ? n : REFS_OVERLAP;
 		memmove(buf, buf + n - carry, carry);
@@ -574,12 +587,17 @@ static void rc_aliases(oa_refcache *c)
 /* A blob that a list names: read it (it may be a child manifest, or another
  * list). NULL when it is absent (a child that was not pulled), not a regular
  * file, or leads out of the store. */
-static rc_file *rc_blob(oa_refcache *c, const char *hex)
+/* blobs/sha256-<hex> in lower case, or (upper) in upper case: the server
+ * keeps the case a digest is written in, and the set holds lower case. */
+static void blob_name(const char *hex, bool upper, char name[7 + 64 + 1])
 {
-	if (c->blobs_fd < 0)
-		return NULL;
-	char name[7 + 64 + 1];
-	snprintf(name, sizeof name, "sha256-%s", hex);
+	snprintf(name, 7 + 64 + 1, "sha256-%s", hex);
+	for (int k = 7; upper && k < 7 + 64; k++)
+		name[k] = (char)toupper((unsigned char)name[k]);
+}
+
+static rc_file *rc_blob_named(oa_refcache *c, const char *name)
+{
 	char *label = oa_xasprintf("blobs/%s", name);
 	struct stat lst, st;
 	if (fstatat(c->blobs_fd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -590,8 +608,12 @@ static rc_file *rc_blob(oa_refcache *c, const char *hex)
 	}
 	if (S_ISLNK(lst.st_mode)) {
 		char resolved[PATH_MAX];
-		if (oa_store_resolve_path(c->s, label, resolved) != 1) {
-			free(label); /* never read out of the store (a manifest is never that large) */
+		int in = oa_store_resolve_path(c->s, label, resolved);
+		if (in == 0) /* never read out of the store, and never assume it names nothing */
+			refset_fail(&c->status, "", label, " (a manifest a list names) is a symlink out of the "
+			            "store (not followed)", 0);
+		if (in != 1) {
+			free(label);
 			return NULL;
 		}
 	}
@@ -606,6 +628,36 @@ static rc_file *rc_blob(oa_refcache *c, const char *hex)
 		return NULL;
 	}
 	return f;
+}
+
+/* A blob that a list names: read it (it may be a child manifest, or another
+ * list). NULL when it is absent (a child that was not pulled), not a regular
+ * file, or leads out of the store (the set is then incomplete). */
+static rc_file *rc_blob(oa_refcache *c, const char *hex)
+{
+	if (c->blobs_fd < 0)
+		return NULL;
+	char name[7 + 64 + 1];
+	rc_file *f = NULL;
+	for (int upper = 0; upper < 2 && !f; upper++) {
+		blob_name(hex, upper, name);
+		f = rc_blob_named(c, name);
+	}
+	return f;
+}
+
+/* The cached entry of that blob, read by this update, or NULL. */
+static rc_file *rc_blob_cached(const oa_refcache *c, const char *hex)
+{
+	for (int upper = 0; upper < 2; upper++) {
+		char name[7 + 64 + 1], label[7 + 7 + 64 + 1];
+		blob_name(hex, upper, name);
+		snprintf(label, sizeof label, "blobs/%s", name);
+		rc_file *f = rc_find(c, label, str_hash(label));
+		if (f && f->gen == c->gen)
+			return f;
+	}
+	return NULL;
 }
 
 static bool skipped(const rc_file *f, const char *const *skip, size_t n_skip)
@@ -670,9 +722,7 @@ static size_t rc_closure(const oa_refcache *c, oa_refcache *read, const char *co
 		memcpy(hex, todo.hex[--todo.n], 65);
 		if (!hex_set_add(&done, hex))
 			continue;
-		char label[7 + 7 + 64 + 1];
-		snprintf(label, sizeof label, "blobs/sha256-%s", hex);
-		rc_file *b = read ? rc_blob(read, hex) : rc_find(c, label, str_hash(label));
+		rc_file *b = read ? rc_blob(read, hex) : rc_blob_cached(c, hex);
 		if (!b || b->gen != c->gen)
 			continue;
 		refset_add_all(r, b->hex, b->n_hex);
@@ -705,6 +755,13 @@ void oa_refcache_update(oa_refcache *c)
 	c->n_dirs = 0;
 	struct stat bst;
 	c->blobs_physical = fstatat(c->root_fd, "blobs", &bst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(bst.st_mode);
+	/* The root and blobs/ are never walked as if they held tags (a symlink
+	 * under manifests/ back to the root would read every weights file). */
+	struct stat rst;
+	if (fstat(c->root_fd, &rst) == 0)
+		rc_dir_first(c, rst.st_dev, rst.st_ino);
+	if (c->blobs_fd >= 0 && fstat(c->blobs_fd, &rst) == 0)
+		rc_dir_first(c, rst.st_dev, rst.st_ino);
 	static const char *dirs[] = { "manifests", "manifests-v2" };
 	for (size_t i = 0; i < 2; i++) {
 		int fd = openat(c->root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);

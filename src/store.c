@@ -61,7 +61,8 @@ static void store_bounds(oa_store *s)
 	for (size_t i = 0; i < 4; i++) {
 		char *p = oa_path_join(s->root, tops[i]);
 		char r[PATH_MAX];
-		if (realpath(p, r)) {
+		/* "/" is never a bound: it would let every symlink in */
+		if (realpath(p, r) && strcmp(r, "/") != 0) {
 			s->bounds[s->n_bounds++] = oa_xstrdup(r);
 			if (i == 3)
 				s->blobs_real = s->bounds[s->n_bounds - 1];
@@ -531,6 +532,18 @@ static oa_blob *blob_by_hex(const oa_store *s, const char *hex)
 	return b && b->cls == OA_BLOB_VALID && !b->dangling && b->stat_ok ? b : NULL;
 }
 
+/* The blob a list entry names, in the case its digest is written: the
+ * server's BlobsPath keeps the case of the hex. */
+static oa_blob *entry_blob(const oa_store *s, const oa_list_entry *e)
+{
+	if (!e->digest_valid)
+		return NULL;
+	oa_layer l = { .digest = e->digest, .digest_valid = true };
+	memcpy(l.hex, e->hex, sizeof l.hex);
+	oa_blob *b = oa_store_find_blob(s, &l);
+	return b && b->cls == OA_BLOB_VALID && !b->dangling && b->stat_ok ? b : NULL;
+}
+
 /* Which manifest blob a tag is: the one its symlink resolves to, else the
  * one its bytes hash to (a hard link or a copy). */
 static void tag_blob(walk_ctx *w, oa_model *m, int dirfd, const char *file, const uint8_t *bytes,
@@ -567,7 +580,7 @@ static uint8_t *child_bytes(oa_store *s, const oa_list_entry *e, size_t *len)
 		*len = strlen(e->inline_json);
 		return (uint8_t *)oa_xstrdup(e->inline_json);
 	}
-	oa_blob *b = e->digest_valid ? blob_by_hex(s, e->hex) : NULL;
+	oa_blob *b = entry_blob(s, e);
 	uint8_t *bytes;
 	if (!b || oa_read_file_at(s->blobs_fd, b->name, OA_MANIFEST_MAX, &bytes, len) < 0)
 		return NULL;
@@ -586,7 +599,7 @@ static void use_list_child(oa_store *s, oa_model *m)
 	m->child_present = oa_xcalloc(n ? n : 1, sizeof *m->child_present);
 	for (size_t i = 0; i < n; i++) {
 		const oa_list_entry *e = &m->list.entries[i];
-		m->child_present[i] = e->inline_json || (e->digest_valid && blob_by_hex(s, e->hex));
+		m->child_present[i] = e->inline_json || entry_blob(s, e);
 	}
 	const char *platform = s->platform ? s->platform : oa_platform_default();
 	m->child_pull = oa_list_select(&m->list, NULL, platform);
@@ -626,20 +639,25 @@ static void use_list_child(oa_store *s, oa_model *m)
 		memcpy(m->m.id, m->list.id, sizeof m->m.id);
 }
 
+static int cmp_layer_digest(const void *a, const void *b)
+{
+	return strcmp((*(const oa_layer *const *)a)->digest, (*(const oa_layer *const *)b)->digest);
+}
+
 /* SIZE in 0.40 (TotalSizeForName): every distinct digest once. */
 static int64_t unique_size(const oa_manifest *mf)
 {
+	size_t n = mf->n_layers + 1;
+	const oa_layer **v = oa_xcalloc(n, sizeof *v);
+	v[0] = &mf->config;
+	for (size_t i = 0; i < mf->n_layers; i++)
+		v[i + 1] = &mf->layers[i];
+	qsort(v, n, sizeof *v, cmp_layer_digest);
 	int64_t total = 0;
-	for (size_t i = 0; i <= mf->n_layers; i++) {
-		const oa_layer *l = i == 0 ? &mf->config : &mf->layers[i - 1];
-		bool seen = !*l->digest;
-		for (size_t k = 0; k < i && !seen; k++) {
-			const oa_layer *o = k == 0 ? &mf->config : &mf->layers[k - 1];
-			seen = strcmp(o->digest, l->digest) == 0;
-		}
-		if (!seen)
-			total = (int64_t)((uint64_t)total + (uint64_t)l->size);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (*v[i]->digest && (i == 0 || strcmp(v[i - 1]->digest, v[i]->digest) != 0))
+			total = (int64_t)((uint64_t)total + (uint64_t)v[i]->size);
+	free(v);
 	return total;
 }
 
@@ -789,7 +807,7 @@ typedef void (*blob_fn)(void *ctx, oa_blob *b);
 
 static void reach_child(oa_store *s, const oa_list_entry *e, int depth, blob_fn fn, void *ctx)
 {
-	oa_blob *b = e->digest_valid ? blob_by_hex(s, e->hex) : NULL;
+	oa_blob *b = entry_blob(s, e);
 	if (b)
 		fn(ctx, b);
 	size_t len;
@@ -804,8 +822,8 @@ static void reach_child(oa_store *s, const oa_list_entry *e, int depth, blob_fn 
 	} else if (!*err) {
 		for (size_t k = 0; k <= c.n_layers; k++) {
 			const oa_layer *l = k == 0 ? &c.config : &c.layers[k - 1];
-			oa_blob *lb = l->digest_valid ? blob_by_hex(s, l->hex) : NULL;
-			if (lb)
+			oa_blob *lb = oa_store_find_blob(s, l);
+			if (lb && lb->cls == OA_BLOB_VALID)
 				fn(ctx, lb);
 		}
 	} else {
@@ -829,7 +847,7 @@ static void reach_manifests(oa_store *s, const oa_model *m, blob_fn fn, void *ct
 			continue;
 		if ((long)i != m->child || !m->manifest_ok)
 			reach_child(s, e, 0, fn, ctx);
-		else if (e->digest_valid && (b = blob_by_hex(s, e->hex)))
+		else if ((b = entry_blob(s, e)))
 			fn(ctx, b);
 	}
 }
@@ -842,22 +860,54 @@ static void count_ref(void *ctx, oa_blob *b)
 
 typedef struct blob_vec {
 	oa_blob **v;
-	size_t n;
+	size_t n, cap;
 } blob_vec;
 
 static void collect_blob(void *ctx, oa_blob *b)
 {
 	blob_vec *bv = ctx;
-	for (size_t i = 0; i < bv->n; i++)
-		if (bv->v[i] == b)
-			return;
-	bv->v = oa_xreallocarray(bv->v, bv->n + 1, sizeof *bv->v);
+	if (bv->n == bv->cap) {
+		bv->cap = bv->cap ? bv->cap * 2 : 16;
+		bv->v = oa_xreallocarray(bv->v, bv->cap, sizeof *bv->v);
+	}
 	bv->v[bv->n++] = b;
+}
+
+typedef struct blob_at {
+	const oa_blob *b;
+	size_t at;
+} blob_at;
+
+static int cmp_blob_at(const void *a, const void *b)
+{
+	const blob_at *x = a, *y = b;
+	if (x->b != y->b)
+		return x->b < y->b ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Keep the first of each blob, in order (a model may name one many times). */
+static size_t unique_blobs(oa_blob **v, size_t n)
+{
+	blob_at *k = oa_xcalloc(n ? n : 1, sizeof *k);
+	bool *dup = oa_xcalloc(n ? n : 1, sizeof *dup);
+	for (size_t i = 0; i < n; i++)
+		k[i] = (blob_at){ v[i], i };
+	qsort(k, n, sizeof *k, cmp_blob_at);
+	for (size_t i = 1; i < n; i++)
+		dup[k[i].at] = k[i].b == k[i - 1].b;
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!dup[i])
+			v[w++] = v[i];
+	free(k);
+	free(dup);
+	return w;
 }
 
 size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out)
 {
-	blob_vec bv = { NULL, 0 };
+	blob_vec bv = { NULL, 0, 0 };
 	if (m->manifest_ok) {
 		if (m->config_blob)
 			collect_blob(&bv, m->config_blob);
@@ -867,7 +917,7 @@ size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out)
 	}
 	reach_manifests(s, m, collect_blob, &bv);
 	*out = bv.v;
-	return bv.n;
+	return unique_blobs(bv.v, bv.n);
 }
 
 size_t oa_store_listed_models(const oa_store *s)

@@ -15,6 +15,8 @@
  * reference (json_decref it), the offending value when one is not an object,
  * or NULL when absent or only null. */
 json_t *oa_json_get_fold(json_t *obj, const char *key);
+/* Whether key k names the ASCII field name as Go's decoder matches them. */
+bool oa_json_key_is(const char *k, const char *name);
 json_t *oa_json_get_fold_slice(json_t *obj, const char *key);
 json_t *oa_json_get_fold_struct(json_t *obj, const char *key);
 

@@ -143,6 +143,78 @@ with t.guard("a tag that is a symlink to a manifest blob keeps it under --what a
     t.eq(sorted(reachable(cfg, layers) - left), [], "and everything it references")
     t.ok(client2 not in left, "an unreferenced manifest blob is still removed")
 
+# ------------------------------------------------------------------ review findings
+
+
+def odd_child_store(tag, variant):
+    """qwen:4b is a v2 list of a GGUF child (the one Linux uses) and an MLX
+    child stored oddly (`variant`); a legacy other:latest shares the MLX
+    child's config and layers. Returns (store, the MLX blobs)."""
+    import json
+    s = t.new_store(tag)
+    gcfg, glayers = gguf_child(s, "odd-g")
+    mcfg, mlayers = mlx_child(s, "odd-m")
+    gd, _ = s.add_manifest_blob(gcfg, glayers, runner="llamacpp", fmt="gguf")
+    md, mb = s.add_manifest_blob(mcfg, mlayers, runner="mlx", fmt="safetensors")
+    key = "manifests"
+    if variant == "whitespace":  # Go's decoder skips any amount of it
+        os.remove(s.blob_path(md))
+        md = s.add_blob(b"\n" * 300 + mb)
+    elif variant == "upper":  # BlobsPath keeps the case of the hex
+        up = "sha256:" + hexof(md).upper()
+        os.rename(s.blob_path(md), os.path.join(s.blobs, "sha256-" + hexof(md).upper()))
+        md = up
+    elif variant == "outside":  # the child manifest blob symlinked to another disk
+        dst = os.path.join(t.tempdir("odd-outside"), "m")
+        shutil.move(s.blob_path(md), dst)
+        os.symlink(dst, s.blob_path(md))
+    elif variant == "long-s":  # Go matches "manifeſts" to the field manifests
+        key = "manife\u017fts"
+    entries = [{"mediaType": oa.MT_MANIFEST, "digest": gd, "runner": "llamacpp", "format": "gguf"},
+               {"mediaType": oa.MT_MANIFEST, "digest": md, "runner": "mlx", "format": "safetensors"}]
+    lb = json.dumps({"schemaVersion": 2, "mediaType": oa.MT_MANIFEST_LIST, key: entries},
+                    ensure_ascii=False, separators=(",", ":")).encode()
+    s.add_v2_tag("qwen:4b", s.add_blob(lb))
+    s.add_manifest("other:latest", mcfg, mlayers)
+    s.age_all(7200)
+    return s, reachable(mcfg, mlayers)
+
+
+def hexof(d):
+    return d.split(":", 1)[1]
+
+
+for variant in ("whitespace", "upper", "outside", "long-s"):
+    with t.guard("rm keeps what a list child stored with %s reaches" % variant):
+        s, keep = odd_child_store("odd-rm-" + variant, variant)
+        r = t.audit(s.root, "rm", "other:latest", "--apply", "--yes", "--platform", "linux/amd64")
+        left = {"blobs/" + n for n in blob_set(s)}
+        t.eq(sorted(keep - left), [], "the MLX child's config and layers are still there", r.describe())
+    with t.guard("prune keeps what a list child stored with %s reaches" % variant):
+        s, keep = odd_child_store("odd-prune-" + variant, variant)
+        os.remove(s.manifest_path("other:latest"))
+        r = prune_apply(s, "--what", "all")
+        left = {"blobs/" + n for n in blob_set(s)}
+        t.eq(sorted(keep - left), [], "the MLX child's config and layers are still there", r.describe())
+
+with t.guard("a symlink under manifests/ back to the store root is not a way to read every blob"):
+    s, info = t.clean_store("loop")
+    os.symlink("../../..", os.path.join(s.manifests, "registry.ollama.ai", "library", "loop"))
+    big = oa.det_bytes(3 << 20, "loop-weights")  # too big to be opened as a possible manifest blob
+    orphan = B(s.add_blob(big))
+    s.age_all(7200)
+    if shutil.which("strace") and subprocess.run(["strace", "-qq", "-o", "/dev/null", "true"]).returncode == 0:
+        out = os.path.join(t.tempdir("loop-strace"), "trace")
+        e = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", XDG_CACHE_HOME=t.tempdir("xdg"))
+        subprocess.run(["strace", "-f", "-qq", "-e", "trace=read,openat", "-o", out, t.BIN, "--store", s.root,
+                        "prune"], env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+        tr = open(out, errors="replace").read()
+        t.ok(orphan[len("blobs/"):] not in tr, "the walk through the loop never opens a blob as if it were a tag",
+             "\n".join(l for l in tr.splitlines() if orphan[len("blobs/"):] in l)[:1500])
+    r = prune_apply(s)
+    left = {"blobs/" + n for n in blob_set(s)}
+    t.eq(sorted(reachable(info["config"], info["layers"]) - left), [], "the model's blobs are kept")
+
 # ------------------------------------------------------------------ --force
 
 

@@ -299,4 +299,17 @@ with t.guard("Prometheus: a legacy anchor adds no second series for its model; s
     t.eq(sum('model="qwen3.5:4b"' in x and x.startswith("ollama_store_model_info") for x in series), 1,
          "qwen3.5:4b has one model_info series")
 
+with t.guard("rm of one of two v2 tags differing in case leaves the other's exact-case anchor"):
+    s = t.new_store("v2-anchor-case")
+    for name, seed in (("tiny:latest", "lower"), ("TINY:latest", "upper")):
+        cfg, layers = gguf_model(s, "case-" + seed)
+        d, _ = s.add_manifest_blob(cfg, layers)
+        s.add_v2_tag(name, d)
+    anchor = t.add_gguf_model(s, "tiny:latest", seed="case-anchor")
+    s.age_all(7200)
+    r = t.audit(s.root, "rm", "TINY:latest", "--apply", "--yes")
+    t.exit_code(r, 0, "rm TINY")
+    t.ok(os.path.exists(anchor["path"]), "legacy tiny, the anchor of v2 tiny, stays", r.describe())
+    t.ok(not os.path.lexists(s.v2_tag_path("TINY:latest")), "v2 TINY is gone")
+
 t.done()
