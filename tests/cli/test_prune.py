@@ -362,7 +362,7 @@ with t.guard("--quarantine on another filesystem is refused"):
         t.ok(os.path.exists(s.blob_path(o)), "nothing moved")
         subprocess.run(["rm", "-rf", other])
     else:
-        print("note: no second filesystem found; the cross-device test is skipped")
+        t.skip("no second filesystem found: the cross-device quarantine")
     r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", os.path.join(s.blobs, "q"))
     t.exit_code(r, 8, "quarantine inside blobs/ refused")
 
@@ -760,7 +760,7 @@ with t.guard("a quarantine directory that another user owns or can write is refu
         strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
         t.eq(t.diff_snapshots(strip(before), strip(t.snapshot(s.root))), [], "everything back")
     else:
-        print("note: not root: the another-owner cases need chown and are skipped")
+        t.skip("not root: the another-owner cases need chown")
 
 # ------------------------------------------------------------------ --plan with several stores (item 7)
 with t.guard("--plan with --all-users is refused, nothing is written"):
