@@ -30,7 +30,10 @@ build: deps
 	cmake --build "$(BUILD)" -j $(JOBS)
 
 # List the user's store, or the bundled demo store when the user has none.
-run: build
+# Quiet: only the binary is built, with one line of progress (none when it is
+# up to date), then the table.
+run: deps
+	@sh tools/quiet-build.sh "$(BUILD)" $(JOBS) -DCMAKE_INSTALL_PREFIX="$(PREFIX)"
 	@sh tools/run-demo.sh "$(BUILD)/ollama-audit"
 
 asan: test-deps
