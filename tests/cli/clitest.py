@@ -40,6 +40,12 @@ import oastore as oa  # noqa: E402
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
+# Every run of the binary inherits this testing aid: an Ollama server whose
+# use of a store cannot be seen (another user's process, such as the
+# machine's own ollama service or another test run) does not block --apply.
+# The tests' own fake servers are always visible. test_prune checks both ways.
+os.environ["OA_TEST_IGNORE_HIDDEN_SERVERS"] = "1"
+
 _passed = 0
 _failed = 0
 _skipped = 0

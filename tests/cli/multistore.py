@@ -239,7 +239,11 @@ def run_as(uid, args, env, timeout=120):
     e.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
     e["NO_COLOR"] = "1"
     e.update(extra)
-    e.update(env)
+    for k, v in env.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
     p = subprocess.run([path] + list(args), env=e, cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=timeout, preexec_fn=drop)
     r = t.Result(args, p.returncode, p.stdout.decode("utf-8", "replace"),
