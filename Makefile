@@ -26,41 +26,44 @@ test-deps:
 	@sh tools/ensure-deps.sh $(BUILD_PKGS) $(TEST_PKGS)
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
-	cmake --build $(BUILD) -j $(JOBS)
+	cmake -S . -B "$(BUILD)" -DCMAKE_INSTALL_PREFIX="$(PREFIX)" >/dev/null
+	cmake --build "$(BUILD)" -j $(JOBS)
 
 # List the user's store, or the bundled demo store when the user has none.
-run: build
-	@sh tools/run-demo.sh $(BUILD)/ollama-audit
+# Quiet: only the binary is built, with one line of progress (none when it is
+# up to date), then the table.
+run: deps
+	@sh tools/quiet-build.sh "$(BUILD)" $(JOBS) -DCMAKE_INSTALL_PREFIX="$(PREFIX)"
+	@sh tools/run-demo.sh "$(BUILD)/ollama-audit"
 
 asan: test-deps
-	cmake -S . -B $(ASAN_BUILD) -DOA_SANITIZE=ON -DOA_WERROR=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cmake -S . -B "$(ASAN_BUILD)" -DOA_SANITIZE=ON -DOA_WERROR=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build "$(ASAN_BUILD)" -j $(JOBS)
 
 fuzz-build: test-deps
 	@if command -v clang >/dev/null 2>&1; then \
-	  CC=clang cmake -S . -B $(FUZZ_BUILD) -DOA_FUZZ=ON -DOA_SANITIZE=ON -DOA_WERROR=ON \
+	  CC=clang cmake -S . -B "$(FUZZ_BUILD)" -DOA_FUZZ=ON -DOA_SANITIZE=ON -DOA_WERROR=ON \
 	    -DOA_FUZZ_SECONDS=$(FUZZ_SECONDS) -DCMAKE_BUILD_TYPE=Debug >/dev/null && \
-	  cmake --build $(FUZZ_BUILD) -j $(JOBS); \
+	  cmake --build "$(FUZZ_BUILD)" -j $(JOBS); \
 	else echo "clang not found: skipping fuzz targets"; fi
 
 # The whole suite: normal build, ASan+UBSan build, then a short fuzz run of every target.
 test: build asan fuzz-build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	cd "$(BUILD)" && ctest --output-on-failure -j $(JOBS)
+	cd "$(ASAN_BUILD)" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
-	@if [ -d $(FUZZ_BUILD) ]; then cd $(FUZZ_BUILD) && ctest --output-on-failure -R '^fuzz\.' ; fi
+	@if [ -d "$(FUZZ_BUILD)" ]; then cd "$(FUZZ_BUILD)" && ctest --output-on-failure -R '^fuzz\.' ; fi
 
 # A longer fuzz campaign: make fuzz-long FUZZ_SECONDS=600
 fuzz-long:
 	$(MAKE) fuzz-build FUZZ_SECONDS=$(FUZZ_SECONDS)
-	cd $(FUZZ_BUILD) && ctest --output-on-failure -R '^fuzz\.'
+	cd "$(FUZZ_BUILD)" && ctest --output-on-failure -R '^fuzz\.'
 
 bench: build
-	sh tests/bench/run.sh $(BUILD)
+	sh tests/bench/run.sh "$(BUILD)"
 
 install: build
-	cmake --install $(BUILD)
+	cmake --install "$(BUILD)"
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf "$(BUILD)" "$(ASAN_BUILD)" "$(FUZZ_BUILD)"

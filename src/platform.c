@@ -373,6 +373,10 @@ int oa_find_store_users(const char *root, oa_proc_user *out, int max, char *why,
 	}
 	int found = 0;
 	long self = (long)getpid();
+	/* Testing aid: the test suite's own fake servers are always visible to
+	 * it; a server it cannot look into (another user's, such as the
+	 * machine's own ollama service) must not decide its results. */
+	bool ignore_hidden = getenv("OA_TEST_IGNORE_HIDDEN_SERVERS") != NULL;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		char *end;
@@ -389,7 +393,7 @@ int oa_find_store_users(const char *root, oa_proc_user *out, int max, char *why,
 			continue;
 		char how[160];
 		int u = proc_uses(pid, real, how, sizeof how);
-		if (u == 0)
+		if (u == 0 || (u < 0 && ignore_hidden))
 			continue;
 		if (u < 0)
 			snprintf(how, sizeof how, "cannot see which store it uses (another user's process?)");

@@ -40,8 +40,15 @@ import oastore as oa  # noqa: E402
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
+# Every run of the binary inherits this testing aid: an Ollama server whose
+# use of a store cannot be seen (another user's process, such as the
+# machine's own ollama service or another test run) does not block --apply.
+# The tests' own fake servers are always visible. test_prune checks both ways.
+os.environ["OA_TEST_IGNORE_HIDDEN_SERVERS"] = "1"
+
 _passed = 0
 _failed = 0
+_skipped = 0
 _failures = []
 _section = ""
 _tmpdirs = []
@@ -92,6 +99,83 @@ def _drop_to_nobody():
     os.setuid(NOBODY)
 
 
+def closed_to_others(path):
+    """The first directory on the way to path (path included) that other
+    users cannot enter (no o+x), or None when they can reach it."""
+    path = os.path.abspath(path)
+    parts = path.split(os.sep)
+    for i in range(1, len(parts) + 1):
+        d = os.sep.join(parts[:i]) or os.sep
+        try:
+            st = os.stat(d)
+        except OSError:
+            return d
+        if stat.S_ISDIR(st.st_mode) and not st.st_mode & stat.S_IXOTH:
+            return d
+    return None
+
+
+def _pick_temp_base():
+    """As root, the temp stores must be reachable by the other users the
+    tests run the binary as. A private $TMPDIR (say under /root) is kept
+    for everything else but the stores then go under a shared one."""
+    base = tempfile.gettempdir()
+    if not IS_ROOT or closed_to_others(base) is None:
+        return
+    for alt in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.isdir(alt) and os.access(alt, os.W_OK) and closed_to_others(alt) is None:
+            print("note: %s is closed to other users: temp stores go under %s" % (closed_to_others(base), alt))
+            tempfile.tempdir = alt
+            return
+
+
+_pick_temp_base()
+_for_others = {}
+
+
+def bin_for_others():
+    """(path, env, None) of a copy of BIN that another user can run, or
+    (None, None, why). The build tree may sit where they cannot enter (/root
+    is mode 0700, mktemp -d makes 0700 dirs): the binary, and any library it
+    loads from the build tree, is copied into a temp dir of mode 0755."""
+    if "bin" in _for_others:
+        return _for_others["bin"]
+    if not IS_ROOT:
+        _for_others["bin"] = (None, None, "not root: cannot run the binary as another user")
+        return _for_others["bin"]
+    d = tempdir("bin")
+    os.chmod(d, 0o755)
+    closed = closed_to_others(d)
+    if closed:
+        _for_others["bin"] = (None, None, "no temp dir other users can reach (%s is closed)" % closed)
+        return _for_others["bin"]
+    dst = os.path.join(d, os.path.basename(BIN))
+    shutil.copy2(BIN, dst)
+    os.chmod(dst, 0o755)
+    env = {}
+    build = os.path.dirname(os.path.realpath(BIN)) + os.sep
+    try:
+        ldd = subprocess.run(["ldd", BIN], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+    except OSError:
+        ldd = ""
+    for line in ldd.splitlines():
+        lib = line.split("=>")[-1].split("(")[0].strip()  # "libx.so => /path (0x...)"
+        if os.path.isabs(lib) and os.path.realpath(lib).startswith(build):
+            shutil.copy2(lib, os.path.join(d, os.path.basename(lib)))
+            os.chmod(os.path.join(d, os.path.basename(lib)), 0o755)
+            env["LD_LIBRARY_PATH"] = d
+    _for_others["bin"] = (dst, env, None)
+    return _for_others["bin"]
+
+
+def nobody_skip():
+    """Why the checks that run the binary as nobody (as root, to make files
+    unreadable) cannot run here, or None (also None without root: those
+    checks then use chmod as the current user)."""
+    why = IS_ROOT and bin_for_others()[2]
+    return "root reads any file, and nobody cannot run the binary: %s" % why if why else None
+
+
 def open_up():
     """chmod 755 every temp dir made by tempdir() (not what is inside), so
     another user can reach the stores in them."""
@@ -121,6 +205,13 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
             else:
                 e[k] = v
     argv = [BIN] + [str(a) for a in args]
+    if as_nobody:
+        path, extra, why = bin_for_others()
+        if why:
+            fail("cannot run as nobody: %s (check bin_for_others() first)" % why)
+            return Result(args, -999, "", why)
+        argv[0] = path
+        e.update(extra)
     try:
         if as_nobody:
             open_up()
@@ -285,6 +376,14 @@ def ok(cond, msg, detail=None):
     return False
 
 
+def skip(why):
+    """Say that the checks of the current section do not run here, and why
+    (one line); done() counts them."""
+    global _skipped
+    _skipped += 1
+    print("SKIP: %s%s" % ("[%s] " % _section if _section else "", why), flush=True)
+
+
 def fail(msg, detail=None):
     return ok(False, msg, detail)
 
@@ -336,7 +435,8 @@ def done():
         print("\nFailures:")
         for f in _failures:
             print("  - " + f.splitlines()[0])
-    print("%d passed, %d failed" % (_passed, _failed), flush=True)
+    print("%d passed, %d failed%s" % (_passed, _failed, ", %d skipped" % _skipped if _skipped else ""),
+          flush=True)
     sys.exit(1 if _failed else 0)
 
 

@@ -10,6 +10,8 @@ Ownership is simulated: the accounts exist only in the sysroot's passwd (uids
 23001..23009 that no real account uses); the files are chown()ed to those
 uids when we run as root. The non-root checks run the binary with that uid
 (setpriv-like: os.setresuid in the child), which the kernel enforces for real.
+Without root nothing can be chown()ed: every store then belongs to the user
+running the tests, and the tool must say so (Machine.user_of).
 """
 
 import hashlib
@@ -33,6 +35,22 @@ def chown_tree(path, uid, gid=GID):
         os.lchown(d, uid, gid)
         for n in dirs + files:
             os.lchown(os.path.join(d, n), uid, gid)
+
+
+def user_name(passwd, uid):
+    """The name the tool gives uid: its entry in the passwd file, else the number."""
+    with open(passwd) as f:
+        for line in f:
+            fields = line.rstrip("\n").split(":")
+            if len(fields) >= 3 and not line.startswith("#") and fields[2] == str(uid):
+                return fields[0]
+    return str(uid)
+
+
+def owner_uid(owner):
+    """The real owner of a store made for the simulated `owner` (None: not
+    chown()ed): that uid as root, the user running the tests otherwise."""
+    return UIDS[owner] if owner and IS_ROOT else os.geteuid()
 
 
 def make_store(root, models, owner=None, seed=""):
@@ -84,10 +102,12 @@ class Machine:
         self.stores = {}
         self.infos = {}
         self.objs = {}
+        self.owners = {"env": None}
 
         def add(key, rel, models, owner=None):
             root = os.path.join(S, rel)
             s, infos = make_store(root, models, owner)
+            self.owners[key] = owner
             self.stores[key] = root
             self.infos[key] = infos
             self.objs[key] = s
@@ -151,6 +171,10 @@ class Machine:
         self.home = t.tempdir("home-none")
         os.chmod(self.home, 0o755)
 
+    def user_of(self, key):
+        """The user the tool must report as the owner of store `key`."""
+        return user_name(os.path.join(self.sysroot, "etc/passwd"), owner_uid(self.owners[key]))
+
     def env(self, **extra):
         e = {"OLLAMA_AUDIT_SYSROOT": self.sysroot, "OLLAMA_MODELS": self.envstore, "HOME": self.home}
         e.update(extra)
@@ -199,20 +223,30 @@ def expected_dupes(roots):
     return n, saving, shared
 
 
-def run_as(uid, argv, env, timeout=120):
-    """Run argv with real and effective uid `uid` (gid GID, no groups)."""
+def run_as(uid, args, env, timeout=120):
+    """Run the binary with args, with real and effective uid `uid` (gid GID,
+    no groups). Callers check t.bin_for_others() first."""
     def drop():
         os.setgroups([])
         os.setresgid(GID, GID, GID)
         os.setresuid(uid, uid, uid)
+    path, extra, why = t.bin_for_others()
+    if why:
+        t.fail("cannot run as uid %d: %s" % (uid, why))
+        return t.Result(args, -999, "", why)
     e = dict(os.environ)
     e.pop("OLLAMA_MODELS", None)
     e.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
     e["NO_COLOR"] = "1"
-    e.update(env)
-    p = subprocess.run(argv, env=e, cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    e.update(extra)
+    for k, v in env.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    p = subprocess.run([path] + list(args), env=e, cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=timeout, preexec_fn=drop)
-    r = t.Result(argv[1:], p.returncode, p.stdout.decode("utf-8", "replace"),
+    r = t.Result(args, p.returncode, p.stdout.decode("utf-8", "replace"),
                  p.stderr.decode("utf-8", "replace"))
     for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:"):
         if marker in r.err:

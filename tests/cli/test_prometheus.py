@@ -221,8 +221,7 @@ with t.guard("check --all-users --format prometheus --output"):
         HELP[n] = f["help"]
     t.eq(sorted(os.listdir(outdir)), ["ollama.prom"], "no temporary file left")
     for key, root in real.items():
-        user = {"service": "ollama", "dropin": "ollama", "envfile": "ollama", "default": "root",
-                "env": "root"}.get(key, key)
+        user = m.user_of(key)  # as root: the simulated owner; else the user running the tests
         t.eq(val(fams, "ollama_store_info", store=root), 1, "info of %s" % key)
         t.eq(val(fams, "ollama_store_models", store=root, format="gguf"), len(m.infos[key]), "models of %s" % key)
         t.eq(val(fams, "ollama_store_audit_success", store=root, user=user), 1, "success of %s (user %s)" % (key, user))
@@ -267,7 +266,7 @@ with t.guard("check --all-users --format prometheus --output"):
             t.eq(sum(v[2] for v in theirs.values()), sum(len(f["samples"]) for f in fams.values()),
                  "prometheus_client sees every sample")
     else:
-        print("note: python3-prometheus-client not installed: skipping the second parser")
+        t.skip("python3-prometheus-client not installed: the second parser")
 
 with t.guard("verify, stores: the same HELP strings; verified bytes"):
     r = m.run("verify", "--all-users", "--format", "prometheus")
@@ -363,12 +362,13 @@ with t.guard("--output is atomic and keeps the old file on a usage error"):
     t.exit_code(r, 8, "an --output that cannot be created")
 
 with t.guard("an unreadable store: audit_success 0"):
-    if not ms.IS_ROOT:
-        print("note: not root: cannot run the binary as alice; skipped")
+    why = t.bin_for_others()[2]
+    if why:
+        t.skip(why)
     else:
         ms.chown_tree(m.home, ms.UIDS["alice"])
         out = os.path.join(outdir, "alice.prom")
-        r = ms.run_as(ms.UIDS["alice"], [t.BIN, "check", "--all-users", "--format", "prometheus", "--output", out],
+        r = ms.run_as(ms.UIDS["alice"], ["check", "--all-users", "--format", "prometheus", "--output", out],
                       m.env(XDG_CACHE_HOME=os.path.join(m.home, "cache")))
         t.exit_code(r, 8, "dave's store cannot be read")
         fams = validate(open(out).read())

@@ -226,6 +226,39 @@ with t.guard("an Ollama server using the store blocks --apply unless --force"):
         p.kill()
         p.wait()
 
+with t.guard("a server whose use of the store cannot be seen blocks --apply (another user's)"):
+    import multistore as ms
+    why = t.bin_for_others()[2]
+    if why:
+        t.skip("%s (the server and the binary must be two other users)" % why)
+    else:
+        s = t.new_store("hidden-server")
+        t.add_gguf_model(s, "m:latest")
+        orphan = s.add_blob(b"hidden-server orphan" * 10)
+        s.age_all(7200)
+        ms.chown_tree(os.path.dirname(s.root), ms.UIDS["alice"])
+        def as_nobody():
+            os.setgroups([])
+            os.setresgid(t.NOBODY, t.NOBODY, t.NOBODY)
+            os.setresuid(t.NOBODY, t.NOBODY, t.NOBODY)
+        p = subprocess.Popen(["bash", "-c", 'exec -a "ollama serve" sleep 30'], cwd="/", preexec_fn=as_nobody)
+        time.sleep(0.3)
+        env = {"HOME": os.path.dirname(s.root), "XDG_CACHE_HOME": os.path.dirname(s.root)}
+        try:
+            r = ms.run_as(ms.UIDS["alice"], ["--store", s.root, "prune", "--apply", "--yes"],
+                          dict(env, OA_TEST_IGNORE_HIDDEN_SERVERS=None))
+            t.exit_code(r, 8, "alice cannot see which store nobody's server uses: refused")
+            t.contains(r.err, "pid %d" % p.pid, "names the process")
+            t.contains(r.err, "cannot see which store it uses", "says why")
+            t.ok(os.path.exists(s.blob_path(orphan)), "nothing removed")
+            r = ms.run_as(ms.UIDS["alice"], ["--store", s.root, "prune", "--apply", "--yes"],
+                          dict(env, OA_TEST_IGNORE_HIDDEN_SERVERS="1"))
+            t.exit_code(r, 0, "the testing aid the suite runs under: a hidden server does not count")
+            t.ok(not os.path.exists(s.blob_path(orphan)), "the orphan is removed")
+        finally:
+            p.kill()
+            p.wait()
+
 # ------------------------------------------------------------------ symlinks, hard links
 with t.guard("a symlinked blob is removed as a link; its target survives"):
     s = t.new_store("symlink")
@@ -362,7 +395,7 @@ with t.guard("--quarantine on another filesystem is refused"):
         t.ok(os.path.exists(s.blob_path(o)), "nothing moved")
         subprocess.run(["rm", "-rf", other])
     else:
-        print("note: no second filesystem found; the cross-device test is skipped")
+        t.skip("no second filesystem found: the cross-device quarantine")
     r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", os.path.join(s.blobs, "q"))
     t.exit_code(r, 8, "quarantine inside blobs/ refused")
 
@@ -760,7 +793,7 @@ with t.guard("a quarantine directory that another user owns or can write is refu
         strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
         t.eq(t.diff_snapshots(strip(before), strip(t.snapshot(s.root))), [], "everything back")
     else:
-        print("note: not root: the another-owner cases need chown and are skipped")
+        t.skip("not root: the another-owner cases need chown")
 
 # ------------------------------------------------------------------ --plan with several stores (item 7)
 with t.guard("--plan with --all-users is refused, nothing is written"):

@@ -6,7 +6,8 @@ The machine is simulated under OLLAMA_AUDIT_SYSROOT (see multistore.py):
 accounts come from the sysroot's etc/passwd, ownership is chown() to uids
 no real account has. The non-root checks really run the binary as such a
 uid (the kernel enforces the permissions); they need root to switch uid and
-are skipped, with a note, otherwise.
+are skipped, with a note, otherwise. Without root every store belongs to the
+user running the tests, and that is the one owner the tool must report.
 """
 import json
 import os
@@ -44,10 +45,10 @@ with t.guard("discovery: every source"):
     t.eq(len(oks), len(real), "one entry per store (the symlinked path is not a second store)", sorted(oks))
     e = st.get(real["service"], {})
     t.eq(sources(e), ["default", "home"], "service store: the service default and the ollama user's home")
-    t.eq(e.get("user"), "ollama", "service store owner")
+    t.eq(e.get("user"), m.user_of("service"), "service store owner")
     e = st.get(real["alice"], {})
     t.eq(sources(e), ["home", "systemd"], "alice: her home, and the drop-in that names the symlink")
-    t.eq(e.get("user"), "alice", "alice's store owner")
+    t.eq(e.get("user"), m.user_of("alice"), "alice's store owner")
     t.ok(any(p.endswith("/srv/link-to-alice") for p in e.get("paths", [])),
          "the symlinked path is recorded as a second path", e.get("paths"))
     t.ok(any("20-link.conf:2" in f["detail"] for f in e.get("found_by", [])), "drop-in file:line given",
@@ -66,10 +67,10 @@ with t.guard("discovery: every source"):
          e.get("found_by"))
     e = st.get(real["env"], {})
     t.eq(sources(e), ["OLLAMA_MODELS"], "$OLLAMA_MODELS of the process (not under the sysroot)")
-    t.eq(e.get("user"), "root" if ms.IS_ROOT else e.get("user"), "env store owner")
+    t.eq(e.get("user"), m.user_of("env"), "env store owner")
     for key in ("bob", "dave", "frank"):
         t.eq(sources(st.get(real[key], {})), ["home"], "%s: home directory from the passwd file" % key)
-        t.eq(st.get(real[key], {}).get("user"), key, "%s owns the store" % key)
+        t.eq(st.get(real[key], {}).get("user"), m.user_of(key), "%s owns the store" % key)
     for key, e in ((k, st.get(real[k], {})) for k in real):
         t.eq(e.get("models"), len(m.infos[key]), "model count of %s" % key)
         t.eq(e.get("state"), "ok", "state of %s" % key)
@@ -94,9 +95,10 @@ with t.guard("stores: per-user totals and duplicates"):
     doc = r.json()
     users = {u["user"]: u for u in doc.get("users", [])}
     real = {k: os.path.realpath(v) for k, v in m.stores.items()}
-    owners = {"service": "ollama", "alice": "alice", "bob": "bob", "dave": "dave", "dropin": "ollama",
-              "envfile": "ollama"}
-    for user in ("ollama", "alice", "bob", "dave"):
+    owners = {k: m.user_of(k) for k in real}
+    t.eq(len(set(owners.values())), 6 if ms.IS_ROOT else 1, "owners: ollama, alice, bob, dave, frank, root "
+         "(without root: the user running the tests)", owners)
+    for user in sorted(set(owners.values())):
         keys = [k for k, o in owners.items() if o == user]
         inv = ms.blob_inventory([real[k] for k in keys])
         # every inode once, and each store's blobs/ directory itself (as `du -s`)
@@ -141,7 +143,8 @@ with t.guard("duplicates: du --all-users --duplicates"):
     shared_model = [d for d in doc.get("duplicates", []) if len(d["copies"]) == 3]
     t.ok(shared_model, "the blobs of shared:latest are in three stores")
     for d in shared_model:
-        t.eq(sorted(c["user"] for c in d["copies"]), ["alice", "bob", "ollama"], "users of %s" % d["digest"][:19])
+        t.eq(sorted(c["user"] for c in d["copies"]), sorted(m.user_of(k) for k in ("alice", "bob", "service")),
+             "users of %s" % d["digest"][:19])
         t.ok(all("shared:latest" in c["models"] for c in d["copies"]), "models of %s" % d["digest"][:19])
     # the same store by two --store paths is not a duplicate of itself; a hard link is already shared
     a = os.path.realpath(m.stores["alice"])
@@ -172,12 +175,20 @@ with t.guard("--all-users on list, check, verify, du"):
         t.eq(tot[0].get("stores"), nstores, "total stores")
         t.eq(tot[0].get("models"), sum(len(v) for v in m.infos.values()), "total models")
     ut = {x["user"]: x for x in recs if x.get("type") == "user_total"}
-    t.eq(ut.get("alice", {}).get("models"), 2, "per-user total of alice")
-    t.eq(ut.get("ollama", {}).get("stores"), 3, "per-user total of ollama (three stores)")
+
+    def owned_by(user):
+        return [k for k in m.stores if m.user_of(k) == user]
+    alice, ollama, bob = m.user_of("alice"), m.user_of("service"), m.user_of("bob")
+    t.eq(ut.get(alice, {}).get("models"), sum(len(m.infos[k]) for k in owned_by(alice)),
+         "per-user total of %s (2 models as root)" % alice)
+    t.eq(ut.get(ollama, {}).get("stores"), len(owned_by(ollama)),
+         "per-user total of %s (three stores as root)" % ollama)
     r = m.run("check", "--all-users")
     t.exit_code(r, 0)
     t.contains(r.out, "all stores: %d stores" % nstores, "check table: combined totals line")
-    t.contains(r.out, "user bob: 1 store, 2 models", "check table: per-user line")
+    nb, mb = len(owned_by(bob)), sum(len(m.infos[k]) for k in owned_by(bob))
+    t.contains(r.out, "user %s: %d store%s, %d models" % (bob, nb, "" if nb == 1 else "s", mb),
+               "check table: per-user line (as root: user bob: 1 store, 2 models)")
     t.contains(r.err, "configured as a store by systemd", "configured-but-missing stores are noted")
     r = m.run("du", "--all-users", "--format", "json")
     t.exit_code(r, 0)
@@ -222,12 +233,13 @@ with t.guard("exit codes OR together across stores"):
         f.write(bytes(data[:-1]) + bytes([data[-1] ^ 0xFF]))
 
 with t.guard("permission problems: the binary run as another user"):
-    if not ms.IS_ROOT:
-        print("note: not root: cannot run the binary as alice; the non-root checks are skipped")
+    why = t.bin_for_others()[2]
+    if why:
+        t.skip(why)
     else:
         ms.chown_tree(m.home, ms.UIDS["alice"])
         env = m.env(XDG_CACHE_HOME=os.path.join(m.home, "cache"))
-        r = ms.run_as(ms.UIDS["alice"], [t.BIN, "stores", "--format", "json"], env)
+        r = ms.run_as(ms.UIDS["alice"], ["stores", "--format", "json"], env)
         t.exit_code(r, 8, "stores as alice (dave's store is private)")
         st = by_root(r.json())
         dave = os.path.realpath(m.stores["dave"])
@@ -244,7 +256,7 @@ with t.guard("permission problems: the binary run as another user"):
              "alice reads the service store (mode 755)")
         t.contains(r.err, "skipped", "what was skipped is said on stderr")
         t.contains(r.err, dave, "dave's store named on stderr")
-        r = ms.run_as(ms.UIDS["alice"], [t.BIN, "check", "--all-users", "--format", "json"], env)
+        r = ms.run_as(ms.UIDS["alice"], ["check", "--all-users", "--format", "json"], env)
         t.exit_code(r, 8, "check --all-users as alice: the unreadable store is an operational error")
         roots = [os.path.realpath(s["root"]) for s in r.json().get("stores", [])]
         t.ok(os.path.realpath(m.stores["alice"]) in roots and dave not in roots,
@@ -255,7 +267,7 @@ with t.guard("permission problems: the binary run as another user"):
         svc = m.objs["service"]
         mdir = os.path.join(svc.manifests, "registry.ollama.ai")
         os.chmod(mdir, 0o700)
-        r = ms.run_as(ms.UIDS["alice"], [t.BIN, "check", "--all-users", "--format", "json"], env)
+        r = ms.run_as(ms.UIDS["alice"], ["check", "--all-users", "--format", "json"], env)
         t.exit_code(r, 8, "an unreadable manifests dir")
         svcdoc = [s for s in r.json().get("stores", []) if os.path.realpath(s["root"]) == os.path.realpath(svc.root)]
         t.ok(svcdoc and any(f["code"] == "unreadable" for f in svcdoc[0].get("findings", [])),

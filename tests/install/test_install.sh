@@ -14,7 +14,10 @@ root=$dest/usr/local
 check "binary installed" "[ -x '$root/bin/ollama-audit' ]"
 check "man page installed" "[ -f '$root/share/man/man1/ollama-audit.1' ]"
 check "headers installed" "[ -f '$root/include/ollama_audit/store.h' ]"
-export PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$(ls -d "$root"/lib*/pkgconfig | head -1)
+# pkg-config mangles a sysroot with a space or a non-ASCII byte in it (and
+# $TMPDIR may have them): build from inside DESTDIR, with "." as the sysroot.
+cd "$dest"
+export PKG_CONFIG_SYSROOT_DIR=. PKG_CONFIG_PATH=$(ls -d usr/local/lib*/pkgconfig | head -1)
 cat > "$dest/consumer.c" <<'C'
 #include <ollama_audit/name.h>
 #include <stdio.h>
@@ -29,7 +32,7 @@ int main(void)
 	return 0;
 }
 C
-check "consumer compiles via pkg-config" "cc '$dest/consumer.c' \$(pkg-config --cflags --libs ollama-audit) -o '$dest/consumer'"
+check "consumer compiles via pkg-config" "cc consumer.c \$(pkg-config --cflags --libs ollama-audit) -o consumer"
 check "consumer runs" "[ \"\$('$dest/consumer')\" = 'hf.co/org/repo:Q4_K_M' ]"
 check "installed binary runs" "'$root/bin/ollama-audit' --version | grep -q '^ollama-audit '"
 echo "$pass passed, $fail failed"
