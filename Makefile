@@ -60,8 +60,9 @@ test: build asan fuzz-build
 fuzz:
 	$(MAKE) fuzz-build FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
 	@if [ -d $(FUZZ_BUILD) ]; then cd $(FUZZ_BUILD) && ctest -V -R '^fuzz\.' > fuzz.log 2>&1; rc=$$?; \
-	  grep -E 'Test command|stat::number_of_executed_units|Passed|Failed|ERROR' fuzz.log | \
-	    sed -e 's/.*\/\(fuzz_[a-z_]*\) .*/\1/'; \
+	  awk '/Test command/ { match($$0, /fuzz_[a-z_]+/); t = substr($$0, RSTART, RLENGTH) } \
+	       /number_of_executed_units/ { print t ": " $$NF " executions in $(FUZZ_SECONDS) s" } \
+	       /\*\*\*|ERROR:/ { print }' fuzz.log; \
 	  [ $$rc -eq 0 ] || { echo "fuzzing found a problem: $(FUZZ_BUILD)/fuzz.log"; exit 1; }; fi
 
 # The old name of `make fuzz`.
