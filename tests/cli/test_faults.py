@@ -200,6 +200,9 @@ def names_file(text, path):
         re.match(r"^(.+)\.tmp\.\d+$", base)
     if tm:
         cands.add(tm.group(1))
+    pm = re.match(r"^/proc/(\d+)/", path)
+    if pm:
+        cands.add(pm.group(1))  # a process the server check could not read: named by its pid
     if base.startswith(".oa-dedupe."):
         cands.add(base.split(".")[3][:12])  # .oa-dedupe.<pid>.<hex16>: the blob it replaces
     return any(x and x in text for x in cands)
