@@ -1,7 +1,8 @@
-/* fuzz_manifest.c - libFuzzer target for the manifest parser: whatever the
- * bytes, a clear result and no undefined behaviour. (Configs and names have
- * their own targets: fuzz_config.c, fuzz_name.c.) */
+/* fuzz_manifest.c - libFuzzer target for the manifest, config and name
+ * parsers: whatever the bytes, a clear result and no undefined behaviour. */
+#include "ollama_audit/config.h"
 #include "ollama_audit/manifest.h"
+#include "ollama_audit/name.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,5 +25,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (oa_manifest_hashed_length(data, size) > size)
 		abort();
 	oa_manifest_free(&m);
+
+	oa_config c;
+	oa_config_parse(data, size, &c, err, sizeof err);
+	oa_config_free(&c);
+
+	/* Names: the input as a user-typed name, NUL-terminated. */
+	if (size < 1024) {
+		char s[1024];
+		memcpy(s, data, size);
+		s[size] = '\0';
+		oa_name n;
+		if (oa_name_parse(s, &n)) {
+			char buf[OA_NAME_DISPLAY_MAX];
+			oa_name_display(&n, buf, sizeof buf);
+			oa_name again;
+			/* What we display must parse back to the same name. */
+			if (!oa_name_parse(buf, &again) || !oa_name_equal_fold(&n, &again))
+				abort();
+		}
+	}
 	return 0;
 }
