@@ -6,7 +6,9 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-FUZZ_SECONDS ?= 8
+# Seconds each fuzz target runs: under `make fuzz`, and in the short run of `make test`.
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 8
 
 # Debian packages the build needs (python3 runs the CLI tests, clang the fuzzers,
 # strace proves that a bad digest never becomes a path, btrfs-progs gives the
@@ -15,7 +17,7 @@ FUZZ_SECONDS ?= 8
 BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev
 TEST_PKGS  = python3 clang libclang-rt-dev strace btrfs-progs python3-prometheus-client
 
-.PHONY: all run test install deps test-deps build asan fuzz-build clean fuzz-long bench
+.PHONY: all run test install deps test-deps build asan fuzz-build clean fuzz fuzz-long bench
 
 all: build
 
@@ -43,7 +45,7 @@ asan: test-deps
 fuzz-build: test-deps
 	@if command -v clang >/dev/null 2>&1; then \
 	  CC=clang cmake -S . -B "$(FUZZ_BUILD)" -DOA_FUZZ=ON -DOA_SANITIZE=ON -DOA_WERROR=ON \
-	    -DOA_FUZZ_SECONDS=$(FUZZ_SECONDS) -DCMAKE_BUILD_TYPE=Debug >/dev/null && \
+	    -DOA_FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) -DCMAKE_BUILD_TYPE=Debug >/dev/null && \
 	  cmake --build "$(FUZZ_BUILD)" -j $(JOBS); \
 	else echo "clang not found: skipping fuzz targets"; fi
 
@@ -54,10 +56,20 @@ test: build asan fuzz-build
 	  ctest --output-on-failure -j $(JOBS)
 	@if [ -d "$(FUZZ_BUILD)" ]; then cd "$(FUZZ_BUILD)" && ctest --output-on-failure -R '^fuzz\.' ; fi
 
-# A longer fuzz campaign: make fuzz-long FUZZ_SECONDS=600
-fuzz-long:
-	$(MAKE) fuzz-build FUZZ_SECONDS=$(FUZZ_SECONDS)
-	cd "$(FUZZ_BUILD)" && ctest --output-on-failure -R '^fuzz\.'
+# Every fuzz target for FUZZ_SECONDS each (default 60), one after the other,
+# on its committed seed corpus (tests/fuzz/corpus/<target>) plus what earlier
+# runs found (build-fuzz/tests/fuzz-work/<target>); prints executions per
+# target. make fuzz FUZZ_SECONDS=600 for a longer campaign.
+fuzz:
+	$(MAKE) fuzz-build FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
+	@if [ -d "$(FUZZ_BUILD)" ]; then cd "$(FUZZ_BUILD)" && ctest -V -R '^fuzz\.' > fuzz.log 2>&1; rc=$$?; \
+	  awk '/Test command/ { match($$0, /fuzz_[a-z_]+/); t = substr($$0, RSTART, RLENGTH) } \
+	       /number_of_executed_units/ { print t ": " $$NF " executions in $(FUZZ_SECONDS) s" } \
+	       /\*\*\*|ERROR:/ { print }' fuzz.log; \
+	  [ $$rc -eq 0 ] || { echo "fuzzing found a problem: $(FUZZ_BUILD)/fuzz.log"; exit 1; }; fi
+
+# The old name of `make fuzz`.
+fuzz-long: fuzz
 
 bench: build
 	sh tests/bench/run.sh "$(BUILD)"

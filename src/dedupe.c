@@ -668,8 +668,13 @@ static int apply_once(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_acti
 out:
 	if (ret == 1)
 		keeper_is_bad(p, stores, a, got);
-	if (tmp_made)
-		(void)unlinkat(ds->blobs_fd, tmp, 0);
+	if (tmp_made && unlinkat(ds->blobs_fd, tmp, 0) < 0 && errno != ENOENT) {
+		/* Say where it is: it is ours, and nothing else will remove it. */
+		char why[600];
+		snprintf(why, sizeof why, "left the temporary file %s/blobs/%s: %s", ds->root, tmp,
+		         strerror(errno));
+		note_add(a, "; ", why);
+	}
 	if (tfd >= 0)
 		close(tfd);
 	close(sfd);

@@ -37,8 +37,19 @@ void oa_advise_sequential(int fd)
 #endif
 }
 
+static const oa_pagecache_ops *pagecache_ops;
+
+void oa_pagecache_set_ops(const oa_pagecache_ops *ops)
+{
+	pagecache_ops = ops;
+}
+
 void oa_advise_dontneed(int fd, off_t offset, off_t len)
 {
+	if (pagecache_ops && pagecache_ops->dontneed) {
+		pagecache_ops->dontneed(pagecache_ops->ctx, fd, offset, len);
+		return;
+	}
 #if defined(POSIX_FADV_DONTNEED) && !defined(__APPLE__)
 	(void)posix_fadvise(fd, offset, len, POSIX_FADV_DONTNEED);
 #else
@@ -128,6 +139,8 @@ size_t oa_page_size(void)
 
 long oa_range_residency(int fd, uint64_t offset, size_t len, unsigned char *vec, size_t vec_len)
 {
+	if (pagecache_ops && pagecache_ops->residency)
+		return pagecache_ops->residency(pagecache_ops->ctx, fd, offset, len, vec, vec_len);
 #ifdef OA_HAVE_MINCORE
 	size_t pg = oa_page_size();
 	if (len == 0 || offset % pg)

@@ -55,6 +55,19 @@ size_t oa_page_size(void);
  * tell (no mincore, or an error). */
 long oa_range_residency(int fd, uint64_t offset, size_t len, unsigned char *vec, size_t vec_len);
 
+/* Test seam: while set, oa_range_residency and oa_advise_dontneed call these
+ * instead of the kernel, so a test can script what mincore reports and record
+ * which ranges verify drops (the kernel's real answer depends on memory
+ * pressure and cannot be asserted). NULL restores the kernel. Set it before
+ * starting a verify, not during one. */
+typedef struct oa_pagecache_ops {
+	void *ctx;
+	long (*residency)(void *ctx, int fd, uint64_t offset, size_t len, unsigned char *vec,
+	                  size_t vec_len);
+	void (*dontneed)(void *ctx, int fd, off_t offset, off_t len);
+} oa_pagecache_ops;
+void oa_pagecache_set_ops(const oa_pagecache_ops *ops);
+
 /* Ollama server or runner processes (`ollama serve`, `ollama runner`,
  * `llama-server`, `ollama_llama_server`) that use the store whose real path
  * is `root`: their cwd, an open file or a mapping under it, or the store

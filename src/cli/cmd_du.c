@@ -259,9 +259,15 @@ int cmd_du(cli *c)
 		total_add(&total, &d);
 		oa_du_free(&d.du);
 		oa_junk_free(&d.junk);
-		for (size_t k = 0; k < s->findings.n; k++)
-			if (strcmp(s->findings.v[k].code, "unreadable") == 0)
-				c->exit_code |= OA_EXIT_OPERATIONAL;
+		/* The tables above have no room for why a size is missing: say
+		 * which file could not be read, or exit 8 would be unexplained. */
+		for (size_t k = 0; k < s->findings.n; k++) {
+			const oa_finding *f = &s->findings.v[k];
+			if (strcmp(f->code, "unreadable") != 0)
+				continue;
+			cli_err("%s: %s", s->root, f->message ? f->message : f->path ? f->path : "unreadable");
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+		}
 	}
 	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
 		/* "total" is there for one store too, so scripts need no special case. */

@@ -26,6 +26,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -235,6 +236,30 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
 
 
 _globals = {}
+
+
+def start_fake_server(script, argv0, cwd=None, args=()):
+    """Start `bash -c script` that ends in `exec -a argv0 ...`, and return
+    once the exec has happened (its /proc cmdline starts with argv0): a fixed
+    sleep is a race on a busy machine, where bash may still be starting."""
+    p = subprocess.Popen(["bash", "-c", script, "x"] + list(args), cwd=cwd or "/")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        try:
+            with open("/proc/%d/cmdline" % p.pid, "rb") as f:
+                if f.read().startswith(argv0.encode() + b"\0"):
+                    return p
+        except OSError:
+            if not os.path.isdir("/proc/self"):
+                break  # no /proc: nothing better than a pause
+        time.sleep(0.01)
+    if not os.path.isdir("/proc/self"):
+        time.sleep(0.3)
+        return p
+    p.kill()
+    p.wait()
+    fail("fake server %r never started" % argv0)
+    return None
 
 
 def audit(root, *args, **kw):

@@ -458,9 +458,8 @@ with t.guard("digest mismatch: never linked"):
 with t.guard("a running server blocks apply unless --force"):
     e1, _ = store("e1", "alice")
     e2, _ = store("e2", "alice")
-    proc = subprocess.Popen(["bash", "-c", 'cd "$1" && exec -a "ollama serve" sleep 60', "x", e2.root])
+    proc = t.start_fake_server('cd "$1" && exec -a "ollama serve" sleep 60', "ollama serve", args=[e2.root])
     try:
-        time.sleep(0.3)
         snap = t.snapshot(e2.root)
         r = run("--store", e1.root, "--store", e2.root, "dedupe", "--hardlink", "--apply", "--yes", "--format", "json")
         t.exit_code(r, 8, "refused: a server uses the store")

@@ -186,9 +186,7 @@ def dummy_server(cwd=None, open_file=None, argv0="ollama serve"):
     script = 'exec -a "%s" sleep 30' % argv0
     if open_file:
         script = 'exec 7<"%s"; %s' % (open_file, script)
-    p = subprocess.Popen(["bash", "-c", script], cwd=cwd or "/")
-    time.sleep(0.3)
-    return p
+    return t.start_fake_server(script, argv0, cwd=cwd)
 
 
 with t.guard("an Ollama server using the store blocks --apply unless --force"):
@@ -532,7 +530,9 @@ with t.guard("a symlink loop under manifests/ does not make prune or rm exponent
     t.ok(not os.path.exists(s.blob_path(orphan)), "orphan removed", r.describe())
     r = t.audit(s.root, "rm", "other", "--apply", "--yes", "--force", timeout=60)
     t.ok(r.code in (0, 1), "rm in a looping store", r.describe())
-    t.ok(time.time() - t0 < 30, "fast: %.1fs" % (time.time() - t0))
+    # No wall-clock bound (a busy machine is slow, not wrong): the per-command
+    # timeouts above catch an exponential walk, which never finishes.
+    print("loop store: prune, prune --apply, rm took %.1f s" % (time.time() - t0))
     check_clean(s, "after loop")
 
 with t.guard("empty directories deeper than 4 levels can be removed (M7)"):
