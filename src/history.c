@@ -227,58 +227,78 @@ void oa_history_line(oa_history *h, const char *p, size_t n, unsigned long linen
 	fold(h, &l, lineno);
 }
 
-static void feed_line(oa_history *h, oa_buf *b, unsigned long lineno, bool cut)
+/* Lines of a stream arriving in chunks of any size. */
+typedef struct splitter {
+	oa_buf line;
+	unsigned long lineno;
+	bool cut;
+} splitter;
+
+static void flush_line(oa_history *h, splitter *sp)
 {
-	size_t n = b->len;
-	if (n && b->data[n - 1] == '\r')
+	size_t n = sp->line.len;
+	if (n && sp->line.data[n - 1] == '\r')
 		n--;
-	if (cut)
-		warn(h, lineno, "a line longer than 1 MiB: read up to there");
-	oa_history_line(h, b->data, n, lineno, -1);
-	b->len = 0;
+	if (sp->cut)
+		warn(h, sp->lineno, "a line longer than 1 MiB: read up to there");
+	oa_history_line(h, sp->line.data, n, sp->lineno++, -1);
+	sp->line.len = 0;
+	sp->cut = false;
+}
+
+static void split(oa_history *h, splitter *sp, const char *p, size_t len)
+{
+	const char *end = p + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t k = (size_t)((nl ? nl : end) - p);
+		size_t room = sp->line.len < LINE_CUT ? LINE_CUT - sp->line.len : 0;
+		if (k > room)
+			sp->cut = true;
+		oa_buf_add(&sp->line, p, k < room ? k : room);
+		if (!nl)
+			break;
+		flush_line(h, sp);
+		p = nl + 1;
+	}
 }
 
 int oa_history_read_fd(oa_history *h, int fd, const char *source)
 {
 	oa_history_begin(h, source);
+	splitter sp = { .lineno = 1 };
+	oa_buf_init(&sp.line);
 	char chunk[65536];
-	oa_buf line;
-	oa_buf_init(&line);
-	unsigned long lineno = 1;
-	bool cut = false;
 	int rc = 0;
 	for (;;) {
 		ssize_t got = read(fd, chunk, sizeof chunk);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got < 0) {
-			rc = -1;
+		if (got <= 0) {
+			rc = got < 0 ? -1 : 0;
 			break;
 		}
-		if (got == 0)
-			break;
-		const char *p = chunk, *end = chunk + got;
-		while (p < end) {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			size_t k = (size_t)((nl ? nl : end) - p);
-			size_t room = line.len < LINE_CUT ? LINE_CUT - line.len : 0;
-			if (k > room)
-				cut = true;
-			oa_buf_add(&line, p, k < room ? k : room);
-			if (!nl)
-				break;
-			feed_line(h, &line, lineno++, cut);
-			cut = false;
-			p = nl + 1;
-		}
+		split(h, &sp, chunk, (size_t)got);
 	}
 	int saved = errno;
-	if (line.len)
-		feed_line(h, &line, lineno, cut); /* a last line without newline */
-	oa_buf_free(&line);
+	if (sp.line.len)
+		flush_line(h, &sp); /* a last line without newline */
+	oa_buf_free(&sp.line);
 	oa_history_end(h);
 	errno = saved;
 	return rc;
+}
+
+void oa_history_read_mem(oa_history *h, const void *data, size_t len, const char *source)
+{
+	oa_history_begin(h, source);
+	splitter sp = { .lineno = 1 };
+	oa_buf_init(&sp.line);
+	split(h, &sp, data, len);
+	if (sp.line.len)
+		flush_line(h, &sp);
+	oa_buf_free(&sp.line);
+	oa_history_end(h);
 }
 
 /* (digest, model) pairs sorted by digest, for the blob-path matches. */
@@ -351,6 +371,7 @@ void oa_history_match(oa_history *h, oa_store *s)
 	digest_ref *refs = s ? digest_index(s, &nref) : NULL;
 	for (size_t i = 0; s && i < h->n; i++) {
 		oa_load *e = &h->v[i];
+		e->n_models = 0; /* matched again against another store */
 		if (*e->digest) {
 			digest_ref key = { e->digest, 0 };
 			size_t lo = 0, hi = nref;

@@ -476,7 +476,7 @@ static int classify(const slog_line *L, oa_log_line *out, char *why, size_t whyl
 		out->kind = OA_LOG_LOADED;
 		return 0;
 	}
-	if (strcmp(msg, "error loading llama server") == 0 || strcmp(msg, "Load failed") == 0) {
+	if (strcmp(msg, "error loading llama server") == 0) {
 		out->kind = OA_LOG_FAILED;
 		set_reason(out, "", err ? err : msg);
 		return 0;
@@ -587,13 +587,20 @@ int oa_log_parse_line(const char *p, size_t n, oa_log_line *out, char *why, size
 	size_t off = strip_prefixes(p, n, out);
 	p += off;
 	n -= off;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)p[i];
+		/* Text logs hold tabs and colour escapes, never other control bytes:
+		 * these are a damaged file (zeros after a crash, a binary). */
+		if (ch < 0x20 && ch != '\t' && ch != 0x1b) {
+			snprintf(why, whylen, "binary data (byte 0x%02x), not a log line", ch);
+			return -1;
+		}
+	}
 	if (n < 5 || memcmp(p, "time=", 5) != 0) {
 		/* Before slog (2023): "2023/12/15 15:33:10 routes.go:871: Listening on
 		 * 127.0.0.1:11434 (version 0.1.17)". Only the version is used. */
-		const char *nul = memchr(p, '\0', n);
-		size_t len = nul ? (size_t)(nul - p) : n;
 		char buf[512];
-		copy_text(buf, sizeof buf, p, len < sizeof buf ? len : sizeof buf - 1);
+		copy_text(buf, sizeof buf, p, n < sizeof buf ? n : sizeof buf - 1);
 		const char *v = strstr(buf, "Listening on ");
 		if (v && (v = strstr(v, "(version "))) {
 			v += 9;

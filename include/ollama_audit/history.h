@@ -70,6 +70,9 @@ void oa_history_end(oa_history *h);
  * a warning). Returns 0, or -1 with errno on a read error. */
 int oa_history_read_fd(oa_history *h, int fd, const char *source);
 
+/* The same for bytes in memory (standard input read once, a journal). */
+void oa_history_read_mem(oa_history *h, const void *data, size_t len, const char *source);
+
 /* Match every load to the store's models and sort newest first. */
 void oa_history_match(oa_history *h, oa_store *s);
 

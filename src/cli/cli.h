@@ -55,6 +55,11 @@ typedef struct cli {
 	bool hardlink;      /* dedupe --hardlink: hard links, same owner only */
 	const char *output; /* --output FILE: stdout goes to FILE, atomically (temp + rename) */
 	const char *platform; /* --platform OS/ARCH: which child of a manifest list a tag uses */
+	/* history (docs/history.md) */
+	const char **logs;  /* --log FILE (repeatable; "-" is standard input) */
+	size_t n_logs;
+	const char *since, *until; /* --since / --until: a time or a duration ago */
+	const char *root;   /* --root DIR: another machine's file system (its journal) */
 	char **args;        /* positional arguments after the command */
 	size_t n_args;
 	int exit_code;
@@ -94,6 +99,7 @@ int cmd_prune(cli *c);
 bool cli_apply_options_ok(const cli *c);
 int cmd_rm(cli *c);
 int cmd_restore(cli *c);
+int cmd_history(cli *c);
 
 /* prune and rm (cmd_prune.c): print a plan, write it with --plan, and with
  * --apply check the refusals, confirm and apply it. `junk` (may be NULL)

@@ -29,6 +29,7 @@ static const char usage_text[] =
 	"  restore DIR        put back what prune/rm --quarantine DIR moved away\n"
 	"  stores             every store on this machine: owner, size, models, how it was found\n"
 	"  dedupe             replace blobs duplicated across stores by reflinks (dry run)\n"
+	"  history [MODEL...] every model load the server logs recorded: when, runner, result\n"
 	"\n"
 	"Options (any command):\n"
 	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
@@ -158,6 +159,21 @@ static const char *cmd_help_text(const char *cmd)
 		       "(sha256 = their name); the clone or link goes in under a temporary name and is\n"
 		       "renamed over the duplicate. Stores an Ollama server uses are left alone unless\n"
 		       "--force. --apply asks [y/N] on a terminal; without one it needs --yes.\n";
+	if (strcmp(cmd, "history") == 0)
+		return "usage: ollama-audit history [MODEL...] [--log FILE]... [--root DIR] [--since WHEN]\n"
+		       "                           [--until WHEN] [--format table|json|ndjson|csv]\n"
+		       "\n"
+		       "Every model load an Ollama server recorded in its logs, newest first: the time,\n"
+		       "the model (a blob path matched by its digest, from any machine's paths; an MLX\n"
+		       "model by its name), its ID, the runner (llamacpp, ollama, mlx), the result (ok,\n"
+		       "failed with the server's reason, unknown), memory figures when logged and the\n"
+		       "server version. Then per model: last loaded, loads, runners seen. The logs are\n"
+		       "server.log and its rotated server-N.log beside the store (<store>/../logs) and\n"
+		       "ollama.service in the systemd journal (of --root DIR for a disk from another\n"
+		       "machine); --log FILE (repeatable, - for standard input) reads only the files\n"
+		       "given: journalctl text exports, docker logs (-t) output or plain server output.\n"
+		       "WHEN is an RFC 3339 time, a date (YYYY-MM-DD, UTC) or a duration ago (90d, 12h).\n"
+		       "Lines that cannot be read are reported as FILE:LINE warnings on stderr.\n";
 	return NULL;
 }
 
@@ -178,6 +194,7 @@ static const command commands[] = {
 	{ "restore", cmd_restore },
 	{ "stores", cmd_stores },
 	{ "dedupe", cmd_dedupe },
+	{ "history", cmd_history },
 	{ NULL, NULL },
 };
 
@@ -361,7 +378,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_JOBS, OPT_ALL, OPT_CHANGED, OPT_QUICK, OPT_MAX_DURATION, OPT_CACHE, OPT_PROGRESS,
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
-       OPT_PLATFORM };
+       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -394,6 +411,10 @@ static const struct option long_opts[] = {
 	{ "hardlink", no_argument, NULL, OPT_HARDLINK },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "platform", required_argument, NULL, OPT_PLATFORM },
+	{ "log", required_argument, NULL, OPT_LOG },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "root", required_argument, NULL, OPT_ROOT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -401,9 +422,12 @@ static const struct option long_opts[] = {
  * so leak checkers see a clean process whatever path it took. */
 static char **store_list;
 
+static const char **log_list;
+
 static void free_store_list(void)
 {
 	free(store_list);
+	free(log_list);
 }
 
 int main(int argc, char **argv)
@@ -519,6 +543,14 @@ int main(int argc, char **argv)
 			}
 			c.platform = optarg;
 			break;
+		case OPT_LOG:
+			c.logs = oa_xreallocarray(c.logs, c.n_logs + 1, sizeof *c.logs);
+			c.logs[c.n_logs++] = optarg;
+			log_list = c.logs;
+			break;
+		case OPT_SINCE: c.since = optarg; break;
+		case OPT_UNTIL: c.until = optarg; break;
+		case OPT_ROOT: c.root = optarg; break;
 		default:
 			fprintf(stderr, "Try 'ollama-audit --help'.\n");
 			return OA_EXIT_USAGE;

@@ -205,8 +205,9 @@ static void test_fold(void)
 	CHECK(h.v[1].mem_peak > 4000000000ULL && h.v[0].mem_peak == 0);
 	CHECK(h.v[2].result == OA_LOAD_FAILED && h.v[2].logged[0] == '\0');
 	CHECK_STR(h.v[2].reason, "no suitable llama servers found");
-	CHECK_U64(h.n_warnings, 1);
-	CHECK_STR(h.warnings[0], "server.log:13: a slog line whose time= is not an RFC 3339 time");
+	CHECK_U64(h.n_warnings, 2);
+	CHECK_STR(h.warnings[0], "server.log:11: binary data (byte 0x01), not a log line");
+	CHECK_STR(h.warnings[1], "server.log:13: a slog line whose time= is not an RFC 3339 time");
 	CHECK(h.any_time && h.first_ns < h.last_ns);
 	oa_history_match(&h, NULL); /* sorts newest first */
 	CHECK(h.v[0].result == OA_LOAD_FAILED && h.v[2].runner == OA_LR_LLAMACPP);
