@@ -80,10 +80,11 @@ static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *use
 			src_add(used, c->logs[i]);
 		}
 	}
-	if (c->n_logs)
+	/* --log names the sources; --root asks for that system's journal too. */
+	if (c->n_logs && !c->root)
 		return ok;
-	size_t n;
-	char **files = oa_logs_beside_store(s->root, &n);
+	size_t n = 0;
+	char **files = c->n_logs ? NULL : oa_logs_beside_store(s->root, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (oa_logs_read_file(h, files[i], err, sizeof err) < 0) {
 			if (report)

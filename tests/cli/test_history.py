@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -259,6 +260,72 @@ with t.guard("--log: journalctl and docker exports, standard input"):
     r = hist(s, "--log", os.path.join(d, "missing.log"))
     t.exit_code(r, 8, "a --log that cannot be read")
     t.contains(r.err, "missing.log", "it is named")
+
+JOURNAL_REMOTE = next((p for p in ("/usr/lib/systemd/systemd-journal-remote",
+                                    "/lib/systemd/systemd-journal-remote") if os.path.exists(p)), None)
+BOOT = "0123456789abcdef0123456789abcdef"
+
+
+def journal_file(path, entries):
+    """A real journal file: the export format, converted by systemd-journal-remote.
+    entries: (usec, unit, message bytes)."""
+    out = b""
+    for i, (usec, unit, msg) in enumerate(entries):
+        # one boot: the monotonic clock runs with the wall clock, as sd-journal expects
+        out += b"__REALTIME_TIMESTAMP=%d\n__MONOTONIC_TIMESTAMP=%d\n_BOOT_ID=%s\n" % (
+            usec, usec - 1700000000000000, BOOT.encode())
+        out += b"_SYSTEMD_UNIT=%s\n_TRANSPORT=stdout\n" % unit.encode()
+        if b"\n" in msg or b"\0" in msg:  # binary field: name, newline, le64 size, data
+            out += b"MESSAGE\n" + len(msg).to_bytes(8, "little") + msg + b"\n\n"
+        else:
+            out += b"MESSAGE=" + msg + b"\n\n"
+    exp = path + ".export"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(exp, "wb") as fh:
+        fh.write(out)
+    r = subprocess.run([JOURNAL_REMOTE, "-o", path, exp], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.unlink(exp)
+    return r.returncode == 0 and os.path.exists(path)
+
+
+with t.guard("the systemd journal of another machine (--root)"):
+    s, f = build()
+    root = t.tempdir("journal-root")
+    r = hist(s, "--root", root)
+    if "built without libsystemd" in r.err:
+        t.exit_code(r, 8, "--root in a build without libsystemd is an operational error")
+        t.contains(r.err, "--log FILE", "and says how to do without")
+    elif not JOURNAL_REMOTE:
+        t.fail("systemd-journal-remote is not installed (make test-deps installs it)")
+    else:
+        t.exit_code(r, 8, "--root with no journal there")
+        t.contains(r.err, "no ollama.service entries", "says so")
+        usec = 1727366911326000
+        entries = [(usec - 3600 * 10**6, "ollama.service", b"2023/12/15 15:33:10 routes.go:871: Listening on "
+                    b"127.0.0.1:11434 (version 0.3.12)")]
+        entries += [(usec + i, "ollama.service", l.encode()) for i, l in enumerate(era2024(f))]
+        entries += [(usec + 50, "sshd.service", b'time=2024-09-26T18:09:00Z level=INFO '
+                     b'msg="starting mlx runner subprocess" model=never:used'),
+                    (usec + 60, "ollama.service", b"time=2024-09-26T18:10:00Z msg=\"a\0b\"")]
+        ok1 = journal_file(os.path.join(root, "var/log/journal", BOOT, "system.journal"), entries)
+        later = [(1741157934116000 + i, "ollama.service", l.encode()) for i, l in enumerate(era2025(f)[:2])]
+        ok2 = journal_file(os.path.join(root, "run/log/journal", BOOT, "system.journal"), later)
+        t.ok(ok1 and ok2, "systemd-journal-remote wrote the journal files")
+        r = hist(s, "--root", root, "--format", "json")
+        t.exit_code(r, 0, "the journal read through sd-journal")
+        st = r.json()["stores"][0]
+        t.eq(st["sources"], ["journal (--root)"], "the journal is the source")
+        t.eq([(l["models"][0]["name"] if l["models"] else None, l["time"], l["runner"], l["server_version"])
+              for l in st["loads"]],
+             [("qwen3:8b", "2025-03-05T06:58:54.116000000Z", "llamacpp", "0.5.13"),
+              ("llama3.2:latest", "2024-09-26T16:08:31.326000000Z", "llamacpp", "0.3.12")],
+             "/var/log/journal and /run/log/journal, ollama.service only", st["loads"])
+        t.eq(st["logs_from"], "2024-09-26T15:08:31.326000000Z",
+             "a line without a time of its own takes the journal's")
+        t.eq(len(st["warnings"]), 1, "the binary message is warned about", st["warnings"])
+        t.ok(st["warnings"] and st["warnings"][0].startswith("journal (--root):"), "named by source and entry")
+        r = hist(s, "--root", root, "--log", os.devnull, "--format", "json")
+        t.eq(r.json()["stores"][0]["sources"], [os.devnull, "journal (--root)"], "--root with --log reads both")
 
 with t.guard("no logs, and garbage"):
     s, f = build()
