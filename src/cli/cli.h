@@ -7,6 +7,7 @@
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/store.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -60,6 +61,7 @@ typedef struct cli {
 	size_t n_logs;
 	const char *since, *until; /* --since / --until: a time or a duration ago */
 	const char *root;   /* --root DIR: another machine's file system (its journal) */
+	double unused_for;  /* --unused-for: seconds; < 0 when not given */
 	char **args;        /* positional arguments after the command */
 	size_t n_args;
 	int exit_code;
@@ -100,6 +102,27 @@ bool cli_apply_options_ok(const cli *c);
 int cmd_rm(cli *c);
 int cmd_restore(cli *c);
 int cmd_history(cli *c);
+
+/* What the server's logs say about each model of a store (cmd_history.c),
+ * read once per store on first use. */
+typedef struct cli_usage {
+	bool have_logs;     /* some log source was found */
+	bool logs_known;    /* logs_from/logs_to are set */
+	int64_t logs_from, logs_to;
+	bool *loaded;       /* per model: a load of it is in the logs */
+	int64_t *last_ns;   /* per model: its newest load */
+} cli_usage;
+const cli_usage *cli_usage_of(cli *c, const oa_store *s);
+/* --unused-for: model idx has no load within it (never, as far as the logs go). */
+bool cli_model_unused(const cli *c, const oa_store *s, size_t idx);
+/* LAST USED as list shows it: an age, "never" (not in the logs), "-" (no logs). */
+char *cli_last_used_text(const cli *c, const oa_store *s, size_t idx, int64_t now_ns);
+/* Adds "last_used" (a time, or null: not in the logs) when the store has logs. */
+void cli_usage_json(const cli *c, const oa_store *s, size_t idx, json_t *o);
+/* Before filtering on --unused-for: false (reported, exit 8) without logs;
+ * otherwise says on stderr how far back the logs go. */
+bool cli_unused_for_ready(cli *c, const oa_store *s);
+void cli_usage_release(void);
 
 /* prune and rm (cmd_prune.c): print a plan, write it with --plan, and with
  * --apply check the refusals, confirm and apply it. `junk` (may be NULL)

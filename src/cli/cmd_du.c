@@ -38,6 +38,23 @@ typedef struct du_store {
 	size_t reclaimable_entries;
 } du_store;
 
+/* --unused-for: keep the rows none of whose tags the logs show loaded
+ * within the duration (the totals stay the store's). */
+static void keep_unused(cli *c, const oa_store *s, oa_du *du)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < du->n_rows; i++) {
+		bool unused = true;
+		for (size_t m = 0; m < du->rows[i].n_models; m++)
+			unused &= cli_model_unused(c, s, du->rows[i].models[m]);
+		if (unused)
+			du->rows[k++] = du->rows[i];
+		else
+			free(du->rows[i].models);
+	}
+	du->n_rows = k;
+}
+
 static void compute(oa_store *s, du_store *d)
 {
 	oa_du_compute(s, &d->du);
@@ -227,8 +244,12 @@ int cmd_du(cli *c)
 		if (!st[i].ok)
 			continue;
 		oa_store *s = &st[i].s;
+		if (c->unused_for >= 0 && !cli_unused_for_ready(c, s))
+			continue;
 		du_store d;
 		compute(s, &d);
+		if (c->unused_for >= 0)
+			keep_unused(c, s, &d.du);
 		if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
 			json_t *o = du_json(s, &d);
 			if (!first)

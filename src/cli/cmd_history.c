@@ -581,3 +581,115 @@ int cmd_history(cli *c)
 	cli_close_stores(st, n);
 	return c->exit_code;
 }
+
+/* The logs' record of use for list, du and rm: read once per store. */
+typedef struct usage_entry {
+	const oa_store *s;
+	cli_usage u;
+} usage_entry;
+
+static usage_entry *usage_cache;
+static size_t usage_n;
+
+static const cli_usage *usage_cached(const oa_store *s)
+{
+	for (size_t i = 0; i < usage_n; i++)
+		if (usage_cache[i].s == s)
+			return &usage_cache[i].u;
+	return NULL;
+}
+
+const cli_usage *cli_usage_of(cli *c, const oa_store *s)
+{
+	const cli_usage *known = usage_cached(s);
+	if (known)
+		return known;
+	usage_cache = oa_xreallocarray(usage_cache, usage_n + 1, sizeof *usage_cache);
+	usage_entry *e = &usage_cache[usage_n++];
+	memset(e, 0, sizeof *e);
+	e->s = s;
+	oa_history h;
+	oa_history_init(&h);
+	src_list src = { NULL, 0 };
+	if (!read_sources(c, s, &h, &src, true))
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	/* Matching only reads the store (the blobs a tag reaches). */
+	oa_history_match(&h, (oa_store *)s);
+	cli_usage *u = &e->u;
+	u->have_logs = src.n > 0;
+	u->logs_known = h.any_time;
+	u->logs_from = h.first_ns;
+	u->logs_to = h.last_ns;
+	u->last_ns = oa_xcalloc(s->n_models + 1, sizeof *u->last_ns);
+	u->loaded = oa_xcalloc(s->n_models + 1, sizeof *u->loaded);
+	for (size_t i = 0; i < s->n_models; i++)
+		u->loaded[i] = oa_history_last_load(&h, i, &u->last_ns[i]);
+	oa_free_names(src.names, src.n);
+	oa_history_free(&h);
+	return u;
+}
+
+bool cli_model_unused(const cli *c, const oa_store *s, size_t idx)
+{
+	const cli_usage *u = usage_cached(s);
+	if (!u || !u->have_logs)
+		return false; /* without logs nothing is taken as unused */
+	int64_t cutoff = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9);
+	return !u->loaded[idx] || u->last_ns[idx] < cutoff;
+}
+
+bool cli_unused_for_ready(cli *c, const oa_store *s)
+{
+	const cli_usage *u = cli_usage_of(c, s);
+	if (!u->have_logs) {
+		cli_err("%s: --unused-for needs the server's logs and none were found (server*.log beside "
+		        "the store, the journal, or --log FILE): nothing is taken as unused", s->root);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+		return false;
+	}
+	char from[48] = "?", to[48] = "?";
+	if (u->logs_known) {
+		utc_time(u->logs_from, from, sizeof from);
+		utc_time(u->logs_to, to, sizeof to);
+	}
+	/* Never loaded means: not in the logs we have. */
+	fprintf(stderr, "ollama-audit: %s: the logs go back to %s (newest line %s): a model not loaded "
+	        "in them is taken as unused\n", s->root, from, to);
+	return true;
+}
+
+void cli_usage_release(void)
+{
+	for (size_t i = 0; i < usage_n; i++) {
+		free(usage_cache[i].u.last_ns);
+		free(usage_cache[i].u.loaded);
+	}
+	free(usage_cache);
+	usage_cache = NULL;
+	usage_n = 0;
+}
+
+char *cli_last_used_text(const cli *c, const oa_store *s, size_t idx, int64_t now_ns)
+{
+	const cli_usage *u = usage_cached(s);
+	if (!u || !u->have_logs)
+		return oa_xstrdup("-");
+	if (!u->loaded[idx])
+		return oa_xstrdup("never");
+	char age[64];
+	oa_human_age(oa_age_ns(u->last_ns[idx], now_ns), age, sizeof age);
+	(void)c;
+	return oa_xstrdup(age);
+}
+
+void cli_usage_json(const cli *c, const oa_store *s, size_t idx, json_t *o)
+{
+	const cli_usage *u = usage_cached(s);
+	if (!u || !u->have_logs)
+		return;
+	char buf[48];
+	if (u->loaded[idx])
+		utc_time(u->last_ns[idx], buf, sizeof buf);
+	json_object_set_new(o, "last_used", u->loaded[idx] ? json_string(buf) : json_null());
+	(void)c;
+}

@@ -52,12 +52,15 @@ static const char *cmd_help_text(const char *cmd)
 {
 	if (strcmp(cmd, "list") == 0)
 		return "usage: ollama-audit list [PREFIX] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
+		       "                        [--unused-for DURATION]\n"
 		       "\n"
 		       "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
 		       "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
 		       "PARAMS and QUANT. PREFIX filters names case-insensitively, as `ollama list` does.\n"
 		       "--format tags prints the JSON of Ollama's /api/tags. Problems found on the way\n"
-		       "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n";
+		       "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n"
+		       "When the server's logs are found (see history), a LAST USED column is added;\n"
+		       "--unused-for DURATION lists only the models not loaded within it.\n";
 	if (strcmp(cmd, "show") == 0)
 		return "usage: ollama-audit show MODEL [--tensors] [--format table|json]\n"
 		       "\n"
@@ -87,14 +90,15 @@ static const char *cmd_help_text(const char *cmd)
 		       "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
 		       "a time budget; the next --changed run continues where it stopped.\n";
 	if (strcmp(cmd, "du") == 0)
-		return "usage: ollama-audit du [--format table|json|csv] [--units si|iec|bytes]\n"
+		return "usage: ollama-audit du [--format table|json|csv] [--units si|iec|bytes] [--unused-for DURATION]\n"
 		       "\n"
 		       "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
 		       "it frees), SHARED with other models, ON DISK (allocated, st_blocks) and APPARENT\n"
 		       "(st_size). Hard links count once (device+inode); tags that are the same manifest\n"
 		       "are one row. The footer gives the store totals: referenced bytes, junk by category\n"
 		       "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
-		       "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n";
+		       "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
+		       "--unused-for DURATION shows only the models the logs show no load of within it.\n";
 	if (strcmp(cmd, "prune") == 0)
 		return "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		       "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
@@ -121,13 +125,16 @@ static const char *cmd_help_text(const char *cmd)
 	if (strcmp(cmd, "rm") == 0)
 		return "usage: ollama-audit rm MODEL... [--plan FILE] [--apply [--yes] [--quarantine DIR]\n"
 		       "                        [--force] [--min-age DURATION]]\n"
+		       "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
 		       "\n"
 		       "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
 		       "directories they leave empty and the blobs no other manifest (parseable or not)\n"
 		       "can reference, with the exact bytes freed. --apply removes the manifests first,\n"
 		       "then the empty directories, then the blobs, so a crash never leaves a manifest\n"
 		       "pointing at a removed blob. Same confirmation, --plan, --quarantine and safety\n"
-		       "rules as prune; --min-age applies to blobs only when given.\n";
+		       "rules as prune; --min-age applies to blobs only when given.\n"
+		       "--unused-for DURATION (a dry run only) plans the models (named, or all) that the\n"
+		       "server's logs show no load of within it, and says how far back the logs go.\n";
 	if (strcmp(cmd, "restore") == 0)
 		return "usage: ollama-audit restore DIR [--store STORE]\n"
 		       "\n"
@@ -378,7 +385,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_JOBS, OPT_ALL, OPT_CHANGED, OPT_QUICK, OPT_MAX_DURATION, OPT_CACHE, OPT_PROGRESS,
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
-       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT };
+       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -415,6 +422,7 @@ static const struct option long_opts[] = {
 	{ "since", required_argument, NULL, OPT_SINCE },
 	{ "until", required_argument, NULL, OPT_UNTIL },
 	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "unused-for", required_argument, NULL, OPT_UNUSED_FOR },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -432,7 +440,8 @@ static void free_store_list(void)
 
 int main(int argc, char **argv)
 {
-	cli c = { .format = OUT_TABLE, .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR, .min_age = -1 };
+	cli c = { .format = OUT_TABLE, .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR, .min_age = -1,
+	          .unused_for = -1 };
 	const char *color = "auto";
 	bool help = false;
 	int progress = -1;
@@ -551,6 +560,14 @@ int main(int argc, char **argv)
 		case OPT_SINCE: c.since = optarg; break;
 		case OPT_UNTIL: c.until = optarg; break;
 		case OPT_ROOT: c.root = optarg; break;
+		case OPT_UNUSED_FOR: {
+			double d;
+			if (oa_parse_duration(optarg, &d) < 0)
+				return usage_error("--unused-for takes a duration: %s; not '%s'", OA_DURATION_GRAMMAR,
+				                   optarg);
+			c.unused_for = d;
+			break;
+		}
 		default:
 			fprintf(stderr, "Try 'ollama-audit --help'.\n");
 			return OA_EXIT_USAGE;
@@ -596,6 +613,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = find_command(c.cmd)->run(&c);
 	rc = cli_output_end(&c, rc);
+	cli_usage_release();
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_err("write error on standard output");
 		rc |= OA_EXIT_OPERATIONAL;
