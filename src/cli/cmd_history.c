@@ -95,7 +95,11 @@ static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *use
 		}
 	}
 	oa_free_names(files, n);
-	long got = oa_logs_read_journal(h, c->root, "ollama.service", err, sizeof err);
+	/* The tests' fake machine (OLLAMA_AUDIT_SYSROOT, docs/multi-store.md) has
+	 * its own journal, as it has its own /etc. */
+	const char *sysroot = getenv("OLLAMA_AUDIT_SYSROOT");
+	const char *root = c->root ? c->root : sysroot && *sysroot ? sysroot : NULL;
+	long got = oa_logs_read_journal(h, root, "ollama.service", err, sizeof err);
 	if (got > 0) {
 		src_add(used, c->root ? "journal (--root)" : "journal");
 	} else if (c->root && report) {

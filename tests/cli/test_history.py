@@ -129,8 +129,16 @@ def write(path, lines):
         fh.write("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
 
 
+# A fake machine with no journal, so this machine's own journal never shows up.
+NO_SYSTEM = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("no-journal")}
+
+
+def run(*args, env=None, **kw):
+    return t.run(*args, env=dict(NO_SYSTEM, **(env or {})), **kw)
+
+
 def hist(s, *args, **kw):
-    return t.run("--store", s.root, "history", *args, **kw)
+    return run("--store", s.root, "history", *args, **kw)
 
 
 with t.guard("server.log and its rotated siblings beside the store"):
@@ -324,50 +332,53 @@ with t.guard("the systemd journal of another machine (--root)"):
              "a line without a time of its own takes the journal's")
         t.eq(len(st["warnings"]), 1, "the binary message is warned about", st["warnings"])
         t.ok(st["warnings"] and st["warnings"][0].startswith("journal (--root):"), "named by source and entry")
+        r = hist(s, "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": root})
+        t.eq(r.json()["stores"][0]["sources"], ["journal"], "without --root: the machine's own journal")
+        t.eq(len(r.json()["stores"][0]["loads"]), 2, "read the same way")
         r = hist(s, "--root", root, "--log", os.devnull, "--format", "json")
         t.eq(r.json()["stores"][0]["sources"], [os.devnull, "journal (--root)"], "--root with --log reads both")
 
 with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     s, f = build()
     write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era2025(f) + era040(f))
-    r = t.run("--store", s.root, "list")
+    r = run("--store", s.root, "list")
     t.exit_code(r, 0, "list with logs beside the store")
     head, *rows = r.out.splitlines()
     t.ok(head.rstrip().endswith("LAST USED"), "a LAST USED column when logs are found", head)
     last = {x.split()[0]: x for x in rows}
     t.ok(last["never:used"].rstrip().endswith("never"), "never loaded: never", last["never:used"])
     t.ok(last["qwen3:8b"].rstrip().endswith("ago"), "loaded: how long ago", last["qwen3:8b"])
-    doc = t.run("--store", s.root, "list", "--format", "json").json()
+    doc = run("--store", s.root, "list", "--format", "json").json()
     lu = {m["name"]: m.get("last_used", "absent") for m in doc["stores"][0]["models"]}
     t.eq(lu, {"qwen3:8b": "2025-03-05T07:00:00Z", "qwen3.5:4b": "2026-10-22T16:20:00Z",
               "llama3.2:latest": None, "never:used": None}, "list json: last_used, null when never loaded")
-    r = t.run("--store", s.root, "list", "--unused-for", "36500d", "--format", "json")
+    r = run("--store", s.root, "list", "--unused-for", "36500d", "--format", "json")
     t.eq(sorted(m["name"] for m in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
          "list --unused-for: only the models not loaded in that time")
     t.contains(r.err, "the logs go back to 2025-03-05T06:00:00Z", "and how far back the logs go")
-    r = t.run("--store", s.root, "du", "--unused-for", "36500d", "--format", "json")
+    r = run("--store", s.root, "du", "--unused-for", "36500d", "--format", "json")
     t.eq(sorted(x["names"][0] for x in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
          "du --unused-for")
     before = t.snapshot(s.root)
-    r = t.run("--store", s.root, "rm", "--unused-for", "36500d", "--format", "json")
+    r = run("--store", s.root, "rm", "--unused-for", "36500d", "--format", "json")
     t.exit_code(r, 0, "rm --unused-for: a dry run")
     planned = r.out
     t.contains(planned, "llama3.2/latest", "plans the never-loaded llama3.2")
     t.contains(planned, "never/used", "and never:used")
     t.not_contains(planned, "qwen3/8b", "not a model the logs show loaded")
     t.contains(r.err, "the logs go back to", "says how far back the logs go")
-    r = t.run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", "36500d")
+    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", "36500d")
     t.not_contains(r.out, "qwen3/8b", "named models are filtered too")
     t.contains(r.out, "never/used", "the unused one stays")
-    r = t.run("--store", s.root, "rm", "--unused-for", "36500d", "--apply", "--yes")
+    r = run("--store", s.root, "rm", "--unused-for", "36500d", "--apply", "--yes")
     t.exit_code(r, 16, "rm --unused-for --apply is refused: plan, review, apply the plan")
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing in the store changed")
     s2, _ = build()
-    r = t.run("--store", s2.root, "rm", "--unused-for", "90d")
+    r = run("--store", s2.root, "rm", "--unused-for", "90d")
     t.exit_code(r, 8, "no logs: --unused-for refuses")
     t.contains(r.err, "nothing is taken as unused", "and says why")
     t.eq(r.out, "", "no plan")
-    r = t.run("--store", s2.root, "list")
+    r = run("--store", s2.root, "list")
     t.not_contains(r.out.splitlines()[0], "LAST USED", "no logs: no LAST USED column")
 
 with t.guard("no logs, and garbage"):
