@@ -147,9 +147,12 @@ static void fold(oa_history *h, oa_log_line *l, unsigned long lineno)
 		h->open = -1; /* a server restart: the open load's end was not logged */
 		break;
 	case OA_LOG_HINT:
-		if (open && open->result == OA_LOAD_UNKNOWN && open->runner == l->runner &&
-		    *l->digest && strcmp(open->digest, l->digest) == 0)
-			break; /* "loading model via llama-server" after the start */
+		/* "loading model via llama-server" tells of the load just started;
+		 * "using llama-server for model" always begins one (0.40 logs no
+		 * result line we know, so the last one may still be open). */
+		if (l->after_start && open && h->open_started && open->runner == l->runner &&
+		    strcmp(open->digest, l->digest) == 0)
+			break;
 		new_load(h, l, lineno);
 		break;
 	case OA_LOG_LOAD:

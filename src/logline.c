@@ -450,6 +450,7 @@ static int classify(const slog_line *L, oa_log_line *out, char *why, size_t whyl
 	    strcmp(msg, "loading model via llama-server") == 0) {
 		out->kind = OA_LOG_HINT;
 		out->runner = OA_LR_LLAMACPP;
+		out->after_start = strcmp(msg, "loading model via llama-server") == 0;
 		if ((v = get(L, "model", 0)))
 			set_model(out, v, strlen(v));
 		return 0;

@@ -41,6 +41,7 @@ typedef struct oa_log_line {
 	int64_t time_ns;       /* Unix time, nanoseconds */
 	int tz_min;            /* the zone offset the line was written in, minutes east */
 	enum oa_log_runner runner;
+	bool after_start;      /* a HINT logged after its runner started (0.40's "loading model via") */
 	char model[OA_LOG_MODEL_MAX]; /* a blob path or a model name, as logged */
 	char digest[65];       /* the sha256 hex of a blob path in model, or "" */
 	char version[64];

@@ -214,6 +214,28 @@ static void test_fold(void)
 	oa_history_free(&h);
 }
 
+/* 0.40's llama-server logs no success line we know: two loads of one model
+ * are still two loads, and the detail line after a start is not a third. */
+static void test_repeat_without_result(void)
+{
+	static const char *const lines[] = {
+		"time=2026-10-22T09:00:00Z level=INFO msg=\"using llama-server for model\" model=/u/blobs/sha256-" HEX_A,
+		"time=2026-10-22T09:00:00Z level=INFO msg=\"starting llama-server\" cmd=\"/x/llama-server --model /u/blobs/sha256-" HEX_A "\"",
+		"time=2026-10-22T09:00:01Z level=INFO msg=\"loading model via llama-server\" model=/u/blobs/sha256-" HEX_A,
+		"time=2026-10-22T11:00:00Z level=INFO msg=\"using llama-server for model\" model=/u/blobs/sha256-" HEX_A,
+		"time=2026-10-22T11:00:00Z level=INFO msg=\"starting llama-server\" cmd=\"/x/llama-server --model /u/blobs/sha256-" HEX_A "\"",
+		"time=2026-10-22T11:00:01Z level=INFO msg=\"loading model via llama-server\" model=/u/blobs/sha256-" HEX_A,
+	};
+	oa_history h;
+	oa_history_init(&h);
+	oa_history_begin(&h, "server.log");
+	feed(&h, lines, sizeof lines / sizeof lines[0]);
+	oa_history_end(&h);
+	CHECK_U64(h.n, 2);
+	CHECK_U64(h.v[1].line, 4);
+	oa_history_free(&h);
+}
+
 int main(void)
 {
 	test_time();
@@ -221,5 +243,6 @@ int main(void)
 	test_eras();
 	test_garbage();
 	test_fold();
+	test_repeat_without_result();
 	TEST_MAIN_END();
 }
