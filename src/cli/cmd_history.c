@@ -673,27 +673,42 @@ void cli_usage_release(void)
 	usage_n = 0;
 }
 
-char *cli_last_used_text(const cli *c, const oa_store *s, size_t idx, int64_t now_ns)
+/* The newest load of any of the models; false when none is in the logs. */
+static bool newest_load(const cli_usage *u, const size_t *models, size_t n, int64_t *ns)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		if (u->loaded[models[i]] && (!any || u->last_ns[models[i]] > *ns)) {
+			*ns = u->last_ns[models[i]];
+			any = true;
+		}
+	return any;
+}
+
+char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns)
 {
 	const cli_usage *u = usage_cached(s);
+	int64_t last;
 	if (!u || !u->have_logs)
 		return oa_xstrdup("-");
-	if (!u->loaded[idx])
+	if (!newest_load(u, models, n, &last))
 		return oa_xstrdup("never");
 	char age[64];
-	oa_human_age(oa_age_ns(u->last_ns[idx], now_ns), age, sizeof age);
+	oa_human_age(oa_age_ns(last, now_ns), age, sizeof age);
 	(void)c;
 	return oa_xstrdup(age);
 }
 
-void cli_usage_json(const cli *c, const oa_store *s, size_t idx, json_t *o)
+void cli_usage_json(const cli *c, const oa_store *s, const size_t *models, size_t n, json_t *o)
 {
 	const cli_usage *u = usage_cached(s);
+	int64_t last;
 	if (!u || !u->have_logs)
 		return;
 	char buf[48];
-	if (u->loaded[idx])
-		utc_time(u->last_ns[idx], buf, sizeof buf);
-	json_object_set_new(o, "last_used", u->loaded[idx] ? json_string(buf) : json_null());
+	bool loaded = newest_load(u, models, n, &last);
+	if (loaded)
+		utc_time(last, buf, sizeof buf);
+	json_object_set_new(o, "last_used", loaded ? json_string(buf) : json_null());
 	(void)c;
 }

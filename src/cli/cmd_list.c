@@ -123,7 +123,7 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			r->cell[6] = oa_escape(m->arch ? m->arch : "-", strlen(m->arch ? m->arch : "-"));
 			r->cell[7] = oa_escape(m->params ? m->params : "-", strlen(m->params ? m->params : "-"));
 			r->cell[8] = oa_escape(m->quant ? m->quant : "-", strlen(m->quant ? m->quant : "-"));
-			r->cell[9] = ncol > 9 ? cli_last_used_text(c, s, j, now) : NULL;
+			r->cell[9] = ncol > 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL;
 			for (int k = 0; k < ncol; k++)
 				if (strlen(r->cell[k]) > width[k])
 					width[k] = strlen(r->cell[k]);
@@ -254,7 +254,7 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 			if (!selected(c, s, &s->models[j]))
 				continue;
 			json_t *mo = oa_report_model(s, &s->models[j]);
-			cli_usage_json(c, s, j, mo);
+			cli_usage_json(c, s, &j, 1, mo);
 			if (ndjson) {
 				json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "model", "schema",
 				                        "ollama-audit.list/" OA_SCHEMA_VERSION, "host", cli_host(),

@@ -98,7 +98,8 @@ static const char *cmd_help_text(const char *cmd)
 		       "are one row. The footer gives the store totals: referenced bytes, junk by category\n"
 		       "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
 		       "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
-		       "--unused-for DURATION shows only the models the logs show no load of within it.\n";
+		       "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
+		       "DURATION shows only the models the logs show no load of within it.\n";
 	if (strcmp(cmd, "prune") == 0)
 		return "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		       "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"

@@ -356,6 +356,14 @@ with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     t.eq(sorted(m["name"] for m in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
          "list --unused-for: only the models not loaded in that time")
     t.contains(r.err, "the logs go back to 2025-03-05T06:00:00Z", "and how far back the logs go")
+    r = run("--store", s.root, "du")
+    head, *rows = r.out.splitlines()[1:]
+    t.ok(head.rstrip().endswith("LAST USED"), "du: a LAST USED column", head)
+    t.ok(any(x.startswith("never:used") and x.rstrip().endswith("never") for x in rows), "du: never", rows)
+    r = run("--store", s.root, "du", "--format", "json")
+    t.eq({x["names"][0]: x["last_used"] for x in r.json()["stores"][0]["models"]},
+         {"qwen3:8b": "2025-03-05T07:00:00Z", "qwen3.5:4b": "2026-10-22T16:20:00Z",
+          "llama3.2:latest": None, "never:used": None}, "du json: last_used per row")
     r = run("--store", s.root, "du", "--unused-for", "36500d", "--format", "json")
     t.eq(sorted(x["names"][0] for x in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
          "du --unused-for")
