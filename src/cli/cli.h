@@ -124,6 +124,8 @@ void cli_usage_json(const cli *c, const oa_store *s, const size_t *models, size_
  * otherwise says on stderr how far back the logs go. */
 bool cli_unused_for_ready(cli *c, const oa_store *s);
 void cli_usage_release(void);
+/* check: load-failed and runner-changed findings from the server's logs. */
+void cli_log_findings(cli *c, oa_store *s);
 
 /* prune and rm (cmd_prune.c): print a plan, write it with --plan, and with
  * --apply check the refusals, confirm and apply it. `junk` (may be NULL)

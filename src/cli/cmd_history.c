@@ -7,6 +7,7 @@
 #include "ollama_audit/history.h"
 #include "ollama_audit/jsonutil.h"
 #include "ollama_audit/logsrc.h"
+#include "ollama_audit/manifest_list.h"
 #include "ollama_audit/platform.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/util.h"
@@ -711,4 +712,57 @@ void cli_usage_json(const cli *c, const oa_store *s, const size_t *models, size_
 		utc_time(last, buf, sizeof buf);
 	json_object_set_new(o, "last_used", loaded ? json_string(buf) : json_null());
 	(void)c;
+}
+
+/* The engine a load ran on, as the store names what its files select. */
+static enum oa_runner store_runner(enum oa_log_runner r)
+{
+	return r == OA_LR_MLX ? OA_RUNNER_MLX : r == OA_LR_UNKNOWN ? OA_RUNNER_NONE : OA_RUNNER_LLAMACPP;
+}
+
+static void model_findings(oa_store *s, size_t idx, const oa_history *h)
+{
+	const oa_model *m = &s->models[idx];
+	const oa_load *latest = NULL, *own = NULL;
+	for (size_t i = 0; i < h->n && !(latest && own); i++)
+		for (size_t k = 0; k < h->v[i].n_models; k++)
+			if (h->v[i].models[k] == idx) {
+				if (!latest)
+					latest = &h->v[i];
+				/* A blob several tags share cannot say which one ran. */
+				if (!own && h->v[i].n_models == 1 && h->v[i].runner != OA_LR_UNKNOWN)
+					own = &h->v[i];
+			}
+	char when[48];
+	if (latest && latest->result == OA_LOAD_FAILED) {
+		utc_time(latest->time_ns, when, sizeof when);
+		oa_findings_add(&s->findings, "load-failed", m->display, NULL, NULL,
+		                "the latest load in the logs (%s, %s, %s:%lu) failed: %s",
+		                latest->has_time ? when : "time unknown", oa_log_runner_name(latest->runner),
+		                latest->source, latest->line, latest->reason ? latest->reason : "?");
+	}
+	if (own && m->manifest_ok && (m->runner == OA_RUNNER_LLAMACPP || m->runner == OA_RUNNER_MLX) &&
+	    store_runner(own->runner) != m->runner) {
+		utc_time(own->time_ns, when, sizeof when);
+		oa_findings_add(&s->findings, "runner-changed", m->display, NULL, NULL,
+		                "the logs show it last ran on %s (%s); its files select %s on %s now: "
+		                "pulled again as another child, or logged on another platform",
+		                oa_log_runner_name(own->runner), own->has_time ? when : "time unknown",
+		                oa_runner_name(m->runner), s->platform ? s->platform : oa_platform_default());
+	}
+}
+
+void cli_log_findings(cli *c, oa_store *s)
+{
+	oa_history h;
+	oa_history_init(&h);
+	src_list src = { NULL, 0 };
+	if (!read_sources(c, s, &h, &src, true))
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	oa_history_match(&h, s);
+	for (size_t i = 0; h.n && i < s->n_models; i++)
+		if (!s->models[i].anchor)
+			model_findings(s, i, &h);
+	oa_free_names(src.names, src.n);
+	oa_history_free(&h);
 }

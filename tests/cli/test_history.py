@@ -381,7 +381,24 @@ with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     r = run("--store", s.root, "rm", "--unused-for", "36500d", "--apply", "--yes")
     t.exit_code(r, 16, "rm --unused-for --apply is refused: plan, review, apply the plan")
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing in the store changed")
+    r = run("--store", s.root, "--platform", "linux/amd64", "check", "--format", "json")
+    fs = [(x["code"], x.get("model")) for x in t.findings_of(r.json())
+          if x["code"] in ("load-failed", "runner-changed")]
+    t.eq(sorted(fs), [("load-failed", "qwen3:8b"), ("runner-changed", "qwen3.5:4b")],
+         "check: the latest load failed; a tag that last ran on MLX selects llama.cpp here", fs)
+    msgs = {x["code"]: x["message"] for x in t.findings_of(r.json())}
+    t.contains(msgs.get("load-failed", ""), "llama runner process has terminated: exit status 2",
+               "load-failed carries the server's reason")
+    t.exit_code(r, 0, "load-failed is a warning: exit 0 by default")
+    r = run("--store", s.root, "--platform", "linux/amd64", "check", "--fail-on", "warning")
+    t.exit_code(r, 1, "and exit 1 with --fail-on warning")
+    r = run("--store", s.root, "--platform", "darwin/arm64", "check", "--format", "json")
+    t.eq([x["code"] for x in t.findings_of(r.json()) if x["code"] == "runner-changed"], [],
+         "on darwin/arm64 the tag selects MLX, as it last ran")
     s2, _ = build()
+    r = run("--store", s2.root, "check", "--format", "json")
+    t.eq([x["code"] for x in t.findings_of(r.json()) if x["code"] in ("load-failed", "runner-changed")], [],
+         "no logs: no log findings")
     r = run("--store", s2.root, "rm", "--unused-for", "90d")
     t.exit_code(r, 8, "no logs: --unused-for refuses")
     t.contains(r.err, "nothing is taken as unused", "and says why")
