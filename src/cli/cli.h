@@ -127,6 +127,12 @@ void cli_usage_release(void);
 /* check: load-failed and runner-changed findings from the server's logs. */
 void cli_log_findings(cli *c, oa_store *s);
 
+/* What can run here (cli_runhere.c): a paragraph for show (NULL for a model
+ * no engine runs), its JSON, and check's no-runtime-for-model findings. */
+char *cli_runhere_text(const cli *c, const oa_model *m);
+json_t *cli_runhere_json(const cli *c, const oa_model *m);
+void cli_runhere_findings(const cli *c, oa_store *s);
+
 /* prune and rm (cmd_prune.c): print a plan, write it with --plan, and with
  * --apply check the refusals, confirm and apply it. `junk` (may be NULL)
  * adds download progress to the listing; `removing` lists the manifests an

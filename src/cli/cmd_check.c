@@ -18,6 +18,7 @@ int cmd_check(cli *c)
 		if (!check_args_resolve(c, s))
 			continue;
 		cli_log_findings(c, s); /* docs/history.md */
+		cli_runhere_findings(c, s);
 		size_t models = 0;
 		for (size_t j = 0; j < s->n_models; j++)
 			models += model_selected(c, s, s->models[j].display);

@@ -70,7 +70,9 @@ static const char *cmd_help_text(const char *cmd)
 		       "as Ollama resolves it (defaults for host, namespace and tag; blanks trimmed;\n"
 		       ":local dropped; m:tag:cloud is the m:tag-cloud stub) or an ID prefix of at\n"
 		       "least 6 hex digits. An exact-case match wins; a name several models match\n"
-		       "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n";
+		       "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n"
+		       "The last paragraph says whether this machine (or --root DIR) can run it, on which\n"
+		       "engine, and whether its weights fit the memory (docs/history.md).\n";
 	if (strcmp(cmd, "check") == 0)
 		return "usage: ollama-audit check [MODEL...] [--format table|json|ndjson] [--fail-on error|warning]\n"
 		       "\n"

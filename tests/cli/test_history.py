@@ -406,6 +406,70 @@ with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     r = run("--store", s2.root, "list")
     t.not_contains(r.out.splitlines()[0], "LAST USED", "no logs: no LAST USED column")
 
+def machine(tag, libs=(), meminfo=None):
+    """A fake machine root: MLX runtimes at libs (paths under it), a meminfo."""
+    root = t.tempdir(tag)
+    for rel in libs:
+        p = os.path.join(root, rel.lstrip("/"))
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        open(p, "wb").close()
+    if meminfo:
+        os.makedirs(os.path.join(root, "proc"), exist_ok=True)
+        with open(os.path.join(root, "proc", "meminfo"), "w") as fh:
+            fh.write("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\n" % meminfo)
+    return root
+
+
+with t.guard("what can run here: MLX runtime, fit check, no-runtime-for-model"):
+    s, f = build()
+    mcfg, mlayers = oa.tiny_mlx_model(s)
+    s.add_manifest("tiny-mlx:int4", mcfg, mlayers)
+    weights = sum(l["size"] for l in mlayers if l["mediaType"].endswith("image.tensor"))
+    GiB = 1 << 20  # meminfo counts kB
+
+    def here(root, name, *extra, env=None):
+        e = {"OLLAMA_AUDIT_SYSROOT": root}
+        e.update(env or {})
+        r = t.run("--store", s.root, "show", name, "--format", "json", *extra, env=e)
+        return r.json()["runs_here"]
+
+    bare = machine("bare")
+    rh = here(bare, "tiny-mlx:int4")
+    t.eq((rh["engine"], rh["can_run"], rh["mlx_runtime"]), ("mlx", False, None), "no MLX runtime: cannot run")
+    r = t.run("--store", s.root, "show", "tiny-mlx:int4", env={"OLLAMA_AUDIT_SYSROOT": bare})
+    t.contains(r.out, "cannot run", "show says so in its paragraph")
+    t.contains(r.out, bare + "/usr/lib/ollama", "and where it looked")
+    r = t.run("--store", s.root, "check", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": bare})
+    t.eq([x["model"] for x in t.findings_of(r.json()) if x["code"] == "no-runtime-for-model"], ["tiny-mlx:int4"],
+         "check: no-runtime-for-model for the MLX model only")
+
+    cuda = machine("cuda", libs=["/usr/lib/ollama/mlx_cuda_v12/libmlxc.so", "/usr/lib/ollama/mlx_cuda_v13/libmlxc.so",
+                                 "/usr/lib/ollama/libggml-base.so"], meminfo=(32 * GiB, 25 * GiB))
+    rh = here(cuda, "tiny-mlx:int4")
+    t.eq((rh["can_run"], rh["mlx_runtime"], rh["fit"]),
+         (True, cuda + "/usr/lib/ollama/mlx_cuda_v13/libmlxc.so", "fits"), "the newest mlx_* runtime; it fits")
+    t.eq((rh["weights_bytes"], rh["reserve_bytes"], rh["memory_available"]), (weights, 457 << 20, 25 << 30),
+         "the tensor bytes against free memory less the 457 MiB reserve")
+    rh = here(cuda, "tiny-mlx:int4", env={"OLLAMA_LLM_LIBRARY": "mlx_cuda_v12"})
+    t.eq(rh["mlx_runtime"], cuda + "/usr/lib/ollama/mlx_cuda_v12/libmlxc.so", "OLLAMA_LLM_LIBRARY picks the variant")
+    rh = here(cuda, "tiny-mlx:int4", env={"OLLAMA_GPU_OVERHEAD": str(1 << 30)})
+    t.eq(rh["reserve_bytes"], (457 << 20) + (1 << 30), "OLLAMA_GPU_OVERHEAD adds to the reserve")
+    r = t.run("--store", s.root, "check", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": cuda})
+    t.eq([x for x in t.findings_of(r.json()) if x["code"] == "no-runtime-for-model"], [],
+         "with a runtime: no finding")
+    # Free memory minus the reserve below the weights, total above: tight; total below: won't fit.
+    tight = machine("tight", libs=["/usr/local/lib/ollama/libmlxc.so"], meminfo=(460 * 1024, 300 * 1024))
+    t.eq(here(tight, "tiny-mlx:int4")["fit"], "tight", "fits total memory, not what is free now")
+    small = machine("small", libs=["/usr/local/lib/ollama/libmlxc.so"], meminfo=(400 * 1024, 300 * 1024))
+    t.eq(here(small, "tiny-mlx:int4")["fit"], "won't fit", "not even total memory")
+    r = t.run("--store", s.root, "show", "tiny-mlx:int4", env={"OLLAMA_AUDIT_SYSROOT": small})
+    t.contains(r.out, "won't fit", "show says it")
+    rh = here(bare, "qwen3:8b")
+    t.eq((rh["engine"], rh["can_run"], rh["fit"]), ("llamacpp", True, "unknown"),
+         "GGUF runs on llama.cpp anywhere; another root without meminfo: fit unknown")
+    rh = here(cuda, "qwen3:8b")
+    t.eq(rh["fit"], "fits", "GGUF weights against memory")
+
 with t.guard("no logs, and garbage"):
     s, f = build()
     r = hist(s)
