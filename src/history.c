@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #define LINE_CUT (1u << 20)
+#define PRE_WINDOW_NS (120 * (int64_t)1000000000)
 
 const char *oa_load_result_name(enum oa_load_result r)
 {
@@ -94,6 +95,8 @@ static void take_memory(oa_load *e, oa_log_line *m)
 
 static void keep_memory(oa_log_line *pre, const oa_log_line *l)
 {
+	pre->has_time = l->has_time;
+	pre->time_ns = l->time_ns;
 #define KEEP(f) do { if (l->f) pre->f = l->f; } while (0)
 	KEEP(mem_required);
 	KEEP(mem_sys_total);
@@ -120,7 +123,10 @@ static oa_load *new_load(oa_history *h, const oa_log_line *l, unsigned long line
 	e->version = h->version ? oa_xstrdup(h->version) : NULL;
 	e->source = oa_xstrdup(h->src ? h->src : "?");
 	e->line = lineno;
-	take_memory(e, &h->pre);
+	/* Figures logged just before the start are the load's; ones from long
+	 * before (a server start, a load that left no start line) are not. */
+	if (!(h->pre.has_time && l->has_time && l->time_ns - h->pre.time_ns > PRE_WINDOW_NS))
+		take_memory(e, &h->pre);
 	memset(&h->pre, 0, sizeof h->pre);
 	h->open = h->last = (long)h->n;
 	h->open_started = false;

@@ -236,6 +236,29 @@ static void test_repeat_without_result(void)
 	oa_history_free(&h);
 }
 
+/* Memory figures from long before a start (a server start, a load with no
+ * start line) are not that load's. */
+static void test_stale_memory(void)
+{
+	static const char *const lines[] = {
+		"time=2026-10-22T08:00:00Z level=INFO msg=\"system memory\" total=\"32.0 GiB\" free=\"30.0 GiB\"",
+		"time=2026-10-22T09:00:00Z level=INFO msg=\"starting mlx runner subprocess\" model=a:b",
+		"time=2026-10-22T09:59:59Z level=INFO msg=\"system memory\" total=\"32.0 GiB\" free=\"20.0 GiB\"",
+		"time=2026-10-22T10:00:00Z level=INFO msg=\"mlx runner is ready\"",
+		"time=2026-10-22T10:05:00Z level=INFO msg=\"system memory\" total=\"32.0 GiB\" free=\"10.0 GiB\"",
+		"time=2026-10-22T10:05:01Z level=INFO msg=\"starting mlx runner subprocess\" model=c:d",
+	};
+	oa_history h;
+	oa_history_init(&h);
+	oa_history_begin(&h, "server.log");
+	feed(&h, lines, sizeof lines / sizeof lines[0]);
+	oa_history_end(&h);
+	CHECK_U64(h.n, 2);
+	CHECK_U64(h.v[0].mem_sys_free, 20ULL << 30); /* logged while it was open */
+	CHECK_U64(h.v[1].mem_sys_free, 10ULL << 30); /* a second before it */
+	oa_history_free(&h);
+}
+
 int main(void)
 {
 	test_time();
@@ -244,5 +267,6 @@ int main(void)
 	test_garbage();
 	test_fold();
 	test_repeat_without_result();
+	test_stale_memory();
 	TEST_MAIN_END();
 }
