@@ -43,6 +43,9 @@ const oa_finding_kind oa_finding_kinds[] = {
 	{ "child-mismatch", OA_SEV_WARNING, "a manifest's runner or format (its own, or its list entry's) contradicts its config" },
 	{ "dangling-tag", OA_SEV_ERROR, "a manifests-v2 tag that is a symlink to nothing" },
 	{ "legacy-anchor", OA_SEV_WARNING, "a legacy manifests/ tag shadowed by a manifests-v2 tag of the same name (info when both are the same model)" },
+	{ "load-failed", OA_SEV_WARNING, "the server's logs show that the model's latest load failed, with the server's reason" },
+	{ "no-runtime-for-model", OA_SEV_WARNING, "a safetensors (MLX) model on a machine without Ollama's MLX runtime: it cannot run here" },
+	{ "runner-changed", OA_SEV_INFO, "the server's logs show the tag ran on another engine than its files select now (re-pulled as another child)" },
 	{ NULL, OA_SEV_INFO, NULL },
 };
 

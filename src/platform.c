@@ -537,3 +537,19 @@ int oa_extents_shared(int fd_a, int fd_b)
 	return -1;
 }
 #endif
+
+int oa_memory_info(uint64_t *total, uint64_t *available)
+{
+#if defined(_SC_PHYS_PAGES) && defined(_SC_AVPHYS_PAGES)
+	long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || avail < 0 || size <= 0)
+		return -1;
+	*total = (uint64_t)pages * (uint64_t)size;
+	*available = (uint64_t)avail * (uint64_t)size;
+	return 0;
+#else
+	(void)total;
+	(void)available;
+	return -1;
+#endif
+}

@@ -33,6 +33,10 @@ struct stat;
 int64_t oa_stat_mtime_ns(const struct stat *st);
 int64_t oa_stat_ctime_ns(const struct stat *st);
 
+/* Total and available system memory in bytes: Linux /proc/meminfo,
+ * elsewhere sysconf where it knows (available may be unknown: -1). */
+int oa_memory_info(uint64_t *total, uint64_t *available);
+
 /* Wall clock (CLOCK_REALTIME) in seconds since the epoch, with a fraction. */
 double oa_wall_now(void);
 /* The same clock in whole nanoseconds, for ages compared with oa_stat_mtime_ns. */

@@ -7,6 +7,7 @@
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/store.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -55,6 +56,12 @@ typedef struct cli {
 	bool hardlink;      /* dedupe --hardlink: hard links, same owner only */
 	const char *output; /* --output FILE: stdout goes to FILE, atomically (temp + rename) */
 	const char *platform; /* --platform OS/ARCH: which child of a manifest list a tag uses */
+	/* history (docs/history.md) */
+	const char **logs;  /* --log FILE (repeatable; "-" is standard input) */
+	size_t n_logs;
+	const char *since, *until; /* --since / --until: a time or a duration ago */
+	const char *root;   /* --root DIR: another machine's file system (its journal) */
+	double unused_for;  /* --unused-for: seconds; < 0 when not given */
 	char **args;        /* positional arguments after the command */
 	size_t n_args;
 	int exit_code;
@@ -94,6 +101,37 @@ int cmd_prune(cli *c);
 bool cli_apply_options_ok(const cli *c);
 int cmd_rm(cli *c);
 int cmd_restore(cli *c);
+int cmd_history(cli *c);
+
+/* What the server's logs say about each model of a store (cmd_history.c),
+ * read once per store on first use. */
+typedef struct cli_usage {
+	bool have_logs;     /* some log source was found */
+	bool logs_known;    /* logs_from/logs_to are set */
+	int64_t logs_from, logs_to;
+	bool *loaded;       /* per model: a load of it is in the logs */
+	int64_t *last_ns;   /* per model: its newest load */
+} cli_usage;
+const cli_usage *cli_usage_of(cli *c, const oa_store *s);
+/* --unused-for: model idx has no load within it (never, as far as the logs go). */
+bool cli_model_unused(const cli *c, const oa_store *s, size_t idx);
+/* LAST USED of some models (the newest load of any) as list and du show it:
+ * an age, "never" (not in the logs), "-" (no logs). */
+char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns);
+/* Adds "last_used" (a time, or null: not in the logs) when the store has logs. */
+void cli_usage_json(const cli *c, const oa_store *s, const size_t *models, size_t n, json_t *o);
+/* Before filtering on --unused-for: false (reported, exit 8) without logs;
+ * otherwise says on stderr how far back the logs go. */
+bool cli_unused_for_ready(cli *c, const oa_store *s);
+void cli_usage_release(void);
+/* check: load-failed and runner-changed findings from the server's logs. */
+void cli_log_findings(cli *c, oa_store *s);
+
+/* What can run here (cli_runhere.c): a paragraph for show (NULL for a model
+ * no engine runs), its JSON, and check's no-runtime-for-model findings. */
+char *cli_runhere_text(const cli *c, const oa_model *m);
+json_t *cli_runhere_json(const cli *c, const oa_model *m);
+void cli_runhere_findings(const cli *c, oa_store *s);
 
 /* prune and rm (cmd_prune.c): print a plan, write it with --plan, and with
  * --apply check the refusals, confirm and apply it. `junk` (may be NULL)

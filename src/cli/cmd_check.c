@@ -14,9 +14,11 @@ int cmd_check(cli *c)
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
-		const oa_store *s = &st[i].s;
+		oa_store *s = &st[i].s;
 		if (!check_args_resolve(c, s))
 			continue;
+		cli_log_findings(c, s); /* docs/history.md */
+		cli_runhere_findings(c, s);
 		size_t models = 0;
 		for (size_t j = 0; j < s->n_models; j++)
 			models += model_selected(c, s, s->models[j].display);

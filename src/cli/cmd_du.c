@@ -38,6 +38,23 @@ typedef struct du_store {
 	size_t reclaimable_entries;
 } du_store;
 
+/* --unused-for: keep the rows none of whose tags the logs show loaded
+ * within the duration (the totals stay the store's). */
+static void keep_unused(cli *c, const oa_store *s, oa_du *du)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < du->n_rows; i++) {
+		bool unused = true;
+		for (size_t m = 0; m < du->rows[i].n_models; m++)
+			unused &= cli_model_unused(c, s, du->rows[i].models[m]);
+		if (unused)
+			du->rows[k++] = du->rows[i];
+		else
+			free(du->rows[i].models);
+	}
+	du->n_rows = k;
+}
+
 static void compute(oa_store *s, du_store *d)
 {
 	oa_du_compute(s, &d->du);
@@ -52,7 +69,7 @@ static void compute(oa_store *s, du_store *d)
 	oa_plan_free(&p);
 }
 
-static json_t *du_json(const oa_store *s, const du_store *d)
+static json_t *du_json(const cli *c, const oa_store *s, const du_store *d)
 {
 	json_t *o = oa_report_store(s);
 	json_t *rows = json_array();
@@ -72,15 +89,16 @@ static json_t *du_json(const oa_store *s, const du_store *d)
 		json_object_set_new(x, "unique_apparent_bytes", json_integer((json_int_t)r->unique_apparent));
 		json_object_set_new(x, "blob_files", json_integer(r->blobs));
 		json_object_set_new(x, "missing_blobs", json_integer(r->missing));
+		cli_usage_json(c, s, r->models, r->n_models, x);
 		json_array_append_new(rows, x);
 	}
 	json_object_set_new(o, "models", rows);
 	json_t *junk = json_object();
-	for (int c = 0; c < OA_JUNK_CAT_COUNT; c++)
-		json_object_set_new(junk, oa_junk_cat_name((enum oa_junk_cat)c),
-		                    json_pack("{s:I,s:I,s:I}", "count", (json_int_t)d->junk.count[c],
-		                              "bytes", (json_int_t)d->junk.allocated[c], "apparent_bytes",
-		                              (json_int_t)d->junk.apparent[c]));
+	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++)
+		json_object_set_new(junk, oa_junk_cat_name((enum oa_junk_cat)k),
+		                    json_pack("{s:I,s:I,s:I}", "count", (json_int_t)d->junk.count[k],
+		                              "bytes", (json_int_t)d->junk.allocated[k], "apparent_bytes",
+		                              (json_int_t)d->junk.apparent[k]));
 	json_t *t = json_object();
 	json_object_set_new(t, "referenced_bytes", json_integer((json_int_t)d->du.referenced));
 	json_object_set_new(t, "referenced_apparent_bytes",
@@ -96,11 +114,14 @@ static json_t *du_json(const oa_store *s, const du_store *d)
 
 static void du_table(cli *c, const oa_store *s, const du_store *d, bool first)
 {
-	static const char *head[5] = { "NAME", "UNIQUE", "SHARED", "ON DISK", "APPARENT" };
+	static const char *head[6] = { "NAME", "UNIQUE", "SHARED", "ON DISK", "APPARENT", "LAST USED" };
 	size_t n = d->du.n_rows;
-	char *(*cells)[5] = oa_xcalloc(n ? n : 1, sizeof *cells);
-	size_t w[5];
-	for (int k = 0; k < 5; k++)
+	/* LAST USED when the store has server logs (docs/history.md). */
+	int ncol = cli_usage_of(c, s)->have_logs ? 6 : 5;
+	int64_t now = oa_wall_now_ns();
+	char *(*cells)[6] = oa_xcalloc(n ? n : 1, sizeof *cells);
+	size_t w[6];
+	for (int k = 0; k < ncol; k++)
 		w[k] = strlen(head[k]);
 	for (size_t i = 0; i < n; i++) {
 		const oa_du_row *r = &d->du.rows[i];
@@ -111,17 +132,27 @@ static void du_table(cli *c, const oa_store *s, const du_store *d, bool first)
 			oa_format_size(v[k], c->units, b, sizeof b);
 			cells[i][k + 1] = oa_xstrdup(b);
 		}
-		for (int k = 0; k < 5; k++)
+		if (ncol > 5)
+			cells[i][5] = cli_last_used_text(c, s, r->models, r->n_models, now);
+		for (int k = 0; k < ncol; k++)
 			if (strlen(cells[i][k]) > w[k])
 				w[k] = strlen(cells[i][k]);
 	}
 	{ char *er = oa_escape(s->root, strlen(s->root)); printf("%s%s\n", first ? "" : "\n", er); free(er); }
-	for (int k = 0; k < 5; k++)
-		printf(k == 0 ? "%-*s" : "   %*s", (int)w[k], head[k]);
+	/* Sizes right-aligned; the names and LAST USED left. */
+	for (int k = 0; k < ncol; k++) {
+		if (k == 5)
+			printf("   %s", head[k]);
+		else
+			printf(k == 0 ? "%-*s" : "   %*s", (int)w[k], head[k]);
+	}
 	printf("\n");
 	for (size_t i = 0; i < n; i++) {
-		for (int k = 0; k < 5; k++) {
-			printf(k == 0 ? "%-*s" : "   %*s", (int)w[k], cells[i][k]);
+		for (int k = 0; k < ncol; k++) {
+			if (k == 5)
+				printf("   %s", cells[i][k]);
+			else
+				printf(k == 0 ? "%-*s" : "   %*s", (int)w[k], cells[i][k]);
 			free(cells[i][k]);
 		}
 		printf("\n");
@@ -227,10 +258,15 @@ int cmd_du(cli *c)
 		if (!st[i].ok)
 			continue;
 		oa_store *s = &st[i].s;
+		cli_usage_of(c, s); /* LAST USED and --unused-for */
+		if (c->unused_for >= 0 && !cli_unused_for_ready(c, s))
+			continue;
 		du_store d;
 		compute(s, &d);
+		if (c->unused_for >= 0)
+			keep_unused(c, s, &d.du);
 		if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
-			json_t *o = du_json(s, &d);
+			json_t *o = du_json(c, s, &d);
 			if (!first)
 				printf(",");
 			json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -12,8 +12,10 @@
 #include <strings.h>
 #include <time.h>
 
-static bool selected(const cli *c, const oa_model *m)
+static bool selected(const cli *c, const oa_store *s, const oa_model *m)
 {
+	if (c->unused_for >= 0 && !cli_model_unused(c, s, (size_t)(m - s->models)))
+		return false;
 	/* A legacy tag that a manifests-v2 tag shadows is not listed (reads try
 	 * manifests-v2 first); check reports it. */
 	if (m->anchor)
@@ -37,7 +39,7 @@ static void size_cell(const cli *c, int64_t size, char *buf, size_t len)
 #define COL_PAD "    "
 
 typedef struct row {
-	char *cell[9];
+	char *cell[10];
 } row;
 
 /* Combined totals over the stores listed: models shown, Ollama's SIZE
@@ -58,7 +60,7 @@ static list_total totals(const cli *c, const opened_store *st, size_t n)
 		bool *sel = oa_xcalloc(st[i].s.n_models + 1, sizeof *sel);
 		for (size_t j = 0; j < st[i].s.n_models; j++) {
 			const oa_model *m = &st[i].s.models[j];
-			if (!selected(c, m))
+			if (!selected(c, &st[i].s, m))
 				continue;
 			sel[j] = true;
 			t.models++;
@@ -72,10 +74,15 @@ static list_total totals(const cli *c, const opened_store *st, size_t n)
 
 static void print_table(cli *c, opened_store *st, size_t n)
 {
-	static const char *head[9] = { "NAME", "ID", "SIZE", "MODIFIED", "FORMAT", "RUNNER",
-	                               "ARCH", "PARAMS", "QUANT" };
-	size_t width[9];
-	for (int k = 0; k < 9; k++)
+	static const char *head[10] = { "NAME", "ID", "SIZE", "MODIFIED", "FORMAT", "RUNNER",
+	                                "ARCH", "PARAMS", "QUANT", "LAST USED" };
+	/* LAST USED only when some store has server logs (docs/history.md). */
+	int ncol = 9;
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok && cli_usage_of(c, &st[i].s)->have_logs)
+			ncol = 10;
+	size_t width[10];
+	for (int k = 0; k < ncol; k++)
 		width[k] = strlen(head[k]);
 	row *rows = NULL;
 	size_t nrows = 0;
@@ -95,7 +102,7 @@ static void print_table(cli *c, opened_store *st, size_t n)
 		}
 		for (size_t j = 0; j < s->n_models; j++) {
 			const oa_model *m = &s->models[j];
-			if (!selected(c, m))
+			if (!selected(c, s, m))
 				continue;
 			char size[32], mod[64];
 			/* ollama list prints "-" for any model /api/tags gives a
@@ -116,7 +123,8 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			r->cell[6] = oa_escape(m->arch ? m->arch : "-", strlen(m->arch ? m->arch : "-"));
 			r->cell[7] = oa_escape(m->params ? m->params : "-", strlen(m->params ? m->params : "-"));
 			r->cell[8] = oa_escape(m->quant ? m->quant : "-", strlen(m->quant ? m->quant : "-"));
-			for (int k = 0; k < 9; k++)
+			r->cell[9] = ncol > 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL;
+			for (int k = 0; k < ncol; k++)
 				if (strlen(r->cell[k]) > width[k])
 					width[k] = strlen(r->cell[k]);
 		}
@@ -130,16 +138,16 @@ static void print_table(cli *c, opened_store *st, size_t n)
 	}
 	/* ollama list pads its table columns with four spaces (tablewriter's
 	 * table padding in cmd.ListHandler). */
-	for (int k = 0; k < 9; k++)
-		printf("%-*s%s", k == 8 ? 0 : (int)width[k], head[k], k == 8 ? "\n" : COL_PAD);
+	for (int k = 0; k < ncol; k++)
+		printf("%-*s%s", k == ncol - 1 ? 0 : (int)width[k], head[k], k == ncol - 1 ? "\n" : COL_PAD);
 	for (size_t r = 0; r < nrows; r++) {
 		if (!rows[r].cell[1]) {
 			printf("%s\n", rows[r].cell[0]);
 			free(rows[r].cell[0]);
 			continue;
 		}
-		for (int k = 0; k < 9; k++) {
-			printf("%-*s%s", k == 8 ? 0 : (int)width[k], rows[r].cell[k], k == 8 ? "\n" : COL_PAD);
+		for (int k = 0; k < ncol; k++) {
+			printf("%-*s%s", k == ncol - 1 ? 0 : (int)width[k], rows[r].cell[k], k == ncol - 1 ? "\n" : COL_PAD);
 			free(rows[r].cell[k]);
 		}
 	}
@@ -163,7 +171,7 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 		const oa_store *s = &st[i].s;
 		for (size_t j = 0; j < s->n_models; j++) {
 			const oa_model *m = &s->models[j];
-			if (!selected(c, m))
+			if (!selected(c, s, m))
 				continue;
 			json_t *o = oa_report_model(s, m);
 			char num[32];
@@ -213,7 +221,7 @@ static void print_tags(cli *c, opened_store *st, size_t n)
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; st[i].ok && j < st[i].s.n_models; j++)
 			if (st[i].s.models[j].manifest_ok && !st[i].s.models[j].hidden_from_list &&
-			    selected(c, &st[i].s.models[j]))
+			    selected(c, &st[i].s, &st[i].s.models[j]))
 				v[k++] = &st[i].s.models[j];
 	/* a stable sort: insertion keeps equal mtimes in walk order */
 	for (size_t i = 1; i < k; i++)
@@ -243,9 +251,10 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 		json_t *so = oa_report_store(s);
 		json_t *models = json_array();
 		for (size_t j = 0; j < s->n_models; j++) {
-			if (!selected(c, &s->models[j]))
+			if (!selected(c, s, &s->models[j]))
 				continue;
 			json_t *mo = oa_report_model(s, &s->models[j]);
+			cli_usage_json(c, s, &j, 1, mo);
 			if (ndjson) {
 				json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "model", "schema",
 				                        "ollama-audit.list/" OA_SCHEMA_VERSION, "host", cli_host(),
@@ -309,6 +318,13 @@ int cmd_list(cli *c)
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_QUICK);
+	/* The logs give LAST USED and --unused-for (docs/history.md). */
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok && cli_usage_of(c, &st[i].s) && c->unused_for >= 0 &&
+		    !cli_unused_for_ready(c, &st[i].s)) {
+			cli_close_stores(st, n);
+			return c->exit_code;
+		}
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;

@@ -35,11 +35,37 @@ static void report_other_empty_dirs(oa_store *s, const oa_plan *p)
 	oa_junk_free(&j);
 }
 
+/* --unused-for: of the models named (all listed models when none are),
+ * those the logs show no load of within the duration. Returns how many. */
+static size_t select_unused(cli *c, const oa_store *s, size_t **sel, size_t ns)
+{
+	if (!cli_unused_for_ready(c, s))
+		return 0;
+	if (!c->n_args) {
+		*sel = oa_xreallocarray(*sel, s->n_models + 1, sizeof **sel);
+		for (size_t i = 0; i < s->n_models; i++)
+			if (!s->models[i].anchor)
+				(*sel)[ns++] = i;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < ns; i++)
+		if (cli_model_unused(c, s, (*sel)[i]))
+			(*sel)[k++] = (*sel)[i];
+	if (!k)
+		fprintf(stderr, "ollama-audit: %s: no model went unused that long: nothing to plan\n", s->root);
+	return k;
+}
+
 int cmd_rm(cli *c)
 {
 	bool from_file = c->apply && c->plan_path;
-	if (c->n_args == 0 && !from_file) {
-		cli_err("rm needs at least one MODEL (a name or an ID prefix)");
+	if (c->n_args == 0 && !from_file && c->unused_for < 0) {
+		cli_err("rm needs at least one MODEL (a name or an ID prefix), or --unused-for DURATION");
+		return OA_EXIT_USAGE;
+	}
+	if (c->unused_for >= 0 && c->apply) {
+		cli_err("rm --unused-for only plans: review it, save it with --plan FILE, then "
+		        "rm --apply --plan FILE removes exactly that");
 		return OA_EXIT_USAGE;
 	}
 	if (c->predict_server || c->what) {
@@ -100,6 +126,10 @@ int cmd_rm(cli *c)
 			}
 			if (bad) {
 				c->exit_code |= OA_EXIT_USAGE;
+				free(sel);
+				continue;
+			}
+			if (c->unused_for >= 0 && !(ns = select_unused(c, s, &sel, ns))) {
 				free(sel);
 				continue;
 			}

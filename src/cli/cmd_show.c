@@ -225,6 +225,10 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 		       (unsigned long long)sm->n_tensors, human, (unsigned long long)sm->params,
 		       sm->quant_level && *sm->quant_level ? sm->quant_level : "none");
 	}
+	char *here = cli_runhere_text(c, m);
+	if (here)
+		printf("what can run here\n  %s\n", here);
+	free(here);
 	bool any = false;
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
@@ -271,6 +275,7 @@ int cmd_show(cli *c)
 			json_t *o = oa_report_model_detail(s, m, c->tensors);
 			json_object_set_new(o, "schema", json_string("ollama-audit.show/" OA_SCHEMA_VERSION));
 			json_object_set_new(o, "store", oa_report_store(s));
+			json_object_set_new(o, "runs_here", cli_runhere_json(c, m));
 			oa_json_dump_line(o, stdout);
 			json_decref(o);
 		} else {

@@ -29,6 +29,7 @@ static const char usage_text[] =
 	"  restore DIR        put back what prune/rm --quarantine DIR moved away\n"
 	"  stores             every store on this machine: owner, size, models, how it was found\n"
 	"  dedupe             replace blobs duplicated across stores by reflinks (dry run)\n"
+	"  history [MODEL...] every model load the server logs recorded: when, runner, result\n"
 	"\n"
 	"Options (any command):\n"
 	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
@@ -51,12 +52,15 @@ static const char *cmd_help_text(const char *cmd)
 {
 	if (strcmp(cmd, "list") == 0)
 		return "usage: ollama-audit list [PREFIX] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
+		       "                        [--unused-for DURATION]\n"
 		       "\n"
 		       "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
 		       "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
 		       "PARAMS and QUANT. PREFIX filters names case-insensitively, as `ollama list` does.\n"
 		       "--format tags prints the JSON of Ollama's /api/tags. Problems found on the way\n"
-		       "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n";
+		       "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n"
+		       "When the server's logs are found (see history), a LAST USED column is added;\n"
+		       "--unused-for DURATION lists only the models not loaded within it.\n";
 	if (strcmp(cmd, "show") == 0)
 		return "usage: ollama-audit show MODEL [--tensors] [--format table|json]\n"
 		       "\n"
@@ -66,7 +70,9 @@ static const char *cmd_help_text(const char *cmd)
 		       "as Ollama resolves it (defaults for host, namespace and tag; blanks trimmed;\n"
 		       ":local dropped; m:tag:cloud is the m:tag-cloud stub) or an ID prefix of at\n"
 		       "least 6 hex digits. An exact-case match wins; a name several models match\n"
-		       "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n";
+		       "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n"
+		       "The last paragraph says whether this machine (or --root DIR) can run it, on which\n"
+		       "engine, and whether its weights fit the memory (docs/history.md).\n";
 	if (strcmp(cmd, "check") == 0)
 		return "usage: ollama-audit check [MODEL...] [--format table|json|ndjson] [--fail-on error|warning]\n"
 		       "\n"
@@ -86,14 +92,16 @@ static const char *cmd_help_text(const char *cmd)
 		       "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
 		       "a time budget; the next --changed run continues where it stopped.\n";
 	if (strcmp(cmd, "du") == 0)
-		return "usage: ollama-audit du [--format table|json|csv] [--units si|iec|bytes]\n"
+		return "usage: ollama-audit du [--format table|json|csv] [--units si|iec|bytes] [--unused-for DURATION]\n"
 		       "\n"
 		       "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
 		       "it frees), SHARED with other models, ON DISK (allocated, st_blocks) and APPARENT\n"
 		       "(st_size). Hard links count once (device+inode); tags that are the same manifest\n"
 		       "are one row. The footer gives the store totals: referenced bytes, junk by category\n"
 		       "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
-		       "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n";
+		       "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
+		       "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
+		       "DURATION shows only the models the logs show no load of within it.\n";
 	if (strcmp(cmd, "prune") == 0)
 		return "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		       "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
@@ -120,13 +128,16 @@ static const char *cmd_help_text(const char *cmd)
 	if (strcmp(cmd, "rm") == 0)
 		return "usage: ollama-audit rm MODEL... [--plan FILE] [--apply [--yes] [--quarantine DIR]\n"
 		       "                        [--force] [--min-age DURATION]]\n"
+		       "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
 		       "\n"
 		       "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
 		       "directories they leave empty and the blobs no other manifest (parseable or not)\n"
 		       "can reference, with the exact bytes freed. --apply removes the manifests first,\n"
 		       "then the empty directories, then the blobs, so a crash never leaves a manifest\n"
 		       "pointing at a removed blob. Same confirmation, --plan, --quarantine and safety\n"
-		       "rules as prune; --min-age applies to blobs only when given.\n";
+		       "rules as prune; --min-age applies to blobs only when given.\n"
+		       "--unused-for DURATION (a dry run only) plans the models (named, or all) that the\n"
+		       "server's logs show no load of within it, and says how far back the logs go.\n";
 	if (strcmp(cmd, "restore") == 0)
 		return "usage: ollama-audit restore DIR [--store STORE]\n"
 		       "\n"
@@ -158,6 +169,21 @@ static const char *cmd_help_text(const char *cmd)
 		       "(sha256 = their name); the clone or link goes in under a temporary name and is\n"
 		       "renamed over the duplicate. Stores an Ollama server uses are left alone unless\n"
 		       "--force. --apply asks [y/N] on a terminal; without one it needs --yes.\n";
+	if (strcmp(cmd, "history") == 0)
+		return "usage: ollama-audit history [MODEL...] [--log FILE]... [--root DIR] [--since WHEN]\n"
+		       "                           [--until WHEN] [--format table|json|ndjson|csv]\n"
+		       "\n"
+		       "Every model load an Ollama server recorded in its logs, newest first: the time,\n"
+		       "the model (a blob path matched by its digest, from any machine's paths; an MLX\n"
+		       "model by its name), its ID, the runner (llamacpp, ollama, mlx), the result (ok,\n"
+		       "failed with the server's reason, unknown), memory figures when logged and the\n"
+		       "server version. Then per model: last loaded, loads, runners seen. The logs are\n"
+		       "server.log and its rotated server-N.log beside the store (<store>/../logs) and\n"
+		       "ollama.service in the systemd journal (of --root DIR for a disk from another\n"
+		       "machine); --log FILE (repeatable, - for standard input) reads only the files\n"
+		       "given: journalctl text exports, docker logs (-t) output or plain server output.\n"
+		       "WHEN is an RFC 3339 time, a date (YYYY-MM-DD, UTC) or a duration ago (90d, 12h).\n"
+		       "Lines that cannot be read are reported as FILE:LINE warnings on stderr.\n";
 	return NULL;
 }
 
@@ -178,6 +204,7 @@ static const command commands[] = {
 	{ "restore", cmd_restore },
 	{ "stores", cmd_stores },
 	{ "dedupe", cmd_dedupe },
+	{ "history", cmd_history },
 	{ NULL, NULL },
 };
 
@@ -361,7 +388,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_JOBS, OPT_ALL, OPT_CHANGED, OPT_QUICK, OPT_MAX_DURATION, OPT_CACHE, OPT_PROGRESS,
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
-       OPT_PLATFORM };
+       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -394,6 +421,11 @@ static const struct option long_opts[] = {
 	{ "hardlink", no_argument, NULL, OPT_HARDLINK },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "platform", required_argument, NULL, OPT_PLATFORM },
+	{ "log", required_argument, NULL, OPT_LOG },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "unused-for", required_argument, NULL, OPT_UNUSED_FOR },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -401,14 +433,18 @@ static const struct option long_opts[] = {
  * so leak checkers see a clean process whatever path it took. */
 static char **store_list;
 
+static const char **log_list;
+
 static void free_store_list(void)
 {
 	free(store_list);
+	free(log_list);
 }
 
 int main(int argc, char **argv)
 {
-	cli c = { .format = OUT_TABLE, .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR, .min_age = -1 };
+	cli c = { .format = OUT_TABLE, .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR, .min_age = -1,
+	          .unused_for = -1 };
 	const char *color = "auto";
 	bool help = false;
 	int progress = -1;
@@ -519,6 +555,22 @@ int main(int argc, char **argv)
 			}
 			c.platform = optarg;
 			break;
+		case OPT_LOG:
+			c.logs = oa_xreallocarray(c.logs, c.n_logs + 1, sizeof *c.logs);
+			c.logs[c.n_logs++] = optarg;
+			log_list = c.logs;
+			break;
+		case OPT_SINCE: c.since = optarg; break;
+		case OPT_UNTIL: c.until = optarg; break;
+		case OPT_ROOT: c.root = optarg; break;
+		case OPT_UNUSED_FOR: {
+			double d;
+			if (oa_parse_duration(optarg, &d) < 0)
+				return usage_error("--unused-for takes a duration: %s; not '%s'", OA_DURATION_GRAMMAR,
+				                   optarg);
+			c.unused_for = d;
+			break;
+		}
 		default:
 			fprintf(stderr, "Try 'ollama-audit --help'.\n");
 			return OA_EXIT_USAGE;
@@ -564,6 +616,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = find_command(c.cmd)->run(&c);
 	rc = cli_output_end(&c, rc);
+	cli_usage_release();
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_err("write error on standard output");
 		rc |= OA_EXIT_OPERATIONAL;

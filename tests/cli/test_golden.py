@@ -114,6 +114,7 @@ with t.guard("every command x every format on the demo store"):
         "rm": ["rm", "demo-llama:1b"],
         "restore": ["restore", quarantine],
         "stores": ["stores"],
+        "history": ["history"],
     }
     for cmd, args in cases.items():
         for fmt in FORMATS:

@@ -1,0 +1,30 @@
+/*
+ * logsrc.h - where an Ollama server's logs are, offline: the server*.log
+ * files the macOS/Windows app and `ollama serve` write beside the store
+ * (~/.ollama/logs next to ~/.ollama/models), and the systemd journal of a
+ * Linux service (journal.c).
+ */
+#ifndef OLLAMA_AUDIT_LOGSRC_H
+#define OLLAMA_AUDIT_LOGSRC_H
+
+#include "ollama_audit/history.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* <store root>/../logs/server.log and its rotated siblings server-1.log,
+ * server-2.log, ... (a higher number is older), oldest first. NULL with
+ * *n = 0 when there is no such directory. Free with oa_free_names. */
+char **oa_logs_beside_store(const char *store_root, size_t *n);
+
+/* Read one log file into h as a source. Returns 0, or -1 with a reason. */
+int oa_logs_read_file(oa_history *h, const char *path, char *err, size_t errlen);
+
+/* The systemd journal: entries of ollama.service, as `journalctl -u ollama`
+ * shows them, from root's /var/log/journal and /run/log/journal (root NULL:
+ * this machine's). Returns the entries read (>= 0), or -1 with a reason
+ * (including a build without libsystemd). */
+long oa_logs_read_journal(oa_history *h, const char *root, const char *unit, char *err, size_t errlen);
+bool oa_logs_have_journal(void); /* built with libsystemd */
+
+#endif

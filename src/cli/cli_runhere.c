@@ -1,0 +1,106 @@
+/* cli_runhere.c - "what can run here" for show and check (runhere.h,
+ * docs/history.md). */
+#include "cli.h"
+#include "ollama_audit/jsonutil.h"
+#include "ollama_audit/runhere.h"
+#include "ollama_audit/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static oa_machine machine;
+static bool probed;
+
+/* --root, else the tests' fake machine, else this one; OLLAMA_LLM_LIBRARY
+ * and OLLAMA_GPU_OVERHEAD as this environment sets them for a server. */
+static const oa_machine *cli_machine(const cli *c)
+{
+	if (probed)
+		return &machine;
+	const char *sysroot = getenv("OLLAMA_AUDIT_SYSROOT");
+	char *lib = oa_env_trim(getenv("OLLAMA_LLM_LIBRARY"));
+	char *overhead = oa_env_trim(getenv("OLLAMA_GPU_OVERHEAD"));
+	oa_machine_probe(&machine, c->root ? c->root : sysroot, lib, overhead);
+	free(lib);
+	free(overhead);
+	probed = true;
+	return &machine;
+}
+
+char *cli_runhere_text(const cli *c, const oa_model *m)
+{
+	const oa_machine *mc = cli_machine(c);
+	oa_runhere r;
+	oa_runhere_model(mc, m, &r);
+	if (!r.engine)
+		return NULL;
+	oa_buf b;
+	oa_buf_init(&b);
+	const char *where = mc->root ? "on that machine" : "here";
+	if (!r.can_run) {
+		oa_buf_printf(&b, "cannot run %s: a safetensors model runs only on MLX, ", where);
+		if (!mc->mlx_platform_ok)
+			oa_buf_adds(&b, "which on macOS needs Apple Silicon");
+		else
+			oa_buf_printf(&b, "and Ollama's MLX runtime (libmlxc) is in none of %s", mc->searched);
+		return oa_buf_take(&b);
+	}
+	char w[32], av[32], tot[32], res[32];
+	oa_format_size(r.weights, c->units, w, sizeof w);
+	oa_format_size(r.reserve, c->units, res, sizeof res);
+	oa_buf_printf(&b, "runs %s on %s", where, r.engine);
+	if (*mc->mlx_lib && strcmp(r.engine, "mlx") == 0)
+		oa_buf_printf(&b, " (%s)", mc->mlx_lib);
+	else if (strcmp(r.engine, "llamacpp") == 0)
+		oa_buf_adds(&b, " (every install has it)");
+	if (r.fit == OA_FIT_UNKNOWN) {
+		oa_buf_printf(&b, "; weights %s; memory unknown, so the fit is unknown", w);
+		return oa_buf_take(&b);
+	}
+	oa_format_size(mc->mem_available, c->units, av, sizeof av);
+	oa_format_size(mc->mem_total, c->units, tot, sizeof tot);
+	oa_buf_printf(&b, "; weights %s against %s free of %s memory, less a %s reserve: %s", w, av, tot, res,
+	              oa_fit_name(r.fit));
+	if (r.fit == OA_FIT_TIGHT)
+		oa_buf_adds(&b, " (within total memory, not what is free now)");
+	if (strcmp(r.engine, "mlx") == 0)
+		oa_buf_adds(&b, r.fit == OA_FIT_NO || r.fit == OA_FIT_TIGHT ?
+		                " - the MLX runner refuses a model that does not fit what is free" : "");
+	else
+		oa_buf_adds(&b, " (llama.cpp keeps what the GPU cannot hold in system memory)");
+	oa_buf_adds(&b, ". GPU memory is not visible offline: system memory stands in, as on Apple Silicon");
+	return oa_buf_take(&b);
+}
+
+json_t *cli_runhere_json(const cli *c, const oa_model *m)
+{
+	const oa_machine *mc = cli_machine(c);
+	oa_runhere r;
+	oa_runhere_model(mc, m, &r);
+	if (!r.engine)
+		return json_null();
+	json_t *o = json_pack("{s:s,s:b,s:s,s:I,s:I}", "engine", r.engine, "can_run", r.can_run, "fit",
+	                      oa_fit_name(r.fit), "weights_bytes", (json_int_t)r.weights, "reserve_bytes",
+	                      (json_int_t)r.reserve);
+	json_object_set_new(o, "mlx_runtime", *mc->mlx_lib ? oa_json_str(mc->mlx_lib) : json_null());
+	json_object_set_new(o, "memory_total", mc->mem_known ? json_integer((json_int_t)mc->mem_total) : json_null());
+	json_object_set_new(o, "memory_available",
+	                    mc->mem_known ? json_integer((json_int_t)mc->mem_available) : json_null());
+	return o;
+}
+
+void cli_runhere_findings(const cli *c, oa_store *s)
+{
+	const oa_machine *mc = cli_machine(c);
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		oa_runhere r;
+		oa_runhere_model(mc, m, &r);
+		if (m->anchor || !r.engine || r.can_run)
+			continue;
+		oa_findings_add(&s->findings, "no-runtime-for-model", m->display, NULL, NULL,
+		                "a safetensors model runs only on MLX, and %s", !mc->mlx_platform_ok ?
+		                "MLX on macOS needs Apple Silicon" : "no MLX runtime (libmlxc) is installed "
+		                "where Ollama installs it");
+	}
+}

@@ -1,0 +1,768 @@
+/* cmd_history.c - `ollama-audit history`: the model loads the server's logs
+ * recorded, newest first, and per model its last load (docs/history.md). */
+#include "cli.h"
+#include "cli_multi.h"
+#include "report_common.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/history.h"
+#include "ollama_audit/jsonutil.h"
+#include "ollama_audit/logsrc.h"
+#include "ollama_audit/manifest_list.h"
+#include "ollama_audit/platform.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HISTORY_SCHEMA "ollama-audit.history/" OA_SCHEMA_VERSION
+
+/* The sources one store's history was read from. */
+typedef struct src_list {
+	char **names;
+	size_t n;
+} src_list;
+
+static void src_add(src_list *l, const char *name)
+{
+	l->names = oa_xreallocarray(l->names, l->n + 1, sizeof *l->names);
+	l->names[l->n++] = oa_xstrdup(name);
+}
+
+/* Standard input can be read once: keep it for every store. */
+static oa_buf stdin_data;
+static bool stdin_read, stdin_failed;
+
+static int read_stdin(void)
+{
+	if (stdin_read)
+		return stdin_failed ? -1 : 0;
+	stdin_read = true;
+	oa_buf_init(&stdin_data);
+	char chunk[65536];
+	for (;;) {
+		ssize_t got = read(STDIN_FILENO, chunk, sizeof chunk);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			stdin_failed = true;
+			return -1;
+		}
+		if (got == 0)
+			return 0;
+		oa_buf_add(&stdin_data, chunk, (size_t)got);
+	}
+}
+
+/* Read what the options name, else what lies beside the store and the
+ * journal. Problems are reported; returns false when a named source failed. */
+static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *used, bool report)
+{
+	char err[512];
+	bool ok = true;
+	for (size_t i = 0; i < c->n_logs; i++) {
+		if (strcmp(c->logs[i], "-") == 0) {
+			if (read_stdin() < 0) {
+				if (report)
+					cli_err("standard input: %s", strerror(errno));
+				ok = false;
+				continue;
+			}
+			oa_history_read_mem(h, stdin_data.data, stdin_data.len, "(stdin)");
+			src_add(used, "(stdin)");
+		} else if (oa_logs_read_file(h, c->logs[i], err, sizeof err) < 0) {
+			if (report)
+				cli_err("%s", err);
+			ok = false;
+		} else {
+			src_add(used, c->logs[i]);
+		}
+	}
+	/* --log names the sources; --root asks for that system's journal too. */
+	if (c->n_logs && !c->root)
+		return ok;
+	size_t n = 0;
+	char **files = c->n_logs ? NULL : oa_logs_beside_store(s->root, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (oa_logs_read_file(h, files[i], err, sizeof err) < 0) {
+			if (report)
+				cli_err("%s", err);
+			ok = false;
+		} else {
+			src_add(used, files[i]);
+		}
+	}
+	oa_free_names(files, n);
+	/* The tests' fake machine (OLLAMA_AUDIT_SYSROOT, docs/multi-store.md) has
+	 * its own journal, as it has its own /etc. */
+	const char *sysroot = getenv("OLLAMA_AUDIT_SYSROOT");
+	const char *root = c->root ? c->root : sysroot && *sysroot ? sysroot : NULL;
+	long got = oa_logs_read_journal(h, root, "ollama.service", err, sizeof err);
+	if (got > 0) {
+		src_add(used, c->root ? "journal (--root)" : "journal");
+	} else if (c->root && report) {
+		cli_err("--root %s: %s", c->root, got < 0 ? err : "no ollama.service entries in its journal");
+		ok = false;
+	}
+	return ok;
+}
+
+/* --since / --until: an RFC 3339 time, a date (UTC midnight) or a duration
+ * before now. */
+static int parse_when(const char *s, int64_t now_ns, int64_t *out)
+{
+	size_t n = strlen(s);
+	int tz;
+	if (n && oa_log_parse_time(s, n, out, &tz) == n)
+		return 0;
+	if (n == 10) {
+		char t[32];
+		snprintf(t, sizeof t, "%sT00:00:00Z", s);
+		if (oa_log_parse_time(t, strlen(t), out, &tz) == strlen(t))
+			return 0;
+	}
+	double secs;
+	if (oa_parse_duration(s, &secs) == 0) {
+		*out = now_ns - (int64_t)(secs * 1e9);
+		return 0;
+	}
+	return -1;
+}
+
+/* 2026-10-22 09:15:02-07:00: the time in the zone the server logged it in. */
+static void local_time(const oa_load *e, char *buf, size_t len)
+{
+	if (!e->has_time) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	time_t t = (time_t)(e->time_ns / 1000000000 + (int64_t)e->tz_min * 60);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	int off = e->tz_min < 0 ? -e->tz_min : e->tz_min;
+	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d%c%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, e->tz_min < 0 ? '-' : '+', off / 60, off % 60);
+}
+
+static void utc_time(int64_t ns, char *buf, size_t len)
+{
+	oa_iso8601((time_t)(ns / 1000000000), (long)(ns % 1000000000), buf, len);
+}
+
+/* The model a load ran, as a reader names it. */
+static char *load_label(const oa_store *s, const oa_load *e)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t i = 0; i < e->n_models; i++) {
+		const char *d = s->models[e->models[i]].display;
+		if (i)
+			oa_buf_adds(&b, ", ");
+		oa_buf_add_escaped(&b, d, strlen(d));
+	}
+	if (!e->n_models) {
+		if (*e->digest)
+			oa_buf_printf(&b, "sha256:%.12s (not in the store)", e->digest);
+		else if (*e->logged) {
+			oa_buf_add_escaped(&b, e->logged, strlen(e->logged));
+			oa_buf_adds(&b, " (not in the store)");
+		} else {
+			oa_buf_adds(&b, "(not logged)");
+		}
+	}
+	return oa_buf_take(&b);
+}
+
+static const char *load_id(const oa_store *s, const oa_load *e, char id[13])
+{
+	if (!e->n_models)
+		return "-";
+	snprintf(id, 13, "%.12s", s->models[e->models[0]].m.id);
+	return id;
+}
+
+static char *memory_text(cli *c, const oa_load *e)
+{
+	struct { const char *what; uint64_t v; } f[] = {
+		{ "needed", e->mem_required }, { "peak", e->mem_peak },
+		{ "gpu free", e->mem_gpu_free }, { "free", e->mem_sys_free },
+	};
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		if (!f[i].v)
+			continue;
+		char sz[32];
+		oa_format_size(f[i].v, c->units, sz, sizeof sz);
+		oa_buf_printf(&b, "%s%s %s", b.len ? ", " : "", f[i].what, sz);
+	}
+	if (!b.len)
+		oa_buf_adds(&b, "-");
+	return oa_buf_take(&b);
+}
+
+static bool in_window(cli *c, const oa_load *e, bool has_since, int64_t since, bool has_until, int64_t until)
+{
+	if ((has_since || has_until) && !e->has_time)
+		return false;
+	return !(has_since && e->time_ns < since) && !(has_until && e->time_ns > until);
+}
+
+static bool load_selected(cli *c, const oa_store *s, const oa_load *e)
+{
+	if (!c->n_args)
+		return true;
+	for (size_t i = 0; i < e->n_models; i++)
+		if (model_selected(c, s, s->models[e->models[i]].display))
+			return true;
+	return false;
+}
+
+/* Per model: last load, count, runners seen. */
+typedef struct summary {
+	char *label;
+	char id[13];
+	const oa_load *last;
+	size_t loads, failed;
+	unsigned runners; /* bit per enum oa_log_runner */
+} summary;
+
+static size_t summarize(const oa_store *s, const oa_load **v, size_t n, summary **out)
+{
+	summary *sum = NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		char *label = load_label(s, v[i]);
+		size_t j = 0;
+		while (j < k && strcmp(sum[j].label, label))
+			j++;
+		if (j == k) {
+			sum = oa_xreallocarray(sum, k + 1, sizeof *sum);
+			memset(&sum[k], 0, sizeof sum[k]);
+			sum[k].label = label;
+			load_id(s, v[i], sum[k].id);
+			if (!v[i]->n_models)
+				snprintf(sum[k].id, sizeof sum[k].id, "-");
+			sum[k].last = v[i]; /* newest first */
+			k++;
+		} else {
+			free(label);
+		}
+		sum[j].loads++;
+		sum[j].failed += v[i]->result == OA_LOAD_FAILED;
+		sum[j].runners |= 1u << v[i]->runner;
+	}
+	*out = sum;
+	return k;
+}
+
+static void runners_text(unsigned mask, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (int r = OA_LR_LLAMACPP; r <= OA_LR_MLX; r++)
+		if (mask & (1u << r))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", *buf ? "," : "",
+			         oa_log_runner_name((enum oa_log_runner)r));
+	if (!*buf)
+		snprintf(buf, len, "-");
+}
+
+/* A table whose columns fit their widest cell. */
+typedef struct table {
+	char **cell;
+	size_t cols, rows;
+} table;
+
+static void table_add(table *t, char **cells)
+{
+	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->cols, sizeof *t->cell);
+	for (size_t i = 0; i < t->cols; i++)
+		t->cell[t->rows * t->cols + i] = cells[i];
+	t->rows++;
+}
+
+static void table_print(table *t)
+{
+	size_t w[16] = { 0 };
+	for (size_t r = 0; r < t->rows; r++)
+		for (size_t i = 0; i < t->cols; i++) {
+			size_t l = strlen(t->cell[r * t->cols + i]);
+			if (l > w[i])
+				w[i] = l;
+		}
+	for (size_t r = 0; r < t->rows; r++) {
+		for (size_t i = 0; i < t->cols; i++) {
+			const char *s = t->cell[r * t->cols + i];
+			if (i + 1 < t->cols)
+				printf("%-*s  ", (int)w[i], s);
+			else
+				printf("%s\n", s);
+		}
+	}
+	for (size_t i = 0; i < t->rows * t->cols; i++)
+		free(t->cell[i]);
+	free(t->cell);
+	t->cell = NULL;
+	t->rows = 0;
+}
+
+static void print_table(cli *c, const oa_store *s, const oa_history *h, const src_list *src,
+                        const oa_load **v, size_t n, bool first)
+{
+	if (!first)
+		putchar('\n');
+	char from[40] = "", to[40] = "";
+	if (h->any_time) {
+		utc_time(h->first_ns, from, sizeof from);
+		utc_time(h->last_ns, to, sizeof to);
+	}
+	printf("%s: %zu load%s", s->root, n, n == 1 ? "" : "s");
+	if (src->n) {
+		printf(" in %zu log source%s", src->n, src->n == 1 ? "" : "s");
+		if (h->any_time)
+			printf(" covering %s to %s", from, to);
+	} else {
+		printf(": no server logs found (see `ollama-audit history --help`; --log FILE names one)");
+	}
+	printf("\n");
+	if (!n)
+		return;
+	table t = { .cols = 7 };
+	char *head[] = { oa_xstrdup("TIME"), oa_xstrdup("MODEL"), oa_xstrdup("ID"), oa_xstrdup("RUNNER"),
+	                 oa_xstrdup("RESULT"), oa_xstrdup("MEMORY"), oa_xstrdup("VERSION") };
+	table_add(&t, head);
+	for (size_t i = 0; i < n; i++) {
+		char when[48], id[13];
+		local_time(v[i], when, sizeof when);
+		char *result = v[i]->result == OA_LOAD_FAILED && v[i]->reason ?
+		               oa_xasprintf("failed: %s", v[i]->reason) :
+		               oa_xstrdup(oa_load_result_name(v[i]->result));
+		char *row[] = { oa_xstrdup(when), load_label(s, v[i]), oa_xstrdup(load_id(s, v[i], id)),
+		                oa_xstrdup(oa_log_runner_name(v[i]->runner)), result, memory_text(c, v[i]),
+		                oa_xstrdup(v[i]->version ? v[i]->version : "-") };
+		table_add(&t, row);
+	}
+	/* The RESULT column holds reasons: keep it last but one in width only. */
+	table_print(&t);
+	summary *sum;
+	size_t k = summarize(s, v, n, &sum);
+	printf("\n");
+	t.cols = 5;
+	char *shead[] = { oa_xstrdup("MODEL"), oa_xstrdup("ID"), oa_xstrdup("LAST LOADED"), oa_xstrdup("LOADS"),
+	                  oa_xstrdup("RUNNERS") };
+	table_add(&t, shead);
+	for (size_t i = 0; i < k; i++) {
+		char when[48], runners[48];
+		local_time(sum[i].last, when, sizeof when);
+		runners_text(sum[i].runners, runners, sizeof runners);
+		char *loads = sum[i].failed ? oa_xasprintf("%zu (%zu failed)", sum[i].loads, sum[i].failed) :
+		                              oa_xasprintf("%zu", sum[i].loads);
+		char *row[] = { sum[i].label, oa_xstrdup(sum[i].id), oa_xstrdup(when), loads, oa_xstrdup(runners) };
+		table_add(&t, row);
+	}
+	table_print(&t);
+	free(sum);
+}
+
+static json_t *time_json(const oa_load *e)
+{
+	if (!e->has_time)
+		return json_null();
+	char buf[48];
+	utc_time(e->time_ns, buf, sizeof buf);
+	return json_string(buf);
+}
+
+static json_t *load_json(const oa_store *s, const oa_load *e)
+{
+	json_t *models = json_array();
+	for (size_t i = 0; i < e->n_models; i++) {
+		const oa_model *m = &s->models[e->models[i]];
+		char id[13];
+		snprintf(id, sizeof id, "%.12s", m->m.id);
+		json_array_append_new(models, json_pack("{s:o,s:s}", "name", oa_json_str(m->display), "id", id));
+	}
+	char zone[16];
+	int off = e->tz_min < 0 ? -e->tz_min : e->tz_min;
+	snprintf(zone, sizeof zone, "%c%02d:%02d", e->tz_min < 0 ? '-' : '+', off / 60, off % 60);
+	json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:b,s:s,s:s,s:o}", "time", time_json(e), "zone",
+	                      e->has_time ? json_string(zone) : json_null(), "models", models, "logged_model",
+	                      *e->logged ? oa_json_str(e->logged) : json_null(), "digest",
+	                      *e->digest ? json_sprintf("sha256:%s", e->digest) : json_null(), "in_store",
+	                      e->n_models > 0, "runner", oa_log_runner_name(e->runner), "result",
+	                      oa_load_result_name(e->result), "reason", oa_json_str(e->reason));
+	json_t *mem = json_object();
+	struct { const char *k; uint64_t v; } f[] = {
+		{ "required", e->mem_required }, { "peak", e->mem_peak }, { "gpu_free", e->mem_gpu_free },
+		{ "system_total", e->mem_sys_total }, { "system_free", e->mem_sys_free },
+	};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+		if (f[i].v)
+			json_object_set_new(mem, f[i].k, json_integer((json_int_t)f[i].v));
+	json_object_set_new(o, "memory", mem);
+	json_object_set_new(o, "server_version", oa_json_str(e->version));
+	json_object_set_new(o, "source", oa_json_str(e->source));
+	json_object_set_new(o, "line", json_integer((json_int_t)e->line));
+	return o;
+}
+
+static json_t *summary_json(const summary *m)
+{
+	char runners[48];
+	runners_text(m->runners, runners, sizeof runners);
+	json_t *rs = json_array();
+	for (int r = OA_LR_UNKNOWN; r <= OA_LR_MLX; r++)
+		if (m->runners & (1u << r))
+			json_array_append_new(rs, json_string(oa_log_runner_name((enum oa_log_runner)r)));
+	return json_pack("{s:o,s:o,s:o,s:I,s:I,s:o}", "model", oa_json_str(m->label), "id",
+	                 strcmp(m->id, "-") ? json_string(m->id) : json_null(), "last_loaded",
+	                 time_json(m->last), "loads", (json_int_t)m->loads, "failed", (json_int_t)m->failed,
+	                 "runners", rs);
+}
+
+static json_t *store_json(const oa_store *s, const oa_history *h, const src_list *src, const oa_load **v,
+                          size_t n, json_t **loads_out, json_t **models_out)
+{
+	json_t *o = oa_report_store(s);
+	json_t *names = json_array();
+	for (size_t i = 0; i < src->n; i++)
+		json_array_append_new(names, oa_json_str(src->names[i]));
+	json_object_set_new(o, "sources", names);
+	char buf[48];
+	utc_time(h->first_ns, buf, sizeof buf);
+	json_object_set_new(o, "logs_from", h->any_time ? json_string(buf) : json_null());
+	utc_time(h->last_ns, buf, sizeof buf);
+	json_object_set_new(o, "logs_to", h->any_time ? json_string(buf) : json_null());
+	json_t *warnings = json_array();
+	for (size_t i = 0; i < h->n_warnings; i++)
+		json_array_append_new(warnings, oa_json_str(h->warnings[i]));
+	json_object_set_new(o, "warnings", warnings);
+	json_t *loads = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(loads, load_json(s, v[i]));
+	summary *sum;
+	size_t k = summarize(s, v, n, &sum);
+	json_t *models = json_array();
+	for (size_t i = 0; i < k; i++) {
+		json_array_append_new(models, summary_json(&sum[i]));
+		free(sum[i].label);
+	}
+	free(sum);
+	*loads_out = loads;
+	*models_out = models;
+	return o;
+}
+
+static void print_ndjson(const oa_store *s, const oa_history *h, const src_list *src, const oa_load **v,
+                         size_t n)
+{
+	json_t *loads, *models;
+	json_t *so = store_json(s, h, src, v, n, &loads, &models);
+	const char *types[] = { "load", "model" };
+	json_t *arrays[] = { loads, models };
+	for (size_t t = 0; t < 2; t++) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(arrays[t], i, x) {
+			json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", types[t], "schema", HISTORY_SCHEMA,
+			                        "host", cli_host(), "store", oa_json_str(s->root));
+			json_object_update(rec, x);
+			oa_json_dump_line(rec, stdout);
+			json_decref(rec);
+		}
+		json_decref(arrays[t]);
+	}
+	json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "sources", "schema", HISTORY_SCHEMA, "host", cli_host());
+	json_object_update(rec, so);
+	oa_json_dump_line(rec, stdout);
+	json_decref(rec);
+	json_decref(so);
+}
+
+static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bool first)
+{
+	if (first)
+		fputs("store,time,model,id,runner,result,reason,memory_required,memory_peak,gpu_free,"
+		      "system_free,server_version,source,line\n", stdout);
+	for (size_t i = 0; i < n; i++) {
+		const oa_load *e = v[i];
+		char when[48] = "", id[13], num[5][24], line[24];
+		if (e->has_time)
+			utc_time(e->time_ns, when, sizeof when);
+		uint64_t mem[5] = { e->mem_required, e->mem_peak, e->mem_gpu_free, e->mem_sys_free, 0 };
+		for (size_t k = 0; k < 4; k++)
+			if (mem[k])
+				snprintf(num[k], sizeof num[k], "%llu", (unsigned long long)mem[k]);
+			else
+				num[k][0] = '\0';
+		snprintf(line, sizeof line, "%lu", e->line);
+		char *label = load_label(s, e);
+		csv_field(stdout, s->root, false);
+		csv_field(stdout, when, false);
+		csv_field(stdout, label, false);
+		csv_field(stdout, load_id(s, e, id), false);
+		csv_field(stdout, oa_log_runner_name(e->runner), false);
+		csv_field(stdout, oa_load_result_name(e->result), false);
+		csv_field(stdout, e->reason, false);
+		for (size_t k = 0; k < 4; k++)
+			csv_field(stdout, num[k], false);
+		csv_field(stdout, e->version, false);
+		csv_field(stdout, e->source, false);
+		csv_field(stdout, line, true);
+		free(label);
+	}
+	(void)c;
+}
+
+int cmd_history(cli *c)
+{
+	if (c->format == OUT_TAGS || c->format == OUT_PROMETHEUS) {
+		cli_err("history takes --format table, json, ndjson or csv");
+		return OA_EXIT_USAGE;
+	}
+	int64_t now = oa_wall_now_ns(), since = 0, until = 0;
+	bool has_since = c->since != NULL, has_until = c->until != NULL;
+	if ((has_since && parse_when(c->since, now, &since) < 0) ||
+	    (has_until && parse_when(c->until, now, &until) < 0)) {
+		cli_err("--since/--until take an RFC 3339 time (2026-10-22T09:15:02Z), a date (2026-10-22) "
+		        "or a duration ago: %s; not '%s'", OA_DURATION_GRAMMAR,
+		        has_since && parse_when(c->since, now, &since) < 0 ? c->since : c->until);
+		return OA_EXIT_USAGE;
+	}
+	size_t n;
+	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
+	json_t *stores = json_array();
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		oa_store *s = &st[i].s;
+		if (c->n_args && !check_args_resolve(c, s))
+			continue;
+		oa_history h;
+		oa_history_init(&h);
+		src_list src = { NULL, 0 };
+		if (!read_sources(c, s, &h, &src, first))
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+		for (size_t w = 0; first && w < h.n_warnings; w++)
+			fprintf(stderr, "ollama-audit: warning: %s\n", h.warnings[w]);
+		if (first && h.warnings_dropped)
+			fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
+		oa_history_match(&h, s);
+		const oa_load **v = oa_xcalloc(h.n ? h.n : 1, sizeof *v);
+		size_t k = 0;
+		for (size_t j = 0; j < h.n; j++)
+			if (in_window(c, &h.v[j], has_since, since, has_until, until) && load_selected(c, s, &h.v[j]))
+				v[k++] = &h.v[j];
+		switch (c->format) {
+		case OUT_JSON: {
+			json_t *loads, *models;
+			json_t *so = store_json(s, &h, &src, v, k, &loads, &models);
+			json_object_set_new(so, "loads", loads);
+			json_object_set_new(so, "models", models);
+			json_array_append_new(stores, so);
+			break;
+		}
+		case OUT_NDJSON: print_ndjson(s, &h, &src, v, k); break;
+		case OUT_CSV: print_csv(c, s, v, k, first); break;
+		default: print_table(c, s, &h, &src, v, k, first); break;
+		}
+		first = false;
+		free(v);
+		oa_free_names(src.names, src.n);
+		oa_history_free(&h);
+	}
+	if (c->format == OUT_JSON) {
+		json_t *root = json_pack("{s:s,s:o}", "schema", HISTORY_SCHEMA, "stores", stores);
+		oa_json_dump_line(root, stdout);
+		json_decref(root);
+	} else {
+		json_decref(stores);
+	}
+	free(stdin_data.data);
+	cli_close_stores(st, n);
+	return c->exit_code;
+}
+
+/* The logs' record of use for list, du and rm: read once per store. */
+typedef struct usage_entry {
+	const oa_store *s;
+	cli_usage u;
+} usage_entry;
+
+static usage_entry *usage_cache;
+static size_t usage_n;
+
+static const cli_usage *usage_cached(const oa_store *s)
+{
+	for (size_t i = 0; i < usage_n; i++)
+		if (usage_cache[i].s == s)
+			return &usage_cache[i].u;
+	return NULL;
+}
+
+const cli_usage *cli_usage_of(cli *c, const oa_store *s)
+{
+	const cli_usage *known = usage_cached(s);
+	if (known)
+		return known;
+	usage_cache = oa_xreallocarray(usage_cache, usage_n + 1, sizeof *usage_cache);
+	usage_entry *e = &usage_cache[usage_n++];
+	memset(e, 0, sizeof *e);
+	e->s = s;
+	oa_history h;
+	oa_history_init(&h);
+	src_list src = { NULL, 0 };
+	if (!read_sources(c, s, &h, &src, true))
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	/* Matching only reads the store (the blobs a tag reaches). */
+	oa_history_match(&h, (oa_store *)s);
+	cli_usage *u = &e->u;
+	u->have_logs = src.n > 0;
+	u->logs_known = h.any_time;
+	u->logs_from = h.first_ns;
+	u->logs_to = h.last_ns;
+	u->last_ns = oa_xcalloc(s->n_models + 1, sizeof *u->last_ns);
+	u->loaded = oa_xcalloc(s->n_models + 1, sizeof *u->loaded);
+	for (size_t i = 0; i < s->n_models; i++)
+		u->loaded[i] = oa_history_last_load(&h, i, &u->last_ns[i]);
+	oa_free_names(src.names, src.n);
+	oa_history_free(&h);
+	return u;
+}
+
+bool cli_model_unused(const cli *c, const oa_store *s, size_t idx)
+{
+	const cli_usage *u = usage_cached(s);
+	if (!u || !u->have_logs)
+		return false; /* without logs nothing is taken as unused */
+	int64_t cutoff = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9);
+	return !u->loaded[idx] || u->last_ns[idx] < cutoff;
+}
+
+bool cli_unused_for_ready(cli *c, const oa_store *s)
+{
+	const cli_usage *u = cli_usage_of(c, s);
+	if (!u->have_logs) {
+		cli_err("%s: --unused-for needs the server's logs and none were found (server*.log beside "
+		        "the store, the journal, or --log FILE): nothing is taken as unused", s->root);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+		return false;
+	}
+	char from[48] = "?", to[48] = "?";
+	if (u->logs_known) {
+		utc_time(u->logs_from, from, sizeof from);
+		utc_time(u->logs_to, to, sizeof to);
+	}
+	/* Never loaded means: not in the logs we have. */
+	fprintf(stderr, "ollama-audit: %s: the logs go back to %s (newest line %s): a model not loaded "
+	        "in them is taken as unused\n", s->root, from, to);
+	return true;
+}
+
+void cli_usage_release(void)
+{
+	for (size_t i = 0; i < usage_n; i++) {
+		free(usage_cache[i].u.last_ns);
+		free(usage_cache[i].u.loaded);
+	}
+	free(usage_cache);
+	usage_cache = NULL;
+	usage_n = 0;
+}
+
+/* The newest load of any of the models; false when none is in the logs. */
+static bool newest_load(const cli_usage *u, const size_t *models, size_t n, int64_t *ns)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		if (u->loaded[models[i]] && (!any || u->last_ns[models[i]] > *ns)) {
+			*ns = u->last_ns[models[i]];
+			any = true;
+		}
+	return any;
+}
+
+char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns)
+{
+	const cli_usage *u = usage_cached(s);
+	int64_t last;
+	if (!u || !u->have_logs)
+		return oa_xstrdup("-");
+	if (!newest_load(u, models, n, &last))
+		return oa_xstrdup("never");
+	char age[64];
+	oa_human_age(oa_age_ns(last, now_ns), age, sizeof age);
+	(void)c;
+	return oa_xstrdup(age);
+}
+
+void cli_usage_json(const cli *c, const oa_store *s, const size_t *models, size_t n, json_t *o)
+{
+	const cli_usage *u = usage_cached(s);
+	int64_t last;
+	if (!u || !u->have_logs)
+		return;
+	char buf[48];
+	bool loaded = newest_load(u, models, n, &last);
+	if (loaded)
+		utc_time(last, buf, sizeof buf);
+	json_object_set_new(o, "last_used", loaded ? json_string(buf) : json_null());
+	(void)c;
+}
+
+/* The engine a load ran on, as the store names what its files select. */
+static enum oa_runner store_runner(enum oa_log_runner r)
+{
+	return r == OA_LR_MLX ? OA_RUNNER_MLX : r == OA_LR_UNKNOWN ? OA_RUNNER_NONE : OA_RUNNER_LLAMACPP;
+}
+
+static void model_findings(oa_store *s, size_t idx, const oa_history *h)
+{
+	const oa_model *m = &s->models[idx];
+	const oa_load *latest = NULL, *own = NULL;
+	for (size_t i = 0; i < h->n && !(latest && own); i++)
+		for (size_t k = 0; k < h->v[i].n_models; k++)
+			if (h->v[i].models[k] == idx) {
+				if (!latest)
+					latest = &h->v[i];
+				/* A blob several tags share cannot say which one ran. */
+				if (!own && h->v[i].n_models == 1 && h->v[i].runner != OA_LR_UNKNOWN)
+					own = &h->v[i];
+			}
+	char when[48];
+	if (latest && latest->result == OA_LOAD_FAILED) {
+		utc_time(latest->time_ns, when, sizeof when);
+		oa_findings_add(&s->findings, "load-failed", m->display, NULL, NULL,
+		                "the latest load in the logs (%s, %s, %s:%lu) failed: %s",
+		                latest->has_time ? when : "time unknown", oa_log_runner_name(latest->runner),
+		                latest->source, latest->line, latest->reason ? latest->reason : "?");
+	}
+	if (own && m->manifest_ok && (m->runner == OA_RUNNER_LLAMACPP || m->runner == OA_RUNNER_MLX) &&
+	    store_runner(own->runner) != m->runner) {
+		utc_time(own->time_ns, when, sizeof when);
+		oa_findings_add(&s->findings, "runner-changed", m->display, NULL, NULL,
+		                "the logs show it last ran on %s (%s); its files select %s on %s now: "
+		                "pulled again as another child, or logged on another platform",
+		                oa_log_runner_name(own->runner), own->has_time ? when : "time unknown",
+		                oa_runner_name(m->runner), s->platform ? s->platform : oa_platform_default());
+	}
+}
+
+void cli_log_findings(cli *c, oa_store *s)
+{
+	oa_history h;
+	oa_history_init(&h);
+	src_list src = { NULL, 0 };
+	if (!read_sources(c, s, &h, &src, true))
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	oa_history_match(&h, s);
+	for (size_t i = 0; h.n && i < s->n_models; i++)
+		if (!s->models[i].anchor)
+			model_findings(s, i, &h);
+	oa_free_names(src.names, src.n);
+	oa_history_free(&h);
+}

@@ -1,0 +1,490 @@
+#!/usr/bin/env python3
+"""`ollama-audit history`: the loads a server's logs recorded, from each era's
+lines (2024 ollama_llama_server, 2025 `ollama runner` and --ollama-engine,
+0.3x-0.40 llama-server and MLX), from server.log with its rotated siblings
+beside the store, --log files (journalctl text export, docker logs -t) and
+standard input; blob paths of another machine matched by digest, MLX names
+by name resolution; garbage and truncated lines warned about by FILE:LINE
+(docs/history.md)."""
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+from clitest import oa  # noqa: E402
+
+t.check_binary()
+
+
+def gguf_model(s, seed, arch="llama"):
+    gguf = oa.tiny_llama_gguf(name="Tiny hist " + seed, arch=arch)
+    layers = [s.layer("model", gguf), s.layer("template", t.TEMPLATE + seed)]
+    cfg = oa.gguf_config(s, gguf, layers)
+    return cfg, layers
+
+
+def hexof(d):
+    return d.split(":", 1)[1]
+
+
+def build():
+    """A store with: llama3.2 (legacy GGUF), qwen3:8b (legacy GGUF), qwen3.5:4b
+    (a 0.40 list with a GGUF and an MLX child), never:used. Returns (store,
+    facts)."""
+    s = t.new_store("hist")
+    f = {}
+    f["llama"] = t.add_gguf_model(s, "llama3.2:latest", seed="a")
+    f["qwen3"] = t.add_gguf_model(s, "qwen3:8b", seed="b")
+    t.add_gguf_model(s, "never:used", seed="c")
+    gcfg, glayers = gguf_model(s, "q35")
+    gd, _ = s.add_manifest_blob(gcfg, glayers, runner="llamacpp", fmt="gguf")
+    mcfg, mlayers = oa.tiny_mlx_model(s)
+    md, _ = s.add_manifest_blob(mcfg, mlayers, runner="mlx", fmt="safetensors")
+    ld, _ = s.add_list_blob([{"digest": gd, "runner": "llamacpp", "format": "gguf"},
+                             {"digest": md, "runner": "mlx", "format": "safetensors"}])
+    s.add_v2_tag("qwen3.5:4b", ld, how="symlink")
+    f["q35_gguf_blob"] = hexof(glayers[0]["digest"])
+    f["llama_blob"] = hexof(f["llama"]["layers"][0]["digest"])
+    f["qwen3_blob"] = hexof(f["qwen3"]["layers"][0]["digest"])
+    return s, f
+
+
+GONE = "0f" * 32  # a blob no model of the store has
+
+
+def era2024(f, prefix=""):
+    """Journal-style lines of a 2024 Linux service (another machine's paths)."""
+    p = "/usr/share/ollama/.ollama/models/blobs/sha256-"
+    return [
+        prefix + "time=2024-09-26T18:00:00.000+02:00 level=INFO source=routes.go:1153 "
+        'msg="Listening on 127.0.0.1:11434 (version 0.3.12)"',
+        prefix + "time=2024-09-26T18:08:31.100+02:00 level=INFO source=server.go:101 "
+        'msg="system memory" total="31.3 GiB" free="28.0 GiB" free_swap="0 B"',
+        prefix + "time=2024-09-26T18:08:31.200+02:00 level=INFO source=memory.go:326 msg=offload "
+        'library=cuda layers.requested=-1 memory.available="[23.3 GiB]" memory.required.full="5.8 GiB"',
+        prefix + "time=2024-09-26T18:08:31.326+02:00 level=INFO source=server.go:388 "
+        'msg="starting llama server" cmd="/tmp/ollama2/runners/cuda_v12/ollama_llama_server --model '
+        + p + f["llama_blob"] + ' --ctx-size 8192 --batch-size 512 --port 46259"',
+        prefix + "time=2024-09-26T18:08:33.500+02:00 level=INFO source=server.go:626 "
+        'msg="llama runner started in 2.17 seconds"',
+    ]
+
+
+def era2025(f):
+    p = "/root/.ollama/models/blobs/sha256-"
+    return [
+        "time=2025-03-05T06:00:00.000Z level=INFO source=routes.go:1277 "
+        'msg="Listening on [::]:11434 (version 0.5.13)"',
+        "time=2025-03-05T06:58:54.116000000Z level=INFO source=server.go:380 "
+        'msg="starting llama server" cmd="/usr/bin/ollama runner --model ' + p + f["qwen3_blob"]
+        + ' --ctx-size 8192 --parallel 1 --port 33405"',
+        "\x00\x01garbage that is not a log line \xff",
+        'time=2025-03-05T06:59:00Z level=INFO msg="starting llama server" cmd="/usr/bin/ollama runner '
+        "--ollama-engine --model " + p + GONE + " --ctx",   # cut off mid-line
+        "time=2025-03-05T07:00:00.000Z level=INFO source=server.go:380 "
+        'msg="starting llama server" cmd="/usr/bin/ollama runner --ollama-engine --model ' + p
+        + f["qwen3_blob"] + ' --port 40000"',
+        "time=2025-03-05T07:00:01.000Z level=ERROR source=sched.go:455 "
+        'msg="error loading llama server" error="llama runner process has terminated: exit status 2"',
+        "time=notatime level=INFO msg=x",
+    ]
+
+
+def era040(f):
+    p = "/Users/me/.ollama/models/blobs/sha256-"
+    return [
+        "time=2026-10-22T08:00:00.000-07:00 level=INFO source=routes.go:1700 "
+        'msg="Listening on 127.0.0.1:11434 (version 0.40.8)"',
+        "time=2026-10-22T09:15:02.000-07:00 level=INFO source=server.go:107 "
+        'msg="using llama-server for model" model=' + p + f["q35_gguf_blob"],
+        "time=2026-10-22T09:15:02.010-07:00 level=INFO source=llama_server.go:457 "
+        'msg="starting llama-server" cmd="/Applications/Ollama.app/Contents/Resources/llama-server '
+        "--model " + p + f["q35_gguf_blob"] + ' --port 53511 --host 127.0.0.1"',
+        "time=2026-10-22T09:15:02.020-07:00 level=INFO source=sched.go:613 "
+        'msg="system memory" total="32.0 GiB" free="25.0 GiB" free_swap="0 B"',
+        "time=2026-10-22T09:15:04.000-07:00 level=INFO source=server.go:1200 "
+        'msg="llama runner started in 1.99 seconds"',
+        "time=2026-10-22T09:20:00.000-07:00 level=INFO source=client.go:508 "
+        'msg="starting mlx runner subprocess" model=qwen3.5:4b port=53510',
+        "time=2026-10-22T09:20:01.000-07:00 level=INFO source=server.go:46 "
+        'msg="MLX engine initialized" "MLX version"=0.32.3-96-gbebd642 device=gpu',
+        "time=2026-10-22T09:20:02.000-07:00 level=INFO msg=\"mlx runner is ready\"",
+        'time=2026-10-22T09:21:00.000-07:00 level=INFO source=runner.go:300 msg="request done" '
+        '"memory peak"="3.85 GiB"',
+        "time=2026-10-22T10:00:00.000-07:00 level=INFO source=client.go:508 "
+        'msg="starting mlx runner subprocess" model=gone:1b port=53512',
+        "time=2026-10-22T10:00:00.500-07:00 level=WARN source=sched.go:300 "
+        'msg="error loading llama server" error="model requires 20.1 GiB but only 12.0 GiB are available"',
+    ]
+
+
+def write(path, lines):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
+
+
+# A fake machine with no journal, so this machine's own journal never shows up.
+NO_SYSTEM = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("no-journal")}
+
+
+def run(*args, env=None, **kw):
+    return t.run(*args, env=dict(NO_SYSTEM, **(env or {})), **kw)
+
+
+def hist(s, *args, **kw):
+    return run("--store", s.root, "history", *args, **kw)
+
+
+with t.guard("server.log and its rotated siblings beside the store"):
+    s, f = build()
+    logs = os.path.join(os.path.dirname(s.root), "logs")
+    write(os.path.join(logs, "server.log"), era040(f))
+    write(os.path.join(logs, "server-1.log"), era2025(f))
+    write(os.path.join(logs, "server-2.log"), era2024(f))
+    write(os.path.join(logs, "app.log"), ['msg="starting mlx runner subprocess" model=never:used'])
+    r = hist(s, "--format", "json")
+    t.exit_code(r, 0, "history reads the logs beside the store")
+    doc = r.json()
+    t.eq(doc["schema"], "ollama-audit.history/1", "versioned schema")
+    st = doc["stores"][0]
+    t.eq([os.path.basename(x) for x in st["sources"]], ["server-2.log", "server-1.log", "server.log"],
+         "server*.log found, oldest first; app.log is not a server log")
+    loads = st["loads"]
+    got = [(l["time"], [m["name"] for m in l["models"]], l["runner"], l["result"]) for l in loads]
+    want = [
+        ("2026-10-22T17:00:00Z", [], "mlx", "failed"),
+        ("2026-10-22T16:20:00Z", ["qwen3.5:4b"], "mlx", "ok"),
+        ("2026-10-22T16:15:02Z", ["qwen3.5:4b"], "llamacpp", "ok"),
+        ("2025-03-05T07:00:00Z", ["qwen3:8b"], "ollama", "failed"),
+        ("2025-03-05T06:59:00Z", [], "ollama", "unknown"),
+        ("2025-03-05T06:58:54.116000000Z", ["qwen3:8b"], "llamacpp", "unknown"),
+        ("2024-09-26T16:08:31.326000000Z", ["llama3.2:latest"], "llamacpp", "ok"),
+    ]
+    t.eq(got, want, "one event per load, newest first, runner and result per era", got)
+    by_time = {l["time"]: l for l in loads}
+    l24 = by_time["2024-09-26T16:08:31.326000000Z"]
+    t.eq(l24["zone"], "+02:00", "the zone the line was logged in is kept")
+    t.eq(l24["server_version"], "0.3.12", "the version the server announced before the load")
+    t.eq(l24["memory"], {"required": round(5.8 * 2**30), "gpu_free": round(23.3 * 2**30),
+                         "system_total": round(31.3 * 2**30), "system_free": 28 * 2**30},
+         "memory lines logged before the start belong to it", l24["memory"])
+    t.eq(l24["models"][0]["id"], f["llama"]["id"], "the model's ID")
+    t.eq(l24["digest"], "sha256:" + f["llama_blob"], "the blob's digest")
+    t.ok(l24["logged_model"].startswith("/usr/share/ollama/"), "another machine's path matched by digest")
+    lg = by_time["2026-10-22T16:15:02Z"]
+    t.eq(lg["memory"].get("system_free"), 25 * 2**30, "0.40's memory lines after the start")
+    t.eq(lg["server_version"], "0.40.8", "0.40.8")
+    lm = by_time["2026-10-22T16:20:00Z"]
+    t.eq(lm["memory"].get("peak"), round(3.85 * 2**30), "the MLX peak goes to its load")
+    t.eq(lm["logged_model"], "qwen3.5:4b", "the MLX runner's model name")
+    lf = by_time["2026-10-22T17:00:00Z"]
+    t.eq((lf["logged_model"], lf["in_store"]), ("gone:1b", False), "an MLX name not in the store")
+    t.eq(lf["reason"], "model requires 20.1 GiB but only 12.0 GiB are available", "the fit check's reason")
+    lc = by_time["2025-03-05T06:59:00Z"]
+    t.eq((lc["digest"], lc["in_store"]), ("sha256:" + GONE, False),
+         "a truncated start line still counts, its blob not in the store")
+    t.eq(by_time["2025-03-05T07:00:00Z"]["reason"],
+         "llama runner process has terminated: exit status 2", "a runner crash is the load's result")
+    t.eq(st["logs_from"], "2024-09-26T16:00:00Z", "how far back the logs go")
+    models = {m["model"]: m for m in st["models"]}
+    t.eq(models["qwen3.5:4b"]["runners"], ["llamacpp", "mlx"], "both engines seen for the list tag")
+    t.eq(models["qwen3.5:4b"]["last_loaded"], "2026-10-22T16:20:00Z", "its last load")
+    t.eq((models["qwen3:8b"]["loads"], models["qwen3:8b"]["failed"]), (2, 1), "loads and failures counted")
+    t.ok("never:used" not in models, "a model never loaded has no summary row")
+    t.eq(len(st["warnings"]), 3, "three bad lines", st["warnings"])
+    for n in (3, 4, 7):
+        t.contains(r.err, "server-1.log:%d: " % n, "a FILE:LINE warning for line %d" % n)
+
+    r = hist(s)
+    t.exit_code(r, 0, "table")
+    lines = r.out.splitlines()
+    t.contains(lines[0], "7 loads in 3 log sources covering 2024-09-26T16:00:00Z", "the header line")
+    t.ok(lines[1].split()[:7] == ["TIME", "MODEL", "ID", "RUNNER", "RESULT", "MEMORY", "VERSION"], "columns",
+         lines[1])
+    t.ok(lines[3].startswith("2026-10-22 09:20:00-07:00  qwen3.5:4b"), "time in the logged zone, newest first",
+         lines[3])
+    t.contains(r.out, "failed: model requires 20.1 GiB", "the reason in the table")
+    t.contains(r.out, "sha256:" + GONE[:12] + " (not in the store)", "an unknown blob named by digest")
+    t.contains(r.out, "gone:1b (not in the store)", "an unknown MLX name")
+    summ = lines[lines.index("") + 1:]
+    t.ok(summ[0].split() == ["MODEL", "ID", "LAST", "LOADED", "LOADS", "RUNNERS"], "summary columns", summ)
+    t.ok(any(x.startswith("qwen3:8b") and "2 (1 failed)" in x and "llamacpp,ollama" in x for x in summ),
+         "per-model summary", summ)
+
+    r = hist(s, "qwen3:8b", "--format", "json")
+    t.eq(len(r.json()["stores"][0]["loads"]), 2, "MODEL keeps that model's loads")
+    r = hist(s, "no:such")
+    t.exit_code(r, 16, "an unknown MODEL is a usage error")
+    r = hist(s, "--since", "2025-01-01", "--until", "2025-03-05T06:59:30Z", "--format", "json")
+    t.eq([l["time"] for l in r.json()["stores"][0]["loads"]], ["2025-03-05T06:59:00Z", "2025-03-05T06:58:54.116000000Z"],
+         "--since a date, --until a time")
+    r = hist(s, "--since", "36500d", "--format", "json")
+    t.eq(len(r.json()["stores"][0]["loads"]), 7, "--since a duration ago")
+    r = hist(s, "--since", "1s", "--format", "json")
+    t.eq(len(r.json()["stores"][0]["loads"]), 0, "--since 1s: nothing that recent")
+    r = hist(s, "--since", "last tuesday")
+    t.exit_code(r, 16, "a --since that is no time")
+
+    r = hist(s, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    t.eq(len(rows), 7, "csv: a row per load")
+    t.eq((rows[1]["model"], rows[1]["runner"], rows[1]["memory_peak"]),
+         ("qwen3.5:4b", "mlx", str(round(3.85 * 2**30))), "csv fields")
+    r = hist(s, "--format", "ndjson")
+    recs = [json.loads(x) for x in r.out.splitlines()]
+    t.eq(sorted(set(x["type"] for x in recs)), ["load", "model", "sources"], "ndjson record types")
+    t.ok(all(x["schema"] == "ollama-audit.history/1" for x in recs), "every record names the schema")
+
+with t.guard("--log: journalctl and docker exports, standard input"):
+    s, f = build()
+    d = t.tempdir("exports")
+    jtext = os.path.join(d, "journal.txt")
+    write(jtext, ["-- Logs begin at Thu 2024-09-26 17:00:00 CEST. --",
+                  "Sep 26 17:59:59 gpu-box systemd[1]: Started ollama.service - Ollama Service."]
+          + era2024(f, prefix="Sep 26 18:08:31 gpu-box ollama[3886]: ")
+          + ["Sep 26 18:08:32 gpu-box ollama[4066]: llm_load_tensors: ggml ctx size =    0.14 MiB"])
+    r = hist(s, "--log", jtext, "--format", "json")
+    t.exit_code(r, 0, "a journalctl text export")
+    st = r.json()["stores"][0]
+    t.eq(st["sources"], [jtext], "--log replaces the automatic sources")
+    t.eq([(l["models"][0]["name"], l["time"], l["result"]) for l in st["loads"]],
+         [("llama3.2:latest", "2024-09-26T16:08:31.326000000Z", "ok")], "the slog time inside, not the prefix")
+    t.eq(st["warnings"], [], "journal noise is not a bad line")
+    # docker logs -t: the daemon's own receive time, nanoseconds, before each line
+    docker = ["2025-03-05T%02d:00:00.%09dZ %s" % (6 + i // 4, 123456789 + i, l)
+              for i, l in enumerate(era2025(f)) if l.startswith("time=2025-03-05T0")]
+    r = hist(s, "--log", "-", "--log", jtext, "--format", "json", input="\n".join(docker).encode())
+    t.exit_code(r, 0, "docker logs -t on standard input")
+    st = r.json()["stores"][0]
+    t.eq(st["sources"], ["(stdin)", jtext], "both sources read")
+    t.eq(len(st["loads"]), 4, "three docker loads and the journal's one", st["loads"])
+    t.eq(st["loads"][0]["source"], "(stdin)", "each load names its source")
+    r = hist(s, "--log", os.path.join(d, "missing.log"))
+    t.exit_code(r, 8, "a --log that cannot be read")
+    t.contains(r.err, "missing.log", "it is named")
+
+JOURNAL_REMOTE = next((p for p in ("/usr/lib/systemd/systemd-journal-remote",
+                                    "/lib/systemd/systemd-journal-remote") if os.path.exists(p)), None)
+BOOT = "0123456789abcdef0123456789abcdef"
+
+
+def journal_file(path, entries):
+    """A real journal file: the export format, converted by systemd-journal-remote.
+    entries: (usec, unit, message bytes)."""
+    out = b""
+    for i, (usec, unit, msg) in enumerate(entries):
+        # one boot: the monotonic clock runs with the wall clock, as sd-journal expects
+        out += b"__REALTIME_TIMESTAMP=%d\n__MONOTONIC_TIMESTAMP=%d\n_BOOT_ID=%s\n" % (
+            usec, usec - 1700000000000000, BOOT.encode())
+        out += b"_SYSTEMD_UNIT=%s\n_TRANSPORT=stdout\n" % unit.encode()
+        if b"\n" in msg or b"\0" in msg:  # binary field: name, newline, le64 size, data
+            out += b"MESSAGE\n" + len(msg).to_bytes(8, "little") + msg + b"\n\n"
+        else:
+            out += b"MESSAGE=" + msg + b"\n\n"
+    exp = path + ".export"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(exp, "wb") as fh:
+        fh.write(out)
+    r = subprocess.run([JOURNAL_REMOTE, "-o", path, exp], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.unlink(exp)
+    return r.returncode == 0 and os.path.exists(path)
+
+
+with t.guard("the systemd journal of another machine (--root)"):
+    s, f = build()
+    root = t.tempdir("journal-root")
+    r = hist(s, "--root", root)
+    if "built without libsystemd" in r.err:
+        t.exit_code(r, 8, "--root in a build without libsystemd is an operational error")
+        t.contains(r.err, "--log FILE", "and says how to do without")
+    elif not JOURNAL_REMOTE:
+        t.fail("systemd-journal-remote is not installed (make test-deps installs it)")
+    else:
+        t.exit_code(r, 8, "--root with no journal there")
+        t.contains(r.err, "no ollama.service entries", "says so")
+        usec = 1727366911326000
+        entries = [(usec - 3600 * 10**6, "ollama.service", b"2023/12/15 15:33:10 routes.go:871: Listening on "
+                    b"127.0.0.1:11434 (version 0.3.12)")]
+        entries += [(usec + i, "ollama.service", l.encode()) for i, l in enumerate(era2024(f))]
+        entries += [(usec + 50, "sshd.service", b'time=2024-09-26T18:09:00Z level=INFO '
+                     b'msg="starting mlx runner subprocess" model=never:used'),
+                    (usec + 60, "ollama.service", b"time=2024-09-26T18:10:00Z msg=\"a\0b\"")]
+        ok1 = journal_file(os.path.join(root, "var/log/journal", BOOT, "system.journal"), entries)
+        later = [(1741157934116000 + i, "ollama.service", l.encode()) for i, l in enumerate(era2025(f)[:2])]
+        ok2 = journal_file(os.path.join(root, "run/log/journal", BOOT, "system.journal"), later)
+        t.ok(ok1 and ok2, "systemd-journal-remote wrote the journal files")
+        r = hist(s, "--root", root, "--format", "json")
+        t.exit_code(r, 0, "the journal read through sd-journal")
+        st = r.json()["stores"][0]
+        t.eq(st["sources"], ["journal (--root)"], "the journal is the source")
+        t.eq([(l["models"][0]["name"] if l["models"] else None, l["time"], l["runner"], l["server_version"])
+              for l in st["loads"]],
+             [("qwen3:8b", "2025-03-05T06:58:54.116000000Z", "llamacpp", "0.5.13"),
+              ("llama3.2:latest", "2024-09-26T16:08:31.326000000Z", "llamacpp", "0.3.12")],
+             "/var/log/journal and /run/log/journal, ollama.service only", st["loads"])
+        t.eq(st["logs_from"], "2024-09-26T15:08:31.326000000Z",
+             "a line without a time of its own takes the journal's")
+        t.eq(len(st["warnings"]), 1, "the binary message is warned about", st["warnings"])
+        t.ok(st["warnings"] and st["warnings"][0].startswith("journal (--root):"), "named by source and entry")
+        r = hist(s, "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": root})
+        t.eq(r.json()["stores"][0]["sources"], ["journal"], "without --root: the machine's own journal")
+        t.eq(len(r.json()["stores"][0]["loads"]), 2, "read the same way")
+        r = hist(s, "--root", root, "--log", os.devnull, "--format", "json")
+        t.eq(r.json()["stores"][0]["sources"], [os.devnull, "journal (--root)"], "--root with --log reads both")
+
+with t.guard("LAST USED in list, --unused-for on list, du and rm"):
+    s, f = build()
+    write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era2025(f) + era040(f))
+    r = run("--store", s.root, "list")
+    t.exit_code(r, 0, "list with logs beside the store")
+    head, *rows = r.out.splitlines()
+    t.ok(head.rstrip().endswith("LAST USED"), "a LAST USED column when logs are found", head)
+    last = {x.split()[0]: x for x in rows}
+    t.ok(last["never:used"].rstrip().endswith("never"), "never loaded: never", last["never:used"])
+    t.ok(last["qwen3:8b"].rstrip().endswith("ago"), "loaded: how long ago", last["qwen3:8b"])
+    doc = run("--store", s.root, "list", "--format", "json").json()
+    lu = {m["name"]: m.get("last_used", "absent") for m in doc["stores"][0]["models"]}
+    t.eq(lu, {"qwen3:8b": "2025-03-05T07:00:00Z", "qwen3.5:4b": "2026-10-22T16:20:00Z",
+              "llama3.2:latest": None, "never:used": None}, "list json: last_used, null when never loaded")
+    r = run("--store", s.root, "list", "--unused-for", "36500d", "--format", "json")
+    t.eq(sorted(m["name"] for m in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
+         "list --unused-for: only the models not loaded in that time")
+    t.contains(r.err, "the logs go back to 2025-03-05T06:00:00Z", "and how far back the logs go")
+    r = run("--store", s.root, "du")
+    head, *rows = r.out.splitlines()[1:]
+    t.ok(head.rstrip().endswith("LAST USED"), "du: a LAST USED column", head)
+    t.ok(any(x.startswith("never:used") and x.rstrip().endswith("never") for x in rows), "du: never", rows)
+    r = run("--store", s.root, "du", "--format", "json")
+    t.eq({x["names"][0]: x["last_used"] for x in r.json()["stores"][0]["models"]},
+         {"qwen3:8b": "2025-03-05T07:00:00Z", "qwen3.5:4b": "2026-10-22T16:20:00Z",
+          "llama3.2:latest": None, "never:used": None}, "du json: last_used per row")
+    r = run("--store", s.root, "du", "--unused-for", "36500d", "--format", "json")
+    t.eq(sorted(x["names"][0] for x in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
+         "du --unused-for")
+    before = t.snapshot(s.root)
+    r = run("--store", s.root, "rm", "--unused-for", "36500d", "--format", "json")
+    t.exit_code(r, 0, "rm --unused-for: a dry run")
+    planned = r.out
+    t.contains(planned, "llama3.2/latest", "plans the never-loaded llama3.2")
+    t.contains(planned, "never/used", "and never:used")
+    t.not_contains(planned, "qwen3/8b", "not a model the logs show loaded")
+    t.contains(r.err, "the logs go back to", "says how far back the logs go")
+    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", "36500d")
+    t.not_contains(r.out, "qwen3/8b", "named models are filtered too")
+    t.contains(r.out, "never/used", "the unused one stays")
+    r = run("--store", s.root, "rm", "--unused-for", "36500d", "--apply", "--yes")
+    t.exit_code(r, 16, "rm --unused-for --apply is refused: plan, review, apply the plan")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing in the store changed")
+    r = run("--store", s.root, "--platform", "linux/amd64", "check", "--format", "json")
+    fs = [(x["code"], x.get("model")) for x in t.findings_of(r.json())
+          if x["code"] in ("load-failed", "runner-changed")]
+    t.eq(sorted(fs), [("load-failed", "qwen3:8b"), ("runner-changed", "qwen3.5:4b")],
+         "check: the latest load failed; a tag that last ran on MLX selects llama.cpp here", fs)
+    msgs = {x["code"]: x["message"] for x in t.findings_of(r.json())}
+    t.contains(msgs.get("load-failed", ""), "llama runner process has terminated: exit status 2",
+               "load-failed carries the server's reason")
+    t.exit_code(r, 0, "load-failed is a warning: exit 0 by default")
+    r = run("--store", s.root, "--platform", "linux/amd64", "check", "--fail-on", "warning")
+    t.exit_code(r, 1, "and exit 1 with --fail-on warning")
+    r = run("--store", s.root, "--platform", "darwin/arm64", "check", "--format", "json")
+    t.eq([x["code"] for x in t.findings_of(r.json()) if x["code"] == "runner-changed"], [],
+         "on darwin/arm64 the tag selects MLX, as it last ran")
+    s2, _ = build()
+    r = run("--store", s2.root, "check", "--format", "json")
+    t.eq([x["code"] for x in t.findings_of(r.json()) if x["code"] in ("load-failed", "runner-changed")], [],
+         "no logs: no log findings")
+    r = run("--store", s2.root, "rm", "--unused-for", "90d")
+    t.exit_code(r, 8, "no logs: --unused-for refuses")
+    t.contains(r.err, "nothing is taken as unused", "and says why")
+    t.eq(r.out, "", "no plan")
+    r = run("--store", s2.root, "list")
+    t.not_contains(r.out.splitlines()[0], "LAST USED", "no logs: no LAST USED column")
+
+def machine(tag, libs=(), meminfo=None):
+    """A fake machine root: MLX runtimes at libs (paths under it), a meminfo."""
+    root = t.tempdir(tag)
+    for rel in libs:
+        p = os.path.join(root, rel.lstrip("/"))
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        open(p, "wb").close()
+    if meminfo:
+        os.makedirs(os.path.join(root, "proc"), exist_ok=True)
+        with open(os.path.join(root, "proc", "meminfo"), "w") as fh:
+            fh.write("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\n" % meminfo)
+    return root
+
+
+with t.guard("what can run here: MLX runtime, fit check, no-runtime-for-model"):
+    s, f = build()
+    mcfg, mlayers = oa.tiny_mlx_model(s)
+    s.add_manifest("tiny-mlx:int4", mcfg, mlayers)
+    weights = sum(l["size"] for l in mlayers if l["mediaType"].endswith("image.tensor"))
+    GiB = 1 << 20  # meminfo counts kB
+
+    def here(root, name, *extra, env=None):
+        e = {"OLLAMA_AUDIT_SYSROOT": root}
+        e.update(env or {})
+        r = t.run("--store", s.root, "show", name, "--format", "json", *extra, env=e)
+        return r.json()["runs_here"]
+
+    bare = machine("bare")
+    rh = here(bare, "tiny-mlx:int4")
+    t.eq((rh["engine"], rh["can_run"], rh["mlx_runtime"]), ("mlx", False, None), "no MLX runtime: cannot run")
+    r = t.run("--store", s.root, "show", "tiny-mlx:int4", env={"OLLAMA_AUDIT_SYSROOT": bare})
+    t.contains(r.out, "cannot run", "show says so in its paragraph")
+    t.contains(r.out, bare + "/usr/lib/ollama", "and where it looked")
+    r = t.run("--store", s.root, "check", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": bare})
+    t.eq([x["model"] for x in t.findings_of(r.json()) if x["code"] == "no-runtime-for-model"], ["tiny-mlx:int4"],
+         "check: no-runtime-for-model for the MLX model only")
+
+    cuda = machine("cuda", libs=["/usr/lib/ollama/mlx_cuda_v12/libmlxc.so", "/usr/lib/ollama/mlx_cuda_v13/libmlxc.so",
+                                 "/usr/lib/ollama/libggml-base.so"], meminfo=(32 * GiB, 25 * GiB))
+    rh = here(cuda, "tiny-mlx:int4")
+    t.eq((rh["can_run"], rh["mlx_runtime"], rh["fit"]),
+         (True, cuda + "/usr/lib/ollama/mlx_cuda_v13/libmlxc.so", "fits"), "the newest mlx_* runtime; it fits")
+    t.eq((rh["weights_bytes"], rh["reserve_bytes"], rh["memory_available"]), (weights, 457 << 20, 25 << 30),
+         "the tensor bytes against free memory less the 457 MiB reserve")
+    rh = here(cuda, "tiny-mlx:int4", env={"OLLAMA_LLM_LIBRARY": "mlx_cuda_v12"})
+    t.eq(rh["mlx_runtime"], cuda + "/usr/lib/ollama/mlx_cuda_v12/libmlxc.so", "OLLAMA_LLM_LIBRARY picks the variant")
+    rh = here(cuda, "tiny-mlx:int4", env={"OLLAMA_GPU_OVERHEAD": str(1 << 30)})
+    t.eq(rh["reserve_bytes"], (457 << 20) + (1 << 30), "OLLAMA_GPU_OVERHEAD adds to the reserve")
+    r = t.run("--store", s.root, "check", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": cuda})
+    t.eq([x for x in t.findings_of(r.json()) if x["code"] == "no-runtime-for-model"], [],
+         "with a runtime: no finding")
+    # Free memory minus the reserve below the weights, total above: tight; total below: won't fit.
+    tight = machine("tight", libs=["/usr/local/lib/ollama/libmlxc.so"], meminfo=(460 * 1024, 300 * 1024))
+    t.eq(here(tight, "tiny-mlx:int4")["fit"], "tight", "fits total memory, not what is free now")
+    small = machine("small", libs=["/usr/local/lib/ollama/libmlxc.so"], meminfo=(400 * 1024, 300 * 1024))
+    t.eq(here(small, "tiny-mlx:int4")["fit"], "won't fit", "not even total memory")
+    r = t.run("--store", s.root, "show", "tiny-mlx:int4", env={"OLLAMA_AUDIT_SYSROOT": small})
+    t.contains(r.out, "won't fit", "show says it")
+    rh = here(bare, "qwen3:8b")
+    t.eq((rh["engine"], rh["can_run"], rh["fit"]), ("llamacpp", True, "unknown"),
+         "GGUF runs on llama.cpp anywhere; another root without meminfo: fit unknown")
+    rh = here(cuda, "qwen3:8b")
+    t.eq(rh["fit"], "fits", "GGUF weights against memory")
+
+with t.guard("no logs, and garbage"):
+    s, f = build()
+    r = hist(s)
+    t.exit_code(r, 0, "no logs is not an error")
+    t.contains(r.out, "no server logs found", "says so")
+    d = t.tempdir("garbage")
+    g = os.path.join(d, "junk.log")
+    with open(g, "wb") as fh:
+        fh.write(b"x" * (3 << 20) + b"\n" + bytes(range(256)) * 80 + b"time=" + b"\"" * 5000 + b"\ntime=")
+    r = hist(s, "--log", g, "--format", "json")
+    t.exit_code(r, 0, "a file of garbage reads without a crash")
+    w = r.json()["stores"][0]["warnings"]
+    t.contains(w[0], "junk.log:1: a line longer than 1 MiB", "an over-long line warned")
+    t.contains(w[1], "junk.log:2: binary data", "binary bytes warned")
+    t.eq(len(w), 50, "at most 50 warnings kept")
+    t.contains(r.err, "more lines could not be read", "the rest counted on stderr")
+
+t.done()
