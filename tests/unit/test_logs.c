@@ -172,6 +172,15 @@ static void feed(oa_history *h, const char *const *lines, size_t n)
 		oa_history_line(h, lines[i], strlen(lines[i]), i + 1, -1);
 }
 
+/* A history of these lines, as one server.log. */
+static void read_lines(oa_history *h, const char *const *lines, size_t n)
+{
+	oa_history_init(h);
+	oa_history_begin(h, "server.log");
+	feed(h, lines, n);
+	oa_history_end(h);
+}
+
 static void test_fold(void)
 {
 	static const char *const lines[] = {
@@ -190,10 +199,7 @@ static void test_fold(void)
 		"time=bad",
 	};
 	oa_history h;
-	oa_history_init(&h);
-	oa_history_begin(&h, "server.log");
-	feed(&h, lines, sizeof lines / sizeof lines[0]);
-	oa_history_end(&h);
+	read_lines(&h, lines, sizeof lines / sizeof lines[0]);
 	CHECK_U64(h.n, 3);
 	CHECK(h.v[0].runner == OA_LR_LLAMACPP && h.v[0].result == OA_LOAD_OK);
 	CHECK_STR(h.v[0].digest, HEX_A);
@@ -227,10 +233,7 @@ static void test_repeat_without_result(void)
 		"time=2026-10-22T11:00:01Z level=INFO msg=\"loading model via llama-server\" model=/u/blobs/sha256-" HEX_A,
 	};
 	oa_history h;
-	oa_history_init(&h);
-	oa_history_begin(&h, "server.log");
-	feed(&h, lines, sizeof lines / sizeof lines[0]);
-	oa_history_end(&h);
+	read_lines(&h, lines, sizeof lines / sizeof lines[0]);
 	CHECK_U64(h.n, 2);
 	CHECK_U64(h.v[1].line, 4);
 	oa_history_free(&h);
@@ -249,10 +252,7 @@ static void test_stale_memory(void)
 		"time=2026-10-22T10:05:01Z level=INFO msg=\"starting mlx runner subprocess\" model=c:d",
 	};
 	oa_history h;
-	oa_history_init(&h);
-	oa_history_begin(&h, "server.log");
-	feed(&h, lines, sizeof lines / sizeof lines[0]);
-	oa_history_end(&h);
+	read_lines(&h, lines, sizeof lines / sizeof lines[0]);
 	CHECK_U64(h.n, 2);
 	CHECK_U64(h.v[0].mem_sys_free, 20ULL << 30); /* logged while it was open */
 	CHECK_U64(h.v[1].mem_sys_free, 10ULL << 30); /* a second before it */
