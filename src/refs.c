@@ -359,19 +359,6 @@ static bool rc_dir_first(oa_refcache *c, dev_t dev, ino_t ino)
 	return true;
 }
 
-/* The digest a resolved path names when it is blobs/sha256-<64 hex>. */
-static bool blob_hex_of(const oa_refcache *c, const char *resolved, char hex[65])
-{
-	const char *blobs = c->s->blobs_real;
-	const char *slash = strrchr(resolved, '/');
-	if (!slash || !blobs)
-		return false;
-	size_t n = (size_t)(slash - resolved);
-	if (strlen(blobs) != n || strncmp(resolved, blobs, n) != 0 || strlen(slash + 1) != 7 + 64)
-		return false;
-	return oa_digest_parse(slash + 1, hex, NULL);
-}
-
 /* Still the file last read: no need to read it again. */
 static bool rc_fresh(const rc_file *f, const struct stat *st)
 {
@@ -514,7 +501,7 @@ static void rc_entry(oa_refcache *c, int dirfd, const char *name, char *sub, int
 			free(sub);
 			return;
 		}
-		blob_hex_of(c, resolved, link_hex);
+		oa_store_blob_path_hex(c->s, resolved, link_hex);
 	}
 	if (!S_ISLNK(lst.st_mode))
 		st = lst;

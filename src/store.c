@@ -71,6 +71,16 @@ static void store_bounds(oa_store *s)
 	}
 }
 
+bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, char hex[65])
+{
+	const char *slash = strrchr(resolved, '/');
+	if (!slash || !s->blobs_real)
+		return false;
+	size_t n = (size_t)(slash - resolved);
+	return strlen(s->blobs_real) == n && strncmp(resolved, s->blobs_real, n) == 0 &&
+	       strlen(slash + 1) == 7 + 64 && oa_digest_parse(slash + 1, hex, NULL);
+}
+
 int oa_store_resolve_path(const oa_store *s, const char *rel, char out[PATH_MAX])
 {
 	char *p = oa_path_join(s->root, rel);
@@ -555,11 +565,7 @@ static void tag_blob(walk_ctx *w, oa_model *m, int dirfd, const char *file, cons
 		m->tag_kind = "symlink";
 		char *raw = oa_xasprintf("%s/%s/%s/%s/%s", w->top, w->parts[0], w->parts[1], w->parts[2], file);
 		char resolved[PATH_MAX];
-		const char *slash;
-		if (oa_store_resolve_path(w->s, raw, resolved) == 1 && w->s->blobs_real &&
-		    (slash = strrchr(resolved, '/')) && (size_t)(slash - resolved) == strlen(w->s->blobs_real) &&
-		    strncmp(resolved, w->s->blobs_real, (size_t)(slash - resolved)) == 0 &&
-		    strlen(slash + 1) == 7 + 64 && oa_digest_parse(slash + 1, hex, NULL))
+		if (oa_store_resolve_path(w->s, raw, resolved) == 1 && oa_store_blob_path_hex(w->s, resolved, hex))
 			memcpy(m->tag_blob, hex, sizeof hex);
 		free(raw);
 		return;

@@ -147,6 +147,9 @@ int oa_store_open(oa_store *s, const char *path, const char *how, char *err, siz
  * leads elsewhere, -1 when it cannot be resolved (errno). */
 int oa_store_resolve_path(const oa_store *s, const char *rel, char out[PATH_MAX]);
 
+/* The digest a resolved path names when it is <blobs>/sha256-<64 hex>. */
+bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, char hex[65]);
+
 /* The default store: $OLLAMA_MODELS (trimmed of blanks and quotes, as the
  * server does), else $HOME/.ollama/models. Writes how it was chosen. */
 char *oa_store_default_path(const char **how);
