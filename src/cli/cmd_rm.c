@@ -68,10 +68,6 @@ int cmd_rm(cli *c)
 		        "rm --apply --plan FILE removes exactly that");
 		return OA_EXIT_USAGE;
 	}
-	if (c->predict_server || c->what) {
-		cli_err("--predict-server and --what belong to prune");
-		return OA_EXIT_USAGE;
-	}
 	if (!cli_apply_options_ok(c))
 		return OA_EXIT_USAGE;
 	size_t n;

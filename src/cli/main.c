@@ -93,6 +93,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "a time budget; the next --changed run continues where it stopped.\n";
 	if (strcmp(cmd, "du") == 0)
 		return "usage: ollama-audit du [--format table|json|csv] [--units si|iec|bytes] [--unused-for DURATION]\n"
+		       "                        [--all-users --duplicates]\n"
 		       "\n"
 		       "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
 		       "it frees), SHARED with other models, ON DISK (allocated, st_blocks) and APPARENT\n"
@@ -187,26 +188,44 @@ static const char *cmd_help_text(const char *cmd)
 	return NULL;
 }
 
-/* The commands. To add one: write cmd_NAME() and its help, add a row. */
+/* The commands. To add one: write cmd_NAME() and its help, add a row with
+ * the options it takes besides the ones every command takes (COMMON). An
+ * option a command does not take is a usage error, never ignored. */
 typedef struct command {
 	const char *name;
 	int (*run)(cli *c);
+	const char *options; /* long option names, space-separated */
 } command;
 
+#define COMMON "store format units fail-on color help version output "
+#define READS "platform log root " /* a store's models, and the logs for LAST USED */
+
 static const command commands[] = {
-	{ "list", cmd_list },
-	{ "show", cmd_show },
-	{ "check", cmd_check },
-	{ "verify", cmd_verify },
-	{ "du", cmd_du },
-	{ "prune", cmd_prune },
-	{ "rm", cmd_rm },
-	{ "restore", cmd_restore },
-	{ "stores", cmd_stores },
-	{ "dedupe", cmd_dedupe },
-	{ "history", cmd_history },
-	{ NULL, NULL },
+	{ "list", cmd_list, COMMON READS "all-users unused-for" },
+	{ "show", cmd_show, COMMON READS "all-users tensors" },
+	{ "check", cmd_check, COMMON READS "all-users" },
+	{ "verify", cmd_verify, COMMON "platform all-users all changed quick jobs max-duration cache "
+	                        "progress no-progress" },
+	{ "du", cmd_du, COMMON READS "all-users duplicates unused-for" },
+	{ "prune", cmd_prune, COMMON "platform all-users apply yes plan quarantine what min-age force "
+	                      "predict-server" },
+	{ "rm", cmd_rm, COMMON READS "apply yes plan quarantine min-age force unused-for" },
+	{ "restore", cmd_restore, COMMON },
+	{ "stores", cmd_stores, COMMON "platform all-users all" },
+	{ "dedupe", cmd_dedupe, COMMON "platform all-users apply yes force hardlink" },
+	{ "history", cmd_history, COMMON READS "all-users since until unused-for" },
+	{ NULL, NULL, NULL },
 };
+
+/* Whether the space-separated list holds the word. */
+static bool word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	return false;
+}
 
 static const command *find_command(const char *name)
 {
@@ -456,9 +475,14 @@ int main(int argc, char **argv)
 			c.units = OA_UNITS_BYTES;
 	}
 	atexit(free_store_list);
-	int opt;
+	int opt, li;
+	const char *given[64]; /* the long names of the options given, for the command's table */
+	size_t n_given = 0;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
-	while ((opt = getopt_long(argc, argv, "hq", long_opts, NULL)) != -1) {
+	while ((li = -1, opt = getopt_long(argc, argv, "hq", long_opts, &li)) != -1) {
+		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet" : NULL;
+		if (name && n_given < sizeof given / sizeof given[0])
+			given[n_given++] = name;
 		switch (opt) {
 		case OPT_STORE:
 			c.stores = oa_xreallocarray(c.stores, c.n_stores + 1, sizeof *c.stores);
@@ -612,9 +636,14 @@ int main(int argc, char **argv)
 			fputs(h ? h : usage_text, stdout);
 		return 0;
 	}
+	const command *cmd = find_command(c.cmd);
+	for (size_t i = 0; i < n_given; i++)
+		if (!word_in(cmd->options, given[i]))
+			return usage_error("--%s is not an option of %s; see ollama-audit %s --help", given[i], c.cmd,
+			                   c.cmd);
 	int rc = cli_output_begin(&c);
 	if (!rc)
-		rc = find_command(c.cmd)->run(&c);
+		rc = cmd->run(&c);
 	rc = cli_output_end(&c, rc);
 	cli_usage_release();
 	if (fflush(stdout) != 0 || ferror(stdout)) {

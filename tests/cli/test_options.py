@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Every command refuses an option it does not take (exit 16, nothing on
+stdout, a message naming the option and the command), instead of ignoring
+it; and still takes each option its help lists."""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+
+t.check_binary()
+
+COMMANDS = ("list", "show", "check", "verify", "du", "prune", "rm", "restore", "stores", "dedupe",
+            "history")
+# An option with a harmless argument, for the commands that do not take it.
+PROBES = {"--apply": [], "--jobs": ["2"], "--plan": ["p.json"], "--tensors": [], "--duplicates": [],
+          "--hardlink": [], "--since": ["1d"], "--quarantine": ["q"], "--cache": ["c.json"],
+          "--what": ["all"], "--all": [], "-q": [], "--quiet": []}
+
+with t.guard("an option a command does not take is a usage error"):
+    s, info = t.clean_store("options")
+    for cmd in COMMANDS:
+        h = t.run(cmd, "--help").out
+        for opt, arg in PROBES.items():
+            if re.search(r"(^|[\s\[])%s\b" % re.escape(opt), h):
+                continue  # the command takes it
+            r = t.audit(s.root, cmd, opt, *arg)
+            t.exit_code(r, 16, "%s %s" % (cmd, opt))
+            t.eq(r.out, "", "%s %s prints nothing on stdout" % (cmd, opt))
+            name = "quiet" if opt == "-q" else opt.lstrip("-")
+            t.contains(r.err, "--%s is not an option of %s" % (name, cmd), "%s %s names both" % (cmd, opt))
+
+with t.guard("the options a command's help lists are taken"):
+    s, info = t.clean_store("options-ok")
+    for args in (["list", "--platform", "linux/amd64"], ["show", "tiny", "--tensors"],
+                 ["verify", "--jobs", "2", "--quick"], ["du", "--platform", "linux/amd64"],
+                 ["prune", "--what", "all", "--min-age", "0"], ["rm", "tiny", "--min-age", "0"],
+                 ["stores", "--all"], ["check", "--platform", "darwin/arm64"]):
+        env = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("sysroot")} if args[0] in ("stores", "du") else None
+        r = t.audit(s.root, *args, env=env)
+        t.ok(r.code != 16, " ".join(args) + " is accepted", r.describe())
+
+t.done()
