@@ -5,7 +5,6 @@
 #include "ollama_audit/util.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
