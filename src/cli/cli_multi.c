@@ -4,10 +4,10 @@
 #include "ollama_audit/discover.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/outfile.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 #include "ollama_audit/prometheus.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 /* cli_runhere.c - "what can run here" for show and check (runhere.h,
  * docs/history.md). */
 #include "cli.h"
-#include "ollama_audit/jsonutil.h"
+#include "base/jsonutil.h"
 #include "ollama_audit/runhere.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

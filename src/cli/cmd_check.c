@@ -2,7 +2,7 @@
 #include "report_common.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <stdio.h>
 

@@ -3,12 +3,12 @@
  * owner, hard links). docs/multi-store.md. */
 #include "cli_multi.h"
 #include "ollama_audit/dedupe.h"
-#include "ollama_audit/jsonutil.h"
+#include "base/jsonutil.h"
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/headers.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <limits.h>
 #include <signal.h>

@@ -5,12 +5,12 @@
 #include "report_common.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/history.h"
-#include "ollama_audit/jsonutil.h"
+#include "base/jsonutil.h"
 #include "ollama_audit/logsrc.h"
 #include "ollama_audit/manifest_list.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

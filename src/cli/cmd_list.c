@@ -2,10 +2,10 @@
 #include "cli.h"
 #include "cli_multi.h"
 #include "ollama_audit/headers.h"
-#include "ollama_audit/jsonutil.h"
-#include "ollama_audit/platform.h"
+#include "base/jsonutil.h"
+#include "base/platform.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

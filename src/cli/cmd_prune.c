@@ -4,10 +4,10 @@
 #include "cli_multi.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,9 +2,9 @@
 #include "cli.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 #include "ollama_audit/prune.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,14 +1,14 @@
 /* cmd_stores.c - `ollama-audit stores`: every store on the machine, with its
  * owner, size, model count and how it was found (docs/multi-store.md). */
 #include "cli_multi.h"
-#include "ollama_audit/jsonutil.h"
+#include "base/jsonutil.h"
 #include "ollama_audit/discover.h"
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

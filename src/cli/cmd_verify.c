@@ -3,9 +3,9 @@
 #include "cli_multi.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 #include "ollama_audit/verify.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 
 #include <errno.h>
 #include <limits.h>

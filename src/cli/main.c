@@ -5,7 +5,7 @@
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
 #include "ollama_audit/manifest_list.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <getopt.h>
 #include <stdarg.h>

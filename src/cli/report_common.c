@@ -1,9 +1,9 @@
 /* report_common.c - the findings report shared by check and verify. */
 #include "report_common.h"
 #include "cli_multi.h"
-#include "ollama_audit/jsonutil.h"
+#include "base/jsonutil.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <string.h>
 

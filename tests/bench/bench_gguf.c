@@ -4,7 +4,7 @@
  *   bench_gguf -q FILE...              QUICK mode: bytes consumed and bytes read
  *   bench_gguf -r FILE                 one FULL walk, then print peak RSS (getrusage) */
 #include "ollama_audit/gguf.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 
 #include <inttypes.h>
 #include <stdio.h>

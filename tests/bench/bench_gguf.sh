@@ -29,8 +29,8 @@ SYN="$CACHE/synth-llama.gguf"
 
 # 4. Our bench program, optimised, straight from the two sources it needs.
 BIN="$CACHE/bench_gguf"
-${CC:-cc} -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$ROOT/include" \
-	"$ROOT/src/gguf.c" "$ROOT/src/platform.c" "$ROOT/src/util.c" "$ROOT/tests/bench/bench_gguf.c" -lxxhash -o "$BIN"
+${CC:-cc} -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$ROOT/include" -I"$ROOT/src" \
+	"$ROOT/src/formats/gguf.c" "$ROOT/src/base/platform.c" "$ROOT/src/base/util.c" "$ROOT/tests/bench/bench_gguf.c" -lxxhash -o "$BIN"
 
 FILES=$(ls -S -r "$CACHE"/lc/models/ggml-vocab-*.gguf)
 FILES="$FILES $SYN"

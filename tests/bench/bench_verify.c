@@ -7,7 +7,7 @@
  *       verify every DIR/blobs/sha256-* and print one line of key=value figures
  *       (engine seconds, MB/s, statuses, peak RSS from getrusage).
  */
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 #include "ollama_audit/verify.h"
 #include "ollama_audit/verify_cache.h"
 

@@ -21,9 +21,9 @@ trap 'rm -rf "$WORK"' EXIT INT TERM
 # The driver is compiled straight from the library sources at -O2 (the flags of
 # a RelWithDebInfo build), so it does not depend on anyone's build directory.
 BIN=$WORK/bench_verify
-$CC -std=c17 -O2 -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$SRC/include" \
-	"$SRC/tests/bench/bench_verify.c" "$SRC/src/verify.c" "$SRC/src/verify_cache.c" \
-	"$SRC/src/platform.c" "$SRC/src/util.c" $(pkg-config --cflags --libs jansson libxxhash libcrypto) -lpthread \
+$CC -std=c17 -O2 -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$SRC/include" -I"$SRC/src" \
+	"$SRC/tests/bench/bench_verify.c" "$SRC/src/verify/verify.c" "$SRC/src/verify/verify_cache.c" \
+	"$SRC/src/base/platform.c" "$SRC/src/base/util.c" $(pkg-config --cflags --libs jansson libxxhash libcrypto) -lpthread \
 	-o "$BIN"
 
 now() { date +%s.%N; }

@@ -13,7 +13,7 @@ t.check_binary()
 SRC = os.environ.get("OA_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
 with t.guard("every finding code is documented"):
-    codes = re.findall(r'\{ "([a-z-]+)", OA_SEV_', open(os.path.join(SRC, "src", "finding.c")).read())
+    codes = re.findall(r'\{ "([a-z-]+)", OA_SEV_', open(os.path.join(SRC, "src", "store", "finding.c")).read())
     t.ok(len(codes) >= 25, "finding.c lists the codes", codes)
     schema = open(os.path.join(SRC, "docs", "schema.md")).read()
     man = open(os.path.join(SRC, "docs", "ollama-audit.1")).read().replace("\\-", "-")

@@ -6,7 +6,7 @@
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/name.h"
 #include "ollama_audit/outfile.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

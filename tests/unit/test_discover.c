@@ -3,7 +3,7 @@
 #include "testutil.h"
 
 #include "ollama_audit/discover.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 typedef struct got {
 	char v[8][256];

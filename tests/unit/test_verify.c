@@ -1,7 +1,7 @@
 /* test_verify.c - the verify engine and its cache, on blobs in a temp dir. */
 #include "ollama_audit/verify.h"
 #include "ollama_audit/verify_cache.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 #include "testutil.h"
 
 #include <errno.h>

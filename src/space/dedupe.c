@@ -1,7 +1,7 @@
 /* dedupe.c - replace duplicate blobs by reflinks or hard links; see dedupe.h. */
 #include "ollama_audit/dedupe.h"
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,8 @@
 #include "ollama_audit/prune.h"
 #include "ollama_audit/outfile.h"
 #include "ollama_audit/humanize.h"
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -2,9 +2,9 @@
 #include "ollama_audit/prometheus.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/junk.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 #include "ollama_audit/prune.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
 #include "ollama_audit/model.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/manifest_list.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

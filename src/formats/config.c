@@ -1,7 +1,7 @@
 /* config.c - ConfigV2 parsing. */
 #include "ollama_audit/config.h"
-#include "ollama_audit/jsonutil.h"
-#include "ollama_audit/util.h"
+#include "base/jsonutil.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

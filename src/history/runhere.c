@@ -1,7 +1,7 @@
 /* runhere.c - the engine and the fit of a model on a machine (runhere.h). */
 #include "ollama_audit/runhere.h"
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* refs.c - the conservative reference set and its cache (refs.h). */
 #include "ollama_audit/refs.h"
 #include "ollama_audit/manifest.h"
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* manifest.c - manifest parsing, Ollama's manifest ID and SIZE. */
 #include "ollama_audit/manifest.h"
-#include "ollama_audit/jsonutil.h"
-#include "ollama_audit/util.h"
+#include "base/jsonutil.h"
+#include "base/util.h"
 
 #include <jansson.h>
 #include <openssl/evp.h>

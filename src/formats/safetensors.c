@@ -1,6 +1,6 @@
 /* safetensors.c - see safetensors.h and docs/safetensors-limits.md. */
 #include "ollama_audit/safetensors.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* jsonutil.c - see jsonutil.h. */
-#include "ollama_audit/jsonutil.h"
-#include "ollama_audit/util.h"
+#include "base/jsonutil.h"
+#include "base/util.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #include "ollama_audit/headers.h"
 #include "ollama_audit/gguf.h"
 #include "ollama_audit/safetensors.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <strings.h>
 #include <errno.h>
 #include <unistd.h>
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 
 #define OA_HF_CONFIG_MAX (4u << 20)
 

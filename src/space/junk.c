@@ -1,7 +1,7 @@
 /* junk.c - the junk taxonomy and the conservative reference set (junk.h). */
 #include "ollama_audit/junk.h"
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <ctype.h>
 #include <dirent.h>

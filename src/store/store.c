@@ -2,8 +2,8 @@
 #include "ollama_audit/store.h"
 #include "ollama_audit/manifest_list.h"
 #include "ollama_audit/model.h"
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <ctype.h>
 #include <jansson.h>

@@ -1,7 +1,7 @@
 /* dupes.c - the same blob in several stores; see dupes.h. */
 #include "ollama_audit/dupes.h"
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* finding.c - the finding vocabulary and a list of findings. */
 #include "ollama_audit/finding.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * libsystemd's sd-journal (logsrc.h). An optional dependency: without it
  * the tool says so and reads log files only. */
 #include "ollama_audit/logsrc.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * result, the next start, or a server restart.
  */
 #include "ollama_audit/history.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* util.c - see util.h. */
-#include "ollama_audit/util.h"
-#include "ollama_audit/platform.h"
+#include "base/util.h"
+#include "base/platform.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,7 +1,7 @@
 /* verify.c - see verify.h. */
 #include "ollama_audit/verify.h"
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

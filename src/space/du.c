@@ -1,6 +1,6 @@
 /* du.c - disk usage per model and for the store (du.h). */
 #include "ollama_audit/du.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* outfile.c - see outfile.h. */
 #include "ollama_audit/outfile.h"
-#include "ollama_audit/util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

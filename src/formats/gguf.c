@@ -1,7 +1,7 @@
 /* gguf.c - bounded GGUF header reader. See include/ollama_audit/gguf.h and
  * docs/gguf-limits.md. Spec: shared/spec/gguf.md. */
 #include "ollama_audit/gguf.h"
-#include "ollama_audit/platform.h"
+#include "base/platform.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* platform.c - see platform.h. The only file with #ifdef __linux__ style switches. */
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* logsrc.c - the server log files beside a store (logsrc.h). */
 #include "ollama_audit/logsrc.h"
-#include "ollama_audit/platform.h"
-#include "ollama_audit/util.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
