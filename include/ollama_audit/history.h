@@ -27,6 +27,7 @@ typedef struct oa_load {
 	char digest[65];        /* of a blob path, or "" */
 	enum oa_load_result result;
 	char *reason;           /* failure reason, or NULL */
+	int64_t failed_ns;      /* when the failure was logged (result failed) */
 	uint64_t mem_required, mem_sys_total, mem_sys_free, mem_gpu_free, mem_peak;
 	char *version;          /* server version announced earlier in the source, or NULL */
 	char *source;           /* file name or "journal" */

@@ -477,12 +477,19 @@ static int classify(const slog_line *L, oa_log_line *out, char *why, size_t whyl
 		out->kind = OA_LOG_LOADED;
 		return 0;
 	}
-	if (strcmp(msg, "error loading llama server") == 0) {
+	if (strcmp(msg, "error loading llama server") == 0 || strcmp(msg, "Load failed") == 0) {
 		out->kind = OA_LOG_FAILED;
 		set_reason(out, "", err ? err : msg);
+		if ((v = get(L, "model", 0)))
+			set_model(out, v, strlen(v));
 		return 0;
 	}
-	if (strcmp(msg, "llama runner terminated") == 0) {
+	if (strcmp(msg, "model is too large for system memory") == 0) {
+		out->kind = OA_LOG_FAILED;
+		set_reason(out, "", msg);
+		return 0;
+	}
+	if (strcmp(msg, "llama runner terminated") == 0 || strcmp(msg, "llama-server terminated") == 0) {
 		out->kind = OA_LOG_FAILED;
 		set_reason(out, "runner terminated: ", err ? err : "?");
 		return 0;

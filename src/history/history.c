@@ -18,6 +18,8 @@
 
 #define LINE_CUT (1u << 20)
 #define PRE_WINDOW_NS (120 * (int64_t)1000000000)
+/* Lines telling of one failure come within this of each other. */
+#define SAME_FAILURE_NS (10 * (int64_t)1000000000)
 
 const char *oa_load_result_name(enum oa_load_result r)
 {
@@ -143,6 +145,23 @@ static bool continues_open(const oa_history *h, const oa_log_line *l)
 	return e->runner == l->runner && (!*l->digest || !*e->digest || strcmp(l->digest, e->digest) == 0);
 }
 
+/* Is a failure line a further word on the load that failed last, rather
+ * than a failure of its own? Same blob (when the line names one), within
+ * seconds, and nothing started since. */
+static bool same_failure(const oa_history *h, const oa_log_line *l)
+{
+	if (h->last < 0)
+		return false;
+	const oa_load *e = &h->v[h->last];
+	if (e->result != OA_LOAD_FAILED || h->open >= 0)
+		return false;
+	if (*l->digest && *e->digest && strcmp(l->digest, e->digest) != 0)
+		return false;
+	if (!e->has_time || !l->has_time)
+		return false;
+	return l->time_ns >= e->failed_ns && l->time_ns - e->failed_ns <= SAME_FAILURE_NS;
+}
+
 static void fold(oa_history *h, oa_log_line *l, unsigned long lineno)
 {
 	oa_load *open = h->open >= 0 ? &h->v[h->open] : NULL;
@@ -183,11 +202,23 @@ static void fold(oa_history *h, oa_log_line *l, unsigned long lineno)
 		h->open = -1;
 		break;
 	case OA_LOG_FAILED:
+		/* Several lines may tell of one failure (0.40: "llama-server
+		 * terminated", then "Load failed"): the later, fuller reason
+		 * goes to the load that just failed. */
+		if (!open && same_failure(h, l)) {
+			oa_load *e = &h->v[h->last];
+			if (strlen(l->reason) > strlen(e->reason ? e->reason : "")) {
+				free(e->reason);
+				e->reason = oa_xstrdup(l->reason);
+			}
+			break;
+		}
 		/* A failure before any runner started ("no suitable llama
 		 * servers", a fit check) is a load of its own. */
 		if (!open || open->result != OA_LOAD_UNKNOWN)
 			open = new_load(h, l, lineno);
 		open->result = OA_LOAD_FAILED;
+		open->failed_ns = l->has_time ? l->time_ns : open->time_ns;
 		free(open->reason);
 		open->reason = oa_xstrdup(l->reason);
 		h->open = -1;

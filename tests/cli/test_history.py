@@ -107,8 +107,10 @@ def era040(f):
         "--model " + p + f["q35_gguf_blob"] + ' --port 53511 --host 127.0.0.1"',
         "time=2026-10-22T09:15:02.020-07:00 level=INFO source=sched.go:613 "
         'msg="system memory" total="32.0 GiB" free="25.0 GiB" free_swap="0 B"',
-        "time=2026-10-22T09:15:04.000-07:00 level=INFO source=server.go:1200 "
-        'msg="llama runner started in 1.99 seconds"',
+        "time=2026-10-22T09:15:02.030-07:00 level=INFO source=llama_server.go:1048 "
+        'msg="loading model via llama-server" model=' + p + f["q35_gguf_blob"],
+        "time=2026-10-22T09:15:04.000-07:00 level=INFO source=llama_server.go:1362 "
+        'msg="llama-server started in 1.99 seconds"',
         "time=2026-10-22T09:20:00.000-07:00 level=INFO source=client.go:508 "
         'msg="starting mlx runner subprocess" model=qwen3.5:4b port=53510',
         "time=2026-10-22T09:20:01.000-07:00 level=INFO source=server.go:46 "
@@ -120,6 +122,24 @@ def era040(f):
         'msg="starting mlx runner subprocess" model=gone:1b port=53512',
         "time=2026-10-22T10:00:00.500-07:00 level=WARN source=sched.go:300 "
         'msg="error loading llama server" error="model requires 20.1 GiB but only 12.0 GiB are available"',
+    ]
+
+
+def era040_crash(f):
+    """A 0.40 llama-server load that fails, told twice: by the process
+    reaper (llm/llama_server.go), then by the scheduler (server/sched.go)."""
+    p = "/Users/me/.ollama/models/blobs/sha256-"
+    return [
+        "time=2026-10-22T11:00:00.000-07:00 level=INFO source=server.go:107 "
+        'msg="using llama-server for model" model=' + p + f["q35_gguf_blob"],
+        "time=2026-10-22T11:00:00.010-07:00 level=INFO source=llama_server.go:433 "
+        'msg="starting llama-server" cmd="/Applications/Ollama.app/Contents/Resources/llama-server '
+        "--model " + p + f["q35_gguf_blob"] + ' --port 53513"',
+        "time=2026-10-22T11:00:01.000-07:00 level=ERROR source=llama_server.go:1023 "
+        'msg="llama-server terminated" error="exit status 2" exit=2',
+        "time=2026-10-22T11:00:01.010-07:00 level=INFO source=sched.go:641 "
+        'msg="Load failed" model=' + p + f["q35_gguf_blob"]
+        + ' error="llama-server process has terminated: exit status 2: error loading model"',
     ]
 
 
@@ -191,6 +211,7 @@ with t.guard("server.log and its rotated siblings beside the store"):
          "a truncated start line still counts, its blob not in the store")
     t.eq(by_time["2025-03-05T07:00:00Z"]["reason"],
          "llama runner process has terminated: exit status 2", "a runner crash is the load's result")
+    t.eq(lg["result"], "ok", "0.40: 'llama-server started in N seconds' is a successful load")
     t.eq(st["logs_from"], "2024-09-26T16:00:00Z", "how far back the logs go")
     models = {m["model"]: m for m in st["models"]}
     t.eq(models["qwen3.5:4b"]["runners"], ["llamacpp", "mlx"], "both engines seen for the list tag")
@@ -337,6 +358,17 @@ with t.guard("the systemd journal of another machine (--root)"):
         t.eq(len(r.json()["stores"][0]["loads"]), 2, "read the same way")
         r = hist(s, "--root", root, "--log", os.devnull, "--format", "json")
         t.eq(r.json()["stores"][0]["sources"], [os.devnull, "journal (--root)"], "--root with --log reads both")
+
+with t.guard("0.40: one failed llama-server load however many lines tell it"):
+    s, f = build()
+    write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era040(f)[:1] + era040_crash(f))
+    r = hist(s, "--format", "json")
+    t.exit_code(r, 0, "history reads a 0.40 crash")
+    loads = r.json()["stores"][0]["loads"]
+    t.eq([(l["runner"], l["result"], l["reason"]) for l in loads],
+         [("llamacpp", "failed", "llama-server process has terminated: exit status 2: error loading model")],
+         "the reaper's and the scheduler's lines are one failed load, with the fuller reason", loads)
+
 
 with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     s, f = build()
