@@ -75,6 +75,10 @@ const char *oa_cand_state_name(oa_cand_state s);
  * else getpwuid(), else the decimal uid. */
 void oa_user_name(uid_t uid, char *buf, size_t len);
 
+/* The home directory of a uid from the same account data (the sysroot
+ * applied), or NULL when it has none we may use. Free the result. */
+char *oa_user_home(uid_t uid);
+
 /* Parse one systemd `Environment=` value (after the '='): space-separated
  * assignments, each possibly quoted with "..." or '...' and with C escapes.
  * Calls fn for every NAME=VALUE. Exposed for unit tests. */

@@ -1,8 +1,8 @@
 /*
  * logsrc.h - where an Ollama server's logs are, offline: the server*.log
  * files the macOS/Windows app and `ollama serve` write beside the store
- * (~/.ollama/logs next to ~/.ollama/models), and the systemd journal of a
- * Linux service (journal.c).
+ * (~/.ollama/logs next to ~/.ollama/models) or in its owner's home, and the
+ * systemd journal of a Linux service (journal.c).
  */
 #ifndef OLLAMA_AUDIT_LOGSRC_H
 #define OLLAMA_AUDIT_LOGSRC_H
@@ -12,10 +12,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* <store root>/../logs/server.log and its rotated siblings server-1.log,
- * server-2.log, ... (a higher number is older), oldest first. NULL with
- * *n = 0 when there is no such directory. Free with oa_free_names. */
-char **oa_logs_beside_store(const char *store_root, size_t *n);
+/* server.log and its rotated siblings server-1.log, server-2.log, ... (a
+ * higher number is older), oldest first, from <store root>/../logs and then
+ * from the store owner's ~/.ollama/logs when that is another directory.
+ * NULL with *n = 0 when there are none. Free with oa_free_names. */
+char **oa_logs_of_store(const char *store_root, size_t *n);
 
 /* Read one log file into h as a source. Returns 0, or -1 with a reason. */
 int oa_logs_read_file(oa_history *h, const char *path, char *err, size_t errlen);

@@ -85,7 +85,7 @@ static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *use
 	if (c->n_logs && !c->root)
 		return ok;
 	size_t n = 0;
-	char **files = c->n_logs ? NULL : oa_logs_beside_store(s->root, &n);
+	char **files = c->n_logs ? NULL : oa_logs_of_store(s->root, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (oa_logs_read_file(h, files[i], err, sizeof err) < 0) {
 			if (report)

@@ -179,10 +179,11 @@ static const char *cmd_help_text(const char *cmd)
 		       "model by its name), its ID, the runner (llamacpp, ollama, mlx), the result (ok,\n"
 		       "failed with the server's reason, unknown), memory figures when logged and the\n"
 		       "server version. Then per model: last loaded, loads, runners seen. The logs are\n"
-		       "server.log and its rotated server-N.log beside the store (<store>/../logs) and\n"
-		       "ollama.service in the systemd journal (of --root DIR for a disk from another\n"
-		       "machine); --log FILE (repeatable, - for standard input) reads only the files\n"
-		       "given: journalctl text exports, docker logs (-t) output or plain server output.\n"
+		       "server.log and its rotated server-N.log beside the store (<store>/../logs) or\n"
+		       "in its owner's ~/.ollama/logs, and ollama.service in the systemd journal (of\n"
+		       "--root DIR for a disk from another machine); --log FILE (repeatable, - for\n"
+		       "standard input) reads only the files given: journalctl text exports, docker\n"
+		       "logs (-t) output or plain server output.\n"
 		       "WHEN is an RFC 3339 time, a date (YYYY-MM-DD, UTC) or a duration ago (90d, 12h).\n"
 		       "Lines that cannot be read are reported as FILE:LINE warnings on stderr.\n";
 	return NULL;

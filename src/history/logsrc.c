@@ -1,5 +1,6 @@
-/* logsrc.c - the server log files beside a store (logsrc.h). */
+/* logsrc.c - the server log files of a store (logsrc.h). */
 #include "ollama_audit/logsrc.h"
+#include "ollama_audit/discover.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -7,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The rotation number of server-N.log, 0 for server.log, -1 for others. */
@@ -31,18 +33,12 @@ static int by_age(const void *a, const void *b)
 	return (x < y) - (x > y); /* the highest number is the oldest: first */
 }
 
-char **oa_logs_beside_store(const char *store_root, size_t *n)
+/* Append dir's server*.log files, oldest first, to *out. */
+static void logs_in_dir(const char *dir, char ***out, size_t *n)
 {
-	*n = 0;
-	/* The models directory's parent, by name: ~/.ollama for ~/.ollama/models. */
-	const char *slash = strrchr(store_root, '/');
-	size_t plen = slash ? (size_t)(slash - store_root) : 0;
-	char *dir = slash ? oa_xasprintf("%.*s/logs", (int)plen, store_root) : oa_xstrdup("../logs");
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		free(dir);
-		return NULL;
-	}
+	if (fd < 0)
+		return;
 	size_t cnt;
 	char **names = oa_list_dir(fd, &cnt, NULL);
 	close(fd);
@@ -52,13 +48,52 @@ char **oa_logs_beside_store(const char *store_root, size_t *n)
 		if (rotation(names[i]) >= 0)
 			logs[k++] = names[i];
 	qsort(logs, k, sizeof *logs, by_age);
-	char **out = k ? oa_xcalloc(k, sizeof *out) : NULL;
+	if (k)
+		*out = oa_xreallocarray(*out, *n + k, sizeof **out);
 	for (size_t i = 0; i < k; i++)
-		out[i] = oa_path_join(dir, logs[i]);
+		(*out)[(*n)++] = oa_path_join(dir, logs[i]);
 	free(logs);
 	oa_free_names(names, cnt);
-	free(dir);
-	*n = k;
+}
+
+/* The same directory as one already looked at (by device and inode)? */
+static bool seen_dir(const char *dir, struct stat *seen, size_t n_seen, struct stat *st)
+{
+	if (stat(dir, st) < 0 || !S_ISDIR(st->st_mode))
+		return true; /* nothing to read there */
+	for (size_t i = 0; i < n_seen; i++)
+		if (seen[i].st_dev == st->st_dev && seen[i].st_ino == st->st_ino)
+			return true;
+	return false;
+}
+
+char **oa_logs_of_store(const char *store_root, size_t *n)
+{
+	*n = 0;
+	char *dirs[2] = { NULL, NULL };
+	/* The models directory's parent, by name: ~/.ollama for ~/.ollama/models. */
+	const char *slash = strrchr(store_root, '/');
+	size_t plen = slash ? (size_t)(slash - store_root) : 0;
+	dirs[0] = slash ? oa_xasprintf("%.*s/logs", (int)plen, store_root) : oa_xstrdup("../logs");
+	/* The owner's ~/.ollama/logs: the app and `ollama serve` log there
+	 * wherever OLLAMA_MODELS puts the models. */
+	struct stat st;
+	if (stat(store_root, &st) == 0) {
+		char *home = oa_user_home(st.st_uid);
+		if (home)
+			dirs[1] = oa_path_join(home, ".ollama/logs");
+		free(home);
+	}
+	char **out = NULL;
+	struct stat seen[2];
+	size_t n_seen = 0;
+	for (size_t i = 0; i < 2; i++) {
+		if (dirs[i] && !seen_dir(dirs[i], seen, n_seen, &seen[n_seen])) {
+			n_seen++;
+			logs_in_dir(dirs[i], &out, n);
+		}
+		free(dirs[i]);
+	}
 	return out;
 }
 

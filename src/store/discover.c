@@ -254,6 +254,21 @@ void oa_user_name(uid_t uid, char *buf, size_t len)
 	snprintf(buf, len, "%lu", (unsigned long)uid);
 }
 
+char *oa_user_home(uid_t uid)
+{
+	load_accounts(NULL);
+	const char *home = NULL;
+	for (size_t i = 0; i < n_accounts && !home; i++)
+		if (accounts[i].uid == uid)
+			home = accounts[i].home;
+	struct passwd *pw = NULL;
+	if (!home && !accounts_from_file && (pw = getpwuid(uid)))
+		home = pw->pw_dir;
+	if (!home || home[0] != '/' || strcmp(home, "/nonexistent") == 0)
+		return NULL;
+	return sys_path(home);
+}
+
 /* ---- parsing systemd and environment files ---------------------------------- */
 
 static int unescape(const char **pp, char *out)

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -368,6 +369,34 @@ with t.guard("0.40: one failed llama-server load however many lines tell it"):
     t.eq([(l["runner"], l["result"], l["reason"]) for l in loads],
          [("llamacpp", "failed", "llama-server process has terminated: exit status 2: error loading model")],
          "the reaper's and the scheduler's lines are one failed load, with the fuller reason", loads)
+
+
+with t.guard("logs in the store owner's home when the store is elsewhere"):
+    s, f = build()
+    # The store lives in /srv (OLLAMA_MODELS); the app still logs to ~/.ollama/logs.
+    sysroot = t.tempdir("owner-home")
+    home = os.path.join(sysroot, "home", "me")
+    os.makedirs(os.path.join(sysroot, "etc"))
+    with open(os.path.join(sysroot, "etc", "passwd"), "w") as fh:
+        fh.write("me:x:%d:%d::/home/me:/bin/sh\n" % (os.stat(s.root).st_uid, os.getgid()))
+    write(os.path.join(home, ".ollama", "logs", "server.log"), era040(f))
+    write(os.path.join(home, ".ollama", "logs", "server-1.log"), era2025(f))
+    r = t.run("--store", s.root, "history", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": sysroot})
+    t.exit_code(r, 0, "history finds the owner's logs")
+    st = r.json()["stores"][0]
+    t.eq([os.path.relpath(x, sysroot) for x in st["sources"]],
+         ["home/me/.ollama/logs/server-1.log", "home/me/.ollama/logs/server.log"],
+         "the owner's ~/.ollama/logs, oldest first", st["sources"])
+    r = t.run("--store", s.root, "list", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": sysroot})
+    last = {m["name"]: m.get("last_used") for m in r.json()["stores"][0]["models"]}
+    t.eq(last.get("qwen3.5:4b"), "2026-10-22T16:20:00Z", "list's LAST USED from the owner's logs", last)
+    # The same directory reached both ways is read once.
+    write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era040(f))
+    shutil.rmtree(os.path.join(home, ".ollama", "logs"))
+    os.symlink(os.path.join(os.path.dirname(s.root), "logs"), os.path.join(home, ".ollama", "logs"))
+    r = t.run("--store", s.root, "history", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": sysroot})
+    t.eq(len(r.json()["stores"][0]["sources"]), 1, "one directory reached twice is read once",
+         r.json()["stores"][0]["sources"])
 
 
 with t.guard("LAST USED in list, --unused-for on list, du and rm"):
