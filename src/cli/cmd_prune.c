@@ -6,6 +6,7 @@
 #include "ollama_audit/junk.h"
 #include "base/platform.h"
 #include "ollama_audit/prune.h"
+#include "ollama_audit/prune_report.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
@@ -301,326 +302,54 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 
 /* ---- --predict-server ------------------------------------------------------------- */
 
-/* envconfig.Bool("OLLAMA_NOPRUNE"): Var() trims blanks and quotes; any
- * non-empty value strconv.ParseBool rejects counts as true. */
-static bool noprune_set(const char **value)
+static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p, bool first)
 {
-	const char *env = getenv("OLLAMA_NOPRUNE");
-	*value = env;
-	char *v = oa_env_trim(env);
-	if (!v)
-		return false;
-	static const char *falses[] = { "0", "f", "F", "FALSE", "false", "False" };
-	bool set = true; /* "1", "t", "true", ... and anything ParseBool cannot parse */
-	for (size_t i = 0; i < sizeof falses / sizeof falses[0]; i++)
-		if (strcmp(v, falses[i]) == 0)
-			set = false;
-	free(v);
-	return set;
-}
-
-static bool server_blob_name(const char *name)
-{
-	/* every '-' becomes ':', then ^sha256[:-][0-9a-fA-F]{64}$ */
-	return strlen(name) == 71 && strncmp(name, "sha256", 6) == 0 && (name[6] == '-' || name[6] == ':') &&
-	       oa_is_hex(name + 7, 64);
-}
-
-/* Manifests jansson refuses but Go's decoder reads: JSON null (an empty
- * manifest) and invalid UTF-8 inside strings (each bad byte becomes U+FFFD).
- * They neither block the server's prune nor lose their references. */
-typedef struct go_decoded {
-	oa_manifest *v;
-	const char **paths; /* rel_path of each, to match their prune-blocker findings */
-	size_t n;
-} go_decoded;
-
-/* Go's string decoding: every byte that does not start a valid UTF-8
- * sequence is replaced by U+FFFD (EF BF BD). */
-static uint8_t *replace_bad_utf8(const uint8_t *b, size_t len, size_t *out_len)
-{
-	uint8_t *out = oa_xcalloc(len * 3 + 1, 1);
-	size_t o = 0;
-	for (size_t i = 0; i < len;) {
-		size_t k = oa_utf8_seq(b + i, len - i);
-		if (k) {
-			memcpy(out + o, b + i, k);
-			o += k, i += k;
-		} else {
-			memcpy(out + o, "\xef\xbf\xbd", 3);
-			o += 3, i++;
-		}
+	printf("%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n", s->root);
+	for (size_t i = 0; i < p->n_renames; i++)
+		printf("  rename  %s -> %s\n", p->renames[i].from, p->renames[i].to);
+	if (p->nothing) {
+		printf("  prune: %s\n", p->nothing);
+		if (s->prune_blocked && !p->noprune)
+			for (size_t k = 0; k < s->findings.n; k++)
+				if (strcmp(s->findings.v[k].code, "prune-blocker") == 0)
+					printf("    %s: %s\n", s->findings.v[k].path ? s->findings.v[k].path : "?",
+					       s->findings.v[k].message);
+		return;
 	}
-	*out_len = o;
-	return out;
-}
-
-static bool is_json_null(const uint8_t *b, size_t len)
-{
-	size_t i = 0;
-	while (i < len && strchr(" \t\r\n", b[i]))
-		i++;
-	return len - i >= 4 && memcmp(b + i, "null", 4) == 0;
-}
-
-static void collect_go_decoded(const oa_store *s, go_decoded *g)
-{
-	memset(g, 0, sizeof *g);
-	for (size_t i = 0; i < s->n_models; i++) {
-		const oa_model *m = &s->models[i];
-		uint8_t *bytes;
-		size_t len;
-		if (m->manifest_ok || !oa_str_has_prefix(m->rel_path, "manifests/") ||
-		    oa_read_file_at(s->manifests_fd, m->rel_path + 10, OA_MANIFEST_MAX, &bytes, &len) < 0)
-			continue;
-		oa_manifest man;
-		char err[256];
-		size_t flen;
-		uint8_t *fixed = replace_bad_utf8(bytes, len, &flen);
-		bool ok = is_json_null(bytes, len);
-		if (ok)
-			memset(&man, 0, sizeof man);
-		else if (!(ok = oa_manifest_parse(fixed, flen, &man, err, sizeof err) == 0))
-			oa_manifest_free(&man); /* a failed parse still holds what it read */
-		free(fixed);
-		free(bytes);
-		if (!ok)
-			continue;
-		g->v = oa_xreallocarray(g->v, g->n + 1, sizeof *g->v);
-		g->paths = oa_xreallocarray(g->paths, g->n + 1, sizeof *g->paths);
-		g->v[g->n] = man;
-		g->paths[g->n++] = m->rel_path;
+	for (size_t i = 0; i < p->n_deletes; i++)
+		printf("  delete  %s  (%s)\n", p->deletes[i].path, p->deletes[i].reason);
+	for (size_t i = 0; i < p->n_later; i++) {
+		char when[48];
+		oa_iso8601((time_t)p->later[i].after, 0, when, sizeof when);
+		printf("  later   %s  (%s; younger than 1 h: kept until a start after %s)\n", p->later[i].path,
+		       p->later[i].reason, when);
 	}
-}
-
-static void free_go_decoded(go_decoded *g)
-{
-	for (size_t i = 0; i < g->n; i++)
-		if (g->v[i].config.digest)
-			oa_manifest_free(&g->v[i]);
-	free(g->v);
-	free(g->paths);
-}
-
-/* Is the server's prune still blocked once the manifests Go reads are not
- * counted as corrupt? */
-static bool go_prune_blocked(const oa_store *s, const go_decoded *g)
-{
-	for (size_t i = 0; s->prune_blocked && i < s->findings.n; i++) {
-		const oa_finding *f = &s->findings.v[i];
-		if (strcmp(f->code, "prune-blocker") != 0)
-			continue;
-		bool decoded = false;
-		for (size_t k = 0; !decoded && k < g->n; k++)
-			decoded = f->path && strcmp(f->path, g->paths[k]) == 0;
-		if (!decoded)
-			return true;
-	}
-	return false;
-}
-
-static bool manifest_names(const oa_manifest *m, const char *key)
-{
-	if (m->config.digest && *m->config.digest && strcmp(m->config.digest, key) == 0)
-		return true;
-	for (size_t k = 0; k < m->n_layers; k++)
-		if (strcmp(m->layers[k].digest, key) == 0)
-			return true;
-	return false;
-}
-
-static bool server_referenced(const oa_store *s, const go_decoded *g, const char *key)
-{
-	for (size_t i = 0; i < g->n; i++)
-		if (manifest_names(&g->v[i], key))
-			return true;
-	for (size_t i = 0; i < s->n_models; i++) {
-		const oa_model *m = &s->models[i];
-		if (m->manifest_ok && manifest_names(&m->m, key))
-			return true;
-	}
-	return false;
-}
-
-/* fixBlobs' new name: the first ':' becomes '-' (strings.Cut). */
-static char *fixed_blob_name(const char *name)
-{
-	char *to = oa_xstrdup(name);
-	char *colon = strchr(to, ':');
-	if (colon)
-		*colon = '-';
-	return to;
-}
-
-/* fixBlobs walks blobs/ with filepath.Walk, which goes into subdirectories
- * (not through symlinks); the prune after it stays at the top level. */
-static void predict_renames(int dirfd, const char *rel, json_t *renames, int depth)
-{
-	size_t n;
-	char **names = oa_list_dir(dirfd, &n, NULL);
-	for (size_t i = 0; names && i < n; i++) {
-		struct stat st;
-		if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		char *path = oa_xasprintf("%s/%s", rel, names[i]);
-		if (S_ISDIR(st.st_mode) && depth < 64) {
-			int sub = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0) {
-				predict_renames(sub, path, renames, depth + 1);
-				close(sub);
-			}
-		} else if (!S_ISDIR(st.st_mode) && strncmp(names[i], "sha256:", 7) == 0) {
-			char *to = fixed_blob_name(names[i]);
-			json_array_append_new(renames, json_pack("{s:s,s:s++}", "from", path, "to", rel,
-			                                         "/", to));
-			free(to);
-		}
-		free(path);
-	}
-	oa_free_names(names, n);
-}
-
-/* Does anything but directories remain under manifests/? PruneDirectory
- * removes manifests/ itself when nothing does. */
-static bool tree_has_files(int dirfd, int depth)
-{
-	size_t n;
-	char **names = oa_list_dir(dirfd, &n, NULL);
-	bool found = !names;
-	for (size_t i = 0; names && !found && i < n; i++) {
-		struct stat st;
-		if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
-			found = true;
-			break;
-		}
-		int sub = depth < 64 ? openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-		found = sub < 0 || tree_has_files(sub, depth + 1);
-		if (sub >= 0)
-			close(sub);
-	}
-	oa_free_names(names, n);
-	return found;
+	for (size_t i = 0; i < p->n_dirs; i++)
+		printf("  rmdir   %s\n", p->dirs[i]);
+	char fr[48];
+	oa_format_size(p->bytes_freed, c->units, fr, sizeof fr);
+	printf("  %zu file%s deleted, %s freed%s\n", p->n_deletes, p->n_deletes == 1 ? "" : "s", fr,
+	       p->n_deletes ? "" : " (nothing to delete)");
 }
 
 static void predict(cli *c, oa_store *s, bool first, bool last)
 {
-	bool json = c->format == OUT_JSON || c->format == OUT_NDJSON;
-	json_t *o = oa_report_store(s);
-	json_t *renames = json_array(), *deletes = json_array(), *later = json_array(), *dirs = json_array();
-	const char *nv;
-	bool noprune = noprune_set(&nv);
-	const char *nothing = NULL;
-	double now = oa_wall_now();
-	uint64_t freed = 0;
-	/* 1. fixBlobs: sha256:* files become sha256-*, in subdirectories too */
-	if (s->blobs_fd >= 0)
-		predict_renames(s->blobs_fd, "blobs", renames, 0);
-	go_decoded g;
-	collect_go_decoded(s, &g);
-	if (noprune)
-		nothing = "nothing: OLLAMA_NOPRUNE is set";
-	else if (go_prune_blocked(s, &g))
-		nothing = "nothing: a corrupt manifest blocks it";
-	if (!nothing) {
-		for (size_t i = 0; i < s->n_blobs; i++) {
-			oa_blob *b = &s->blobs[i];
-			struct stat lst;
-			if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(lst.st_mode))
-				continue;
-			char *name = fixed_blob_name(b->name); /* after fixBlobs */
-			const char *why = NULL;
-			char key[80] = "";
-			if (!server_blob_name(name)) {
-				why = "not a blob name";
-			} else {
-				snprintf(key, sizeof key, "sha256:%s", name + 7);
-				if (!server_referenced(s, &g, key)) {
-					bool upper = false;
-					for (const char *p = name + 7; *p; p++)
-						upper |= isupper((unsigned char)*p) != 0;
-					why = upper ? "unreferenced (upper-case hex never matches a manifest digest)"
-					      : b->cls == OA_BLOB_VALID && oa_blob_looks_like_manifest(s, b)
-					              ? "unreferenced; its content is a manifest (current Ollama does not know these)"
-					              : "unreferenced";
-				}
-			}
-			if (why) {
-				double age = now - (double)oa_stat_mtime_ns(&lst) / 1e9;
-				json_t *x = json_pack("{s:s+,s:s,s:I,s:I}", "path", "blobs/", name, "reason", why,
-				                      "bytes", (json_int_t)lst.st_blocks * 512, "age_seconds",
-				                      (json_int_t)age);
-				if (age < OA_SERVER_GRACE_SECONDS) {
-					char when[48];
-					oa_iso8601((time_t)(oa_stat_mtime_ns(&lst) / 1000000000) + OA_SERVER_GRACE_SECONDS, 0,
-					           when, sizeof when);
-					json_object_set_new(x, "deleted_by_a_start_after", json_string(when));
-					json_array_append_new(later, x);
-				} else {
-					freed += (uint64_t)lst.st_blocks * 512;
-					json_array_append_new(deletes, x);
-				}
-			}
-			free(name);
-		}
-		oa_junk_list j;
-		oa_refset r = { 0 };
-		oa_junk_collect(s, &r, now, &j);
-		for (size_t i = 0; i < j.n; i++)
-			if (j.v[i].cat == OA_JUNK_EMPTY_DIR)
-				json_array_append_new(dirs, json_string(j.v[i].path));
-		oa_junk_free(&j);
-		if (s->manifests_fd >= 0 && !tree_has_files(s->manifests_fd, 0))
-			json_array_append_new(dirs, json_string("manifests"));
-	}
-	free_go_decoded(&g);
-	json_object_set_new(o, "nothing", nothing ? json_string(nothing) : json_null());
-	json_object_set_new(o, "renames", renames);
-	json_object_set_new(o, "deletes", deletes);
-	json_object_set_new(o, "deleted_later", later);
-	json_object_set_new(o, "empty_dirs_removed", dirs);
-	json_object_set_new(o, "bytes_freed", json_integer((json_int_t)freed));
-	if (json) {
+	oa_server_prune p;
+	oa_server_prune_predict(s, oa_wall_now(), &p);
+	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
+		json_t *o = oa_report_server_prune(s, &p);
 		if (first)
-			printf("{\"schema\":\"ollama-audit.predict-server/1\",\"stores\":[");
+			printf("{\"schema\":\"" OA_PREDICT_SERVER_SCHEMA "\",\"stores\":[");
 		else
 			printf(",");
 		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		if (last)
 			printf("]}\n");
 		json_decref(o);
-		return;
-	}
-	printf("%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n", s->root);
-	size_t i;
-	json_t *x;
-	json_array_foreach(renames, i, x)
-		printf("  rename  %s -> %s\n", json_string_value(json_object_get(x, "from")),
-		       json_string_value(json_object_get(x, "to")));
-	if (nothing) {
-		printf("  prune: %s\n", nothing);
-		if (s->prune_blocked && !noprune)
-			for (size_t k = 0; k < s->findings.n; k++)
-				if (strcmp(s->findings.v[k].code, "prune-blocker") == 0)
-					printf("    %s: %s\n", s->findings.v[k].path ? s->findings.v[k].path : "?",
-					       s->findings.v[k].message);
 	} else {
-		json_array_foreach(deletes, i, x)
-			printf("  delete  %s  (%s)\n", json_string_value(json_object_get(x, "path")),
-			       json_string_value(json_object_get(x, "reason")));
-		json_array_foreach(later, i, x)
-			printf("  later   %s  (%s; younger than 1 h: kept until a start after %s)\n",
-			       json_string_value(json_object_get(x, "path")),
-			       json_string_value(json_object_get(x, "reason")),
-			       json_string_value(json_object_get(x, "deleted_by_a_start_after")));
-		json_array_foreach(dirs, i, x)
-			printf("  rmdir   %s\n", json_string_value(x));
-		char fr[48];
-		oa_format_size(freed, c->units, fr, sizeof fr);
-		printf("  %zu file%s deleted, %s freed%s\n", json_array_size(deletes),
-		       json_array_size(deletes) == 1 ? "" : "s", fr,
-		       json_array_size(deletes) ? "" : " (nothing to delete)");
+		print_prediction(c, s, &p, first);
 	}
-	json_decref(o);
+	oa_server_prune_free(&p);
 }
 
 /* ---- prune ---------------------------------------------------------------------------- */
@@ -662,7 +391,7 @@ int cmd_prune(cli *c)
 			first = false;
 		}
 		if (json && !n_ok)
-			printf("{\"schema\":\"ollama-audit.predict-server/1\",\"stores\":[]}\n");
+			printf("{\"schema\":\"" OA_PREDICT_SERVER_SCHEMA "\",\"stores\":[]}\n");
 		cli_close_stores(st, n);
 		return c->exit_code;
 	}

@@ -1,0 +1,325 @@
+/* server_prune.c - what `ollama serve` does to a store at start-up, told
+ * offline (server_prune.h). Each step follows the server's Go code: fixBlobs,
+ * then PruneLayers and PruneDirectory, unless OLLAMA_NOPRUNE is set or a
+ * manifest it cannot decode blocks the prune. */
+#include "ollama_audit/server_prune.h"
+#include "ollama_audit/junk.h"
+#include "base/platform.h"
+#include "base/util.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* envconfig.Bool("OLLAMA_NOPRUNE"): Var() trims blanks and quotes; any
+ * non-empty value strconv.ParseBool rejects counts as true. */
+bool oa_server_noprune(const char **value)
+{
+	const char *env = getenv("OLLAMA_NOPRUNE");
+	*value = env;
+	char *v = oa_env_trim(env);
+	if (!v)
+		return false;
+	static const char *falses[] = { "0", "f", "F", "FALSE", "false", "False" };
+	bool set = true; /* "1", "t", "true", ... and anything ParseBool cannot parse */
+	for (size_t i = 0; i < sizeof falses / sizeof falses[0]; i++)
+		if (strcmp(v, falses[i]) == 0)
+			set = false;
+	free(v);
+	return set;
+}
+
+static bool server_blob_name(const char *name)
+{
+	/* every '-' becomes ':', then ^sha256[:-][0-9a-fA-F]{64}$ */
+	return strlen(name) == 71 && strncmp(name, "sha256", 6) == 0 && (name[6] == '-' || name[6] == ':') &&
+	       oa_is_hex(name + 7, 64);
+}
+
+/* Manifests jansson refuses but Go's decoder reads: JSON null (an empty
+ * manifest) and invalid UTF-8 inside strings (each bad byte becomes U+FFFD).
+ * They neither block the server's prune nor lose their references. */
+typedef struct go_decoded {
+	oa_manifest *v;
+	const char **paths; /* rel_path of each, to match their prune-blocker findings */
+	size_t n;
+} go_decoded;
+
+/* Go's string decoding: every byte that does not start a valid UTF-8
+ * sequence is replaced by U+FFFD (EF BF BD). */
+static uint8_t *replace_bad_utf8(const uint8_t *b, size_t len, size_t *out_len)
+{
+	uint8_t *out = oa_xcalloc(len * 3 + 1, 1);
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		size_t k = oa_utf8_seq(b + i, len - i);
+		if (k) {
+			memcpy(out + o, b + i, k);
+			o += k, i += k;
+		} else {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3, i++;
+		}
+	}
+	*out_len = o;
+	return out;
+}
+
+static bool is_json_null(const uint8_t *b, size_t len)
+{
+	size_t i = 0;
+	while (i < len && strchr(" \t\r\n", b[i]))
+		i++;
+	return len - i >= 4 && memcmp(b + i, "null", 4) == 0;
+}
+
+static void collect_go_decoded(const oa_store *s, go_decoded *g)
+{
+	memset(g, 0, sizeof *g);
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		uint8_t *bytes;
+		size_t len;
+		if (m->manifest_ok || !oa_str_has_prefix(m->rel_path, "manifests/") ||
+		    oa_read_file_at(s->manifests_fd, m->rel_path + 10, OA_MANIFEST_MAX, &bytes, &len) < 0)
+			continue;
+		oa_manifest man;
+		char err[256];
+		size_t flen;
+		uint8_t *fixed = replace_bad_utf8(bytes, len, &flen);
+		bool ok = is_json_null(bytes, len);
+		if (ok)
+			memset(&man, 0, sizeof man);
+		else if (!(ok = oa_manifest_parse(fixed, flen, &man, err, sizeof err) == 0))
+			oa_manifest_free(&man); /* a failed parse still holds what it read */
+		free(fixed);
+		free(bytes);
+		if (!ok)
+			continue;
+		g->v = oa_xreallocarray(g->v, g->n + 1, sizeof *g->v);
+		g->paths = oa_xreallocarray(g->paths, g->n + 1, sizeof *g->paths);
+		g->v[g->n] = man;
+		g->paths[g->n++] = m->rel_path;
+	}
+}
+
+static void free_go_decoded(go_decoded *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->v[i].config.digest)
+			oa_manifest_free(&g->v[i]);
+	free(g->v);
+	free(g->paths);
+}
+
+/* Is the server's prune still blocked once the manifests Go reads are not
+ * counted as corrupt? */
+static bool go_prune_blocked(const oa_store *s, const go_decoded *g)
+{
+	for (size_t i = 0; s->prune_blocked && i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (strcmp(f->code, "prune-blocker") != 0)
+			continue;
+		bool decoded = false;
+		for (size_t k = 0; !decoded && k < g->n; k++)
+			decoded = f->path && strcmp(f->path, g->paths[k]) == 0;
+		if (!decoded)
+			return true;
+	}
+	return false;
+}
+
+static bool manifest_names(const oa_manifest *m, const char *key)
+{
+	if (m->config.digest && *m->config.digest && strcmp(m->config.digest, key) == 0)
+		return true;
+	for (size_t k = 0; k < m->n_layers; k++)
+		if (strcmp(m->layers[k].digest, key) == 0)
+			return true;
+	return false;
+}
+
+static bool server_referenced(const oa_store *s, const go_decoded *g, const char *key)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (manifest_names(&g->v[i], key))
+			return true;
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		if (m->manifest_ok && manifest_names(&m->m, key))
+			return true;
+	}
+	return false;
+}
+
+/* fixBlobs' new name: the first ':' becomes '-' (strings.Cut). */
+static char *fixed_blob_name(const char *name)
+{
+	char *to = oa_xstrdup(name);
+	char *colon = strchr(to, ':');
+	if (colon)
+		*colon = '-';
+	return to;
+}
+
+/* fixBlobs walks blobs/ with filepath.Walk, which goes into subdirectories
+ * (not through symlinks); the prune after it stays at the top level. */
+static void predict_renames(int dirfd, const char *rel, oa_server_prune *p, int depth)
+{
+	size_t n;
+	char **names = oa_list_dir(dirfd, &n, NULL);
+	for (size_t i = 0; names && i < n; i++) {
+		struct stat st;
+		if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		char *path = oa_xasprintf("%s/%s", rel, names[i]);
+		if (S_ISDIR(st.st_mode) && depth < 64) {
+			int sub = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				predict_renames(sub, path, p, depth + 1);
+				close(sub);
+			}
+		} else if (!S_ISDIR(st.st_mode) && strncmp(names[i], "sha256:", 7) == 0) {
+			char *to = fixed_blob_name(names[i]);
+			p->renames = oa_xreallocarray(p->renames, p->n_renames + 1, sizeof *p->renames);
+			p->renames[p->n_renames].from = path;
+			p->renames[p->n_renames++].to = oa_xasprintf("%s/%s", rel, to);
+			free(to);
+			path = NULL;
+		}
+		free(path);
+	}
+	oa_free_names(names, n);
+}
+
+/* Does anything but directories remain under manifests/? PruneDirectory
+ * removes manifests/ itself when nothing does. */
+static bool tree_has_files(int dirfd, int depth)
+{
+	size_t n;
+	char **names = oa_list_dir(dirfd, &n, NULL);
+	bool found = !names;
+	for (size_t i = 0; names && !found && i < n; i++) {
+		struct stat st;
+		if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+			found = true;
+			break;
+		}
+		int sub = depth < 64 ? openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		found = sub < 0 || tree_has_files(sub, depth + 1);
+		if (sub >= 0)
+			close(sub);
+	}
+	oa_free_names(names, n);
+	return found;
+}
+
+/* Why the server deletes a top-level blob (its name after fixBlobs), or
+ * NULL when it keeps it. */
+static const char *delete_reason(oa_store *s, const go_decoded *g, oa_blob *b, const char *name)
+{
+	if (!server_blob_name(name))
+		return "not a blob name";
+	char key[80];
+	snprintf(key, sizeof key, "sha256:%s", name + 7);
+	if (server_referenced(s, g, key))
+		return NULL;
+	for (const char *p = name + 7; *p; p++)
+		if (isupper((unsigned char)*p))
+			return "unreferenced (upper-case hex never matches a manifest digest)";
+	if (b->cls == OA_BLOB_VALID && oa_blob_looks_like_manifest(s, b))
+		return "unreferenced; its content is a manifest (current Ollama does not know these)";
+	return "unreferenced";
+}
+
+static void add_delete(oa_sp_delete **v, size_t *n, oa_sp_delete d)
+{
+	*v = oa_xreallocarray(*v, *n + 1, sizeof **v);
+	(*v)[(*n)++] = d;
+}
+
+/* The top-level blobs the server deletes now or at a later start. */
+static void predict_deletes(oa_store *s, const go_decoded *g, double now, oa_server_prune *p)
+{
+	for (size_t i = 0; i < s->n_blobs; i++) {
+		oa_blob *b = &s->blobs[i];
+		struct stat lst;
+		if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(lst.st_mode))
+			continue;
+		char *name = fixed_blob_name(b->name); /* after fixBlobs */
+		const char *why = delete_reason(s, g, b, name);
+		if (why) {
+			int64_t mtime = oa_stat_mtime_ns(&lst) / 1000000000;
+			oa_sp_delete d = { .path = oa_xasprintf("blobs/%s", name), .reason = why,
+			                   .bytes = (uint64_t)lst.st_blocks * 512,
+			                   .age_seconds = (int64_t)(now - (double)oa_stat_mtime_ns(&lst) / 1e9) };
+			if (d.age_seconds < OA_SERVER_GRACE_SECONDS) {
+				d.after = mtime + OA_SERVER_GRACE_SECONDS;
+				add_delete(&p->later, &p->n_later, d);
+			} else {
+				p->bytes_freed += d.bytes;
+				add_delete(&p->deletes, &p->n_deletes, d);
+			}
+		}
+		free(name);
+	}
+}
+
+static void add_dir(oa_server_prune *p, const char *path)
+{
+	p->dirs = oa_xreallocarray(p->dirs, p->n_dirs + 1, sizeof *p->dirs);
+	p->dirs[p->n_dirs++] = oa_xstrdup(path);
+}
+
+void oa_server_prune_predict(oa_store *s, double now, oa_server_prune *p)
+{
+	memset(p, 0, sizeof *p);
+	const char *nv;
+	p->noprune = oa_server_noprune(&nv);
+	/* 1. fixBlobs: sha256:* files become sha256-*, in subdirectories too */
+	if (s->blobs_fd >= 0)
+		predict_renames(s->blobs_fd, "blobs", p, 0);
+	go_decoded g;
+	collect_go_decoded(s, &g);
+	if (p->noprune)
+		p->nothing = "nothing: OLLAMA_NOPRUNE is set";
+	else if (go_prune_blocked(s, &g))
+		p->nothing = "nothing: a corrupt manifest blocks it";
+	if (!p->nothing) {
+		predict_deletes(s, &g, now, p);
+		oa_junk_list j;
+		oa_refset r = { 0 };
+		oa_junk_collect(s, &r, now, &j);
+		for (size_t i = 0; i < j.n; i++)
+			if (j.v[i].cat == OA_JUNK_EMPTY_DIR)
+				add_dir(p, j.v[i].path);
+		oa_junk_free(&j);
+		if (s->manifests_fd >= 0 && !tree_has_files(s->manifests_fd, 0))
+			add_dir(p, "manifests");
+	}
+	free_go_decoded(&g);
+}
+
+static void free_deletes(oa_sp_delete *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
+void oa_server_prune_free(oa_server_prune *p)
+{
+	for (size_t i = 0; i < p->n_renames; i++) {
+		free(p->renames[i].from);
+		free(p->renames[i].to);
+	}
+	free(p->renames);
+	free_deletes(p->deletes, p->n_deletes);
+	free_deletes(p->later, p->n_later);
+	oa_free_names(p->dirs, p->n_dirs);
+	memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,38 @@
+/* prune_report.c - the JSON of a server start-up prediction (prune_report.h). */
+#include "ollama_audit/prune_report.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/humanize.h"
+
+static json_t *deletes_json(const oa_sp_delete *v, size_t n, bool later)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_pack("{s:s,s:s,s:I,s:I}", "path", v[i].path, "reason", v[i].reason, "bytes",
+		                      (json_int_t)v[i].bytes, "age_seconds", (json_int_t)v[i].age_seconds);
+		if (later) {
+			char when[48];
+			oa_iso8601((time_t)v[i].after, 0, when, sizeof when);
+			json_object_set_new(x, "deleted_by_a_start_after", json_string(when));
+		}
+		json_array_append_new(a, x);
+	}
+	return a;
+}
+
+json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p)
+{
+	json_t *o = oa_report_store(s);
+	json_t *renames = json_array(), *dirs = json_array();
+	for (size_t i = 0; i < p->n_renames; i++)
+		json_array_append_new(renames, json_pack("{s:s,s:s}", "from", p->renames[i].from, "to",
+		                                         p->renames[i].to));
+	for (size_t i = 0; i < p->n_dirs; i++)
+		json_array_append_new(dirs, json_string(p->dirs[i]));
+	json_object_set_new(o, "nothing", p->nothing ? json_string(p->nothing) : json_null());
+	json_object_set_new(o, "renames", renames);
+	json_object_set_new(o, "deletes", deletes_json(p->deletes, p->n_deletes, false));
+	json_object_set_new(o, "deleted_later", deletes_json(p->later, p->n_later, true));
+	json_object_set_new(o, "empty_dirs_removed", dirs);
+	json_object_set_new(o, "bytes_freed", json_integer((json_int_t)p->bytes_freed));
+	return o;
+}
