@@ -22,6 +22,11 @@
 typedef struct oa_prom oa_prom;
 
 oa_prom *oa_prom_new(void);
+/* The same for one job (check, verify, du): every family is written as
+ * ollama_<job>_... instead of ollama_store_..., so that the files of several
+ * jobs can lie in one textfile-collector directory (node_exporter rejects a
+ * family that two files define). NULL is oa_prom_new(). */
+oa_prom *oa_prom_new_job(const char *job);
 void oa_prom_free(oa_prom *p);
 
 /* One sample of a metric of the fixed table (name without checks at run
@@ -38,6 +43,7 @@ typedef struct oa_prom_store {
 	bool success;            /* read completely */
 	bool verified;           /* a content pass ran: verified_bytes is meaningful */
 	uint64_t verified_bytes;
+	bool no_findings;        /* the job looked for none (du): no findings families */
 } oa_prom_store;
 
 /* Every per-store metric of a scanned store: info, models by format, blobs

@@ -28,6 +28,7 @@ typedef struct cli {
 	char **stores;
 	size_t n_stores;
 	enum oa_out_format format;
+	const char *format_name; /* as given to --format */
 	bool format_set;
 	enum oa_units units;
 	int fail_on;        /* oa_severity */
@@ -65,6 +66,7 @@ typedef struct cli {
 	char **args;        /* positional arguments after the command */
 	size_t n_args;
 	int exit_code;
+	size_t stores_read; /* stores opened and scanned: 0 means nothing could be read */
 } cli;
 
 /* Open and scan every selected store; each failure is reported and ORs 8. */
@@ -79,6 +81,19 @@ void cli_close_stores(opened_store *v, size_t n);
 long cli_resolve_model(cli *c, const oa_store *s, const char *query);
 
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An error machine output must carry (cli_machine.c): said on stderr, an
+ * {"type":"error"} record with ndjson, and in the json document's "errors".
+ * code is a short kebab-case word (docs/schema.md); path may be NULL. The
+ * exit status is the caller's. */
+void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Around the command: json and csv are held back until the end, which adds
+ * "status" and "errors" to the json document and keeps a csv empty when no
+ * store could be read. */
+void cli_capture_begin(cli *c);
+void cli_capture_end(cli *c);
+/* A format this mode of a command does not produce: says so, exit 16. */
+int cli_refuse_format(const cli *c, const char *what, const char *formats);
 /* Ask a yes/no question on stderr and read the answer from stdin. Only
  * "y" or "yes" (any case, blanks around allowed) is yes; anything else, end
  * of input or a standard input that is not a terminal is no. */

@@ -103,8 +103,8 @@ opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 		case OA_CAND_DENIED: {
 			char err[512];
 			if (oa_store_open(&v[k].s, cand->root, how, err, sizeof err) < 0) {
-				cli_err("%s (store of %s, found by %s): skipped", err, cand->user ? cand->user : "?",
-				        found);
+				cli_fail(c, "store-unreadable", cand->root, "%s (store of %s, found by %s): skipped", err,
+				         cand->user ? cand->user : "?", found);
 				c->exit_code |= OA_EXIT_OPERATIONAL;
 				cli_multi_failed(c, cand->root, how);
 				oa_store_close(&v[k].s);
@@ -119,15 +119,16 @@ opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 			v[k].s.platform = c->platform;
 			oa_store_scan(&v[k].s);
 			v[k].ok = true;
+			c->stores_read++;
 			k++;
 			break;
 		}
 		case OA_CAND_MISSING:
 		case OA_CAND_NOT_STORE:
 			if (explicit_store) {
-				cli_err("%s: %s", cand->path,
-				        cand->state == OA_CAND_MISSING ? strerror(cand->err)
-				                                       : "not an Ollama store (no manifests/ or blobs/)");
+				cli_fail(c, "store-unreadable", cand->path, "%s: %s", cand->path,
+				         cand->state == OA_CAND_MISSING ? strerror(cand->err)
+				                                        : "not an Ollama store (no manifests/ or blobs/)");
 				c->exit_code |= OA_EXIT_OPERATIONAL;
 			} else if (conf) {
 				cli_err("note: %s is configured as a store by %s but %s", cand->path, found,
@@ -145,6 +146,12 @@ opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 		free(found);
 	}
 	oa_discovery_free(&d);
+	if (k == 0) {
+		/* Printing nothing and exit 0 would read as "no models anywhere". */
+		cli_fail(c, "no-store", NULL, "--all-users: no Ollama store found on this machine%s",
+		         c->n_stores ? " (nor at any --store)" : "; `ollama-audit stores --all` shows where it looked");
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	}
 	*n = k;
 	return v;
 }
@@ -168,6 +175,15 @@ static struct {
 	bool out_open;
 	int saved_stdout;
 } M = { .saved_stdout = -1 };
+
+/* The metrics of this job: ollama_check_..., ollama_verify_..., ollama_du_...;
+ * the stores inventory keeps ollama_store_... (prometheus.h). */
+static oa_prom *prom(const cli *c)
+{
+	if (!M.prom)
+		M.prom = oa_prom_new_job(c && strcmp(c->cmd, "stores") != 0 ? c->cmd : NULL);
+	return M.prom;
+}
 
 static long long jint(json_t *o, const char *k)
 {
@@ -195,10 +211,8 @@ void cli_multi_failed(cli *c, const char *path, const char *how)
 	add_total(path, user, false);
 	if (c->format != OUT_PROMETHEUS)
 		return;
-	if (!M.prom)
-		M.prom = oa_prom_new();
 	oa_prom_store info = { .user = user, .source = how, .timestamp = oa_wall_now() };
-	oa_prom_add_failed(M.prom, path, &info);
+	oa_prom_add_failed(prom(c), path, &info);
 }
 
 void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summary)
@@ -213,8 +227,6 @@ void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summa
 	t->bytes_hashed = jint(summary, "bytes_hashed");
 	if (c->format != OUT_PROMETHEUS)
 		return;
-	if (!M.prom)
-		M.prom = oa_prom_new();
 	bool unreadable = false;
 	for (size_t i = 0; i < s->findings.n; i++)
 		unreadable |= strcmp(s->findings.v[i].code, "unreadable") == 0;
@@ -228,30 +240,25 @@ void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summa
 		.verified = verify,
 		.verified_bytes = (uint64_t)t->bytes_hashed,
 	};
-	oa_prom_add_store(M.prom, s, &info);
+	oa_prom_add_store(prom(c), s, &info);
 }
 
-/* Add a ready-made store's metrics (the stores command). */
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds);
+/* Add a ready-made store's metrics (the stores and du commands). */
 void cli_multi_prom_store(cli *c, oa_store *s, double seconds)
 {
-	(void)c;
-	if (!M.prom)
-		M.prom = oa_prom_new();
 	bool unreadable = false;
 	for (size_t i = 0; i < s->findings.n; i++)
 		unreadable |= strcmp(s->findings.v[i].code, "unreadable") == 0;
 	oa_prom_store info = { .user = cli_store_user(s), .source = s->how, .timestamp = oa_wall_now(),
-	                       .duration = seconds, .success = !unreadable };
-	oa_prom_add_store(M.prom, s, &info);
+	                       .duration = seconds, .success = !unreadable,
+	                       .no_findings = strcmp(c->cmd, "du") == 0 };
+	oa_prom_add_store(prom(c), s, &info);
 }
 
 void cli_multi_prom_add(const char *metric, double value);
 void cli_multi_prom_add(const char *metric, double value)
 {
-	if (!M.prom)
-		M.prom = oa_prom_new();
-	oa_prom_add(M.prom, metric, value, (const char *)NULL);
+	oa_prom_add(prom(NULL), metric, value, (const char *)NULL);
 }
 
 typedef struct user_total {
@@ -387,11 +394,6 @@ bool cli_refuse_store_path(const cli *c, const char *opt, const char *path)
 
 int cli_output_begin(cli *c)
 {
-	if (c->format == OUT_PROMETHEUS && strcmp(c->cmd, "check") && strcmp(c->cmd, "verify") &&
-	    strcmp(c->cmd, "stores")) {
-		cli_err("--format prometheus works with check, verify and stores, not %s", c->cmd);
-		return OA_EXIT_USAGE;
-	}
 	if (c->all_users && (strcmp(c->cmd, "rm") == 0 || strcmp(c->cmd, "restore") == 0)) {
 		cli_err("--all-users is not an option of %s: name the store with --store", c->cmd);
 		return OA_EXIT_USAGE;

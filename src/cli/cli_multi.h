@@ -26,6 +26,10 @@ void cli_multi_failed(cli *c, const char *path, const char *how);
  * the combined totals, and with --format prometheus the store's metrics. */
 void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summary);
 
+/* A store's metrics for --format prometheus (stores, du): sizes, models,
+ * audit time; du leaves out the findings, which it does not look for. */
+void cli_multi_prom_store(cli *c, oa_store *s, double seconds);
+
 /* Whether `path` (written by option `opt`) lies inside a store on the
  * command line, the default store, or with --all-users any store found:
  * then says so (the tool never writes to a store) and returns true. */

@@ -354,10 +354,6 @@ int cmd_dedupe(cli *c)
 		cli_err("dedupe takes no arguments");
 		return OA_EXIT_USAGE;
 	}
-	if (c->format != OUT_TABLE && c->format != OUT_JSON && c->format != OUT_NDJSON) {
-		cli_err("dedupe prints table, json or ndjson");
-		return OA_EXIT_USAGE;
-	}
 	if (c->apply && !c->yes && !isatty(STDIN_FILENO)) {
 		cli_err("dedupe --apply asks for confirmation; standard input is not a terminal: add --yes");
 		return OA_EXIT_USAGE;
@@ -474,6 +470,23 @@ int cmd_dedupe(cli *c)
 			json_decref(rec);
 			json_decref(arr);
 			json_decref(sum);
+		}
+	} else if (c->format == OUT_CSV) {
+		printf("digest,how,status,keep,keep_user,replace,replace_user,bytes,note\n");
+		for (size_t i = 0; i < p.n; i++) {
+			const oa_dedupe_action *a = &p.v[i];
+			char digest[72], b[32];
+			snprintf(digest, sizeof digest, "sha256:%s", a->hex);
+			snprintf(b, sizeof b, "%llu", (unsigned long long)a->bytes);
+			csv_field(stdout, digest, false);
+			csv_field(stdout, oa_dedupe_how_name(a->how), false);
+			csv_field(stdout, oa_dedupe_status_name(a->status), false);
+			csv_field(stdout, sv[a->src_store]->root, false);
+			csv_field(stdout, cli_store_user(sv[a->src_store]), false);
+			csv_field(stdout, sv[a->dst_store]->root, false);
+			csv_field(stdout, cli_store_user(sv[a->dst_store]), false);
+			csv_field(stdout, b, false);
+			csv_field(stdout, a->note, true);
 		}
 	} else {
 		for (size_t i = 0; i < p.n; i++) {

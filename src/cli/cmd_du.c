@@ -1,6 +1,7 @@
 /* cmd_du.c - `ollama-audit du`: disk usage per model and for the store. */
 #include "cli.h"
 #include "cli_multi.h"
+#include "base/jsonutil.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
@@ -177,6 +178,28 @@ static void du_table(cli *c, const oa_store *s, const du_store *d, bool first)
 	printf("blobs/ total   %10s on disk (%s apparent)\n", b1, b2);
 }
 
+/* ndjson: a "model" record per row of the json "models", then the store's
+ * "summary": the json object without its models. */
+static void du_ndjson(const cli *c, const oa_store *s, const du_store *d)
+{
+	json_t *o = du_json(c, s, d);
+	json_t *rows = json_object_get(o, "models");
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "model", "schema", DU_SCHEMA, "host",
+		                        cli_host(), "store", oa_json_str(s->root));
+		json_object_update(rec, json_array_get(rows, i));
+		oa_json_dump_line(rec, stdout);
+		json_decref(rec);
+	}
+	json_object_del(o, "models");
+	json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "summary", "schema", DU_SCHEMA, "host", cli_host(),
+	                        "store", oa_json_str(s->root));
+	json_object_update_missing(rec, o);
+	oa_json_dump_line(rec, stdout);
+	json_decref(rec);
+	json_decref(o);
+}
+
 /* Combined totals of several stores (--all-users, repeated --store): the
  * sum of the stores' own figures. A blob hard-linked between two stores
  * (dedupe --hardlink) counts in each; `du --duplicates` shows those. */
@@ -243,14 +266,17 @@ int cmd_du(cli *c)
 		cli_err("du takes no arguments");
 		return OA_EXIT_USAGE;
 	}
-	if (c->duplicates)
+	if (c->duplicates) {
+		if (c->format == OUT_PROMETHEUS)
+			return cli_refuse_format(c, "du --duplicates", "table json ndjson csv");
 		return cmd_du_duplicates(c); /* cmd_dedupe.c (docs/multi-store.md) */
+	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	bool first = true;
 	du_total total;
 	memset(&total, 0, sizeof total);
-	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
+	if (c->format == OUT_JSON)
 		printf("{\"schema\":\"%s\",\"stores\":[", DU_SCHEMA);
 	if (c->format == OUT_CSV)
 		printf("store,name,id,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n");
@@ -265,12 +291,16 @@ int cmd_du(cli *c)
 		compute(s, &d);
 		if (c->unused_for >= 0)
 			keep_unused(c, s, &d.du);
-		if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
+		if (c->format == OUT_JSON) {
 			json_t *o = du_json(c, s, &d);
 			if (!first)
 				printf(",");
 			json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 			json_decref(o);
+		} else if (c->format == OUT_NDJSON) {
+			du_ndjson(c, s, &d);
+		} else if (c->format == OUT_PROMETHEUS) {
+			cli_multi_prom_store(c, s, s->scan_seconds);
 		} else if (c->format == OUT_CSV) {
 			for (size_t k = 0; k < d.du.n_rows; k++) {
 				const oa_du_row *r = &d.du.rows[k];
@@ -305,13 +335,20 @@ int cmd_du(cli *c)
 			c->exit_code |= OA_EXIT_OPERATIONAL;
 		}
 	}
-	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
+	if (c->format == OUT_JSON) {
 		/* "total" is there for one store too, so scripts need no special case. */
 		json_t *t = total_json(&total);
 		printf("],\"total\":");
 		json_dumpf(t, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		printf("}\n");
 		json_decref(t);
+	} else if (c->format == OUT_NDJSON) {
+		json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "total", "schema", DU_SCHEMA, "host", cli_host());
+		json_t *t = total_json(&total);
+		json_object_update(rec, t);
+		oa_json_dump_line(rec, stdout);
+		json_decref(t);
+		json_decref(rec);
 	} else if (c->format == OUT_TABLE && total.stores > 1) {
 		total_table(c, &total);
 	}

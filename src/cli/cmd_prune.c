@@ -153,10 +153,65 @@ static bool confirm(cli *c, const oa_plan *p)
 	return yes;
 }
 
+/* ndjson: an "entry" record per entry of the plan (state planned or kept),
+ * then its "summary": the json plan without the two lists. */
+static void plan_ndjson(json_t *doc)
+{
+	const char *lists[] = { "entries", "kept" }, *states[] = { "planned", "kept" };
+	for (size_t k = 0; k < 2; k++) {
+		json_t *v = json_object_get(doc, lists[k]);
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			json_t *rec = json_pack("{s:s,s:O,s:O,s:s}", "type", "entry", "command",
+			                        json_object_get(doc, "command"), "store", json_object_get(doc, "store"),
+			                        "state", states[k]);
+			json_object_update_missing(rec, json_array_get(v, i));
+			oa_json_dump_line(rec, stdout);
+			json_decref(rec);
+		}
+	}
+	json_t *rec = json_pack("{s:s}", "type", "summary");
+	json_object_update(rec, doc);
+	json_object_del(rec, "entries");
+	json_object_del(rec, "kept");
+	oa_json_dump_line(rec, stdout);
+	json_decref(rec);
+}
+
+/* csv: one row per entry of the plan, planned then kept. */
+static void plan_csv(json_t *doc, bool header)
+{
+	static const char *cols[] = { "path", "category", "type", "size", "allocated", "freed", "mtime",
+	                              "digest", "model", "note" };
+	const size_t ncols = sizeof cols / sizeof cols[0];
+	if (header) {
+		printf("command,store,state");
+		for (size_t k = 0; k < ncols; k++)
+			printf(",%s", cols[k]);
+		printf("\n");
+	}
+	const char *lists[] = { "entries", "kept" }, *states[] = { "planned", "kept" };
+	for (size_t l = 0; l < 2; l++) {
+		json_t *v = json_object_get(doc, lists[l]);
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			json_t *e = json_array_get(v, i);
+			csv_field(stdout, json_string_value(json_object_get(doc, "command")), false);
+			csv_field(stdout, json_string_value(json_object_get(doc, "store")), false);
+			csv_field(stdout, states[l], false);
+			for (size_t k = 0; k < ncols; k++) {
+				json_t *x = json_object_get(e, cols[k]);
+				char num[32] = "";
+				if (json_is_integer(x))
+					snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x));
+				csv_field(stdout, json_is_string(x) ? json_string_value(x) : num, k + 1 == ncols);
+			}
+		}
+	}
+}
+
 void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, bool from_file,
                   bool first, bool last)
 {
-	bool json = c->format == OUT_JSON || c->format == OUT_NDJSON;
+	bool json = c->format != OUT_TABLE; /* json, ndjson, csv: from the plan's json */
 	json_t *doc = json ? oa_plan_to_json(p) : NULL;
 	if (!json) {
 		printf("%s%s: %s plan%s%s\n", first ? "" : "\n", s->root, p->command,
@@ -287,13 +342,19 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 		json_object_set_new(doc, "dry_run", json_boolean(!c->apply));
 		if (result)
 			json_object_set_new(doc, "result", result);
-		if (first)
-			printf("{\"schema\":\"ollama-audit.%s/1\",\"stores\":[", p->command);
-		else
-			printf(",");
-		json_dumpf(doc, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		if (last)
-			printf("]}\n");
+		if (c->format == OUT_NDJSON) {
+			plan_ndjson(doc);
+		} else if (c->format == OUT_CSV) {
+			plan_csv(doc, first);
+		} else {
+			if (first)
+				printf("{\"schema\":\"ollama-audit.%s/1\",\"stores\":[", p->command);
+			else
+				printf(",");
+			json_dumpf(doc, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+			if (last)
+				printf("]}\n");
+		}
 		json_decref(doc);
 	} else {
 		json_decref(result);
@@ -364,6 +425,8 @@ int cmd_prune(cli *c)
 		cli_err("--predict-server only prints; it does not combine with --apply, --plan or --quarantine");
 		return OA_EXIT_USAGE;
 	}
+	if (c->predict_server && c->format != OUT_TABLE && c->format != OUT_JSON)
+		return cli_refuse_format(c, "prune --predict-server", "table json");
 	if (!cli_apply_options_ok(c))
 		return OA_EXIT_USAGE;
 	size_t n;
@@ -451,7 +514,7 @@ int cmd_prune(cli *c)
 		oa_plan_free(&pl[i].p);
 		oa_junk_free(&pl[i].j);
 	}
-	if (json && !np)
+	if (c->format == OUT_JSON && !np)
 		printf("{\"schema\":\"ollama-audit.prune/1\",\"stores\":[]}\n");
 	free(pl);
 	cli_close_stores(st, n);

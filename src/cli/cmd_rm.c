@@ -109,8 +109,8 @@ int cmd_rm(cli *c)
 					continue;
 				}
 				if (idx < 0) {
-					cli_err("%s: model '%s' %s", s->root, c->args[a],
-					        idx == OA_RESOLVE_AMBIGUOUS_ID ? "is an ambiguous ID prefix" : "not found");
+					cli_fail(c, "model-not-found", s->root, "%s: model '%s' %s", s->root, c->args[a],
+					         idx == OA_RESOLVE_AMBIGUOUS_ID ? "is an ambiguous ID prefix" : "not found");
 					bad = true;
 					continue;
 				}
@@ -140,7 +140,7 @@ int cmd_rm(cli *c)
 		cli_run_plan(c, stores[i], &plans[i], NULL, from_file, i == 0, i + 1 == np);
 		oa_plan_free(&plans[i]);
 	}
-	if ((c->format == OUT_JSON || c->format == OUT_NDJSON) && !np)
+	if (c->format == OUT_JSON && !np)
 		printf("{\"schema\":\"ollama-audit.rm/1\",\"stores\":[]}\n");
 	free(plans);
 	free(stores);

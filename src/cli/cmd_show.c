@@ -1,5 +1,7 @@
 /* cmd_show.c - `ollama-audit show MODEL`: one model in full. */
 #include "cli.h"
+#include "cli_multi.h"
+#include "base/jsonutil.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/manifest_list.h"
 #include "ollama_audit/model.h"
@@ -242,6 +244,73 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 	}
 }
 
+#define SHOW_SCHEMA "ollama-audit.show/" OA_SCHEMA_VERSION
+
+/* ndjson: the model, then one record per layer (config first) and finding. */
+static void show_ndjson(const oa_store *s, json_t *o)
+{
+	json_t *rec = json_pack("{s:s,s:s,s:o}", "type", "model", "host", cli_host(), "store",
+	                        oa_json_str(s->root));
+	json_object_update(rec, o);
+	const char *parts[] = { "config_layer", "layer_list", "findings" };
+	for (size_t k = 0; k < 3; k++)
+		json_object_del(rec, parts[k]);
+	json_object_set_new(rec, "store", oa_json_str(s->root)); /* the root, as in every record */
+	oa_json_dump_line(rec, stdout);
+	json_decref(rec);
+	json_t *name = json_object_get(o, "name");
+	json_t *items = json_array();
+	json_t *cfg = json_object_get(o, "config_layer");
+	if (cfg)
+		json_array_append(items, cfg);
+	json_array_extend(items, json_object_get(o, "layer_list"));
+	size_t n_layers = json_array_size(items);
+	json_array_extend(items, json_object_get(o, "findings"));
+	for (size_t i = 0; i < json_array_size(items); i++) {
+		rec = json_pack("{s:s,s:s,s:o,s:O}", "type", i < n_layers ? "layer" : "finding", "host", cli_host(),
+		                "store", oa_json_str(s->root), "model", name);
+		json_object_update(rec, json_array_get(items, i));
+		oa_json_dump_line(rec, stdout);
+		json_decref(rec);
+	}
+	json_decref(items);
+}
+
+static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
+{
+	char size[32] = "", disk_size[32] = "", disk_bytes[32] = "";
+	const char *keys[] = { "size", "disk_size", "disk_bytes" };
+	char *bufs[] = { size, disk_size, disk_bytes };
+	for (size_t k = 0; k < 3; k++) {
+		json_t *v = json_object_get(l, keys[k]);
+		if (json_is_integer(v))
+			snprintf(bufs[k], 32, "%lld", (long long)json_integer_value(v));
+	}
+	csv_field(stdout, s->root, false);
+	csv_field(stdout, m->display, false);
+	csv_field(stdout, json_string_value(json_object_get(l, "kind")), false);
+	csv_field(stdout, json_string_value(json_object_get(l, "media_type")), false);
+	csv_field(stdout, json_string_value(json_object_get(l, "digest")), false);
+	csv_field(stdout, size, false);
+	csv_field(stdout, json_string_value(json_object_get(l, "from")), false);
+	csv_field(stdout, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
+	csv_field(stdout, disk_size, false);
+	csv_field(stdout, disk_bytes, true);
+}
+
+/* csv: the layers, one row each, config first. */
+static void show_csv(const oa_store *s, const oa_model *m, json_t *o, bool header)
+{
+	if (header)
+		printf("store,model,kind,media_type,digest,size,from,exists,disk_size,disk_bytes\n");
+	json_t *cfg = json_object_get(o, "config_layer");
+	if (cfg)
+		csv_layer(s, m, cfg);
+	json_t *layers = json_object_get(o, "layer_list");
+	for (size_t i = 0; i < json_array_size(layers); i++)
+		csv_layer(s, m, json_array_get(layers, i));
+}
+
 int cmd_show(cli *c)
 {
 	if (c->n_args != 1) {
@@ -250,7 +319,7 @@ int cmd_show(cli *c)
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_FULL);
-	bool found = false;
+	bool found = false, csv_header_done = false;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
@@ -271,12 +340,18 @@ int cmd_show(cli *c)
 			continue;
 		found = true;
 		const oa_model *m = &s->models[idx];
-		if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
+		if (c->format == OUT_JSON || c->format == OUT_NDJSON || c->format == OUT_CSV) {
 			json_t *o = oa_report_model_detail(s, m, c->tensors);
-			json_object_set_new(o, "schema", json_string("ollama-audit.show/" OA_SCHEMA_VERSION));
+			json_object_set_new(o, "schema", json_string(SHOW_SCHEMA));
 			json_object_set_new(o, "store", oa_report_store(s));
 			json_object_set_new(o, "runs_here", cli_runhere_json(c, m));
-			oa_json_dump_line(o, stdout);
+			if (c->format == OUT_JSON)
+				oa_json_dump_line(o, stdout);
+			else if (c->format == OUT_NDJSON)
+				show_ndjson(s, o);
+			else
+				show_csv(s, m, o, !csv_header_done);
+			csv_header_done = true;
 			json_decref(o);
 		} else {
 			show_table(c, s, m);
@@ -288,7 +363,7 @@ int cmd_show(cli *c)
 		}
 	}
 	if (!found && !(c->exit_code & (OA_EXIT_OPERATIONAL | OA_EXIT_USAGE))) {
-		cli_err("model '%s' not found", c->args[0]);
+		cli_fail(c, "model-not-found", NULL, "model '%s' not found", c->args[0]);
 		c->exit_code |= OA_EXIT_USAGE;
 	}
 	cli_close_stores(st, n);

@@ -133,7 +133,8 @@ int cmd_stores(cli *c)
 				oa_store_close(&r->s);
 				r->state = "permission-denied";
 				r->error = oa_xstrdup(err);
-				cli_err("%s (store of %s): skipped", err, k->user ? k->user : "?");
+				cli_fail(c, "store-unreadable", k->root, "%s (store of %s): skipped", err,
+				         k->user ? k->user : "?");
 				c->exit_code |= OA_EXIT_OPERATIONAL;
 				if (c->format == OUT_PROMETHEUS)
 					cli_multi_failed(c, k->root, k->found[0].source);
@@ -143,6 +144,7 @@ int cmd_stores(cli *c)
 			oa_store_scan(&r->s);
 			r->seconds = oa_now() - t0;
 			r->opened = true;
+			c->stores_read++;
 			for (size_t j = 0; j < r->s.findings.n; j++)
 				r->unreadable += strcmp(r->s.findings.v[j].code, "unreadable") == 0;
 			r->state = r->unreadable ? "incomplete" : "ok";
@@ -158,22 +160,27 @@ int cmd_stores(cli *c)
 		case OA_CAND_MISSING:
 			r->state = "missing";
 			if (explicit_store) {
-				cli_err("%s: %s", k->path, strerror(k->err));
+				cli_fail(c, "store-unreadable", k->path, "%s: %s", k->path, strerror(k->err));
 				c->exit_code |= OA_EXIT_OPERATIONAL;
+				if (c->format == OUT_PROMETHEUS)
+					cli_multi_failed(c, k->path, "--store");
 			}
 			break;
 		case OA_CAND_NOT_STORE:
 			r->state = "not-a-store";
 			if (explicit_store) {
-				cli_err("%s is not an Ollama store: no manifests/ or blobs/", k->path);
+				cli_fail(c, "store-unreadable", k->path, "%s is not an Ollama store: no manifests/ or blobs/",
+				         k->path);
 				c->exit_code |= OA_EXIT_OPERATIONAL;
+				if (c->format == OUT_PROMETHEUS)
+					cli_multi_failed(c, k->path, "--store");
 			}
 			break;
 		case OA_CAND_UNKNOWN:
 			r->state = "unknown";
 			r->error = oa_xasprintf("cannot tell whether a store is there: %s", strerror(k->err));
 			if (explicit_store) {
-				cli_err("%s: %s", k->path, r->error);
+				cli_fail(c, "store-unreadable", k->path, "%s: %s", k->path, r->error);
 				c->exit_code |= OA_EXIT_OPERATIONAL;
 			}
 			break;

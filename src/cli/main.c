@@ -33,8 +33,9 @@ static const char usage_text[] =
 	"\n"
 	"Options (any command):\n"
 	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
-	"  --format FMT       table (default), json, ndjson, csv; list also takes tags;\n"
-	"                     check, verify and stores also take prometheus\n"
+	"  --format FMT       table (default), json, ndjson, csv (restore: table only);\n"
+	"                     list also takes tags; check, verify, du and stores also\n"
+	"                     prometheus; any other is refused (exit 16)\n"
 	"  --all-users        every store on the machine (see `stores`), plus any --store\n"
 	"  --output FILE      write standard output to FILE atomically (temp file + rename)\n"
 	"  --platform OS/ARCH which child of a manifest list a tag uses (default: this\n"
@@ -62,7 +63,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "When the server's logs are found (see history), a LAST USED column is added;\n"
 		       "--unused-for DURATION lists only the models not loaded within it.\n";
 	if (strcmp(cmd, "show") == 0)
-		return "usage: ollama-audit show MODEL [--tensors] [--format table|json]\n"
+		return "usage: ollama-audit show MODEL [--tensors] [--format table|json|ndjson|csv]\n"
 		       "\n"
 		       "Show one model in full: name, ID, paths, config fields, every layer (media type,\n"
 		       "digest, declared size, name/from, whether the blob exists and its size on disk),\n"
@@ -74,7 +75,8 @@ static const char *cmd_help_text(const char *cmd)
 		       "The last paragraph says whether this machine (or --root DIR) can run it, on which\n"
 		       "engine, and whether its weights fit the memory (docs/history.md).\n";
 	if (strcmp(cmd, "check") == 0)
-		return "usage: ollama-audit check [MODEL...] [--format table|json|ndjson] [--fail-on error|warning]\n"
+		return "usage: ollama-audit check [MODEL...] [--format table|json|ndjson|csv|prometheus]\n"
+		       "                         [--fail-on error|warning]\n"
 		       "\n"
 		       "The structure pass: presence and size of every referenced blob, names, every\n"
 		       "manifest and config, every weight header parsed and cross-checked against the\n"
@@ -82,7 +84,8 @@ static const char *cmd_help_text(const char *cmd)
 		       "blocks the server's start-up prune). Reads headers only, never whole blobs.\n";
 	if (strcmp(cmd, "verify") == 0)
 		return "usage: ollama-audit verify [MODEL...] [--all] [--jobs N] [--changed] [--quick]\n"
-		       "                          [--max-duration SECONDS] [--cache FILE] [--format table|json|ndjson]\n"
+		       "                          [--max-duration SECONDS] [--cache FILE]\n"
+		       "                          [--format table|json|ndjson|csv|prometheus]\n"
 		       "\n"
 		       "The content pass: sha256 of every blob the selected models reference (--all adds\n"
 		       "unreferenced blobs), compared with the blob's name. Parallel (--jobs, default the\n"
@@ -92,7 +95,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
 		       "a time budget; the next --changed run continues where it stopped.\n";
 	if (strcmp(cmd, "du") == 0)
-		return "usage: ollama-audit du [--format table|json|csv] [--units si|iec|bytes] [--unused-for DURATION]\n"
+		return "usage: ollama-audit du [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes] [--unused-for DURATION]\n"
 		       "                        [--all-users --duplicates]\n"
 		       "\n"
 		       "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
@@ -105,8 +108,9 @@ static const char *cmd_help_text(const char *cmd)
 		       "DURATION shows only the models the logs show no load of within it.\n";
 	if (strcmp(cmd, "prune") == 0)
 		return "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
+		       "                         [--format table|json|ndjson|csv]\n"
 		       "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
-		       "       ollama-audit prune --predict-server\n"
+		       "       ollama-audit prune --predict-server [--format table|json]\n"
 		       "\n"
 		       "Remove junk from the store. Without --apply this is a dry run: it prints exactly\n"
 		       "what would be removed and the bytes freed (allocated), and --plan FILE saves that\n"
@@ -127,7 +131,8 @@ static const char *cmd_help_text(const char *cmd)
 		       "Exit: 0 done, 8 refused or failed, 16 usage (or --apply without --yes and no\n"
 		       "terminal), 32 interrupted or declined.\n";
 	if (strcmp(cmd, "rm") == 0)
-		return "usage: ollama-audit rm MODEL... [--plan FILE] [--apply [--yes] [--quarantine DIR]\n"
+		return "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
+		       "                        [--apply [--yes] [--quarantine DIR]\n"
 		       "                        [--force] [--min-age DURATION]]\n"
 		       "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
 		       "\n"
@@ -140,7 +145,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "--unused-for DURATION (a dry run only) plans the models (named, or all) that the\n"
 		       "server's logs show no load of within it, and says how far back the logs go.\n";
 	if (strcmp(cmd, "restore") == 0)
-		return "usage: ollama-audit restore DIR [--store STORE]\n"
+		return "usage: ollama-audit restore DIR [--store STORE]   (a table only)\n"
 		       "\n"
 		       "Put back everything `prune --quarantine DIR` or `rm --quarantine DIR` moved into\n"
 		       "DIR, newest first, into the store named in DIR/index.json (or --store). A file\n"
@@ -160,7 +165,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "--all-users on list, check, verify, du, prune and dedupe audits every store found.\n";
 	if (strcmp(cmd, "dedupe") == 0)
 		return "usage: ollama-audit dedupe [--all-users | --store A --store B...] [--hardlink]\n"
-		       "                          [--apply [--yes] [--force]] [--format table|json|ndjson]\n"
+		       "                          [--apply [--yes] [--force]] [--format table|json|ndjson|csv]\n"
 		       "\n"
 		       "Replace blobs that several stores hold as separate copies. A dry run unless\n"
 		       "--apply. By default reflinks (FICLONE: copy-on-write, separate inodes, safe\n"
@@ -190,32 +195,35 @@ static const char *cmd_help_text(const char *cmd)
 }
 
 /* The commands. To add one: write cmd_NAME() and its help, add a row with
- * the options it takes besides the ones every command takes (COMMON). An
- * option a command does not take is a usage error, never ignored. */
+ * the options it takes besides the ones every command takes (COMMON) and
+ * the formats it produces. An option a command does not take, or a format
+ * it does not produce, is a usage error, never ignored. */
 typedef struct command {
 	const char *name;
 	int (*run)(cli *c);
 	const char *options; /* long option names, space-separated */
+	const char *formats; /* --format values, space-separated, table first */
 } command;
 
 #define COMMON "store format units fail-on color help version output "
 #define READS "platform log root " /* a store's models, and the logs for LAST USED */
+#define DATA "table json ndjson csv" /* every command that reports data */
 
 static const command commands[] = {
-	{ "list", cmd_list, COMMON READS "all-users unused-for" },
-	{ "show", cmd_show, COMMON READS "all-users tensors" },
-	{ "check", cmd_check, COMMON READS "all-users" },
+	{ "list", cmd_list, COMMON READS "all-users unused-for", DATA " tags" },
+	{ "show", cmd_show, COMMON READS "all-users tensors", DATA },
+	{ "check", cmd_check, COMMON READS "all-users", DATA " prometheus" },
 	{ "verify", cmd_verify, COMMON "platform all-users all changed quick jobs max-duration cache "
-	                        "progress no-progress" },
-	{ "du", cmd_du, COMMON READS "all-users duplicates unused-for" },
+	                        "progress no-progress", DATA " prometheus" },
+	{ "du", cmd_du, COMMON READS "all-users duplicates unused-for", DATA " prometheus" },
 	{ "prune", cmd_prune, COMMON "platform all-users apply yes plan quarantine what min-age force "
-	                      "predict-server" },
-	{ "rm", cmd_rm, COMMON READS "apply yes plan quarantine min-age force unused-for" },
-	{ "restore", cmd_restore, COMMON },
-	{ "stores", cmd_stores, COMMON "platform all-users all" },
-	{ "dedupe", cmd_dedupe, COMMON "platform all-users apply yes force hardlink" },
-	{ "history", cmd_history, COMMON READS "all-users since until unused-for" },
-	{ NULL, NULL, NULL },
+	                      "predict-server", DATA },
+	{ "rm", cmd_rm, COMMON READS "apply yes plan quarantine min-age force unused-for", DATA },
+	{ "restore", cmd_restore, COMMON, "table" },
+	{ "stores", cmd_stores, COMMON "platform all-users all", DATA " prometheus" },
+	{ "dedupe", cmd_dedupe, COMMON "platform all-users apply yes force hardlink", DATA },
+	{ "history", cmd_history, COMMON READS "all-users since until unused-for", DATA },
+	{ NULL, NULL, NULL, NULL },
 };
 
 /* Whether the space-separated list holds the word. */
@@ -251,6 +259,22 @@ void cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int cli_refuse_format(const cli *c, const char *what, const char *formats)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	for (const char *p = formats; *p; p++)
+		if (*p == ' ')
+			oa_buf_adds(&b, ", ");
+		else
+			oa_buf_addc(&b, *p);
+	char *list = oa_buf_take(&b);
+	cli_err("%s: --format %s is not a format of %s (it takes: %s); see ollama-audit %s --help", c->cmd,
+	        c->format_name, what, list, c->cmd);
+	free(list);
+	return OA_EXIT_USAGE;
+}
+
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
 {
@@ -281,7 +305,7 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 		}
 		char err[512];
 		if (oa_store_open(&v[i].s, path, how, err, sizeof err) < 0) {
-			cli_err("%s (store from %s)", err, how);
+			cli_fail(c, "store-unreadable", path, "%s (store from %s)", err, how);
 			if (!c->n_stores && !c->all_users)
 				fprintf(stderr, "  name one with --store DIR, or run `ollama-audit stores` to find "
 				                "the stores on this machine\n");
@@ -311,6 +335,7 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 		v[i].s.platform = c->platform;
 		oa_store_scan(&v[i].s);
 		v[i].ok = true;
+		c->stores_read++;
 	}
 	free(def);
 	*n = count;
@@ -330,7 +355,8 @@ long cli_resolve_model(cli *c, const oa_store *s, const char *query)
 		if (oa_name_equal_fold(&s->models[i].name, &want))
 			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", s->models[i].display);
 	char *names = oa_buf_take(&b);
-	cli_err("%s: ambiguous: %s matches %s; name one in its exact case", s->root, query, names);
+	cli_fail(c, "ambiguous-model", s->root, "%s: ambiguous: %s matches %s; name one in its exact case",
+	         s->root, query, names);
 	free(names);
 	c->exit_code |= OA_EXIT_USAGE;
 	return idx;
@@ -463,7 +489,7 @@ static void free_store_list(void)
 
 int main(int argc, char **argv)
 {
-	cli c = { .format = OUT_TABLE, .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR, .min_age = -1,
+	cli c = { .format = OUT_TABLE, .format_name = "table", .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR, .min_age = -1,
 	          .unused_for = -1 };
 	const char *color = "auto";
 	bool help = false;
@@ -492,6 +518,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			c.format_set = true;
+			c.format_name = optarg;
 			if (strcmp(optarg, "table") == 0) c.format = OUT_TABLE;
 			else if (strcmp(optarg, "json") == 0) c.format = OUT_JSON;
 			else if (strcmp(optarg, "ndjson") == 0) c.format = OUT_NDJSON;
@@ -642,9 +669,14 @@ int main(int argc, char **argv)
 		if (!word_in(cmd->options, given[i]))
 			return usage_error("--%s is not an option of %s; see ollama-audit %s --help", given[i], c.cmd,
 			                   c.cmd);
+	if (!word_in(cmd->formats, c.format_name))
+		return cli_refuse_format(&c, c.cmd, cmd->formats);
 	int rc = cli_output_begin(&c);
-	if (!rc)
+	if (!rc) {
+		cli_capture_begin(&c);
 		rc = cmd->run(&c);
+		cli_capture_end(&c);
+	}
 	rc = cli_output_end(&c, rc);
 	cli_usage_release();
 	if (fflush(stdout) != 0 || ferror(stdout)) {

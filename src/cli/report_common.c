@@ -35,8 +35,8 @@ bool check_args_resolve(cli *c, const oa_store *s)
 		if (idx == OA_RESOLVE_AMBIGUOUS_NAME) {
 			ok = false;
 		} else if (idx < 0) {
-			cli_err("%s: model '%s' %s", s->root, c->args[i],
-			        idx == OA_RESOLVE_AMBIGUOUS_ID ? "is an ambiguous ID prefix" : "not found");
+			cli_fail(c, "model-not-found", s->root, "%s: model '%s' %s", s->root, c->args[i],
+			         idx == OA_RESOLVE_AMBIGUOUS_ID ? "is an ambiguous ID prefix" : "not found");
 			ok = false;
 		}
 	}
@@ -71,6 +71,23 @@ void report_findings(cli *c, const oa_store *s, const char *schema, const char *
 	if (c->format == OUT_PROMETHEUS)
 		return;
 
+	if (c->format == OUT_CSV) {
+		if (first)
+			printf("store,code,severity,model,digest,path,message\n");
+		for (size_t i = 0; i < s->findings.n; i++) {
+			const oa_finding *f = &s->findings.v[i];
+			if (!finding_selected(c, s, f))
+				continue;
+			csv_field(stdout, s->root, false);
+			csv_field(stdout, f->code, false);
+			csv_field(stdout, oa_severity_name(f->severity), false);
+			csv_field(stdout, f->model, false);
+			csv_field(stdout, f->digest, false);
+			csv_field(stdout, f->path, false);
+			csv_field(stdout, f->message, true);
+		}
+		return;
+	}
 	if (c->format == OUT_NDJSON) {
 		for (size_t i = 0; i < s->findings.n; i++) {
 			if (!finding_selected(c, s, &s->findings.v[i]))

@@ -24,6 +24,7 @@ static const struct family {
 	{ "ollama_store_blobs_bytes", "Allocated bytes of the entries under blobs/, by state; each inode counted once per store." },
 	{ "ollama_store_blobs_apparent_bytes", "Apparent bytes (st_size) of the entries under blobs/, by state; each inode counted once per store." },
 	{ "ollama_store_findings", "Audit findings, by code and severity." },
+	{ "ollama_store_findings_by_severity", "Audit findings, by severity; 0 when there are none." },
 	{ "ollama_store_reclaimable_bytes", "Allocated bytes prune would free now (orphans, partials, temps older than 1 h)." },
 	{ "ollama_store_model_info", "Model metadata (always 1)." },
 	{ "ollama_store_model_size_bytes", "Model size as ollama list shows it (sum of the manifest's layer sizes)." },
@@ -41,14 +42,27 @@ typedef struct sample {
 	double value;
 } sample;
 
+#define STORE_PREFIX "ollama_store_"
+
 struct oa_prom {
 	sample *s[N_FAMILIES];
 	size_t n[N_FAMILIES];
+	char prefix[32]; /* replaces STORE_PREFIX in every name on output */
 };
 
 oa_prom *oa_prom_new(void)
 {
-	return oa_xcalloc(1, sizeof(oa_prom));
+	return oa_prom_new_job(NULL);
+}
+
+oa_prom *oa_prom_new_job(const char *job)
+{
+	oa_prom *p = oa_xcalloc(1, sizeof(oa_prom));
+	if (job && strlen(job) < sizeof p->prefix - 9)
+		snprintf(p->prefix, sizeof p->prefix, "ollama_%s_", job);
+	else
+		snprintf(p->prefix, sizeof p->prefix, "%s", STORE_PREFIX);
+	return p;
 }
 
 void oa_prom_free(oa_prom *p)
@@ -151,10 +165,11 @@ void oa_prom_write(const oa_prom *p, FILE *out)
 	for (size_t f = 0; f < N_FAMILIES; f++) {
 		if (!p->n[f])
 			continue;
-		fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", families[f].name, families[f].help,
-		        families[f].name);
+		const char *rest = families[f].name + strlen(STORE_PREFIX);
+		fprintf(out, "# HELP %s%s %s\n# TYPE %s%s gauge\n", p->prefix, rest, families[f].help, p->prefix,
+		        rest);
 		for (size_t i = 0; i < p->n[f]; i++) {
-			fprintf(out, "%s%s ", families[f].name, p->s[f][i].labels);
+			fprintf(out, "%s%s%s ", p->prefix, rest, p->s[f][i].labels);
 			write_value(out, p->s[f][i].value);
 			fputc('\n', out);
 		}
@@ -266,8 +281,13 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 		            us, "state", state_names[k], (const char *)NULL);
 	}
 
-	/* findings by code and severity */
-	for (size_t i = 0; i < s->findings.n; i++) {
+	/* findings by severity, each present (at 0 when none) so that an alert
+	 * on "> 0" needs no absent(); then by code and severity */
+	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_INFO && !info->no_findings; sev--)
+		oa_prom_add(p, "ollama_store_findings_by_severity",
+		            (double)oa_findings_count(&s->findings, (oa_severity)sev), "store", st, "user", us,
+		            "severity", oa_severity_name((oa_severity)sev), (const char *)NULL);
+	for (size_t i = 0; i < s->findings.n && !info->no_findings; i++) {
 		const oa_finding *f = &s->findings.v[i];
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)

@@ -50,7 +50,7 @@ def mask(text, roots):
         text = text.replace('"%s"' % host, '"<HOST>"').replace('host="%s"' % host, 'host="<HOST>"')
         text = re.sub(r"(?m)^%s," % re.escape(host), "<HOST>,", text)  # the csv host column
     text = re.sub(r'"uid":\s*\d+', '"uid":<UID>', text)
-    text = re.sub(r"\btester,\d+,", "tester,<UID>,", text)
+    text = text.replace("tester,%d," % os.getuid(), "tester,<UID>,")  # the stores csv uid column
     text = re.sub(r"/tmp/oa-cli-[^\s\"',/]+", "<TMP>", text)
     text = re.sub(r"\b(\d+|a|an|About a|About an) (second|minute|hour|day|week|month|year)s? ago\b|Less than a second ago",
                   "<AGO>", text)

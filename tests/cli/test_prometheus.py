@@ -7,7 +7,8 @@ format (0.0.4) written here, following the format's rules and promtool's
 most once, before the samples, known types), label value escaping (\\\\, \\",
 \\n only) and valid UTF-8, a float value and NO timestamp, every family's
 samples contiguous, no duplicate series, a final newline; plus our own
-conventions (spec anchors §5.6): the ollama_store_ prefix, gauges only, no
+conventions (spec anchors §5.6): one prefix per job (ollama_store_ for
+stores, ollama_check_, ollama_verify_, ollama_du_), gauges only, no
 _total on gauges, _bytes/_seconds units, fixed HELP text, no digest as a
 label value. When `promtool` is installed it is run too.
 """
@@ -155,7 +156,7 @@ def lint(fams):
     """Our conventions plus promtool's lint rules."""
     problems = []
     for name, f in fams.items():
-        if not name.startswith("ollama_store_"):
+        if not re.match(r"ollama_(store|check|verify|du)_", name):
             problems.append("%s: prefix" % name)
         if f["help"] is None or not f["help"].strip():
             problems.append("%s: no HELP" % name)
@@ -218,26 +219,26 @@ with t.guard("check --all-users --format prometheus --output"):
     fams = validate(text)
     t.eq(lint(fams), [], "lint")
     for n, f in fams.items():
-        HELP[n] = f["help"]
+        HELP[n.split("_", 2)[2]] = f["help"]  # by the name after the job prefix
     t.eq(sorted(os.listdir(outdir)), ["ollama.prom"], "no temporary file left")
     for key, root in real.items():
         user = m.user_of(key)  # as root: the simulated owner; else the user running the tests
-        t.eq(val(fams, "ollama_store_info", store=root), 1, "info of %s" % key)
-        t.eq(val(fams, "ollama_store_models", store=root, format="gguf"), len(m.infos[key]), "models of %s" % key)
-        t.eq(val(fams, "ollama_store_audit_success", store=root, user=user), 1, "success of %s (user %s)" % (key, user))
+        t.eq(val(fams, "ollama_check_info", store=root), 1, "info of %s" % key)
+        t.eq(val(fams, "ollama_check_models", store=root, format="gguf"), len(m.infos[key]), "models of %s" % key)
+        t.eq(val(fams, "ollama_check_audit_success", store=root, user=user), 1, "success of %s (user %s)" % (key, user))
         inv = ms.blob_inventory([root])
         # the referenced blobs, each inode once, and blobs/ itself (which the store needs)
-        t.eq(val(fams, "ollama_store_blobs_bytes", store=root, state="referenced"),
+        t.eq(val(fams, "ollama_check_blobs_bytes", store=root, state="referenced"),
              sum({(c[1], c[2]): c[3] for cs in inv.values() for c in cs}.values()) +
              os.lstat(os.path.join(root, "blobs")).st_blocks * 512, "referenced bytes of %s" % key)
-        t.eq(val(fams, "ollama_store_blobs", store=root, state="orphaned"), 0, "no orphans in %s" % key)
+        t.eq(val(fams, "ollama_check_blobs", store=root, state="orphaned"), 0, "no orphans in %s" % key)
         for info in m.infos[key]:
-            t.eq(val(fams, "ollama_store_model_info", store=root, model=info["name"]), 1,
+            t.eq(val(fams, "ollama_check_model_info", store=root, model=info["name"]), 1,
                  "model_info %s in %s" % (info["name"], key))
-    ts = val(fams, "ollama_store_last_audit_timestamp_seconds", store=real["alice"])
+    ts = val(fams, "ollama_check_last_audit_timestamp_seconds", store=real["alice"])
     t.ok(ts and abs(ts - time.time()) < 300, "last audit timestamp is now", ts)
-    t.ok(val(fams, "ollama_store_verified_bytes") is None, "check does not claim verified bytes")
-    t.ok(val(fams, "ollama_store_model_unique_bytes", store=real["alice"], model="alice-own:7b") > 0,
+    t.ok(val(fams, "ollama_check_verified_bytes") is None, "check does not claim verified bytes")
+    t.ok(val(fams, "ollama_check_model_unique_bytes", store=real["alice"], model="alice-own:7b") > 0,
          "unique bytes of a model")
     if promtool:
         p = subprocess.run([promtool, "check", "metrics"], input=text.encode(), stdout=subprocess.PIPE,
@@ -276,7 +277,7 @@ with t.guard("verify, stores: the same HELP strings; verified bytes"):
     for key, root in real.items():
         inv = ms.blob_inventory([root])
         want = sum(os.stat(os.path.join(root, "blobs", "sha256-" + h)).st_size for h in inv)
-        t.eq(val(fams, "ollama_store_verified_bytes", store=root), want, "verified bytes of %s" % key)
+        t.eq(val(fams, "ollama_verify_verified_bytes", store=root), want, "verified bytes of %s" % key)
     r2 = m.run("stores", "--format", "prometheus")
     t.exit_code(r2, 0)
     f2 = validate(r2.out)
@@ -284,8 +285,25 @@ with t.guard("verify, stores: the same HELP strings; verified bytes"):
     t.ok(val(f2, "ollama_store_duplicate_bytes") is not None, "stores: duplicate bytes of the host")
     for fam in (fams, f2):
         for n, f in fam.items():
-            if n in HELP:
-                t.eq(f["help"], HELP[n], "HELP of %s is fixed" % n)
+            if n.split("_", 2)[2] in HELP:
+                t.eq(f["help"], HELP[n.split("_", 2)[2]], "HELP of %s is fixed" % n)
+
+with t.guard("check, verify, du and stores files in one textfile directory"):
+    # node_exporter's textfile collector merges every *.prom of the directory
+    # and rejects a family that two files define: the jobs' names are disjoint.
+    texts = {}
+    for cmd in ("check", "verify", "du", "stores"):
+        out = os.path.join(outdir, cmd + ".prom")
+        r = m.run(cmd, "--all-users", "--format", "prometheus", "--output", out)
+        t.exit_code(r, 0, cmd)
+        texts[cmd] = open(out).read()
+        os.unlink(out)
+    merged = validate("".join(texts[c] for c in texts))
+    t.eq(lint(merged), [], "lint (all four files)")
+    for key, root in real.items():
+        for job in ("check", "verify"):
+            t.eq(val(merged, "ollama_%s_findings_by_severity" % job, store=root, severity="error"), 0,
+                 "%s: error findings of %s present at 0" % (job, key))
 
 with t.guard("junk, findings, odd paths"):
     s, _ = t.clean_store("odd-\"quote\\back")
@@ -300,14 +318,14 @@ with t.guard("junk, findings, odd paths"):
     fams = validate(open(prom).read())
     t.eq(lint(fams), [], "lint")
     root = s.root
-    t.eq(val(fams, "ollama_store_info", store=root), 1, "a store path with a quote and a backslash round-trips")
-    t.eq(val(fams, "ollama_store_blobs", store=root, state="orphaned"), 1, "one orphan")
-    t.eq(val(fams, "ollama_store_blobs", store=root, state="partial"), 3, "partial data + 2 part files")
-    t.eq(val(fams, "ollama_store_blobs", store=root, state="foreign"), 1, "one foreign file")
+    t.eq(val(fams, "ollama_check_info", store=root), 1, "a store path with a quote and a backslash round-trips")
+    t.eq(val(fams, "ollama_check_blobs", store=root, state="orphaned"), 1, "one orphan")
+    t.eq(val(fams, "ollama_check_blobs", store=root, state="partial"), 3, "partial data + 2 part files")
+    t.eq(val(fams, "ollama_check_blobs", store=root, state="foreign"), 1, "one foreign file")
     du = t.run("--store", root, "du", "--format", "json").json()
-    t.eq(val(fams, "ollama_store_reclaimable_bytes", store=root),
+    t.eq(val(fams, "ollama_check_reclaimable_bytes", store=root),
          du["stores"][0]["totals"]["reclaimable_bytes"], "reclaimable bytes = du's")
-    t.eq(val(fams, "ollama_store_findings", store=s2.root, code="missing-blob", severity="error"), 1,
+    t.eq(val(fams, "ollama_check_findings", store=s2.root, code="missing-blob", severity="error"), 1,
          "findings by code and severity")
 
 with t.guard("store paths that are not valid UTF-8: overlong, surrogate, F5 lead"):
@@ -338,7 +356,7 @@ with t.guard("store paths that are not valid UTF-8: overlong, surrogate, F5 lead
     if text is not None:
         fams = validate(text)
         t.eq(lint(fams), [], "lint")
-        stores = [l["store"] for l, _ in fams.get("ollama_store_info", {}).get("samples", [])]
+        stores = [l["store"] for l, _ in fams.get("ollama_check_info", {}).get("samples", [])]
         for tag, seq, root in roots:
             want = "".join("\\x%02x" % b for b in seq)
             t.ok(any(tag + "-" + want in st for st in stores), "%s: the bytes are escaped as %s" % (tag, want),
@@ -373,8 +391,8 @@ with t.guard("an unreadable store: audit_success 0"):
         t.exit_code(r, 8, "dave's store cannot be read")
         fams = validate(open(out).read())
         t.eq(lint(fams), [], "lint")
-        t.eq(val(fams, "ollama_store_audit_success", store=real["dave"], user="dave"), 0, "dave's store: success 0")
-        t.eq(val(fams, "ollama_store_audit_success", store=real["alice"]), 1, "alice's store: success 1")
+        t.eq(val(fams, "ollama_check_audit_success", store=real["dave"], user="dave"), 0, "dave's store: success 0")
+        t.eq(val(fams, "ollama_check_audit_success", store=real["alice"]), 1, "alice's store: success 1")
 
 
 with t.guard("blobs bytes by state sum to du -B1 -s blobs; temps count their contents (item 8)"):
@@ -391,12 +409,12 @@ with t.guard("blobs bytes by state sum to du -B1 -s blobs; temps count their con
     states = ("referenced", "orphaned", "partial", "temp", "foreign")
     du = lambda *o: int(subprocess.run(["du", "-B1", "-s"] + list(o) + [w.blobs], stdout=subprocess.PIPE,
                                        check=True).stdout.split()[0])
-    total = sum(val(fams, "ollama_store_blobs_bytes", store=w.root, state=x) or 0 for x in states)
+    total = sum(val(fams, "ollama_check_blobs_bytes", store=w.root, state=x) or 0 for x in states)
     t.eq(total, du(), "sum over states of blobs_bytes = du -B1 -s blobs")
-    app = sum(val(fams, "ollama_store_blobs_apparent_bytes", store=w.root, state=x) or 0 for x in states)
+    app = sum(val(fams, "ollama_check_blobs_apparent_bytes", store=w.root, state=x) or 0 for x in states)
     t.eq(app, du("--apparent-size"), "sum over states of blobs_apparent_bytes = du -B1 -s --apparent-size blobs")
     d = t.run("--store", w.root, "du", "--format", "json").json()["stores"][0]["totals"]
-    t.eq(val(fams, "ollama_store_blobs_bytes", store=w.root, state="temp"), d["junk"]["temps"]["bytes"],
+    t.eq(val(fams, "ollama_check_blobs_bytes", store=w.root, state="temp"), d["junk"]["temps"]["bytes"],
          "temp bytes = du's junk temps (the directory and what is in it)")
     t.eq(total, d["blobs_bytes"], "the same figure as du's blobs/ total")
 

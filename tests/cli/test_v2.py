@@ -296,7 +296,7 @@ with t.guard("Prometheus: a legacy anchor adds no second series for its model; s
     t.exit_code(r, 0, "check --format prometheus")
     series = [l.rsplit(" ", 1)[0] for l in r.out.splitlines() if l and not l.startswith("#")]
     t.eq(sorted(x for x in set(series) if series.count(x) > 1), [], "no series appears twice")
-    t.eq(sum('model="qwen3.5:4b"' in x and x.startswith("ollama_store_model_info") for x in series), 1,
+    t.eq(sum('model="qwen3.5:4b"' in x and x.startswith("ollama_check_model_info") for x in series), 1,
          "qwen3.5:4b has one model_info series")
 
 with t.guard("rm of one of two v2 tags differing in case leaves the other's exact-case anchor"):

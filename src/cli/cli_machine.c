@@ -1,0 +1,124 @@
+/* cli_machine.c - what machine-readable output carries besides its data:
+ * the errors of the run (docs/schema.md, "Errors and status").
+ *
+ * A program reading --format json must not take "nothing could be read" for
+ * "an empty store", so every json document ends with "status" and "errors",
+ * whatever command wrote it; ndjson gets an {"type":"error"} record where the
+ * error happens; csv has no place for an error, so when nothing could be read
+ * it stays empty and the error is only on stderr. For json and csv the
+ * command writes into a temporary file and the end of the run decides. */
+#include "cli.h"
+#include "cli_multi.h"
+#include "base/jsonutil.h"
+#include "ollama_audit/report.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct {
+	json_t *errors; /* [{code, message, path}] */
+	FILE *tmp;      /* json/csv: what the command wrote */
+	int saved_stdout;
+} E = { .saved_stdout = -1 };
+
+void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = oa_xvasprintf(fmt, ap);
+	va_end(ap);
+	cli_err("%s", msg);
+	json_t *e = json_pack("{s:s,s:o,s:o}", "code", code, "message", oa_json_str(msg), "path",
+	                      oa_json_str(path));
+	if (c->format == OUT_NDJSON) {
+		json_t *rec = json_pack("{s:s,s:s}", "type", "error", "host", cli_host());
+		json_object_update(rec, e);
+		oa_json_dump_line(rec, stdout);
+		json_decref(rec);
+	}
+	if (!E.errors)
+		E.errors = json_array();
+	json_array_append_new(E.errors, e);
+	free(msg);
+}
+
+void cli_capture_begin(cli *c)
+{
+	if (c->format != OUT_JSON && c->format != OUT_CSV)
+		return;
+	fflush(stdout);
+	E.tmp = tmpfile();
+	E.saved_stdout = E.tmp ? dup(STDOUT_FILENO) : -1;
+	if (E.saved_stdout < 0 || dup2(fileno(E.tmp), STDOUT_FILENO) < 0) {
+		/* Unbuffered output still works; only the status is lost. */
+		cli_err("cannot hold back the output (%s): it is written as it comes", strerror(errno));
+		if (E.saved_stdout >= 0)
+			close(E.saved_stdout);
+		if (E.tmp)
+			fclose(E.tmp);
+		E.tmp = NULL;
+		E.saved_stdout = -1;
+	}
+}
+
+static char *slurp(FILE *f, size_t *len)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	char chunk[65536];
+	size_t n;
+	rewind(f);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		oa_buf_add(&b, chunk, n);
+	*len = b.len;
+	return oa_buf_take(&b);
+}
+
+/* The json document with "status" and "errors" last; a run that wrote no
+ * document (nothing could be read) still gets one, named by its schema. */
+static void finish_json(const cli *c, const char *text, size_t len)
+{
+	json_error_t jerr;
+	json_t *doc = len ? json_loadb(text, len, 0, &jerr) : NULL;
+	if (len && !json_is_object(doc)) {
+		json_decref(doc);
+		fwrite(text, 1, len, stdout); /* not ours to change */
+		return;
+	}
+	if (!doc) {
+		doc = json_object();
+		char *schema = oa_xasprintf("ollama-audit.%s/%s", c->cmd, OA_SCHEMA_VERSION);
+		json_object_set_new(doc, "schema", json_string(schema));
+		free(schema);
+	}
+	size_t n = E.errors ? json_array_size(E.errors) : 0;
+	json_object_set_new(doc, "status", json_string(n ? "error" : "ok"));
+	json_object_set_new(doc, "errors", E.errors ? json_incref(E.errors) : json_array());
+	oa_json_dump_line(doc, stdout);
+	json_decref(doc);
+}
+
+void cli_capture_end(cli *c)
+{
+	if (E.tmp) {
+		fflush(stdout);
+		size_t len;
+		char *text = slurp(E.tmp, &len);
+		dup2(E.saved_stdout, STDOUT_FILENO);
+		close(E.saved_stdout);
+		fclose(E.tmp);
+		E.tmp = NULL;
+		E.saved_stdout = -1;
+		if (c->format == OUT_JSON)
+			finish_json(c, text, len);
+		else if (!E.errors || c->stores_read)
+			fwrite(text, 1, len, stdout);
+		free(text);
+	}
+	json_decref(E.errors);
+	E.errors = NULL;
+}

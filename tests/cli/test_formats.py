@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""One contract for every command and --format (issue 14, items 1 and 2).
+
+Every command x every format x {the demo store, a store that is not there}:
+a format the command declares is produced and parses as that format (json:
+one document with "status" and "errors"; ndjson: every line a JSON object
+with a "type"; csv: a header and rows of as many columns, read by python's
+csv module; tags: /api/tags; prometheus: read by python3-prometheus-client),
+and any other is refused: exit 16, nothing on stdout, a message naming the
+formats it takes. With the missing store the error reaches machine output:
+json "status":"error" and an "errors" entry naming the path, an ndjson
+{"type":"error"} record, and csv nothing on stdout.
+
+Also: check and verify metrics in one textfile-collector directory do not
+define a family twice, and --all-users that finds no store says so (exit 8).
+Prints the matrix with counts at the end."""
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+
+t.check_binary()
+
+FORMATS = ("table", "json", "ndjson", "csv", "tags", "prometheus")
+DATA = {"table", "json", "ndjson", "csv"}
+# The contract: what each command produces (main.c's table says the same).
+PRODUCES = {
+    "list": DATA | {"tags"},
+    "show": DATA,
+    "check": DATA | {"prometheus"},
+    "verify": DATA | {"prometheus"},
+    "du": DATA | {"prometheus"},
+    "prune": DATA,
+    "rm": DATA,
+    "restore": {"table"},
+    "stores": DATA | {"prometheus"},
+    "dedupe": DATA,
+    "history": DATA,
+}
+
+SYSPY = "/usr/bin/python3"  # Debian's python, where python3-prometheus-client lives
+
+
+def prometheus_parser():
+    if not os.path.exists(SYSPY):
+        return False
+    p = subprocess.run([SYSPY, "-c", "import prometheus_client.parser"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    return p.returncode == 0
+
+
+def prom_families(text):
+    """The families python3-prometheus-client reads in text: {name: type},
+    or raises with its complaint."""
+    code = ("import sys, json\n"
+            "from prometheus_client.parser import text_string_to_metric_families as parse\n"
+            "print(json.dumps({f.name: f.type for f in parse(sys.stdin.read())}))\n")
+    p = subprocess.run([SYSPY, "-c", code], input=text.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        raise ValueError(p.stderr.decode()[-400:])
+    return json.loads(p.stdout)
+
+
+HAVE_PROM = prometheus_parser()
+env = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("formats-sysroot")}
+
+
+def parses(fmt, r, missing, where):
+    """Assert that r's stdout is a well-formed document of fmt."""
+    out = r.out
+    if fmt == "table":
+        if not missing:
+            t.ok(out.strip() != "", "%s: a table" % where, r.describe())
+    elif fmt in ("json", "tags"):
+        try:
+            doc = json.loads(out)
+        except ValueError as e:
+            t.fail("%s: not one JSON document: %s" % (where, e), r.describe())
+            return
+        t.ok(isinstance(doc, dict), "%s: a JSON object" % where, r.describe())
+        if fmt == "tags":
+            t.ok(isinstance(doc.get("models"), list), "%s: /api/tags has models" % where, r.describe())
+            return
+        t.ok(isinstance(doc.get("errors"), list), "%s: an errors array" % where, r.describe())
+        t.eq(doc.get("status"), "error" if missing else "ok", "%s: status" % where, r.describe())
+        if missing:
+            errs = doc.get("errors") or []
+            t.ok(errs and all({"code", "message", "path"} <= set(e) for e in errs),
+                 "%s: the error has code, message and path" % where, r.describe())
+            t.ok(any(e.get("path") == missing for e in errs), "%s: the error names %s" % (where, missing),
+                 r.describe())
+        else:
+            t.eq(doc.get("errors"), [], "%s: no errors" % where, r.describe())
+    elif fmt == "ndjson":
+        recs = []
+        for i, line in enumerate(out.splitlines()):
+            try:
+                rec = json.loads(line)
+            except ValueError as e:
+                t.fail("%s: line %d is not JSON: %s" % (where, i + 1, e), r.describe())
+                return
+            if not t.ok(isinstance(rec, dict) and isinstance(rec.get("type"), str),
+                        "%s: line %d is a record with a type" % (where, i + 1), line[:300]):
+                return
+            recs.append(rec)
+        if missing:
+            errs = [x for x in recs if x["type"] == "error"]
+            t.ok(any(x.get("path") == missing and x.get("code") and x.get("message") for x in errs),
+                 "%s: an error record naming %s" % (where, missing), r.describe())
+        else:
+            t.ok(recs, "%s: records" % where, r.describe())
+            t.ok(all(x["type"] != "error" for x in recs), "%s: no error record" % where, r.describe())
+    elif fmt == "csv":
+        if missing:
+            t.eq(out, "", "%s: nothing on stdout" % where, r.describe())
+            t.ok(r.err.strip() != "", "%s: the error on stderr" % where, r.describe())
+            return
+        rows = list(csv.reader(io.StringIO(out, newline="")))
+        if not t.ok(rows and rows[0] and all(c and c == c.strip() for c in rows[0]),
+                    "%s: a header" % where, r.describe()):
+            return
+        t.ok(all(len(row) == len(rows[0]) for row in rows), "%s: every row has %d columns" % (where, len(rows[0])),
+             r.describe())
+        if not where.startswith(("verify", "history")):  # no findings, no server logs in the demo
+            t.ok(len(rows) > 1, "%s: rows" % where, r.describe())
+    elif fmt == "prometheus":
+        if not HAVE_PROM:
+            return
+        try:
+            fams = prom_families(out)
+        except ValueError as e:
+            t.fail("%s: python3-prometheus-client rejects it: %s" % (where, e), r.describe())
+            return
+        t.ok(fams, "%s: metric families" % where, r.describe())
+
+
+def quarantined(tag):
+    """A demo store with demo-llama:1b moved into a quarantine, for restore."""
+    s = t.copy_demo_store(tag)
+    q = os.path.join(t.tempdir(tag + "-q"), "q")
+    r = t.run("--store", s.root, "rm", "demo-llama:1b", "--apply", "--yes", "--quarantine", q, env=env)
+    t.exit_code(r, 0, "rm --quarantine for restore")
+    return s, q
+
+
+matrix = {}  # (command, format) -> [produced, refused]
+
+with t.guard("every command x every format x {demo store, missing store}"):
+    if not HAVE_PROM:
+        t.skip("python3-prometheus-client not installed (Debian: python3-prometheus-client): "
+               "prometheus text is not parsed")
+    good = t.copy_demo_store("formats-good")
+    other = t.copy_demo_store("formats-other")
+    missing = os.path.join(t.tempdir("formats-missing"), "nope")
+    cache = os.path.join(t.tempdir("formats-cache"), "c.json")
+    for cmd in PRODUCES:
+        for fmt in FORMATS:
+            for store in ("good", "missing"):
+                root = good.root if store == "good" else missing
+                if cmd == "restore":
+                    s, q = quarantined("formats-restore")
+                    args = ["--store", s.root if store == "good" else missing, "restore", q]
+                elif cmd == "dedupe":
+                    args = ["--store", root, "--store", other.root if store == "good" else missing + "2", "dedupe"]
+                else:
+                    args = {"show": ["show", "demo-llama:1b"], "rm": ["rm", "demo-llama:1b"],
+                            "verify": ["verify", "--cache", cache]}.get(cmd, [cmd])
+                    args = ["--store", root] + args
+                r = t.run(*(args + ["--format", fmt]), env=env)
+                where = "%s --format %s, %s store" % (cmd, fmt, store)
+                cell = matrix.setdefault((cmd, fmt), [0, 0])
+                if fmt not in PRODUCES[cmd]:
+                    cell[1] += 1
+                    t.exit_code(r, 16, where)
+                    t.eq(r.out, "", "%s: nothing on stdout" % where)
+                    t.contains(r.err, "ollama-audit: %s: --format %s is not a format of %s (it takes: %s)"
+                               % (cmd, fmt, cmd, ", ".join(f for f in FORMATS if f in PRODUCES[cmd])),
+                               "%s: says which formats it takes" % where)
+                    continue
+                cell[0] += 1
+                t.ne(r.code, 16, "%s: not a usage error" % where, r.describe())
+                if store == "missing":
+                    t.ok(r.code & 8, "%s: exit bit 8" % where, r.describe())
+                parses(fmt, r, missing if store == "missing" else None, where)
+
+with t.guard("check and verify metrics in one textfile-collector directory"):
+    s = t.copy_demo_store("formats-prom")
+    texts = {}
+    for cmd in ("check", "verify", "du", "stores"):
+        extra = ["--cache", os.path.join(t.tempdir("formats-prom-cache"), "c.json")] if cmd == "verify" else []
+        r = t.run("--store", s.root, cmd, "--format", "prometheus", *extra, env=env)
+        t.exit_code(r, 0, "%s --format prometheus" % cmd)
+        texts[cmd] = r.out
+    names = {}
+    for cmd, text in texts.items():
+        names[cmd] = {l.split()[2] for l in text.splitlines() if l.startswith("# TYPE ")}
+    cmds = list(names)
+    for i, a in enumerate(cmds):
+        for b in cmds[i + 1:]:
+            t.eq(sorted(names[a] & names[b]), [], "%s and %s define no family in common" % (a, b))
+    for cmd in ("check", "verify"):
+        fam = "ollama_%s_findings_by_severity" % cmd
+        for sev in ("error", "warning", "info"):
+            t.ok('%s{store="%s",user=' % (fam, os.path.realpath(s.root)) in texts[cmd] or
+                 '%s{store="%s",user=' % (fam, s.root) in texts[cmd],
+                 "%s: %s present for severity %s" % (cmd, fam, sev))
+    zero = [l for l in texts["verify"].splitlines() if l.startswith("ollama_verify_findings_by_severity{") and
+            'severity="error"' in l]
+    t.ok(zero and zero[0].endswith(" 0"), "verify: no errors is a sample at 0", zero)
+
+    def model_labels(text, prefix):
+        out = set()
+        for l in text.splitlines():
+            if l.startswith(prefix + "model_info{"):
+                labels = l[l.index("{") + 1:l.rindex("}")]
+                out.add(tuple(sorted(x.split("=", 1)[0] + "=" + x.split("=", 1)[1]
+                                     for x in labels.split('",') if x.split("=", 1)[0] in ("store", "user", "model"))))
+        return out
+    t.ok(model_labels(texts["check"], "ollama_check_") and
+         model_labels(texts["check"], "ollama_check_") == model_labels(texts["du"], "ollama_du_") ==
+         model_labels(texts["stores"], "ollama_store_"),
+         "the same store, user and model labels for each model in check, du and stores")
+    if HAVE_PROM:
+        both = texts["check"] + texts["verify"]
+        try:
+            fams = prom_families(both)
+            t.ok(any(n.startswith("ollama_check_") for n in fams) and
+                 any(n.startswith("ollama_verify_") for n in fams),
+                 "check + verify concatenated parse as one file")
+        except ValueError as e:
+            t.fail("check + verify concatenated do not parse: %s" % e)
+
+with t.guard("--all-users that finds no store says so: exit 8"):
+    for cmd in ("list", "check"):
+        r = t.run("--all-users", cmd, env=env)
+        t.exit_code(r, 8, "--all-users %s on a machine without a store" % cmd)
+        t.contains(r.err, "no Ollama store found", "--all-users %s says why" % cmd)
+        r = t.run("--all-users", cmd, "--format", "json", env=env)
+        t.exit_code(r, 8, "--all-users %s --format json" % cmd)
+        doc = json.loads(r.out)
+        t.eq(doc.get("status"), "error", "--all-users %s: status" % cmd)
+        t.eq([e.get("code") for e in doc.get("errors", [])], ["no-store"], "--all-users %s: the error" % cmd)
+
+with t.guard("each command's --help names the formats it produces"):
+    for cmd, fmts in PRODUCES.items():
+        h = t.run(cmd, "--help").out
+        if fmts == {"table"}:
+            t.contains(h, "a table only", "%s --help" % cmd)
+        else:
+            t.contains(h, "--format " + "|".join(f for f in FORMATS if f in fmts), "%s --help" % cmd)
+
+with t.guard("the matrix"):
+    produced = sum(c[0] for c in matrix.values())
+    refused = sum(c[1] for c in matrix.values())
+    print("%-8s %s" % ("", " ".join("%-10s" % f for f in FORMATS)))
+    for cmd in PRODUCES:
+        print("%-8s %s" % (cmd, " ".join("%-10s" % ("produced" if matrix[(cmd, f)][0] else "refused")
+                                        for f in FORMATS)))
+    print("%d cases: %d produced, %d refused (each on the demo store and a missing store)"
+          % (produced + refused, produced, refused))
+
+t.done()
