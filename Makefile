@@ -14,9 +14,11 @@ FUZZ_TEST_SECONDS ?= 8
 # strace proves that a bad digest never becomes a path, btrfs-progs gives the
 # dedupe test a file system that can reflink, python3-prometheus-client parses the
 # Prometheus output as a second, independent reader, libsystemd-dev lets history read
-# the systemd journal, systemd-journal-remote writes real journal files for its tests).
+# the systemd journal, systemd-journal-remote writes real journal files for its tests,
+# prometheus-node-exporter reads the Prometheus files as a real textfile collector).
 BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev libsystemd-dev
-TEST_PKGS  = python3 clang libclang-rt-dev strace btrfs-progs python3-prometheus-client systemd-journal-remote
+TEST_PKGS  = python3 clang libclang-rt-dev strace btrfs-progs python3-prometheus-client systemd-journal-remote \
+             prometheus-node-exporter
 
 .PHONY: all run test install deps test-deps build asan fuzz-build clean fuzz fuzz-long bench
 

@@ -418,4 +418,92 @@ with t.guard("blobs bytes by state sum to du -B1 -s blobs; temps count their con
          "temp bytes = du's junk temps (the directory and what is in it)")
     t.eq(total, d["blobs_bytes"], "the same figure as du's blobs/ total")
 
+
+def _label_of(body, name, root):
+    """The user label node_exporter serves for a store's sample of name."""
+    for line in body.splitlines():
+        if line.startswith(name + "{"):
+            labels = dict(parse_labels(line[len(name) + 1:line.rindex("}")], name))
+            if labels.get("store") == root:
+                return labels.get("user")
+    return None
+
+
+def node_exporter_scrape(textdir):
+    """Run the real prometheus-node-exporter on 127.0.0.1 with only its
+    textfile collector on textdir; scrape /metrics once. Returns (families
+    parsed from the scrape, what it logged), or None when it is not
+    installed."""
+    import socket
+    import urllib.request
+    exe = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    if not exe:
+        return None
+    for _attempt in range(3):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        log = open(os.path.join(t.tempdir("node-exporter-log"), "stderr"), "w+")
+        proc = subprocess.Popen([exe, "--web.listen-address=127.0.0.1:%d" % port,
+                                 "--collector.disable-defaults", "--collector.textfile",
+                                 "--collector.textfile.directory=" + textdir],
+                                stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            body = None
+            deadline = time.monotonic() + 60
+            while body is None and proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+                        body = r.read().decode("utf-8")
+                except OSError:
+                    time.sleep(0.2)
+            if body is None:
+                continue  # the port was taken, or it did not start: another port
+        finally:
+            proc.terminate()
+            proc.wait()
+        log.seek(0)
+        return body, log.read()
+    raise RuntimeError("prometheus-node-exporter did not answer on 127.0.0.1")
+
+
+def sample_value(body, name, **labels):
+    """The value of one sample in a scrape (None when absent)."""
+    for line in body.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$", line)
+        if m and m.group(1) == name and dict(parse_labels(m.group(2) or "", name)) == labels:
+            return float(m.group(3))
+    return None
+
+
+with t.guard("a real prometheus-node-exporter reads the four jobs' files from one directory"):
+    textdir = t.tempdir("node-textfile")
+    for cmd in ("check", "verify", "du", "stores"):
+        r = m.run(cmd, "--all-users", "--format", "prometheus", "--output", os.path.join(textdir, cmd + ".prom"))
+        t.exit_code(r, 0, cmd)
+    got = node_exporter_scrape(textdir)
+    if got is None:
+        t.skip("prometheus-node-exporter is not installed (Debian: prometheus-node-exporter)")
+    else:
+        body, log = got
+        t.eq(sample_value(body, "node_textfile_scrape_error"), 0.0, "node_exporter read every file", log[-2000:])
+        t.ok("collected before" not in log and "error gathering metrics" not in log,
+             "no family or series is defined twice across the files", log[-2000:])
+        for key, root in real.items():
+            for job in ("check", "verify"):
+                user = _label_of(body, "ollama_%s_audit_success" % job, root)
+                t.eq(sample_value(body, "ollama_%s_findings_by_severity" % job, severity="error", store=root,
+                                  user=user), 0.0, "%s: error findings of %s served at 0" % (job, key))
+            t.eq(sample_value(body, "ollama_du_audit_success", store=root,
+                              user=_label_of(body, "ollama_du_audit_success", root)), 1.0,
+                 "du's families of %s are served" % key)
+        t.ok(re.search(r"^ollama_store_\w+\{", body, re.M), "stores' families are served")
+        # The harness can fail: the same job's file twice is refused by node_exporter.
+        shutil.copy(os.path.join(textdir, "check.prom"), os.path.join(textdir, "check-copy.prom"))
+        body, log = node_exporter_scrape(textdir)
+        t.ok("collected before" in log or "error gathering metrics" in log,
+             "self-check: node_exporter reports a family defined twice", log[-500:])
+
 t.done()
