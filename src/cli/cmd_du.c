@@ -5,6 +5,7 @@
 #include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/reclaim.h"
 #include "base/platform.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/report.h"
@@ -59,15 +60,12 @@ static void keep_unused(cli *c, const oa_store *s, oa_du *du)
 static void compute(oa_store *s, du_store *d)
 {
 	oa_du_compute(s, &d->du);
-	oa_refset refs;
-	oa_refset_build(s, NULL, 0, &refs);
-	oa_junk_collect(s, &refs, oa_wall_now(), &d->junk);
-	oa_refset_free(&refs);
-	oa_plan p;
-	oa_plan_prune(s, &d->junk, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, &p);
-	d->reclaimable = p.freed;
-	d->reclaimable_entries = p.todo.n;
-	oa_plan_free(&p);
+	oa_reclaim r;
+	oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
+	d->reclaimable = r.plan.freed;
+	d->reclaimable_entries = r.plan.todo.n;
+	d->junk = r.junk; /* kept for the junk table; the plan is not */
+	oa_plan_free(&r.plan);
 }
 
 static json_t *du_json(const cli *c, const oa_store *s, const du_store *d)

@@ -4,6 +4,7 @@
 #include "cli_multi.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/reclaim.h"
 #include "base/platform.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/prune_report.h"
@@ -497,15 +498,14 @@ int cmd_prune(cli *c)
 			if (c->min_age >= 0)
 				p.min_age = c->min_age;
 		} else {
-			oa_refset refs;
-			oa_refset_build(s, NULL, 0, &refs);
-			if (refs.incomplete)
+			oa_reclaim r;
+			oa_reclaim_plan(s, c->what ? c->what : OA_JUNK_DEFAULT,
+			                c->min_age >= 0 ? c->min_age : OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
+			if (r.incomplete)
 				cli_err("%s: %s: no complete blob can be proven unreferenced, so every one is kept; "
-				        "only partial downloads and temp files can go", s->root, refs.why);
-			oa_junk_collect(s, &refs, oa_wall_now(), &j);
-			oa_refset_free(&refs);
-			oa_plan_prune(s, &j, c->what ? c->what : OA_JUNK_DEFAULT,
-			              c->min_age >= 0 ? c->min_age : OA_SERVER_GRACE_SECONDS, &p);
+				        "only partial downloads and temp files can go", s->root, r.why);
+			p = r.plan; /* both handed to the planned entry below */
+			j = r.junk;
 		}
 		pl[np++] = (planned){ s, p, j };
 	}

@@ -2,6 +2,7 @@
 #include "ollama_audit/prometheus.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/reclaim.h"
 #include "base/platform.h"
 #include "ollama_audit/prune.h"
 #include "base/util.h"
@@ -304,17 +305,11 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 
 	/* reclaimable: what prune would free now (same numbers as du) */
 	if (s->root_fd >= 0) {
-		oa_refset refs;
-		oa_refset_build(s, NULL, 0, &refs);
-		oa_junk_list junk;
-		oa_junk_collect(s, &refs, oa_wall_now(), &junk);
-		oa_refset_free(&refs);
-		oa_plan plan;
-		oa_plan_prune(s, &junk, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, &plan);
-		oa_prom_add(p, "ollama_store_reclaimable_bytes", (double)plan.freed, "store", st, "user", us,
+		oa_reclaim r;
+		oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
+		oa_prom_add(p, "ollama_store_reclaimable_bytes", (double)r.plan.freed, "store", st, "user", us,
 		            (const char *)NULL);
-		oa_plan_free(&plan);
-		oa_junk_free(&junk);
+		oa_reclaim_free(&r);
 	}
 
 	/* per model */
