@@ -395,8 +395,8 @@ int cmd_dedupe(cli *c)
 				p.bytes += p.v[i].bytes;
 			}
 		if (planned && !confirm(c, planned, p.bytes)) {
-			cli_err("declined: nothing changed");
-			c->exit_code |= OA_EXIT_INTERRUPTED;
+			/* a "no" is an answer, not an interruption: exit 0 */
+			cli_err("declined: nothing done");
 		} else if (planned) {
 			applied = true;
 			dev_t bad_dev[16];

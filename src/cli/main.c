@@ -46,7 +46,8 @@ static const char usage_text[] =
 	"  --version          print the version\n"
 	"\n"
 	"Exit status (bits, ORed across stores): 0 ok, 1 warnings (with --fail-on warning),\n"
-	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n";
+	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n"
+	"Declining a [y/N] prompt is not an interruption: nothing done, exit 0.\n";
 
 static const char *cmd_help_text(const char *cmd)
 {
@@ -125,7 +126,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "  --predict-server   print what the server's own start-up prune would delete\n"
 		       "\n"
 		       "Exit: 0 done, 8 refused or failed, 16 usage (or --apply without --yes and no\n"
-		       "terminal), 32 interrupted or declined.\n";
+		       "terminal), 32 interrupted. Declining the prompt exits 0: nothing done.\n";
 	if (strcmp(cmd, "rm") == 0)
 		return "usage: ollama-audit rm MODEL... [--plan FILE] [--apply [--yes] [--quarantine DIR]\n"
 		       "                        [--force] [--min-age DURATION]]\n"
