@@ -74,6 +74,12 @@ typedef struct opened_store {
 } opened_store;
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode);
 void cli_close_stores(opened_store *v, size_t n);
+/* The model name of the store closest to a MODEL that named nothing, when
+ * it is close enough to be a typo; NULL otherwise. */
+const char *cli_suggest_model(const oa_store *s, const char *query);
+/* Report a MODEL argument oa_store_resolve() did not resolve (not found, or
+ * an ambiguous ID prefix), with a suggestion when there is one. */
+void cli_model_unresolved(const oa_store *s, const char *query, long idx);
 /* oa_store_resolve() for a MODEL argument; a name that several models match
  * only case-insensitively is reported ("ambiguous: ...") and ORs 16. */
 long cli_resolve_model(cli *c, const oa_store *s, const char *query);
@@ -89,6 +95,9 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing);
 bool cli_finding_is_listing(const oa_finding *f);
 void cli_print_finding(cli *c, FILE *out, const oa_finding *f);
 void csv_field(FILE *out, const char *s, bool last);
+/* -q (list, du): names only, one per line; refuses any --format but table. */
+bool cli_quiet_ok(const cli *c);
+void cli_print_name(const char *name);
 
 int cmd_list(cli *c);
 int cmd_show(cli *c);

@@ -243,6 +243,12 @@ int cmd_du(cli *c)
 		cli_err("du takes no arguments");
 		return OA_EXIT_USAGE;
 	}
+	if (!cli_quiet_ok(c))
+		return OA_EXIT_USAGE;
+	if (c->duplicates && c->quiet) {
+		cli_err("du -q prints model names; --duplicates lists blobs");
+		return OA_EXIT_USAGE;
+	}
 	if (c->duplicates)
 		return cmd_du_duplicates(c); /* cmd_dedupe.c (docs/multi-store.md) */
 	size_t n;
@@ -288,6 +294,12 @@ int cmd_du(cli *c)
 					csv_field(stdout, num[q], q == 3);
 				free(name);
 			}
+		} else if (c->quiet) {
+			/* every tag of each row: removing them all frees UNIQUE */
+			for (size_t k = 0; k < d.du.n_rows; k++)
+				for (size_t m = 0; m < d.du.rows[k].n_models; m++)
+					if (!s->models[d.du.rows[k].models[m]].anchor)
+						cli_print_name(s->models[d.du.rows[k].models[m]].display);
 		} else {
 			du_table(c, s, &d, first);
 		}
@@ -312,7 +324,7 @@ int cmd_du(cli *c)
 		json_dumpf(t, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		printf("}\n");
 		json_decref(t);
-	} else if (c->format == OUT_TABLE && total.stores > 1) {
+	} else if (c->format == OUT_TABLE && total.stores > 1 && !c->quiet) {
 		total_table(c, &total);
 	}
 	cli_close_stores(st, n);

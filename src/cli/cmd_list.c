@@ -161,6 +161,15 @@ static void print_table(cli *c, opened_store *st, size_t n)
 	}
 }
 
+/* -q: the names, as the table lists them, nothing else. */
+static void print_names(cli *c, opened_store *st, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; st[i].ok && j < st[i].s.n_models; j++)
+			if (selected(c, &st[i].s, &st[i].s.models[j]))
+				cli_print_name(st[i].s.models[j].display);
+}
+
 static void print_csv(cli *c, opened_store *st, size_t n)
 {
 	printf("store,name,id,digest,size,modified_at,format,runner,arch,parameter_size,"
@@ -316,6 +325,8 @@ int cmd_list(cli *c)
 		cli_err("list takes at most one PREFIX");
 		return OA_EXIT_USAGE;
 	}
+	if (!cli_quiet_ok(c))
+		return OA_EXIT_USAGE;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_QUICK);
 	/* The logs give LAST USED and --unused-for (docs/history.md). */
@@ -339,7 +350,12 @@ int cmd_list(cli *c)
 	case OUT_CSV: print_csv(c, st, n); break;
 	case OUT_JSON: print_json(c, st, n, false); break;
 	case OUT_NDJSON: print_json(c, st, n, true); break;
-	default: print_table(c, st, n); break;
+	default:
+		if (c->quiet)
+			print_names(c, st, n);
+		else
+			print_table(c, st, n);
+		break;
 	}
 	cli_close_stores(st, n);
 	return c->exit_code;

@@ -42,6 +42,7 @@ static const char usage_text[] =
 	"  --units U          si (default, like ollama list), iec, bytes\n"
 	"  --fail-on SEV      lowest severity that sets the exit status: error (default), warning\n"
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
+	"  -q, --quiet        list, du: the model names only, one per line\n"
 	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
 	"  --version          print the version\n"
 	"\n"
@@ -52,7 +53,7 @@ static const char usage_text[] =
 static const char *cmd_help_text(const char *cmd)
 {
 	if (strcmp(cmd, "list") == 0)
-		return "usage: ollama-audit list [PREFIX] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
+		return "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
 		       "                        [--unused-for DURATION]\n"
 		       "\n"
 		       "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
@@ -61,7 +62,8 @@ static const char *cmd_help_text(const char *cmd)
 		       "--format tags prints the JSON of Ollama's /api/tags. Problems found on the way\n"
 		       "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n"
 		       "When the server's logs are found (see history), a LAST USED column is added;\n"
-		       "--unused-for DURATION lists only the models not loaded within it.\n";
+		       "--unused-for DURATION lists only the models not loaded within it.\n"
+		       "-q, --quiet prints the names only, one per line (like docker images -q).\n";
 	if (strcmp(cmd, "show") == 0)
 		return "usage: ollama-audit show MODEL [--tensors] [--format table|json]\n"
 		       "\n"
@@ -93,7 +95,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
 		       "a time budget; the next --changed run continues where it stopped.\n";
 	if (strcmp(cmd, "du") == 0)
-		return "usage: ollama-audit du [--format table|json|csv] [--units si|iec|bytes] [--unused-for DURATION]\n"
+		return "usage: ollama-audit du [-q] [--format table|json|csv] [--units si|iec|bytes] [--unused-for DURATION]\n"
 		       "                        [--all-users --duplicates]\n"
 		       "\n"
 		       "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
@@ -103,7 +105,9 @@ static const char *cmd_help_text(const char *cmd)
 		       "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
 		       "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
 		       "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
-		       "DURATION shows only the models the logs show no load of within it.\n";
+		       "DURATION shows only the models the logs show no load of within it.\n"
+		       "-q, --quiet prints the names only, one per line, in the table's order (every\n"
+		       "tag of a row: removing them all frees its UNIQUE bytes).\n";
 	if (strcmp(cmd, "prune") == 0)
 		return "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		       "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
@@ -202,12 +206,12 @@ typedef struct command {
 #define READS "platform log root " /* a store's models, and the logs for LAST USED */
 
 static const command commands[] = {
-	{ "list", cmd_list, COMMON READS "all-users unused-for" },
+	{ "list", cmd_list, COMMON READS "all-users unused-for quiet" },
 	{ "show", cmd_show, COMMON READS "all-users tensors" },
 	{ "check", cmd_check, COMMON READS "all-users" },
 	{ "verify", cmd_verify, COMMON "platform all-users all changed quick jobs max-duration cache "
 	                        "progress no-progress" },
-	{ "du", cmd_du, COMMON READS "all-users duplicates unused-for" },
+	{ "du", cmd_du, COMMON READS "all-users duplicates unused-for quiet" },
 	{ "prune", cmd_prune, COMMON "platform all-users apply yes plan quarantine what min-age force "
 	                      "predict-server" },
 	{ "rm", cmd_rm, COMMON READS "apply yes plan quarantine min-age force unused-for" },
@@ -251,6 +255,18 @@ void cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* The command the arguments name, known before the options are parsed, so
+ * that a usage error can point to its --help. */
+static const char *hint_cmd;
+
+static void usage_hint(void)
+{
+	if (hint_cmd)
+		fprintf(stderr, "Try 'ollama-audit %s --help'.\n", hint_cmd);
+	else
+		fprintf(stderr, "Try 'ollama-audit --help'.\n");
+}
+
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
 {
@@ -259,8 +275,24 @@ static int usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'ollama-audit --help'.\n");
+	fputc('\n', stderr);
+	usage_hint();
 	return OA_EXIT_USAGE;
+}
+
+/* The command closest to a mistyped one, or NULL when none is close. */
+static const char *suggest_command(const char *typed)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1;
+	for (const command *k = commands; k->name; k++) {
+		size_t d = oa_edit_distance(typed, k->name);
+		if (d < best_d) {
+			best_d = d;
+			best = k->name;
+		}
+	}
+	return oa_edit_close(best_d, strlen(typed)) ? best : NULL;
 }
 
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
@@ -336,6 +368,46 @@ long cli_resolve_model(cli *c, const oa_store *s, const char *query)
 	return idx;
 }
 
+const char *cli_suggest_model(const oa_store *s, const char *query)
+{
+	/* A query without a tag is compared with the names without theirs, so
+	 * `demo-llama` finds demo-llama:1b. */
+	const char *slash = strrchr(query, '/');
+	bool tagged = strchr(slash ? slash : query, ':') != NULL;
+	const char *best = NULL;
+	size_t best_d = (size_t)-1;
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		if (m->anchor)
+			continue;
+		char *cand = oa_xstrdup(m->display);
+		char *last = strrchr(cand, '/');
+		char *colon = strchr(last ? last : cand, ':');
+		if (!tagged && colon)
+			*colon = '\0';
+		size_t d = oa_edit_distance(query, cand);
+		free(cand);
+		if (d < best_d) {
+			best_d = d;
+			best = m->display;
+		}
+	}
+	return best && oa_edit_close(best_d, strlen(query)) ? best : NULL;
+}
+
+void cli_model_unresolved(const oa_store *s, const char *query, long idx)
+{
+	if (idx == OA_RESOLVE_AMBIGUOUS_ID) {
+		cli_err("%s: model '%s' is an ambiguous ID prefix", s->root, query);
+		return;
+	}
+	const char *near = cli_suggest_model(s, query);
+	if (near)
+		cli_err("%s: model '%s' not found; did you mean %s?", s->root, query, near);
+	else
+		cli_err("%s: model '%s' not found", s->root, query);
+}
+
 void cli_close_stores(opened_store *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -380,10 +452,28 @@ void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
 		on = f->severity == OA_SEV_ERROR ? "\033[31m" : f->severity == OA_SEV_WARNING ? "\033[33m" : "\033[2m";
 		off = "\033[0m";
 	}
+	if (out == stderr)
+		fputs("ollama-audit: ", out); /* like every other message there */
 	fprintf(out, "%s%s%s %s: ", on, oa_severity_name(f->severity), off, f->code);
 	if (f->path)
 		fprintf(out, "%s: ", f->path);
 	fprintf(out, "%s\n", f->message);
+}
+
+bool cli_quiet_ok(const cli *c)
+{
+	if (c->quiet && c->format_set && c->format != OUT_TABLE) {
+		cli_err("%s -q prints names only, one per line: it takes no --format", c->cmd);
+		return false;
+	}
+	return true;
+}
+
+void cli_print_name(const char *name)
+{
+	char *e = oa_escape(name, strlen(name));
+	puts(e);
+	free(e);
 }
 
 void csv_field(FILE *out, const char *s, bool last)
@@ -453,6 +543,37 @@ static const struct option long_opts[] = {
  * so leak checkers see a clean process whatever path it took. */
 static char **store_list;
 
+/* The first argument that is not an option or an option's value: the
+ * command (getopt_long finds it only after every option is parsed). */
+static const char *scan_command(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0)
+			return i + 1 < argc ? argv[i + 1] : NULL;
+		if (a[0] != '-' || a[1] == '\0')
+			return a;
+		if (a[1] != '-' || strchr(a, '='))
+			continue; /* -h, -q, --name=value */
+		size_t n = strlen(a + 2);
+		const struct option *hit = NULL;
+		int hits = 0;
+		for (const struct option *o = long_opts; o->name; o++)
+			if (strncmp(o->name, a + 2, n) == 0) {
+				if (strlen(o->name) == n) {
+					hit = o;
+					hits = 1;
+					break;
+				}
+				hit = o;
+				hits++;
+			}
+		if (hits == 1 && hit->has_arg == required_argument)
+			i++;
+	}
+	return NULL;
+}
+
 static const char **log_list;
 
 static void free_store_list(void)
@@ -476,11 +597,16 @@ int main(int argc, char **argv)
 			c.units = OA_UNITS_BYTES;
 	}
 	atexit(free_store_list);
+	const char *named = scan_command(argc, argv);
+	if (named && find_command(named))
+		hint_cmd = named;
+	/* getopt's own messages start with argv[0]: ours say ollama-audit. */
+	opterr = 0;
 	int opt, li;
 	const char *given[64]; /* the long names of the options given, for the command's table */
 	size_t n_given = 0;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
-	while ((li = -1, opt = getopt_long(argc, argv, "hq", long_opts, &li)) != -1) {
+	while ((li = -1, opt = getopt_long(argc, argv, ":hq", long_opts, &li)) != -1) {
 		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet" : NULL;
 		if (name && n_given < sizeof given / sizeof given[0])
 			given[n_given++] = name;
@@ -596,9 +722,14 @@ int main(int argc, char **argv)
 			c.unused_for = d;
 			break;
 		}
+		case ':':
+			return usage_error("%s needs a value", argv[optind - 1]);
 		default:
-			fprintf(stderr, "Try 'ollama-audit --help'.\n");
-			return OA_EXIT_USAGE;
+			if (optopt > 0 && optopt < 128)
+				return usage_error("unknown option '-%c'", optopt);
+			if (optopt)
+				return usage_error("option '%s' takes no value", argv[optind - 1]);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	/* getopt_long moved every non-option to the end, in order. */
@@ -628,6 +759,9 @@ int main(int argc, char **argv)
 	c.n_args = npos - 1;
 	const char *h = cmd_help(c.cmd);
 	if (!h && strcmp(c.cmd, "help") != 0) {
+		const char *near = suggest_command(c.cmd);
+		if (near)
+			return usage_error("unknown command '%s'; did you mean %s?", c.cmd, near);
 		return usage_error("unknown command '%s'", c.cmd);
 	}
 	if (help || strcmp(c.cmd, "help") == 0) {
@@ -639,14 +773,17 @@ int main(int argc, char **argv)
 	}
 	const command *cmd = find_command(c.cmd);
 	for (size_t i = 0; i < n_given; i++)
-		if (!word_in(cmd->options, given[i]))
-			return usage_error("--%s is not an option of %s; see ollama-audit %s --help", given[i], c.cmd,
-			                   c.cmd);
+		if (!word_in(cmd->options, given[i])) {
+			cli_err("--%s is not an option of %s; see ollama-audit %s --help", given[i], c.cmd, c.cmd);
+			return OA_EXIT_USAGE;
+		}
 	int rc = cli_output_begin(&c);
 	if (!rc)
 		rc = cmd->run(&c);
 	rc = cli_output_end(&c, rc);
 	cli_usage_release();
+	if (rc & OA_EXIT_USAGE)
+		usage_hint();
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_err("write error on standard output");
 		rc |= OA_EXIT_OPERATIONAL;
