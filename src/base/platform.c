@@ -553,3 +553,17 @@ int oa_memory_info(uint64_t *total, uint64_t *available)
 	return -1;
 #endif
 }
+
+/* ---- terminal width (tables that fit) ------------------------------------ */
+#include <sys/ioctl.h>
+int oa_terminal_columns(int fd)
+{
+#ifdef TIOCGWINSZ
+	struct winsize ws;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+#else
+	(void)fd;
+#endif
+	return 0;
+}

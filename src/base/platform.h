@@ -94,6 +94,8 @@ int oa_find_store_users(const char *root, oa_proc_user *out, int max, char *why,
  * when the filesystem cannot, EXDEV across filesystems, ENOTSUP where the OS
  * has no such call (issue 6, dedupe). */
 int oa_reflink(int src_fd, int dst_fd);
+/* The width in columns of the terminal open at fd; 0 when unknown. */
+int oa_terminal_columns(int fd);
 
 /* Do two files already share all their data (an earlier reflink)? Linux
  * FIEMAP: the same extents (logical offset, length and physical address),

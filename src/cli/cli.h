@@ -23,6 +23,10 @@ enum {
 
 enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PROMETHEUS };
 
+/* list/du --sort: the command's own order by default (list newest first,
+ * du by UNIQUE); names ascending, everything else largest or newest first. */
+enum cli_sort { SORT_DEFAULT, SORT_NAME, SORT_SIZE, SORT_UNIQUE, SORT_MODIFIED, SORT_LAST_USED };
+
 typedef struct cli {
 	const char *cmd;
 	char **stores;
@@ -35,6 +39,8 @@ typedef struct cli {
 	bool progress;
 	bool tensors;
 	bool quiet;
+	enum cli_sort sort; /* list, du --sort */
+	bool no_header;     /* list, du --no-header */
 	bool all;           /* verify --all */
 	bool changed;       /* verify --changed */
 	bool quick;         /* verify --quick */
@@ -95,6 +101,30 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing);
 bool cli_finding_is_listing(const oa_finding *f);
 void cli_print_finding(cli *c, FILE *out, const oa_finding *f);
 void csv_field(FILE *out, const char *s, bool last);
+
+/* Human tables (table.c). Columns are padded by display width (wcwidth in
+ * the user's LC_CTYPE, UTF-8 tables when it cannot tell). On a terminal
+ * (stdout a tty: COLUMNS if set, else the terminal's size) narrower than a
+ * table, the NAME column is cut with an ellipsis; piped, never. */
+size_t cli_text_width(const char *s);
+void cli_put_cell(FILE *out, const char *s, size_t width, bool right);
+char *cli_fit(const char *s, size_t width); /* s cut to width columns, ending in U+2026 */
+size_t cli_term_width(void);                /* 0: no limit (not a terminal) */
+/* The NAME column's width, given its widest cell and the columns the rest
+ * of a row takes. */
+size_t cli_name_width(size_t name_width, size_t rest);
+
+/* One row to order: sorted by num (largest first; INT64_MIN, "unknown",
+ * last), then name (ascending, case folded first), then idx: stable. */
+typedef struct cli_sort_key {
+	int64_t num;
+	const char *name;
+	size_t idx;
+} cli_sort_key;
+void cli_sort_keys(cli_sort_key *v, size_t n);
+/* The newest load (ns) of any of the models in the server's logs, or
+ * INT64_MIN when none is there: --sort last-used puts those last. */
+int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n);
 /* -q (list, du): names only, one per line; refuses any --format but table. */
 bool cli_quiet_ok(const cli *c);
 void cli_print_name(const char *name);

@@ -54,7 +54,7 @@ static const char *cmd_help_text(const char *cmd)
 {
 	if (strcmp(cmd, "list") == 0)
 		return "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
-		       "                        [--unused-for DURATION]\n"
+		       "                        [--unused-for DURATION] [--sort KEY] [--no-header]\n"
 		       "\n"
 		       "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
 		       "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
@@ -63,7 +63,11 @@ static const char *cmd_help_text(const char *cmd)
 		       "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n"
 		       "When the server's logs are found (see history), a LAST USED column is added;\n"
 		       "--unused-for DURATION lists only the models not loaded within it.\n"
-		       "-q, --quiet prints the names only, one per line (like docker images -q).\n";
+		       "-q, --quiet prints the names only, one per line (like docker images -q).\n"
+		       "--sort name|size|unique|modified|last-used (default modified, newest first;\n"
+		       "last-used puts models the logs never saw last); --no-header drops the heading.\n"
+		       "On a terminal narrower than the table (COLUMNS, else its size) NAME is cut\n"
+		       "with an ellipsis; piped or with --output, names are always whole.\n";
 	if (strcmp(cmd, "show") == 0)
 		return "usage: ollama-audit show MODEL [--tensors] [--format table|json]\n"
 		       "\n"
@@ -96,7 +100,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "a time budget; the next --changed run continues where it stopped.\n";
 	if (strcmp(cmd, "du") == 0)
 		return "usage: ollama-audit du [-q] [--format table|json|csv] [--units si|iec|bytes] [--unused-for DURATION]\n"
-		       "                        [--all-users --duplicates]\n"
+		       "                        [--sort KEY] [--no-header] [--all-users --duplicates]\n"
 		       "\n"
 		       "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
 		       "it frees), SHARED with other models, ON DISK (allocated, st_blocks) and APPARENT\n"
@@ -107,7 +111,10 @@ static const char *cmd_help_text(const char *cmd)
 		       "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
 		       "DURATION shows only the models the logs show no load of within it.\n"
 		       "-q, --quiet prints the names only, one per line, in the table's order (every\n"
-		       "tag of a row: removing them all frees its UNIQUE bytes).\n";
+		       "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
+		       "modified|last-used (default unique; size is ON DISK) orders the rows, and\n"
+		       "--no-header drops the store and column headings. NAME is cut with an ellipsis\n"
+		       "on a terminal narrower than the table, as in list.\n";
 	if (strcmp(cmd, "prune") == 0)
 		return "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		       "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
@@ -206,12 +213,12 @@ typedef struct command {
 #define READS "platform log root " /* a store's models, and the logs for LAST USED */
 
 static const command commands[] = {
-	{ "list", cmd_list, COMMON READS "all-users unused-for quiet" },
+	{ "list", cmd_list, COMMON READS "all-users unused-for quiet sort no-header" },
 	{ "show", cmd_show, COMMON READS "all-users tensors" },
 	{ "check", cmd_check, COMMON READS "all-users" },
 	{ "verify", cmd_verify, COMMON "platform all-users all changed quick jobs max-duration cache "
 	                        "progress no-progress" },
-	{ "du", cmd_du, COMMON READS "all-users duplicates unused-for quiet" },
+	{ "du", cmd_du, COMMON READS "all-users duplicates unused-for quiet sort no-header" },
 	{ "prune", cmd_prune, COMMON "platform all-users apply yes plan quarantine what min-age force "
 	                      "predict-server" },
 	{ "rm", cmd_rm, COMMON READS "apply yes plan quarantine min-age force unused-for" },
@@ -498,7 +505,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_JOBS, OPT_ALL, OPT_CHANGED, OPT_QUICK, OPT_MAX_DURATION, OPT_CACHE, OPT_PROGRESS,
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
-       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR };
+       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -536,6 +543,8 @@ static const struct option long_opts[] = {
 	{ "until", required_argument, NULL, OPT_UNTIL },
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "unused-for", required_argument, NULL, OPT_UNUSED_FOR },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "no-header", no_argument, NULL, OPT_NO_HEADER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -714,6 +723,19 @@ int main(int argc, char **argv)
 		case OPT_SINCE: c.since = optarg; break;
 		case OPT_UNTIL: c.until = optarg; break;
 		case OPT_ROOT: c.root = optarg; break;
+		case OPT_SORT: {
+			static const char *const keys[] = { [SORT_NAME] = "name", [SORT_SIZE] = "size",
+			                                    [SORT_UNIQUE] = "unique", [SORT_MODIFIED] = "modified",
+			                                    [SORT_LAST_USED] = "last-used" };
+			c.sort = SORT_DEFAULT;
+			for (int k = SORT_NAME; k <= SORT_LAST_USED; k++)
+				if (strcmp(optarg, keys[k]) == 0)
+					c.sort = (enum cli_sort)k;
+			if (c.sort == SORT_DEFAULT)
+				return usage_error("unknown --sort '%s' (name, size, unique, modified, last-used)", optarg);
+			break;
+		}
+		case OPT_NO_HEADER: c.no_header = true; break;
 		case OPT_UNUSED_FOR: {
 			double d;
 			if (oa_parse_duration(optarg, &d) < 0)
