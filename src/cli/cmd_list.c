@@ -234,8 +234,14 @@ static void print_names(cli *c, opened_store *st, size_t n)
 
 static void print_csv(cli *c, opened_store *st, size_t n)
 {
+	/* last_used, as the JSON names it, when some store has server logs
+	 * (docs/history.md): the newest load, empty when the logs have none */
+	bool logs = false;
+	for (size_t i = 0; i < n; i++)
+		logs |= st[i].ok && cli_usage_of(c, &st[i].s)->have_logs;
 	printf("store,name,id,digest,size,modified_at,format,runner,arch,parameter_size,"
-	       "quantization_level,layers,missing_blobs,disk_bytes,apparent_bytes,hidden_from_list\n");
+	       "quantization_level,layers,missing_blobs,disk_bytes,apparent_bytes,hidden_from_list%s\n",
+	       logs ? ",last_used" : "");
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
@@ -266,7 +272,12 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 			csv_field(stdout, num, false);
 			snprintf(num, sizeof num, "%llu", (unsigned long long)m->apparent_bytes);
 			csv_field(stdout, num, false);
-			csv_field(stdout, m->hidden_from_list ? "true" : "false", true);
+			csv_field(stdout, m->hidden_from_list ? "true" : "false", !logs);
+			if (logs) {
+				size_t j = order[o_i];
+				cli_usage_json(c, s, &j, 1, o);
+				csv_field(stdout, json_string_value(json_object_get(o, "last_used")), true);
+			}
 			json_decref(o);
 		}
 		free(order);

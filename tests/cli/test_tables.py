@@ -155,6 +155,24 @@ with t.guard("--sort and --no-header on list and du"):
         t.ok("NAME" not in r.out, "%s --no-header: no heading" % cmd, r.out)
     r = t.audit(s.root, "list")
     t.eq([ln.split()[0] for ln in r.out.splitlines()[1:]], want["modified"], "list: newest first by default")
+
+with t.guard("list --format csv: a last_used column when the store has logs"):
+    import csv
+    import io
+    r = t.audit(s.root, "list", "--format", "csv", "--sort", "name")
+    t.exit_code(r, 0, "list csv")
+    rows = list(csv.reader(io.StringIO(r.out)))
+    t.eq(rows[0][-1], "last_used", "the last column is last_used, named as in the JSON")
+    t.ok(all(len(x) == len(rows[0]) for x in rows), "every row has every column")
+    t.eq([(x[1], x[-1]) for x in rows[1:]],
+         [("alpha:1", "2025-06-01T00:00:00Z"), ("bravo:1", "2025-03-01T00:00:00Z"),
+          ("charlie:1", "2025-01-01T00:00:00Z"), ("delta:1", "")], "the newest load, empty when never")
+    j = t.audit(s.root, "list", "--format", "json", "--sort", "name").json()
+    t.eq([m["last_used"] for m in j["stores"][0]["models"]], [x[-1] or None for x in rows[1:]],
+         "the same times as list --format json")
+    plain, _ = t.clean_store("nologs")
+    r = t.audit(plain.root, "list", "--format", "csv")
+    t.ok("last_used" not in r.out.splitlines()[0], "no logs: no last_used column", r.out)
     for cmd in ("check", "show", "stores"):
         args = [cmd, "demo"] if cmd == "show" else [cmd]
         r = t.audit(s.root, *args, "--sort", "name")
