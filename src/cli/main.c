@@ -97,7 +97,8 @@ static const char *cmd_help_text(const char *cmd)
 		       "($XDG_CACHE_HOME/ollama-audit/verify-cache.json): --changed rehashes only blobs whose\n"
 		       "stat changed since their last good verification; --quick re-reads every blob but\n"
 		       "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
-		       "a time budget; the next --changed run continues where it stopped.\n";
+		       "a time budget; the next --changed run continues where it stopped. A bad blob\n"
+		       "that several models share is reported under every one of them.\n";
 	if (strcmp(cmd, "du") == 0)
 		return "usage: ollama-audit du [-q] [--format table|json|csv] [--units si|iec|bytes] [--unused-for DURATION]\n"
 		       "                        [--sort KEY] [--no-header] [--all-users --duplicates]\n"
