@@ -202,6 +202,8 @@ int cmd_stores(cli *c)
 		}
 	oa_dupes dupes;
 	oa_dupes_find(sv, n, &dupes);
+	bool by_hardlink = false;
+	uint64_t dedupe_frees = dupes.n ? cli_dedupe_can_free(sv, &dupes, &by_hardlink) : 0;
 
 	uint64_t all_bytes, all_apparent;
 	sum_unique(rows, n, NULL, &all_bytes, &all_apparent);
@@ -226,9 +228,11 @@ int cmd_stores(cli *c)
 		json_t *tot = json_pack("{s:I,s:I,s:I,s:I}", "stores", (json_int_t)n_real, "models",
 		                        (json_int_t)all_models, "bytes", (json_int_t)all_bytes, "apparent_bytes",
 		                        (json_int_t)all_apparent);
-		json_t *dup = json_pack("{s:I,s:I,s:I,s:I}", "digests", (json_int_t)dupes.n, "saving_bytes",
+		json_t *dup = json_pack("{s:I,s:I,s:I,s:I,s:I,s:s}", "digests", (json_int_t)dupes.n, "saving_bytes",
 		                        (json_int_t)dupes.saving, "linkable_bytes", (json_int_t)dupes.linkable,
-		                        "already_shared_bytes", (json_int_t)dupes.already_shared);
+		                        "already_shared_bytes", (json_int_t)dupes.already_shared,
+		                        "dedupe_bytes", (json_int_t)dedupe_frees, "dedupe_method",
+		                        by_hardlink ? "hardlink" : "reflink");
 		if (c->format == OUT_JSON) {
 			json_t *doc = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "schema", STORES_SCHEMA, "host",
 			                        cli_host(), "stores", sa, "users", ua, "total", tot, "duplicates", dup);
@@ -360,11 +364,12 @@ int cmd_stores(cli *c)
 		if (dupes.n) {
 			char s1[32], s2[32], s3[32];
 			oa_format_size(dupes.saving, c->units, s1, sizeof s1);
-			oa_format_size(dupes.linkable, c->units, s2, sizeof s2);
+			oa_format_size(dedupe_frees, c->units, s2, sizeof s2);
 			oa_format_size(dupes.already_shared, c->units, s3, sizeof s3);
-			printf("\nduplicates: %zu blob%s in several stores; sharing would save %s (%s by `dedupe` on "
-			       "the same filesystem); %s already shared. See `du --all-users --duplicates`.\n",
-			       dupes.n, dupes.n == 1 ? "" : "s", s1, s2, s3);
+			/* what dedupe can really free here: tested reflinks, else hard links */
+			printf("\nduplicates: %zu blob%s in several stores; sharing would save %s, `dedupe%s` can free "
+			       "%s of it here; %s already shared. See `du --all-users --duplicates`.\n",
+			       dupes.n, dupes.n == 1 ? "" : "s", s1, by_hardlink ? " --hardlink" : "", s2, s3);
 		}
 	}
 
