@@ -16,7 +16,8 @@
 static const char usage_text[] =
 	"usage: ollama-audit [--store DIR]... COMMAND [OPTIONS] [ARGS]\n"
 	"\n"
-	"Audit an Ollama model store offline: no server, no network, nothing written.\n"
+	"Audit an Ollama model store offline: no server, no network. Read-only, except\n"
+	"prune --apply, rm --apply, dedupe --apply and restore, which change a store.\n"
 	"\n"
 	"Commands:\n"
 	"  list [PREFIX]      the models, as `ollama list` shows them, plus format and runner\n"
