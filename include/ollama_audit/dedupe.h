@@ -32,6 +32,9 @@
  * Copies whose extents are already all shared (an earlier reflink) are not
  * planned again (see oa_dupe_copy.shared_with).
  *
+ * Testing aid: OA_TEST_REFLINK=yes|no is oa_dedupe_plan_probe's answer for
+ * every filesystem (golden outputs must not depend on the machine's /tmp).
+ *
  * Testing aid: OA_TEST_DEDUPE_PAUSE=DIR makes apply stop at fixed points
  * (DIR/open-<action index> before opening the files, DIR/clone-<index>
  * before cloning, DIR/rename-<index> before the rename) until the test
@@ -61,10 +64,11 @@ typedef enum oa_dedupe_status {
 	OA_DD_SERVER,         /* an Ollama server uses one of the stores: skipped */
 	OA_DD_FAILED,         /* an error (err) */
 	OA_DD_NOT_DONE,       /* interrupted before it was tried */
+	OA_DD_JUNK,           /* no manifest of its store reaches the duplicate: `prune` removes it */
 	OA_DD_STATUS_COUNT
 } oa_dedupe_status;
 /* "planned", "done", "refused-owner", "other-filesystem", "reflink-unsupported",
- * "changed", "digest-mismatch", "server-running", "failed", "not-done" */
+ * "changed", "digest-mismatch", "server-running", "failed", "not-done", "junk" */
 const char *oa_dedupe_status_name(oa_dedupe_status s);
 
 typedef struct oa_dedupe_action {
@@ -97,6 +101,11 @@ typedef struct oa_dedupe_plan {
 
 void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_how how,
                           oa_dedupe_plan *out);
+/* Before promising reflinks: ask each target filesystem whether it can
+ * (oa_reflink_probe; nothing is left in the store). A PLANNED reflink onto
+ * one that cannot becomes UNSUPPORTED (its bytes leave p->bytes); one that
+ * cannot be tested stays PLANNED with a note. Hard-link plans are as built. */
+void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores);
 /* Carry out one PLANNED action (see above). Sets status, err and note;
  * returns 0 when done, -1 otherwise. */
 int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,

@@ -31,6 +31,9 @@ typedef struct oa_dupe_copy {
 	long same_inode_as;      /* index of an earlier copy with the same (dev, ino), or -1 */
 	long shared_with;        /* index of an earlier copy whose extents hold all of this one's
 	                          * data (a reflink; Linux FIEMAP), or -1: already shared */
+	bool unreferenced;       /* nothing under its store's manifests/ or manifests-v2/ reaches
+	                          * it (refs.h; never when that set is incomplete): junk that
+	                          * `prune` removes, which dedupe leaves alone */
 	const char **models;     /* display names of the models of this store that use it */
 	size_t n_models;
 } oa_dupe_copy;
@@ -50,6 +53,9 @@ typedef struct oa_dupes {
 	oa_dupe *v;              /* sorted by saving, largest first, then digest */
 	size_t n;
 	uint64_t saving, linkable, already_shared;
+	/* "<root>: <why>" of the first store whose references could not all be
+	 * read: none of its copies is then called unreferenced. "" when none. */
+	char refs_incomplete[640];
 } oa_dupes;
 
 /* Find the duplicates among n scanned stores (NULL entries are skipped). */

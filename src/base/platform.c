@@ -553,3 +553,88 @@ int oa_memory_info(uint64_t *total, uint64_t *available)
 	return -1;
 #endif
 }
+
+/* ---- terminal width (tables that fit) ------------------------------------ */
+#include <sys/ioctl.h>
+int oa_terminal_columns(int fd)
+{
+#ifdef TIOCGWINSZ
+	struct winsize ws;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+#else
+	(void)fd;
+#endif
+	return 0;
+}
+
+/* ---- can this filesystem reflink? (dedupe's dry run) ---------------------- */
+#ifdef __linux__
+#include <sys/vfs.h>
+#ifndef FICLONERANGE
+struct file_clone_range {
+	int64_t src_fd;
+	uint64_t src_offset, src_length, dest_offset;
+};
+#define FICLONERANGE _IOW(0x94, 13, struct file_clone_range) /* linux/fs.h */
+#endif
+
+/* 1 always reflinks, 0 never, -1 depends (XFS reflink=1, ZFS block cloning,
+ * NFS 4.2, overlayfs: its upper filesystem, ...). */
+static int fs_type_reflinks(int fd, char *fs, size_t fslen)
+{
+	static const struct { unsigned long magic; const char *name; int reflinks; } types[] = {
+		{ 0x9123683EUL, "btrfs", 1 },   { 0xCA451A4EUL, "bcachefs", 1 }, { 0x7461636FUL, "ocfs2", 1 },
+		{ 0xEF53UL, "ext2/3/4", 0 },    { 0x01021994UL, "tmpfs", 0 },    { 0x858458F6UL, "ramfs", 0 },
+		{ 0x4D44UL, "fat", 0 },         { 0x2011BAB0UL, "exfat", 0 },    { 0x5346544EUL, "ntfs", 0 },
+		{ 0xF2F52010UL, "f2fs", 0 },    { 0x58465342UL, "xfs", -1 },     { 0x2FC12FC1UL, "zfs", -1 },
+		{ 0x6969UL, "nfs", -1 },        { 0x794C7630UL, "overlayfs", -1 },
+	};
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		if ((unsigned long)sf.f_type == types[i].magic) {
+			snprintf(fs, fslen, "%s", types[i].name);
+			return types[i].reflinks;
+		}
+	snprintf(fs, fslen, "filesystem type 0x%lx", (unsigned long)sf.f_type);
+	return -1;
+}
+
+int oa_reflink_probe(int src_fd, int dir_fd, char *fs, size_t fslen)
+{
+	int by_type = fs_type_reflinks(dir_fd, fs, fslen);
+#ifdef O_TMPFILE
+	int tfd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (tfd >= 0) {
+		struct stat st;
+		/* A small head of the file is enough to know: a whole multi-GB
+		 * blob would cost the filesystem work for nothing. Past EOF the
+		 * length must be block-aligned; 1 MiB is, on every filesystem. */
+		uint64_t len = fstat(src_fd, &st) == 0 && st.st_size > (1 << 20) ? (1u << 20) : 0;
+		struct file_clone_range r = { src_fd, 0, len, 0 };
+		int rc = ioctl(tfd, FICLONERANGE, &r);
+		int e = errno;
+		close(tfd);
+		if (rc == 0)
+			return 1;
+		if (e == EOPNOTSUPP || e == ENOTSUP || e == EINVAL || e == ENOTTY || e == EXDEV)
+			return 0;
+		errno = e;
+		return by_type;
+	}
+#endif
+	if (by_type < 0)
+		errno = ENOTSUP;
+	return by_type;
+}
+#else
+int oa_reflink_probe(int src_fd, int dir_fd, char *fs, size_t fslen)
+{
+	(void)src_fd; (void)dir_fd;
+	snprintf(fs, fslen, "this system");
+	errno = ENOTSUP;
+	return -1;
+}
+#endif

@@ -387,3 +387,44 @@ void oa_free_names(char **v, size_t n)
 		free(v[i]);
 	free(v);
 }
+
+size_t oa_edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	/* three rows of the optimal-string-alignment table */
+	size_t *row = oa_xcalloc(3 * (m + 1), sizeof *row);
+	size_t *prev2 = row, *prev = row + m + 1, *cur = row + 2 * (m + 1);
+	for (size_t j = 0; j <= m; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+			size_t best = prev[j - 1] + (ca != cb);
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == cb && prev2[j - 2] + 1 < best)
+				best = prev2[j - 2] + 1;
+			cur[j] = best;
+		}
+		size_t *t = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = t;
+	}
+	size_t d = prev[m];
+	free(row);
+	return d;
+}
+
+bool oa_edit_close(size_t d, size_t typed_len)
+{
+	/* one edit in a short word, up to three in a long name */
+	size_t limit = 1 + typed_len / 6;
+	if (limit > 3)
+		limit = 3;
+	return d <= limit && d < typed_len;
+}

@@ -64,6 +64,12 @@ void oa_free_names(char **v, size_t n);
 bool oa_str_has_prefix(const char *s, const char *prefix);
 bool oa_str_has_suffix(const char *s, const char *suffix);
 bool oa_str_iprefix(const char *s, const char *prefix); /* ASCII case-insensitive */
+/* Edits (insert, delete, replace, swap two neighbours) that turn a into b,
+ * ASCII case-insensitive; for "did you mean" suggestions. */
+size_t oa_edit_distance(const char *a, const char *b);
+/* Whether a name `d` edits from what was typed (of length `typed_len`)
+ * is close enough to suggest: a typo, not another word. */
+bool oa_edit_close(size_t d, size_t typed_len);
 
 /* Read a whole regular file of at most `max` bytes. Returns 0, or -1 with
  * errno set (EFBIG when larger than max). */

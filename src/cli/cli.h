@@ -23,6 +23,10 @@ enum {
 
 enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PROMETHEUS };
 
+/* list/du --sort: the command's own order by default (list newest first,
+ * du by UNIQUE); names ascending, everything else largest or newest first. */
+enum cli_sort { SORT_DEFAULT, SORT_NAME, SORT_SIZE, SORT_UNIQUE, SORT_MODIFIED, SORT_LAST_USED };
+
 typedef struct cli {
 	const char *cmd;
 	char **stores;
@@ -36,6 +40,8 @@ typedef struct cli {
 	bool progress;
 	bool tensors;
 	bool quiet;
+	enum cli_sort sort; /* list, du --sort */
+	bool no_header;     /* list, du --no-header */
 	bool all;           /* verify --all */
 	bool changed;       /* verify --changed */
 	bool quick;         /* verify --quick */
@@ -76,6 +82,12 @@ typedef struct opened_store {
 } opened_store;
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode);
 void cli_close_stores(opened_store *v, size_t n);
+/* The model name of the store closest to a MODEL that named nothing, when
+ * it is close enough to be a typo; NULL otherwise. */
+const char *cli_suggest_model(const oa_store *s, const char *query);
+/* Report a MODEL argument oa_store_resolve() did not resolve (not found, or
+ * an ambiguous ID prefix), with a suggestion when there is one. */
+void cli_model_unresolved(cli *c, const oa_store *s, const char *query, long idx);
 /* oa_store_resolve() for a MODEL argument; a name that several models match
  * only case-insensitively is reported ("ambiguous: ...") and ORs 16. */
 long cli_resolve_model(cli *c, const oa_store *s, const char *query);
@@ -104,6 +116,33 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing);
 bool cli_finding_is_listing(const oa_finding *f);
 void cli_print_finding(cli *c, FILE *out, const oa_finding *f);
 void csv_field(FILE *out, const char *s, bool last);
+
+/* Human tables (table.c). Columns are padded by display width (wcwidth in
+ * the user's LC_CTYPE, UTF-8 tables when it cannot tell). On a terminal
+ * (stdout a tty: COLUMNS if set, else the terminal's size) narrower than a
+ * table, the NAME column is cut with an ellipsis; piped, never. */
+size_t cli_text_width(const char *s);
+void cli_put_cell(FILE *out, const char *s, size_t width, bool right);
+char *cli_fit(const char *s, size_t width); /* s cut to width columns, ending in U+2026 */
+size_t cli_term_width(void);                /* 0: no limit (not a terminal) */
+/* The NAME column's width, given its widest cell and the columns the rest
+ * of a row takes. */
+size_t cli_name_width(size_t name_width, size_t rest);
+
+/* One row to order: sorted by num (largest first; INT64_MIN, "unknown",
+ * last), then name (ascending, case folded first), then idx: stable. */
+typedef struct cli_sort_key {
+	int64_t num;
+	const char *name;
+	size_t idx;
+} cli_sort_key;
+void cli_sort_keys(cli_sort_key *v, size_t n);
+/* The newest load (ns) of any of the models in the server's logs, or
+ * INT64_MIN when none is there: --sort last-used puts those last. */
+int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n);
+/* -q (list, du): names only, one per line; refuses any --format but table. */
+bool cli_quiet_ok(const cli *c);
+void cli_print_name(const char *name);
 
 int cmd_list(cli *c);
 int cmd_show(cli *c);

@@ -348,6 +348,32 @@ static json_t *action_json(oa_store *const *sv, const oa_dedupe_action *a)
 	return o;
 }
 
+/* The actions and bytes a --hardlink plan would have. */
+static void hardlink_alternative(oa_store *const *sv, const oa_dupes *d, size_t *n, uint64_t *bytes)
+{
+	oa_dedupe_plan h;
+	oa_dedupe_plan_build(sv, d, OA_DEDUPE_HARDLINK, &h);
+	*n = 0;
+	for (size_t i = 0; i < h.n; i++)
+		*n += h.v[i].status == OA_DD_PLANNED;
+	*bytes = h.bytes;
+	oa_dedupe_plan_free(&h);
+}
+
+uint64_t cli_dedupe_can_free(oa_store *const *sv, const oa_dupes *d, bool *hardlink)
+{
+	oa_dedupe_plan p;
+	oa_dedupe_plan_build(sv, d, OA_DEDUPE_REFLINK, &p);
+	oa_dedupe_plan_probe(&p, sv);
+	uint64_t reflink = p.bytes;
+	oa_dedupe_plan_free(&p);
+	size_t n;
+	uint64_t links;
+	hardlink_alternative(sv, d, &n, &links);
+	*hardlink = links > reflink;
+	return *hardlink ? links : reflink;
+}
+
 int cmd_dedupe(cli *c)
 {
 	if (c->n_args) {
@@ -365,11 +391,27 @@ int cmd_dedupe(cli *c)
 	int rc = open_dupes(c, "dedupe", &st, &n, &ok, &sv, &d);
 	if (rc >= 0)
 		return rc;
+	if (d.refs_incomplete[0]) {
+		char *why = esc(d.refs_incomplete);
+		cli_err("%s: so no copy there is taken for junk", why);
+		free(why);
+	}
 	oa_dedupe_plan p;
 	oa_dedupe_plan_build(sv, &d, c->hardlink ? OA_DEDUPE_HARDLINK : OA_DEDUPE_REFLINK, &p);
+	/* Promise only what this filesystem can do (docs/multi-store.md). */
+	oa_dedupe_plan_probe(&p, sv);
 	size_t planned = 0;
 	for (size_t i = 0; i < p.n; i++)
 		planned += p.v[i].status == OA_DD_PLANNED;
+	/* Where reflinks cannot be made: what --hardlink would do instead. */
+	size_t alt_n = 0;
+	uint64_t alt_bytes = 0;
+	bool unsupported = false;
+	for (size_t i = 0; i < p.n; i++)
+		unsupported |= p.v[i].status == OA_DD_UNSUPPORTED;
+	if (unsupported)
+		hardlink_alternative(sv, &d, &alt_n, &alt_bytes);
+	size_t planned_first = planned;
 
 	/* SIGINT, SIGTERM, SIGHUP: finish or undo the current action (its
 	 * .oa-dedupe.* temporary is removed), then stop. */
@@ -379,7 +421,7 @@ int cmd_dedupe(cli *c)
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
 
-	bool applied = false;
+	bool applied = false, declined = false;
 	if (c->apply && planned) {
 		if (check_servers(c, sv, n, &p))
 			c->exit_code |= OA_EXIT_OPERATIONAL;
@@ -391,8 +433,9 @@ int cmd_dedupe(cli *c)
 				p.bytes += p.v[i].bytes;
 			}
 		if (planned && !confirm(c, planned, p.bytes)) {
-			cli_err("declined: nothing changed");
-			c->exit_code |= OA_EXIT_INTERRUPTED;
+			/* a "no" is an answer, not an interruption: exit 0 */
+			cli_err("declined: nothing done");
+			declined = true;
 		} else if (planned) {
 			applied = true;
 			dev_t bad_dev[16];
@@ -435,6 +478,10 @@ int cmd_dedupe(cli *c)
 		if (a->status == OA_DD_NOT_DONE)
 			c->exit_code |= OA_EXIT_INTERRUPTED;
 	}
+	/* --apply that could not do what it was asked to (reflinks on a
+	 * filesystem without them, or nothing of the plan done) is a failure. */
+	if (c->apply && !declined && !interrupted && (counts[OA_DD_UNSUPPORTED] || (planned_first && !done)))
+		c->exit_code |= OA_EXIT_OPERATIONAL;
 
 	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
 		json_t *arr = json_array();
@@ -450,6 +497,10 @@ int cmd_dedupe(cli *c)
 				json_object_set_new(byst, oa_dedupe_status_name((oa_dedupe_status)k),
 				                    json_integer((json_int_t)counts[k]));
 		json_object_set_new(sum, "by_status", byst);
+		if (unsupported) {
+			json_object_set_new(sum, "hardlink_planned", json_integer((json_int_t)alt_n));
+			json_object_set_new(sum, "hardlink_planned_bytes", json_integer((json_int_t)alt_bytes));
+		}
 		if (c->format == OUT_JSON) {
 			json_t *doc = json_pack("{s:s,s:s,s:o,s:o}", "schema", DEDUPE_SCHEMA, "host", cli_host(),
 			                        "actions", arr, "summary", sum);
@@ -510,17 +561,23 @@ int cmd_dedupe(cli *c)
 		char b1[32], b2[32];
 		oa_format_size(p.bytes, c->units, b1, sizeof b1);
 		oa_format_size(freed, c->units, b2, sizeof b2);
+		const char *how = c->hardlink ? "hard link" : "reflink";
 		if (!c->apply)
-			printf("%sdry run: %zu duplicate%s would be replaced by %ss, freeing %s. "
-			       "Re-run with --apply to do it.\n",
-			       p.n ? "\n" : "", planned, planned == 1 ? "" : "s",
-			       c->hardlink ? "hard link" : "reflink", b1);
+			printf("%sdry run: %zu duplicate%s would be replaced by %ss, freeing %s.%s\n",
+			       p.n ? "\n" : "", planned, planned == 1 ? "" : "s", how, b1,
+			       planned ? " Re-run with --apply to do it." : "");
 		else
-			printf("%s%zu of %zu replaced by %ss, %s freed\n", p.n ? "\n" : "", done, planned,
-			       c->hardlink ? "hard link" : "reflink", b2);
-		if (counts[OA_DD_UNSUPPORTED])
-			printf("note: %zu not done: the filesystem cannot reflink; --hardlink works between stores "
-			       "of one owner\n", counts[OA_DD_UNSUPPORTED]);
+			printf("%s%zu of %zu replaced by %ss, %s freed\n", p.n ? "\n" : "", done, planned, how, b2);
+		if (counts[OA_DD_UNSUPPORTED]) {
+			oa_format_size(alt_bytes, c->units, b1, sizeof b1);
+			printf("%zu cannot be reflinked: the filesystem cannot (tested). `dedupe --hardlink` would "
+			       "replace %zu (between stores of one owner), freeing %s.\n",
+			       counts[OA_DD_UNSUPPORTED], alt_n, b1);
+		}
+		if (counts[OA_DD_JUNK])
+			printf("%zu cop%s that nothing references left alone: `prune` removes %s.\n",
+			       counts[OA_DD_JUNK], counts[OA_DD_JUNK] == 1 ? "y" : "ies",
+			       counts[OA_DD_JUNK] == 1 ? "it" : "them");
 	}
 	oa_dedupe_plan_free(&p);
 	oa_dupes_free(&d);

@@ -57,6 +57,37 @@ static void keep_unused(cli *c, const oa_store *s, oa_du *du)
 	du->n_rows = k;
 }
 
+/* --sort: reorder the rows (oa_du_compute sorts them by UNIQUE). */
+static void sort_rows(cli *c, const oa_store *s, oa_du *du)
+{
+	if (c->sort == SORT_DEFAULT || c->sort == SORT_UNIQUE || du->n_rows < 2)
+		return;
+	cli_sort_key *k = oa_xcalloc(du->n_rows, sizeof *k);
+	for (size_t i = 0; i < du->n_rows; i++) {
+		const oa_du_row *r = &du->rows[i];
+		k[i].idx = i;
+		switch (c->sort) {
+		case SORT_NAME: k[i].name = r->n_models ? s->models[r->models[0]].display : ""; break;
+		case SORT_SIZE: k[i].num = (int64_t)r->allocated; break;
+		case SORT_LAST_USED: k[i].num = cli_last_used_ns(c, s, r->models, r->n_models); break;
+		case SORT_MODIFIED:
+			k[i].num = INT64_MIN;
+			for (size_t m = 0; m < r->n_models; m++)
+				if (oa_stat_mtime_ns(&s->models[r->models[m]].st) > k[i].num)
+					k[i].num = oa_stat_mtime_ns(&s->models[r->models[m]].st);
+			break;
+		default: break;
+		}
+	}
+	cli_sort_keys(k, du->n_rows);
+	oa_du_row *v = oa_xcalloc(du->n_rows, sizeof *v);
+	for (size_t i = 0; i < du->n_rows; i++)
+		v[i] = du->rows[k[i].idx];
+	memcpy(du->rows, v, du->n_rows * sizeof *v);
+	free(v);
+	free(k);
+}
+
 static void compute(oa_store *s, du_store *d)
 {
 	oa_du_compute(s, &d->du);
@@ -134,25 +165,31 @@ static void du_table(cli *c, const oa_store *s, const du_store *d, bool first)
 		if (ncol > 5)
 			cells[i][5] = cli_last_used_text(c, s, r->models, r->n_models, now);
 		for (int k = 0; k < ncol; k++)
-			if (strlen(cells[i][k]) > w[k])
-				w[k] = strlen(cells[i][k]);
+			if (cli_text_width(cells[i][k]) > w[k])
+				w[k] = cli_text_width(cells[i][k]);
 	}
-	{ char *er = oa_escape(s->root, strlen(s->root)); printf("%s%s\n", first ? "" : "\n", er); free(er); }
+	size_t rest = 0;
+	for (int k = 1; k < ncol; k++)
+		rest += 3 + w[k];
+	w[0] = cli_name_width(w[0], rest);
+	if (!c->no_header) {
+		char *er = oa_escape(s->root, strlen(s->root));
+		printf("%s%s\n", first ? "" : "\n", er);
+		free(er);
+	}
 	/* Sizes right-aligned; the names and LAST USED left. */
-	for (int k = 0; k < ncol; k++) {
-		if (k == 5)
-			printf("   %s", head[k]);
-		else
-			printf(k == 0 ? "%-*s" : "   %*s", (int)w[k], head[k]);
-	}
-	printf("\n");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i <= n; i++) {
+		if (i == 0 && c->no_header)
+			continue;
 		for (int k = 0; k < ncol; k++) {
-			if (k == 5)
-				printf("   %s", cells[i][k]);
-			else
-				printf(k == 0 ? "%-*s" : "   %*s", (int)w[k], cells[i][k]);
-			free(cells[i][k]);
+			const char *cell = i == 0 ? head[k] : cells[i - 1][k];
+			char *fit = k == 0 && i ? cli_fit(cell, w[0]) : NULL;
+			if (k)
+				fputs("   ", stdout);
+			cli_put_cell(stdout, fit ? fit : cell, k == 5 ? 0 : w[k], k > 0 && k < 5);
+			free(fit);
+			if (i)
+				free(cells[i - 1][k]);
 		}
 		printf("\n");
 	}
@@ -264,6 +301,12 @@ int cmd_du(cli *c)
 		cli_err("du takes no arguments");
 		return OA_EXIT_USAGE;
 	}
+	if (!cli_quiet_ok(c))
+		return OA_EXIT_USAGE;
+	if (c->duplicates && c->quiet) {
+		cli_err("du -q prints model names; --duplicates lists blobs");
+		return OA_EXIT_USAGE;
+	}
 	if (c->duplicates) {
 		if (c->format == OUT_PROMETHEUS)
 			return cli_refuse_format(c, "du --duplicates", "table json ndjson csv");
@@ -289,6 +332,7 @@ int cmd_du(cli *c)
 		compute(s, &d);
 		if (c->unused_for >= 0)
 			keep_unused(c, s, &d.du);
+		sort_rows(c, s, &d.du);
 		if (c->format == OUT_JSON) {
 			json_t *o = du_json(c, s, &d);
 			if (!first)
@@ -316,6 +360,12 @@ int cmd_du(cli *c)
 					csv_field(stdout, num[q], q == 3);
 				free(name);
 			}
+		} else if (c->quiet) {
+			/* every tag of each row: removing them all frees UNIQUE */
+			for (size_t k = 0; k < d.du.n_rows; k++)
+				for (size_t m = 0; m < d.du.rows[k].n_models; m++)
+					if (!s->models[d.du.rows[k].models[m]].anchor)
+						cli_print_name(s->models[d.du.rows[k].models[m]].display);
 		} else {
 			du_table(c, s, &d, first);
 		}
@@ -347,7 +397,7 @@ int cmd_du(cli *c)
 		oa_json_dump_line(rec, stdout);
 		json_decref(t);
 		json_decref(rec);
-	} else if (c->format == OUT_TABLE && total.stores > 1) {
+	} else if (c->format == OUT_TABLE && total.stores > 1 && !c->quiet) {
 		total_table(c, &total);
 	}
 	cli_close_stores(st, n);

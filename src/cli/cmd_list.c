@@ -1,6 +1,7 @@
 /* cmd_list.c - `ollama-audit list`: the models as `ollama list` shows them. */
 #include "cli.h"
 #include "cli_multi.h"
+#include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
 #include "base/jsonutil.h"
 #include "base/platform.h"
@@ -38,6 +39,47 @@ static void size_cell(const cli *c, int64_t size, char *buf, size_t len)
 
 #define COL_PAD "    "
 
+/* The selected models of a store in the order asked for (--sort); the
+ * default is the store's own, newest first as ollama list sorts. */
+static size_t *list_order(cli *c, oa_store *s, size_t *n)
+{
+	cli_sort_key *k = oa_xcalloc(s->n_models + 1, sizeof *k);
+	size_t m = 0;
+	oa_du du;
+	bool have_du = c->sort == SORT_UNIQUE;
+	if (have_du)
+		oa_du_compute(s, &du);
+	for (size_t j = 0; j < s->n_models; j++) {
+		const oa_model *mo = &s->models[j];
+		if (!selected(c, s, mo))
+			continue;
+		cli_sort_key *x = &k[m++];
+		x->idx = j;
+		switch (c->sort) {
+		case SORT_NAME: x->name = mo->display; break;
+		case SORT_SIZE: x->num = mo->remote ? INT64_MIN : mo->m.size; break;
+		case SORT_MODIFIED: x->num = oa_stat_mtime_ns(&mo->st); break;
+		case SORT_LAST_USED: x->num = cli_last_used_ns(c, s, &j, 1); break;
+		case SORT_UNIQUE:
+			for (size_t r = 0; r < du.n_rows; r++)
+				for (size_t q = 0; q < du.rows[r].n_models; q++)
+					if (du.rows[r].models[q] == j)
+						x->num = (int64_t)du.rows[r].unique;
+			break;
+		default: break;
+		}
+	}
+	if (have_du)
+		oa_du_free(&du);
+	cli_sort_keys(k, m);
+	size_t *v = oa_xcalloc(m + 1, sizeof *v);
+	for (size_t i = 0; i < m; i++)
+		v[i] = k[i].idx;
+	free(k);
+	*n = m;
+	return v;
+}
+
 typedef struct row {
 	char *cell[10];
 } row;
@@ -74,6 +116,8 @@ static list_total totals(const cli *c, const opened_store *st, size_t n)
 
 static void print_table(cli *c, opened_store *st, size_t n)
 {
+	/* SIZE and PARAMS read better right-aligned, but ollama list aligns
+	 * every column left: so do we. */
 	static const char *head[10] = { "NAME", "ID", "SIZE", "MODIFIED", "FORMAT", "RUNNER",
 	                                "ARCH", "PARAMS", "QUANT", "LAST USED" };
 	/* LAST USED only when some store has server logs (docs/history.md). */
@@ -93,17 +137,18 @@ static void print_table(cli *c, opened_store *st, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
-		const oa_store *s = &st[i].s;
+		oa_store *s = &st[i].s;
 		if (n_open > 1) {
 			/* a section header row per store */
 			rows = oa_xreallocarray(rows, nrows + 1, sizeof *rows);
 			memset(&rows[nrows], 0, sizeof rows[nrows]);
 			rows[nrows++].cell[0] = oa_xasprintf("# %s", s->root);
 		}
-		for (size_t j = 0; j < s->n_models; j++) {
+		size_t n_sel;
+		size_t *order = list_order(c, s, &n_sel);
+		for (size_t o = 0; o < n_sel; o++) {
+			size_t j = order[o];
 			const oa_model *m = &s->models[j];
-			if (!selected(c, s, m))
-				continue;
 			char size[32], mod[64];
 			/* ollama list prints "-" for any model /api/tags gives a
 			 * remote_model, remote or not */
@@ -125,9 +170,10 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			r->cell[8] = oa_escape(m->quant ? m->quant : "-", strlen(m->quant ? m->quant : "-"));
 			r->cell[9] = ncol > 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL;
 			for (int k = 0; k < ncol; k++)
-				if (strlen(r->cell[k]) > width[k])
-					width[k] = strlen(r->cell[k]);
+				if (cli_text_width(r->cell[k]) > width[k])
+					width[k] = cli_text_width(r->cell[k]);
 		}
+		free(order);
 	}
 	bool any_store = false;
 	for (size_t i = 0; i < n; i++)
@@ -137,9 +183,16 @@ static void print_table(cli *c, opened_store *st, size_t n)
 		return; /* the error said it; an empty table would only add noise */
 	}
 	/* ollama list pads its table columns with four spaces (tablewriter's
-	 * table padding in cmd.ListHandler). */
-	for (int k = 0; k < ncol; k++)
-		printf("%-*s%s", k == ncol - 1 ? 0 : (int)width[k], head[k], k == ncol - 1 ? "\n" : COL_PAD);
+	 * table padding in cmd.ListHandler). On a narrow terminal NAME gives way. */
+	size_t rest = 0;
+	for (int k = 1; k < ncol; k++)
+		rest += strlen(COL_PAD) + width[k];
+	width[0] = cli_name_width(width[0], rest + strlen(COL_PAD));
+	if (!c->no_header)
+		for (int k = 0; k < ncol; k++) {
+			cli_put_cell(stdout, head[k], k == ncol - 1 ? 0 : width[k], false);
+			fputs(k == ncol - 1 ? "\n" : COL_PAD, stdout);
+		}
 	for (size_t r = 0; r < nrows; r++) {
 		if (!rows[r].cell[1]) {
 			printf("%s\n", rows[r].cell[0]);
@@ -147,7 +200,11 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			continue;
 		}
 		for (int k = 0; k < ncol; k++) {
-			printf("%-*s%s", k == ncol - 1 ? 0 : (int)width[k], rows[r].cell[k], k == ncol - 1 ? "\n" : COL_PAD);
+			char *cell = k == 0 ? cli_fit(rows[r].cell[k], width[k]) : rows[r].cell[k];
+			cli_put_cell(stdout, cell, k == ncol - 1 ? 0 : width[k], false);
+			fputs(k == ncol - 1 ? "\n" : COL_PAD, stdout);
+			if (k == 0)
+				free(cell);
 			free(rows[r].cell[k]);
 		}
 	}
@@ -161,18 +218,38 @@ static void print_table(cli *c, opened_store *st, size_t n)
 	}
 }
 
-static void print_csv(cli *c, opened_store *st, size_t n)
+/* -q: the names, as the table lists them, nothing else. */
+static void print_names(cli *c, opened_store *st, size_t n)
 {
-	printf("store,name,id,digest,size,modified_at,format,runner,arch,parameter_size,"
-	       "quantization_level,layers,missing_blobs,disk_bytes,apparent_bytes,hidden_from_list\n");
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
-		const oa_store *s = &st[i].s;
-		for (size_t j = 0; j < s->n_models; j++) {
-			const oa_model *m = &s->models[j];
-			if (!selected(c, s, m))
-				continue;
+		size_t n_sel;
+		size_t *order = list_order(c, &st[i].s, &n_sel);
+		for (size_t o = 0; o < n_sel; o++)
+			cli_print_name(st[i].s.models[order[o]].display);
+		free(order);
+	}
+}
+
+static void print_csv(cli *c, opened_store *st, size_t n)
+{
+	/* last_used, as the JSON names it, when some store has server logs
+	 * (docs/history.md): the newest load, empty when the logs have none */
+	bool logs = false;
+	for (size_t i = 0; i < n; i++)
+		logs |= st[i].ok && cli_usage_of(c, &st[i].s)->have_logs;
+	printf("store,name,id,digest,size,modified_at,format,runner,arch,parameter_size,"
+	       "quantization_level,layers,missing_blobs,disk_bytes,apparent_bytes,hidden_from_list%s\n",
+	       logs ? ",last_used" : "");
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		oa_store *s = &st[i].s;
+		size_t n_sel;
+		size_t *order = list_order(c, s, &n_sel);
+		for (size_t o_i = 0; o_i < n_sel; o_i++) {
+			const oa_model *m = &s->models[order[o_i]];
 			json_t *o = oa_report_model(s, m);
 			char num[32];
 			csv_field(stdout, s->root, false);
@@ -195,9 +272,15 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 			csv_field(stdout, num, false);
 			snprintf(num, sizeof num, "%llu", (unsigned long long)m->apparent_bytes);
 			csv_field(stdout, num, false);
-			csv_field(stdout, m->hidden_from_list ? "true" : "false", true);
+			csv_field(stdout, m->hidden_from_list ? "true" : "false", !logs);
+			if (logs) {
+				size_t j = order[o_i];
+				cli_usage_json(c, s, &j, 1, o);
+				csv_field(stdout, json_string_value(json_object_get(o, "last_used")), true);
+			}
 			json_decref(o);
 		}
+		free(order);
 	}
 }
 
@@ -247,12 +330,13 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
-		const oa_store *s = &st[i].s;
+		oa_store *s = &st[i].s;
 		json_t *so = oa_report_store(s);
 		json_t *models = json_array();
-		for (size_t j = 0; j < s->n_models; j++) {
-			if (!selected(c, s, &s->models[j]))
-				continue;
+		size_t n_sel;
+		size_t *order = list_order(c, s, &n_sel);
+		for (size_t o = 0; o < n_sel; o++) {
+			size_t j = order[o];
 			json_t *mo = oa_report_model(s, &s->models[j]);
 			cli_usage_json(c, s, &j, 1, mo);
 			if (ndjson) {
@@ -267,6 +351,7 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 				json_array_append_new(models, mo);
 			}
 		}
+		free(order);
 		json_t *problems = json_array();
 		for (size_t j = 0; j < s->findings.n; j++) {
 			if (!cli_finding_is_listing(&s->findings.v[j]))
@@ -316,6 +401,8 @@ int cmd_list(cli *c)
 		cli_err("list takes at most one PREFIX");
 		return OA_EXIT_USAGE;
 	}
+	if (!cli_quiet_ok(c))
+		return OA_EXIT_USAGE;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_QUICK);
 	/* The logs give LAST USED and --unused-for (docs/history.md). */
@@ -339,7 +426,12 @@ int cmd_list(cli *c)
 	case OUT_CSV: print_csv(c, st, n); break;
 	case OUT_JSON: print_json(c, st, n, false); break;
 	case OUT_NDJSON: print_json(c, st, n, true); break;
-	default: print_table(c, st, n); break;
+	default:
+		if (c->quiet)
+			print_names(c, st, n);
+		else
+			print_table(c, st, n);
+		break;
 	}
 	cli_close_stores(st, n);
 	return c->exit_code;

@@ -286,8 +286,8 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 			        "nothing can be confirmed");
 			c->exit_code |= OA_EXIT_USAGE;
 		} else if (!confirm(c, p)) {
-			cli_err("nothing removed");
-			c->exit_code |= OA_EXIT_INTERRUPTED;
+			/* a "no" is an answer, not an interruption: exit 0 */
+			cli_err("declined: nothing done");
 		} else {
 			struct sigaction sa, old_int, old_term, old_hup;
 			memset(&sa, 0, sizeof sa);

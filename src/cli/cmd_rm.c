@@ -109,8 +109,7 @@ int cmd_rm(cli *c)
 					continue;
 				}
 				if (idx < 0) {
-					cli_fail(c, "model-not-found", s->root, "%s: model '%s' %s", s->root, c->args[a],
-					         idx == OA_RESOLVE_AMBIGUOUS_ID ? "is an ambiguous ID prefix" : "not found");
+					cli_model_unresolved(c, s, c->args[a], idx);
 					bad = true;
 					continue;
 				}

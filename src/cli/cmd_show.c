@@ -363,7 +363,14 @@ int cmd_show(cli *c)
 		}
 	}
 	if (!found && !(c->exit_code & (OA_EXIT_OPERATIONAL | OA_EXIT_USAGE))) {
-		cli_fail(c, "model-not-found", NULL, "model '%s' not found", c->args[0]);
+		const char *near = NULL;
+		for (size_t i = 0; i < n && !near; i++)
+			if (st[i].ok)
+				near = cli_suggest_model(&st[i].s, c->args[0]);
+		if (near)
+			cli_fail(c, "model-not-found", NULL, "model '%s' not found; did you mean %s?", c->args[0], near);
+		else
+			cli_fail(c, "model-not-found", NULL, "model '%s' not found", c->args[0]);
 		c->exit_code |= OA_EXIT_USAGE;
 	}
 	cli_close_stores(st, n);

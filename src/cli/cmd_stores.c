@@ -209,6 +209,8 @@ int cmd_stores(cli *c)
 		}
 	oa_dupes dupes;
 	oa_dupes_find(sv, n, &dupes);
+	bool by_hardlink = false;
+	uint64_t dedupe_frees = dupes.n ? cli_dedupe_can_free(sv, &dupes, &by_hardlink) : 0;
 
 	uint64_t all_bytes, all_apparent;
 	sum_unique(rows, n, NULL, &all_bytes, &all_apparent);
@@ -233,9 +235,11 @@ int cmd_stores(cli *c)
 		json_t *tot = json_pack("{s:I,s:I,s:I,s:I}", "stores", (json_int_t)n_real, "models",
 		                        (json_int_t)all_models, "bytes", (json_int_t)all_bytes, "apparent_bytes",
 		                        (json_int_t)all_apparent);
-		json_t *dup = json_pack("{s:I,s:I,s:I,s:I}", "digests", (json_int_t)dupes.n, "saving_bytes",
+		json_t *dup = json_pack("{s:I,s:I,s:I,s:I,s:I,s:s}", "digests", (json_int_t)dupes.n, "saving_bytes",
 		                        (json_int_t)dupes.saving, "linkable_bytes", (json_int_t)dupes.linkable,
-		                        "already_shared_bytes", (json_int_t)dupes.already_shared);
+		                        "already_shared_bytes", (json_int_t)dupes.already_shared,
+		                        "dedupe_bytes", (json_int_t)dedupe_frees, "dedupe_method",
+		                        by_hardlink ? "hardlink" : "reflink");
 		if (c->format == OUT_JSON) {
 			json_t *doc = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "schema", STORES_SCHEMA, "host",
 			                        cli_host(), "stores", sa, "users", ua, "total", tot, "duplicates", dup);
@@ -301,17 +305,23 @@ int cmd_stores(cli *c)
 		/* the table: one row per store, then per user, then duplicates */
 		if (n == 0)
 			cli_err("no Ollama store found (`stores --all` lists every place looked at)");
-		size_t w0 = strlen("STORE"), w1 = strlen("USER");
+		/* Widths in display columns (a CJK user name takes two per
+		 * character); USER also fits the "total" row below. */
+		size_t w0 = strlen("STORE"), w1 = strlen("total");
 		for (size_t i = 0; i < n; i++) {
 			const oa_candidate *k = rows[i].cand;
 			const char *root = rows[i].opened ? rows[i].s.root : k->root ? k->root : k->path;
-			if (strlen(root) > w0)
-				w0 = strlen(root);
-			if (k->user && strlen(k->user) > w1)
-				w1 = strlen(k->user);
+			char *er = oa_escape(root, strlen(root));
+			if (cli_text_width(er) > w0)
+				w0 = cli_text_width(er);
+			free(er);
+			if (cli_text_width(k->user ? k->user : "?") > w1)
+				w1 = cli_text_width(k->user ? k->user : "?");
 		}
-		printf("%-*s   %-*s   %6s   %10s   %-17s   %s\n", (int)w0, "STORE", (int)w1, "USER", "MODELS",
-		       "SIZE", "STATE", "FOUND BY");
+		cli_put_cell(stdout, "STORE", w0, false);
+		fputs("   ", stdout);
+		cli_put_cell(stdout, "USER", w1, false);
+		printf("   %6s   %10s   %-17s   %s\n", "MODELS", "SIZE", "STATE", "FOUND BY");
 		for (size_t i = 0; i < n; i++) {
 			const row *r = &rows[i];
 			const oa_candidate *k = r->cand;
@@ -333,33 +343,40 @@ int cmd_stores(cli *c)
 			}
 			char *root = oa_escape(r->opened ? r->s.root : k->root ? k->root : k->path,
 			                       strlen(r->opened ? r->s.root : k->root ? k->root : k->path));
-			printf("%-*s   %-*s   %6s   %10s   %-17s   %s\n", (int)w0, root, (int)w1,
-			       k->user ? k->user : "?", models, size, r->state, fb.data ? fb.data : "");
+			cli_put_cell(stdout, root, w0, false);
+			fputs("   ", stdout);
+			cli_put_cell(stdout, k->user ? k->user : "?", w1, false);
+			printf("   %6s   %10s   %-17s   %s\n", models, size, r->state, fb.data ? fb.data : "");
 			free(root);
 			oa_buf_free(&fb);
 		}
 		if (nu) {
-			printf("\n%-*s   %6s   %6s   %10s\n", (int)w1, "USER", "STORES", "MODELS", "SIZE");
+			fputc('\n', stdout);
+			cli_put_cell(stdout, "USER", w1, false);
+			printf("   %6s   %6s   %10s\n", "STORES", "MODELS", "SIZE");
 			for (size_t j = 0; j < nu; j++) {
 				size_t ns, nm;
 				uint64_t b, a;
 				user_totals(rows, n, users[j], &ns, &nm, &b, &a);
 				char size[32];
 				oa_format_size(b, c->units, size, sizeof size);
-				printf("%-*s   %6zu   %6zu   %10s\n", (int)w1, users[j], ns, nm, size);
+				cli_put_cell(stdout, users[j], w1, false);
+				printf("   %6zu   %6zu   %10s\n", ns, nm, size);
 			}
 			char size[32];
 			oa_format_size(all_bytes, c->units, size, sizeof size);
-			printf("%-*s   %6zu   %6zu   %10s\n", (int)w1, "total", n_real, all_models, size);
+			cli_put_cell(stdout, "total", w1, false);
+			printf("   %6zu   %6zu   %10s\n", n_real, all_models, size);
 		}
 		if (dupes.n) {
 			char s1[32], s2[32], s3[32];
 			oa_format_size(dupes.saving, c->units, s1, sizeof s1);
-			oa_format_size(dupes.linkable, c->units, s2, sizeof s2);
+			oa_format_size(dedupe_frees, c->units, s2, sizeof s2);
 			oa_format_size(dupes.already_shared, c->units, s3, sizeof s3);
-			printf("\nduplicates: %zu blob%s in several stores; sharing would save %s (%s by `dedupe` on "
-			       "the same filesystem); %s already shared. See `du --all-users --duplicates`.\n",
-			       dupes.n, dupes.n == 1 ? "" : "s", s1, s2, s3);
+			/* what dedupe can really free here: tested reflinks, else hard links */
+			printf("\nduplicates: %zu blob%s in several stores; sharing would save %s, `dedupe%s` can free "
+			       "%s of it here; %s already shared. See `du --all-users --duplicates`.\n",
+			       dupes.n, dupes.n == 1 ? "" : "s", s1, by_hardlink ? " --hardlink" : "", s2, s3);
 		}
 	}
 

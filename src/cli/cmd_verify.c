@@ -8,6 +8,7 @@
 #include "base/platform.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -35,6 +36,46 @@ typedef struct job_ref {
 	oa_blob *blob;
 	int64_t declared;
 } job_ref;
+
+static bool model_uses(const oa_model *m, const oa_blob *b)
+{
+	if (!m->manifest_ok)
+		return false;
+	for (size_t k = 0; k < m->m.n_layers; k++)
+		if (m->layer_blobs[k] == b)
+			return true;
+	return m->config_blob == b;
+}
+
+/* A finding about a blob's content, once for every model that references
+ * it: a blob several tags share is broken for each of them, and naming
+ * only one would make the others look healthy. `fallback` (NULL: no model)
+ * is used for a blob no parseable manifest references (verify --all). */
+static void add_blob_finding(oa_store *s, const oa_blob *b, const oa_model *fallback, const char *code,
+                             const char *digest, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+static void add_blob_finding(oa_store *s, const oa_blob *b, const oa_model *fallback, const char *code,
+                             const char *digest, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = oa_xvasprintf(fmt, ap);
+	va_end(ap);
+	bool any = false;
+	for (size_t j = 0; j < s->n_models; j++) {
+		const oa_model *m = &s->models[j];
+		bool seen = false; /* a legacy anchor has its v2 tag's name: one finding */
+		for (size_t q = 0; q < j && !seen; q++)
+			seen = model_uses(&s->models[q], b) && strcmp(s->models[q].display, m->display) == 0;
+		if (!model_uses(m, b) || seen)
+			continue;
+		oa_findings_add(&s->findings, code, m->display, digest, path, "%s", msg);
+		any = true;
+	}
+	if (!any)
+		oa_findings_add(&s->findings, code, fallback ? fallback->display : NULL, digest, path, "%s", msg);
+	free(msg);
+}
 
 typedef struct progress_ctx {
 	double t0;
@@ -188,14 +229,14 @@ int cmd_verify(cli *c)
 			case OA_VERIFY_NOT_DONE: not_done++; break;
 			case OA_VERIFY_DIGEST_MISMATCH:
 				done++;
-				oa_findings_add(&s->findings, "digest-mismatch", model, digest, path,
-				                "content hashes to sha256:%s", r->sha256_hex);
+				add_blob_finding(s, jr[j]->blob, jr[j]->model, "digest-mismatch", digest, path,
+				                 "content hashes to sha256:%s", r->sha256_hex);
 				break;
 			case OA_VERIFY_FINGERPRINT_MISMATCH:
 				done++;
-				oa_findings_add(&s->findings, "fingerprint-mismatch", model, digest, path,
-				                "content changed since it was verified (XXH3-128 %s); run verify without --quick",
-				                r->xxh128_hex);
+				add_blob_finding(s, jr[j]->blob, jr[j]->model, "fingerprint-mismatch", digest, path,
+				                 "content changed since it was verified (XXH3-128 %s); run verify without --quick",
+				                 r->xxh128_hex);
 				break;
 			case OA_VERIFY_SIZE_MISMATCH:
 				done++;

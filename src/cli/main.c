@@ -16,7 +16,8 @@
 static const char usage_text[] =
 	"usage: ollama-audit [--store DIR]... COMMAND [OPTIONS] [ARGS]\n"
 	"\n"
-	"Audit an Ollama model store offline: no server, no network, nothing written.\n"
+	"Audit an Ollama model store offline: no server, no network. Read-only, except\n"
+	"prune --apply, rm --apply, dedupe --apply and restore, which change a store.\n"
 	"\n"
 	"Commands:\n"
 	"  list [PREFIX]      the models, as `ollama list` shows them, plus format and runner\n"
@@ -43,17 +44,19 @@ static const char usage_text[] =
 	"  --units U          si (default, like ollama list), iec, bytes\n"
 	"  --fail-on SEV      lowest severity that sets the exit status: error (default), warning\n"
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
+	"  -q, --quiet        list, du: the model names only, one per line\n"
 	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
 	"  --version          print the version\n"
 	"\n"
 	"Exit status (bits, ORed across stores): 0 ok, 1 warnings (with --fail-on warning),\n"
-	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n";
+	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n"
+	"Declining a [y/N] prompt is not an interruption: nothing done, exit 0.\n";
 
 static const char *cmd_help_text(const char *cmd)
 {
 	if (strcmp(cmd, "list") == 0)
-		return "usage: ollama-audit list [PREFIX] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
-		       "                        [--unused-for DURATION]\n"
+		return "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
+		       "                        [--unused-for DURATION] [--sort KEY] [--no-header]\n"
 		       "\n"
 		       "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
 		       "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
@@ -61,7 +64,12 @@ static const char *cmd_help_text(const char *cmd)
 		       "--format tags prints the JSON of Ollama's /api/tags. Problems found on the way\n"
 		       "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n"
 		       "When the server's logs are found (see history), a LAST USED column is added;\n"
-		       "--unused-for DURATION lists only the models not loaded within it.\n";
+		       "--unused-for DURATION lists only the models not loaded within it.\n"
+		       "-q, --quiet prints the names only, one per line (like docker images -q).\n"
+		       "--sort name|size|unique|modified|last-used (default modified, newest first;\n"
+		       "last-used puts models the logs never saw last); --no-header drops the heading.\n"
+		       "On a terminal narrower than the table (COLUMNS, else its size) NAME is cut\n"
+		       "with an ellipsis; piped or with --output, names are always whole.\n";
 	if (strcmp(cmd, "show") == 0)
 		return "usage: ollama-audit show MODEL [--tensors] [--format table|json|ndjson|csv]\n"
 		       "\n"
@@ -93,10 +101,12 @@ static const char *cmd_help_text(const char *cmd)
 		       "($XDG_CACHE_HOME/ollama-audit/verify-cache.json): --changed rehashes only blobs whose\n"
 		       "stat changed since their last good verification; --quick re-reads every blob but\n"
 		       "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
-		       "a time budget; the next --changed run continues where it stopped.\n";
+		       "a time budget; the next --changed run continues where it stopped. A bad blob\n"
+		       "that several models share is reported under every one of them.\n";
 	if (strcmp(cmd, "du") == 0)
-		return "usage: ollama-audit du [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes] [--unused-for DURATION]\n"
-		       "                        [--all-users --duplicates]\n"
+		return "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
+		       "                       [--unused-for DURATION] [--sort KEY] [--no-header]\n"
+		       "                       [--all-users --duplicates]\n"
 		       "\n"
 		       "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
 		       "it frees), SHARED with other models, ON DISK (allocated, st_blocks) and APPARENT\n"
@@ -105,7 +115,12 @@ static const char *cmd_help_text(const char *cmd)
 		       "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
 		       "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
 		       "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
-		       "DURATION shows only the models the logs show no load of within it.\n";
+		       "DURATION shows only the models the logs show no load of within it.\n"
+		       "-q, --quiet prints the names only, one per line, in the table's order (every\n"
+		       "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
+		       "modified|last-used (default unique; size is ON DISK) orders the rows, and\n"
+		       "--no-header drops the store and column headings. NAME is cut with an ellipsis\n"
+		       "on a terminal narrower than the table, as in list.\n";
 	if (strcmp(cmd, "prune") == 0)
 		return "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		       "                         [--format table|json|ndjson|csv]\n"
@@ -129,7 +144,7 @@ static const char *cmd_help_text(const char *cmd)
 		       "  --predict-server   print what the server's own start-up prune would delete\n"
 		       "\n"
 		       "Exit: 0 done, 8 refused or failed, 16 usage (or --apply without --yes and no\n"
-		       "terminal), 32 interrupted or declined.\n";
+		       "terminal), 32 interrupted. Declining the prompt exits 0: nothing done.\n";
 	if (strcmp(cmd, "rm") == 0)
 		return "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
 		       "                        [--apply [--yes] [--quarantine DIR]\n"
@@ -171,6 +186,10 @@ static const char *cmd_help_text(const char *cmd)
 		       "--apply. By default reflinks (FICLONE: copy-on-write, separate inodes, safe\n"
 		       "across users) where the filesystem supports them (btrfs, XFS, bcachefs, ...);\n"
 		       "--hardlink uses hard links, only between stores and files of the same owner.\n"
+		       "The dry run tests each target filesystem first and promises no reflink it\n"
+		       "cannot make (then it says what --hardlink would free); copies nothing in their\n"
+		       "store references are junk for `prune`, never deduplicated. An --apply that does\n"
+		       "none of what was planned exits 8.\n"
 		       "Before each replacement both files are re-checked against the scan and hashed\n"
 		       "(sha256 = their name); the clone or link goes in under a temporary name and is\n"
 		       "renamed over the duplicate. Stores an Ollama server uses are left alone unless\n"
@@ -210,12 +229,12 @@ typedef struct command {
 #define DATA "table json ndjson csv" /* every command that reports data */
 
 static const command commands[] = {
-	{ "list", cmd_list, COMMON READS "all-users unused-for", DATA " tags" },
+	{ "list", cmd_list, COMMON READS "all-users unused-for quiet sort no-header", DATA " tags" },
 	{ "show", cmd_show, COMMON READS "all-users tensors", DATA },
 	{ "check", cmd_check, COMMON READS "all-users", DATA " prometheus" },
 	{ "verify", cmd_verify, COMMON "platform all-users all changed quick jobs max-duration cache "
 	                        "progress no-progress", DATA " prometheus" },
-	{ "du", cmd_du, COMMON READS "all-users duplicates unused-for", DATA " prometheus" },
+	{ "du", cmd_du, COMMON READS "all-users duplicates unused-for quiet sort no-header", DATA " prometheus" },
 	{ "prune", cmd_prune, COMMON "platform all-users apply yes plan quarantine what min-age force "
 	                      "predict-server", DATA },
 	{ "rm", cmd_rm, COMMON READS "apply yes plan quarantine min-age force unused-for", DATA },
@@ -275,6 +294,18 @@ int cli_refuse_format(const cli *c, const char *what, const char *formats)
 	return OA_EXIT_USAGE;
 }
 
+/* The command the arguments name, known before the options are parsed, so
+ * that a usage error can point to its --help. */
+static const char *hint_cmd;
+
+static void usage_hint(void)
+{
+	if (hint_cmd)
+		fprintf(stderr, "Try 'ollama-audit %s --help'.\n", hint_cmd);
+	else
+		fprintf(stderr, "Try 'ollama-audit --help'.\n");
+}
+
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
 {
@@ -283,8 +314,24 @@ static int usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'ollama-audit --help'.\n");
+	fputc('\n', stderr);
+	usage_hint();
 	return OA_EXIT_USAGE;
+}
+
+/* The command closest to a mistyped one, or NULL when none is close. */
+static const char *suggest_command(const char *typed)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1;
+	for (const command *k = commands; k->name; k++) {
+		size_t d = oa_edit_distance(typed, k->name);
+		if (d < best_d) {
+			best_d = d;
+			best = k->name;
+		}
+	}
+	return oa_edit_close(best_d, strlen(typed)) ? best : NULL;
 }
 
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
@@ -362,6 +409,47 @@ long cli_resolve_model(cli *c, const oa_store *s, const char *query)
 	return idx;
 }
 
+const char *cli_suggest_model(const oa_store *s, const char *query)
+{
+	/* A query without a tag is compared with the names without theirs, so
+	 * `demo-llama` finds demo-llama:1b. */
+	const char *slash = strrchr(query, '/');
+	bool tagged = strchr(slash ? slash : query, ':') != NULL;
+	const char *best = NULL;
+	size_t best_d = (size_t)-1;
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		if (m->anchor)
+			continue;
+		char *cand = oa_xstrdup(m->display);
+		char *last = strrchr(cand, '/');
+		char *colon = strchr(last ? last : cand, ':');
+		if (!tagged && colon)
+			*colon = '\0';
+		size_t d = oa_edit_distance(query, cand);
+		free(cand);
+		if (d < best_d) {
+			best_d = d;
+			best = m->display;
+		}
+	}
+	return best && oa_edit_close(best_d, strlen(query)) ? best : NULL;
+}
+
+void cli_model_unresolved(cli *c, const oa_store *s, const char *query, long idx)
+{
+	if (idx == OA_RESOLVE_AMBIGUOUS_ID) {
+		cli_fail(c, "model-not-found", s->root, "%s: model '%s' is an ambiguous ID prefix", s->root, query);
+		return;
+	}
+	const char *near = cli_suggest_model(s, query);
+	if (near)
+		cli_fail(c, "model-not-found", s->root, "%s: model '%s' not found; did you mean %s?", s->root, query,
+		         near);
+	else
+		cli_fail(c, "model-not-found", s->root, "%s: model '%s' not found", s->root, query);
+}
+
 void cli_close_stores(opened_store *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -406,10 +494,28 @@ void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
 		on = f->severity == OA_SEV_ERROR ? "\033[31m" : f->severity == OA_SEV_WARNING ? "\033[33m" : "\033[2m";
 		off = "\033[0m";
 	}
+	if (out == stderr)
+		fputs("ollama-audit: ", out); /* like every other message there */
 	fprintf(out, "%s%s%s %s: ", on, oa_severity_name(f->severity), off, f->code);
 	if (f->path)
 		fprintf(out, "%s: ", f->path);
 	fprintf(out, "%s\n", f->message);
+}
+
+bool cli_quiet_ok(const cli *c)
+{
+	if (c->quiet && c->format_set && c->format != OUT_TABLE) {
+		cli_err("%s -q prints names only, one per line: it takes no --format", c->cmd);
+		return false;
+	}
+	return true;
+}
+
+void cli_print_name(const char *name)
+{
+	char *e = oa_escape(name, strlen(name));
+	puts(e);
+	free(e);
 }
 
 void csv_field(FILE *out, const char *s, bool last)
@@ -434,7 +540,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_JOBS, OPT_ALL, OPT_CHANGED, OPT_QUICK, OPT_MAX_DURATION, OPT_CACHE, OPT_PROGRESS,
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
-       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR };
+       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -472,12 +578,45 @@ static const struct option long_opts[] = {
 	{ "until", required_argument, NULL, OPT_UNTIL },
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "unused-for", required_argument, NULL, OPT_UNUSED_FOR },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "no-header", no_argument, NULL, OPT_NO_HEADER },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* The --store list outlives every early return of main(); free it at exit
  * so leak checkers see a clean process whatever path it took. */
 static char **store_list;
+
+/* The first argument that is not an option or an option's value: the
+ * command (getopt_long finds it only after every option is parsed). */
+static const char *scan_command(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0)
+			return i + 1 < argc ? argv[i + 1] : NULL;
+		if (a[0] != '-' || a[1] == '\0')
+			return a;
+		if (a[1] != '-' || strchr(a, '='))
+			continue; /* -h, -q, --name=value */
+		size_t n = strlen(a + 2);
+		const struct option *hit = NULL;
+		int hits = 0;
+		for (const struct option *o = long_opts; o->name; o++)
+			if (strncmp(o->name, a + 2, n) == 0) {
+				if (strlen(o->name) == n) {
+					hit = o;
+					hits = 1;
+					break;
+				}
+				hit = o;
+				hits++;
+			}
+		if (hits == 1 && hit->has_arg == required_argument)
+			i++;
+	}
+	return NULL;
+}
 
 static const char **log_list;
 
@@ -502,11 +641,16 @@ int main(int argc, char **argv)
 			c.units = OA_UNITS_BYTES;
 	}
 	atexit(free_store_list);
+	const char *named = scan_command(argc, argv);
+	if (named && find_command(named))
+		hint_cmd = named;
+	/* getopt's own messages start with argv[0]: ours say ollama-audit. */
+	opterr = 0;
 	int opt, li;
 	const char *given[64]; /* the long names of the options given, for the command's table */
 	size_t n_given = 0;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
-	while ((li = -1, opt = getopt_long(argc, argv, "hq", long_opts, &li)) != -1) {
+	while ((li = -1, opt = getopt_long(argc, argv, ":hq", long_opts, &li)) != -1) {
 		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet" : NULL;
 		if (name && n_given < sizeof given / sizeof given[0])
 			given[n_given++] = name;
@@ -615,6 +759,19 @@ int main(int argc, char **argv)
 		case OPT_SINCE: c.since = optarg; break;
 		case OPT_UNTIL: c.until = optarg; break;
 		case OPT_ROOT: c.root = optarg; break;
+		case OPT_SORT: {
+			static const char *const keys[] = { [SORT_NAME] = "name", [SORT_SIZE] = "size",
+			                                    [SORT_UNIQUE] = "unique", [SORT_MODIFIED] = "modified",
+			                                    [SORT_LAST_USED] = "last-used" };
+			c.sort = SORT_DEFAULT;
+			for (int k = SORT_NAME; k <= SORT_LAST_USED; k++)
+				if (strcmp(optarg, keys[k]) == 0)
+					c.sort = (enum cli_sort)k;
+			if (c.sort == SORT_DEFAULT)
+				return usage_error("unknown --sort '%s' (name, size, unique, modified, last-used)", optarg);
+			break;
+		}
+		case OPT_NO_HEADER: c.no_header = true; break;
 		case OPT_UNUSED_FOR: {
 			double d;
 			if (oa_parse_duration(optarg, &d) < 0)
@@ -623,9 +780,14 @@ int main(int argc, char **argv)
 			c.unused_for = d;
 			break;
 		}
+		case ':':
+			return usage_error("%s needs a value", argv[optind - 1]);
 		default:
-			fprintf(stderr, "Try 'ollama-audit --help'.\n");
-			return OA_EXIT_USAGE;
+			if (optopt > 0 && optopt < 128)
+				return usage_error("unknown option '-%c'", optopt);
+			if (optopt)
+				return usage_error("option '%s' takes no value", argv[optind - 1]);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	/* getopt_long moved every non-option to the end, in order. */
@@ -655,6 +817,9 @@ int main(int argc, char **argv)
 	c.n_args = npos - 1;
 	const char *h = cmd_help(c.cmd);
 	if (!h && strcmp(c.cmd, "help") != 0) {
+		const char *near = suggest_command(c.cmd);
+		if (near)
+			return usage_error("unknown command '%s'; did you mean %s?", c.cmd, near);
 		return usage_error("unknown command '%s'", c.cmd);
 	}
 	if (help || strcmp(c.cmd, "help") == 0) {
@@ -666,9 +831,10 @@ int main(int argc, char **argv)
 	}
 	const command *cmd = find_command(c.cmd);
 	for (size_t i = 0; i < n_given; i++)
-		if (!word_in(cmd->options, given[i]))
-			return usage_error("--%s is not an option of %s; see ollama-audit %s --help", given[i], c.cmd,
-			                   c.cmd);
+		if (!word_in(cmd->options, given[i])) {
+			cli_err("--%s is not an option of %s; see ollama-audit %s --help", given[i], c.cmd, c.cmd);
+			return OA_EXIT_USAGE;
+		}
 	if (!word_in(cmd->formats, c.format_name))
 		return cli_refuse_format(&c, c.cmd, cmd->formats);
 	int rc = cli_output_begin(&c);
@@ -679,6 +845,8 @@ int main(int argc, char **argv)
 	}
 	rc = cli_output_end(&c, rc);
 	cli_usage_release();
+	if (rc & OA_EXIT_USAGE)
+		usage_hint();
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_err("write error on standard output");
 		rc |= OA_EXIT_OPERATIONAL;

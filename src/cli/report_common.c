@@ -35,8 +35,7 @@ bool check_args_resolve(cli *c, const oa_store *s)
 		if (idx == OA_RESOLVE_AMBIGUOUS_NAME) {
 			ok = false;
 		} else if (idx < 0) {
-			cli_fail(c, "model-not-found", s->root, "%s: model '%s' %s", s->root, c->args[i],
-			         idx == OA_RESOLVE_AMBIGUOUS_ID ? "is an ambiguous ID prefix" : "not found");
+			cli_model_unresolved(c, s, c->args[i], idx);
 			ok = false;
 		}
 	}

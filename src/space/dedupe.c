@@ -26,6 +26,7 @@ const char *oa_dedupe_status_name(oa_dedupe_status s)
 		[OA_DD_UNSUPPORTED] = "reflink-unsupported", [OA_DD_CHANGED] = "changed",
 		[OA_DD_MISMATCH] = "digest-mismatch",  [OA_DD_SERVER] = "server-running",
 		[OA_DD_FAILED] = "failed",             [OA_DD_NOT_DONE] = "not-done",
+		[OA_DD_JUNK] = "junk",
 	};
 	return s < OA_DD_STATUS_COUNT ? names[s] : "failed";
 }
@@ -66,7 +67,7 @@ static bool same_owner(oa_store *const *stores, const oa_dupe_copy *x, const oa_
  * copy (an earlier reflink). */
 static bool not_eligible(const oa_dupe_copy *c)
 {
-	return c->same_inode_as >= 0 || c->symlink || c->shared_with >= 0;
+	return c->same_inode_as >= 0 || c->symlink || c->shared_with >= 0 || c->unreferenced;
 }
 
 void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_how how,
@@ -79,6 +80,21 @@ void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_
 		size_t nc = dp->n_copies;
 		for (size_t j = 0; j < nc; j++) {
 			const oa_dupe_copy *t = &dp->copies[j];
+			if (t->unreferenced && t->same_inode_as < 0 && !t->symlink && t->shared_with < 0) {
+				/* junk: removing it frees it all, sharing it would keep it */
+				/* "keep": a copy that stays (referenced), else any other */
+				const oa_dupe_copy *src = t;
+				for (size_t k = 0; k < nc && src == t; k++)
+					if (!not_eligible(&dp->copies[k]))
+						src = &dp->copies[k];
+				for (size_t k = 0; k < nc && src == t; k++)
+					if (k != j)
+						src = &dp->copies[k];
+				oa_dedupe_action *a = add_action(out, dp, src, t, how, OA_DD_JUNK);
+				snprintf(a->note, sizeof a->note,
+				         "nothing in this store references it: `prune` removes it, freeing all of it");
+				continue;
+			}
 			if (not_eligible(t))
 				continue;
 			/* the first eligible copy on this filesystem is the group's keeper */
@@ -130,6 +146,57 @@ void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_
 				         "change the other's model; a reflink (without --hardlink) is safe",
 				         (unsigned long)keeper->uid, (unsigned long)t->uid);
 			}
+		}
+	}
+}
+
+void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores)
+{
+	/* one answer per target filesystem */
+	struct { dev_t dev; int can; char fs[48]; int err; } seen[16];
+	size_t n_seen = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		oa_dedupe_action *a = &p->v[i];
+		if (a->status != OA_DD_PLANNED || a->how != OA_DEDUPE_REFLINK)
+			continue;
+		size_t k = 0;
+		while (k < n_seen && seen[k].dev != a->dst->st.st_dev)
+			k++;
+		if (k == n_seen) {
+			int can = -1, err = ENOENT;
+			char fs[48] = "";
+			int sfd = openat(stores[a->src_store]->blobs_fd, a->src->name,
+			                 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			/* Testing aid: OA_TEST_REFLINK=yes|no answers for every
+			 * filesystem, so outputs that must not depend on the test
+			 * machine's /tmp (golden files) are the same everywhere. */
+			const char *forced = getenv("OA_TEST_REFLINK");
+			if (forced && (strcmp(forced, "yes") == 0 || strcmp(forced, "no") == 0)) {
+				can = strcmp(forced, "yes") == 0;
+				snprintf(fs, sizeof fs, "the filesystem");
+			} else if (sfd >= 0) {
+				can = oa_reflink_probe(sfd, stores[a->dst_store]->blobs_fd, fs, sizeof fs);
+				err = errno;
+				close(sfd);
+			}
+			if (n_seen == sizeof seen / sizeof seen[0])
+				k = n_seen - 1; /* more filesystems than that: the last slot is reused */
+			else
+				n_seen++;
+			seen[k].dev = a->dst->st.st_dev;
+			seen[k].can = can;
+			seen[k].err = err;
+			snprintf(seen[k].fs, sizeof seen[k].fs, "%s", fs[0] ? fs : "its filesystem");
+		}
+		if (seen[k].can == 0) {
+			a->status = OA_DD_UNSUPPORTED;
+			p->bytes -= a->bytes;
+			snprintf(a->note, sizeof a->note,
+			         "%s cannot reflink (tested): --hardlink works between stores of one owner",
+			         seen[k].fs);
+		} else if (seen[k].can < 0 && !a->note[0]) {
+			snprintf(a->note, sizeof a->note, "could not test whether %s can reflink (%s)", seen[k].fs,
+			         strerror(seen[k].err));
 		}
 	}
 }

@@ -1,9 +1,11 @@
 /* dupes.c - the same blob in several stores; see dupes.h. */
 #include "ollama_audit/dupes.h"
+#include "ollama_audit/refs.h"
 #include "base/platform.h"
 #include "base/util.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,6 +98,21 @@ static void find_shared_extents(oa_store *const *stores, oa_dupe *d)
 	}
 }
 
+/* Whether nothing of its store reaches a copy; each store's reference set
+ * is built the first time one of its copies is asked about. */
+static bool unreferenced(oa_store *const *stores, oa_refset *refs, bool *built, size_t store,
+                         const char *hex, oa_dupes *out)
+{
+	if (!built[store]) {
+		oa_refset_build(stores[store], NULL, 0, &refs[store]);
+		built[store] = true;
+		if (refs[store].incomplete && !out->refs_incomplete[0])
+			snprintf(out->refs_incomplete, sizeof out->refs_incomplete, "%s: %s", stores[store]->root,
+			         refs[store].why);
+	}
+	return !refs[store].incomplete && !oa_refset_has(&refs[store], hex);
+}
+
 void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 {
 	memset(out, 0, sizeof *out);
@@ -126,6 +143,8 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 	}
 	if (k)
 		qsort(v, k, sizeof *v, cmp_entry);
+	oa_refset *refs = oa_xcalloc(n, sizeof *refs);
+	bool *built = oa_xcalloc(n, sizeof *built);
 	for (size_t a = 0; a < k;) {
 		size_t e = a + 1;
 		while (e < k && strcmp(v[e].hex, v[a].hex) == 0)
@@ -163,6 +182,7 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 					break;
 				}
 			c->shared_with = -1;
+			c->unreferenced = unreferenced(stores, refs, built, c->store, d->hex, out);
 			fill_models(stores[c->store], c);
 			d->n_copies++;
 		}
@@ -213,6 +233,11 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 		out->already_shared += d->already_shared;
 		a = e;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (built[i])
+			oa_refset_free(&refs[i]);
+	free(refs);
+	free(built);
 	free(v);
 	if (out->n)
 		qsort(out->v, out->n, sizeof *out->v, cmp_dupe);

@@ -238,6 +238,44 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
 _globals = {}
 
 
+def run_tty(args, answer, env=None, stdout_tty=False, cols=None):
+    """Run the binary with a terminal (a pty) as standard input, type
+    `answer`, and return a Result. With stdout_tty standard output is the
+    terminal too (cols: its width), as it is for a person at a shell."""
+    import pty
+    import fcntl
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    if cols:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    e = dict(os.environ)
+    e.pop("OLLAMA_MODELS", None)
+    e.pop("COLUMNS", None)
+    e["NO_COLOR"] = "1"
+    e.update(env or {})
+    p = subprocess.Popen([BIN] + [str(a) for a in args], stdin=slave,
+                         stdout=slave if stdout_tty else subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=e, cwd="/")
+    os.close(slave)
+    if answer:
+        os.write(master, answer)
+    out = b""
+    if stdout_tty:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the last writer closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+    o, err = p.communicate(timeout=120)
+    os.close(master)
+    out = out.replace(b"\r\n", b"\n") if stdout_tty else o
+    return Result(args, p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
 def start_fake_server(script, argv0, cwd=None, args=()):
     """Start `bash -c script` that ends in `exec -a argv0 ...`, and return
     once the exec has happened (its /proc cmdline starts with argv0): a fixed

@@ -84,11 +84,11 @@ with t.guard("list with every bad input"):
         t.eq(nj[0].get("manifest_ok"), False, "the unparsable manifest has manifest_ok false")
         t.ok("JSON" in (nj[0].get("manifest_error") or ""), "manifest_error says why: %r" % nj[0].get("manifest_error"))
 
-    # stderr: "<severity> <code>: <path>: <reason>" for every problem, one line each
+    # stderr: "ollama-audit: <severity> <code>: <path>: <reason>" for every problem, one line each
     r = t.audit(s.root, "list")
     t.exit_code(r, 4, "list (table)")
     for code, path in want:
-        t.ok(re.search(r"^(error|warning) %s: %s: \S.*$" % (re.escape(code), re.escape(path)), r.err, re.M),
+        t.ok(re.search(r"^ollama-audit: (error|warning) %s: %s: \S.*$" % (re.escape(code), re.escape(path)), r.err, re.M),
              "stderr line for %s %s" % (code, path), r.err)
     t.eq(len([l for l in r.err.splitlines() if l.strip()]), len(want), "one stderr line per problem", r.err)
     t.contains(r.out, "good:latest", "table still lists the good model")

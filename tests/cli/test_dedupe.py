@@ -42,8 +42,12 @@ def store(name, owner, models=("shared:latest",), where=None):
     return s, infos
 
 
-def run(*args, **kw):
-    return t.run(*args, env=dict(ENV), input=b"", **kw)
+def run(*args, env=None, **kw):
+    return t.run(*args, env=dict(ENV, **(env or {})), input=b"", **kw)
+
+
+# The plan's shape whatever /tmp is: the reflink probe answers yes.
+CAN = {"OA_TEST_REFLINK": "yes"}
 
 
 def ino(path):
@@ -68,7 +72,7 @@ shared_files = ["sha256-" + d[7:] for d in shared]
 
 with t.guard("dry run: the default plan (reflinks)"):
     snap = {s.root: t.snapshot(s.root) for s in (a1, a2, b)}
-    r = run("--store", a1.root, "--store", a2.root, "--store", b.root, "dedupe", "--format", "json")
+    r = run("--store", a1.root, "--store", a2.root, "--store", b.root, "dedupe", "--format", "json", env=CAN)
     t.exit_code(r, 0)
     doc = r.json()
     t.eq(doc.get("schema"), "ollama-audit.dedupe/1", "schema")
@@ -83,7 +87,7 @@ with t.guard("dry run: the default plan (reflinks)"):
     t.eq(doc.get("summary", {}).get("planned_bytes"), want, "bytes a dry run says it frees")
     for s in (a1, a2, b):
         t.eq(t.diff_snapshots(snap[s.root], t.snapshot(s.root)), [], "dry run changes nothing in %s" % s.root)
-    r = run("--store", a1.root, "--store", a2.root, "--store", b.root, "dedupe")
+    r = run("--store", a1.root, "--store", a2.root, "--store", b.root, "dedupe", env=CAN)
     t.exit_code(r, 0)
     t.contains(r.out, "dry run: %d duplicates would be replaced by reflinks" % (2 * len(shared)), "table footer")
 
@@ -229,7 +233,7 @@ with t.guard("reflinks (where the filesystem supports them)"):
         if not supported:
             t.skip("reflink apply: the test filesystem (%s) cannot reflink; checking the clean refusal"
                    % subprocess.run(["stat", "-f", "-c", "%T", base], stdout=subprocess.PIPE).stdout.decode().strip())
-            t.exit_code(r, 0, "an unsupported filesystem is a note, not an error")
+            t.exit_code(r, 8, "--apply that can do nothing it was asked: exit 8")
             t.ok(acts and all(a["status"] == "reflink-unsupported" for a in acts), "status reflink-unsupported", acts)
             after = {n: (ino(os.path.join(c2.blobs, n)), ms.sha256_file(os.path.join(c2.blobs, n))) for n in blobs(c2)}
             t.eq(after, before, "bob's blobs unchanged")
@@ -256,6 +260,66 @@ with t.guard("reflinks (where the filesystem supports them)"):
             t.eq(tot.get("linkable_bytes"), 0, "reflinked copies: nothing left for dedupe", tot)
             t.ok(tot.get("already_shared_bytes", 0) > 0, "reflinked copies count as already shared", tot)
         no_temps(c1, c2)
+
+with t.guard("an honest dry run: reflinks are tested before they are promised"):
+    fstype = subprocess.run(["stat", "-f", "-c", "%T", base], stdout=subprocess.PIPE).stdout.decode().strip()
+    e1, _ = store("e1", "alice", where=base)
+    e2, _ = store("e2", "alice", where=base)
+    snap = {s.root: t.snapshot(s.root) for s in (e1, e2)}
+    r = run("--store", e1.root, "--store", e2.root, "dedupe", "--format", "json")
+    t.exit_code(r, 0, "a dry run")
+    doc = r.json()
+    acts = doc.get("actions", [])
+    summ = doc.get("summary", {})
+    for s in (e1, e2):
+        t.eq(t.diff_snapshots(snap[s.root], t.snapshot(s.root)), [], "the probe leaves nothing in %s" % s.root)
+    if can_reflink(base):
+        t.ok(acts and all(a["status"] == "planned" for a in acts), "%s reflinks: planned" % fstype, acts)
+        t.skip("the no-reflink case: this machine's %s can reflink" % fstype)
+    else:
+        t.ok(acts and all(a["status"] == "reflink-unsupported" for a in acts),
+             "%s cannot reflink: no reflink is promised" % fstype, acts)
+        t.ok(all("--hardlink" in a.get("note", "") for a in acts), "each says --hardlink would work", acts)
+        t.eq(summ.get("planned"), 0, "nothing planned")
+        t.eq(summ.get("planned_bytes"), 0, "nothing promised")
+        want = sum(os.stat(os.path.join(e2.blobs, n)).st_blocks * 512 for n in blobs(e2))
+        t.eq(summ.get("hardlink_planned_bytes"), want, "what --hardlink would free instead")
+        r = run("--store", e1.root, "--store", e2.root, "dedupe")
+        t.contains(r.out, "dry run: 0 duplicates would be replaced by reflinks", "the table promises nothing", r.out)
+        t.contains(r.out, "`dedupe --hardlink` would replace %d" % len(blobs(e2)), "and suggests --hardlink", r.out)
+        r = run("--store", e1.root, "--store", e2.root, "dedupe", "--apply", "--yes")
+        t.exit_code(r, 8, "--apply with reflinks on %s: nothing it was asked for can be done" % fstype)
+        t.eq(t.diff_snapshots(snap[e2.root], t.snapshot(e2.root)), [], "nothing changed")
+        r = run("--store", e1.root, "--store", e2.root, "stores", env={"OLLAMA_AUDIT_SYSROOT": t.tempdir("nosys")})
+        t.contains(r.out, "`dedupe --hardlink` can free", "stores says which method can free it here", r.out)
+    if mounted or supported:
+        w = mounted or base
+        f1, _ = store("f1", "alice", where=w)
+        f2, _ = store("f2", "alice", where=w)
+        fsnap = t.snapshot(f2.root)
+        r = run("--store", f1.root, "--store", f2.root, "dedupe", "--format", "json")
+        acts = r.json().get("actions", [])
+        t.eq(t.diff_snapshots(fsnap, t.snapshot(f2.root)), [], "a successful probe leaves nothing either")
+        t.ok(acts and all(a["status"] == "planned" and a["how"] == "reflink" for a in acts),
+             "on a filesystem that reflinks, reflinks are planned", acts)
+        r = run("--store", f1.root, "--store", f2.root, "stores", env={"OLLAMA_AUDIT_SYSROOT": t.tempdir("nosys")})
+        t.contains(r.out, "`dedupe` can free", "stores: reflinks free it here", r.out)
+    else:
+        t.skip("no filesystem that can reflink (%s)" % why)
+
+with t.guard("dedupe never plans junk: a copy nothing references is prune's"):
+    j1, _ = store("j1", "alice", ("shared:latest",))
+    j2, j2info = store("j2", "alice", ("shared:latest",))
+    # j2's manifest goes: its blobs are orphans there, junk that prune removes
+    os.unlink(j2info[0]["path"])
+    r = run("--store", j1.root, "--store", j2.root, "dedupe", "--hardlink", "--format", "json")
+    t.exit_code(r, 0)
+    acts = r.json().get("actions", [])
+    t.ok(acts and all(a["status"] == "junk" for a in acts), "every copy in j2 is junk, not planned", acts)
+    t.ok(all("prune" in a.get("note", "") for a in acts), "the note says prune removes it", acts)
+    t.eq(r.json().get("summary", {}).get("planned_bytes"), 0, "nothing promised")
+    r = run("--store", j1.root, "--store", j2.root, "dedupe", "--hardlink")
+    t.contains(r.out, "that nothing references left alone: `prune` removes them", "the table says so", r.out)
 
 with t.guard("reflink: the kept copy rewritten between actions (mtime restored) reaches no other store"):
     if not supported:
@@ -340,18 +404,8 @@ with t.guard("store paths with terminal escapes are printed escaped"):
 
 
 def run_tty(args, answer):
-    """Run the binary with a terminal as standard input and type `answer`."""
-    import pty
-    master, slave = pty.openpty()
-    env = dict(os.environ, **ENV)
-    env.pop("OLLAMA_MODELS", None)
-    p = subprocess.Popen([t.BIN] + list(args), stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env=env, cwd="/")
-    os.close(slave)
-    os.write(master, answer)
-    out, err = p.communicate(timeout=120)
-    os.close(master)
-    return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+    r = t.run_tty(args, answer, env=ENV)
+    return r.code, r.out, r.err
 
 
 with t.guard("the confirmation accepts only y or yes"):
@@ -360,8 +414,9 @@ with t.guard("the confirmation accepts only y or yes"):
     for answer in (b"yeah\n", b"ynot\n", b"\n", b"n\n"):
         snap = t.snapshot(y2.root)
         code, out, err = run_tty(("--store", y1.root, "--store", y2.root, "dedupe", "--hardlink", "--apply"), answer)
-        t.eq(code, 32, "answer %r: declined" % answer)
+        t.eq(code, 0, "answer %r: declined is an answer, not an interruption (exit 0)" % answer)
         t.contains(err, "[y/N]", "the question is asked")
+        t.contains(err, "nothing done", "answer %r: says nothing was done" % answer)
         t.eq(t.diff_snapshots(snap, t.snapshot(y2.root)), [], "answer %r: nothing changed" % answer)
     code, out, err = run_tty(("--store", y1.root, "--store", y2.root, "dedupe", "--hardlink", "--apply"), b"YES\n")
     t.eq(code, 0, "YES: done")

@@ -124,8 +124,10 @@ COMMANDS = [
                                                     "--quarantine", "{Q}"], "quarantine": True},
     {"name": "rm --apply", "argv": ["--store", "{S}", "rm", "beta", "--apply", "--yes"]},
     {"name": "restore", "argv": ["restore", "{Q}"], "prequarantine": True, "quarantine": True},
+    # On a filesystem without reflinks (ext4, tmpfs) this run refuses, exit
+    # 8, after the probe: that is its fault-free outcome there.
     {"name": "dedupe --apply", "argv": ["--store", "{S}", "--store", "{S2}", "dedupe", "--apply",
-                                        "--yes"], "store2": True},
+                                        "--yes"], "store2": True, "may_refuse": True},
     {"name": "dedupe --hardlink --apply", "argv": ["--store", "{S}", "--store", "{S2}", "dedupe",
                                                    "--hardlink", "--apply", "--yes"], "store2": True},
 ]
@@ -147,6 +149,12 @@ def run_case(cmd, tag, fault):
         elif p[0] == "fault":
             fired = p[4] if len(p) > 4 else ""
     return c, r, calls, fired
+
+
+def outcome(c, r):
+    """Exit code and stdout with the case's own temp paths masked, so runs
+    in different temp dirs compare equal when nothing else differs."""
+    return r.code, r.out.replace(c.store2, "{S2}").replace(c.store, "{S}")
 
 
 def check_case(cmd, c, r, fault, fired, base):
@@ -183,7 +191,7 @@ def check_case(cmd, c, r, fault, fired, base):
     said = r.err + r.out
     if cmd.get("output") and os.path.exists(os.path.join(c.out, cmd["output"])):
         said += open(os.path.join(c.out, cmd["output"]), errors="replace").read()
-    if fired is not None and (r.code, r.out) != (base.code, base.out) and r.code & 8:
+    if fired is not None and outcome(c, r) != outcome(*base) and r.code & 8:
         # The fault changed the outcome: the user must be told which file.
         if not names_file(said, fired):
             bad.append("no message names %s" % fired)
@@ -250,8 +258,9 @@ base = {}
 matrix = {}
 for i, cmd in enumerate(COMMANDS):
     c, r, calls, _ = run_case(cmd, "b%d" % i, None)
-    base[cmd["name"]] = r
-    t.ok(r.code >= 0 and not r.code & 8, "%s without faults: exit %d" % (cmd["name"], r.code), r.describe())
+    base[cmd["name"]] = (c, r)
+    t.ok(r.code >= 0 and (not r.code & 8 or (cmd.get("may_refuse") and "cannot be reflinked" in r.out)),
+         "%s without faults: exit %d" % (cmd["name"], r.code), r.describe())
     for f in FUNCS:
         n = calls.get(f, 0)
         if not n:
@@ -272,7 +281,7 @@ with concurrent.futures.ThreadPoolExecutor(workers) as ex:
         c, r, calls, fired = fut.result()
         counts["runs"] += 1
         counts["fired"] += fired is not None
-        counts["changed"] += (r.code, r.out) != (base[cmd["name"]].code, base[cmd["name"]].out)
+        counts["changed"] += outcome(c, r) != outcome(*base[cmd["name"]])
         per_cmd[cmd["name"]] = per_cmd.get(cmd["name"], 0) + 1
         bad = check_case(cmd, c, r, "%s:%d:%s" % (f, k, e), fired, base[cmd["name"]])
         t.ok(not bad, "%s with %s:%d:%s (fault at %s)" % (cmd["name"], f, k, e, fired),

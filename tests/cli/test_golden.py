@@ -106,7 +106,9 @@ with t.guard("every command x every format on the demo store"):
     passwd = os.path.join(t.tempdir("golden-passwd"), "passwd")
     with open(passwd, "w") as f:
         f.write("tester:x:%d:%d::/nonexistent:/bin/sh\n" % (os.getuid(), os.getgid()))
-    env = {"OLLAMA_AUDIT_SYSROOT": empty_root, "OLLAMA_AUDIT_PASSWD": passwd, "TZ": "UTC"}
+    # OA_TEST_REFLINK: dedupe answers as on a filesystem without reflinks
+    # (ext4, tmpfs), whatever the test machine's /tmp is.
+    env = {"OLLAMA_AUDIT_SYSROOT": empty_root, "OLLAMA_AUDIT_PASSWD": passwd, "TZ": "UTC", "OA_TEST_REFLINK": "no"}
     cases = {
         "list": ["list"],
         "show": ["show", "demo-llama:1b"],

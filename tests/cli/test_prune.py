@@ -114,6 +114,14 @@ with t.guard("--apply without a TTY needs --yes"):
     t.contains(r.err, "--yes", "message names --yes")
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing removed")
 
+with t.guard("declining the [y/N] prompt: nothing done, exit 0 (not an interruption)"):
+    for answer in (b"n\n", b"\n", b"nope\n"):
+        r = t.run_tty(("--store", s.root, "prune", "--apply", "--min-age", "0"), answer)
+        t.exit_code(r, 0, "answer %r" % answer)
+        t.contains(r.err, "[y/N]", "the question is asked")
+        t.contains(r.err, "declined: nothing done", "answer %r: says so" % answer)
+        t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "answer %r: nothing removed" % answer)
+
 with t.guard("--apply --yes removes exactly the default set"):
     r = t.audit(s.root, "prune", "--apply", "--yes")
     t.exit_code(r, 0, "apply")

@@ -229,4 +229,28 @@ with t.guard("the cache is never written inside a store"):
     t.contains(r.err, "inside the store", "the refusal says why")
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "the store is unchanged")
 
+with t.guard("a corrupt blob several models share: every one of them is named"):
+    s = t.new_store("shared-bad")
+    names = ["one:latest", "two:latest", "three:q4"]
+    infos = [t.add_gguf_model(s, n, seed=n) for n in names]
+    tmpl = infos[0]["layers"][1]["digest"]  # the template layer: the same bytes in all three
+    t.ok(all(i["layers"][1]["digest"] == tmpl for i in infos), "the three share the template blob")
+    p = t.blob_file(s, tmpl)
+    data = bytearray(open(p, "rb").read())
+    data[0] ^= 1  # same size, other content
+    open(p, "wb").write(bytes(data))
+    r = t.audit(s.root, "verify", "--format", "json")
+    t.exit_code(r, 4, "verify finds it")
+    found = [f for st in r.json().get("stores", []) for f in st.get("findings", [])
+             if f.get("code") == "digest-mismatch"]
+    t.eq(sorted(f.get("model") for f in found), sorted(names), "digest-mismatch names every model using the blob")
+    t.ok(all(f.get("digest") == tmpl for f in found), "all about that blob", found)
+    r = t.audit(s.root, "verify")
+    for n in names:
+        t.contains(r.out, "  %s\n    error digest-mismatch" % n, "the table lists it under %s" % n)
+    r = t.audit(s.root, "verify", "two:latest", "--format", "json")
+    found = [f for st in r.json().get("stores", []) for f in st.get("findings", [])]
+    t.eq([f.get("model") for f in found if f.get("code") == "digest-mismatch"], ["two:latest"],
+         "verify MODEL: the finding of that model")
+
 t.done()

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Tables that fit: columns padded by display width (a CJK character takes
+two columns), the stores table's `total` row in its column, the NAME column
+of list and du cut with an ellipsis on a terminal narrower than the table
+(never wrapped; full names when piped, whatever COLUMNS says), and
+--sort / --no-header on list and du."""
+
+import os
+import sys
+import unicodedata
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+
+t.check_binary()
+ELLIPSIS = "\u2026"
+
+
+def dwidth(s):
+    w = 0
+    for ch in s:
+        if unicodedata.combining(ch):
+            continue
+        w += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return w
+
+
+def col_of(line, text):
+    """The display column where text starts in line."""
+    return dwidth(line[:line.index(text)])
+
+
+def end_col(line, text, start=0):
+    return dwidth(line[:line.index(text, start) + len(text)])
+
+
+def passwd_with(name):
+    p = os.path.join(t.tempdir("passwd"), "passwd")
+    with open(p, "w", encoding="utf-8") as f:
+        f.write("%s:x:%d:%d::/nonexistent:/bin/sh\n" % (name, os.getuid(), os.getgid()))
+    return p
+
+
+with t.guard("stores: columns by display width, the total row in its column"):
+    base = t.tempdir("cjk")
+    wide_dir = os.path.join(base, "模型库")
+    os.makedirs(wide_dir)
+    s1, _ = t.clean_store("narrow")
+    s2 = t.oa.Store(os.path.join(wide_dir, "models"))
+    t.add_gguf_model(s2, "tiny:latest", seed="w")
+    for user in ("山田太郎", "bob", "q"):
+        env = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("sysroot"), "OLLAMA_AUDIT_PASSWD": passwd_with(user)}
+        for lc in ("C", "C.UTF-8"):
+            env["LC_ALL"] = lc
+            r = t.run("--store", s1.root, "--store", s2.root, "stores", env=env)
+            t.exit_code(r, 0, "stores (%s, LC_ALL=%s)" % (user, lc))
+            lines = r.out.splitlines()
+            head = lines[0]
+            rows = [ln for ln in lines[1:3]]
+            for ln in rows:
+                t.eq(col_of(ln, "   %s " % user) + 3, col_of(head, "USER"), "%s, %s: USER column starts where its heading does"
+                     % (user, lc), r.out)
+                t.eq(end_col(ln, " 1 ") - 1, end_col(head, "MODELS"), "%s, %s: MODELS column aligned" % (user, lc),
+                     r.out)
+            uh = lines.index(next(ln for ln in lines if ln.startswith("USER ") and "STORES" in ln))
+            per_user = lines[uh + 1:uh + 3]
+            for ln in per_user:
+                t.eq(end_col(ln, " 2 ") - 1, end_col(lines[uh], "STORES"),
+                     "%s, %s: STORES figure under its heading in %r" % (user, lc, ln), r.out)
+            t.ok(per_user[-1].startswith("total "), "the total row is there", r.out)
+
+
+def long_store():
+    s = t.new_store("long")
+    names = ["a-model-with-a-really-long-name-for-the-table-to-cut:latest",
+             "short:1b", "another/very-long-namespace-model-name-indeed:q4_K_M"]
+    for i, n in enumerate(names):
+        t.add_gguf_model(s, n, seed=str(i), mtime=1700000000 + 1000 * i)
+    return s, names
+
+
+with t.guard("a terminal narrower than the table: NAME cut with an ellipsis, never wrapped"):
+    s, names = long_store()
+    full = t.audit(s.root, "list")
+    widest = max(dwidth(ln) for ln in full.out.splitlines())
+    # list's other columns take ~90 columns, du's ~40; the footers of du are
+    # sentences, not table rows
+    for cmd, sizes in ((["list"], (110, 100)), (["du"], (70, 60))):
+        for cols in sizes:
+            r = t.run_tty(("--store", s.root) + tuple(cmd), None, stdout_tty=True, cols=cols)
+            t.exit_code(r, 0, "%s on a %d-column terminal" % (cmd[0], cols))
+            lines = [ln for ln in r.out.splitlines() if ln.startswith(("NAME", "a-", "short", "another"))]
+            t.eq(len(lines), 4, "%s, %d columns: a heading and 3 rows, none wrapped" % (cmd[0], cols), r.out)
+            for ln in lines:
+                t.ok(dwidth(ln) <= cols, "%s, %d columns: %r fits" % (cmd[0], cols, ln), r.out)
+            rows = [ln for ln in lines if "KB" in ln or "B " in ln]
+            t.ok(any(ELLIPSIS in ln for ln in rows), "%s, %d columns: a long name is cut with an ellipsis"
+                 % (cmd[0], cols), r.out)
+            t.ok(any(ln.startswith("short:1b ") for ln in lines), "%s: a short name stays whole" % cmd[0], r.out)
+        # COLUMNS wins over the terminal's own size, on a terminal only
+        r = t.run_tty(("--store", s.root) + tuple(cmd), None, stdout_tty=True, cols=300,
+                      env={"COLUMNS": str(sizes[1])})
+        t.ok(all(dwidth(ln) <= sizes[1] for ln in r.out.splitlines() if ln.startswith(("NAME", "a-", "another"))),
+             "%s: COLUMNS=%d on a terminal" % (cmd[0], sizes[1]), r.out)
+        t.ok(ELLIPSIS in r.out, "%s: COLUMNS=%d cuts" % (cmd[0], sizes[1]), r.out)
+        r = t.audit(s.root, *cmd, env={"COLUMNS": "40"})
+        for n in names:
+            t.contains(r.out, n, "%s piped: the full name %s, whatever COLUMNS says" % (cmd[0], n))
+        t.ok(ELLIPSIS not in r.out, "%s piped: nothing cut" % cmd[0])
+    t.ok(widest > 110, "the table is wider than the terminals tried", widest)
+
+
+def write_log(s, loads):
+    """A server.log beside the store: one 2025-style load per (time, blob hex)."""
+    logs = os.path.join(os.path.dirname(s.root), "logs")
+    os.makedirs(logs, exist_ok=True)
+    with open(os.path.join(logs, "server.log"), "w") as f:
+        for when, hexd in loads:
+            f.write('time=%s level=INFO source=server.go:380 msg="starting llama server" '
+                    'cmd="/usr/bin/ollama runner --model /root/.ollama/models/blobs/sha256-%s --port 1"\n'
+                    % (when, hexd))
+
+
+with t.guard("--sort and --no-header on list and du"):
+    s = t.new_store("sort")
+    info = {}
+    # name, mtime, gguf size knob (layers): b is biggest, c newest
+    for name, mtime, layers in (("bravo:1", 1700000000, 8), ("alpha:1", 1700001000, 2),
+                                ("charlie:1", 1700002000, 4), ("delta:1", 1699990000, 1)):
+        info[name] = t.add_gguf_model(s, name, seed=name, mtime=mtime, n_layers=layers)
+    hexof = {n: i["layers"][0]["digest"].split(":", 1)[1] for n, i in info.items()}
+    write_log(s, [("2025-01-01T00:00:00Z", hexof["charlie:1"]), ("2025-06-01T00:00:00Z", hexof["alpha:1"]),
+                  ("2025-03-01T00:00:00Z", hexof["bravo:1"])])
+    size = {n: len(i["gguf"]) for n, i in info.items()}
+    by_size = sorted(size, key=lambda n: -size[n])
+    want = {"name": ["alpha:1", "bravo:1", "charlie:1", "delta:1"],
+            "modified": ["charlie:1", "alpha:1", "bravo:1", "delta:1"],
+            "last-used": ["alpha:1", "bravo:1", "charlie:1", "delta:1"],
+            "size": by_size, "unique": by_size}
+    for cmd in ("list", "du"):
+        for key, order in want.items():
+            r = t.audit(s.root, cmd, "--sort", key, "-q")
+            t.exit_code(r, 0, "%s --sort %s" % (cmd, key))
+            t.eq(r.out.splitlines(), order, "%s --sort %s" % (cmd, key))
+            j = t.audit(s.root, cmd, "--sort", key, "--format", "json").json()
+            got = [m.get("name") or m.get("names", [None])[0] for m in j["stores"][0]["models"]]
+            t.eq(got, order, "%s --sort %s --format json: same order" % (cmd, key))
+        r = t.audit(s.root, cmd, "--sort", "biggest")
+        t.exit_code(r, 16, "%s --sort biggest is refused" % cmd)
+        t.contains(r.err, "name, size, unique, modified, last-used", "the keys are named")
+        r = t.audit(s.root, cmd, "--sort", "name", "--no-header")
+        t.exit_code(r, 0, "%s --no-header" % cmd)
+        lines = r.out.splitlines()
+        t.ok(lines and lines[0].startswith("alpha:1 "), "%s --no-header: the first line is a row" % cmd, r.out)
+        t.ok("NAME" not in r.out, "%s --no-header: no heading" % cmd, r.out)
+    r = t.audit(s.root, "list")
+    t.eq([ln.split()[0] for ln in r.out.splitlines()[1:]], want["modified"], "list: newest first by default")
+
+with t.guard("list --format csv: a last_used column when the store has logs"):
+    import csv
+    import io
+    r = t.audit(s.root, "list", "--format", "csv", "--sort", "name")
+    t.exit_code(r, 0, "list csv")
+    rows = list(csv.reader(io.StringIO(r.out)))
+    t.eq(rows[0][-1], "last_used", "the last column is last_used, named as in the JSON")
+    t.ok(all(len(x) == len(rows[0]) for x in rows), "every row has every column")
+    t.eq([(x[1], x[-1]) for x in rows[1:]],
+         [("alpha:1", "2025-06-01T00:00:00Z"), ("bravo:1", "2025-03-01T00:00:00Z"),
+          ("charlie:1", "2025-01-01T00:00:00Z"), ("delta:1", "")], "the newest load, empty when never")
+    j = t.audit(s.root, "list", "--format", "json", "--sort", "name").json()
+    t.eq([m["last_used"] for m in j["stores"][0]["models"]], [x[-1] or None for x in rows[1:]],
+         "the same times as list --format json")
+    plain, _ = t.clean_store("nologs")
+    r = t.audit(plain.root, "list", "--format", "csv")
+    t.ok("last_used" not in r.out.splitlines()[0], "no logs: no last_used column", r.out)
+    for cmd in ("check", "show", "stores"):
+        args = [cmd, "demo"] if cmd == "show" else [cmd]
+        r = t.audit(s.root, *args, "--sort", "name")
+        t.exit_code(r, 16, "%s refuses --sort" % cmd)
+
+t.done()
