@@ -140,8 +140,7 @@ void cli_sort_keys(cli_sort_key *v, size_t n);
 /* The newest load (ns) of any of the models in the server's logs, or
  * INT64_MIN when none is there: --sort last-used puts those last. */
 int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n);
-/* -q (list, du): names only, one per line; refuses any --format but table. */
-bool cli_quiet_ok(const cli *c);
+/* -q (list, du): one name per line. */
 void cli_print_name(const char *name);
 
 int cmd_list(cli *c);

@@ -301,8 +301,6 @@ int cmd_du(cli *c)
 		cli_err("du takes no arguments");
 		return OA_EXIT_USAGE;
 	}
-	if (!cli_quiet_ok(c))
-		return OA_EXIT_USAGE;
 	if (c->duplicates && c->quiet) {
 		cli_err("du -q prints model names; --duplicates lists blobs");
 		return OA_EXIT_USAGE;

@@ -401,8 +401,6 @@ int cmd_list(cli *c)
 		cli_err("list takes at most one PREFIX");
 		return OA_EXIT_USAGE;
 	}
-	if (!cli_quiet_ok(c))
-		return OA_EXIT_USAGE;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_QUICK);
 	/* The logs give LAST USED and --unused-for (docs/history.md). */

@@ -502,7 +502,8 @@ void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
 	fprintf(out, "%s\n", f->message);
 }
 
-bool cli_quiet_ok(const cli *c)
+/* -q (list, du) prints names only: it refuses any --format but table. */
+static bool cli_quiet_ok(const cli *c)
 {
 	if (c->quiet && c->format_set && c->format != OUT_TABLE) {
 		cli_err("%s -q prints names only, one per line: it takes no --format", c->cmd);
@@ -837,6 +838,8 @@ int main(int argc, char **argv)
 		}
 	if (!word_in(cmd->formats, c.format_name))
 		return cli_refuse_format(&c, c.cmd, cmd->formats);
+	if (!cli_quiet_ok(&c))
+		return OA_EXIT_USAGE;
 	int rc = cli_output_begin(&c);
 	if (!rc) {
 		cli_capture_begin(&c);
