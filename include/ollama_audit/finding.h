@@ -6,12 +6,9 @@
 #ifndef OLLAMA_AUDIT_FINDING_H
 #define OLLAMA_AUDIT_FINDING_H
 
+#include "ollama_audit/severity.h"
+
 #include <stddef.h>
-
-typedef enum oa_severity { OA_SEV_INFO = 0, OA_SEV_WARNING = 1, OA_SEV_ERROR = 2 } oa_severity;
-
-const char *oa_severity_name(oa_severity s); /* "info", "warning", "error" */
-int oa_severity_parse(const char *s);        /* -1 if unknown */
 
 typedef struct oa_finding_kind {
 	const char *code;

@@ -57,29 +57,6 @@ const oa_finding_kind *oa_finding_kind_get(const char *code)
 	return NULL;
 }
 
-const char *oa_severity_name(oa_severity s)
-{
-	switch (s) {
-	case OA_SEV_ERROR:
-		return "error";
-	case OA_SEV_WARNING:
-		return "warning";
-	default:
-		return "info";
-	}
-}
-
-int oa_severity_parse(const char *s)
-{
-	if (strcmp(s, "error") == 0)
-		return OA_SEV_ERROR;
-	if (strcmp(s, "warning") == 0)
-		return OA_SEV_WARNING;
-	if (strcmp(s, "info") == 0)
-		return OA_SEV_INFO;
-	return -1;
-}
-
 __attribute__((format(printf, 7, 0)))
 static void add_v(oa_findings *f, const char *code, int sev, const char *model,
                   const char *digest, const char *path, const char *fmt, va_list ap)

@@ -104,7 +104,7 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 	const oa_gguf_info *g = &lh->gguf;
 	for (size_t d = 0; d < g->n_diags; d++) {
 		const oa_gguf_diag *dg = &g->diags[d];
-		if (dg->severity == OA_GGUF_ERROR) {
+		if (dg->severity == OA_SEV_ERROR) {
 			oa_findings_add(&s->findings, "invalid-gguf", m->display, digest_of(m, i), path,
 			                "%s", dg->message);
 			break; /* the first error says it; the rest follow from it */
@@ -112,7 +112,7 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 	}
 	if (g->ok && g->n_warnings) {
 		for (size_t d = 0; d < g->n_diags; d++)
-			if (g->diags[d].severity == OA_GGUF_WARNING)
+			if (g->diags[d].severity == OA_SEV_WARNING)
 				oa_findings_add(&s->findings, "gguf-warning", m->display, digest_of(m, i),
 				                path, "%s", g->diags[d].message);
 	}
@@ -140,7 +140,7 @@ static void read_tensor_layer(oa_store *s, oa_model *m, size_t i)
 	h->have_st_model = true;
 	const oa_st_blob *st = &lh->st;
 	for (size_t d = 0; d < st->n_diags; d++) {
-		if (st->diags[d].severity == OA_ST_ERROR) {
+		if (st->diags[d].severity == OA_SEV_ERROR) {
 			oa_findings_add(&s->findings, "invalid-safetensors", m->display, digest_of(m, i),
 			                path, "%s", st->diags[d].message);
 			break;
@@ -148,7 +148,7 @@ static void read_tensor_layer(oa_store *s, oa_model *m, size_t i)
 	}
 	if (st->ok)
 		for (size_t d = 0; d < st->n_diags; d++)
-			if (st->diags[d].severity == OA_ST_WARNING)
+			if (st->diags[d].severity == OA_SEV_WARNING)
 				oa_findings_add(&s->findings, "safetensors-warning", m->display,
 				                digest_of(m, i), path, "%s", st->diags[d].message);
 }
