@@ -74,7 +74,7 @@ static void runner_label(oa_store *s, oa_model *m)
 	else if (format && ((strcmp(format, "safetensors") == 0 && !mlx) || (strcmp(format, "gguf") == 0 && mlx)))
 		why = "format";
 	if (why)
-		oa_findings_add(&s->findings, "child-mismatch", m->display, NULL, m->rel_path,
+		oa_findings_add(&s->findings, OA_FINDING_CHILD_MISMATCH, m->display, NULL, m->rel_path,
 		                "the manifest says %s \"%s\" but its config's model_format is \"%s\": the "
 		                "server starts %s", why, strcmp(why, "runner") == 0 ? runner : format,
 		                m->cfg.model_format, mlx ? "the MLX runner" : "llama.cpp");
@@ -140,7 +140,7 @@ void oa_model_classify(oa_store *s, oa_model *m)
 				why = "its template blob is missing";
 		if (why) {
 			m->hidden_from_list = true;
-			oa_findings_add(&s->findings, "hidden-from-list", m->display, NULL, m->rel_path,
+			oa_findings_add(&s->findings, OA_FINDING_HIDDEN_FROM_LIST, m->display, NULL, m->rel_path,
 			                "ollama list does not show this model: %s", why);
 		}
 	}

@@ -292,13 +292,13 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 		const oa_finding *f = &s->findings.v[i];
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(s->findings.v[j].code, f->code) == 0 &&
+			seen = s->findings.v[j].id == f->id &&
 			       s->findings.v[j].severity == f->severity;
 		if (seen)
 			continue;
 		size_t n = 0;
 		for (size_t j = i; j < s->findings.n; j++)
-			n += strcmp(s->findings.v[j].code, f->code) == 0 && s->findings.v[j].severity == f->severity;
+			n += s->findings.v[j].id == f->id && s->findings.v[j].severity == f->severity;
 		oa_prom_add(p, "ollama_store_findings", (double)n, "store", st, "user", us, "code", f->code,
 		            "severity", oa_severity_name(f->severity), (const char *)NULL);
 	}
