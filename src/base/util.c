@@ -51,6 +51,18 @@ void *oa_xreallocarray(void *p, size_t n, size_t size)
 	return oa_xrealloc(p, total);
 }
 
+void *oa_grow_array(void *v, size_t need, size_t *cap, size_t size)
+{
+	if (need <= *cap)
+		return v;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n = n > SIZE_MAX / 2 ? need : n * 2;
+	v = oa_xreallocarray(v, n, size);
+	*cap = n;
+	return v;
+}
+
 char *oa_xstrdup(const char *s)
 {
 	return oa_xstrndup(s, strlen(s));
@@ -103,13 +115,7 @@ static void buf_grow(oa_buf *b, size_t extra)
 	size_t need;
 	if (__builtin_add_overflow(b->len, extra + 1, &need))
 		oom();
-	if (need <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 64;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	b->data = oa_xrealloc(b->data, cap);
-	b->cap = cap;
+	OA_ALLOC_GROW(b->data, need, b->cap);
 }
 
 void oa_buf_add(oa_buf *b, const void *p, size_t n)
@@ -370,10 +376,7 @@ char **oa_list_dir(int dirfd, size_t *n, int *err)
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (*n == cap) {
-			cap *= 2;
-			v = oa_xreallocarray(v, cap, sizeof *v);
-		}
+		OA_ALLOC_GROW(v, *n + 1, cap);
 		v[(*n)++] = oa_xstrdup(e->d_name);
 	}
 	closedir(d);

@@ -82,10 +82,7 @@ static int cmp_ino(const void *a, const void *b)
 
 void oa_ino_set_add(oa_ino_set *s, dev_t dev, ino_t ino)
 {
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 16;
-		s->v = oa_xreallocarray(s->v, s->cap, sizeof *s->v);
-	}
+	OA_ALLOC_GROW(s->v, s->n + 1, s->cap);
 	s->v[s->n++] = (oa_ino){ dev, ino };
 	s->sorted = false;
 }
@@ -186,10 +183,7 @@ void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set)
 
 static void usage_add(oa_usage *u, const struct stat *st, size_t top)
 {
-	if (u->n == u->cap) {
-		u->cap = u->cap ? u->cap * 2 : 256;
-		u->v = oa_xreallocarray(u->v, u->cap, sizeof *u->v);
-	}
+	OA_ALLOC_GROW(u->v, u->n + 1, u->cap);
 	u->v[u->n++] = (oa_usage_item){ st->st_dev, st->st_ino, (uint64_t)st->st_size,
 	                                (uint64_t)st->st_blocks * 512, st->st_nlink, top,
 	                                S_ISDIR(st->st_mode) };
@@ -349,10 +343,7 @@ void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *all
 static oa_junk *junk_add(oa_junk_list *j, enum oa_junk_cat cat, enum oa_junk_where where,
                          char *path, const char *kind, const struct stat *lst, double now)
 {
-	if (j->n == j->cap) {
-		j->cap = j->cap ? j->cap * 2 : 64;
-		j->v = oa_xreallocarray(j->v, j->cap, sizeof *j->v);
-	}
+	OA_ALLOC_GROW(j->v, j->n + 1, j->cap);
 	oa_junk *e = &j->v[j->n++];
 	memset(e, 0, sizeof *e);
 	e->cat = cat;

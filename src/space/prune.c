@@ -19,10 +19,7 @@
 
 static oa_plan_entry *list_add(oa_plan_list *l)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 32;
-		l->v = oa_xreallocarray(l->v, l->cap, sizeof *l->v);
-	}
+	OA_ALLOC_GROW(l->v, l->n + 1, l->cap);
 	oa_plan_entry *e = &l->v[l->n++];
 	memset(e, 0, sizeof *e);
 	return e;
@@ -1149,10 +1146,7 @@ static void in_use_build(apply_ctx *c, const oa_plan *p)
 		oa_blob **reach;
 		size_t n_reach = oa_model_reach(s, m, &reach);
 		for (size_t k = 0; k < n_reach; k++) {
-			if (c->n_in_use == cap) {
-				cap = cap ? cap * 2 : 64;
-				c->in_use = oa_xreallocarray(c->in_use, cap, sizeof *c->in_use);
-			}
+			OA_ALLOC_GROW(c->in_use, c->n_in_use + 1, cap);
 			c->in_use[c->n_in_use++] = reach[k]->name;
 		}
 		free(reach);

@@ -33,10 +33,7 @@ static int cmp_hex(const void *a, const void *b)
 static void refset_add(void *ctx, const char hex[65])
 {
 	oa_refset *r = ctx;
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 64;
-		r->hex = oa_xreallocarray(r->hex, r->cap, sizeof *r->hex);
-	}
+	OA_ALLOC_GROW(r->hex, r->n + 1, r->cap);
 	for (int k = 0; k < 64; k++)
 		r->hex[r->n][k] = (char)tolower((unsigned char)hex[k]);
 	r->hex[r->n][64] = '\0';
@@ -299,10 +296,7 @@ static rc_file *rc_find(const oa_refcache *c, const char *label, uint64_t h)
 
 static rc_file *rc_add(oa_refcache *c, char *label, uint64_t h)
 {
-	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 64;
-		c->v = oa_xreallocarray(c->v, c->cap, sizeof *c->v);
-	}
+	OA_ALLOC_GROW(c->v, c->n + 1, c->cap);
 	rc_file *f = &c->v[c->n++];
 	memset(f, 0, sizeof *f);
 	f->label = label;

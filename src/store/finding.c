@@ -19,10 +19,7 @@ static void add_v(oa_findings *f, oa_finding_code code, int sev, const char *mod
 	if ((unsigned)code >= OA_FINDING_NCODES)
 		abort(); /* a programming error: not a value of the enum */
 	const oa_finding_kind *k = &oa_finding_kinds[code];
-	if (f->n == f->cap) {
-		f->cap = f->cap ? f->cap * 2 : 16;
-		f->v = oa_xreallocarray(f->v, f->cap, sizeof *f->v);
-	}
+	OA_ALLOC_GROW(f->v, f->n + 1, f->cap);
 	oa_finding *x = &f->v[f->n++];
 	x->id = code;
 	x->code = k->code;

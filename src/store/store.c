@@ -242,10 +242,7 @@ static void scan_blobs(oa_store *s)
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (s->n_blobs == cap) {
-			cap = cap ? cap * 2 : 256;
-			s->blobs = oa_xreallocarray(s->blobs, cap, sizeof *s->blobs);
-		}
+		OA_ALLOC_GROW(s->blobs, s->n_blobs + 1, cap);
 		oa_blob *b = &s->blobs[s->n_blobs++];
 		memset(b, 0, sizeof *b);
 		b->name = oa_xstrdup(e->d_name);
@@ -695,10 +692,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		free(rel);
 		return;
 	}
-	if (s->n_models == w->cap) {
-		w->cap = w->cap ? w->cap * 2 : 32;
-		s->models = oa_xreallocarray(s->models, w->cap, sizeof *s->models);
-	}
+	OA_ALLOC_GROW(s->models, s->n_models + 1, w->cap);
 	oa_model *m = &s->models[s->n_models++];
 	memset(m, 0, sizeof *m);
 	m->name = name;
@@ -873,10 +867,7 @@ typedef struct blob_vec {
 static void collect_blob(void *ctx, oa_blob *b)
 {
 	blob_vec *bv = ctx;
-	if (bv->n == bv->cap) {
-		bv->cap = bv->cap ? bv->cap * 2 : 16;
-		bv->v = oa_xreallocarray(bv->v, bv->cap, sizeof *bv->v);
-	}
+	OA_ALLOC_GROW(bv->v, bv->n + 1, bv->cap);
 	bv->v[bv->n++] = b;
 }
 
@@ -1301,10 +1292,7 @@ static void collect_model_blobs(const oa_model *m, inode_usage **v, size_t *n, s
 		                                     : m->config_blob;
 		if (!b || !b->stat_ok || b->dangling)
 			continue;
-		if (*n == *cap) {
-			*cap = *cap ? *cap * 2 : 64;
-			*v = oa_xreallocarray(*v, *cap, sizeof **v);
-		}
+		OA_ALLOC_GROW(*v, *n + 1, *cap);
 		(*v)[(*n)++] = (inode_usage){ b->st.st_dev, b->st.st_ino,
 		                              (uint64_t)b->st.st_blocks * 512, (uint64_t)b->st.st_size };
 	}
