@@ -720,36 +720,44 @@ static void set_str(P *p, char **dst, const val_t *v, const char *key, uint64_t 
 	*dst = strndup(v->s, v->slen);
 }
 
-static bool parse_kv(P *p, uint64_t kvi)
+/* A key as read: its first KEY_KEEP bytes, and how diagnostics name it. */
+typedef struct kv_key {
+	uint8_t buf[KEY_KEEP + 1];
+	const char *key;  /* buf */
+	size_t keylen;    /* bytes kept */
+	bool has_nul;
+	uint64_t at;      /* file offset of the key */
+	char ek[160];     /* escaped, for messages */
+	char kctx[220];   /* "kv #N 'key'" */
+} kv_key;
+
+/* Read the key of kv #kvi and say what is wrong with it. */
+static bool read_key(P *p, uint64_t kvi, kv_key *k)
 {
 	rd_t *r = &p->r;
-	oa_gguf_info *o = p->out;
 	char ctx[64];
 	snprintf(ctx, sizeof ctx, "kv #%" PRIu64 " key", kvi);
-	uint64_t kat = r->pos, klen, khash = 0;
+	uint64_t klen, khash = 0;
+	k->at = r->pos;
 	if (!rd_strlen(p, &klen, ctx))
 		return false;
-	uint8_t kbuf[KEY_KEEP + 1];
-	size_t kkept = 0;
-	if (!rd_bytes(p, klen, kbuf, KEY_KEEP, &kkept, &khash, ctx))
+	k->keylen = 0;
+	if (!rd_bytes(p, klen, k->buf, KEY_KEEP, &k->keylen, &khash, ctx))
 		return false;
-	const char *key = (const char *)kbuf;
-	size_t keylen = kkept;
-	bool key_trunc = klen > KEY_KEEP;
-	bool key_has_nul = memchr(kbuf, 0, kkept) != NULL;
-	char ek[160];
-	esc(kbuf, kkept, key_trunc, ek, sizeof ek);
-	char kctx[220];
-	snprintf(kctx, sizeof kctx, "kv #%" PRIu64 " '%s'", kvi, ek);
+	k->key = (const char *)k->buf;
+	k->has_nul = memchr(k->buf, 0, k->keylen) != NULL;
+	esc(k->buf, k->keylen, klen > KEY_KEEP, k->ek, sizeof k->ek);
+	snprintf(k->kctx, sizeof k->kctx, "kv #%" PRIu64 " '%s'", kvi, k->ek);
 
 	if (klen == 0)
 		diag(p, OA_SEV_WARNING, "kv #%" PRIu64 ": empty key; llama.cpp refuses this file "
-		     "(offset %" PRIu64 ")", kvi, kat);
+		     "(offset %" PRIu64 ")", kvi, k->at);
 	else if (klen > 65535)
 		diag(p, OA_SEV_WARNING, "%s: key is %" PRIu64 " bytes, above the spec's 65535 "
-		     "(offset %" PRIu64 ")", kctx, klen, kat);
-	if (key_has_nul)
-		diag(p, OA_SEV_WARNING, "%s: key contains a NUL byte (offset %" PRIu64 ")", kctx, kat);
+		     "(offset %" PRIu64 ")", k->kctx, klen, k->at);
+	if (k->has_nul)
+		diag(p, OA_SEV_WARNING, "%s: key contains a NUL byte (offset %" PRIu64 ")", k->kctx,
+		     k->at);
 	bool dup = false;
 	if (!hset_add(&p->keys, khash, &dup)) {
 		r->io_errno = ENOMEM;
@@ -758,26 +766,54 @@ static bool parse_kv(P *p, uint64_t kvi)
 	}
 	if (dup)
 		diag(p, OA_SEV_WARNING, "%s: duplicate key; llama.cpp refuses this file, Ollama keeps "
-		     "the last value, so do we (offset %" PRIu64 ")", kctx, kat);
+		     "the last value, so do we (offset %" PRIu64 ")", k->kctx, k->at);
+	return true;
+}
 
-	/* QUICK mode: stop at the first tokenizer.* key once the architecture is known. */
-	if (p->mode == OA_GGUF_QUICK && o->architecture && keylen >= 10 &&
-	    memcmp(key, "tokenizer.", 10) == 0) {
-		o->quick_stopped = true;
-		return false;
+/* A scalar of type t read as the bits x: its sign and kind. */
+static void scalar_value(P *p, val_t *v, uint64_t x, const char *kctx, uint64_t vat)
+{
+	v->u = x;
+	switch (v->type) {
+	case OA_GGUF_TYPE_UINT8: case OA_GGUF_TYPE_UINT16: case OA_GGUF_TYPE_UINT32:
+	case OA_GGUF_TYPE_UINT64:
+		v->is_int = true;
+		break;
+	case OA_GGUF_TYPE_INT8:
+		v->is_int = true; v->neg = (x & 0x80u) != 0;
+		break;
+	case OA_GGUF_TYPE_INT16:
+		v->is_int = true; v->neg = (x & 0x8000u) != 0;
+		break;
+	case OA_GGUF_TYPE_INT32:
+		v->is_int = true; v->neg = (x & 0x80000000u) != 0;
+		break;
+	case OA_GGUF_TYPE_INT64:
+		v->is_int = true; v->neg = (x >> 63) != 0;
+		break;
+	case OA_GGUF_TYPE_BOOL:
+		v->is_bool = true;
+		v->bval = x != 0;
+		if (x > 1)
+			diag(p, OA_SEV_WARNING, "%s: bool byte 0x%02" PRIx64 " is neither 0 nor 1, "
+			     "read as true like ggml and Ollama (offset %" PRIu64 ")", kctx, x, vat);
+		break;
+	default:
+		break;
 	}
+}
 
-	bool want_str = key_is(key, keylen, "general.architecture") ||
-	                key_is(key, keylen, "general.type") || key_is(key, keylen, "general.name") ||
-	                key_is(key, keylen, "tokenizer.ggml.model");
-
+/* Read the type and value of a kv; strings are kept only when want_str,
+ * arrays are skipped (their element type and count kept). */
+static bool read_value(P *p, const char *kctx, bool want_str, val_t *v)
+{
+	rd_t *r = &p->r;
 	uint64_t tat = r->pos, t;
 	if (!rd_uint(p, 4, &t, kctx))
 		return false;
-	val_t v;
-	v.type = (uint32_t)t;
-	v.is_int = v.neg = v.is_bool = v.bval = v.strunc = false;
-	v.u = 0; v.atype = 0; v.acount = 0; v.slen = 0; v.s[0] = 0;
+	v->type = (uint32_t)t;
+	v->is_int = v->neg = v->is_bool = v->bval = v->strunc = false;
+	v->u = 0; v->atype = 0; v->acount = 0; v->slen = 0; v->s[0] = 0;
 	if (t >= OA_GGUF_TYPE_COUNT) {
 		diag(p, OA_SEV_ERROR, "%s: invalid value type %" PRIu64 " (offset %" PRIu64 ")", kctx,
 		     t, tat);
@@ -788,142 +824,151 @@ static bool parse_kv(P *p, uint64_t kvi)
 		diag(p, OA_SEV_WARNING, "%s: value type %s does not exist in GGUF v1 (offset %" PRIu64
 		     ")", kctx, VTYPE_NAMES[t], tat);
 	uint64_t vat = r->pos;
-	switch (t) {
-	case OA_GGUF_TYPE_STRING: {
+	if (t == OA_GGUF_TYPE_STRING) {
 		uint64_t len;
 		if (!rd_strlen(p, &len, kctx))
 			return false;
-		if (!rd_bytes(p, len, want_str ? (uint8_t *)v.s : NULL, OA_GGUF_KEEP_STRING, &v.slen,
+		if (!rd_bytes(p, len, want_str ? (uint8_t *)v->s : NULL, OA_GGUF_KEEP_STRING, &v->slen,
 		              NULL, kctx))
 			return false;
 		if (want_str) {
-			v.strunc = len > OA_GGUF_KEEP_STRING;
-			v.slen = strnlen(v.s, v.slen);
+			v->strunc = len > OA_GGUF_KEEP_STRING;
+			v->slen = strnlen(v->s, v->slen);
 		}
-		break;
-	}
-	case OA_GGUF_TYPE_ARRAY: {
+	} else if (t == OA_GGUF_TYPE_ARRAY) {
 		uint64_t et, n;
 		if (!rd_uint(p, 4, &et, kctx) || !rd_uint(p, p->lenw, &n, kctx))
 			return false;
-		v.atype = (uint32_t)et;
-		v.acount = n;
+		v->atype = (uint32_t)et;
+		v->acount = n;
 		if (!skip_array(p, (uint32_t)et, n, 1, kctx, vat))
 			return false;
-		break;
-	}
-	default: {
+	} else {
 		uint64_t x;
-		int w = VTYPE_SIZE[t];
-		if (!rd_uint(p, w, &x, kctx))
+		if (!rd_uint(p, VTYPE_SIZE[t], &x, kctx))
 			return false;
-		v.u = x;
-		switch (t) {
-		case OA_GGUF_TYPE_UINT8: case OA_GGUF_TYPE_UINT16: case OA_GGUF_TYPE_UINT32:
-		case OA_GGUF_TYPE_UINT64:
-			v.is_int = true;
-			break;
-		case OA_GGUF_TYPE_INT8:
-			v.is_int = true; v.neg = (x & 0x80u) != 0;
-			break;
-		case OA_GGUF_TYPE_INT16:
-			v.is_int = true; v.neg = (x & 0x8000u) != 0;
-			break;
-		case OA_GGUF_TYPE_INT32:
-			v.is_int = true; v.neg = (x & 0x80000000u) != 0;
-			break;
-		case OA_GGUF_TYPE_INT64:
-			v.is_int = true; v.neg = (x >> 63) != 0;
-			break;
-		case OA_GGUF_TYPE_BOOL:
-			v.is_bool = true;
-			v.bval = x != 0;
-			if (x > 1)
-				diag(p, OA_SEV_WARNING, "%s: bool byte 0x%02" PRIx64 " is neither 0 nor 1, "
-				     "read as true like ggml and Ollama (offset %" PRIu64 ")", kctx, x, vat);
-			break;
-		default:
-			break;
-		}
+		scalar_value(p, v, x, kctx, vat);
 	}
-	}
-	if (key_has_nul)
-		return true; /* never match known keys on a key with a NUL in it */
+	return true;
+}
 
-	/* Known keys. */
+static void apply_file_type(P *p, const kv_key *k, const val_t *v)
+{
+	oa_gguf_info *o = p->out;
+	if (!v->is_int || v->neg || v->u > UINT32_MAX) {
+		diag(p, OA_SEV_WARNING, "%s: expected a non-negative 32-bit integer, got %s%s; "
+		     "ignored (offset %" PRIu64 ")", k->kctx, oa_gguf_value_type_name(v->type),
+		     v->neg ? " (negative)" : "", k->at);
+		return;
+	}
+	o->has_file_type = true;
+	o->file_type = (uint32_t)v->u;
+	o->file_type_is_u32 = v->type == OA_GGUF_TYPE_UINT32;
+	if (!o->file_type_is_u32)
+		diag(p, OA_SEV_INFO, "%s: stored as %s, not u32: Ollama shows its file type "
+		     "as unknown (offset %" PRIu64 ")", k->kctx, oa_gguf_value_type_name(v->type),
+		     k->at);
+	if (!oa_ftype_llama_name(o->file_type))
+		diag(p, OA_SEV_WARNING, "%s: unknown or removed file type %" PRIu64
+		     " (offset %" PRIu64 ")", k->kctx, v->u, k->at);
+}
+
+static void apply_alignment(P *p, const kv_key *k, const val_t *v)
+{
+	oa_gguf_info *o = p->out;
+	const char *kctx = k->kctx;
+	uint64_t kat = k->at;
+	if (!v->is_int) {
+		diag(p, OA_SEV_WARNING, "%s: alignment of type %s, not an integer: llama.cpp "
+		     "refuses this file, Ollama and we use 32 (offset %" PRIu64 ")", kctx,
+		     oa_gguf_value_type_name(v->type), kat);
+		o->alignment = 32;
+	} else if (v->neg || v->u == 0 || (v->u & (v->u - 1)) != 0) {
+		diag(p, OA_SEV_ERROR, "%s: alignment %s%" PRIu64 " is not a nonzero power of two "
+		     "(offset %" PRIu64 ")", kctx, v->neg ? "(negative) " : "", v->u, kat);
+		o->alignment = 32;
+	} else if (v->u > OA_GGUF_MAX_ALIGNMENT) {
+		diag(p, OA_SEV_ERROR, "%s: alignment %" PRIu64 " is above our %u-byte limit "
+		     "(ggml aborts on such values) (offset %" PRIu64 ")", kctx, v->u,
+		     OA_GGUF_MAX_ALIGNMENT, kat);
+		o->alignment = 32;
+	} else {
+		if (v->type != OA_GGUF_TYPE_UINT32)
+			diag(p, OA_SEV_WARNING, "%s: alignment stored as %s, not u32: llama.cpp "
+			     "refuses this file and Ollama uses 32; we use %" PRIu64 " (offset %"
+			     PRIu64 ")", kctx, oa_gguf_value_type_name(v->type), v->u, kat);
+		else if (v->u % 8)
+			diag(p, OA_SEV_INFO, "%s: alignment %" PRIu64 " is not a multiple of 8 as "
+			     "the spec asks (ggml accepts it) (offset %" PRIu64 ")", kctx, v->u, kat);
+		o->alignment = v->u;
+	}
+}
+
+/* Keep what the keys this reader knows say; offer the rest as candidates. */
+static void apply_known_key(P *p, const kv_key *k, const val_t *v, uint64_t kvi)
+{
+	oa_gguf_info *o = p->out;
+	const char *key = k->key;
+	size_t keylen = k->keylen;
 	if (key_is(key, keylen, "general.architecture")) {
-		set_str(p, &o->architecture, &v, ek, kvi, kat);
+		set_str(p, &o->architecture, v, k->ek, kvi, k->at);
 	} else if (key_is(key, keylen, "general.type")) {
-		set_str(p, &o->general_type, &v, ek, kvi, kat);
+		set_str(p, &o->general_type, v, k->ek, kvi, k->at);
 	} else if (key_is(key, keylen, "general.name")) {
-		set_str(p, &o->general_name, &v, ek, kvi, kat);
+		set_str(p, &o->general_name, v, k->ek, kvi, k->at);
 	} else if (key_is(key, keylen, "tokenizer.ggml.model")) {
-		set_str(p, &o->tokenizer_model, &v, ek, kvi, kat);
+		set_str(p, &o->tokenizer_model, v, k->ek, kvi, k->at);
 	} else if (key_is(key, keylen, "general.file_type")) {
-		if (!v.is_int || v.neg || v.u > UINT32_MAX) {
-			diag(p, OA_SEV_WARNING, "%s: expected a non-negative 32-bit integer, got %s%s; "
-			     "ignored (offset %" PRIu64 ")", kctx, oa_gguf_value_type_name(v.type),
-			     v.neg ? " (negative)" : "", kat);
-		} else {
-			o->has_file_type = true;
-			o->file_type = (uint32_t)v.u;
-			o->file_type_is_u32 = v.type == OA_GGUF_TYPE_UINT32;
-			if (!o->file_type_is_u32)
-				diag(p, OA_SEV_INFO, "%s: stored as %s, not u32: Ollama shows its file type "
-				     "as unknown (offset %" PRIu64 ")", kctx, oa_gguf_value_type_name(v.type),
-				     kat);
-			if (!oa_ftype_llama_name(o->file_type))
-				diag(p, OA_SEV_WARNING, "%s: unknown or removed file type %" PRIu64
-				     " (offset %" PRIu64 ")", kctx, v.u, kat);
-		}
+		apply_file_type(p, k, v);
 	} else if (key_is(key, keylen, "general.alignment")) {
-		if (!v.is_int) {
-			diag(p, OA_SEV_WARNING, "%s: alignment of type %s, not an integer: llama.cpp "
-			     "refuses this file, Ollama and we use 32 (offset %" PRIu64 ")", kctx,
-			     oa_gguf_value_type_name(v.type), kat);
-			o->alignment = 32;
-		} else if (v.neg || v.u == 0 || (v.u & (v.u - 1)) != 0) {
-			diag(p, OA_SEV_ERROR, "%s: alignment %s%" PRIu64 " is not a nonzero power of two "
-			     "(offset %" PRIu64 ")", kctx, v.neg ? "(negative) " : "", v.u, kat);
-			o->alignment = 32;
-		} else if (v.u > OA_GGUF_MAX_ALIGNMENT) {
-			diag(p, OA_SEV_ERROR, "%s: alignment %" PRIu64 " is above our %u-byte limit "
-			     "(ggml aborts on such values) (offset %" PRIu64 ")", kctx, v.u,
-			     OA_GGUF_MAX_ALIGNMENT, kat);
-			o->alignment = 32;
-		} else {
-			if (v.type != OA_GGUF_TYPE_UINT32)
-				diag(p, OA_SEV_WARNING, "%s: alignment stored as %s, not u32: llama.cpp "
-				     "refuses this file and Ollama uses 32; we use %" PRIu64 " (offset %"
-				     PRIu64 ")", kctx, oa_gguf_value_type_name(v.type), v.u, kat);
-			else if (v.u % 8)
-				diag(p, OA_SEV_INFO, "%s: alignment %" PRIu64 " is not a multiple of 8 as "
-				     "the spec asks (ggml accepts it) (offset %" PRIu64 ")", kctx, v.u, kat);
-			o->alignment = v.u;
-		}
+		apply_alignment(p, k, v);
 	} else if (key_is(key, keylen, "tokenizer.ggml.tokens")) {
-		if (v.type != OA_GGUF_TYPE_ARRAY || v.atype != OA_GGUF_TYPE_STRING)
+		if (v->type != OA_GGUF_TYPE_ARRAY || v->atype != OA_GGUF_TYPE_STRING)
 			diag(p, OA_SEV_WARNING, "%s: expected an array of strings, got %s%s%s; not used "
-			     "for the vocabulary size (offset %" PRIu64 ")", kctx,
-			     oa_gguf_value_type_name(v.type), v.type == OA_GGUF_TYPE_ARRAY ? " of " : "",
-			     v.type == OA_GGUF_TYPE_ARRAY ? oa_gguf_value_type_name(v.atype) : "", kat);
+			     "for the vocabulary size (offset %" PRIu64 ")", k->kctx,
+			     oa_gguf_value_type_name(v->type), v->type == OA_GGUF_TYPE_ARRAY ? " of " : "",
+			     v->type == OA_GGUF_TYPE_ARRAY ? oa_gguf_value_type_name(v->atype) : "", k->at);
 		else {
 			p->have_tokens = true;
-			p->tokens_len = v.acount;
+			p->tokens_len = v->acount;
 		}
 	} else if (key_is(key, keylen, "clip.has_vision_encoder") ||
 	           key_is(key, keylen, "clip.has_audio_encoder")) {
-		bool val = v.is_bool ? v.bval : (v.is_int && v.u != 0);
-		if (!v.is_bool)
-			diag(p, OA_SEV_WARNING, "%s: expected a bool, got %s (offset %" PRIu64 ")", kctx,
-			     oa_gguf_value_type_name(v.type), kat);
+		bool val = v->is_bool ? v->bval : (v->is_int && v->u != 0);
+		if (!v->is_bool)
+			diag(p, OA_SEV_WARNING, "%s: expected a bool, got %s (offset %" PRIu64 ")", k->kctx,
+			     oa_gguf_value_type_name(v->type), k->at);
 		if (keylen == strlen("clip.has_vision_encoder") && key[9] == 'v')
 			o->has_vision_encoder = val;
 		else
 			o->has_audio_encoder = val;
 	} else {
-		add_candidate(p, key, keylen, &v, kvi, kat);
+		add_candidate(p, key, keylen, v, kvi, k->at);
 	}
+}
+
+/* One key-value pair: read the key, read the value, apply a known key. */
+static bool parse_kv(P *p, uint64_t kvi)
+{
+	oa_gguf_info *o = p->out;
+	kv_key k;
+	if (!read_key(p, kvi, &k))
+		return false;
+	/* QUICK mode: stop at the first tokenizer.* key once the architecture is known. */
+	if (p->mode == OA_GGUF_QUICK && o->architecture && k.keylen >= 10 &&
+	    memcmp(k.key, "tokenizer.", 10) == 0) {
+		o->quick_stopped = true;
+		return false;
+	}
+	bool want_str = key_is(k.key, k.keylen, "general.architecture") ||
+	                key_is(k.key, k.keylen, "general.type") ||
+	                key_is(k.key, k.keylen, "general.name") ||
+	                key_is(k.key, k.keylen, "tokenizer.ggml.model");
+	val_t v;
+	if (!read_value(p, k.kctx, want_str, &v))
+		return false;
+	if (!k.has_nul) /* never match known keys on a key with a NUL in it */
+		apply_known_key(p, &k, &v, kvi);
 	return true;
 }
 
