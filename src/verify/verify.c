@@ -503,13 +503,189 @@ static void progress(struct run *r, uint64_t total)
 	               ls ? r->jobs[ls - 1].path : NULL);
 }
 
+/* The shared state of a run: buffer sizes, deadline, counters. */
+static void run_init(struct run *r, const oa_verify_job *jobs, size_t n, const oa_verify_opts *opts,
+                     oa_verify_result *results, double t0)
+{
+	memset(r, 0, sizeof *r);
+	r->jobs = jobs;
+	r->n = n;
+	r->o = opts;
+	r->res = results;
+	size_t bs = opts->buffer_size ? opts->buffer_size : OA_VERIFY_DEFAULT_BUFFER;
+	if (bs < MIN_BUFFER)
+		bs = MIN_BUFFER;
+	if (bs > MAX_BUFFER)
+		bs = MAX_BUFFER;
+	size_t pg = oa_page_size();
+	r->bufsize = (bs + pg - 1) / pg * pg; /* whole pages: aligned_alloc and fadvise */
+	r->drop_chunk = drop_chunk_size(r->bufsize);
+	if (r->drop_chunk % pg) /* a page larger than 16 MiB */
+		r->drop_chunk = (r->drop_chunk + pg - 1) / pg * pg;
+	if (opts->max_duration > 0)
+		r->deadline = t0 + opts->max_duration;
+	atomic_init(&r->next, 0);
+	atomic_init(&r->done, 0);
+	atomic_init(&r->hashed, 0);
+	atomic_init(&r->last_started, 0);
+	atomic_init(&r->stop, 0);
+}
+
+static int thread_count(const oa_verify_opts *opts, size_t n)
+{
+	int nthreads = opts->jobs > 0 ? opts->jobs : oa_online_cpus();
+	if (nthreads > MAX_THREADS)
+		nthreads = MAX_THREADS;
+	if ((size_t)nthreads > n)
+		nthreads = (int)n;
+	return nthreads < 1 ? 1 : nthreads;
+}
+
+/* Each job's planned bytes (its expected size, or its size on disk) and the
+ * order to take them in: largest first. -1 when out of memory. */
+static int plan_order(struct run *r, uint64_t *bytes_total)
+{
+	size_t n = r->n;
+	for (size_t i = 0; i < n; i++) {
+		struct stat sb;
+		const oa_verify_job *j = &r->jobs[i];
+		if (j->expected_size != OA_VERIFY_SIZE_UNKNOWN)
+			r->planned[i] = j->expected_size;
+		else
+			r->planned[i] = j->path && stat(j->path, &sb) == 0 && S_ISREG(sb.st_mode)
+			                        ? (uint64_t)sb.st_size : 0;
+		*bytes_total += r->planned[i];
+	}
+	struct ord *ord = malloc(n * sizeof *ord);
+	if (!ord)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (struct ord){ r->planned[i], i };
+	qsort(ord, n, sizeof *ord, by_size_desc);
+	for (size_t i = 0; i < n; i++)
+		r->order[i] = ord[i].idx;
+	free(ord);
+	return 0;
+}
+
+/* Start up to nthreads workers; returns how many run (a worker that cannot
+ * get its buffers or thread is dropped: the run goes on with fewer). */
+static int start_workers(struct run *r, struct worker *ws, int nthreads)
+{
+	size_t pg = oa_page_size();
+	int started = 0;
+	for (int t = 0; t < nthreads; t++) {
+		struct worker *w = &ws[t];
+		w->r = r;
+		w->buf = aligned_alloc(pg, r->bufsize);
+		w->dropvec = malloc(2 * (r->drop_chunk / pg));
+		w->ctx = EVP_MD_CTX_new();
+		w->xxh = XXH3_createState();
+		pthread_mutex_lock(&r->mu);
+		r->running++;
+		pthread_mutex_unlock(&r->mu);
+		if (!w->buf || !w->dropvec || !w->ctx || !w->xxh ||
+		    pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+			worker_free(w);
+			memset(w, 0, sizeof *w);
+			pthread_mutex_lock(&r->mu);
+			r->running--;
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		started++;
+	}
+	return started;
+}
+
+/* Coordinator: wait for the workers, reporting progress from this thread,
+ * then join them. */
+static void wait_workers(struct run *r, struct worker *ws, int started, uint64_t bytes_total)
+{
+	const oa_verify_opts *opts = r->o;
+	double interval = opts->progress_interval > 0 ? opts->progress_interval : 0.1;
+	double last = oa_now();
+	pthread_mutex_lock(&r->mu);
+	while (r->running > 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		long ns = ts.tv_nsec + (long)(interval * 1e9);
+		ts.tv_sec += ns / 1000000000L;
+		ts.tv_nsec = ns % 1000000000L;
+		(void)pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+		double now = oa_now();
+		if (opts->progress && r->running > 0 && now - last >= interval * 0.999) {
+			last = now;
+			pthread_mutex_unlock(&r->mu);
+			progress(r, bytes_total);
+			pthread_mutex_lock(&r->mu);
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	for (int t = 0; t < started; t++) {
+		pthread_join(ws[t].tid, NULL);
+		worker_free(&ws[t]);
+	}
+}
+
+/* Hash with the workers; 0 when they ran, -1 (err set) when none could. */
+static int run_workers(struct run *r, int nthreads, oa_verify_totals *tot, char *err, size_t errlen)
+{
+	struct worker *ws = calloc((size_t)nthreads, sizeof *ws);
+	if (!ws) {
+		oa_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	if (pthread_mutex_init(&r->mu, NULL) != 0) {
+		free(ws);
+		oa_seterr(err, errlen, "pthread_mutex_init failed");
+		return -1;
+	}
+	if (pthread_cond_init(&r->cv, NULL) != 0) {
+		pthread_mutex_destroy(&r->mu);
+		free(ws);
+		oa_seterr(err, errlen, "pthread_cond_init failed");
+		return -1;
+	}
+	int started = start_workers(r, ws, nthreads);
+	if (started == 0)
+		oa_seterr(err, errlen, "cannot start a verify worker (out of memory or threads)");
+	else
+		wait_workers(r, ws, started, tot->bytes_total);
+	tot->threads = started;
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	free(ws);
+	if (started == 0)
+		return -1;
+	if (r->o->progress)
+		progress(r, tot->bytes_total);
+	return 0;
+}
+
+/* Count the outcomes; 1 when some job was not done (stopped or timed out). */
+static int finish_totals(const struct run *r, const oa_verify_result *results, oa_verify_totals *tot,
+                         int rc)
+{
+	for (size_t i = 0; i < r->n; i++)
+		tot->count[results[i].status]++;
+	tot->bytes_hashed = atomic_load(&r->hashed);
+	int stop = atomic_load(&r->stop);
+	/* Only when it cost something: a stop seen after the last job is moot. */
+	tot->interrupted = (stop & 1) && tot->count[OA_VERIFY_NOT_DONE] > 0;
+	tot->timed_out = (stop & 2) && tot->count[OA_VERIFY_NOT_DONE] > 0;
+	if (rc == 0 && tot->count[OA_VERIFY_NOT_DONE] > 0)
+		rc = 1;
+	return rc;
+}
+
 int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opts,
                   oa_verify_result *results, oa_verify_totals *totals, char *err, size_t errlen)
 {
 	oa_verify_opts defaults;
 	oa_verify_totals tot;
 	double t0 = oa_now();
-	int rc = -1;
+	int rc = 0;
 
 	oa_seterr(err, errlen, "%s", "");
 	if (!opts) {
@@ -522,159 +698,25 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 		memset(results, 0, n * sizeof *results); /* every status NOT_DONE */
 
 	struct run r;
-	memset(&r, 0, sizeof r);
-	r.jobs = jobs;
-	r.n = n;
-	r.o = opts;
-	r.res = results;
-	size_t bs = opts->buffer_size ? opts->buffer_size : OA_VERIFY_DEFAULT_BUFFER;
-	if (bs < MIN_BUFFER)
-		bs = MIN_BUFFER;
-	if (bs > MAX_BUFFER)
-		bs = MAX_BUFFER;
-	size_t pg = oa_page_size();
-	r.bufsize = (bs + pg - 1) / pg * pg; /* whole pages: aligned_alloc and fadvise */
-	r.drop_chunk = drop_chunk_size(r.bufsize);
-	if (r.drop_chunk % pg) /* a page larger than 16 MiB */
-		r.drop_chunk = (r.drop_chunk + pg - 1) / pg * pg;
-	if (opts->max_duration > 0)
-		r.deadline = t0 + opts->max_duration;
-	atomic_init(&r.next, 0);
-	atomic_init(&r.done, 0);
-	atomic_init(&r.hashed, 0);
-	atomic_init(&r.last_started, 0);
-	atomic_init(&r.stop, 0);
-
-	struct worker *ws = NULL;
-	int nthreads = opts->jobs > 0 ? opts->jobs : oa_online_cpus();
-	if (nthreads > MAX_THREADS)
-		nthreads = MAX_THREADS;
-	if ((size_t)nthreads > n)
-		nthreads = (int)n;
-	if (nthreads < 1)
-		nthreads = 1;
-
-	if (n == 0) {
-		rc = 0;
-		goto done;
-	}
-	r.md = EVP_MD_fetch(NULL, "SHA256", NULL);
-	if (!r.md) {
-		oa_seterr(err, errlen, "OpenSSL: SHA-256 is not available");
-		goto done;
-	}
-	r.order = malloc(n * sizeof *r.order);
-	r.planned = malloc(n * sizeof *r.planned);
-	ws = calloc((size_t)nthreads, sizeof *ws);
-	if (!r.order || !r.planned || !ws) {
-		oa_seterr(err, errlen, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct stat sb;
-		if (jobs[i].expected_size != OA_VERIFY_SIZE_UNKNOWN)
-			r.planned[i] = jobs[i].expected_size;
-		else
-			r.planned[i] = jobs[i].path && stat(jobs[i].path, &sb) == 0 && S_ISREG(sb.st_mode)
-			                       ? (uint64_t)sb.st_size : 0;
-		tot.bytes_total += r.planned[i];
-	}
-	struct ord *ord = malloc(n * sizeof *ord);
-	if (!ord) {
-		oa_seterr(err, errlen, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < n; i++)
-		ord[i] = (struct ord){ r.planned[i], i };
-	qsort(ord, n, sizeof *ord, by_size_desc);
-	for (size_t i = 0; i < n; i++)
-		r.order[i] = ord[i].idx;
-	free(ord);
-
-	if (pthread_mutex_init(&r.mu, NULL) != 0) {
-		oa_seterr(err, errlen, "pthread_mutex_init failed");
-		goto done;
-	}
-	if (pthread_cond_init(&r.cv, NULL) != 0) {
-		pthread_mutex_destroy(&r.mu);
-		oa_seterr(err, errlen, "pthread_cond_init failed");
-		goto done;
-	}
-	int started = 0;
-	for (int t = 0; t < nthreads; t++) {
-		struct worker *w = &ws[t];
-		w->r = &r;
-		w->buf = aligned_alloc(oa_page_size(), r.bufsize);
-		w->dropvec = malloc(2 * (r.drop_chunk / pg));
-		w->ctx = EVP_MD_CTX_new();
-		w->xxh = XXH3_createState();
-		pthread_mutex_lock(&r.mu);
-		r.running++;
-		pthread_mutex_unlock(&r.mu);
-		if (!w->buf || !w->dropvec || !w->ctx || !w->xxh ||
-		    pthread_create(&w->tid, NULL, worker_main, w) != 0) {
-			worker_free(w);
-			memset(w, 0, sizeof *w);
-			pthread_mutex_lock(&r.mu);
-			r.running--;
-			pthread_mutex_unlock(&r.mu);
-			break; /* run with the workers we have */
-		}
-		started++;
-	}
-	if (started == 0) {
-		oa_seterr(err, errlen, "cannot start a verify worker (out of memory or threads)");
-		pthread_cond_destroy(&r.cv);
-		pthread_mutex_destroy(&r.mu);
-		goto done;
-	}
-	tot.threads = started;
-
-	/* Coordinator: wait for the workers, reporting progress from this thread. */
-	double interval = opts->progress_interval > 0 ? opts->progress_interval : 0.1;
-	double last = oa_now();
-	pthread_mutex_lock(&r.mu);
-	while (r.running > 0) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		long ns = ts.tv_nsec + (long)(interval * 1e9);
-		ts.tv_sec += ns / 1000000000L;
-		ts.tv_nsec = ns % 1000000000L;
-		(void)pthread_cond_timedwait(&r.cv, &r.mu, &ts);
-		double now = oa_now();
-		if (opts->progress && r.running > 0 && now - last >= interval * 0.999) {
-			last = now;
-			pthread_mutex_unlock(&r.mu);
-			progress(&r, tot.bytes_total);
-			pthread_mutex_lock(&r.mu);
+	run_init(&r, jobs, n, opts, results, t0);
+	if (n > 0) {
+		r.md = EVP_MD_fetch(NULL, "SHA256", NULL);
+		r.order = malloc(n * sizeof *r.order);
+		r.planned = malloc(n * sizeof *r.planned);
+		if (!r.md) {
+			oa_seterr(err, errlen, "OpenSSL: SHA-256 is not available");
+			rc = -1;
+		} else if (!r.order || !r.planned || plan_order(&r, &tot.bytes_total) < 0) {
+			oa_seterr(err, errlen, "out of memory");
+			rc = -1;
+		} else {
+			rc = run_workers(&r, thread_count(opts, n), &tot, err, errlen);
 		}
 	}
-	pthread_mutex_unlock(&r.mu);
-	for (int t = 0; t < started; t++) {
-		pthread_join(ws[t].tid, NULL);
-		worker_free(&ws[t]);
-	}
-	pthread_cond_destroy(&r.cv);
-	pthread_mutex_destroy(&r.mu);
-	if (opts->progress)
-		progress(&r, tot.bytes_total);
-	rc = 0;
-
-done:
-	for (size_t i = 0; i < n; i++) {
-		tot.count[results[i].status]++;
-	}
-	tot.bytes_hashed = atomic_load(&r.hashed);
-	int stop = atomic_load(&r.stop);
-	/* Only when it cost something: a stop seen after the last job is moot. */
-	tot.interrupted = (stop & 1) && tot.count[OA_VERIFY_NOT_DONE] > 0;
-	tot.timed_out = (stop & 2) && tot.count[OA_VERIFY_NOT_DONE] > 0;
-	if (rc == 0 && tot.count[OA_VERIFY_NOT_DONE] > 0)
-		rc = 1;
+	rc = finish_totals(&r, results, &tot, rc);
 	tot.seconds = oa_now() - t0;
 	if (totals)
 		*totals = tot;
-	free(ws);
 	free(r.order);
 	free(r.planned);
 	EVP_MD_free(r.md);
