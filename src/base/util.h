@@ -72,8 +72,4 @@ bool oa_str_has_prefix(const char *s, const char *prefix);
 bool oa_str_has_suffix(const char *s, const char *suffix);
 bool oa_str_iprefix(const char *s, const char *prefix); /* ASCII case-insensitive */
 
-/* Read a whole regular file of at most `max` bytes. Returns 0, or -1 with
- * errno set (EFBIG when larger than max). */
-int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
-
 #endif

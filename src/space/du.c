@@ -1,5 +1,6 @@
 /* du.c - disk usage per model and for the store (du.h). */
 #include "ollama_audit/du.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <fcntl.h>

@@ -1,5 +1,6 @@
 /* discover.c - every Ollama store on the machine; see discover.h. */
 #include "ollama_audit/discover.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <ctype.h>

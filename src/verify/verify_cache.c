@@ -1,6 +1,7 @@
 /* verify_cache.c - see verify_cache.h. */
 #include "ollama_audit/verify_cache.h"
 #include "ollama_audit/outfile.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <errno.h>

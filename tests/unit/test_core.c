@@ -6,6 +6,7 @@
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/name.h"
 #include "ollama_audit/outfile.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <fcntl.h>
