@@ -154,11 +154,13 @@ bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, char hex[65
  * server does), else $HOME/.ollama/models. Writes how it was chosen. */
 char *oa_store_default_path(const char **how);
 
-/* Walk manifests/ and blobs/, read manifests and configs, resolve every
- * reference to a blob, classify every model. */
-void oa_store_scan(oa_store *s);
+/* The reading half of oa_store_scan (scan.h): walk manifests/ and blobs/,
+ * read manifests and configs, resolve every reference to a blob. */
+void oa_store_read(oa_store *s);
 
-void oa_store_close(oa_store *s);
+/* What oa_store_close (scan.h) does once each model is freed: free the
+ * arrays, findings and names, close the directories. */
+void oa_store_release(oa_store *s);
 
 /* The blob file for a validated layer digest, or NULL. */
 oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l);

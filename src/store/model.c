@@ -7,26 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *format_names[] = {
-	[OA_FORMAT_UNKNOWN] = "unknown", [OA_FORMAT_GGUF] = "gguf",
-	[OA_FORMAT_SAFETENSORS] = "safetensors", [OA_FORMAT_REMOTE] = "remote",
-	[OA_FORMAT_MIXED] = "mixed",
-};
-static const char *runner_names[] = {
-	[OA_RUNNER_NONE] = "none", [OA_RUNNER_LLAMACPP] = "llamacpp",
-	[OA_RUNNER_MLX] = "mlx", [OA_RUNNER_REMOTE] = "remote",
-};
-
-const char *oa_format_name(enum oa_format f)
-{
-	return format_names[f];
-}
-
-const char *oa_runner_name(enum oa_runner r)
-{
-	return runner_names[r];
-}
-
 const char *oa_model_parent(const oa_model *m)
 {
 	const char *from = "";

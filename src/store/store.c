@@ -1,7 +1,6 @@
 /* store.c - find a store, walk it as the server does, read manifests and configs. */
 #include "ollama_audit/store.h"
 #include "ollama_audit/manifest_list.h"
-#include "ollama_audit/model.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -31,6 +30,26 @@ static const char *blob_class_names[OA_BLOB_CLASS_COUNT] = {
 const char *oa_blob_class_name(enum oa_blob_class c)
 {
 	return c < OA_BLOB_CLASS_COUNT ? blob_class_names[c] : "foreign";
+}
+
+static const char *format_names[] = {
+	[OA_FORMAT_UNKNOWN] = "unknown", [OA_FORMAT_GGUF] = "gguf",
+	[OA_FORMAT_SAFETENSORS] = "safetensors", [OA_FORMAT_REMOTE] = "remote",
+	[OA_FORMAT_MIXED] = "mixed",
+};
+static const char *runner_names[] = {
+	[OA_RUNNER_NONE] = "none", [OA_RUNNER_LLAMACPP] = "llamacpp",
+	[OA_RUNNER_MLX] = "mlx", [OA_RUNNER_REMOTE] = "remote",
+};
+
+const char *oa_format_name(enum oa_format f)
+{
+	return format_names[f];
+}
+
+const char *oa_runner_name(enum oa_runner r)
+{
+	return runner_names[r];
 }
 
 /* ---- discovery ---------------------------------------------------------- */
@@ -1184,9 +1203,8 @@ static int cmp_model_mtime(const void *a, const void *b)
 	return strcmp(x->rel_path, y->rel_path);
 }
 
-void oa_store_scan(oa_store *s)
+void oa_store_read(oa_store *s)
 {
-	double t0 = oa_now();
 	scan_blobs(s);
 	walk_ctx w = { .s = s, .top = "manifests" };
 	if (s->manifests_fd >= 0)
@@ -1201,9 +1219,6 @@ void oa_store_scan(oa_store *s)
 	for (size_t i = 0; i < s->n_models; i++)
 		resolve_model(s, &s->models[i]);
 	check_blob_files(s);
-	for (size_t i = 0; i < s->n_models; i++)
-		oa_model_classify(s, &s->models[i]);
-	s->scan_seconds = oa_now() - t0;
 }
 
 long oa_store_resolve(const oa_store *s, const char *query)
@@ -1243,10 +1258,8 @@ long oa_store_resolve(const oa_store *s, const char *query)
 	return found;
 }
 
-void oa_store_close(oa_store *s)
+void oa_store_release(oa_store *s)
 {
-	for (size_t i = 0; i < s->n_models; i++)
-		oa_model_free(&s->models[i]);
 	free(s->models);
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		free(s->blobs[i].name);
