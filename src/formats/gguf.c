@@ -974,30 +974,38 @@ static bool parse_kv(P *p, uint64_t kvi)
 
 /* ---------------------------------- tensor infos ---------------------------------------- */
 
-static bool parse_tensor(P *p, uint64_t ti)
+/* A tensor name as read: its first OA_GGUF_KEEP_NAME bytes, and how
+ * diagnostics name the tensor. */
+typedef struct tensor_name {
+	uint8_t buf[OA_GGUF_KEEP_NAME + 1];
+	size_t kept;
+	uint64_t at;      /* file offset of the tensor info */
+	char tctx[220];   /* "tensor #N 'name'" */
+} tensor_name;
+
+/* Read tensor #ti's name and say what is wrong with it. */
+static bool read_tensor_name(P *p, uint64_t ti, tensor_name *n)
 {
 	rd_t *r = &p->r;
-	oa_gguf_info *o = p->out;
 	char ctx[64];
 	snprintf(ctx, sizeof ctx, "tensor #%" PRIu64 " name", ti);
-	uint64_t at = r->pos, nlen, nhash = 0;
+	uint64_t nlen, nhash = 0;
+	n->at = r->pos;
 	if (!rd_strlen(p, &nlen, ctx))
 		return false;
-	uint8_t nbuf[OA_GGUF_KEEP_NAME + 1];
-	size_t nkept = 0;
-	if (!rd_bytes(p, nlen, nbuf, OA_GGUF_KEEP_NAME, &nkept, &nhash, ctx))
+	n->kept = 0;
+	if (!rd_bytes(p, nlen, n->buf, OA_GGUF_KEEP_NAME, &n->kept, &nhash, ctx))
 		return false;
 	char en[160];
-	esc(nbuf, nkept, nlen > OA_GGUF_KEEP_NAME, en, sizeof en);
-	char tctx[220];
-	snprintf(tctx, sizeof tctx, "tensor #%" PRIu64 " '%s'", ti, en);
+	esc(n->buf, n->kept, nlen > OA_GGUF_KEEP_NAME, en, sizeof en);
+	snprintf(n->tctx, sizeof n->tctx, "tensor #%" PRIu64 " '%s'", ti, en);
 	if (nlen == 0)
-		diag(p, OA_SEV_WARNING, "tensor #%" PRIu64 ": empty name (offset %" PRIu64 ")", ti, at);
+		diag(p, OA_SEV_WARNING, "tensor #%" PRIu64 ": empty name (offset %" PRIu64 ")", ti, n->at);
 	if (nlen > OA_GGUF_MAX_NAME)
 		diag(p, OA_SEV_WARNING, "%s: name is %" PRIu64 " bytes; llama.cpp refuses names "
-		     "longer than %d bytes (offset %" PRIu64 ")", tctx, nlen, OA_GGUF_MAX_NAME, at);
-	if (memchr(nbuf, 0, nkept))
-		diag(p, OA_SEV_WARNING, "%s: name contains a NUL byte (offset %" PRIu64 ")", tctx, at);
+		     "longer than %d bytes (offset %" PRIu64 ")", n->tctx, nlen, OA_GGUF_MAX_NAME, n->at);
+	if (memchr(n->buf, 0, n->kept))
+		diag(p, OA_SEV_WARNING, "%s: name contains a NUL byte (offset %" PRIu64 ")", n->tctx, n->at);
 	bool dup = false;
 	if (!hset_add(&p->names, nhash, &dup)) {
 		r->io_errno = ENOMEM;
@@ -1006,8 +1014,15 @@ static bool parse_tensor(P *p, uint64_t ti)
 	}
 	if (dup)
 		diag(p, OA_SEV_WARNING, "%s: duplicate tensor name; llama.cpp refuses this file "
-		     "(offset %" PRIu64 ")", tctx, at);
+		     "(offset %" PRIu64 ")", n->tctx, n->at);
+	return true;
+}
 
+/* Read n_dims and the dimensions into t; *shape_ok false when one is
+ * negative as int64. False (p->fatal when n_dims is impossible) to stop. */
+static bool read_tensor_shape(P *p, const char *tctx, oa_gguf_tensor *t, bool *shape_ok)
+{
+	rd_t *r = &p->r;
 	uint64_t nd, dat = r->pos;
 	if (!rd_uint(p, 4, &nd, tctx))
 		return false;
@@ -1017,50 +1032,54 @@ static bool parse_tensor(P *p, uint64_t ti)
 		p->fatal = true;
 		return false;
 	}
-	oa_gguf_tensor t;
-	memset(&t, 0, sizeof t);
-	t.n_dims = (uint32_t)nd;
-	bool shape_ok = true;
+	t->n_dims = (uint32_t)nd;
+	*shape_ok = true;
 	for (int d = 0; d < 4; d++)
-		t.ne[d] = 1;
+		t->ne[d] = 1;
 	for (uint64_t d = 0; d < nd; d++) {
 		uint64_t x, xat = r->pos;
 		if (!rd_uint(p, p->lenw, &x, tctx))
 			return false;
-		t.ne[d] = x;
+		t->ne[d] = x;
 		if (x >= (1ull << 63)) {
 			diag(p, OA_SEV_ERROR, "%s: dimension %" PRIu64 " is %" PRIu64 " (negative as "
 			     "int64, ggml refuses it) (offset %" PRIu64 ")", tctx, d, x, xat);
-			shape_ok = false;
+			*shape_ok = false;
 		}
 	}
-	uint64_t ty, off, tyat = r->pos;
-	if (!rd_uint(p, 4, &ty, tctx) || !rd_uint(p, 8, &off, tctx))
-		return false;
-	t.type = (uint32_t)ty;
-	t.offset = off;
+	return true;
+}
 
+/* Add the tensor's elements to the parameter count; false when its
+ * element count overflows int64 (then nothing is added). */
+static bool count_parameters(P *p, const oa_gguf_tensor *t, const char *tctx, uint64_t at, uint64_t dat)
+{
+	oa_gguf_info *o = p->out;
 	uint64_t nel = 1;
-	if (shape_ok) {
-		for (int d = 0; d < 4; d++) {
-			if (__builtin_mul_overflow(nel, t.ne[d], &nel) || nel >= (1ull << 63)) {
-				diag(p, OA_SEV_ERROR, "%s: element count %" PRIu64 "x%" PRIu64 "x%" PRIu64
-				     "x%" PRIu64 " overflows int64 (offset %" PRIu64 ")", tctx, t.ne[0],
-				     t.ne[1], t.ne[2], t.ne[3], dat);
-				shape_ok = false;
-				break;
-			}
+	for (int d = 0; d < 4; d++) {
+		if (__builtin_mul_overflow(nel, t->ne[d], &nel) || nel >= (1ull << 63)) {
+			diag(p, OA_SEV_ERROR, "%s: element count %" PRIu64 "x%" PRIu64 "x%" PRIu64
+			     "x%" PRIu64 " overflows int64 (offset %" PRIu64 ")", tctx, t->ne[0],
+			     t->ne[1], t->ne[2], t->ne[3], dat);
+			return false;
 		}
 	}
-	if (shape_ok) {
-		if (__builtin_add_overflow(o->parameter_count, nel, &o->parameter_count)) {
-			diag(p, OA_SEV_ERROR, "%s: parameter count overflows u64 (offset %" PRIu64 ")",
-			     tctx, at);
-			o->parameter_count = UINT64_MAX;
-		}
+	if (__builtin_add_overflow(o->parameter_count, nel, &o->parameter_count)) {
+		diag(p, OA_SEV_ERROR, "%s: parameter count overflows u64 (offset %" PRIu64 ")",
+		     tctx, at);
+		o->parameter_count = UINT64_MAX;
 	}
+	return true;
+}
+
+/* The tensor's type is known, its rows fill whole blocks and its byte size
+ * fits: set t->nbytes and say true. */
+static bool tensor_bytes(P *p, oa_gguf_tensor *t, bool shape_ok, const char *tctx, uint64_t tyat,
+                         uint64_t dat)
+{
+	uint64_t ty = t->type;
 	uint32_t blck = 0, tsz = 0;
-	bool type_ok = oa_ggml_type_block(t.type, &blck, &tsz);
+	bool type_ok = oa_ggml_type_block(t->type, &blck, &tsz);
 	if (!type_ok) {
 		if (ty < OA_GGML_TYPE_COUNT && REMOVED_TYPES[ty])
 			diag(p, OA_SEV_ERROR, "%s: tensor type %" PRIu64 " (%s) was removed from ggml; "
@@ -1070,57 +1089,84 @@ static bool parse_tensor(P *p, uint64_t ti)
 			diag(p, OA_SEV_ERROR, "%s: unknown tensor type %" PRIu64 " (offset %" PRIu64 ")",
 			     tctx, ty, tyat);
 	}
-	bool valid = shape_ok && type_ok;
-	if (valid && t.ne[0] % blck != 0) {
+	if (!shape_ok || !type_ok)
+		return false;
+	if (t->ne[0] % blck != 0) {
 		diag(p, OA_SEV_ERROR, "%s: row length %" PRIu64 " is not a multiple of the %s block "
-		     "size %" PRIu32 " (offset %" PRIu64 ")", tctx, t.ne[0], TYPES[t.type].name, blck,
+		     "size %" PRIu32 " (offset %" PRIu64 ")", tctx, t->ne[0], TYPES[t->type].name, blck,
 		     dat);
-		valid = false;
+		return false;
 	}
-	if (valid) {
-		uint64_t nb = t.ne[0] / blck, tmp;
-		if (__builtin_mul_overflow(nb, (uint64_t)tsz, &nb) ||
-		    __builtin_mul_overflow(nb, t.ne[1], &nb) || __builtin_mul_overflow(nb, t.ne[2], &nb) ||
-		    __builtin_mul_overflow(nb, t.ne[3], &nb) ||
-		    __builtin_add_overflow(nb, o->alignment - 1, &tmp) || nb > (uint64_t)SIZE_MAX ||
-		    nb >= (1ull << 63)) {
-			diag(p, OA_SEV_ERROR, "%s: byte size of %s %" PRIu64 "x%" PRIu64 "x%" PRIu64
-			     "x%" PRIu64 " overflows (offset %" PRIu64 ")", tctx, TYPES[t.type].name,
-			     t.ne[0], t.ne[1], t.ne[2], t.ne[3], dat);
-			valid = false;
-		} else {
-			t.nbytes = nb;
+	uint64_t nb = t->ne[0] / blck, tmp;
+	if (__builtin_mul_overflow(nb, (uint64_t)tsz, &nb) ||
+	    __builtin_mul_overflow(nb, t->ne[1], &nb) || __builtin_mul_overflow(nb, t->ne[2], &nb) ||
+	    __builtin_mul_overflow(nb, t->ne[3], &nb) ||
+	    __builtin_add_overflow(nb, p->out->alignment - 1, &tmp) || nb > (uint64_t)SIZE_MAX ||
+	    nb >= (1ull << 63)) {
+		diag(p, OA_SEV_ERROR, "%s: byte size of %s %" PRIu64 "x%" PRIu64 "x%" PRIu64
+		     "x%" PRIu64 " overflows (offset %" PRIu64 ")", tctx, TYPES[t->type].name,
+		     t->ne[0], t->ne[1], t->ne[2], t->ne[3], dat);
+		return false;
+	}
+	t->nbytes = nb;
+	return true;
+}
+
+/* FULL mode keeps every tensor info, with its name. */
+static bool keep_tensor(P *p, oa_gguf_tensor *t, const tensor_name *n)
+{
+	rd_t *r = &p->r;
+	oa_gguf_info *o = p->out;
+	if (o->n_tensors_kept == p->cap_tensors) {
+		size_t nc = p->cap_tensors ? p->cap_tensors * 2 : 16;
+		oa_gguf_tensor *nt = realloc(o->tensors, nc * sizeof *nt);
+		if (!nt) {
+			r->io_errno = ENOMEM;
+			io_error(p, "tensor table");
+			return false;
 		}
+		o->tensors = nt;
+		p->cap_tensors = nc;
 	}
-	t.valid = valid;
-	if (valid) {
+	t->name = strndup((const char *)n->buf, n->kept);
+	if (!t->name) {
+		r->io_errno = ENOMEM;
+		io_error(p, "tensor name");
+		return false;
+	}
+	o->tensors[o->n_tensors_kept++] = *t;
+	return true;
+}
+
+/* One tensor info: name, shape, type and offset; then its size and counts. */
+static bool parse_tensor(P *p, uint64_t ti)
+{
+	rd_t *r = &p->r;
+	tensor_name n;
+	if (!read_tensor_name(p, ti, &n))
+		return false;
+	oa_gguf_tensor t;
+	memset(&t, 0, sizeof t);
+	bool shape_ok;
+	uint64_t dat = r->pos;
+	if (!read_tensor_shape(p, n.tctx, &t, &shape_ok))
+		return false;
+	uint64_t ty, off, tyat = r->pos;
+	if (!rd_uint(p, 4, &ty, n.tctx) || !rd_uint(p, 8, &off, n.tctx))
+		return false;
+	t.type = (uint32_t)ty;
+	t.offset = off;
+	if (shape_ok)
+		shape_ok = count_parameters(p, &t, n.tctx, n.at, dat);
+	t.valid = tensor_bytes(p, &t, shape_ok, n.tctx, tyat, dat);
+	if (t.valid) {
 		uint64_t c = ++p->type_count[t.type];
 		if (c > p->type_max_count) {
 			p->type_max_count = c;
 			p->type_max = (int)t.type;
 		}
 	}
-	if (p->mode == OA_GGUF_FULL) {
-		if (o->n_tensors_kept == p->cap_tensors) {
-			size_t nc = p->cap_tensors ? p->cap_tensors * 2 : 16;
-			oa_gguf_tensor *nt = realloc(o->tensors, nc * sizeof *nt);
-			if (!nt) {
-				r->io_errno = ENOMEM;
-				io_error(p, "tensor table");
-				return false;
-			}
-			o->tensors = nt;
-			p->cap_tensors = nc;
-		}
-		t.name = strndup((const char *)nbuf, nkept);
-		if (!t.name) {
-			r->io_errno = ENOMEM;
-			io_error(p, "tensor name");
-			return false;
-		}
-		o->tensors[o->n_tensors_kept++] = t;
-	}
-	return true;
+	return p->mode != OA_GGUF_FULL || keep_tensor(p, &t, &n);
 }
 
 static int cmp_by_offset(const void *a, const void *b)
