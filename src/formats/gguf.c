@@ -1338,23 +1338,21 @@ static void resolve(P *p)
 	}
 }
 
-static void parse(P *p)
+/* The magic: true for GGUF; a legacy GGLA adapter, a pre-GGUF ggml file or
+ * anything else is said and ends the parse. */
+static bool read_magic(P *p)
 {
 	rd_t *r = &p->r;
 	oa_gguf_info *o = p->out;
-	o->file_size = r->size;
-	o->alignment = 32;
-	o->ok = true;
-
 	if (r->size < 4) {
 		diag(p, OA_SEV_ERROR, "file is %" PRIu64 " bytes, too short for a GGUF magic "
 		     "(offset 0)", r->size);
-		return;
+		return false;
 	}
 	const uint8_t *m = rd_need(r, 4);
 	if (!m) {
 		io_error(p, "magic");
-		return;
+		return false;
 	}
 	uint8_t magic[4];
 	memcpy(magic, m, 4);
@@ -1368,7 +1366,7 @@ static void parse(P *p)
 			o->version = (uint32_t)ver;
 		diag(p, OA_SEV_INFO, "legacy GGLA LoRA adapter (pre-GGUF format): header not parsed "
 		     "further (offset 0)");
-		return;
+		return false;
 	}
 	if (memcmp(magic, "GGUF", 4) != 0) {
 		char e[40];
@@ -1382,13 +1380,22 @@ static void parse(P *p)
 			     "(offset 0)", e);
 		else
 			diag(p, OA_SEV_ERROR, "not a GGUF file: magic '%s' (offset 0)", e);
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* Version, byte order and the two counts, checked against our limits and
+ * against what is left of the file. False ends the parse. */
+static bool read_header(P *p, uint64_t *nt_out, uint64_t *nkv_out)
+{
+	rd_t *r = &p->r;
+	oa_gguf_info *o = p->out;
 	r->pos = 4;
 	o->kind = OA_GGUF_KIND_UNKNOWN;
 	uint64_t ver;
 	if (!rd_uint(p, 4, &ver, "header version"))
-		return;
+		return false;
 	if ((ver & 0xffffu) == 0) {
 		r->swap = true;
 		o->big_endian = true;
@@ -1398,7 +1405,7 @@ static void parse(P *p)
 	if (ver < 1 || ver > 3) {
 		diag(p, OA_SEV_ERROR, "unsupported GGUF version %" PRIu64 " (0x%08" PRIx64 ")%s "
 		     "(offset 4)", ver, ver, o->big_endian ? " read as big-endian" : "");
-		return;
+		return false;
 	}
 	if (o->big_endian)
 		diag(p, OA_SEV_INFO, "big-endian GGUF v%" PRIu64 ": parsed byte-swapped; llama.cpp "
@@ -1410,7 +1417,7 @@ static void parse(P *p)
 	uint64_t nt, nkv;
 	if (!rd_uint(p, p->lenw, &nt, "header tensor_count") ||
 	    !rd_uint(p, p->lenw, &nkv, "header kv_count"))
-		return;
+		return false;
 	o->tensor_count = nt;
 	o->kv_count = nkv;
 	uint64_t min_kv = (uint64_t)p->lenw + 4 + 1, min_ti = (uint64_t)p->lenw + 4 + 4 + 8;
@@ -1418,12 +1425,12 @@ static void parse(P *p)
 	if (nkv > OA_GGUF_MAX_KV) {
 		diag(p, OA_SEV_ERROR, "kv_count %" PRIu64 " is above our limit of %llu (offset %d)",
 		     nkv, OA_GGUF_MAX_KV, 8 + p->lenw);
-		return;
+		return false;
 	}
 	if (nt > OA_GGUF_MAX_TENSORS) {
 		diag(p, OA_SEV_ERROR, "tensor_count %" PRIu64 " is above our limit of %llu "
 		     "(offset 8)", nt, OA_GGUF_MAX_TENSORS);
-		return;
+		return false;
 	}
 	if (__builtin_mul_overflow(nkv, min_kv, &need_kv) ||
 	    __builtin_mul_overflow(nt, min_ti, &need_ti) ||
@@ -1431,8 +1438,53 @@ static void parse(P *p)
 		diag(p, OA_SEV_ERROR, "%" PRIu64 " key/values and %" PRIu64 " tensor infos need at "
 		     "least %" PRIu64 "+%" PRIu64 " bytes, but only %" PRIu64 " are left in the file "
 		     "(offset %" PRIu64 ")", nkv, nt, min_kv, min_ti, rd_rem(r), r->pos);
-		return;
+		return false;
 	}
+	*nt_out = nt;
+	*nkv_out = nkv;
+	return true;
+}
+
+/* FULL mode: every tensor info, then where the data section starts and
+ * whether the tensors fit in it. */
+static void parse_tensor_infos(P *p, uint64_t nt)
+{
+	rd_t *r = &p->r;
+	oa_gguf_info *o = p->out;
+	for (uint64_t i = 0; i < nt && !p->fatal; i++)
+		if (!parse_tensor(p, i))
+			break;
+	if (!p->fatal) {
+		uint64_t end = r->pos, data = end;
+		if (nt > 0) {
+			uint64_t a = o->alignment;
+			if (__builtin_add_overflow(end, a - 1, &data)) {
+				diag(p, OA_SEV_ERROR, "data section offset overflows");
+				data = UINT64_MAX;
+			} else {
+				data = data / a * a;
+			}
+		}
+		o->data_offset = data;
+		if (nt > 0 && data > r->size)
+			diag(p, OA_SEV_ERROR, "the data section would start at offset %" PRIu64
+			     " (end of tensor infos %" PRIu64 " padded to %" PRIu64 "), past the end "
+			     "of the file (%" PRIu64 " bytes)", data, end, o->alignment, r->size);
+		else if (nt > 0)
+			check_tensor_layout(p);
+	}
+}
+
+static void parse(P *p)
+{
+	rd_t *r = &p->r;
+	oa_gguf_info *o = p->out;
+	o->file_size = r->size;
+	o->alignment = 32;
+	o->ok = true;
+	uint64_t nt, nkv;
+	if (!read_magic(p) || !read_header(p, &nt, &nkv))
+		return;
 	o->kind = OA_GGUF_KIND_MODEL;
 
 	for (uint64_t i = 0; i < nkv && !p->fatal; i++) {
@@ -1444,30 +1496,8 @@ static void parse(P *p)
 	if (kv_done && !o->architecture)
 		diag(p, OA_SEV_WARNING, "no general.architecture string: llama.cpp cannot load this as "
 		     "a model");
-	if (kv_done && p->mode == OA_GGUF_FULL) {
-		for (uint64_t i = 0; i < nt && !p->fatal; i++)
-			if (!parse_tensor(p, i))
-				break;
-		if (!p->fatal) {
-			uint64_t end = r->pos, data = end;
-			if (nt > 0) {
-				uint64_t a = o->alignment;
-				if (__builtin_add_overflow(end, a - 1, &data)) {
-					diag(p, OA_SEV_ERROR, "data section offset overflows");
-					data = UINT64_MAX;
-				} else {
-					data = data / a * a;
-				}
-			}
-			o->data_offset = data;
-			if (nt > 0 && data > r->size)
-				diag(p, OA_SEV_ERROR, "the data section would start at offset %" PRIu64
-				     " (end of tensor infos %" PRIu64 " padded to %" PRIu64 "), past the end "
-				     "of the file (%" PRIu64 " bytes)", data, end, o->alignment, r->size);
-			else if (nt > 0)
-				check_tensor_layout(p);
-		}
-	}
+	if (kv_done && p->mode == OA_GGUF_FULL)
+		parse_tensor_infos(p, nt);
 	o->header_bytes_read = r->pos;
 	resolve(p);
 }
