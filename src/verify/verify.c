@@ -303,6 +303,118 @@ static void drop_end(struct dropper *d, uint64_t off)
 	drop_runs(d, !d->cur, d->start + d->chunk, off);
 }
 
+/* The open file is a regular file of the expected size; else the status says
+ * why not. */
+static bool check_file(struct run *r, const oa_verify_job *job, int fd, const char *hex,
+                       oa_verify_result *res)
+{
+	struct stat sb;
+	if (fstat(fd, &sb) != 0) {
+		res->err = errno;
+		res->status = OA_VERIFY_UNREADABLE;
+		return false;
+	}
+	stamp_from_stat(&sb, &res->st);
+	res->stat_valid = true;
+	if (!S_ISREG(sb.st_mode)) {
+		res->err = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+		res->status = OA_VERIFY_UNREADABLE;
+		return false;
+	}
+	if (job->expected_size != OA_VERIFY_SIZE_UNKNOWN && job->expected_size != res->st.size) {
+		res->status = OA_VERIFY_SIZE_MISMATCH;
+		cache_forget(r, hex, &res->st);
+		return false;
+	}
+	return true;
+}
+
+/* Read the whole file through the fingerprint (and sha256 unless quick),
+ * dropping what was read from the page cache as it goes. False with the
+ * status set when it stopped early. */
+static bool hash_file(struct worker *w, int fd, bool quick, struct dropper *dr, oa_verify_result *res)
+{
+	struct run *r = w->r;
+	if (!quick && EVP_DigestInit_ex(w->ctx, r->md, NULL) != 1) {
+		res->status = OA_VERIFY_ERROR;
+		return false;
+	}
+	if (XXH3_128bits_reset(w->xxh) == XXH_ERROR) {
+		res->status = OA_VERIFY_ERROR;
+		return false;
+	}
+	oa_advise_sequential(fd);
+	uint64_t off = 0;
+	drop_begin(dr, fd, res->st.size, r->drop_chunk, w->dropvec);
+	for (;;) {
+		if (should_stop(r)) {
+			res->status = OA_VERIFY_NOT_DONE; /* abandoned at a chunk boundary */
+			return false;
+		}
+		ssize_t got = read_full(fd, w->buf, r->bufsize);
+		if (got < 0) {
+			res->err = errno;
+			res->status = OA_VERIFY_UNREADABLE;
+			return false;
+		}
+		if (got == 0)
+			break;
+		if (!quick && EVP_DigestUpdate(w->ctx, w->buf, (size_t)got) != 1) {
+			res->status = OA_VERIFY_ERROR;
+			return false;
+		}
+		if (XXH3_128bits_update(w->xxh, w->buf, (size_t)got) == XXH_ERROR) {
+			res->status = OA_VERIFY_ERROR;
+			return false;
+		}
+		off += (uint64_t)got;
+		drop_advance(dr, off);
+		res->bytes_hashed = off;
+		atomic_fetch_add_explicit(&r->done, (uint_fast64_t)got, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->hashed, (uint_fast64_t)got, memory_order_relaxed);
+		if ((size_t)got < r->bufsize)
+			break;
+	}
+	drop_end(dr, off);
+	XXH128_canonical_t canon;
+	XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(w->xxh));
+	to_hex(canon.digest, sizeof canon.digest, res->xxh128_hex);
+	return true;
+}
+
+/* The sha256 against the name; a match is cached when the file did not
+ * change while it was read (a change would leave the stamp describing
+ * content we did not hash). */
+static void judge_sha256(struct worker *w, int fd, const char *hex, double read_started,
+                         oa_verify_result *res)
+{
+	struct run *r = w->r;
+	const oa_verify_opts *o = r->o;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	if (EVP_DigestFinal_ex(w->ctx, md, &mdlen) != 1 || mdlen != 32) {
+		res->status = OA_VERIFY_ERROR;
+		return;
+	}
+	to_hex(md, 32, res->sha256_hex);
+	if (strcmp(res->sha256_hex, hex) != 0) {
+		res->status = OA_VERIFY_DIGEST_MISMATCH;
+		cache_forget(r, hex, &res->st);
+		return;
+	}
+	res->status = OA_VERIFY_OK;
+	struct stat after;
+	oa_file_stamp st2;
+	if (o->cache && fstat(fd, &after) == 0 && (stamp_from_stat(&after, &st2), 1) &&
+	    stamp_equal(&st2, &res->st) && res->bytes_hashed == res->st.size) {
+		oa_verify_cache_entry ne;
+		ne.st = res->st;
+		memcpy(ne.xxh128, res->xxh128_hex, sizeof ne.xxh128);
+		ne.verified_at = read_started;
+		res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
+	}
+}
+
 static void verify_one(struct worker *w, size_t i)
 {
 	struct run *r = w->r;
@@ -310,7 +422,6 @@ static void verify_one(struct worker *w, size_t i)
 	const oa_verify_opts *o = r->o;
 	oa_verify_result *res = &r->res[i];
 	char hex[65];
-	struct stat sb;
 	struct dropper dr;
 	memset(&dr, 0, sizeof dr);
 
@@ -332,24 +443,8 @@ static void verify_one(struct worker *w, size_t i)
 		                                                          : OA_VERIFY_UNREADABLE;
 		return;
 	}
-	if (fstat(fd, &sb) != 0) {
-		res->err = errno;
-		res->status = OA_VERIFY_UNREADABLE;
+	if (!check_file(r, job, fd, hex, res))
 		goto out;
-	}
-	stamp_from_stat(&sb, &res->st);
-	res->stat_valid = true;
-	if (!S_ISREG(sb.st_mode)) {
-		res->err = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
-		res->status = OA_VERIFY_UNREADABLE;
-		goto out;
-	}
-	if (job->expected_size != OA_VERIFY_SIZE_UNKNOWN && job->expected_size != res->st.size) {
-		res->status = OA_VERIFY_SIZE_MISMATCH;
-		cache_forget(r, hex, &res->st);
-		goto out;
-	}
-
 	oa_verify_cache_entry ce;
 	bool cached = o->cache && oa_verify_cache_lookup(o->cache, hex, &ce);
 	if (cached && o->changed_only && stamp_equal(&ce.st, &res->st) &&
@@ -358,88 +453,18 @@ static void verify_one(struct worker *w, size_t i)
 		goto out;
 	}
 	bool quick = o->mode == OA_VERIFY_QUICK && cached && ce.st.size == res->st.size;
-
-	if (!quick && EVP_DigestInit_ex(w->ctx, r->md, NULL) != 1) {
-		res->status = OA_VERIFY_ERROR;
+	if (!hash_file(w, fd, quick, &dr, res))
 		goto out;
-	}
-	if (XXH3_128bits_reset(w->xxh) == XXH_ERROR) {
-		res->status = OA_VERIFY_ERROR;
-		goto out;
-	}
-	oa_advise_sequential(fd);
-	uint64_t off = 0;
-	drop_begin(&dr, fd, res->st.size, r->drop_chunk, w->dropvec);
-	for (;;) {
-		if (should_stop(r)) {
-			res->status = OA_VERIFY_NOT_DONE; /* abandoned at a chunk boundary */
-			goto out;
-		}
-		ssize_t got = read_full(fd, w->buf, r->bufsize);
-		if (got < 0) {
-			res->err = errno;
-			res->status = OA_VERIFY_UNREADABLE;
-			goto out;
-		}
-		if (got == 0)
-			break;
-		if (!quick && EVP_DigestUpdate(w->ctx, w->buf, (size_t)got) != 1) {
-			res->status = OA_VERIFY_ERROR;
-			goto out;
-		}
-		if (XXH3_128bits_update(w->xxh, w->buf, (size_t)got) == XXH_ERROR) {
-			res->status = OA_VERIFY_ERROR;
-			goto out;
-		}
-		off += (uint64_t)got;
-		drop_advance(&dr, off);
-		res->bytes_hashed = off;
-		atomic_fetch_add_explicit(&r->done, (uint_fast64_t)got, memory_order_relaxed);
-		atomic_fetch_add_explicit(&r->hashed, (uint_fast64_t)got, memory_order_relaxed);
-		if ((size_t)got < r->bufsize)
-			break;
-	}
-	drop_end(&dr, off);
-
-	XXH128_canonical_t canon;
-	XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(w->xxh));
-	to_hex(canon.digest, sizeof canon.digest, res->xxh128_hex);
-
 	if (quick) {
 		res->by_fingerprint = true;
-		if (strcmp(res->xxh128_hex, ce.xxh128) == 0)
+		if (strcmp(res->xxh128_hex, ce.xxh128) == 0) {
 			res->status = OA_VERIFY_OK;
-		else {
+		} else {
 			res->status = OA_VERIFY_FINGERPRINT_MISMATCH;
 			cache_forget(r, hex, &res->st);
 		}
-		goto out;
-	}
-
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	if (EVP_DigestFinal_ex(w->ctx, md, &mdlen) != 1 || mdlen != 32) {
-		res->status = OA_VERIFY_ERROR;
-		goto out;
-	}
-	to_hex(md, 32, res->sha256_hex);
-	if (strcmp(res->sha256_hex, hex) != 0) {
-		res->status = OA_VERIFY_DIGEST_MISMATCH;
-		cache_forget(r, hex, &res->st);
-		goto out;
-	}
-	res->status = OA_VERIFY_OK;
-	/* Cache only when the file did not change while we read it (a change
-	 * would leave the stamp describing content we did not hash). */
-	struct stat after;
-	oa_file_stamp st2;
-	if (o->cache && fstat(fd, &after) == 0 && (stamp_from_stat(&after, &st2), 1) &&
-	    stamp_equal(&st2, &res->st) && off == res->st.size) {
-		oa_verify_cache_entry ne;
-		ne.st = res->st;
-		memcpy(ne.xxh128, res->xxh128_hex, sizeof ne.xxh128);
-		ne.verified_at = read_started;
-		res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
+	} else {
+		judge_sha256(w, fd, hex, read_started, res);
 	}
 out:
 	drop_end(&dr, res->bytes_hashed);
