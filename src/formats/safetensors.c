@@ -267,15 +267,12 @@ static void describe_non_uint(char *dst, size_t dsz, const json_t *v)
 		snprintf(dst, dsz, "%s, not an integer", json_type_name(v));
 }
 
-static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t *v)
+/* The dtype: known (its bits set) or said to be unknown. False when out of
+ * memory. */
+static bool tensor_dtype(struct ctx *c, oa_st_tensor *t, const char *en, json_t *v, bool *dtype_ok)
 {
-	char en[ESC_NAME], ev[ESC_NAME], why[96];
-	esc(en, sizeof en, key);
-	if (!json_is_object(v)) {
-		diag(c, OA_SEV_ERROR, "tensor '%s': entry is %s, not an object", en, json_type_name(v));
-		return;
-	}
-	bool dtype_ok = false;
+	char ev[ESC_NAME];
+	*dtype_ok = false;
 	json_t *d = json_object_get(v, "dtype");
 	if (!d) {
 		diag(c, OA_SEV_ERROR, "tensor '%s': missing dtype", en);
@@ -285,16 +282,23 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 		t->dtype = xstrdup(json_string_value(d));
 		if (!t->dtype) {
 			c->oom = true;
-			return;
+			return false;
 		}
-		dtype_ok = true;
+		*dtype_ok = true;
 		t->dtype_bits = oa_st_dtype_bits(t->dtype);
 		if (!t->dtype_bits) {
 			esc(ev, sizeof ev, t->dtype);
 			diag(c, OA_SEV_WARNING, "tensor '%s': unknown dtype '%s'; byte length not checked", en, ev);
 		}
 	}
+	return true;
+}
 
+/* The shape: at most OA_ST_MAX_DIMS non-negative integers whose product
+ * fits 64 bits (t->elements). False when out of memory. */
+static bool tensor_shape(struct ctx *c, oa_st_tensor *t, const char *en, json_t *v)
+{
+	char why[96];
 	json_t *s = json_object_get(v, "shape");
 	if (!s) {
 		diag(c, OA_SEV_ERROR, "tensor '%s': missing shape", en);
@@ -311,7 +315,7 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 			t->shape = calloc(n, sizeof *t->shape);
 			if (!t->shape) {
 				c->oom = true;
-				return;
+				return false;
 			}
 		}
 		t->n_dims = (uint32_t)n;
@@ -340,7 +344,13 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 			t->shape_ok = true;
 		}
 	}
+	return true;
+}
 
+/* data_offsets: two non-negative integers, begin <= end. */
+static void tensor_offsets(struct ctx *c, oa_st_tensor *t, const char *en, json_t *v)
+{
+	char why[96];
 	json_t *o = json_object_get(v, "data_offsets");
 	if (!o) {
 		diag(c, OA_SEV_ERROR, "tensor '%s': missing data_offsets", en);
@@ -372,7 +382,12 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 			}
 		}
 	}
+}
 
+/* The byte length the offsets give matches dtype x shape and stays inside
+ * the data section. */
+static bool tensor_length_ok(struct ctx *c, oa_st_tensor *t, const char *en)
+{
 	bool len_ok = true;
 	if (t->shape_ok && t->offsets_ok && t->dtype_bits) {
 		uint64_t bits;
@@ -400,6 +415,22 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 		     en, t->begin, t->end, c->b->data_bytes);
 		len_ok = false;
 	}
+	return len_ok;
+}
+
+static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t *v)
+{
+	char en[ESC_NAME];
+	esc(en, sizeof en, key);
+	if (!json_is_object(v)) {
+		diag(c, OA_SEV_ERROR, "tensor '%s': entry is %s, not an object", en, json_type_name(v));
+		return;
+	}
+	bool dtype_ok;
+	if (!tensor_dtype(c, t, en, v, &dtype_ok) || !tensor_shape(c, t, en, v))
+		return;
+	tensor_offsets(c, t, en, v);
+	bool len_ok = tensor_length_ok(c, t, en);
 	t->valid = dtype_ok && t->shape_ok && t->offsets_ok && len_ok;
 }
 
