@@ -829,9 +829,10 @@ static void check_layer_name(struct ctx *c)
 	}
 }
 
-static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
+/* The header as a JSON object (a duplicate key is an error, then read with
+ * the last value winning); NULL when it is none, said or out of memory. */
+static json_t *load_header_json(struct ctx *c, const char *hdr, size_t hlen)
 {
-	oa_st_blob *b = c->b;
 	json_error_t err;
 	char et[ESC_NAME];
 	json_t *root = json_loadb(hdr, hlen, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
@@ -843,34 +844,31 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 	if (!root) {
 		if (json_error_code(&err) == json_error_out_of_memory) {
 			c->oom = true;
-			return;
+			return NULL;
 		}
 		esc(et, sizeof et, err.text);
 		diag(c, OA_SEV_ERROR, "header is not valid JSON: %s (line %d, column %d, byte %d)", et,
 		     err.line, err.column, err.position);
-		return;
+		return NULL;
 	}
 	if (!json_is_object(root)) {
 		diag(c, OA_SEV_ERROR, "header is %s, not a JSON object", json_type_name(root));
 		json_decref(root);
-		return;
+		return NULL;
 	}
-	b->header_ok = true;
-	if (hlen && hdr[0] != '{')
-		diag(c, OA_SEV_WARNING,
-		     "header starts with byte 0x%02X, not '{' (the HF safetensors library rejects this)",
-		     (unsigned char)hdr[0]);
+	return root;
+}
 
-	json_t *meta = json_object_get(root, "__metadata__");
-	if (meta)
-		parse_metadata(c, meta);
-
-	size_t n = json_object_size(root) - (meta ? 1 : 0);
+/* Every key but __metadata__ is a tensor. False when out of memory. */
+static bool read_tensors(struct ctx *c, json_t *root, bool has_meta)
+{
+	oa_st_blob *b = c->b;
+	size_t n = json_object_size(root) - (has_meta ? 1 : 0);
 	if (n) {
 		b->tensors = calloc(n, sizeof *b->tensors);
 		if (!b->tensors) {
 			c->oom = true;
-			goto out;
+			return false;
 		}
 	}
 	const char *key;
@@ -881,47 +879,61 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 		oa_st_tensor *t = &b->tensors[b->n_tensors++];
 		if (!(t->name = xstrdup(key))) {
 			c->oom = true;
-			goto out;
+			return false;
 		}
 		parse_tensor(c, t, key, v);
 		if (c->oom)
-			goto out;
+			return false;
 	}
-	if (!b->n_tensors) {
-		diag(c, OA_SEV_WARNING, "header holds no tensors");
-		check_layout(c);
-		goto out;
-	}
+	return true;
+}
 
-	/* Old layout: one tensor keyed `data`, named by the manifest layer. */
-	const char *data_key = NULL;
-	if (b->n_tensors == 1 && strcmp(b->tensors[0].name, "data") == 0) {
-		b->data_key_layout = true;
-		data_key = "data";
-		const char *ln = c->layer_name;
-		if (ln && *ln) {
-			char *nn = xstrdup(ln);
-			if (!nn) {
-				c->oom = true;
-				goto out;
-			}
-			free(b->tensors[0].name);
-			b->tensors[0].name = nn;
-			b->tensors[0].is_companion = ends_with(nn, "_scale") || ends_with(nn, "_qbias");
+/* Old layout: one tensor keyed `data`, named by the manifest layer; then its
+ * metadata is keyed "data" (*data_key). False when out of memory. */
+static bool old_data_layout(struct ctx *c, const char **data_key)
+{
+	oa_st_blob *b = c->b;
+	*data_key = NULL;
+	if (b->n_tensors != 1 || strcmp(b->tensors[0].name, "data") != 0)
+		return true;
+	b->data_key_layout = true;
+	*data_key = "data";
+	const char *ln = c->layer_name;
+	if (ln && *ln) {
+		char *nn = xstrdup(ln);
+		if (!nn) {
+			c->oom = true;
+			return false;
 		}
-		diag(c, OA_SEV_INFO, "old single-key `data` layout (Ollama v0.14-v0.15)");
+		free(b->tensors[0].name);
+		b->tensors[0].name = nn;
+		b->tensors[0].is_companion = ends_with(nn, "_scale") || ends_with(nn, "_qbias");
 	}
+	diag(c, OA_SEV_INFO, "old single-key `data` layout (Ollama v0.14-v0.15)");
+	return true;
+}
 
+/* c->by_name, the tensors sorted by name for find_tensor. */
+static bool index_by_name(struct ctx *c)
+{
+	oa_st_blob *b = c->b;
 	c->by_name = malloc(b->n_tensors * sizeof *c->by_name);
 	if (!c->by_name) {
 		c->oom = true;
-		goto out;
+		return false;
 	}
 	for (size_t i = 0; i < b->n_tensors; i++)
 		c->by_name[i] = &b->tensors[i];
 	qsort(c->by_name, b->n_tensors, sizeof *c->by_name, cmp_tensor_name);
+	return true;
+}
 
+/* X.scale, X.bias and X.global_scale are companions of X; one whose X is
+ * not in this blob is an orphan. False when out of memory. */
+static bool mark_companions(struct ctx *c)
+{
 	static const char *const suffixes[] = {".scale", ".bias", ".global_scale"};
+	oa_st_blob *b = c->b;
 	for (size_t i = 0; i < b->n_tensors && !b->data_key_layout; i++) {
 		oa_st_tensor *t = &b->tensors[i];
 		for (size_t k = 0; k < 3; k++) {
@@ -932,7 +944,7 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 			char *base = malloc(bl + 1);
 			if (!base) {
 				c->oom = true;
-				goto out;
+				return false;
 			}
 			memcpy(base, t->name, bl);
 			base[bl] = '\0';
@@ -941,6 +953,14 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 			break;
 		}
 	}
+	return true;
+}
+
+/* Count companions (saying which ones show skips) and quantize each main
+ * tensor. False when out of memory. */
+static bool count_tensors(struct ctx *c, const char *data_key, json_t *meta)
+{
+	oa_st_blob *b = c->b;
 	for (size_t i = 0; i < b->n_tensors; i++) {
 		oa_st_tensor *t = &b->tensors[i];
 		if (t->is_companion) {
@@ -960,12 +980,36 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 		b->n_main++;
 		quantize_main(c, t, data_key ? data_key : t->name, meta);
 		if (c->oom)
-			goto out;
+			return false;
 	}
-	b->packed = b->n_main > 1;
-	check_layout(c);
-	check_layer_name(c);
-out:
+	return true;
+}
+
+static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
+{
+	oa_st_blob *b = c->b;
+	json_t *root = load_header_json(c, hdr, hlen);
+	if (!root)
+		return;
+	b->header_ok = true;
+	if (hlen && hdr[0] != '{')
+		diag(c, OA_SEV_WARNING,
+		     "header starts with byte 0x%02X, not '{' (the HF safetensors library rejects this)",
+		     (unsigned char)hdr[0]);
+	json_t *meta = json_object_get(root, "__metadata__");
+	if (meta)
+		parse_metadata(c, meta);
+	const char *data_key;
+	bool ok = read_tensors(c, root, meta != NULL); /* else out of memory (c->oom) */
+	if (ok && !b->n_tensors) {
+		diag(c, OA_SEV_WARNING, "header holds no tensors");
+		check_layout(c);
+	} else if (ok && old_data_layout(c, &data_key) && index_by_name(c) && mark_companions(c) &&
+	           count_tensors(c, data_key, meta)) {
+		b->packed = b->n_main > 1;
+		check_layout(c);
+		check_layer_name(c);
+	}
 	json_decref(root);
 }
 
