@@ -266,25 +266,32 @@ static size_t *with_anchors(const oa_store *s, const size_t *models, size_t n, s
 	return v;
 }
 
-void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_age, oa_plan *p)
+/* What an rm plan is built from: the models removed, and what they leave. */
+typedef struct rm_ctx {
+	oa_store *s;
+	oa_plan *p;
+	size_t *models, n;   /* the models removed, with their anchors */
+	const char **skip;   /* their manifest paths, left out of the reference set */
+	size_t n_skip;
+	char **gone;         /* every path removed, relative to the root */
+	size_t n_gone;
+	oa_refset refs;      /* what the manifests that stay mention */
+	const char **users;  /* per blob: a model that stays and uses it, or NULL */
+	oa_ino_set targets;  /* what symlinked blobs that stay resolve through */
+	int64_t min_age;
+} rm_ctx;
+
+/* 1. the manifests (tags under manifests/ or manifests-v2/) */
+static void rm_manifests(rm_ctx *c)
 {
-	plan_init(p, s, "rm");
-	p->min_age = min_age;
-	size_t n;
-	size_t *models = with_anchors(s, asked, n_asked, &n);
-	/* The reference set leaves out exactly the paths being removed; another
-	 * name of the same file (a hard link, a symlink) is another tag that stays. */
-	const char **skip = oa_xcalloc(n ? n : 1, sizeof *skip);
-	char **gone = oa_xcalloc(n * 4 + 1, sizeof *gone); /* relative to the root */
-	size_t n_gone = 0, n_skip = 0;
-	/* 1. the manifests (tags under manifests/ or manifests-v2/) */
-	for (size_t i = 0; i < n; i++) {
-		const oa_model *m = &s->models[models[i]];
+	oa_store *s = c->s;
+	for (size_t i = 0; i < c->n; i++) {
+		const oa_model *m = &s->models[c->models[i]];
 		struct stat lst;
 		if (fstatat(s->root_fd, m->rel_path, &lst, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		skip[n_skip++] = m->rel_path;
-		oa_plan_entry *e = list_add(&p->todo);
+		c->skip[c->n_skip++] = m->rel_path;
+		oa_plan_entry *e = list_add(&c->p->todo);
 		e->path = oa_xstrdup(m->rel_path);
 		e->category = oa_xstrdup("manifest");
 		e->model = oa_xstrdup(m->display);
@@ -295,108 +302,136 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 		else if (m->anchor)
 			e->note = oa_xstrdup("the legacy anchor of a manifests-v2 tag removed too: reads fall "
 			                     "back to it");
-		gone[n_gone++] = oa_xstrdup(m->rel_path);
+		c->gone[c->n_gone++] = oa_xstrdup(m->rel_path);
 	}
-	/* 2. the directories that become empty, deepest first, up to (not
-	 * including) manifests/ or manifests-v2/ */
-	for (size_t i = 0; i < n; i++) {
-		char *dir = oa_xstrdup(s->models[models[i]].rel_path);
+}
+
+/* 2. the directories that become empty, deepest first, up to (not
+ * including) manifests/ or manifests-v2/ */
+static void rm_empty_dirs(rm_ctx *c)
+{
+	oa_store *s = c->s;
+	for (size_t i = 0; i < c->n; i++) {
+		char *dir = oa_xstrdup(s->models[c->models[i]].rel_path);
 		for (int depth = 0; depth < 3; depth++) {
 			char *slash = strrchr(dir, '/');
 			if (!slash)
 				break;
 			*slash = '\0';
-			if (str_in(gone, n_gone, dir) || !dir_would_empty(s->root_fd, dir, gone, n_gone))
+			if (str_in(c->gone, c->n_gone, dir) || !dir_would_empty(s->root_fd, dir, c->gone, c->n_gone))
 				break;
 			struct stat lst;
 			if (fstatat(s->root_fd, dir, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))
 				break;
-			oa_plan_entry *e = list_add(&p->todo);
+			oa_plan_entry *e = list_add(&c->p->todo);
 			e->path = oa_xstrdup(dir);
 			e->category = oa_xstrdup("empty-dir");
-			e->model = oa_xstrdup(s->models[models[i]].display);
+			e->model = oa_xstrdup(s->models[c->models[i]].display);
 			entry_from_stat(e, &lst);
 			e->empty_dir = true;
-			gone = oa_xreallocarray(gone, n_gone + 2, sizeof *gone);
-			gone[n_gone++] = oa_xstrdup(dir);
+			c->gone = oa_xreallocarray(c->gone, c->n_gone + 2, sizeof *c->gone);
+			c->gone[c->n_gone++] = oa_xstrdup(dir);
 		}
 		free(dir);
 	}
-	/* 3. blobs that no other file under manifests/ can reference */
-	oa_refset refs;
-	oa_refset_build(s, skip, n_skip, &refs);
-	/* ... that no model which stays reaches ... */
-	const char **users = staying_users(s, models, n);
-	/* ... and that no symlinked blob which stays resolves through. */
-	oa_ino_set targets = { 0 };
+}
+
+/* What keeps a removed model's blob: the reference set, a model that
+ * stays, a symlinked blob that stays; built once for every blob. */
+static void rm_keepers(rm_ctx *c)
+{
+	oa_store *s = c->s;
+	oa_refset_build(s, c->skip, c->n_skip, &c->refs);
+	c->users = staying_users(s, c->models, c->n);
 	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
 		const oa_blob *b = &s->blobs[i];
 		if (!b->is_symlink)
 			continue;
-		bool used = b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(&refs, b->hex);
-		if (used || users[i])
-			oa_symlink_chain(s->blobs_fd, b->name, &targets);
+		bool used = b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(&c->refs, b->hex);
+		if (used || c->users[i])
+			oa_symlink_chain(s->blobs_fd, b->name, &c->targets);
 	}
-	oa_ino_set_sort(&targets);
-	for (size_t i = 0; i < n; i++) {
-		const oa_model *m = &s->models[models[i]];
+	oa_ino_set_sort(&c->targets);
+}
+
+/* 3. one blob a removed model reaches: removed, or kept with the reason. */
+static void rm_blob(rm_ctx *c, const oa_model *m, oa_blob *b)
+{
+	oa_store *s = c->s;
+	oa_plan *p = c->p;
+	char *path = oa_xasprintf("blobs/%s", b->name);
+	bool dup = false;
+	for (size_t q = 0; q < p->todo.n && !dup; q++)
+		dup = strcmp(p->todo.v[q].path, path) == 0;
+	for (size_t q = 0; q < p->kept.n && !dup; q++)
+		dup = strcmp(p->kept.v[q].path, path) == 0;
+	struct stat lst;
+	if (dup || fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
+		free(path);
+		return;
+	}
+	char *why = NULL;
+	/* Another model that stays uses it (whatever the byte scan says). */
+	const char *other = c->users[b - s->blobs];
+	if (other) {
+		why = oa_xasprintf("also used by %s", other);
+	} else if (oa_refset_has(&c->refs, b->hex)) {
+		why = oa_xstrdup("another file under manifests/ mentions this digest");
+	} else if (oa_ino_set_has(&c->targets, lst.st_dev, lst.st_ino)) {
+		why = oa_xstrdup("a symlinked blob that another manifest uses resolves to it");
+	} else if (c->refs.incomplete) {
+		why = oa_xasprintf("cannot re-read every manifest (%s)", c->refs.why);
+	}
+	oa_plan_entry *e = list_add(why ? &p->kept : &p->todo);
+	e->path = path;
+	e->category = oa_xstrdup("model-blob");
+	e->model = oa_xstrdup(m->display);
+	memcpy(e->hex, b->hex, sizeof e->hex);
+	e->check_refs = true;
+	entry_from_stat(e, &lst);
+	e->freed = e->allocated;
+	if (why)
+		e->note = why;
+	else if (b->is_symlink)
+		e->note = oa_xstrdup("a symlink: only the link is removed, never its target");
+	if (!why && c->min_age > 0 && e->age < (double)c->min_age) {
+		/* move it to the kept list */
+		oa_plan_entry *kk = list_add(&p->kept);
+		*kk = p->todo.v[--p->todo.n];
+		free(kk->note);
+		kk->note = oa_xstrdup("younger than --min-age");
+	}
+}
+
+void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_age, oa_plan *p)
+{
+	plan_init(p, s, "rm");
+	p->min_age = min_age;
+	rm_ctx c = { .s = s, .p = p, .min_age = min_age };
+	c.models = with_anchors(s, asked, n_asked, &c.n);
+	/* The reference set leaves out exactly the paths being removed; another
+	 * name of the same file (a hard link, a symlink) is another tag that stays. */
+	c.skip = oa_xcalloc(c.n ? c.n : 1, sizeof *c.skip);
+	c.gone = oa_xcalloc(c.n * 4 + 1, sizeof *c.gone);
+	rm_manifests(&c);
+	rm_empty_dirs(&c);
+	rm_keepers(&c);
+	for (size_t i = 0; i < c.n; i++) {
+		const oa_model *m = &s->models[c.models[i]];
 		oa_blob **reach;
 		size_t n_reach = oa_model_reach(s, m, &reach);
-		for (size_t k = 0; k < n_reach; k++) {
-			oa_blob *b = reach[k];
-			char *path = oa_xasprintf("blobs/%s", b->name);
-			bool dup = false;
-			for (size_t q = 0; q < p->todo.n && !dup; q++)
-				dup = strcmp(p->todo.v[q].path, path) == 0;
-			for (size_t q = 0; q < p->kept.n && !dup; q++)
-				dup = strcmp(p->kept.v[q].path, path) == 0;
-			struct stat lst;
-			if (dup || fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
-				free(path);
-				continue;
-			}
-			char *why = NULL;
-			/* Another model that stays uses it (whatever the byte scan says). */
-			const char *other = users[b - s->blobs];
-			if (other) {
-				why = oa_xasprintf("also used by %s", other);
-			} else if (oa_refset_has(&refs, b->hex)) {
-				why = oa_xstrdup("another file under manifests/ mentions this digest");
-			} else if (oa_ino_set_has(&targets, lst.st_dev, lst.st_ino)) {
-				why = oa_xstrdup("a symlinked blob that another manifest uses resolves to it");
-			} else if (refs.incomplete) {
-				why = oa_xasprintf("cannot re-read every manifest (%s)", refs.why);
-			}
-			oa_plan_entry *e = list_add(why ? &p->kept : &p->todo);
-			e->path = path;
-			e->category = oa_xstrdup("model-blob");
-			e->model = oa_xstrdup(m->display);
-			memcpy(e->hex, b->hex, sizeof e->hex);
-			e->check_refs = true;
-			entry_from_stat(e, &lst);
-			e->freed = e->allocated;
-			if (why)
-				e->note = why;
-			else if (b->is_symlink)
-				e->note = oa_xstrdup("a symlink: only the link is removed, never its target");
-			if (!why && min_age > 0 && e->age < (double)min_age) {
-				/* move it to the kept list */
-				oa_plan_entry *kk = list_add(&p->kept);
-				*kk = p->todo.v[--p->todo.n];
-				free(kk->note);
-				kk->note = oa_xstrdup("younger than --min-age");
-			}
-		}
+		for (size_t k = 0; k < n_reach; k++)
+			rm_blob(&c, m, reach[k]);
 		free(reach);
 	}
-	oa_refset_free(&refs);
-	oa_ino_set_free(&targets);
-	free(users);
-	for (size_t i = 0; i < n_gone; i++)
-		free(gone[i]);
-	free(gone);
-	free(skip);
-	free(models);
+	oa_refset_free(&c.refs);
+	oa_ino_set_free(&c.targets);
+	free(c.users);
+	for (size_t i = 0; i < c.n_gone; i++)
+		free(c.gone[i]);
+	free(c.gone);
+	free(c.skip);
+	free(c.models);
 	plan_totals(p);
 }
 
