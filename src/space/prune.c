@@ -1226,102 +1226,98 @@ static void targets_build(apply_ctx *c, const oa_plan *p)
 	oa_ino_set_sort(&c->targets);
 }
 
-static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
-                         json_t *qe, char *why, size_t whylen)
+/* 1. Nothing may reference a blob: by path, and by its digest in any file
+ * under manifests/ re-read now. False (why set) when something does. */
+static bool blob_unreferenced(apply_ctx *c, const oa_plan_entry *e, char *why, size_t whylen)
 {
-	oa_store *s = c->s;
-	/* What may be done is decided from the path alone, whatever the plan says. */
-	path_kind kind = plan_path_kind(c->command, e->path, e->type);
-	if (kind == PK_BAD) {
-		snprintf(why, whylen, "not something `%s` removes", c->command);
-		return R_FAIL;
+	const char *name = e->path + strlen("blobs/");
+	if (c->n_in_use && bsearch(&name, c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str)) {
+		snprintf(why, whylen, "a manifest references it now (by path)");
+		return false;
 	}
-	/* 1. Nothing may reference a blob: by path, and by its digest in any
-	 * file under manifests/ re-read now. */
-	if (kind == PK_BLOB) {
-		const char *name = e->path + strlen("blobs/");
-		if (c->n_in_use && bsearch(&name, c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str)) {
-			snprintf(why, whylen, "a manifest references it now (by path)");
-			return R_SKIP;
-		}
-		char hex[65];
-		path_hex(e->path, hex);
-		if (hex[0]) {
-			oa_refcache_update(c->refs);
-			const char *inc = oa_refcache_incomplete(c->refs);
-			if (oa_refcache_has(c->refs, hex)) {
-				snprintf(why, whylen, "a manifest references it now");
-				return R_SKIP;
-			}
-			/* --force never overrides this: only a partial download or a
-			 * temp file, which no manifest can name, may go. */
-			if (inc && oa_digest_parse(name, hex, NULL)) {
-				snprintf(why, whylen, "cannot re-read every manifest (%s): no complete blob can be "
-				         "proven unreferenced", inc);
-				return R_SKIP;
-			}
-		}
+	char hex[65];
+	path_hex(e->path, hex);
+	if (!hex[0])
+		return true;
+	oa_refcache_update(c->refs);
+	const char *inc = oa_refcache_incomplete(c->refs);
+	if (oa_refcache_has(c->refs, hex)) {
+		snprintf(why, whylen, "a manifest references it now");
+		return false;
 	}
-	const char *leaf;
-	int pfd = open_parent(s, e->path, &leaf);
-	if (pfd < 0) {
-		snprintf(why, whylen, errno == ENOENT ? "gone already" : "cannot open its directory: %s",
-		         strerror(errno));
-		return errno == ENOENT ? R_SKIP : R_FAIL;
+	/* --force never overrides this: only a partial download or a
+	 * temp file, which no manifest can name, may go. */
+	if (inc && oa_digest_parse(name, hex, NULL)) {
+		snprintf(why, whylen, "cannot re-read every manifest (%s): no complete blob can be "
+		         "proven unreferenced", inc);
+		return false;
 	}
-	/* 2. Still the same file: same type, device, inode, size and mtime. */
+	return true;
+}
+
+/* A tree holds a name a symlinked blob in use resolves through (or cannot
+ * be read completely, so it might). */
+static bool tree_holds_target(apply_ctx *c, int pfd, const char *leaf)
+{
+	int tfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	oa_usage u;
+	oa_usage_walk(tfd, &u);
+	bool hit = tfd < 0 || u.incomplete;
+	for (size_t i = 0; i < u.n && !hit; i++)
+		hit = oa_ino_set_has(&c->targets, u.v[i].dev, u.v[i].ino);
+	oa_usage_free(&u);
+	if (tfd >= 0)
+		close(tfd);
+	return hit;
+}
+
+/* 2. Still the same file: same type, device, inode, size and mtime; and
+ * not what a symlinked blob in use resolves through (its target, a
+ * directory on the way there), nor a tree holding such a name. 3. Old
+ * enough (empty directories are exempt). False with *oc and why set. */
+static bool still_removable(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, path_kind kind,
+                            int pfd, const char *leaf, outcome *oc, char *why, size_t whylen)
+{
 	struct stat st;
+	*oc = R_SKIP;
 	if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		int err = errno;
-		close(pfd);
 		snprintf(why, whylen, err == ENOENT ? "gone already" : "cannot stat: %s", strerror(err));
-		return err == ENOENT ? R_SKIP : R_FAIL;
+		*oc = err == ENOENT ? R_SKIP : R_FAIL;
+		return false;
 	}
 	char type = S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'f';
 	if (type != e->type || (uint64_t)st.st_dev != e->dev || (uint64_t)st.st_ino != e->ino ||
 	    (type != 'd' && ((int64_t)st.st_size != e->size || oa_stat_mtime_ns(&st) != e->mtime_ns))) {
-		close(pfd);
 		snprintf(why, whylen, "changed since it was planned");
-		return R_SKIP;
+		return false;
 	}
-	/* 2b. Not what a symlinked blob in use resolves through (its target, a
-	 * directory on the way there), nor a tree holding such a name. */
 	if (oa_ino_set_has(&c->targets, st.st_dev, st.st_ino)) {
-		close(pfd);
 		snprintf(why, whylen, "a symlinked blob that a manifest uses resolves to it");
-		return R_SKIP;
+		return false;
 	}
-	if ((kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) && c->targets.n) {
-		int tfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		oa_usage u;
-		oa_usage_walk(tfd, &u);
-		bool hit = tfd < 0 || u.incomplete;
-		for (size_t i = 0; i < u.n && !hit; i++)
-			hit = oa_ino_set_has(&c->targets, u.v[i].dev, u.v[i].ino);
-		oa_usage_free(&u);
-		if (tfd >= 0)
-			close(tfd);
-		if (hit) {
-			close(pfd);
-			snprintf(why, whylen, "holds the target of a symlinked blob that a manifest uses (or "
-			         "cannot be read completely)");
-			return R_SKIP;
-		}
+	if ((kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) && c->targets.n && tree_holds_target(c, pfd, leaf)) {
+		snprintf(why, whylen, "holds the target of a symlinked blob that a manifest uses (or "
+		         "cannot be read completely)");
+		return false;
 	}
-	/* 3. Old enough (empty directories are exempt). */
 	if (kind != PK_MANIFEST_DIR && o->min_age > 0 &&
 	    oa_wall_now() - (double)oa_stat_mtime_ns(&st) / 1e9 < (double)o->min_age) {
-		close(pfd);
 		snprintf(why, whylen, "younger than --min-age");
-		return R_SKIP;
+		return false;
 	}
-	/* 4. Remove or move. Under manifests/ a directory is only ever rmdir'ed;
-	 * only the two kinds of temp directory are removed recursively. */
+	return true;
+}
+
+/* 4. Remove or move. Under manifests/ a directory is only ever rmdir'ed;
+ * only the two kinds of temp directory are removed recursively. */
+static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t *qe, int pfd,
+                            const char *leaf, char *why, size_t whylen)
+{
 	int rc;
 	if (kind == PK_MANIFEST_DIR) {
 		rc = unlinkat(pfd, leaf, AT_REMOVEDIR);
 		if (rc < 0 && (errno == ENOTEMPTY || errno == EEXIST)) {
-			close(pfd);
 			snprintf(why, whylen, "no longer empty");
 			return R_SKIP;
 		}
@@ -1340,12 +1336,36 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 	int err = errno;
 	if (rc == 0 && kind == PK_MANIFEST)
 		fsync(pfd); /* the manifest is gone for good before any of its blobs goes */
-	close(pfd);
 	if (rc < 0) {
 		snprintf(why, whylen, "%s", strerror(err));
 		return R_FAIL;
 	}
 	return R_DONE;
+}
+
+static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
+                         json_t *qe, char *why, size_t whylen)
+{
+	/* What may be done is decided from the path alone, whatever the plan says. */
+	path_kind kind = plan_path_kind(c->command, e->path, e->type);
+	if (kind == PK_BAD) {
+		snprintf(why, whylen, "not something `%s` removes", c->command);
+		return R_FAIL;
+	}
+	if (kind == PK_BLOB && !blob_unreferenced(c, e, why, whylen))
+		return R_SKIP;
+	const char *leaf;
+	int pfd = open_parent(c->s, e->path, &leaf);
+	if (pfd < 0) {
+		snprintf(why, whylen, errno == ENOENT ? "gone already" : "cannot open its directory: %s",
+		         strerror(errno));
+		return errno == ENOENT ? R_SKIP : R_FAIL;
+	}
+	outcome oc;
+	if (still_removable(c, e, o, kind, pfd, leaf, &oc, why, whylen))
+		oc = remove_entry(c, kind, q, qe, pfd, leaf, why, whylen);
+	close(pfd);
+	return oc;
 }
 
 static void apply_ctx_free(apply_ctx *c)
