@@ -96,21 +96,21 @@ static void find_shared_extents(oa_store *const *stores, oa_dupe *d)
 	}
 }
 
-void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
+/* Every complete regular blob of every store, once per store root (one
+ * store given by two paths counts once), sorted by digest then store. */
+static entry *collect_blobs(oa_store *const *stores, size_t n, size_t *out_k)
 {
-	memset(out, 0, sizeof *out);
-	size_t total = 0;
+	size_t total = 0, k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (stores[i])
 			total += stores[i]->n_blobs;
+	*out_k = 0;
 	if (!total)
-		return;
+		return NULL;
 	entry *v = oa_xcalloc(total, sizeof *v);
-	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!stores[i])
 			continue;
-		/* one store given twice (two paths to one root): count it once */
 		bool again = false;
 		for (size_t j = 0; j < i && !again; j++)
 			again = stores[j] && stores[j]->root_st.st_dev == stores[i]->root_st.st_dev &&
@@ -126,6 +126,100 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 	}
 	if (k)
 		qsort(v, k, sizeof *v, cmp_entry);
+	*out_k = k;
+	return v;
+}
+
+/* One copy per store of the digest's entries v[0..n), with the models that
+ * use it and which earlier copy it is the same inode as. */
+static void add_copies(oa_store *const *stores, oa_dupe *d, const entry *v, size_t n)
+{
+	d->copies = oa_xcalloc(n, sizeof *d->copies);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && v[i].store == v[i - 1].store)
+			continue;
+		oa_dupe_copy *c = &d->copies[d->n_copies];
+		c->store = v[i].store;
+		c->blob = v[i].blob;
+		c->dev = v[i].blob->st.st_dev;
+		c->ino = v[i].blob->st.st_ino;
+		c->uid = v[i].blob->st.st_uid;
+		c->allocated = (uint64_t)v[i].blob->st.st_blocks * 512u;
+		c->symlink = v[i].blob->is_symlink;
+		c->same_inode_as = -1;
+		for (size_t j = 0; j < d->n_copies; j++)
+			if (d->copies[j].dev == c->dev && d->copies[j].ino == c->ino) {
+				c->same_inode_as = (long)j;
+				break;
+			}
+		c->shared_with = -1;
+		fill_models(stores[c->store], c);
+		d->n_copies++;
+	}
+}
+
+/* A copy dedupe could replace: its own inode and extents, not a symlink. */
+static bool own_copy(const oa_dupe_copy *c)
+{
+	return c->same_inode_as < 0 && !c->symlink && c->shared_with < 0;
+}
+
+/* What sharing every copy would save (all but the largest distinct one),
+ * and what is shared already. */
+static void tally_saving(oa_dupe *d)
+{
+	uint64_t largest = 0, sum = 0;
+	for (size_t i = 0; i < d->n_copies; i++) {
+		const oa_dupe_copy *c = &d->copies[i];
+		if (c->same_inode_as >= 0 || c->shared_with >= 0) {
+			d->already_shared += c->allocated;
+			d->n_inodes += c->same_inode_as < 0;
+		} else {
+			d->n_inodes++;
+			sum += c->allocated;
+			if (c->allocated > largest)
+				largest = c->allocated;
+		}
+	}
+	d->saving = sum - largest;
+}
+
+/* Per filesystem: every distinct inode but the largest one could become a
+ * link. Symlinked copies and copies that already share their extents are
+ * left out: dedupe never touches them. */
+static void tally_linkable(oa_dupe *d)
+{
+	for (size_t i = 0; i < d->n_copies; i++) {
+		const oa_dupe_copy *c = &d->copies[i];
+		if (!own_copy(c))
+			continue;
+		bool first_on_dev = true;
+		for (size_t j = 0; j < i; j++)
+			if (d->copies[j].dev == c->dev && own_copy(&d->copies[j]))
+				first_on_dev = false;
+		if (!first_on_dev)
+			continue;
+		uint64_t dsum = 0, dmax = 0;
+		size_t cnt = 0;
+		for (size_t j = i; j < d->n_copies; j++) {
+			const oa_dupe_copy *o = &d->copies[j];
+			if (o->dev != c->dev || !own_copy(o))
+				continue;
+			cnt++;
+			dsum += o->allocated;
+			if (o->allocated > dmax)
+				dmax = o->allocated;
+		}
+		if (cnt >= 2)
+			d->linkable += dsum - dmax;
+	}
+}
+
+void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
+{
+	memset(out, 0, sizeof *out);
+	size_t k;
+	entry *v = collect_blobs(stores, n, &k);
 	for (size_t a = 0; a < k;) {
 		size_t e = a + 1;
 		while (e < k && strcmp(v[e].hex, v[a].hex) == 0)
@@ -143,71 +237,10 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 		memset(d, 0, sizeof *d);
 		memcpy(d->hex, v[a].hex, 65);
 		d->size = (uint64_t)v[a].blob->st.st_size;
-		d->copies = oa_xcalloc(e - a, sizeof *d->copies);
-		uint64_t largest = 0, sum = 0;
-		for (size_t i = a; i < e; i++) {
-			if (i > a && v[i].store == v[i - 1].store)
-				continue;
-			oa_dupe_copy *c = &d->copies[d->n_copies];
-			c->store = v[i].store;
-			c->blob = v[i].blob;
-			c->dev = v[i].blob->st.st_dev;
-			c->ino = v[i].blob->st.st_ino;
-			c->uid = v[i].blob->st.st_uid;
-			c->allocated = (uint64_t)v[i].blob->st.st_blocks * 512u;
-			c->symlink = v[i].blob->is_symlink;
-			c->same_inode_as = -1;
-			for (size_t j = 0; j < d->n_copies; j++)
-				if (d->copies[j].dev == c->dev && d->copies[j].ino == c->ino) {
-					c->same_inode_as = (long)j;
-					break;
-				}
-			c->shared_with = -1;
-			fill_models(stores[c->store], c);
-			d->n_copies++;
-		}
+		add_copies(stores, d, v + a, e - a);
 		find_shared_extents(stores, d);
-		for (size_t i = 0; i < d->n_copies; i++) {
-			const oa_dupe_copy *c = &d->copies[i];
-			if (c->same_inode_as >= 0 || c->shared_with >= 0) {
-				d->already_shared += c->allocated;
-				d->n_inodes += c->same_inode_as < 0;
-			} else {
-				d->n_inodes++;
-				sum += c->allocated;
-				if (c->allocated > largest)
-					largest = c->allocated;
-			}
-		}
-		d->saving = sum - largest;
-		/* Per filesystem: every distinct inode but the largest one could
-		 * become a link. Symlinked copies and copies that already share
-		 * their extents are left out: dedupe never touches them. */
-		for (size_t i = 0; i < d->n_copies; i++) {
-			const oa_dupe_copy *c = &d->copies[i];
-			if (c->same_inode_as >= 0 || c->symlink || c->shared_with >= 0)
-				continue;
-			bool first_on_dev = true;
-			for (size_t j = 0; j < i; j++)
-				if (d->copies[j].dev == c->dev && d->copies[j].same_inode_as < 0 &&
-				    !d->copies[j].symlink && d->copies[j].shared_with < 0)
-					first_on_dev = false;
-			if (!first_on_dev)
-				continue;
-			uint64_t dsum = 0, dmax = 0;
-			size_t cnt = 0;
-			for (size_t j = i; j < d->n_copies; j++) {
-				const oa_dupe_copy *o = &d->copies[j];
-				if (o->dev != c->dev || o->same_inode_as >= 0 || o->symlink || o->shared_with >= 0)
-					continue;
-				cnt++;
-				dsum += o->allocated;
-				if (o->allocated > dmax)
-					dmax = o->allocated;
-			}
-			if (cnt >= 2)
-				d->linkable += dsum - dmax;
-		}
+		tally_saving(d);
+		tally_linkable(d);
 		out->saving += d->saving;
 		out->linkable += d->linkable;
 		out->already_shared += d->already_shared;
