@@ -621,6 +621,60 @@ static const char *guess_quant(const oa_st_tensor *t, const oa_st_tensor *scale,
 	return r == 2 ? "nvfp4" : r == 4 ? "mxfp4" : r == 8 ? "mxfp8" : NULL;
 }
 
+/* Say when a tensor's quant label and its dtype or geometry disagree. */
+static void quant_diags(struct ctx *c, const oa_st_tensor *t, const oa_st_tensor *scale, const char *guess,
+                        const char *en)
+{
+	bool is_u32 = t->dtype && strcmp(t->dtype, "U32") == 0;
+	char eq[ESC_NAME];
+	esc(eq, sizeof eq, t->quant_type ? t->quant_type : "");
+	if (t->quant_type && !is_u32 && t->dtype) {
+		char ed[ESC_NAME];
+		esc(ed, sizeof ed, t->dtype);
+		diag(c, OA_SEV_WARNING,
+		     "tensor '%s': quant_type %s but dtype %s is not U32-packed; parameters not scaled",
+		     en, eq, ed);
+	}
+	if (t->quant_type && guess && strcmp(t->quant_type, guess) != 0) {
+		if (t->quant_bits && t->quant_bits != (unsigned)oa_st_quant_bits(guess))
+			diag(c, OA_SEV_WARNING,
+			     "tensor '%s': quant_type %s but the geometry (packed cols %" PRIu64
+			     ", scale cols %" PRIu64 ", group %" PRIu64 ") fits %s",
+			     en, eq, last_dim(t), last_dim(scale), t->group_size, guess);
+		else
+			diag(c, OA_SEV_INFO,
+			     "tensor '%s': labelled %s (%s) but the geometry suggests %s", en, eq,
+			     t->quant_source == OA_ST_QSRC_RATIO ? "Ollama's ratio rule" : "metadata",
+			     guess);
+	} else if (!t->quant_type && guess) {
+		diag(c, OA_SEV_INFO,
+		     "tensor '%s': no quant metadata and Ollama's ratio rule does not match; geometry suggests %s",
+		     en, guess);
+	} else if (!t->quant_type && is_u32 && scale) {
+		diag(c, OA_SEV_WARNING,
+		     "tensor '%s': U32 tensor with a .scale companion but no recognisable quantization",
+		     en);
+	}
+}
+
+/* Parameters: elements, unpacked from U32 words at 4 or 8 bits. */
+static void count_params(struct ctx *c, oa_st_tensor *t, const char *en)
+{
+	if (!t->shape_ok)
+		return;
+	bool is_u32 = t->dtype && strcmp(t->dtype, "U32") == 0;
+	unsigned bits = t->quant_bits ? t->quant_bits : (unsigned)oa_st_quant_bits(t->quant_guess);
+	uint64_t p = t->elements;
+	t->params_ok = true;
+	if (is_u32 && (bits == 4 || bits == 8) && t->n_dims) {
+		if (!mul_u64(p, 32 / bits, &p)) {
+			diag(c, OA_SEV_ERROR, "tensor '%s': unpacked parameter count overflows 64 bits", en);
+			t->params_ok = false;
+		}
+	}
+	t->params = p;
+}
+
 static void quantize_main(struct ctx *c, oa_st_tensor *t, const char *key, json_t *meta)
 {
 	oa_st_blob *b = c->b;
@@ -676,50 +730,8 @@ static void quantize_main(struct ctx *c, oa_st_tensor *t, const char *key, json_
 		return;
 	}
 
-	bool is_u32 = t->dtype && strcmp(t->dtype, "U32") == 0;
-	char eq[ESC_NAME];
-	esc(eq, sizeof eq, t->quant_type ? t->quant_type : "");
-	if (t->quant_type && !is_u32 && t->dtype) {
-		char ed[ESC_NAME];
-		esc(ed, sizeof ed, t->dtype);
-		diag(c, OA_SEV_WARNING,
-		     "tensor '%s': quant_type %s but dtype %s is not U32-packed; parameters not scaled",
-		     en, eq, ed);
-	}
-	if (t->quant_type && guess && strcmp(t->quant_type, guess) != 0) {
-		if (t->quant_bits && t->quant_bits != (unsigned)oa_st_quant_bits(guess))
-			diag(c, OA_SEV_WARNING,
-			     "tensor '%s': quant_type %s but the geometry (packed cols %" PRIu64
-			     ", scale cols %" PRIu64 ", group %" PRIu64 ") fits %s",
-			     en, eq, last_dim(t), last_dim(scale), t->group_size, guess);
-		else
-			diag(c, OA_SEV_INFO,
-			     "tensor '%s': labelled %s (%s) but the geometry suggests %s", en, eq,
-			     t->quant_source == OA_ST_QSRC_RATIO ? "Ollama's ratio rule" : "metadata",
-			     guess);
-	} else if (!t->quant_type && guess) {
-		diag(c, OA_SEV_INFO,
-		     "tensor '%s': no quant metadata and Ollama's ratio rule does not match; geometry suggests %s",
-		     en, guess);
-	} else if (!t->quant_type && is_u32 && scale) {
-		diag(c, OA_SEV_WARNING,
-		     "tensor '%s': U32 tensor with a .scale companion but no recognisable quantization",
-		     en);
-	}
-
-	/* Parameters. */
-	if (t->shape_ok) {
-		unsigned bits = t->quant_bits ? t->quant_bits : (unsigned)oa_st_quant_bits(t->quant_guess);
-		uint64_t p = t->elements;
-		t->params_ok = true;
-		if (is_u32 && (bits == 4 || bits == 8) && t->n_dims) {
-			if (!mul_u64(p, 32 / bits, &p)) {
-				diag(c, OA_SEV_ERROR, "tensor '%s': unpacked parameter count overflows 64 bits", en);
-				t->params_ok = false;
-			}
-		}
-		t->params = p;
-	}
+	quant_diags(c, t, scale, guess, en);
+	count_params(c, t, en);
 }
 
 /* ------------------------------------------------------------------------ */
