@@ -38,7 +38,7 @@ static oa_dedupe_action *add_action(oa_dedupe_plan *p, const oa_dupe *d, const o
 	p->v = oa_xreallocarray(p->v, p->n + 1, sizeof *p->v);
 	oa_dedupe_action *a = &p->v[p->n++];
 	memset(a, 0, sizeof *a);
-	memcpy(a->hex, d->hex, 65);
+	memcpy(a->hex, d->hex, sizeof(oa_digest_hex));
 	a->src_store = src->store;
 	a->dst_store = dst->store;
 	a->src = src->blob;
@@ -145,7 +145,7 @@ void oa_dedupe_plan_free(oa_dedupe_plan *p)
 /* ---- apply ---------------------------------------------------------------- */
 
 /* sha256 of an open file; 0 = ok, -1 = error (errno), 1 = interrupted. */
-static int sha256_fd(int fd, char hex[65], volatile sig_atomic_t *interrupt)
+static int sha256_fd(int fd, oa_digest_hex hex, volatile sig_atomic_t *interrupt)
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
@@ -282,7 +282,7 @@ static int open_checked(const oa_store *s, const oa_blob *b, bool ctime_too, oa_
  * (size, mtime, ctime) while it is read. 0 = matches, 1 = another digest
  * (in got), 2 = it changed while read, 3 = interrupted, -1 = read error. */
 enum { H_OK = 0, H_MISMATCH = 1, H_CHANGED = 2, H_INTERRUPTED = 3 };
-static int hash_is(int fd, const char *want, char got[65], struct stat *before,
+static int hash_is(int fd, const char *want, oa_digest_hex got, struct stat *before,
                    volatile sig_atomic_t *interrupt)
 {
 	if (fstat(fd, before) < 0)
@@ -302,7 +302,7 @@ static int hash_is(int fd, const char *want, char got[65], struct stat *before,
  * mtime, ctime) for this run: only to choose a kept copy. 0 good, 1 bad,
  * -1 error (action failed). */
 static int blob_good(oa_dedupe_plan *p, const oa_store *s, const oa_blob *b, int fd,
-                     oa_dedupe_action *a, const char *side, volatile sig_atomic_t *interrupt, char got[65])
+                     oa_dedupe_action *a, const char *side, volatile sig_atomic_t *interrupt, oa_digest_hex got)
 {
 	struct stat st;
 	if (fstat(fd, &st) == 0 && already_verified(p, &st))
@@ -402,7 +402,7 @@ static int find_good_copy(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_
 		int fd = open_blob(os, o->blob, false, &st, &e);
 		if (fd < 0)
 			continue; /* replaced already, or gone: not a candidate */
-		char got[65];
+		oa_digest_hex got;
 		int rc = blob_good(p, os, o->blob, fd, a, "copy", interrupt, got);
 		close(fd);
 		if (rc < 0)
@@ -477,7 +477,8 @@ typedef struct attempt {
 	struct stat sst, dst;     /* kept copy and duplicate as opened */
 	struct stat hst;          /* the duplicate as hashed */
 	bool tmp_made;
-	char tmp[96], got[65];
+	char tmp[96];
+	oa_digest_hex got;
 } attempt;
 
 /* The duplicate may be replaced: same filesystem, owners a hard link may

@@ -235,7 +235,7 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 		out->v = oa_xreallocarray(out->v, out->n + 1, sizeof *out->v);
 		oa_dupe *d = &out->v[out->n++];
 		memset(d, 0, sizeof *d);
-		memcpy(d->hex, v[a].hex, 65);
+		memcpy(d->hex, v[a].hex, sizeof(oa_digest_hex));
 		d->size = (uint64_t)v[a].blob->st.st_size;
 		add_copies(stores, d, v + a, e - a);
 		find_shared_extents(stores, d);

@@ -374,7 +374,7 @@ static int find_group(oa_junk_list *j, const char *hex)
 	j->groups = oa_xreallocarray(j->groups, j->n_groups + 1, sizeof *j->groups);
 	oa_partial_group *g = &j->groups[j->n_groups];
 	memset(g, 0, sizeof *g);
-	memcpy(g->hex, hex, 65);
+	memcpy(g->hex, hex, sizeof(oa_digest_hex));
 	g->data = -1;
 	g->parts_ok = true;
 	return (int)j->n_groups++;
@@ -564,7 +564,7 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 	                      oa_blob_class_name(b->cls), have ? &lst : NULL, now);
 	e->keep = keep;
 	if (b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP)
-		memcpy(e->hex, b->hex, 65);
+		memcpy(e->hex, b->hex, sizeof(oa_digest_hex));
 	if (b->is_symlink) {
 		e->link_target = b->link_target;
 		e->freed_alone = e->allocated;

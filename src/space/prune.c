@@ -607,7 +607,7 @@ static path_kind plan_path_kind(const char *command, const char *path, char type
 }
 
 /* The digest a blobs/sha256[-:]<64 hex>... name carries (lowercase), or "". */
-static void path_hex(const char *path, char hex[65])
+static void path_hex(const char *path, oa_digest_hex hex)
 {
 	hex[0] = '\0';
 	const char *n = path + 6;
@@ -1214,7 +1214,7 @@ static void targets_build(apply_ctx *c, const oa_plan *p)
 		if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(lst.st_mode))
 			continue;
 		const char *name = b->name;
-		char hex[65];
+		oa_digest_hex hex;
 		char *path = oa_xasprintf("blobs/%s", b->name);
 		path_hex(path, hex);
 		free(path);
@@ -1235,7 +1235,7 @@ static bool blob_unreferenced(apply_ctx *c, const oa_plan_entry *e, char *why, s
 		snprintf(why, whylen, "a manifest references it now (by path)");
 		return false;
 	}
-	char hex[65];
+	oa_digest_hex hex;
 	path_hex(e->path, hex);
 	if (!hex[0])
 		return true;

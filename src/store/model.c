@@ -109,7 +109,7 @@ static const char *hidden_from_list(const oa_model *m)
 		 * blob paths, and BlobsPath refuses anything but sha256 and
 		 * 64 hex digits (an empty digest passes, as the blobs dir). */
 		const oa_layer *l = &m->m.layers[i];
-		char hex[65];
+		oa_digest_hex hex;
 		bool upper;
 		if ((l->kind == OA_LAYER_MODEL || l->kind == OA_LAYER_TEMPLATE) && *l->digest &&
 		    !oa_digest_parse(l->digest, hex, &upper))

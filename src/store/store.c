@@ -90,7 +90,7 @@ static void store_bounds(oa_store *s)
 	}
 }
 
-bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, char hex[65])
+bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, oa_digest_hex hex)
 {
 	const char *slash = strrchr(resolved, '/');
 	if (!slash || !s->blobs_real)
@@ -192,7 +192,7 @@ static bool is_quant_temp(const char *name)
 	return false;
 }
 
-static enum oa_blob_class classify_blob_name(const char *name, bool is_dir, char hex[65],
+static enum oa_blob_class classify_blob_name(const char *name, bool is_dir, oa_digest_hex hex,
                                              unsigned long *part)
 {
 	hex[0] = '\0';
@@ -500,7 +500,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 /* A manifest that does not parse may still be the only thing that needs
  * some blobs (spec §5.2: upstream's rm deletes them anyway). Mark every
  * blob whose digest appears in its bytes. */
-static void weak_ref(void *ctx, const char hex[65])
+static void weak_ref(void *ctx, const oa_digest_hex hex)
 {
 	oa_store *s = ctx;
 	char name[7 + 64 + 1];
@@ -575,7 +575,7 @@ static oa_blob *entry_blob(const oa_store *s, const oa_list_entry *e)
 static void tag_blob(walk_ctx *w, oa_model *m, int dirfd, const char *file, const uint8_t *bytes,
                      size_t len)
 {
-	char hex[65];
+	oa_digest_hex hex;
 	m->tag_kind = "file";
 	if (is_symlink_at(dirfd, file)) {
 		m->tag_kind = "symlink";

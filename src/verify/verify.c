@@ -97,7 +97,7 @@ static void to_hex(const unsigned char *b, size_t n, char *out)
 }
 
 /* Lowercase copy of a 64-hex digest; false when it is not one. */
-static bool norm_hex64(const char *in, char out[65])
+static bool norm_hex64(const char *in, oa_digest_hex out)
 {
 	for (int i = 0; i < 64; i++) {
 		char ch = in[i];
@@ -421,7 +421,7 @@ static void verify_one(struct worker *w, size_t i)
 	const oa_verify_job *job = &r->jobs[i];
 	const oa_verify_opts *o = r->o;
 	oa_verify_result *res = &r->res[i];
-	char hex[65];
+	oa_digest_hex hex;
 	struct dropper dr;
 	memset(&dr, 0, sizeof dr);
 
