@@ -72,7 +72,7 @@ typedef enum oa_dedupe_status {
 const char *oa_dedupe_status_name(oa_dedupe_status s);
 
 typedef struct oa_dedupe_action {
-	char hex[65];
+	oa_digest_hex hex;
 	size_t src_store, dst_store;  /* keep src, replace dst */
 	oa_blob *src, *dst;           /* borrowed from the stores */
 	oa_dedupe_how how;

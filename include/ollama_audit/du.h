@@ -18,7 +18,7 @@
 typedef struct oa_du_row {
 	size_t *models;          /* indexes into s->models: the tags of one manifest */
 	size_t n_models;
-	char id[65];             /* manifest digest (ID) */
+	oa_digest_hex id;        /* manifest digest (ID) */
 	bool manifest_ok;
 	uint64_t unique, shared;  /* allocated bytes only this row uses / also used by others */
 	uint64_t allocated;       /* unique + shared */

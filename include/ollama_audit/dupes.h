@@ -39,7 +39,7 @@ typedef struct oa_dupe_copy {
 } oa_dupe_copy;
 
 typedef struct oa_dupe {
-	char hex[65];
+	oa_digest_hex hex;
 	uint64_t size;           /* st_size of the blob */
 	oa_dupe_copy *copies;    /* in store order */
 	size_t n_copies;

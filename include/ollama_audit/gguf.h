@@ -14,6 +14,8 @@
 #ifndef OLLAMA_AUDIT_GGUF_H
 #define OLLAMA_AUDIT_GGUF_H
 
+#include "ollama_audit/severity.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,8 +73,6 @@ typedef enum {
 	                               (image.draft) says a model is a draft; callers may set it */
 } oa_gguf_kind;
 
-typedef enum { OA_GGUF_INFO = 0, OA_GGUF_WARNING = 1, OA_GGUF_ERROR = 2 } oa_gguf_severity;
-
 typedef struct oa_gguf_tensor {
 	char *name;        /* NUL-terminated, at most OA_GGUF_KEEP_NAME bytes kept, raw bytes
 	                      (not escaped; may contain any byte but NUL is cut off) */
@@ -85,7 +85,7 @@ typedef struct oa_gguf_tensor {
 } oa_gguf_tensor;
 
 typedef struct oa_gguf_diag {
-	int severity;      /* oa_gguf_severity: 0 info, 1 warning, 2 error */
+	oa_severity severity;
 	char *message;     /* one line, file bytes escaped as \xNN, mentions the file offset */
 } oa_gguf_diag;
 

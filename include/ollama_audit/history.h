@@ -24,7 +24,7 @@ typedef struct oa_load {
 	int tz_min;
 	enum oa_log_runner runner;
 	char *logged;           /* the model as logged (blob path or name), "" if none */
-	char digest[65];        /* of a blob path, or "" */
+	oa_digest_hex digest;   /* of a blob path, or "" */
 	enum oa_load_result result;
 	char *reason;           /* failure reason, or NULL */
 	int64_t failed_ns;      /* when the failure was logged (result failed) */

@@ -52,7 +52,7 @@ typedef struct oa_junk {
 	enum oa_junk_where where;
 	char *path;             /* relative to the store root: blobs/..., manifests/..., <name> */
 	const char *kind;       /* oa_blob_class_name() or "empty-dir" / "temp-dir" */
-	char hex[65];           /* the digest its name carries, or "" */
+	oa_digest_hex hex;      /* the digest its name carries, or "" */
 	bool is_dir, is_symlink;
 	const char *link_target; /* borrowed from the store's blob, or NULL */
 	struct stat lst;        /* lstat of the entry itself */
@@ -68,7 +68,7 @@ typedef struct oa_junk {
 
 /* One interrupted download: its -partial data file and -partial-N parts. */
 typedef struct oa_partial_group {
-	char hex[65];
+	oa_digest_hex hex;
 	int data;               /* index of the -partial entry, or -1 */
 	size_t n_parts;
 	bool parts_ok;          /* every part file parsed, with plausible numbers */

@@ -11,6 +11,8 @@
 #ifndef OLLAMA_AUDIT_LOGLINE_H
 #define OLLAMA_AUDIT_LOGLINE_H
 
+#include "ollama_audit/digest.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,7 +45,7 @@ typedef struct oa_log_line {
 	enum oa_log_runner runner;
 	bool after_start;      /* a HINT logged after its runner started (0.40's "loading model via") */
 	char model[OA_LOG_MODEL_MAX]; /* a blob path or a model name, as logged */
-	char digest[65];       /* the sha256 hex of a blob path in model, or "" */
+	oa_digest_hex digest;  /* the sha256 hex of a blob path in model, or "" */
 	char version[64];
 	char reason[OA_LOG_TEXT_MAX];
 	/* Bytes, 0 when the line does not give the figure. */
@@ -67,6 +69,6 @@ int oa_log_parse_size(const char *s, uint64_t *bytes);
 
 /* The sha256 hex of a blob path (sha256-<64 hex> or sha256:<64 hex>, any
  * directory, any machine's path), lowercase into hex; false when none. */
-bool oa_log_blob_digest(const char *path, char hex[65]);
+bool oa_log_blob_digest(const char *path, oa_digest_hex hex);
 
 #endif

@@ -8,6 +8,7 @@
 #define OLLAMA_AUDIT_LOGSRC_H
 
 #include "ollama_audit/history.h"
+#include "ollama_audit/journal.h" /* the journal, the other source */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,12 +21,5 @@ char **oa_logs_of_store(const char *store_root, size_t *n);
 
 /* Read one log file into h as a source. Returns 0, or -1 with a reason. */
 int oa_logs_read_file(oa_history *h, const char *path, char *err, size_t errlen);
-
-/* The systemd journal: entries of ollama.service, as `journalctl -u ollama`
- * shows them, from root's /var/log/journal and /run/log/journal (root NULL:
- * this machine's). Returns the entries read (>= 0), or -1 with a reason
- * (including a build without libsystemd). */
-long oa_logs_read_journal(oa_history *h, const char *root, const char *unit, char *err, size_t errlen);
-bool oa_logs_have_journal(void); /* built with libsystemd */
 
 #endif

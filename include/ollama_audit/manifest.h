@@ -11,6 +11,8 @@
 #ifndef OLLAMA_AUDIT_MANIFEST_H
 #define OLLAMA_AUDIT_MANIFEST_H
 
+#include "ollama_audit/digest.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,7 +49,7 @@ typedef struct oa_layer {
 	enum oa_layer_kind kind;
 	char *digest;       /* as written; "" when absent */
 	bool digest_valid;  /* "sha256:" or "sha256-" + 64 hex: safe to turn into a blob path */
-	char hex[65];       /* the 64 hex digits when digest_valid, lowercased */
+	oa_digest_hex hex;  /* the 64 hex digits when digest_valid, lowercased */
 	bool hex_uppercase; /* the digest had upper-case hex (the server's prune would delete it) */
 	int64_t size;       /* declared size; 0 when absent */
 	char *from;         /* NULL when absent */
@@ -60,7 +62,7 @@ typedef struct oa_list_entry {
 	char *media_type;   /* "" when absent */
 	char *digest;       /* "" when absent */
 	bool digest_valid;
-	char hex[65];
+	oa_digest_hex hex;
 	char *runner;       /* "mlx", "llamacpp", "ggml", ...; "" when absent */
 	char *format;       /* "safetensors", "gguf", ...; "" when absent */
 	int64_t size;       /* 0 when absent */
@@ -74,7 +76,7 @@ typedef struct oa_manifest {
 	oa_layer config;    /* config.digest == "" means no config blob */
 	size_t n_layers;
 	oa_layer *layers;
-	char id[65];        /* Ollama's digest: sha256 of the bytes the decoder read (§4.1) */
+	oa_digest_hex id;   /* Ollama's digest: sha256 of the bytes the decoder read (§4.1) */
 	size_t id_len;      /* how many bytes that hash covered */
 	int64_t size;       /* Manifest.Size(): config + every layer, duplicates counted */
 	size_t n_manifests; /* entries of a manifest list */
@@ -97,18 +99,12 @@ size_t oa_manifest_hashed_length(const uint8_t *bytes, size_t len);
 /* Offset just past the top-level JSON value, or 0 if there is none. */
 size_t oa_json_value_end(const uint8_t *bytes, size_t len);
 
-/* "sha256:<64 hex>" (or "sha256-"), the only digests ever turned into paths. */
-bool oa_digest_parse(const char *digest, char hex[65], bool *uppercase);
-
 /* Call fn for every "sha256:<64 hex>" or "sha256-<64 hex>" in raw bytes,
  * with the 64 hex digits as written, also where JSON \u escapes spell any of
  * its characters (Go's decoder reads those as the digest). For manifests
  * that do not parse: what they might reference must not be deleted. A digest
  * may be reported more than once. */
-typedef void (*oa_digest_fn)(void *ctx, const char hex[65]);
+typedef void (*oa_digest_fn)(void *ctx, const oa_digest_hex hex);
 void oa_digest_scan(const uint8_t *bytes, size_t len, oa_digest_fn fn, void *ctx);
-
-/* Lowercase hex of sha256(bytes). */
-void oa_sha256_hex(const void *bytes, size_t len, char hex[65]);
 
 #endif

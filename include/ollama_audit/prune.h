@@ -41,7 +41,7 @@
 typedef struct oa_plan_entry {
 	char *path;          /* relative to the store root */
 	char *category;      /* a junk category, or "manifest" / "model-blob" for rm */
-	char hex[65];        /* the digest its name carries, or "" */
+	oa_digest_hex hex;   /* the digest its name carries, or "" */
 	bool check_refs;     /* re-read every manifest before removing it */
 	bool empty_dir;      /* an empty directory: rmdir only, no age check */
 	char type;           /* 'f' file (or anything not a dir/link), 'l' symlink, 'd' directory */

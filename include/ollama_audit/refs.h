@@ -29,7 +29,7 @@
 
 /* A sorted set of lowercase hex digests. */
 typedef struct oa_refset {
-	char (*hex)[65];
+	oa_digest_hex *hex;
 	size_t n, cap;
 	bool incomplete;        /* something could not be read, or leads out of the store */
 	char why[512];          /* the first reason, when incomplete */

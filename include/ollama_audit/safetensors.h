@@ -19,6 +19,8 @@
 #ifndef OLLAMA_AUDIT_SAFETENSORS_H
 #define OLLAMA_AUDIT_SAFETENSORS_H
 
+#include "ollama_audit/severity.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,10 +45,8 @@
 /* -1: system error (open/read/stat failure, out of memory), errno is set;
  *     *out is still valid to inspect and must be freed. */
 
-enum oa_st_severity { OA_ST_INFO = 0, OA_ST_WARNING = 1, OA_ST_ERROR = 2 };
-
 typedef struct oa_st_diag {
-	int severity;  /* enum oa_st_severity */
+	oa_severity severity;
 	char *message; /* one line, no trailing newline, escaped (see above) */
 } oa_st_diag;
 
@@ -153,8 +153,6 @@ const char *oa_st_quant_canonical(const char *quant_type);
 /* Bits per element of a safetensors dtype (exact, case-sensitive as the
  * format defines them: "BF16" -> 16, "F4" -> 4, "BOOL" -> 8); 0 if unknown. */
 unsigned oa_st_dtype_bits(const char *dtype);
-/* "info", "warning", "error". */
-const char *oa_st_severity_name(int severity);
 
 /* ---- Per-model totals over all image.tensor blobs of one manifest ---- */
 

@@ -38,7 +38,7 @@ const char *oa_blob_class_name(enum oa_blob_class c);
 typedef struct oa_blob {
 	char *name;              /* entry name in blobs/ */
 	enum oa_blob_class cls;
-	char hex[65];            /* lowercase digest hex, for classes that carry one */
+	oa_digest_hex hex;       /* lowercase digest hex, for classes that carry one */
 	bool stat_ok;
 	int stat_errno;
 	struct stat st;          /* of the file itself, following a symlink when it resolves */
@@ -103,7 +103,7 @@ typedef struct oa_model {
 	bool v2;                  /* the tag lives under manifests-v2/ */
 	bool anchor;              /* a legacy tag that a manifests-v2 tag of the same name shadows */
 	const char *tag_kind;     /* "file", "symlink", "hardlink" or "copy" (of a manifest blob) */
-	char tag_blob[65];        /* the manifest blob the tag is, or "" */
+	oa_digest_hex tag_blob;   /* the manifest blob the tag is, or "" */
 	bool is_list;             /* the tag is a manifest list; m is the child in use */
 	oa_manifest list;         /* the list itself, when is_list */
 	bool *child_present;      /* per list entry: its manifest is here */
@@ -148,17 +148,19 @@ int oa_store_open(oa_store *s, const char *path, const char *how, char *err, siz
 int oa_store_resolve_path(const oa_store *s, const char *rel, char out[PATH_MAX]);
 
 /* The digest a resolved path names when it is <blobs>/sha256-<64 hex>. */
-bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, char hex[65]);
+bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, oa_digest_hex hex);
 
 /* The default store: $OLLAMA_MODELS (trimmed of blanks and quotes, as the
  * server does), else $HOME/.ollama/models. Writes how it was chosen. */
 char *oa_store_default_path(const char **how);
 
-/* Walk manifests/ and blobs/, read manifests and configs, resolve every
- * reference to a blob, classify every model. */
-void oa_store_scan(oa_store *s);
+/* The reading half of oa_store_scan (scan.h): walk manifests/ and blobs/,
+ * read manifests and configs, resolve every reference to a blob. */
+void oa_store_read(oa_store *s);
 
-void oa_store_close(oa_store *s);
+/* What oa_store_close (scan.h) does once each model is freed: free the
+ * arrays, findings and names, close the directories. */
+void oa_store_release(oa_store *s);
 
 /* The blob file for a validated layer digest, or NULL. */
 oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l);

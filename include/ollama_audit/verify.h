@@ -19,6 +19,8 @@
 #ifndef OLLAMA_AUDIT_VERIFY_H
 #define OLLAMA_AUDIT_VERIFY_H
 
+#include "ollama_audit/digest.h"
+
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,7 +34,7 @@
 
 typedef struct oa_verify_job {
 	const char *path;          /* the blob file */
-	char expected_hex[65];     /* expected sha256, 64 hex (upper case accepted) */
+	oa_digest_hex expected_hex; /* expected sha256, 64 hex (upper case accepted) */
 	uint64_t expected_size;    /* from the manifest, or OA_VERIFY_SIZE_UNKNOWN */
 	void *user;                /* caller's, untouched */
 } oa_verify_job;
@@ -61,7 +63,7 @@ typedef struct oa_verify_result {
 	bool by_fingerprint;    /* quick mode checked XXH3-128 only (sha256_hex is "") */
 	bool stat_valid;        /* st was filled (the file was opened) */
 	bool cache_updated;     /* this result was written to the cache */
-	char sha256_hex[65];    /* computed SHA-256, "" if not computed */
+	oa_digest_hex sha256_hex; /* computed SHA-256, "" if not computed */
 	char xxh128_hex[33];    /* computed XXH3-128, "" if not computed */
 	uint64_t bytes_hashed;  /* bytes read and hashed (partial for an abandoned job) */
 	oa_file_stamp st;       /* fstat after open */

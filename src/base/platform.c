@@ -638,3 +638,60 @@ int oa_reflink_probe(int src_fd, int dir_fd, char *fs, size_t fslen)
 	return -1;
 }
 #endif
+
+int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	/* Look before opening: opening a FIFO for reading blocks until a writer
+	 * comes, and opening a device node can have side effects. O_NONBLOCK
+	 * covers the race where the name is swapped for a FIFO in between. */
+	struct stat pre;
+	if (fstatat(dirfd, name, &pre, 0) < 0)
+		return -1;
+	if (S_ISDIR(pre.st_mode)) {
+		errno = EISDIR;
+		return -1;
+	}
+	if (!S_ISREG(pre.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int fd = oa_openat_ro(dirfd, name, O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	if ((uint64_t)st.st_size > max) {
+		errno = EFBIG;
+		goto fail;
+	}
+	size_t n = (size_t)st.st_size;
+	uint8_t *buf = oa_xmalloc(n + 1);
+	ssize_t got = oa_pread_full(fd, buf, n, 0);
+	if (got < 0) {
+		int e = errno;
+		free(buf);
+		errno = e;
+		goto fail;
+	}
+	buf[got] = 0;
+	close(fd);
+	*out = buf;
+	*len = (size_t)got;
+	return 0;
+fail:;
+	int e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}

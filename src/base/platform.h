@@ -112,4 +112,8 @@ int oa_terminal_columns(int fd);
  * FIEMAP, an error, delayed allocation, or not Linux). */
 int oa_extents_shared(int fd_a, int fd_b);
 
+/* Read a whole regular file of at most `max` bytes. Returns 0, or -1 with
+ * errno set (EFBIG when larger than max). */
+int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
+
 #endif

@@ -1,6 +1,5 @@
 /* util.c - see util.h. */
 #include "base/util.h"
-#include "base/platform.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -49,6 +48,18 @@ void *oa_xreallocarray(void *p, size_t n, size_t size)
 	if (__builtin_mul_overflow(n, size, &total))
 		oom();
 	return oa_xrealloc(p, total);
+}
+
+void *oa_grow_array(void *v, size_t need, size_t *cap, size_t size)
+{
+	if (need <= *cap)
+		return v;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n = n > SIZE_MAX / 2 ? need : n * 2;
+	v = oa_xreallocarray(v, n, size);
+	*cap = n;
+	return v;
 }
 
 char *oa_xstrdup(const char *s)
@@ -103,13 +114,7 @@ static void buf_grow(oa_buf *b, size_t extra)
 	size_t need;
 	if (__builtin_add_overflow(b->len, extra + 1, &need))
 		oom();
-	if (need <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 64;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	b->data = oa_xrealloc(b->data, cap);
-	b->cap = cap;
+	OA_ALLOC_GROW(b->data, need, b->cap);
 }
 
 void oa_buf_add(oa_buf *b, const void *p, size_t n)
@@ -250,63 +255,6 @@ bool oa_str_iprefix(const char *s, const char *prefix)
 	return strncasecmp(s, prefix, strlen(prefix)) == 0;
 }
 
-int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len)
-{
-	*out = NULL;
-	*len = 0;
-	/* Look before opening: opening a FIFO for reading blocks until a writer
-	 * comes, and opening a device node can have side effects. O_NONBLOCK
-	 * covers the race where the name is swapped for a FIFO in between. */
-	struct stat pre;
-	if (fstatat(dirfd, name, &pre, 0) < 0)
-		return -1;
-	if (S_ISDIR(pre.st_mode)) {
-		errno = EISDIR;
-		return -1;
-	}
-	if (!S_ISREG(pre.st_mode)) {
-		errno = EINVAL;
-		return -1;
-	}
-	int fd = oa_openat_ro(dirfd, name, O_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		goto fail;
-	if (S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		goto fail;
-	}
-	if ((uint64_t)st.st_size > max) {
-		errno = EFBIG;
-		goto fail;
-	}
-	size_t n = (size_t)st.st_size;
-	uint8_t *buf = oa_xmalloc(n + 1);
-	ssize_t got = oa_pread_full(fd, buf, n, 0);
-	if (got < 0) {
-		int e = errno;
-		free(buf);
-		errno = e;
-		goto fail;
-	}
-	buf[got] = 0;
-	close(fd);
-	*out = buf;
-	*len = (size_t)got;
-	return 0;
-fail:;
-	int e = errno;
-	close(fd);
-	errno = e;
-	return -1;
-}
-
 /* Ollama's envconfig.Var: trim blanks, then surrounding quotes. */
 char *oa_env_trim(const char *v)
 {
@@ -370,10 +318,7 @@ char **oa_list_dir(int dirfd, size_t *n, int *err)
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (*n == cap) {
-			cap *= 2;
-			v = oa_xreallocarray(v, cap, sizeof *v);
-		}
+		OA_ALLOC_GROW(v, *n + 1, cap);
 		v[(*n)++] = oa_xstrdup(e->d_name);
 	}
 	closedir(d);

@@ -17,6 +17,13 @@ void *oa_xmalloc(size_t n);
 void *oa_xcalloc(size_t n, size_t size);
 void *oa_xrealloc(void *p, size_t n);
 void *oa_xreallocarray(void *p, size_t n, size_t size);
+/* Make the array v, with room for *cap elements of size bytes, hold at least
+ * need: the room doubles (from 16), so n appends copy O(n) elements. Dies on
+ * overflow or when memory runs out, like the oa_x* functions. */
+void *oa_grow_array(void *v, size_t need, size_t *cap, size_t size);
+/* git's ALLOC_GROW: OA_ALLOC_GROW(v, need, cap) with v and cap (a size_t)
+ * lvalues, e.g. OA_ALLOC_GROW(l->v, l->n + 1, l->cap); l->v[l->n++] = x; */
+#define OA_ALLOC_GROW(v, need, cap) ((v) = oa_grow_array((v), (need), &(cap), sizeof *(v)))
 char *oa_xstrdup(const char *s);
 char *oa_xstrndup(const char *s, size_t n);
 char *oa_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -70,9 +77,5 @@ size_t oa_edit_distance(const char *a, const char *b);
 /* Whether a name `d` edits from what was typed (of length `typed_len`)
  * is close enough to suggest: a typo, not another word. */
 bool oa_edit_close(size_t d, size_t typed_len);
-
-/* Read a whole regular file of at most `max` bytes. Returns 0, or -1 with
- * errno set (EFBIG when larger than max). */
-int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
 
 #endif

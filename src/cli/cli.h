@@ -5,7 +5,7 @@
 
 #include "ollama_audit/finding.h"
 #include "ollama_audit/humanize.h"
-#include "ollama_audit/store.h"
+#include "ollama_audit/scan.h"
 
 #include <jansson.h>
 #include <stdbool.h>

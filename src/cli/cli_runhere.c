@@ -98,7 +98,7 @@ void cli_runhere_findings(const cli *c, oa_store *s)
 		oa_runhere_model(mc, m, &r);
 		if (m->anchor || !r.engine || r.can_run)
 			continue;
-		oa_findings_add(&s->findings, "no-runtime-for-model", m->display, NULL, NULL,
+		oa_findings_add(&s->findings, OA_FINDING_NO_RUNTIME_FOR_MODEL, m->display, NULL, NULL,
 		                "a safetensors model runs only on MLX, and %s", !mc->mlx_platform_ok ?
 		                "MLX on macOS needs Apple Silicon" : "no MLX runtime (libmlxc) is installed "
 		                "where Ollama installs it");

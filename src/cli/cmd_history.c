@@ -736,7 +736,7 @@ static void model_findings(oa_store *s, size_t idx, const oa_history *h)
 	char when[48];
 	if (latest && latest->result == OA_LOAD_FAILED) {
 		utc_time(latest->time_ns, when, sizeof when);
-		oa_findings_add(&s->findings, "load-failed", m->display, NULL, NULL,
+		oa_findings_add(&s->findings, OA_FINDING_LOAD_FAILED, m->display, NULL, NULL,
 		                "the latest load in the logs (%s, %s, %s:%lu) failed: %s",
 		                latest->has_time ? when : "time unknown", oa_log_runner_name(latest->runner),
 		                latest->source, latest->line, latest->reason ? latest->reason : "?");
@@ -744,7 +744,7 @@ static void model_findings(oa_store *s, size_t idx, const oa_history *h)
 	if (own && m->manifest_ok && (m->runner == OA_RUNNER_LLAMACPP || m->runner == OA_RUNNER_MLX) &&
 	    store_runner(own->runner) != m->runner) {
 		utc_time(own->time_ns, when, sizeof when);
-		oa_findings_add(&s->findings, "runner-changed", m->display, NULL, NULL,
+		oa_findings_add(&s->findings, OA_FINDING_RUNNER_CHANGED, m->display, NULL, NULL,
 		                "the logs show it last ran on %s (%s); its files select %s on %s now: "
 		                "pulled again as another child, or logged on another platform",
 		                oa_log_runner_name(own->runner), own->has_time ? when : "time unknown",

@@ -51,11 +51,11 @@ static bool model_uses(const oa_model *m, const oa_blob *b)
  * it: a blob several tags share is broken for each of them, and naming
  * only one would make the others look healthy. `fallback` (NULL: no model)
  * is used for a blob no parseable manifest references (verify --all). */
-static void add_blob_finding(oa_store *s, const oa_blob *b, const oa_model *fallback, const char *code,
-                             const char *digest, const char *path, const char *fmt, ...)
+static void add_blob_finding(oa_store *s, const oa_blob *b, const oa_model *fallback,
+                             oa_finding_code code, const char *digest, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
-static void add_blob_finding(oa_store *s, const oa_blob *b, const oa_model *fallback, const char *code,
-                             const char *digest, const char *path, const char *fmt, ...)
+static void add_blob_finding(oa_store *s, const oa_blob *b, const oa_model *fallback,
+                             oa_finding_code code, const char *digest, const char *path, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -149,7 +149,7 @@ int cmd_verify(cli *c)
 			if (strcmp(f->code, "missing-blob") == 0 || strcmp(f->code, "missing-config") == 0 ||
 			    strcmp(f->code, "invalid-digest") == 0 ||
 			    strcmp(f->code, "unreadable") == 0 || strcmp(f->code, "invalid-manifest") == 0)
-				oa_findings_add_sev(&keep, f->code, f->severity, f->model, f->digest, f->path,
+				oa_findings_add_sev(&keep, f->id, f->severity, f->model, f->digest, f->path,
 				                    "%s", f->message);
 		}
 		oa_findings_free(&s->findings);
@@ -229,31 +229,31 @@ int cmd_verify(cli *c)
 			case OA_VERIFY_NOT_DONE: not_done++; break;
 			case OA_VERIFY_DIGEST_MISMATCH:
 				done++;
-				add_blob_finding(s, jr[j]->blob, jr[j]->model, "digest-mismatch", digest, path,
+				add_blob_finding(s, jr[j]->blob, jr[j]->model, OA_FINDING_DIGEST_MISMATCH, digest, path,
 				                 "content hashes to sha256:%s", r->sha256_hex);
 				break;
 			case OA_VERIFY_FINGERPRINT_MISMATCH:
 				done++;
-				add_blob_finding(s, jr[j]->blob, jr[j]->model, "fingerprint-mismatch", digest, path,
+				add_blob_finding(s, jr[j]->blob, jr[j]->model, OA_FINDING_FINGERPRINT_MISMATCH, digest, path,
 				                 "content changed since it was verified (XXH3-128 %s); run verify without --quick",
 				                 r->xxh128_hex);
 				break;
 			case OA_VERIFY_SIZE_MISMATCH:
 				done++;
-				oa_findings_add(&s->findings, r->st.size == 0 ? "empty-blob" : "size-mismatch",
+				oa_findings_add(&s->findings, r->st.size == 0 ? OA_FINDING_EMPTY_BLOB : OA_FINDING_SIZE_MISMATCH,
 				                model, digest, path, "%llu bytes on disk; the manifest declares %llu",
 				                (unsigned long long)r->st.size,
 				                (unsigned long long)jobs[j].expected_size);
 				break;
 			case OA_VERIFY_MISSING:
-				oa_findings_add(&s->findings, "missing-blob", model, digest, path,
+				oa_findings_add(&s->findings, OA_FINDING_MISSING_BLOB, model, digest, path,
 				                "blob disappeared during verify");
 				break;
 			default:
 				/* The structure pass may already have said so (a config or
 				 * template it could not read): say it once. */
 				if (!has_finding(&s->findings, "unreadable", path))
-					oa_findings_add(&s->findings, "unreadable", model, digest, path, "%s",
+					oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, model, digest, path, "%s",
 					                strerror(r->err ? r->err : EIO));
 				break;
 			}

@@ -372,13 +372,13 @@ static void esc(const uint8_t *s, size_t n, bool truncated, char *out, size_t ou
 }
 
 __attribute__((format(printf, 3, 4)))
-static void diag(P *p, int sev, const char *fmt, ...)
+static void diag(P *p, oa_severity sev, const char *fmt, ...)
 {
 	oa_gguf_info *o = p->out;
-	if (sev == OA_GGUF_ERROR) {
+	if (sev == OA_SEV_ERROR) {
 		o->n_errors++;
 		o->ok = false;
-	} else if (sev == OA_GGUF_WARNING) {
+	} else if (sev == OA_SEV_WARNING) {
 		o->n_warnings++;
 	}
 	if (o->n_diags >= OA_GGUF_MAX_DIAGS) {
@@ -444,13 +444,13 @@ static bool hset_add(hset_t *h, uint64_t v, bool *dup)
 static void io_error(P *p, const char *what)
 {
 	if (p->r.io_errno == ENOMEM)
-		diag(p, OA_GGUF_ERROR, "out of memory while reading %s (offset %" PRIu64 ")", what,
+		diag(p, OA_SEV_ERROR, "out of memory while reading %s (offset %" PRIu64 ")", what,
 		     p->r.pos);
 	else if (p->r.io_errno)
-		diag(p, OA_GGUF_ERROR, "I/O error reading %s at offset %" PRIu64 ": %s", what, p->r.pos,
+		diag(p, OA_SEV_ERROR, "I/O error reading %s at offset %" PRIu64 ": %s", what, p->r.pos,
 		     strerror(p->r.io_errno));
 	else
-		diag(p, OA_GGUF_ERROR, "I/O error reading %s at offset %" PRIu64
+		diag(p, OA_SEV_ERROR, "I/O error reading %s at offset %" PRIu64
 		     ": file is shorter than the %" PRIu64 " bytes expected (changed while reading?)",
 		     what, p->r.pos, p->r.size);
 	p->fatal = true;
@@ -461,7 +461,7 @@ static bool rd_uint(P *p, int w, uint64_t *v, const char *ctx)
 {
 	rd_t *r = &p->r;
 	if (rd_rem(r) < (uint64_t)w) {
-		diag(p, OA_GGUF_ERROR, "%s: file truncated at offset %" PRIu64 " (%d bytes needed, %"
+		diag(p, OA_SEV_ERROR, "%s: file truncated at offset %" PRIu64 " (%d bytes needed, %"
 		     PRIu64 " left)", ctx, r->pos, w, rd_rem(r));
 		p->fatal = true;
 		return false;
@@ -550,13 +550,13 @@ static bool rd_strlen(P *p, uint64_t *len, const char *ctx)
 	if (!rd_uint(p, p->lenw, len, ctx))
 		return false;
 	if (*len > OA_GGUF_MAX_STRING) {
-		diag(p, OA_GGUF_ERROR, "%s: string length %" PRIu64 " exceeds the %llu-byte limit "
+		diag(p, OA_SEV_ERROR, "%s: string length %" PRIu64 " exceeds the %llu-byte limit "
 		     "(offset %" PRIu64 ")", ctx, *len, OA_GGUF_MAX_STRING, at);
 		p->fatal = true;
 		return false;
 	}
 	if (*len > rd_rem(&p->r)) {
-		diag(p, OA_GGUF_ERROR, "%s: string length %" PRIu64 " exceeds the %" PRIu64
+		diag(p, OA_SEV_ERROR, "%s: string length %" PRIu64 " exceeds the %" PRIu64
 		     " bytes left in the file (offset %" PRIu64 ")", ctx, *len, rd_rem(&p->r), at);
 		p->fatal = true;
 		return false;
@@ -572,32 +572,32 @@ static bool skip_array(P *p, uint32_t etype, uint64_t count, int depth, const ch
 {
 	rd_t *r = &p->r;
 	if (count > OA_GGUF_MAX_ARRAY) {
-		diag(p, OA_GGUF_ERROR, "%s: array of %" PRIu64 " elements exceeds the %llu-element "
+		diag(p, OA_SEV_ERROR, "%s: array of %" PRIu64 " elements exceeds the %llu-element "
 		     "limit (offset %" PRIu64 ")", kctx, count, OA_GGUF_MAX_ARRAY, at);
 		p->fatal = true;
 		return false;
 	}
 	if (etype >= OA_GGUF_TYPE_COUNT) {
-		diag(p, OA_GGUF_ERROR, "%s: invalid array element type %" PRIu32 " (offset %" PRIu64
+		diag(p, OA_SEV_ERROR, "%s: invalid array element type %" PRIu32 " (offset %" PRIu64
 		     ")", kctx, etype, at);
 		p->fatal = true;
 		return false;
 	}
 	if (etype == OA_GGUF_TYPE_ARRAY) {
 		if (depth >= OA_GGUF_MAX_ARRAY_DEPTH) {
-			diag(p, OA_GGUF_ERROR, "%s: arrays nested deeper than %d levels are not supported "
+			diag(p, OA_SEV_ERROR, "%s: arrays nested deeper than %d levels are not supported "
 			     "(offset %" PRIu64 ")", kctx, OA_GGUF_MAX_ARRAY_DEPTH, at);
 			p->fatal = true;
 			return false;
 		}
 		if (!p->nested_warned) {
 			p->nested_warned = true;
-			diag(p, OA_GGUF_WARNING, "%s: nested array (array of arrays); llama.cpp and Ollama "
+			diag(p, OA_SEV_WARNING, "%s: nested array (array of arrays); llama.cpp and Ollama "
 			     "refuse such files (offset %" PRIu64 ")", kctx, at);
 		}
 		uint64_t minsz = 4u + (uint64_t)p->lenw;
 		if (count > rd_rem(r) / minsz) {
-			diag(p, OA_GGUF_ERROR, "%s: array of %" PRIu64 " arrays exceeds the %" PRIu64
+			diag(p, OA_SEV_ERROR, "%s: array of %" PRIu64 " arrays exceeds the %" PRIu64
 			     " bytes left in the file (offset %" PRIu64 ")", kctx, count, rd_rem(r), at);
 			p->fatal = true;
 			return false;
@@ -614,7 +614,7 @@ static bool skip_array(P *p, uint32_t etype, uint64_t count, int depth, const ch
 	if (etype == OA_GGUF_TYPE_STRING) {
 		uint64_t lw = (uint64_t)p->lenw;
 		if (count > rd_rem(r) / lw) {
-			diag(p, OA_GGUF_ERROR, "%s: array of %" PRIu64 " strings exceeds the %" PRIu64
+			diag(p, OA_SEV_ERROR, "%s: array of %" PRIu64 " strings exceeds the %" PRIu64
 			     " bytes left in the file (offset %" PRIu64 ")", kctx, count, rd_rem(r), at);
 			p->fatal = true;
 			return false;
@@ -622,7 +622,7 @@ static bool skip_array(P *p, uint32_t etype, uint64_t count, int depth, const ch
 		for (uint64_t i = 0; i < count; i++) {
 			uint64_t eat = r->pos;
 			if (rd_rem(r) < lw) {
-				diag(p, OA_GGUF_ERROR, "%s: file truncated in string element %" PRIu64 " of %"
+				diag(p, OA_SEV_ERROR, "%s: file truncated in string element %" PRIu64 " of %"
 				     PRIu64 " (offset %" PRIu64 ")", kctx, i, count, eat);
 				p->fatal = true;
 				return false;
@@ -635,7 +635,7 @@ static bool skip_array(P *p, uint32_t etype, uint64_t count, int depth, const ch
 			uint64_t len = lw == 8 ? ld64(r, b) : ld32(r, b);
 			r->pos += lw;
 			if (len > rd_rem(r) || len > OA_GGUF_MAX_STRING) {
-				diag(p, OA_GGUF_ERROR, "%s: string element %" PRIu64 " of %" PRIu64
+				diag(p, OA_SEV_ERROR, "%s: string element %" PRIu64 " of %" PRIu64
 				     " has length %" PRIu64 ", exceeding the %" PRIu64
 				     " bytes left in the file (offset %" PRIu64 ")", kctx, i, count, len,
 				     rd_rem(r), eat);
@@ -648,7 +648,7 @@ static bool skip_array(P *p, uint32_t etype, uint64_t count, int depth, const ch
 	}
 	uint64_t esz = VTYPE_SIZE[etype], total;
 	if (__builtin_mul_overflow(count, esz, &total) || total > rd_rem(r)) {
-		diag(p, OA_GGUF_ERROR, "%s: array of %" PRIu64 " %s (%" PRIu64 " bytes each) exceeds "
+		diag(p, OA_SEV_ERROR, "%s: array of %" PRIu64 " %s (%" PRIu64 " bytes each) exceeds "
 		     "the %" PRIu64 " bytes left in the file (offset %" PRIu64 ")", kctx, count,
 		     VTYPE_NAMES[etype], esz, rd_rem(r), at);
 		p->fatal = true;
@@ -709,47 +709,55 @@ static void add_candidate(P *p, const char *key, size_t klen, const val_t *v, ui
 static void set_str(P *p, char **dst, const val_t *v, const char *key, uint64_t kvi, uint64_t at)
 {
 	if (v->type != OA_GGUF_TYPE_STRING) {
-		diag(p, OA_GGUF_WARNING, "kv #%" PRIu64 " '%s': expected a string, got %s; ignored "
+		diag(p, OA_SEV_WARNING, "kv #%" PRIu64 " '%s': expected a string, got %s; ignored "
 		     "(offset %" PRIu64 ")", kvi, key, oa_gguf_value_type_name(v->type), at);
 		return;
 	}
 	if (v->strunc)
-		diag(p, OA_GGUF_INFO, "kv #%" PRIu64 " '%s': value longer than %d bytes, kept "
+		diag(p, OA_SEV_INFO, "kv #%" PRIu64 " '%s': value longer than %d bytes, kept "
 		     "truncated (offset %" PRIu64 ")", kvi, key, OA_GGUF_KEEP_STRING, at);
 	free(*dst);
 	*dst = strndup(v->s, v->slen);
 }
 
-static bool parse_kv(P *p, uint64_t kvi)
+/* A key as read: its first KEY_KEEP bytes, and how diagnostics name it. */
+typedef struct kv_key {
+	uint8_t buf[KEY_KEEP + 1];
+	const char *key;  /* buf */
+	size_t keylen;    /* bytes kept */
+	bool has_nul;
+	uint64_t at;      /* file offset of the key */
+	char ek[160];     /* escaped, for messages */
+	char kctx[220];   /* "kv #N 'key'" */
+} kv_key;
+
+/* Read the key of kv #kvi and say what is wrong with it. */
+static bool read_key(P *p, uint64_t kvi, kv_key *k)
 {
 	rd_t *r = &p->r;
-	oa_gguf_info *o = p->out;
 	char ctx[64];
 	snprintf(ctx, sizeof ctx, "kv #%" PRIu64 " key", kvi);
-	uint64_t kat = r->pos, klen, khash = 0;
+	uint64_t klen, khash = 0;
+	k->at = r->pos;
 	if (!rd_strlen(p, &klen, ctx))
 		return false;
-	uint8_t kbuf[KEY_KEEP + 1];
-	size_t kkept = 0;
-	if (!rd_bytes(p, klen, kbuf, KEY_KEEP, &kkept, &khash, ctx))
+	k->keylen = 0;
+	if (!rd_bytes(p, klen, k->buf, KEY_KEEP, &k->keylen, &khash, ctx))
 		return false;
-	const char *key = (const char *)kbuf;
-	size_t keylen = kkept;
-	bool key_trunc = klen > KEY_KEEP;
-	bool key_has_nul = memchr(kbuf, 0, kkept) != NULL;
-	char ek[160];
-	esc(kbuf, kkept, key_trunc, ek, sizeof ek);
-	char kctx[220];
-	snprintf(kctx, sizeof kctx, "kv #%" PRIu64 " '%s'", kvi, ek);
+	k->key = (const char *)k->buf;
+	k->has_nul = memchr(k->buf, 0, k->keylen) != NULL;
+	esc(k->buf, k->keylen, klen > KEY_KEEP, k->ek, sizeof k->ek);
+	snprintf(k->kctx, sizeof k->kctx, "kv #%" PRIu64 " '%s'", kvi, k->ek);
 
 	if (klen == 0)
-		diag(p, OA_GGUF_WARNING, "kv #%" PRIu64 ": empty key; llama.cpp refuses this file "
-		     "(offset %" PRIu64 ")", kvi, kat);
+		diag(p, OA_SEV_WARNING, "kv #%" PRIu64 ": empty key; llama.cpp refuses this file "
+		     "(offset %" PRIu64 ")", kvi, k->at);
 	else if (klen > 65535)
-		diag(p, OA_GGUF_WARNING, "%s: key is %" PRIu64 " bytes, above the spec's 65535 "
-		     "(offset %" PRIu64 ")", kctx, klen, kat);
-	if (key_has_nul)
-		diag(p, OA_GGUF_WARNING, "%s: key contains a NUL byte (offset %" PRIu64 ")", kctx, kat);
+		diag(p, OA_SEV_WARNING, "%s: key is %" PRIu64 " bytes, above the spec's 65535 "
+		     "(offset %" PRIu64 ")", k->kctx, klen, k->at);
+	if (k->has_nul)
+		diag(p, OA_SEV_WARNING, "%s: key contains a NUL byte (offset %" PRIu64 ")", k->kctx,
+		     k->at);
 	bool dup = false;
 	if (!hset_add(&p->keys, khash, &dup)) {
 		r->io_errno = ENOMEM;
@@ -757,202 +765,247 @@ static bool parse_kv(P *p, uint64_t kvi)
 		return false;
 	}
 	if (dup)
-		diag(p, OA_GGUF_WARNING, "%s: duplicate key; llama.cpp refuses this file, Ollama keeps "
-		     "the last value, so do we (offset %" PRIu64 ")", kctx, kat);
+		diag(p, OA_SEV_WARNING, "%s: duplicate key; llama.cpp refuses this file, Ollama keeps "
+		     "the last value, so do we (offset %" PRIu64 ")", k->kctx, k->at);
+	return true;
+}
 
-	/* QUICK mode: stop at the first tokenizer.* key once the architecture is known. */
-	if (p->mode == OA_GGUF_QUICK && o->architecture && keylen >= 10 &&
-	    memcmp(key, "tokenizer.", 10) == 0) {
-		o->quick_stopped = true;
-		return false;
+/* A scalar of type t read as the bits x: its sign and kind. */
+static void scalar_value(P *p, val_t *v, uint64_t x, const char *kctx, uint64_t vat)
+{
+	v->u = x;
+	switch (v->type) {
+	case OA_GGUF_TYPE_UINT8: case OA_GGUF_TYPE_UINT16: case OA_GGUF_TYPE_UINT32:
+	case OA_GGUF_TYPE_UINT64:
+		v->is_int = true;
+		break;
+	case OA_GGUF_TYPE_INT8:
+		v->is_int = true; v->neg = (x & 0x80u) != 0;
+		break;
+	case OA_GGUF_TYPE_INT16:
+		v->is_int = true; v->neg = (x & 0x8000u) != 0;
+		break;
+	case OA_GGUF_TYPE_INT32:
+		v->is_int = true; v->neg = (x & 0x80000000u) != 0;
+		break;
+	case OA_GGUF_TYPE_INT64:
+		v->is_int = true; v->neg = (x >> 63) != 0;
+		break;
+	case OA_GGUF_TYPE_BOOL:
+		v->is_bool = true;
+		v->bval = x != 0;
+		if (x > 1)
+			diag(p, OA_SEV_WARNING, "%s: bool byte 0x%02" PRIx64 " is neither 0 nor 1, "
+			     "read as true like ggml and Ollama (offset %" PRIu64 ")", kctx, x, vat);
+		break;
+	default:
+		break;
 	}
+}
 
-	bool want_str = key_is(key, keylen, "general.architecture") ||
-	                key_is(key, keylen, "general.type") || key_is(key, keylen, "general.name") ||
-	                key_is(key, keylen, "tokenizer.ggml.model");
-
+/* Read the type and value of a kv; strings are kept only when want_str,
+ * arrays are skipped (their element type and count kept). */
+static bool read_value(P *p, const char *kctx, bool want_str, val_t *v)
+{
+	rd_t *r = &p->r;
 	uint64_t tat = r->pos, t;
 	if (!rd_uint(p, 4, &t, kctx))
 		return false;
-	val_t v;
-	v.type = (uint32_t)t;
-	v.is_int = v.neg = v.is_bool = v.bval = v.strunc = false;
-	v.u = 0; v.atype = 0; v.acount = 0; v.slen = 0; v.s[0] = 0;
+	v->type = (uint32_t)t;
+	v->is_int = v->neg = v->is_bool = v->bval = v->strunc = false;
+	v->u = 0; v->atype = 0; v->acount = 0; v->slen = 0; v->s[0] = 0;
 	if (t >= OA_GGUF_TYPE_COUNT) {
-		diag(p, OA_GGUF_ERROR, "%s: invalid value type %" PRIu64 " (offset %" PRIu64 ")", kctx,
+		diag(p, OA_SEV_ERROR, "%s: invalid value type %" PRIu64 " (offset %" PRIu64 ")", kctx,
 		     t, tat);
 		p->fatal = true;
 		return false;
 	}
 	if (p->lenw == 4 && t >= OA_GGUF_TYPE_UINT64)
-		diag(p, OA_GGUF_WARNING, "%s: value type %s does not exist in GGUF v1 (offset %" PRIu64
+		diag(p, OA_SEV_WARNING, "%s: value type %s does not exist in GGUF v1 (offset %" PRIu64
 		     ")", kctx, VTYPE_NAMES[t], tat);
 	uint64_t vat = r->pos;
-	switch (t) {
-	case OA_GGUF_TYPE_STRING: {
+	if (t == OA_GGUF_TYPE_STRING) {
 		uint64_t len;
 		if (!rd_strlen(p, &len, kctx))
 			return false;
-		if (!rd_bytes(p, len, want_str ? (uint8_t *)v.s : NULL, OA_GGUF_KEEP_STRING, &v.slen,
+		if (!rd_bytes(p, len, want_str ? (uint8_t *)v->s : NULL, OA_GGUF_KEEP_STRING, &v->slen,
 		              NULL, kctx))
 			return false;
 		if (want_str) {
-			v.strunc = len > OA_GGUF_KEEP_STRING;
-			v.slen = strnlen(v.s, v.slen);
+			v->strunc = len > OA_GGUF_KEEP_STRING;
+			v->slen = strnlen(v->s, v->slen);
 		}
-		break;
-	}
-	case OA_GGUF_TYPE_ARRAY: {
+	} else if (t == OA_GGUF_TYPE_ARRAY) {
 		uint64_t et, n;
 		if (!rd_uint(p, 4, &et, kctx) || !rd_uint(p, p->lenw, &n, kctx))
 			return false;
-		v.atype = (uint32_t)et;
-		v.acount = n;
+		v->atype = (uint32_t)et;
+		v->acount = n;
 		if (!skip_array(p, (uint32_t)et, n, 1, kctx, vat))
 			return false;
-		break;
-	}
-	default: {
+	} else {
 		uint64_t x;
-		int w = VTYPE_SIZE[t];
-		if (!rd_uint(p, w, &x, kctx))
+		if (!rd_uint(p, VTYPE_SIZE[t], &x, kctx))
 			return false;
-		v.u = x;
-		switch (t) {
-		case OA_GGUF_TYPE_UINT8: case OA_GGUF_TYPE_UINT16: case OA_GGUF_TYPE_UINT32:
-		case OA_GGUF_TYPE_UINT64:
-			v.is_int = true;
-			break;
-		case OA_GGUF_TYPE_INT8:
-			v.is_int = true; v.neg = (x & 0x80u) != 0;
-			break;
-		case OA_GGUF_TYPE_INT16:
-			v.is_int = true; v.neg = (x & 0x8000u) != 0;
-			break;
-		case OA_GGUF_TYPE_INT32:
-			v.is_int = true; v.neg = (x & 0x80000000u) != 0;
-			break;
-		case OA_GGUF_TYPE_INT64:
-			v.is_int = true; v.neg = (x >> 63) != 0;
-			break;
-		case OA_GGUF_TYPE_BOOL:
-			v.is_bool = true;
-			v.bval = x != 0;
-			if (x > 1)
-				diag(p, OA_GGUF_WARNING, "%s: bool byte 0x%02" PRIx64 " is neither 0 nor 1, "
-				     "read as true like ggml and Ollama (offset %" PRIu64 ")", kctx, x, vat);
-			break;
-		default:
-			break;
-		}
+		scalar_value(p, v, x, kctx, vat);
 	}
-	}
-	if (key_has_nul)
-		return true; /* never match known keys on a key with a NUL in it */
+	return true;
+}
 
-	/* Known keys. */
+static void apply_file_type(P *p, const kv_key *k, const val_t *v)
+{
+	oa_gguf_info *o = p->out;
+	if (!v->is_int || v->neg || v->u > UINT32_MAX) {
+		diag(p, OA_SEV_WARNING, "%s: expected a non-negative 32-bit integer, got %s%s; "
+		     "ignored (offset %" PRIu64 ")", k->kctx, oa_gguf_value_type_name(v->type),
+		     v->neg ? " (negative)" : "", k->at);
+		return;
+	}
+	o->has_file_type = true;
+	o->file_type = (uint32_t)v->u;
+	o->file_type_is_u32 = v->type == OA_GGUF_TYPE_UINT32;
+	if (!o->file_type_is_u32)
+		diag(p, OA_SEV_INFO, "%s: stored as %s, not u32: Ollama shows its file type "
+		     "as unknown (offset %" PRIu64 ")", k->kctx, oa_gguf_value_type_name(v->type),
+		     k->at);
+	if (!oa_ftype_llama_name(o->file_type))
+		diag(p, OA_SEV_WARNING, "%s: unknown or removed file type %" PRIu64
+		     " (offset %" PRIu64 ")", k->kctx, v->u, k->at);
+}
+
+static void apply_alignment(P *p, const kv_key *k, const val_t *v)
+{
+	oa_gguf_info *o = p->out;
+	const char *kctx = k->kctx;
+	uint64_t kat = k->at;
+	if (!v->is_int) {
+		diag(p, OA_SEV_WARNING, "%s: alignment of type %s, not an integer: llama.cpp "
+		     "refuses this file, Ollama and we use 32 (offset %" PRIu64 ")", kctx,
+		     oa_gguf_value_type_name(v->type), kat);
+		o->alignment = 32;
+	} else if (v->neg || v->u == 0 || (v->u & (v->u - 1)) != 0) {
+		diag(p, OA_SEV_ERROR, "%s: alignment %s%" PRIu64 " is not a nonzero power of two "
+		     "(offset %" PRIu64 ")", kctx, v->neg ? "(negative) " : "", v->u, kat);
+		o->alignment = 32;
+	} else if (v->u > OA_GGUF_MAX_ALIGNMENT) {
+		diag(p, OA_SEV_ERROR, "%s: alignment %" PRIu64 " is above our %u-byte limit "
+		     "(ggml aborts on such values) (offset %" PRIu64 ")", kctx, v->u,
+		     OA_GGUF_MAX_ALIGNMENT, kat);
+		o->alignment = 32;
+	} else {
+		if (v->type != OA_GGUF_TYPE_UINT32)
+			diag(p, OA_SEV_WARNING, "%s: alignment stored as %s, not u32: llama.cpp "
+			     "refuses this file and Ollama uses 32; we use %" PRIu64 " (offset %"
+			     PRIu64 ")", kctx, oa_gguf_value_type_name(v->type), v->u, kat);
+		else if (v->u % 8)
+			diag(p, OA_SEV_INFO, "%s: alignment %" PRIu64 " is not a multiple of 8 as "
+			     "the spec asks (ggml accepts it) (offset %" PRIu64 ")", kctx, v->u, kat);
+		o->alignment = v->u;
+	}
+}
+
+/* Keep what the keys this reader knows say; offer the rest as candidates. */
+static void apply_known_key(P *p, const kv_key *k, const val_t *v, uint64_t kvi)
+{
+	oa_gguf_info *o = p->out;
+	const char *key = k->key;
+	size_t keylen = k->keylen;
 	if (key_is(key, keylen, "general.architecture")) {
-		set_str(p, &o->architecture, &v, ek, kvi, kat);
+		set_str(p, &o->architecture, v, k->ek, kvi, k->at);
 	} else if (key_is(key, keylen, "general.type")) {
-		set_str(p, &o->general_type, &v, ek, kvi, kat);
+		set_str(p, &o->general_type, v, k->ek, kvi, k->at);
 	} else if (key_is(key, keylen, "general.name")) {
-		set_str(p, &o->general_name, &v, ek, kvi, kat);
+		set_str(p, &o->general_name, v, k->ek, kvi, k->at);
 	} else if (key_is(key, keylen, "tokenizer.ggml.model")) {
-		set_str(p, &o->tokenizer_model, &v, ek, kvi, kat);
+		set_str(p, &o->tokenizer_model, v, k->ek, kvi, k->at);
 	} else if (key_is(key, keylen, "general.file_type")) {
-		if (!v.is_int || v.neg || v.u > UINT32_MAX) {
-			diag(p, OA_GGUF_WARNING, "%s: expected a non-negative 32-bit integer, got %s%s; "
-			     "ignored (offset %" PRIu64 ")", kctx, oa_gguf_value_type_name(v.type),
-			     v.neg ? " (negative)" : "", kat);
-		} else {
-			o->has_file_type = true;
-			o->file_type = (uint32_t)v.u;
-			o->file_type_is_u32 = v.type == OA_GGUF_TYPE_UINT32;
-			if (!o->file_type_is_u32)
-				diag(p, OA_GGUF_INFO, "%s: stored as %s, not u32: Ollama shows its file type "
-				     "as unknown (offset %" PRIu64 ")", kctx, oa_gguf_value_type_name(v.type),
-				     kat);
-			if (!oa_ftype_llama_name(o->file_type))
-				diag(p, OA_GGUF_WARNING, "%s: unknown or removed file type %" PRIu64
-				     " (offset %" PRIu64 ")", kctx, v.u, kat);
-		}
+		apply_file_type(p, k, v);
 	} else if (key_is(key, keylen, "general.alignment")) {
-		if (!v.is_int) {
-			diag(p, OA_GGUF_WARNING, "%s: alignment of type %s, not an integer: llama.cpp "
-			     "refuses this file, Ollama and we use 32 (offset %" PRIu64 ")", kctx,
-			     oa_gguf_value_type_name(v.type), kat);
-			o->alignment = 32;
-		} else if (v.neg || v.u == 0 || (v.u & (v.u - 1)) != 0) {
-			diag(p, OA_GGUF_ERROR, "%s: alignment %s%" PRIu64 " is not a nonzero power of two "
-			     "(offset %" PRIu64 ")", kctx, v.neg ? "(negative) " : "", v.u, kat);
-			o->alignment = 32;
-		} else if (v.u > OA_GGUF_MAX_ALIGNMENT) {
-			diag(p, OA_GGUF_ERROR, "%s: alignment %" PRIu64 " is above our %u-byte limit "
-			     "(ggml aborts on such values) (offset %" PRIu64 ")", kctx, v.u,
-			     OA_GGUF_MAX_ALIGNMENT, kat);
-			o->alignment = 32;
-		} else {
-			if (v.type != OA_GGUF_TYPE_UINT32)
-				diag(p, OA_GGUF_WARNING, "%s: alignment stored as %s, not u32: llama.cpp "
-				     "refuses this file and Ollama uses 32; we use %" PRIu64 " (offset %"
-				     PRIu64 ")", kctx, oa_gguf_value_type_name(v.type), v.u, kat);
-			else if (v.u % 8)
-				diag(p, OA_GGUF_INFO, "%s: alignment %" PRIu64 " is not a multiple of 8 as "
-				     "the spec asks (ggml accepts it) (offset %" PRIu64 ")", kctx, v.u, kat);
-			o->alignment = v.u;
-		}
+		apply_alignment(p, k, v);
 	} else if (key_is(key, keylen, "tokenizer.ggml.tokens")) {
-		if (v.type != OA_GGUF_TYPE_ARRAY || v.atype != OA_GGUF_TYPE_STRING)
-			diag(p, OA_GGUF_WARNING, "%s: expected an array of strings, got %s%s%s; not used "
-			     "for the vocabulary size (offset %" PRIu64 ")", kctx,
-			     oa_gguf_value_type_name(v.type), v.type == OA_GGUF_TYPE_ARRAY ? " of " : "",
-			     v.type == OA_GGUF_TYPE_ARRAY ? oa_gguf_value_type_name(v.atype) : "", kat);
+		if (v->type != OA_GGUF_TYPE_ARRAY || v->atype != OA_GGUF_TYPE_STRING)
+			diag(p, OA_SEV_WARNING, "%s: expected an array of strings, got %s%s%s; not used "
+			     "for the vocabulary size (offset %" PRIu64 ")", k->kctx,
+			     oa_gguf_value_type_name(v->type), v->type == OA_GGUF_TYPE_ARRAY ? " of " : "",
+			     v->type == OA_GGUF_TYPE_ARRAY ? oa_gguf_value_type_name(v->atype) : "", k->at);
 		else {
 			p->have_tokens = true;
-			p->tokens_len = v.acount;
+			p->tokens_len = v->acount;
 		}
 	} else if (key_is(key, keylen, "clip.has_vision_encoder") ||
 	           key_is(key, keylen, "clip.has_audio_encoder")) {
-		bool val = v.is_bool ? v.bval : (v.is_int && v.u != 0);
-		if (!v.is_bool)
-			diag(p, OA_GGUF_WARNING, "%s: expected a bool, got %s (offset %" PRIu64 ")", kctx,
-			     oa_gguf_value_type_name(v.type), kat);
+		bool val = v->is_bool ? v->bval : (v->is_int && v->u != 0);
+		if (!v->is_bool)
+			diag(p, OA_SEV_WARNING, "%s: expected a bool, got %s (offset %" PRIu64 ")", k->kctx,
+			     oa_gguf_value_type_name(v->type), k->at);
 		if (keylen == strlen("clip.has_vision_encoder") && key[9] == 'v')
 			o->has_vision_encoder = val;
 		else
 			o->has_audio_encoder = val;
 	} else {
-		add_candidate(p, key, keylen, &v, kvi, kat);
+		add_candidate(p, key, keylen, v, kvi, k->at);
 	}
+}
+
+/* One key-value pair: read the key, read the value, apply a known key. */
+static bool parse_kv(P *p, uint64_t kvi)
+{
+	oa_gguf_info *o = p->out;
+	kv_key k;
+	if (!read_key(p, kvi, &k))
+		return false;
+	/* QUICK mode: stop at the first tokenizer.* key once the architecture is known. */
+	if (p->mode == OA_GGUF_QUICK && o->architecture && k.keylen >= 10 &&
+	    memcmp(k.key, "tokenizer.", 10) == 0) {
+		o->quick_stopped = true;
+		return false;
+	}
+	bool want_str = key_is(k.key, k.keylen, "general.architecture") ||
+	                key_is(k.key, k.keylen, "general.type") ||
+	                key_is(k.key, k.keylen, "general.name") ||
+	                key_is(k.key, k.keylen, "tokenizer.ggml.model");
+	val_t v;
+	if (!read_value(p, k.kctx, want_str, &v))
+		return false;
+	if (!k.has_nul) /* never match known keys on a key with a NUL in it */
+		apply_known_key(p, &k, &v, kvi);
 	return true;
 }
 
 /* ---------------------------------- tensor infos ---------------------------------------- */
 
-static bool parse_tensor(P *p, uint64_t ti)
+/* A tensor name as read: its first OA_GGUF_KEEP_NAME bytes, and how
+ * diagnostics name the tensor. */
+typedef struct tensor_name {
+	uint8_t buf[OA_GGUF_KEEP_NAME + 1];
+	size_t kept;
+	uint64_t at;      /* file offset of the tensor info */
+	char tctx[220];   /* "tensor #N 'name'" */
+} tensor_name;
+
+/* Read tensor #ti's name and say what is wrong with it. */
+static bool read_tensor_name(P *p, uint64_t ti, tensor_name *n)
 {
 	rd_t *r = &p->r;
-	oa_gguf_info *o = p->out;
 	char ctx[64];
 	snprintf(ctx, sizeof ctx, "tensor #%" PRIu64 " name", ti);
-	uint64_t at = r->pos, nlen, nhash = 0;
+	uint64_t nlen, nhash = 0;
+	n->at = r->pos;
 	if (!rd_strlen(p, &nlen, ctx))
 		return false;
-	uint8_t nbuf[OA_GGUF_KEEP_NAME + 1];
-	size_t nkept = 0;
-	if (!rd_bytes(p, nlen, nbuf, OA_GGUF_KEEP_NAME, &nkept, &nhash, ctx))
+	n->kept = 0;
+	if (!rd_bytes(p, nlen, n->buf, OA_GGUF_KEEP_NAME, &n->kept, &nhash, ctx))
 		return false;
 	char en[160];
-	esc(nbuf, nkept, nlen > OA_GGUF_KEEP_NAME, en, sizeof en);
-	char tctx[220];
-	snprintf(tctx, sizeof tctx, "tensor #%" PRIu64 " '%s'", ti, en);
+	esc(n->buf, n->kept, nlen > OA_GGUF_KEEP_NAME, en, sizeof en);
+	snprintf(n->tctx, sizeof n->tctx, "tensor #%" PRIu64 " '%s'", ti, en);
 	if (nlen == 0)
-		diag(p, OA_GGUF_WARNING, "tensor #%" PRIu64 ": empty name (offset %" PRIu64 ")", ti, at);
+		diag(p, OA_SEV_WARNING, "tensor #%" PRIu64 ": empty name (offset %" PRIu64 ")", ti, n->at);
 	if (nlen > OA_GGUF_MAX_NAME)
-		diag(p, OA_GGUF_WARNING, "%s: name is %" PRIu64 " bytes; llama.cpp refuses names "
-		     "longer than %d bytes (offset %" PRIu64 ")", tctx, nlen, OA_GGUF_MAX_NAME, at);
-	if (memchr(nbuf, 0, nkept))
-		diag(p, OA_GGUF_WARNING, "%s: name contains a NUL byte (offset %" PRIu64 ")", tctx, at);
+		diag(p, OA_SEV_WARNING, "%s: name is %" PRIu64 " bytes; llama.cpp refuses names "
+		     "longer than %d bytes (offset %" PRIu64 ")", n->tctx, nlen, OA_GGUF_MAX_NAME, n->at);
+	if (memchr(n->buf, 0, n->kept))
+		diag(p, OA_SEV_WARNING, "%s: name contains a NUL byte (offset %" PRIu64 ")", n->tctx, n->at);
 	bool dup = false;
 	if (!hset_add(&p->names, nhash, &dup)) {
 		r->io_errno = ENOMEM;
@@ -960,122 +1013,160 @@ static bool parse_tensor(P *p, uint64_t ti)
 		return false;
 	}
 	if (dup)
-		diag(p, OA_GGUF_WARNING, "%s: duplicate tensor name; llama.cpp refuses this file "
-		     "(offset %" PRIu64 ")", tctx, at);
+		diag(p, OA_SEV_WARNING, "%s: duplicate tensor name; llama.cpp refuses this file "
+		     "(offset %" PRIu64 ")", n->tctx, n->at);
+	return true;
+}
 
+/* Read n_dims and the dimensions into t; *shape_ok false when one is
+ * negative as int64. False (p->fatal when n_dims is impossible) to stop. */
+static bool read_tensor_shape(P *p, const char *tctx, oa_gguf_tensor *t, bool *shape_ok)
+{
+	rd_t *r = &p->r;
 	uint64_t nd, dat = r->pos;
 	if (!rd_uint(p, 4, &nd, tctx))
 		return false;
 	if (nd > 4) {
-		diag(p, OA_GGUF_ERROR, "%s: n_dims %" PRIu64 " is above the maximum of 4 (offset %"
+		diag(p, OA_SEV_ERROR, "%s: n_dims %" PRIu64 " is above the maximum of 4 (offset %"
 		     PRIu64 ")", tctx, nd, dat);
 		p->fatal = true;
 		return false;
 	}
-	oa_gguf_tensor t;
-	memset(&t, 0, sizeof t);
-	t.n_dims = (uint32_t)nd;
-	bool shape_ok = true;
+	t->n_dims = (uint32_t)nd;
+	*shape_ok = true;
 	for (int d = 0; d < 4; d++)
-		t.ne[d] = 1;
+		t->ne[d] = 1;
 	for (uint64_t d = 0; d < nd; d++) {
 		uint64_t x, xat = r->pos;
 		if (!rd_uint(p, p->lenw, &x, tctx))
 			return false;
-		t.ne[d] = x;
+		t->ne[d] = x;
 		if (x >= (1ull << 63)) {
-			diag(p, OA_GGUF_ERROR, "%s: dimension %" PRIu64 " is %" PRIu64 " (negative as "
+			diag(p, OA_SEV_ERROR, "%s: dimension %" PRIu64 " is %" PRIu64 " (negative as "
 			     "int64, ggml refuses it) (offset %" PRIu64 ")", tctx, d, x, xat);
-			shape_ok = false;
+			*shape_ok = false;
 		}
 	}
-	uint64_t ty, off, tyat = r->pos;
-	if (!rd_uint(p, 4, &ty, tctx) || !rd_uint(p, 8, &off, tctx))
-		return false;
-	t.type = (uint32_t)ty;
-	t.offset = off;
+	return true;
+}
 
+/* Add the tensor's elements to the parameter count; false when its
+ * element count overflows int64 (then nothing is added). */
+static bool count_parameters(P *p, const oa_gguf_tensor *t, const char *tctx, uint64_t at, uint64_t dat)
+{
+	oa_gguf_info *o = p->out;
 	uint64_t nel = 1;
-	if (shape_ok) {
-		for (int d = 0; d < 4; d++) {
-			if (__builtin_mul_overflow(nel, t.ne[d], &nel) || nel >= (1ull << 63)) {
-				diag(p, OA_GGUF_ERROR, "%s: element count %" PRIu64 "x%" PRIu64 "x%" PRIu64
-				     "x%" PRIu64 " overflows int64 (offset %" PRIu64 ")", tctx, t.ne[0],
-				     t.ne[1], t.ne[2], t.ne[3], dat);
-				shape_ok = false;
-				break;
-			}
+	for (int d = 0; d < 4; d++) {
+		if (__builtin_mul_overflow(nel, t->ne[d], &nel) || nel >= (1ull << 63)) {
+			diag(p, OA_SEV_ERROR, "%s: element count %" PRIu64 "x%" PRIu64 "x%" PRIu64
+			     "x%" PRIu64 " overflows int64 (offset %" PRIu64 ")", tctx, t->ne[0],
+			     t->ne[1], t->ne[2], t->ne[3], dat);
+			return false;
 		}
 	}
-	if (shape_ok) {
-		if (__builtin_add_overflow(o->parameter_count, nel, &o->parameter_count)) {
-			diag(p, OA_GGUF_ERROR, "%s: parameter count overflows u64 (offset %" PRIu64 ")",
-			     tctx, at);
-			o->parameter_count = UINT64_MAX;
-		}
+	if (__builtin_add_overflow(o->parameter_count, nel, &o->parameter_count)) {
+		diag(p, OA_SEV_ERROR, "%s: parameter count overflows u64 (offset %" PRIu64 ")",
+		     tctx, at);
+		o->parameter_count = UINT64_MAX;
 	}
+	return true;
+}
+
+/* The tensor's type is known, its rows fill whole blocks and its byte size
+ * fits: set t->nbytes and say true. */
+static bool tensor_bytes(P *p, oa_gguf_tensor *t, bool shape_ok, const char *tctx, uint64_t tyat,
+                         uint64_t dat)
+{
+	uint64_t ty = t->type;
 	uint32_t blck = 0, tsz = 0;
-	bool type_ok = oa_ggml_type_block(t.type, &blck, &tsz);
+	bool type_ok = oa_ggml_type_block(t->type, &blck, &tsz);
 	if (!type_ok) {
 		if (ty < OA_GGML_TYPE_COUNT && REMOVED_TYPES[ty])
-			diag(p, OA_GGUF_ERROR, "%s: tensor type %" PRIu64 " (%s) was removed from ggml; "
+			diag(p, OA_SEV_ERROR, "%s: tensor type %" PRIu64 " (%s) was removed from ggml; "
 			     "current llama.cpp cannot load it (offset %" PRIu64 ")", tctx, ty,
 			     REMOVED_TYPES[ty], tyat);
 		else
-			diag(p, OA_GGUF_ERROR, "%s: unknown tensor type %" PRIu64 " (offset %" PRIu64 ")",
+			diag(p, OA_SEV_ERROR, "%s: unknown tensor type %" PRIu64 " (offset %" PRIu64 ")",
 			     tctx, ty, tyat);
 	}
-	bool valid = shape_ok && type_ok;
-	if (valid && t.ne[0] % blck != 0) {
-		diag(p, OA_GGUF_ERROR, "%s: row length %" PRIu64 " is not a multiple of the %s block "
-		     "size %" PRIu32 " (offset %" PRIu64 ")", tctx, t.ne[0], TYPES[t.type].name, blck,
+	if (!shape_ok || !type_ok)
+		return false;
+	if (t->ne[0] % blck != 0) {
+		diag(p, OA_SEV_ERROR, "%s: row length %" PRIu64 " is not a multiple of the %s block "
+		     "size %" PRIu32 " (offset %" PRIu64 ")", tctx, t->ne[0], TYPES[t->type].name, blck,
 		     dat);
-		valid = false;
+		return false;
 	}
-	if (valid) {
-		uint64_t nb = t.ne[0] / blck, tmp;
-		if (__builtin_mul_overflow(nb, (uint64_t)tsz, &nb) ||
-		    __builtin_mul_overflow(nb, t.ne[1], &nb) || __builtin_mul_overflow(nb, t.ne[2], &nb) ||
-		    __builtin_mul_overflow(nb, t.ne[3], &nb) ||
-		    __builtin_add_overflow(nb, o->alignment - 1, &tmp) || nb > (uint64_t)SIZE_MAX ||
-		    nb >= (1ull << 63)) {
-			diag(p, OA_GGUF_ERROR, "%s: byte size of %s %" PRIu64 "x%" PRIu64 "x%" PRIu64
-			     "x%" PRIu64 " overflows (offset %" PRIu64 ")", tctx, TYPES[t.type].name,
-			     t.ne[0], t.ne[1], t.ne[2], t.ne[3], dat);
-			valid = false;
-		} else {
-			t.nbytes = nb;
+	uint64_t nb = t->ne[0] / blck, tmp;
+	if (__builtin_mul_overflow(nb, (uint64_t)tsz, &nb) ||
+	    __builtin_mul_overflow(nb, t->ne[1], &nb) || __builtin_mul_overflow(nb, t->ne[2], &nb) ||
+	    __builtin_mul_overflow(nb, t->ne[3], &nb) ||
+	    __builtin_add_overflow(nb, p->out->alignment - 1, &tmp) || nb > (uint64_t)SIZE_MAX ||
+	    nb >= (1ull << 63)) {
+		diag(p, OA_SEV_ERROR, "%s: byte size of %s %" PRIu64 "x%" PRIu64 "x%" PRIu64
+		     "x%" PRIu64 " overflows (offset %" PRIu64 ")", tctx, TYPES[t->type].name,
+		     t->ne[0], t->ne[1], t->ne[2], t->ne[3], dat);
+		return false;
+	}
+	t->nbytes = nb;
+	return true;
+}
+
+/* FULL mode keeps every tensor info, with its name. */
+static bool keep_tensor(P *p, oa_gguf_tensor *t, const tensor_name *n)
+{
+	rd_t *r = &p->r;
+	oa_gguf_info *o = p->out;
+	if (o->n_tensors_kept == p->cap_tensors) {
+		size_t nc = p->cap_tensors ? p->cap_tensors * 2 : 16;
+		oa_gguf_tensor *nt = realloc(o->tensors, nc * sizeof *nt);
+		if (!nt) {
+			r->io_errno = ENOMEM;
+			io_error(p, "tensor table");
+			return false;
 		}
+		o->tensors = nt;
+		p->cap_tensors = nc;
 	}
-	t.valid = valid;
-	if (valid) {
+	t->name = strndup((const char *)n->buf, n->kept);
+	if (!t->name) {
+		r->io_errno = ENOMEM;
+		io_error(p, "tensor name");
+		return false;
+	}
+	o->tensors[o->n_tensors_kept++] = *t;
+	return true;
+}
+
+/* One tensor info: name, shape, type and offset; then its size and counts. */
+static bool parse_tensor(P *p, uint64_t ti)
+{
+	rd_t *r = &p->r;
+	tensor_name n;
+	if (!read_tensor_name(p, ti, &n))
+		return false;
+	oa_gguf_tensor t;
+	memset(&t, 0, sizeof t);
+	bool shape_ok;
+	uint64_t dat = r->pos;
+	if (!read_tensor_shape(p, n.tctx, &t, &shape_ok))
+		return false;
+	uint64_t ty, off, tyat = r->pos;
+	if (!rd_uint(p, 4, &ty, n.tctx) || !rd_uint(p, 8, &off, n.tctx))
+		return false;
+	t.type = (uint32_t)ty;
+	t.offset = off;
+	if (shape_ok)
+		shape_ok = count_parameters(p, &t, n.tctx, n.at, dat);
+	t.valid = tensor_bytes(p, &t, shape_ok, n.tctx, tyat, dat);
+	if (t.valid) {
 		uint64_t c = ++p->type_count[t.type];
 		if (c > p->type_max_count) {
 			p->type_max_count = c;
 			p->type_max = (int)t.type;
 		}
 	}
-	if (p->mode == OA_GGUF_FULL) {
-		if (o->n_tensors_kept == p->cap_tensors) {
-			size_t nc = p->cap_tensors ? p->cap_tensors * 2 : 16;
-			oa_gguf_tensor *nt = realloc(o->tensors, nc * sizeof *nt);
-			if (!nt) {
-				r->io_errno = ENOMEM;
-				io_error(p, "tensor table");
-				return false;
-			}
-			o->tensors = nt;
-			p->cap_tensors = nc;
-		}
-		t.name = strndup((const char *)nbuf, nkept);
-		if (!t.name) {
-			r->io_errno = ENOMEM;
-			io_error(p, "tensor name");
-			return false;
-		}
-		o->tensors[o->n_tensors_kept++] = t;
-	}
-	return true;
+	return p->mode != OA_GGUF_FULL || keep_tensor(p, &t, &n);
 }
 
 static int cmp_by_offset(const void *a, const void *b)
@@ -1100,18 +1191,18 @@ static void check_tensor_layout(P *p)
 			continue;
 		}
 		if (t->offset % align && p->align_warnings++ < 10)
-			diag(p, OA_GGUF_WARNING, "tensor #%zu '%s': offset %" PRIu64 " is not a multiple of "
+			diag(p, OA_SEV_WARNING, "tensor #%zu '%s': offset %" PRIu64 " is not a multiple of "
 			     "the alignment %" PRIu64, i, en, t->offset, align);
 		uint64_t a, e;
 		if (__builtin_add_overflow(o->data_offset, t->offset, &a) ||
 		    __builtin_add_overflow(a, t->nbytes, &e) || e > o->file_size) {
-			diag(p, OA_GGUF_ERROR, "tensor #%zu '%s': data [%" PRIu64 " + %" PRIu64 ", %"
+			diag(p, OA_SEV_ERROR, "tensor #%zu '%s': data [%" PRIu64 " + %" PRIu64 ", %"
 			     PRIu64 " bytes) lies past the end of the file (%" PRIu64 " bytes)", i, en,
 			     o->data_offset, t->offset, t->nbytes, o->file_size);
 		}
 		if (contig_known) {
 			if (t->offset != expected && p->contig_warnings++ < 10)
-				diag(p, OA_GGUF_WARNING, "tensor #%zu '%s': offset %" PRIu64 ", expected %"
+				diag(p, OA_SEV_WARNING, "tensor #%zu '%s': offset %" PRIu64 ", expected %"
 				     PRIu64 " (%s); llama.cpp would refuse this file", i, en, t->offset,
 				     expected, t->offset < expected ? "out of order or overlapping" :
 				     "gap before it");
@@ -1136,7 +1227,7 @@ static void check_tensor_layout(P *p)
 			char a[160], b[160];
 			esc((const uint8_t *)v[i]->name, strlen(v[i]->name), false, a, sizeof a);
 			esc((const uint8_t *)maxt->name, strlen(maxt->name), false, b, sizeof b);
-			diag(p, OA_GGUF_WARNING, "tensor '%s' (offset %" PRIu64 ") overlaps tensor '%s' "
+			diag(p, OA_SEV_WARNING, "tensor '%s' (offset %" PRIu64 ") overlaps tensor '%s' "
 			     "(offset %" PRIu64 ", %" PRIu64 " bytes); llama.cpp would refuse this file",
 			     a, v[i]->offset, b, maxt->offset, maxt->nbytes);
 		}
@@ -1153,7 +1244,7 @@ static void check_tensor_layout(P *p)
 	               (p->overlap_warnings > 10 ? p->overlap_warnings - 10 : 0) +
 	               (p->align_warnings > 10 ? p->align_warnings - 10 : 0);
 	if (extra)
-		diag(p, OA_GGUF_INFO, "%zu further tensor layout warnings not shown", extra);
+		diag(p, OA_SEV_INFO, "%zu further tensor layout warnings not shown", extra);
 }
 
 /* ---------------------------------- driver ---------------------------------------------- */
@@ -1180,7 +1271,7 @@ static void resolve(P *p)
 			continue;
 		}
 		if (!c->is_int || c->neg) {
-			diag(p, OA_GGUF_WARNING, "kv #%" PRIu64 " '%s.%s': expected a non-negative integer, "
+			diag(p, OA_SEV_WARNING, "kv #%" PRIu64 " '%s.%s': expected a non-negative integer, "
 			     "got %s%s; ignored (offset %" PRIu64 ")", c->kv_index, c->prefix, SUFFIXES[w],
 			     oa_gguf_value_type_name(c->vtype), c->neg ? " (negative)" : "", c->offset);
 			continue;
@@ -1202,7 +1293,7 @@ static void resolve(P *p)
 	else if (have[SUF_VOCAB])
 		o->vocab_size = vals[SUF_VOCAB];
 	if (o->block_count > 512)
-		diag(p, OA_GGUF_WARNING, "%s.block_count %" PRIu64 " is above llama.cpp's "
+		diag(p, OA_SEV_WARNING, "%s.block_count %" PRIu64 " is above llama.cpp's "
 		     "LLAMA_MAX_LAYERS (512)", arch, o->block_count);
 	for (int w = SUF_HEADS; w <= SUF_FFN; w++) {
 		const cand_t *c = cv[w];
@@ -1210,17 +1301,17 @@ static void resolve(P *p)
 			continue;
 		if (c->vtype == OA_GGUF_TYPE_ARRAY) {
 			if (have[SUF_BLOCKS] && c->u != o->block_count)
-				diag(p, OA_GGUF_WARNING, "kv #%" PRIu64 " '%s.%s': per-layer array of %" PRIu64
+				diag(p, OA_SEV_WARNING, "kv #%" PRIu64 " '%s.%s': per-layer array of %" PRIu64
 				     " entries but block_count is %" PRIu64 " (offset %" PRIu64 ")",
 				     c->kv_index, c->prefix, SUFFIXES[w], c->u, o->block_count, c->offset);
 		} else if (!c->is_int) {
-			diag(p, OA_GGUF_WARNING, "kv #%" PRIu64 " '%s.%s': expected an integer or an array, "
+			diag(p, OA_SEV_WARNING, "kv #%" PRIu64 " '%s.%s': expected an integer or an array, "
 			     "got %s (offset %" PRIu64 ")", c->kv_index, c->prefix, SUFFIXES[w],
 			     oa_gguf_value_type_name(c->vtype), c->offset);
 		}
 	}
 	if (p->cands_dropped)
-		diag(p, OA_GGUF_INFO, "%zu per-architecture keys beyond the first %d were not "
+		diag(p, OA_SEV_INFO, "%zu per-architecture keys beyond the first %d were not "
 		     "considered", p->cands_dropped, MAX_CANDS);
 
 	const char *gt = o->general_type;
@@ -1247,23 +1338,21 @@ static void resolve(P *p)
 	}
 }
 
-static void parse(P *p)
+/* The magic: true for GGUF; a legacy GGLA adapter, a pre-GGUF ggml file or
+ * anything else is said and ends the parse. */
+static bool read_magic(P *p)
 {
 	rd_t *r = &p->r;
 	oa_gguf_info *o = p->out;
-	o->file_size = r->size;
-	o->alignment = 32;
-	o->ok = true;
-
 	if (r->size < 4) {
-		diag(p, OA_GGUF_ERROR, "file is %" PRIu64 " bytes, too short for a GGUF magic "
+		diag(p, OA_SEV_ERROR, "file is %" PRIu64 " bytes, too short for a GGUF magic "
 		     "(offset 0)", r->size);
-		return;
+		return false;
 	}
 	const uint8_t *m = rd_need(r, 4);
 	if (!m) {
 		io_error(p, "magic");
-		return;
+		return false;
 	}
 	uint8_t magic[4];
 	memcpy(magic, m, 4);
@@ -1275,29 +1364,38 @@ static void parse(P *p)
 		r->swap = magic[0] == 'g';
 		if (rd_rem(r) >= 4 && rd_uint(p, 4, &ver, "GGLA version"))
 			o->version = (uint32_t)ver;
-		diag(p, OA_GGUF_INFO, "legacy GGLA LoRA adapter (pre-GGUF format): header not parsed "
+		diag(p, OA_SEV_INFO, "legacy GGLA LoRA adapter (pre-GGUF format): header not parsed "
 		     "further (offset 0)");
-		return;
+		return false;
 	}
 	if (memcmp(magic, "GGUF", 4) != 0) {
 		char e[40];
 		esc(magic, 4, false, e, sizeof e);
 		if (memcmp(magic, "FUGG", 4) == 0)
-			diag(p, OA_GGUF_ERROR, "magic 'FUGG' (byte-swapped GGUF) is non-standard: "
+			diag(p, OA_SEV_ERROR, "magic 'FUGG' (byte-swapped GGUF) is non-standard: "
 			     "standard big-endian files still start with 'GGUF' (offset 0)");
 		else if (!memcmp(magic, "lmgg", 4) || !memcmp(magic, "tjgg", 4) ||
 		         !memcmp(magic, "fmgg", 4))
-			diag(p, OA_GGUF_ERROR, "legacy pre-GGUF ggml file (magic '%s'), not GGUF "
+			diag(p, OA_SEV_ERROR, "legacy pre-GGUF ggml file (magic '%s'), not GGUF "
 			     "(offset 0)", e);
 		else
-			diag(p, OA_GGUF_ERROR, "not a GGUF file: magic '%s' (offset 0)", e);
-		return;
+			diag(p, OA_SEV_ERROR, "not a GGUF file: magic '%s' (offset 0)", e);
+		return false;
 	}
+	return true;
+}
+
+/* Version, byte order and the two counts, checked against our limits and
+ * against what is left of the file. False ends the parse. */
+static bool read_header(P *p, uint64_t *nt_out, uint64_t *nkv_out)
+{
+	rd_t *r = &p->r;
+	oa_gguf_info *o = p->out;
 	r->pos = 4;
 	o->kind = OA_GGUF_KIND_UNKNOWN;
 	uint64_t ver;
 	if (!rd_uint(p, 4, &ver, "header version"))
-		return;
+		return false;
 	if ((ver & 0xffffu) == 0) {
 		r->swap = true;
 		o->big_endian = true;
@@ -1305,43 +1403,88 @@ static void parse(P *p)
 	}
 	o->version = (uint32_t)ver;
 	if (ver < 1 || ver > 3) {
-		diag(p, OA_GGUF_ERROR, "unsupported GGUF version %" PRIu64 " (0x%08" PRIx64 ")%s "
+		diag(p, OA_SEV_ERROR, "unsupported GGUF version %" PRIu64 " (0x%08" PRIx64 ")%s "
 		     "(offset 4)", ver, ver, o->big_endian ? " read as big-endian" : "");
-		return;
+		return false;
 	}
 	if (o->big_endian)
-		diag(p, OA_GGUF_INFO, "big-endian GGUF v%" PRIu64 ": parsed byte-swapped; llama.cpp "
+		diag(p, OA_SEV_INFO, "big-endian GGUF v%" PRIu64 ": parsed byte-swapped; llama.cpp "
 		     "refuses big-endian files on little-endian hosts", ver);
 	if (ver == 1)
-		diag(p, OA_GGUF_INFO, "GGUF v1 (32-bit counts and lengths): llama.cpp no longer loads "
+		diag(p, OA_SEV_INFO, "GGUF v1 (32-bit counts and lengths): llama.cpp no longer loads "
 		     "it");
 	p->lenw = ver == 1 ? 4 : 8;
 	uint64_t nt, nkv;
 	if (!rd_uint(p, p->lenw, &nt, "header tensor_count") ||
 	    !rd_uint(p, p->lenw, &nkv, "header kv_count"))
-		return;
+		return false;
 	o->tensor_count = nt;
 	o->kv_count = nkv;
 	uint64_t min_kv = (uint64_t)p->lenw + 4 + 1, min_ti = (uint64_t)p->lenw + 4 + 4 + 8;
 	uint64_t need_kv, need_ti, need;
 	if (nkv > OA_GGUF_MAX_KV) {
-		diag(p, OA_GGUF_ERROR, "kv_count %" PRIu64 " is above our limit of %llu (offset %d)",
+		diag(p, OA_SEV_ERROR, "kv_count %" PRIu64 " is above our limit of %llu (offset %d)",
 		     nkv, OA_GGUF_MAX_KV, 8 + p->lenw);
-		return;
+		return false;
 	}
 	if (nt > OA_GGUF_MAX_TENSORS) {
-		diag(p, OA_GGUF_ERROR, "tensor_count %" PRIu64 " is above our limit of %llu "
+		diag(p, OA_SEV_ERROR, "tensor_count %" PRIu64 " is above our limit of %llu "
 		     "(offset 8)", nt, OA_GGUF_MAX_TENSORS);
-		return;
+		return false;
 	}
 	if (__builtin_mul_overflow(nkv, min_kv, &need_kv) ||
 	    __builtin_mul_overflow(nt, min_ti, &need_ti) ||
 	    __builtin_add_overflow(need_kv, need_ti, &need) || need > rd_rem(r)) {
-		diag(p, OA_GGUF_ERROR, "%" PRIu64 " key/values and %" PRIu64 " tensor infos need at "
+		diag(p, OA_SEV_ERROR, "%" PRIu64 " key/values and %" PRIu64 " tensor infos need at "
 		     "least %" PRIu64 "+%" PRIu64 " bytes, but only %" PRIu64 " are left in the file "
 		     "(offset %" PRIu64 ")", nkv, nt, min_kv, min_ti, rd_rem(r), r->pos);
-		return;
+		return false;
 	}
+	*nt_out = nt;
+	*nkv_out = nkv;
+	return true;
+}
+
+/* FULL mode: every tensor info, then where the data section starts and
+ * whether the tensors fit in it. */
+static void parse_tensor_infos(P *p, uint64_t nt)
+{
+	rd_t *r = &p->r;
+	oa_gguf_info *o = p->out;
+	for (uint64_t i = 0; i < nt && !p->fatal; i++)
+		if (!parse_tensor(p, i))
+			break;
+	if (!p->fatal) {
+		uint64_t end = r->pos, data = end;
+		if (nt > 0) {
+			uint64_t a = o->alignment;
+			if (__builtin_add_overflow(end, a - 1, &data)) {
+				diag(p, OA_SEV_ERROR, "data section offset overflows");
+				data = UINT64_MAX;
+			} else {
+				data = data / a * a;
+			}
+		}
+		o->data_offset = data;
+		if (nt > 0 && data > r->size)
+			diag(p, OA_SEV_ERROR, "the data section would start at offset %" PRIu64
+			     " (end of tensor infos %" PRIu64 " padded to %" PRIu64 "), past the end "
+			     "of the file (%" PRIu64 " bytes)", data, end, o->alignment, r->size);
+		else if (nt > 0)
+			check_tensor_layout(p);
+	}
+}
+
+static void parse(P *p)
+{
+	rd_t *r = &p->r;
+	oa_gguf_info *o = p->out;
+	o->file_size = r->size;
+	o->alignment = 32;
+	o->ok = true;
+	uint64_t nt, nkv;
+	if (!read_magic(p) || !read_header(p, &nt, &nkv))
+		return;
 	o->kind = OA_GGUF_KIND_MODEL;
 
 	for (uint64_t i = 0; i < nkv && !p->fatal; i++) {
@@ -1351,32 +1494,10 @@ static void parse(P *p)
 	}
 	bool kv_done = !p->fatal && !o->quick_stopped;
 	if (kv_done && !o->architecture)
-		diag(p, OA_GGUF_WARNING, "no general.architecture string: llama.cpp cannot load this as "
+		diag(p, OA_SEV_WARNING, "no general.architecture string: llama.cpp cannot load this as "
 		     "a model");
-	if (kv_done && p->mode == OA_GGUF_FULL) {
-		for (uint64_t i = 0; i < nt && !p->fatal; i++)
-			if (!parse_tensor(p, i))
-				break;
-		if (!p->fatal) {
-			uint64_t end = r->pos, data = end;
-			if (nt > 0) {
-				uint64_t a = o->alignment;
-				if (__builtin_add_overflow(end, a - 1, &data)) {
-					diag(p, OA_GGUF_ERROR, "data section offset overflows");
-					data = UINT64_MAX;
-				} else {
-					data = data / a * a;
-				}
-			}
-			o->data_offset = data;
-			if (nt > 0 && data > r->size)
-				diag(p, OA_GGUF_ERROR, "the data section would start at offset %" PRIu64
-				     " (end of tensor infos %" PRIu64 " padded to %" PRIu64 "), past the end "
-				     "of the file (%" PRIu64 " bytes)", data, end, o->alignment, r->size);
-			else if (nt > 0)
-				check_tensor_layout(p);
-		}
-	}
+	if (kv_done && p->mode == OA_GGUF_FULL)
+		parse_tensor_infos(p, nt);
 	o->header_bytes_read = r->pos;
 	resolve(p);
 }
@@ -1393,7 +1514,7 @@ static void finish(P *p)
 		         "in total)", o->n_errors, o->n_warnings);
 		char *m = strdup(tmp);
 		if (m) {
-			o->diags[o->n_diags].severity = OA_GGUF_INFO;
+			o->diags[o->n_diags].severity = OA_SEV_INFO;
 			o->diags[o->n_diags].message = m;
 			o->n_diags++;
 		}
@@ -1464,7 +1585,7 @@ int oa_gguf_read_path(const char *path, oa_gguf_mode mode, oa_gguf_info *out)
 		if (!p)
 			return -1;
 		p->out = out;
-		diag(p, OA_GGUF_ERROR, "cannot open: %s", strerror(e));
+		diag(p, OA_SEV_ERROR, "cannot open: %s", strerror(e));
 		out->ok = false;
 		free(p);
 		return -1;

@@ -171,7 +171,7 @@ int oa_log_parse_size(const char *s, uint64_t *bytes)
 	return -1;
 }
 
-bool oa_log_blob_digest(const char *path, char hex[65])
+bool oa_log_blob_digest(const char *path, oa_digest_hex hex)
 {
 	for (const char *p = strstr(path, "sha256"); p; p = strstr(p + 1, "sha256")) {
 		if (p[6] != '-' && p[6] != ':')

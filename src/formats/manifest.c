@@ -52,41 +52,6 @@ enum oa_layer_kind oa_layer_kind_of(const char *media_type)
 	return OA_LAYER_UNKNOWN;
 }
 
-bool oa_digest_parse(const char *d, char hex[65], bool *uppercase)
-{
-	if (uppercase)
-		*uppercase = false;
-	if (!d || strncmp(d, "sha256", 6) != 0 || (d[6] != ':' && d[6] != '-'))
-		return false;
-	const char *h = d + 7;
-	if (strlen(h) != 64 || !oa_is_hex(h, 64))
-		return false;
-	for (int i = 0; i < 64; i++) {
-		char c = h[i];
-		if (c >= 'A' && c <= 'F') {
-			c = (char)(c - 'A' + 'a');
-			if (uppercase)
-				*uppercase = true;
-		}
-		hex[i] = c;
-	}
-	hex[64] = '\0';
-	return true;
-}
-
-void oa_sha256_hex(const void *bytes, size_t len, char hex[65])
-{
-	unsigned char md[32];
-	unsigned int mdlen = 0;
-	if (!EVP_Digest(bytes, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
-		memset(hex, '0', 64);
-		hex[64] = '\0';
-		return;
-	}
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-}
-
 static void scan_plain(const uint8_t *p, size_t len, oa_digest_fn fn, void *ctx)
 {
 	/* Deliberately loose (a 65th hex digit does not disqualify a match):
@@ -97,7 +62,7 @@ static void scan_plain(const uint8_t *p, size_t len, oa_digest_fn fn, void *ctx)
 			continue;
 		if (!oa_is_hex((const char *)p + i + 7, 64))
 			continue;
-		char hex[65];
+		oa_digest_hex hex;
 		memcpy(hex, p + i + 7, 64);
 		hex[64] = '\0';
 		fn(ctx, hex);

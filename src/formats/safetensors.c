@@ -192,15 +192,6 @@ int oa_st_quant_bits(const char *q)
 	return 0;
 }
 
-const char *oa_st_severity_name(int severity)
-{
-	switch (severity) {
-	case OA_ST_INFO: return "info";
-	case OA_ST_WARNING: return "warning";
-	default: return "error";
-	}
-}
-
 /* ------------------------------------------------------------------------ */
 /* Diagnostics                                                               */
 
@@ -218,12 +209,12 @@ struct ctx {
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void diag(struct ctx *c, int sev, const char *fmt, ...)
+static void diag(struct ctx *c, oa_severity sev, const char *fmt, ...)
 {
 	oa_st_blob *b = c->b;
-	if (sev == OA_ST_ERROR)
+	if (sev == OA_SEV_ERROR)
 		b->n_errors++;
-	else if (sev == OA_ST_WARNING)
+	else if (sev == OA_SEV_WARNING)
 		b->n_warnings++;
 	if (b->n_diags >= MAX_STORED_DIAGS) {
 		c->suppressed++;
@@ -276,41 +267,45 @@ static void describe_non_uint(char *dst, size_t dsz, const json_t *v)
 		snprintf(dst, dsz, "%s, not an integer", json_type_name(v));
 }
 
-static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t *v)
+/* The dtype: known (its bits set) or said to be unknown. False when out of
+ * memory. */
+static bool tensor_dtype(struct ctx *c, oa_st_tensor *t, const char *en, json_t *v, bool *dtype_ok)
 {
-	char en[ESC_NAME], ev[ESC_NAME], why[96];
-	esc(en, sizeof en, key);
-	if (!json_is_object(v)) {
-		diag(c, OA_ST_ERROR, "tensor '%s': entry is %s, not an object", en, json_type_name(v));
-		return;
-	}
-	bool dtype_ok = false;
+	char ev[ESC_NAME];
+	*dtype_ok = false;
 	json_t *d = json_object_get(v, "dtype");
 	if (!d) {
-		diag(c, OA_ST_ERROR, "tensor '%s': missing dtype", en);
+		diag(c, OA_SEV_ERROR, "tensor '%s': missing dtype", en);
 	} else if (!json_is_string(d)) {
-		diag(c, OA_ST_ERROR, "tensor '%s': dtype is %s, not a string", en, json_type_name(d));
+		diag(c, OA_SEV_ERROR, "tensor '%s': dtype is %s, not a string", en, json_type_name(d));
 	} else {
 		t->dtype = xstrdup(json_string_value(d));
 		if (!t->dtype) {
 			c->oom = true;
-			return;
+			return false;
 		}
-		dtype_ok = true;
+		*dtype_ok = true;
 		t->dtype_bits = oa_st_dtype_bits(t->dtype);
 		if (!t->dtype_bits) {
 			esc(ev, sizeof ev, t->dtype);
-			diag(c, OA_ST_WARNING, "tensor '%s': unknown dtype '%s'; byte length not checked", en, ev);
+			diag(c, OA_SEV_WARNING, "tensor '%s': unknown dtype '%s'; byte length not checked", en, ev);
 		}
 	}
+	return true;
+}
 
+/* The shape: at most OA_ST_MAX_DIMS non-negative integers whose product
+ * fits 64 bits (t->elements). False when out of memory. */
+static bool tensor_shape(struct ctx *c, oa_st_tensor *t, const char *en, json_t *v)
+{
+	char why[96];
 	json_t *s = json_object_get(v, "shape");
 	if (!s) {
-		diag(c, OA_ST_ERROR, "tensor '%s': missing shape", en);
+		diag(c, OA_SEV_ERROR, "tensor '%s': missing shape", en);
 	} else if (!json_is_array(s)) {
-		diag(c, OA_ST_ERROR, "tensor '%s': shape is %s, not an array", en, json_type_name(s));
+		diag(c, OA_SEV_ERROR, "tensor '%s': shape is %s, not an array", en, json_type_name(s));
 	} else if (json_array_size(s) > OA_ST_MAX_DIMS) {
-		diag(c, OA_ST_ERROR, "tensor '%s': shape has %zu dimensions (more than %d)", en,
+		diag(c, OA_SEV_ERROR, "tensor '%s': shape has %zu dimensions (more than %d)", en,
 		     json_array_size(s), OA_ST_MAX_DIMS);
 	} else {
 		size_t n = json_array_size(s);
@@ -320,7 +315,7 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 			t->shape = calloc(n, sizeof *t->shape);
 			if (!t->shape) {
 				c->oom = true;
-				return;
+				return false;
 			}
 		}
 		t->n_dims = (uint32_t)n;
@@ -328,7 +323,7 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 			json_t *e = json_array_get(s, i);
 			if (!json_is_integer(e) || json_integer_value(e) < 0) {
 				describe_non_uint(why, sizeof why, e);
-				diag(c, OA_ST_ERROR, "tensor '%s': shape[%zu] is %s", en, i, why);
+				diag(c, OA_SEV_ERROR, "tensor '%s': shape[%zu] is %s", en, i, why);
 				ok = false;
 				break;
 			}
@@ -337,7 +332,7 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 		if (ok) {
 			for (size_t i = 0; i < n; i++) {
 				if (!mul_u64(prod, t->shape[i], &prod)) {
-					diag(c, OA_ST_ERROR,
+					diag(c, OA_SEV_ERROR,
 					     "tensor '%s': shape element count overflows 64 bits", en);
 					ok = false;
 					break;
@@ -349,29 +344,35 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 			t->shape_ok = true;
 		}
 	}
+	return true;
+}
 
+/* data_offsets: two non-negative integers, begin <= end. */
+static void tensor_offsets(struct ctx *c, oa_st_tensor *t, const char *en, json_t *v)
+{
+	char why[96];
 	json_t *o = json_object_get(v, "data_offsets");
 	if (!o) {
-		diag(c, OA_ST_ERROR, "tensor '%s': missing data_offsets", en);
+		diag(c, OA_SEV_ERROR, "tensor '%s': missing data_offsets", en);
 	} else if (!json_is_array(o) || json_array_size(o) != 2) {
 		if (json_is_array(o))
-			diag(c, OA_ST_ERROR, "tensor '%s': data_offsets has %zu elements, not 2", en,
+			diag(c, OA_SEV_ERROR, "tensor '%s': data_offsets has %zu elements, not 2", en,
 			     json_array_size(o));
 		else
-			diag(c, OA_ST_ERROR, "tensor '%s': data_offsets is %s, not an array", en,
+			diag(c, OA_SEV_ERROR, "tensor '%s': data_offsets is %s, not an array", en,
 			     json_type_name(o));
 	} else {
 		json_t *a = json_array_get(o, 0), *z = json_array_get(o, 1);
 		if (!json_is_integer(a) || json_integer_value(a) < 0) {
 			describe_non_uint(why, sizeof why, a);
-			diag(c, OA_ST_ERROR, "tensor '%s': data_offsets begin is %s", en, why);
+			diag(c, OA_SEV_ERROR, "tensor '%s': data_offsets begin is %s", en, why);
 		} else if (!json_is_integer(z) || json_integer_value(z) < 0) {
 			describe_non_uint(why, sizeof why, z);
-			diag(c, OA_ST_ERROR, "tensor '%s': data_offsets end is %s", en, why);
+			diag(c, OA_SEV_ERROR, "tensor '%s': data_offsets end is %s", en, why);
 		} else {
 			uint64_t b = (uint64_t)json_integer_value(a), e = (uint64_t)json_integer_value(z);
 			if (b > e) {
-				diag(c, OA_ST_ERROR,
+				diag(c, OA_SEV_ERROR,
 				     "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] are reversed", en,
 				     b, e);
 			} else {
@@ -381,21 +382,26 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 			}
 		}
 	}
+}
 
+/* The byte length the offsets give matches dtype x shape and stays inside
+ * the data section. */
+static bool tensor_length_ok(struct ctx *c, oa_st_tensor *t, const char *en)
+{
 	bool len_ok = true;
 	if (t->shape_ok && t->offsets_ok && t->dtype_bits) {
 		uint64_t bits;
 		if (!mul_u64(t->elements, t->dtype_bits, &bits)) {
-			diag(c, OA_ST_ERROR, "tensor '%s': %" PRIu64 " elements of %s overflow 64 bits", en,
+			diag(c, OA_SEV_ERROR, "tensor '%s': %" PRIu64 " elements of %s overflow 64 bits", en,
 			     t->elements, t->dtype);
 			len_ok = false;
 		} else if (bits % 8) {
-			diag(c, OA_ST_ERROR,
+			diag(c, OA_SEV_ERROR,
 			     "tensor '%s': %" PRIu64 " elements of %s are not a whole number of bytes", en,
 			     t->elements, t->dtype);
 			len_ok = false;
 		} else if (t->end - t->begin != bits / 8) {
-			diag(c, OA_ST_ERROR,
+			diag(c, OA_SEV_ERROR,
 			     "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] hold %" PRIu64
 			     " bytes but %" PRIu64 " elements of %s need %" PRIu64,
 			     en, t->begin, t->end, t->end - t->begin, t->elements, t->dtype, bits / 8);
@@ -403,12 +409,28 @@ static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t
 		}
 	}
 	if (t->offsets_ok && c->b->data_start && t->end > c->b->data_bytes) {
-		diag(c, OA_ST_ERROR,
+		diag(c, OA_SEV_ERROR,
 		     "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64
 		     "] run past the end of the file (data section holds %" PRIu64 " bytes)",
 		     en, t->begin, t->end, c->b->data_bytes);
 		len_ok = false;
 	}
+	return len_ok;
+}
+
+static void parse_tensor(struct ctx *c, oa_st_tensor *t, const char *key, json_t *v)
+{
+	char en[ESC_NAME];
+	esc(en, sizeof en, key);
+	if (!json_is_object(v)) {
+		diag(c, OA_SEV_ERROR, "tensor '%s': entry is %s, not an object", en, json_type_name(v));
+		return;
+	}
+	bool dtype_ok;
+	if (!tensor_dtype(c, t, en, v, &dtype_ok) || !tensor_shape(c, t, en, v))
+		return;
+	tensor_offsets(c, t, en, v);
+	bool len_ok = tensor_length_ok(c, t, en);
 	t->valid = dtype_ok && t->shape_ok && t->offsets_ok && len_ok;
 }
 
@@ -460,7 +482,7 @@ static char *meta_quant(struct ctx *c, json_t *v, const char *where)
 	if (!canon) {
 		esc(ew, sizeof ew, where);
 		esc(ev, sizeof ev, s);
-		diag(c, OA_ST_WARNING, "__metadata__['%s'] = '%s' is not a known quant type", ew, ev);
+		diag(c, OA_SEV_WARNING, "__metadata__['%s'] = '%s' is not a known quant type", ew, ev);
 	}
 	return r;
 }
@@ -475,7 +497,7 @@ static void parse_metadata(struct ctx *c, json_t *meta)
 		return;
 	}
 	if (!json_is_object(meta)) {
-		diag(c, OA_ST_ERROR, "__metadata__ is %s, expected an object or null",
+		diag(c, OA_SEV_ERROR, "__metadata__ is %s, expected an object or null",
 		     json_type_name(meta));
 		return;
 	}
@@ -485,7 +507,7 @@ static void parse_metadata(struct ctx *c, json_t *meta)
 	json_object_foreach(meta, k, v) {
 		if (!json_is_string(v)) {
 			esc(ek, sizeof ek, k);
-			diag(c, OA_ST_WARNING,
+			diag(c, OA_SEV_WARNING,
 			     "__metadata__['%s'] is %s, not a string (the HF safetensors library rejects this)",
 			     ek, json_type_name(v));
 		}
@@ -496,7 +518,7 @@ static void parse_metadata(struct ctx *c, json_t *meta)
 	json_t *g = json_object_get(meta, "group_size");
 	if (g && !meta_u64(g, &b->group_size)) {
 		b->group_size = 0;
-		diag(c, OA_ST_WARNING, "__metadata__['group_size'] is not a positive integer");
+		diag(c, OA_SEV_WARNING, "__metadata__['group_size'] is not a positive integer");
 	}
 }
 
@@ -599,6 +621,60 @@ static const char *guess_quant(const oa_st_tensor *t, const oa_st_tensor *scale,
 	return r == 2 ? "nvfp4" : r == 4 ? "mxfp4" : r == 8 ? "mxfp8" : NULL;
 }
 
+/* Say when a tensor's quant label and its dtype or geometry disagree. */
+static void quant_diags(struct ctx *c, const oa_st_tensor *t, const oa_st_tensor *scale, const char *guess,
+                        const char *en)
+{
+	bool is_u32 = t->dtype && strcmp(t->dtype, "U32") == 0;
+	char eq[ESC_NAME];
+	esc(eq, sizeof eq, t->quant_type ? t->quant_type : "");
+	if (t->quant_type && !is_u32 && t->dtype) {
+		char ed[ESC_NAME];
+		esc(ed, sizeof ed, t->dtype);
+		diag(c, OA_SEV_WARNING,
+		     "tensor '%s': quant_type %s but dtype %s is not U32-packed; parameters not scaled",
+		     en, eq, ed);
+	}
+	if (t->quant_type && guess && strcmp(t->quant_type, guess) != 0) {
+		if (t->quant_bits && t->quant_bits != (unsigned)oa_st_quant_bits(guess))
+			diag(c, OA_SEV_WARNING,
+			     "tensor '%s': quant_type %s but the geometry (packed cols %" PRIu64
+			     ", scale cols %" PRIu64 ", group %" PRIu64 ") fits %s",
+			     en, eq, last_dim(t), last_dim(scale), t->group_size, guess);
+		else
+			diag(c, OA_SEV_INFO,
+			     "tensor '%s': labelled %s (%s) but the geometry suggests %s", en, eq,
+			     t->quant_source == OA_ST_QSRC_RATIO ? "Ollama's ratio rule" : "metadata",
+			     guess);
+	} else if (!t->quant_type && guess) {
+		diag(c, OA_SEV_INFO,
+		     "tensor '%s': no quant metadata and Ollama's ratio rule does not match; geometry suggests %s",
+		     en, guess);
+	} else if (!t->quant_type && is_u32 && scale) {
+		diag(c, OA_SEV_WARNING,
+		     "tensor '%s': U32 tensor with a .scale companion but no recognisable quantization",
+		     en);
+	}
+}
+
+/* Parameters: elements, unpacked from U32 words at 4 or 8 bits. */
+static void count_params(struct ctx *c, oa_st_tensor *t, const char *en)
+{
+	if (!t->shape_ok)
+		return;
+	bool is_u32 = t->dtype && strcmp(t->dtype, "U32") == 0;
+	unsigned bits = t->quant_bits ? t->quant_bits : (unsigned)oa_st_quant_bits(t->quant_guess);
+	uint64_t p = t->elements;
+	t->params_ok = true;
+	if (is_u32 && (bits == 4 || bits == 8) && t->n_dims) {
+		if (!mul_u64(p, 32 / bits, &p)) {
+			diag(c, OA_SEV_ERROR, "tensor '%s': unpacked parameter count overflows 64 bits", en);
+			t->params_ok = false;
+		}
+	}
+	t->params = p;
+}
+
 static void quantize_main(struct ctx *c, oa_st_tensor *t, const char *key, json_t *meta)
 {
 	oa_st_blob *b = c->b;
@@ -621,7 +697,7 @@ static void quantize_main(struct ctx *c, oa_st_tensor *t, const char *key, json_
 	uint64_t g = 0;
 	if (tg && !meta_u64(tg, &g)) {
 		g = 0;
-		diag(c, OA_ST_WARNING, "__metadata__['%s.group_size'] is not a positive integer", en);
+		diag(c, OA_SEV_WARNING, "__metadata__['%s.group_size'] is not a positive integer", en);
 	}
 	t->group_size = g ? g : b->group_size;
 
@@ -654,50 +730,8 @@ static void quantize_main(struct ctx *c, oa_st_tensor *t, const char *key, json_
 		return;
 	}
 
-	bool is_u32 = t->dtype && strcmp(t->dtype, "U32") == 0;
-	char eq[ESC_NAME];
-	esc(eq, sizeof eq, t->quant_type ? t->quant_type : "");
-	if (t->quant_type && !is_u32 && t->dtype) {
-		char ed[ESC_NAME];
-		esc(ed, sizeof ed, t->dtype);
-		diag(c, OA_ST_WARNING,
-		     "tensor '%s': quant_type %s but dtype %s is not U32-packed; parameters not scaled",
-		     en, eq, ed);
-	}
-	if (t->quant_type && guess && strcmp(t->quant_type, guess) != 0) {
-		if (t->quant_bits && t->quant_bits != (unsigned)oa_st_quant_bits(guess))
-			diag(c, OA_ST_WARNING,
-			     "tensor '%s': quant_type %s but the geometry (packed cols %" PRIu64
-			     ", scale cols %" PRIu64 ", group %" PRIu64 ") fits %s",
-			     en, eq, last_dim(t), last_dim(scale), t->group_size, guess);
-		else
-			diag(c, OA_ST_INFO,
-			     "tensor '%s': labelled %s (%s) but the geometry suggests %s", en, eq,
-			     t->quant_source == OA_ST_QSRC_RATIO ? "Ollama's ratio rule" : "metadata",
-			     guess);
-	} else if (!t->quant_type && guess) {
-		diag(c, OA_ST_INFO,
-		     "tensor '%s': no quant metadata and Ollama's ratio rule does not match; geometry suggests %s",
-		     en, guess);
-	} else if (!t->quant_type && is_u32 && scale) {
-		diag(c, OA_ST_WARNING,
-		     "tensor '%s': U32 tensor with a .scale companion but no recognisable quantization",
-		     en);
-	}
-
-	/* Parameters. */
-	if (t->shape_ok) {
-		unsigned bits = t->quant_bits ? t->quant_bits : (unsigned)oa_st_quant_bits(t->quant_guess);
-		uint64_t p = t->elements;
-		t->params_ok = true;
-		if (is_u32 && (bits == 4 || bits == 8) && t->n_dims) {
-			if (!mul_u64(p, 32 / bits, &p)) {
-				diag(c, OA_ST_ERROR, "tensor '%s': unpacked parameter count overflows 64 bits", en);
-				t->params_ok = false;
-			}
-		}
-		t->params = p;
-	}
+	quant_diags(c, t, scale, guess, en);
+	count_params(c, t, en);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -735,17 +769,17 @@ static void check_layout(struct ctx *c)
 			esc(e1, sizeof e1, t->name);
 			esc(e2, sizeof e2, last ? last->name : "?");
 			if (t->begin == t->end)
-				diag(c, OA_ST_WARNING,
+				diag(c, OA_SEV_WARNING,
 				     "tensor '%s': empty, placed at offset %" PRIu64 " inside tensor '%s'", e1,
 				     t->begin, e2);
 			else
-				diag(c, OA_ST_ERROR,
+				diag(c, OA_SEV_ERROR,
 				     "tensor '%s' [%" PRIu64 ", %" PRIu64 "] overlaps tensor '%s' [%" PRIu64
 				     ", %" PRIu64 "]",
 				     e1, t->begin, t->end, e2, last->begin, last->end);
 		} else if (t->begin > cursor) {
 			esc(e1, sizeof e1, t->name);
-			diag(c, OA_ST_WARNING,
+			diag(c, OA_SEV_WARNING,
 			     "gap of %" PRIu64 " unused bytes at data offsets [%" PRIu64 ", %" PRIu64
 			     ") before tensor '%s' (the HF safetensors library rejects gaps)",
 			     t->begin - cursor, cursor, t->begin, e1);
@@ -760,7 +794,7 @@ static void check_layout(struct ctx *c)
 	free(v);
 	b->data_end = cursor;
 	if (b->data_start && cursor < b->data_bytes)
-		diag(c, OA_ST_ERROR,
+		diag(c, OA_SEV_ERROR,
 		     "%" PRIu64 " trailing bytes: tensor data ends at file offset %" PRIu64
 		     " but the file is %" PRIu64 " bytes (8 + header + data must equal the file size)",
 		     b->data_bytes - cursor, b->data_start + cursor, b->file_size);
@@ -782,7 +816,7 @@ static void check_layer_name(struct ctx *c)
 			oa_st_tensor *t = &b->tensors[i];
 			if (!t->is_companion && strcmp(t->name, ln) != 0) {
 				esc(en, sizeof en, t->name);
-				diag(c, OA_ST_WARNING, "layer name '%s' differs from the blob's tensor '%s'", el,
+				diag(c, OA_SEV_WARNING, "layer name '%s' differs from the blob's tensor '%s'", el,
 				     en);
 			}
 		}
@@ -801,54 +835,52 @@ static void check_layer_name(struct ctx *c)
 	}
 	if (bad) {
 		esc(en, sizeof en, first);
-		diag(c, OA_ST_WARNING,
+		diag(c, OA_SEV_WARNING,
 		     "packed blob: %zu main tensors (e.g. '%s') do not start with the layer name '%s.'",
 		     bad, en, el);
 	}
 }
 
-static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
+/* The header as a JSON object (a duplicate key is an error, then read with
+ * the last value winning); NULL when it is none, said or out of memory. */
+static json_t *load_header_json(struct ctx *c, const char *hdr, size_t hlen)
 {
-	oa_st_blob *b = c->b;
 	json_error_t err;
 	char et[ESC_NAME];
 	json_t *root = json_loadb(hdr, hlen, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
 	if (!root && json_error_code(&err) == json_error_duplicate_key) {
 		esc(et, sizeof et, err.text);
-		diag(c, OA_ST_ERROR, "header has a duplicate key (%s); readers disagree on which wins", et);
+		diag(c, OA_SEV_ERROR, "header has a duplicate key (%s); readers disagree on which wins", et);
 		root = json_loadb(hdr, hlen, JSON_DECODE_ANY, &err);
 	}
 	if (!root) {
 		if (json_error_code(&err) == json_error_out_of_memory) {
 			c->oom = true;
-			return;
+			return NULL;
 		}
 		esc(et, sizeof et, err.text);
-		diag(c, OA_ST_ERROR, "header is not valid JSON: %s (line %d, column %d, byte %d)", et,
+		diag(c, OA_SEV_ERROR, "header is not valid JSON: %s (line %d, column %d, byte %d)", et,
 		     err.line, err.column, err.position);
-		return;
+		return NULL;
 	}
 	if (!json_is_object(root)) {
-		diag(c, OA_ST_ERROR, "header is %s, not a JSON object", json_type_name(root));
+		diag(c, OA_SEV_ERROR, "header is %s, not a JSON object", json_type_name(root));
 		json_decref(root);
-		return;
+		return NULL;
 	}
-	b->header_ok = true;
-	if (hlen && hdr[0] != '{')
-		diag(c, OA_ST_WARNING,
-		     "header starts with byte 0x%02X, not '{' (the HF safetensors library rejects this)",
-		     (unsigned char)hdr[0]);
+	return root;
+}
 
-	json_t *meta = json_object_get(root, "__metadata__");
-	if (meta)
-		parse_metadata(c, meta);
-
-	size_t n = json_object_size(root) - (meta ? 1 : 0);
+/* Every key but __metadata__ is a tensor. False when out of memory. */
+static bool read_tensors(struct ctx *c, json_t *root, bool has_meta)
+{
+	oa_st_blob *b = c->b;
+	size_t n = json_object_size(root) - (has_meta ? 1 : 0);
 	if (n) {
 		b->tensors = calloc(n, sizeof *b->tensors);
 		if (!b->tensors) {
 			c->oom = true;
-			goto out;
+			return false;
 		}
 	}
 	const char *key;
@@ -859,47 +891,61 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 		oa_st_tensor *t = &b->tensors[b->n_tensors++];
 		if (!(t->name = xstrdup(key))) {
 			c->oom = true;
-			goto out;
+			return false;
 		}
 		parse_tensor(c, t, key, v);
 		if (c->oom)
-			goto out;
+			return false;
 	}
-	if (!b->n_tensors) {
-		diag(c, OA_ST_WARNING, "header holds no tensors");
-		check_layout(c);
-		goto out;
-	}
+	return true;
+}
 
-	/* Old layout: one tensor keyed `data`, named by the manifest layer. */
-	const char *data_key = NULL;
-	if (b->n_tensors == 1 && strcmp(b->tensors[0].name, "data") == 0) {
-		b->data_key_layout = true;
-		data_key = "data";
-		const char *ln = c->layer_name;
-		if (ln && *ln) {
-			char *nn = xstrdup(ln);
-			if (!nn) {
-				c->oom = true;
-				goto out;
-			}
-			free(b->tensors[0].name);
-			b->tensors[0].name = nn;
-			b->tensors[0].is_companion = ends_with(nn, "_scale") || ends_with(nn, "_qbias");
+/* Old layout: one tensor keyed `data`, named by the manifest layer; then its
+ * metadata is keyed "data" (*data_key). False when out of memory. */
+static bool old_data_layout(struct ctx *c, const char **data_key)
+{
+	oa_st_blob *b = c->b;
+	*data_key = NULL;
+	if (b->n_tensors != 1 || strcmp(b->tensors[0].name, "data") != 0)
+		return true;
+	b->data_key_layout = true;
+	*data_key = "data";
+	const char *ln = c->layer_name;
+	if (ln && *ln) {
+		char *nn = xstrdup(ln);
+		if (!nn) {
+			c->oom = true;
+			return false;
 		}
-		diag(c, OA_ST_INFO, "old single-key `data` layout (Ollama v0.14-v0.15)");
+		free(b->tensors[0].name);
+		b->tensors[0].name = nn;
+		b->tensors[0].is_companion = ends_with(nn, "_scale") || ends_with(nn, "_qbias");
 	}
+	diag(c, OA_SEV_INFO, "old single-key `data` layout (Ollama v0.14-v0.15)");
+	return true;
+}
 
+/* c->by_name, the tensors sorted by name for find_tensor. */
+static bool index_by_name(struct ctx *c)
+{
+	oa_st_blob *b = c->b;
 	c->by_name = malloc(b->n_tensors * sizeof *c->by_name);
 	if (!c->by_name) {
 		c->oom = true;
-		goto out;
+		return false;
 	}
 	for (size_t i = 0; i < b->n_tensors; i++)
 		c->by_name[i] = &b->tensors[i];
 	qsort(c->by_name, b->n_tensors, sizeof *c->by_name, cmp_tensor_name);
+	return true;
+}
 
+/* X.scale, X.bias and X.global_scale are companions of X; one whose X is
+ * not in this blob is an orphan. False when out of memory. */
+static bool mark_companions(struct ctx *c)
+{
 	static const char *const suffixes[] = {".scale", ".bias", ".global_scale"};
+	oa_st_blob *b = c->b;
 	for (size_t i = 0; i < b->n_tensors && !b->data_key_layout; i++) {
 		oa_st_tensor *t = &b->tensors[i];
 		for (size_t k = 0; k < 3; k++) {
@@ -910,7 +956,7 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 			char *base = malloc(bl + 1);
 			if (!base) {
 				c->oom = true;
-				goto out;
+				return false;
 			}
 			memcpy(base, t->name, bl);
 			base[bl] = '\0';
@@ -919,6 +965,14 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 			break;
 		}
 	}
+	return true;
+}
+
+/* Count companions (saying which ones show skips) and quantize each main
+ * tensor. False when out of memory. */
+static bool count_tensors(struct ctx *c, const char *data_key, json_t *meta)
+{
+	oa_st_blob *b = c->b;
 	for (size_t i = 0; i < b->n_tensors; i++) {
 		oa_st_tensor *t = &b->tensors[i];
 		if (t->is_companion) {
@@ -928,7 +982,7 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 				esc(en, sizeof en, t->name);
 				if (t->shape_ok)
 					b->orphan_companion_elements += t->elements;
-				diag(c, OA_ST_INFO,
+				diag(c, OA_SEV_INFO,
 				     "tensor '%s' has no base tensor in this blob; Ollama's show skips it, so its %" PRIu64
 				     " parameters are not counted",
 				     en, t->shape_ok ? t->elements : 0);
@@ -938,12 +992,36 @@ static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
 		b->n_main++;
 		quantize_main(c, t, data_key ? data_key : t->name, meta);
 		if (c->oom)
-			goto out;
+			return false;
 	}
-	b->packed = b->n_main > 1;
-	check_layout(c);
-	check_layer_name(c);
-out:
+	return true;
+}
+
+static void parse_header(struct ctx *c, const char *hdr, size_t hlen)
+{
+	oa_st_blob *b = c->b;
+	json_t *root = load_header_json(c, hdr, hlen);
+	if (!root)
+		return;
+	b->header_ok = true;
+	if (hlen && hdr[0] != '{')
+		diag(c, OA_SEV_WARNING,
+		     "header starts with byte 0x%02X, not '{' (the HF safetensors library rejects this)",
+		     (unsigned char)hdr[0]);
+	json_t *meta = json_object_get(root, "__metadata__");
+	if (meta)
+		parse_metadata(c, meta);
+	const char *data_key;
+	bool ok = read_tensors(c, root, meta != NULL); /* else out of memory (c->oom) */
+	if (ok && !b->n_tensors) {
+		diag(c, OA_SEV_WARNING, "header holds no tensors");
+		check_layout(c);
+	} else if (ok && old_data_layout(c, &data_key) && index_by_name(c) && mark_companions(c) &&
+	           count_tensors(c, data_key, meta)) {
+		b->packed = b->n_main > 1;
+		check_layout(c);
+		check_layer_name(c);
+	}
 	json_decref(root);
 }
 
@@ -973,7 +1051,7 @@ static int blob_finish(struct ctx *c)
 			if (m) {
 				free(b->diags[b->n_diags - 1].message);
 				b->diags[b->n_diags - 1].message = m;
-				b->diags[b->n_diags - 1].severity = OA_ST_INFO;
+				b->diags[b->n_diags - 1].severity = OA_SEV_INFO;
 			}
 		}
 	}
@@ -1006,21 +1084,21 @@ static bool check_header_len(struct ctx *c)
 	oa_st_blob *b = c->b;
 	uint64_t room = b->file_size - 8;
 	if (b->header_len > room) {
-		diag(c, OA_ST_ERROR,
+		diag(c, OA_SEV_ERROR,
 		     "header length %" PRIu64 " runs past the end of the file (%" PRIu64
 		     " bytes follow the length prefix)",
 		     b->header_len, room);
 		return false;
 	}
 	if (b->header_len > OA_ST_MAX_HEADER) {
-		diag(c, OA_ST_ERROR, "header length %" PRIu64 " exceeds the %" PRIu64 "-byte limit",
+		diag(c, OA_SEV_ERROR, "header length %" PRIu64 " exceeds the %" PRIu64 "-byte limit",
 		     b->header_len, OA_ST_MAX_HEADER);
 		return false;
 	}
 	b->data_start = 8 + b->header_len;
 	b->data_bytes = b->file_size - b->data_start;
 	if (b->header_len > OA_ST_LOADER_HEADER_LIMIT)
-		diag(c, OA_ST_WARNING,
+		diag(c, OA_SEV_WARNING,
 		     "header is %" PRIu64 " bytes; Ollama's blob loader (imagegen/manifest) refuses headers over 1 MB",
 		     b->header_len);
 	return true;
@@ -1029,7 +1107,7 @@ static bool check_header_len(struct ctx *c)
 static bool check_min_size(struct ctx *c)
 {
 	if (c->b->file_size < 8) {
-		diag(c, OA_ST_ERROR, "file is %" PRIu64 " bytes, shorter than the 8-byte header length",
+		diag(c, OA_SEV_ERROR, "file is %" PRIu64 " bytes, shorter than the 8-byte header length",
 		     c->b->file_size);
 		return false;
 	}
@@ -1058,7 +1136,7 @@ int oa_st_read_fd(int fd, uint64_t file_size, const char *layer_name, oa_st_blob
 		if (fstat(fd, &st) != 0) {
 			c.syserr = true;
 			c.saved_errno = errno;
-			diag(&c, OA_ST_ERROR, "fstat: %s", strerror(errno));
+			diag(&c, OA_SEV_ERROR, "fstat: %s", strerror(errno));
 			return blob_finish(&c);
 		}
 		file_size = (uint64_t)st.st_size;
@@ -1071,11 +1149,11 @@ int oa_st_read_fd(int fd, uint64_t file_size, const char *layer_name, oa_st_blob
 	if (n < 0) {
 		c.syserr = true;
 		c.saved_errno = errno;
-		diag(&c, OA_ST_ERROR, "read: %s", strerror(errno));
+		diag(&c, OA_SEV_ERROR, "read: %s", strerror(errno));
 		return blob_finish(&c);
 	}
 	if (n < 8) {
-		diag(&c, OA_ST_ERROR, "file ended after %zd bytes, before the 8-byte header length "
+		diag(&c, OA_SEV_ERROR, "file ended after %zd bytes, before the 8-byte header length "
 		     "(it shrank while being read?)", n);
 		return blob_finish(&c);
 	}
@@ -1092,9 +1170,9 @@ int oa_st_read_fd(int fd, uint64_t file_size, const char *layer_name, oa_st_blob
 	if (n < 0) {
 		c.syserr = true;
 		c.saved_errno = errno;
-		diag(&c, OA_ST_ERROR, "read: %s", strerror(errno));
+		diag(&c, OA_SEV_ERROR, "read: %s", strerror(errno));
 	} else if ((size_t)n < hl) {
-		diag(&c, OA_ST_ERROR, "file ended %zd bytes into the %zu-byte header "
+		diag(&c, OA_SEV_ERROR, "file ended %zd bytes into the %zu-byte header "
 		     "(it shrank while being read?)", n, hl);
 	} else {
 		parse_header(&c, hdr, hl);
@@ -1112,7 +1190,7 @@ int oa_st_read_path(const char *path, const char *layer_name, oa_st_blob *out)
 		blob_init(out, &c, layer_name);
 		char ep[ESC_NAME];
 		esc(ep, sizeof ep, path);
-		diag(&c, OA_ST_ERROR, "open '%s': %s", ep, strerror(e));
+		diag(&c, OA_SEV_ERROR, "open '%s': %s", ep, strerror(e));
 		c.syserr = true;
 		c.saved_errno = e;
 		return blob_finish(&c);
@@ -1123,14 +1201,14 @@ int oa_st_read_path(const char *path, const char *layer_name, oa_st_blob *out)
 		struct ctx c;
 		int e = errno;
 		blob_init(out, &c, layer_name);
-		diag(&c, OA_ST_ERROR, "fstat: %s", strerror(e));
+		diag(&c, OA_SEV_ERROR, "fstat: %s", strerror(e));
 		c.syserr = true;
 		c.saved_errno = e;
 		r = blob_finish(&c);
 	} else if (!S_ISREG(st.st_mode)) {
 		struct ctx c;
 		blob_init(out, &c, layer_name);
-		diag(&c, OA_ST_ERROR, "not a regular file");
+		diag(&c, OA_SEV_ERROR, "not a regular file");
 		r = blob_finish(&c);
 	} else {
 		r = oa_st_read_fd(fd, (uint64_t)st.st_size, layer_name, out);

@@ -58,10 +58,7 @@ static void warn(oa_history *h, unsigned long lineno, const char *what)
 		h->warnings_dropped++;
 		return;
 	}
-	if (h->n_warnings == h->warn_cap) {
-		h->warn_cap = h->warn_cap ? h->warn_cap * 2 : 8;
-		h->warnings = oa_xreallocarray(h->warnings, h->warn_cap, sizeof *h->warnings);
-	}
+	OA_ALLOC_GROW(h->warnings, h->n_warnings + 1, h->warn_cap);
 	h->warnings[h->n_warnings++] = oa_xasprintf("%s:%lu: %s", h->src ? h->src : "?", lineno, what);
 }
 
@@ -110,10 +107,7 @@ static void keep_memory(oa_log_line *pre, const oa_log_line *l)
 
 static oa_load *new_load(oa_history *h, const oa_log_line *l, unsigned long lineno)
 {
-	if (h->n == h->cap) {
-		h->cap = h->cap ? h->cap * 2 : 16;
-		h->v = oa_xreallocarray(h->v, h->cap, sizeof *h->v);
-	}
+	OA_ALLOC_GROW(h->v, h->n + 1, h->cap);
 	oa_load *e = &h->v[h->n];
 	memset(e, 0, sizeof *e);
 	e->has_time = l->has_time;
@@ -380,10 +374,7 @@ static digest_ref *digest_index(oa_store *s, size_t *n)
 			                  m->m.layers[k - nb].hex : NULL;
 			if (!hex || !*hex)
 				continue;
-			if (cnt == cap) {
-				cap = cap ? cap * 2 : 64;
-				v = oa_xreallocarray(v, cap, sizeof *v);
-			}
+			OA_ALLOC_GROW(v, cnt + 1, cap);
 			v[cnt++] = (digest_ref){ hex, i };
 		}
 		free(bl);

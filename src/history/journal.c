@@ -1,7 +1,7 @@
 /* journal.c - ollama.service's entries in the systemd journal, through
- * libsystemd's sd-journal (logsrc.h). An optional dependency: without it
+ * libsystemd's sd-journal (journal.h). An optional dependency: without it
  * the tool says so and reads log files only. */
-#include "ollama_audit/logsrc.h"
+#include "ollama_audit/journal.h"
 #include "base/util.h"
 
 #include <stdint.h>

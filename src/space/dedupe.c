@@ -39,7 +39,7 @@ static oa_dedupe_action *add_action(oa_dedupe_plan *p, const oa_dupe *d, const o
 	p->v = oa_xreallocarray(p->v, p->n + 1, sizeof *p->v);
 	oa_dedupe_action *a = &p->v[p->n++];
 	memset(a, 0, sizeof *a);
-	memcpy(a->hex, d->hex, 65);
+	memcpy(a->hex, d->hex, sizeof(oa_digest_hex));
 	a->src_store = src->store;
 	a->dst_store = dst->store;
 	a->src = src->blob;
@@ -212,7 +212,7 @@ void oa_dedupe_plan_free(oa_dedupe_plan *p)
 /* ---- apply ---------------------------------------------------------------- */
 
 /* sha256 of an open file; 0 = ok, -1 = error (errno), 1 = interrupted. */
-static int sha256_fd(int fd, char hex[65], volatile sig_atomic_t *interrupt)
+static int sha256_fd(int fd, oa_digest_hex hex, volatile sig_atomic_t *interrupt)
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
@@ -349,7 +349,7 @@ static int open_checked(const oa_store *s, const oa_blob *b, bool ctime_too, oa_
  * (size, mtime, ctime) while it is read. 0 = matches, 1 = another digest
  * (in got), 2 = it changed while read, 3 = interrupted, -1 = read error. */
 enum { H_OK = 0, H_MISMATCH = 1, H_CHANGED = 2, H_INTERRUPTED = 3 };
-static int hash_is(int fd, const char *want, char got[65], struct stat *before,
+static int hash_is(int fd, const char *want, oa_digest_hex got, struct stat *before,
                    volatile sig_atomic_t *interrupt)
 {
 	if (fstat(fd, before) < 0)
@@ -369,7 +369,7 @@ static int hash_is(int fd, const char *want, char got[65], struct stat *before,
  * mtime, ctime) for this run: only to choose a kept copy. 0 good, 1 bad,
  * -1 error (action failed). */
 static int blob_good(oa_dedupe_plan *p, const oa_store *s, const oa_blob *b, int fd,
-                     oa_dedupe_action *a, const char *side, volatile sig_atomic_t *interrupt, char got[65])
+                     oa_dedupe_action *a, const char *side, volatile sig_atomic_t *interrupt, oa_digest_hex got)
 {
 	struct stat st;
 	if (fstat(fd, &st) == 0 && already_verified(p, &st))
@@ -469,7 +469,7 @@ static int find_good_copy(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_
 		int fd = open_blob(os, o->blob, false, &st, &e);
 		if (fd < 0)
 			continue; /* replaced already, or gone: not a candidate */
-		char got[65];
+		oa_digest_hex got;
 		int rc = blob_good(p, os, o->blob, fd, a, "copy", interrupt, got);
 		close(fd);
 		if (rc < 0)
@@ -531,221 +531,239 @@ static void keeper_is_bad(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_
 	a->keeper_bad = true;
 }
 
+/* One attempt to replace a duplicate, shared by its steps. Each step returns
+ * 0 to go on, -1 failed (status set), 1 the kept copy does not hash to its
+ * digest (a fallback may help). */
+typedef struct attempt {
+	oa_dedupe_plan *p;
+	oa_dedupe_action *a;
+	const oa_store *ss, *ds;  /* the kept copy's store, the duplicate's */
+	volatile sig_atomic_t *interrupt;
+	size_t idx;
+	int sfd, dfd, tfd;
+	struct stat sst, dst;     /* kept copy and duplicate as opened */
+	struct stat hst;          /* the duplicate as hashed */
+	bool tmp_made;
+	char tmp[96];
+	oa_digest_hex got;
+} attempt;
+
+/* The duplicate may be replaced: same filesystem, owners a hard link may
+ * join, and its content is its digest (a copy that is not is left alone). */
+static int check_duplicate(attempt *t)
+{
+	oa_dedupe_action *a = t->a;
+	if (t->sst.st_dev != t->dst.st_dev)
+		return fail(a, OA_DD_OTHER_FS, EXDEV, "different filesystems");
+	if (a->how == OA_DEDUPE_HARDLINK &&
+	    (t->sst.st_uid != t->dst.st_uid || t->ss->root_st.st_uid != t->ds->root_st.st_uid))
+		return fail(a, OA_DD_REFUSED_OWNER, 0, "different owners: no hard link across users");
+	int rc = hash_is(t->dfd, a->dst->hex, t->got, &t->hst, t->interrupt);
+	if (rc == H_OK)
+		return 0;
+	int e = errno;
+	if (rc == H_MISMATCH)
+		return fail(a, OA_DD_MISMATCH, 0, "duplicate %s/blobs/%s hashes to sha256:%s, not its name: left alone",
+		            t->ds->root, a->dst->name, t->got);
+	if (rc == H_CHANGED)
+		return fail(a, OA_DD_CHANGED, 0, "duplicate %s/blobs/%s changed while it was hashed: skipped",
+		            t->ds->root, a->dst->name);
+	if (rc == H_INTERRUPTED)
+		return fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+	return fail(a, OA_DD_FAILED, e, "reading duplicate %s/blobs/%s: %s", t->ds->root, a->dst->name,
+	            strerror(e));
+}
+
+/* Clone the kept copy into the temporary name and make it look like the
+ * file it replaces (owner, mode, mtime), durably. */
+static int clone_to_tmp(attempt *t, bool *gid_kept)
+{
+	oa_dedupe_action *a = t->a;
+	t->tfd = openat(t->ds->blobs_fd, t->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (t->tfd < 0) {
+		int e = errno;
+		return fail(a, OA_DD_FAILED, e, "cannot create %s/blobs/%s: %s", t->ds->root, t->tmp, strerror(e));
+	}
+	t->tmp_made = true;
+	test_pause("clone", t->idx, t->interrupt);
+	int rc = oa_reflink(t->sfd, t->tfd);
+	int e = errno;
+	*gid_kept = true;
+	if (rc == 0) {
+		int64_t mt = oa_stat_mtime_ns(&t->dst);
+		struct timespec ts[2] = { { 0, UTIME_OMIT },
+		                          { (time_t)(mt / 1000000000), (long)(mt % 1000000000) } };
+		/* never hand another user's blob over to us: keep its owner or fail */
+		if (fchown(t->tfd, t->dst.st_uid, t->dst.st_gid) < 0) {
+			if (t->dst.st_uid != geteuid()) {
+				rc = -1;
+				e = errno;
+			} else {
+				*gid_kept = false; /* our own file: only its group could not be kept */
+			}
+		}
+		if (rc == 0 && (fchmod(t->tfd, t->dst.st_mode & 07777) < 0 || futimens(t->tfd, ts) < 0 ||
+		                fsync(t->tfd) < 0)) {
+			rc = -1;
+			e = errno;
+		}
+	}
+	if (rc == 0)
+		return 0;
+	if (e == EOPNOTSUPP || e == ENOTSUP || e == EINVAL || e == ENOTTY || e == EXDEV)
+		return fail(a, OA_DD_UNSUPPORTED, e,
+		            "this filesystem cannot reflink (%s); --hardlink works between stores of one owner",
+		            strerror(e));
+	return fail(a, OA_DD_FAILED, e, "reflink into %s/blobs: %s", t->ds->root, strerror(e));
+}
+
+/* The reflink step: a good kept copy, cloned; the clone is final
+ * (copy-on-write), so it is what gets hashed, not the kept copy, whose owner
+ * may rewrite it at any moment. */
+static int reflink_step(attempt *t)
+{
+	oa_dedupe_action *a = t->a;
+	/* Choose a good kept copy (cached per run); the clone is what counts. */
+	int good = blob_good(t->p, t->ss, a->src, t->sfd, a, "kept copy", t->interrupt, t->got);
+	if (good != 0)
+		return good > 0 ? 1 : -1;
+	bool gid_kept = true;
+	if (clone_to_tmp(t, &gid_kept) < 0)
+		return -1;
+	struct stat tst;
+	int rc = hash_is(t->tfd, a->hex, t->got, &tst, t->interrupt);
+	if (rc != H_OK) {
+		int e2 = errno;
+		if (rc == H_MISMATCH) {
+			add_subst(t->p, a->src, 0, NULL); /* never use it again in this run */
+			return fail(a, OA_DD_MISMATCH, 0,
+			            "the clone of %s/blobs/%s hashes to sha256:%s: the kept copy changed while it was "
+			            "cloned: nothing replaced",
+			            t->ss->root, a->src->name, t->got);
+		}
+		if (rc == H_INTERRUPTED)
+			return fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+		if (rc == H_CHANGED)
+			return fail(a, OA_DD_CHANGED, 0, "the clone changed while it was hashed: skipped");
+		return fail(a, OA_DD_FAILED, e2, "reading the clone %s/blobs/%s: %s", t->ds->root, t->tmp,
+		            strerror(e2));
+	}
+	if (!gid_kept && tst.st_gid != t->dst.st_gid) {
+		char m[160];
+		snprintf(m, sizeof m, "the replacement's group is gid %lu: changing it to gid %lu was not allowed",
+		         (unsigned long)tst.st_gid, (unsigned long)t->dst.st_gid);
+		note_add(a, "; ", m);
+	}
+	test_pause("rename", t->idx, t->interrupt);
+	/* Last re-check: the clone is unchanged since it was hashed and still
+	 * under its temporary name. */
+	struct stat now_t, name_t;
+	if (fstat(t->tfd, &now_t) < 0 || !stat_same(&now_t, &tst, true) ||
+	    fstatat(t->ds->blobs_fd, t->tmp, &name_t, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    name_t.st_dev != tst.st_dev || name_t.st_ino != tst.st_ino)
+		return fail(a, OA_DD_CHANGED, 0, "the clone changed before the switch: skipped");
+	return 0;
+}
+
+/* The hard-link step: link the kept copy under the temporary name, then
+ * hash it (the owner of both is one user: only they could change it later). */
+static int hardlink_step(attempt *t)
+{
+	oa_dedupe_action *a = t->a;
+	const oa_store *ss = t->ss;
+	if (linkat(ss->blobs_fd, a->src->name, t->ds->blobs_fd, t->tmp, 0) < 0) {
+		int e = errno;
+		return fail(a, OA_DD_FAILED, e, "hard link into %s/blobs: %s", t->ds->root, strerror(e));
+	}
+	t->tmp_made = true;
+	/* the link must be the file we opened */
+	struct stat lst;
+	if (fstatat(t->ds->blobs_fd, t->tmp, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    lst.st_ino != t->sst.st_ino || lst.st_dev != t->sst.st_dev)
+		return fail(a, OA_DD_CHANGED, 0, "kept copy was replaced while linking: skipped");
+	struct stat kst;
+	int rc = hash_is(t->sfd, a->hex, t->got, &kst, t->interrupt);
+	if (rc == H_MISMATCH)
+		return 1;
+	if (rc != H_OK) {
+		int e = errno;
+		if (rc == H_INTERRUPTED)
+			return fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+		if (rc == H_CHANGED)
+			return fail(a, OA_DD_CHANGED, 0, "kept copy %s/blobs/%s changed while it was hashed: skipped",
+			            ss->root, a->src->name);
+		return fail(a, OA_DD_FAILED, e, "reading kept copy %s/blobs/%s: %s", ss->root, a->src->name,
+		            strerror(e));
+	}
+	test_pause("rename", t->idx, t->interrupt);
+	struct stat now_k;
+	if (fstat(t->sfd, &now_k) < 0 || !stat_same(&now_k, &kst, true) ||
+	    fstatat(t->ds->blobs_fd, t->tmp, &lst, AT_SYMLINK_NOFOLLOW) < 0 || lst.st_ino != kst.st_ino ||
+	    lst.st_dev != kst.st_dev)
+		return fail(a, OA_DD_CHANGED, 0, "the kept copy changed before the switch: skipped");
+	return 0;
+}
+
+/* Rename the temporary file over the duplicate, if the duplicate's name
+ * still names the verified, unchanged file. */
+static int switch_in(attempt *t)
+{
+	oa_dedupe_action *a = t->a;
+	const oa_store *ds = t->ds;
+	struct stat now_d, fd_d;
+	if (fstatat(ds->blobs_fd, a->dst->name, &now_d, AT_SYMLINK_NOFOLLOW) < 0 || fstat(t->dfd, &fd_d) < 0 ||
+	    !stat_same(&now_d, &t->dst, true) || !stat_same(&fd_d, &t->hst, true))
+		return fail(a, OA_DD_CHANGED, 0, "the duplicate changed just before the switch: skipped");
+	if (t->interrupt && *t->interrupt)
+		return fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+	if (renameat(ds->blobs_fd, t->tmp, ds->blobs_fd, a->dst->name) < 0) {
+		int e = errno;
+		return fail(a, OA_DD_FAILED, e, "rename over %s/blobs/%s: %s", ds->root, a->dst->name, strerror(e));
+	}
+	t->tmp_made = false;
+	(void)fsync(ds->blobs_fd);
+	a->status = OA_DD_DONE;
+	a->err = 0;
+	return 0;
+}
+
 /* One attempt with the current a->src. 0 done, -1 failed (status set),
  * 1 the kept copy does not hash to its digest (a fallback may help). */
 static int apply_once(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,
                       volatile sig_atomic_t *interrupt)
 {
-	const oa_store *ss = stores[a->src_store], *ds = stores[a->dst_store];
-	size_t idx = (size_t)(a - p->v);
-	test_pause("open", idx, interrupt);
-	struct stat sst, dst;
-	int sfd = open_checked(ss, a->src, false, a, "kept copy", &sst);
-	if (sfd < 0)
+	attempt t = { .p = p, .a = a, .ss = stores[a->src_store], .ds = stores[a->dst_store],
+	              .interrupt = interrupt, .idx = (size_t)(a - p->v), .tfd = -1 };
+	test_pause("open", t.idx, interrupt);
+	t.sfd = open_checked(t.ss, a->src, false, a, "kept copy", &t.sst);
+	if (t.sfd < 0)
 		return -1;
-	int dfd = open_checked(ds, a->dst, true, a, "duplicate", &dst);
-	if (dfd < 0) {
-		close(sfd);
+	t.dfd = open_checked(t.ds, a->dst, true, a, "duplicate", &t.dst);
+	if (t.dfd < 0) {
+		close(t.sfd);
 		return -1;
 	}
-	int ret = -1, tfd = -1;
-	bool tmp_made = false;
-	char tmp[96], got[65];
-	snprintf(tmp, sizeof tmp, ".oa-dedupe.%ld.%.16s", (long)getpid(), a->hex);
-	if (sst.st_dev != dst.st_dev) {
-		fail(a, OA_DD_OTHER_FS, EXDEV, "different filesystems");
-		goto out;
+	snprintf(t.tmp, sizeof t.tmp, ".oa-dedupe.%ld.%.16s", (long)getpid(), a->hex);
+	int ret = check_duplicate(&t);
+	if (ret == 0) {
+		(void)unlinkat(t.ds->blobs_fd, t.tmp, 0); /* a leftover of this very pid: ours */
+		ret = a->how == OA_DEDUPE_REFLINK ? reflink_step(&t) : hardlink_step(&t);
 	}
-	if (a->how == OA_DEDUPE_HARDLINK &&
-	    (sst.st_uid != dst.st_uid || ss->root_st.st_uid != ds->root_st.st_uid)) {
-		fail(a, OA_DD_REFUSED_OWNER, 0, "different owners: no hard link across users");
-		goto out;
-	}
-	/* The duplicate must be its digest: a copy that is not is left alone. */
-	struct stat hst;
-	int rc = hash_is(dfd, a->dst->hex, got, &hst, interrupt);
-	if (rc == H_MISMATCH) {
-		fail(a, OA_DD_MISMATCH, 0, "duplicate %s/blobs/%s hashes to sha256:%s, not its name: left alone",
-		     ds->root, a->dst->name, got);
-		goto out;
-	}
-	if (rc != H_OK) {
-		int e = errno;
-		if (rc == H_CHANGED)
-			fail(a, OA_DD_CHANGED, 0, "duplicate %s/blobs/%s changed while it was hashed: skipped",
-			     ds->root, a->dst->name);
-		else if (rc == H_INTERRUPTED)
-			fail(a, OA_DD_NOT_DONE, 0, "interrupted");
-		else
-			fail(a, OA_DD_FAILED, e, "reading duplicate %s/blobs/%s: %s", ds->root, a->dst->name,
-			     strerror(e));
-		goto out;
-	}
-
-	(void)unlinkat(ds->blobs_fd, tmp, 0); /* a leftover of this very pid: ours */
-	if (a->how == OA_DEDUPE_REFLINK) {
-		/* Choose a good kept copy (cached per run); the clone is what counts. */
-		int good = blob_good(p, ss, a->src, sfd, a, "kept copy", interrupt, got);
-		if (good != 0) {
-			ret = good > 0 ? 1 : -1;
-			goto out;
-		}
-		tfd = openat(ds->blobs_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (tfd < 0) {
-			int e = errno;
-			fail(a, OA_DD_FAILED, e, "cannot create %s/blobs/%s: %s", ds->root, tmp, strerror(e));
-			goto out;
-		}
-		tmp_made = true;
-		test_pause("clone", idx, interrupt);
-		rc = oa_reflink(sfd, tfd);
-		int e = errno;
-		bool gid_kept = true;
-		if (rc == 0) {
-			/* the replacement looks like the file it replaces */
-			int64_t mt = oa_stat_mtime_ns(&dst);
-			struct timespec ts[2] = { { 0, UTIME_OMIT },
-			                          { (time_t)(mt / 1000000000), (long)(mt % 1000000000) } };
-			/* never hand another user's blob over to us: keep its owner or fail */
-			if (fchown(tfd, dst.st_uid, dst.st_gid) < 0) {
-				if (dst.st_uid != geteuid()) {
-					rc = -1;
-					e = errno;
-				} else {
-					gid_kept = false; /* our own file: only its group could not be kept */
-				}
-			}
-			if (rc == 0 && (fchmod(tfd, dst.st_mode & 07777) < 0 || futimens(tfd, ts) < 0 ||
-			                fsync(tfd) < 0)) {
-				rc = -1;
-				e = errno;
-			}
-		}
-		if (rc < 0) {
-			if (e == EOPNOTSUPP || e == ENOTSUP || e == EINVAL || e == ENOTTY || e == EXDEV)
-				fail(a, OA_DD_UNSUPPORTED, e,
-				     "this filesystem cannot reflink (%s); --hardlink works between stores of one owner",
-				     strerror(e));
-			else
-				fail(a, OA_DD_FAILED, e, "reflink into %s/blobs: %s", ds->root, strerror(e));
-			goto out;
-		}
-		/* The clone is final (copy-on-write): hash it, not the kept copy,
-		 * whose owner may have rewritten it at any moment. */
-		struct stat tst;
-		rc = hash_is(tfd, a->hex, got, &tst, interrupt);
-		if (rc != H_OK) {
-			int e2 = errno;
-			if (rc == H_MISMATCH) {
-				add_subst(p, a->src, 0, NULL); /* never use it again in this run */
-				fail(a, OA_DD_MISMATCH, 0,
-				     "the clone of %s/blobs/%s hashes to sha256:%s: the kept copy changed while it was "
-				     "cloned: nothing replaced",
-				     ss->root, a->src->name, got);
-			} else if (rc == H_INTERRUPTED) {
-				fail(a, OA_DD_NOT_DONE, 0, "interrupted");
-			} else if (rc == H_CHANGED) {
-				fail(a, OA_DD_CHANGED, 0, "the clone changed while it was hashed: skipped");
-			} else {
-				fail(a, OA_DD_FAILED, e2, "reading the clone %s/blobs/%s: %s", ds->root, tmp,
-				     strerror(e2));
-			}
-			goto out;
-		}
-		if (!gid_kept && tst.st_gid != dst.st_gid) {
-			char m[160];
-			snprintf(m, sizeof m, "the replacement's group is gid %lu: changing it to gid %lu was not allowed",
-			         (unsigned long)tst.st_gid, (unsigned long)dst.st_gid);
-			note_add(a, "; ", m);
-		}
-		test_pause("rename", idx, interrupt);
-		/* Last re-check: the clone is unchanged since it was hashed and still
-		 * under its temporary name. */
-		struct stat now_t, name_t;
-		if (fstat(tfd, &now_t) < 0 || !stat_same(&now_t, &tst, true) ||
-		    fstatat(ds->blobs_fd, tmp, &name_t, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    name_t.st_dev != tst.st_dev || name_t.st_ino != tst.st_ino) {
-			fail(a, OA_DD_CHANGED, 0, "the clone changed before the switch: skipped");
-			goto out;
-		}
-	} else {
-		if (linkat(ss->blobs_fd, a->src->name, ds->blobs_fd, tmp, 0) < 0) {
-			int e = errno;
-			fail(a, OA_DD_FAILED, e, "hard link into %s/blobs: %s", ds->root, strerror(e));
-			goto out;
-		}
-		tmp_made = true;
-		/* the link must be the file we opened */
-		struct stat lst;
-		if (fstatat(ds->blobs_fd, tmp, &lst, AT_SYMLINK_NOFOLLOW) < 0 || lst.st_ino != sst.st_ino ||
-		    lst.st_dev != sst.st_dev) {
-			fail(a, OA_DD_CHANGED, 0, "kept copy was replaced while linking: skipped");
-			goto out;
-		}
-		/* A hard link shares the inode: hash it now that it is linked (the
-		 * owner of both is one user: only they could change it later). */
-		struct stat kst;
-		rc = hash_is(sfd, a->hex, got, &kst, interrupt);
-		if (rc == H_MISMATCH) {
-			ret = 1;
-			goto out;
-		}
-		if (rc != H_OK) {
-			int e = errno;
-			if (rc == H_INTERRUPTED)
-				fail(a, OA_DD_NOT_DONE, 0, "interrupted");
-			else if (rc == H_CHANGED)
-				fail(a, OA_DD_CHANGED, 0, "kept copy %s/blobs/%s changed while it was hashed: skipped",
-				     ss->root, a->src->name);
-			else
-				fail(a, OA_DD_FAILED, e, "reading kept copy %s/blobs/%s: %s", ss->root, a->src->name,
-				     strerror(e));
-			goto out;
-		}
-		test_pause("rename", idx, interrupt);
-		struct stat now_k;
-		if (fstat(sfd, &now_k) < 0 || !stat_same(&now_k, &kst, true) ||
-		    fstatat(ds->blobs_fd, tmp, &lst, AT_SYMLINK_NOFOLLOW) < 0 || lst.st_ino != kst.st_ino ||
-		    lst.st_dev != kst.st_dev) {
-			fail(a, OA_DD_CHANGED, 0, "the kept copy changed before the switch: skipped");
-			goto out;
-		}
-	}
-	/* The duplicate's name still names the verified, unchanged file. */
-	struct stat now_d, fd_d;
-	if (fstatat(ds->blobs_fd, a->dst->name, &now_d, AT_SYMLINK_NOFOLLOW) < 0 || fstat(dfd, &fd_d) < 0 ||
-	    !stat_same(&now_d, &dst, true) || !stat_same(&fd_d, &hst, true)) {
-		fail(a, OA_DD_CHANGED, 0, "the duplicate changed just before the switch: skipped");
-		goto out;
-	}
-	if (interrupt && *interrupt) {
-		fail(a, OA_DD_NOT_DONE, 0, "interrupted");
-		goto out;
-	}
-	if (renameat(ds->blobs_fd, tmp, ds->blobs_fd, a->dst->name) < 0) {
-		int e = errno;
-		fail(a, OA_DD_FAILED, e, "rename over %s/blobs/%s: %s", ds->root, a->dst->name, strerror(e));
-		goto out;
-	}
-	tmp_made = false;
-	(void)fsync(ds->blobs_fd);
-	a->status = OA_DD_DONE;
-	a->err = 0;
-	ret = 0;
-out:
+	if (ret == 0)
+		ret = switch_in(&t);
 	if (ret == 1)
-		keeper_is_bad(p, stores, a, got);
-	if (tmp_made && unlinkat(ds->blobs_fd, tmp, 0) < 0 && errno != ENOENT) {
+		keeper_is_bad(p, stores, a, t.got);
+	if (t.tmp_made && unlinkat(t.ds->blobs_fd, t.tmp, 0) < 0 && errno != ENOENT) {
 		/* Say where it is: it is ours, and nothing else will remove it. */
 		char why[600];
-		snprintf(why, sizeof why, "left the temporary file %s/blobs/%s: %s", ds->root, tmp,
+		snprintf(why, sizeof why, "left the temporary file %s/blobs/%s: %s", t.ds->root, t.tmp,
 		         strerror(errno));
 		note_add(a, "; ", why);
 	}
-	if (tfd >= 0)
-		close(tfd);
-	close(sfd);
-	close(dfd);
+	if (t.tfd >= 0)
+		close(t.tfd);
+	close(t.sfd);
+	close(t.dfd);
 	return ret;
 }
 

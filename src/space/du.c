@@ -1,5 +1,6 @@
 /* du.c - disk usage per model and for the store (du.h). */
 #include "ollama_audit/du.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <fcntl.h>
@@ -50,10 +51,7 @@ static void uses_add(const oa_store *s, uses *u, const oa_blob *b, size_t row)
 			return;
 		st = &b->st;
 	}
-	if (u->n == u->cap) {
-		u->cap = u->cap ? u->cap * 2 : 256;
-		u->v = oa_xreallocarray(u->v, u->cap, sizeof *u->v);
-	}
+	OA_ALLOC_GROW(u->v, u->n + 1, u->cap);
 	u->v[u->n++] = (use){ st->st_dev, st->st_ino, row, (uint64_t)st->st_blocks * 512,
 	                      (uint64_t)st->st_size };
 }

@@ -98,36 +98,42 @@ static void find_shared_extents(oa_store *const *stores, oa_dupe *d)
 	}
 }
 
-/* Whether nothing of its store reaches a copy; each store's reference set
- * is built the first time one of its copies is asked about. */
-static bool unreferenced(oa_store *const *stores, oa_refset *refs, bool *built, size_t store,
-                         const char *hex, oa_dupes *out)
+/* Each store's reference set, built the first time one of its copies is
+ * asked about. */
+typedef struct refs_by_store {
+	oa_refset *refs;
+	bool *built;
+} refs_by_store;
+
+/* Whether nothing of its store reaches a copy. */
+static bool unreferenced(oa_store *const *stores, refs_by_store *r, size_t store, const char *hex,
+                         oa_dupes *out)
 {
-	if (!built[store]) {
-		oa_refset_build(stores[store], NULL, 0, &refs[store]);
-		built[store] = true;
-		if (refs[store].incomplete && !out->refs_incomplete[0])
+	if (!r->built[store]) {
+		oa_refset_build(stores[store], NULL, 0, &r->refs[store]);
+		r->built[store] = true;
+		if (r->refs[store].incomplete && !out->refs_incomplete[0])
 			snprintf(out->refs_incomplete, sizeof out->refs_incomplete, "%s: %s", stores[store]->root,
-			         refs[store].why);
+			         r->refs[store].why);
 	}
-	return !refs[store].incomplete && !oa_refset_has(&refs[store], hex);
+	return !r->refs[store].incomplete && !oa_refset_has(&r->refs[store], hex);
 }
 
-void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
+/* Every complete regular blob of every store, once per store root (one
+ * store given by two paths counts once), sorted by digest then store. */
+static entry *collect_blobs(oa_store *const *stores, size_t n, size_t *out_k)
 {
-	memset(out, 0, sizeof *out);
-	size_t total = 0;
+	size_t total = 0, k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (stores[i])
 			total += stores[i]->n_blobs;
+	*out_k = 0;
 	if (!total)
-		return;
+		return NULL;
 	entry *v = oa_xcalloc(total, sizeof *v);
-	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!stores[i])
 			continue;
-		/* one store given twice (two paths to one root): count it once */
 		bool again = false;
 		for (size_t j = 0; j < i && !again; j++)
 			again = stores[j] && stores[j]->root_st.st_dev == stores[i]->root_st.st_dev &&
@@ -143,8 +149,103 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 	}
 	if (k)
 		qsort(v, k, sizeof *v, cmp_entry);
-	oa_refset *refs = oa_xcalloc(n, sizeof *refs);
-	bool *built = oa_xcalloc(n, sizeof *built);
+	*out_k = k;
+	return v;
+}
+
+/* One copy per store of the digest's entries v[0..n), with the models that
+ * use it and which earlier copy it is the same inode as. */
+static void add_copies(oa_store *const *stores, oa_dupe *d, const entry *v, size_t n, refs_by_store *r,
+                       oa_dupes *out)
+{
+	d->copies = oa_xcalloc(n, sizeof *d->copies);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && v[i].store == v[i - 1].store)
+			continue;
+		oa_dupe_copy *c = &d->copies[d->n_copies];
+		c->store = v[i].store;
+		c->blob = v[i].blob;
+		c->dev = v[i].blob->st.st_dev;
+		c->ino = v[i].blob->st.st_ino;
+		c->uid = v[i].blob->st.st_uid;
+		c->allocated = (uint64_t)v[i].blob->st.st_blocks * 512u;
+		c->symlink = v[i].blob->is_symlink;
+		c->same_inode_as = -1;
+		for (size_t j = 0; j < d->n_copies; j++)
+			if (d->copies[j].dev == c->dev && d->copies[j].ino == c->ino) {
+				c->same_inode_as = (long)j;
+				break;
+			}
+		c->shared_with = -1;
+		c->unreferenced = unreferenced(stores, r, c->store, d->hex, out);
+		fill_models(stores[c->store], c);
+		d->n_copies++;
+	}
+}
+
+/* A copy dedupe could replace: its own inode and extents, not a symlink. */
+static bool own_copy(const oa_dupe_copy *c)
+{
+	return c->same_inode_as < 0 && !c->symlink && c->shared_with < 0;
+}
+
+/* What sharing every copy would save (all but the largest distinct one),
+ * and what is shared already. */
+static void tally_saving(oa_dupe *d)
+{
+	uint64_t largest = 0, sum = 0;
+	for (size_t i = 0; i < d->n_copies; i++) {
+		const oa_dupe_copy *c = &d->copies[i];
+		if (c->same_inode_as >= 0 || c->shared_with >= 0) {
+			d->already_shared += c->allocated;
+			d->n_inodes += c->same_inode_as < 0;
+		} else {
+			d->n_inodes++;
+			sum += c->allocated;
+			if (c->allocated > largest)
+				largest = c->allocated;
+		}
+	}
+	d->saving = sum - largest;
+}
+
+/* Per filesystem: every distinct inode but the largest one could become a
+ * link. Symlinked copies and copies that already share their extents are
+ * left out: dedupe never touches them. */
+static void tally_linkable(oa_dupe *d)
+{
+	for (size_t i = 0; i < d->n_copies; i++) {
+		const oa_dupe_copy *c = &d->copies[i];
+		if (!own_copy(c))
+			continue;
+		bool first_on_dev = true;
+		for (size_t j = 0; j < i; j++)
+			if (d->copies[j].dev == c->dev && own_copy(&d->copies[j]))
+				first_on_dev = false;
+		if (!first_on_dev)
+			continue;
+		uint64_t dsum = 0, dmax = 0;
+		size_t cnt = 0;
+		for (size_t j = i; j < d->n_copies; j++) {
+			const oa_dupe_copy *o = &d->copies[j];
+			if (o->dev != c->dev || !own_copy(o))
+				continue;
+			cnt++;
+			dsum += o->allocated;
+			if (o->allocated > dmax)
+				dmax = o->allocated;
+		}
+		if (cnt >= 2)
+			d->linkable += dsum - dmax;
+	}
+}
+
+void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
+{
+	memset(out, 0, sizeof *out);
+	size_t k;
+	entry *v = collect_blobs(stores, n, &k);
+	refs_by_store r = { oa_xcalloc(n ? n : 1, sizeof *r.refs), oa_xcalloc(n ? n : 1, sizeof *r.built) };
 	for (size_t a = 0; a < k;) {
 		size_t e = a + 1;
 		while (e < k && strcmp(v[e].hex, v[a].hex) == 0)
@@ -160,84 +261,22 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 		out->v = oa_xreallocarray(out->v, out->n + 1, sizeof *out->v);
 		oa_dupe *d = &out->v[out->n++];
 		memset(d, 0, sizeof *d);
-		memcpy(d->hex, v[a].hex, 65);
+		memcpy(d->hex, v[a].hex, sizeof(oa_digest_hex));
 		d->size = (uint64_t)v[a].blob->st.st_size;
-		d->copies = oa_xcalloc(e - a, sizeof *d->copies);
-		uint64_t largest = 0, sum = 0;
-		for (size_t i = a; i < e; i++) {
-			if (i > a && v[i].store == v[i - 1].store)
-				continue;
-			oa_dupe_copy *c = &d->copies[d->n_copies];
-			c->store = v[i].store;
-			c->blob = v[i].blob;
-			c->dev = v[i].blob->st.st_dev;
-			c->ino = v[i].blob->st.st_ino;
-			c->uid = v[i].blob->st.st_uid;
-			c->allocated = (uint64_t)v[i].blob->st.st_blocks * 512u;
-			c->symlink = v[i].blob->is_symlink;
-			c->same_inode_as = -1;
-			for (size_t j = 0; j < d->n_copies; j++)
-				if (d->copies[j].dev == c->dev && d->copies[j].ino == c->ino) {
-					c->same_inode_as = (long)j;
-					break;
-				}
-			c->shared_with = -1;
-			c->unreferenced = unreferenced(stores, refs, built, c->store, d->hex, out);
-			fill_models(stores[c->store], c);
-			d->n_copies++;
-		}
+		add_copies(stores, d, v + a, e - a, &r, out);
 		find_shared_extents(stores, d);
-		for (size_t i = 0; i < d->n_copies; i++) {
-			const oa_dupe_copy *c = &d->copies[i];
-			if (c->same_inode_as >= 0 || c->shared_with >= 0) {
-				d->already_shared += c->allocated;
-				d->n_inodes += c->same_inode_as < 0;
-			} else {
-				d->n_inodes++;
-				sum += c->allocated;
-				if (c->allocated > largest)
-					largest = c->allocated;
-			}
-		}
-		d->saving = sum - largest;
-		/* Per filesystem: every distinct inode but the largest one could
-		 * become a link. Symlinked copies and copies that already share
-		 * their extents are left out: dedupe never touches them. */
-		for (size_t i = 0; i < d->n_copies; i++) {
-			const oa_dupe_copy *c = &d->copies[i];
-			if (c->same_inode_as >= 0 || c->symlink || c->shared_with >= 0)
-				continue;
-			bool first_on_dev = true;
-			for (size_t j = 0; j < i; j++)
-				if (d->copies[j].dev == c->dev && d->copies[j].same_inode_as < 0 &&
-				    !d->copies[j].symlink && d->copies[j].shared_with < 0)
-					first_on_dev = false;
-			if (!first_on_dev)
-				continue;
-			uint64_t dsum = 0, dmax = 0;
-			size_t cnt = 0;
-			for (size_t j = i; j < d->n_copies; j++) {
-				const oa_dupe_copy *o = &d->copies[j];
-				if (o->dev != c->dev || o->same_inode_as >= 0 || o->symlink || o->shared_with >= 0)
-					continue;
-				cnt++;
-				dsum += o->allocated;
-				if (o->allocated > dmax)
-					dmax = o->allocated;
-			}
-			if (cnt >= 2)
-				d->linkable += dsum - dmax;
-		}
+		tally_saving(d);
+		tally_linkable(d);
 		out->saving += d->saving;
 		out->linkable += d->linkable;
 		out->already_shared += d->already_shared;
 		a = e;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (built[i])
-			oa_refset_free(&refs[i]);
-	free(refs);
-	free(built);
+		if (r.built[i])
+			oa_refset_free(&r.refs[i]);
+	free(r.refs);
+	free(r.built);
 	free(v);
 	if (out->n)
 		qsort(out->v, out->n, sizeof *out->v, cmp_dupe);

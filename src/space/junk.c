@@ -82,10 +82,7 @@ static int cmp_ino(const void *a, const void *b)
 
 void oa_ino_set_add(oa_ino_set *s, dev_t dev, ino_t ino)
 {
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 16;
-		s->v = oa_xreallocarray(s->v, s->cap, sizeof *s->v);
-	}
+	OA_ALLOC_GROW(s->v, s->n + 1, s->cap);
 	s->v[s->n++] = (oa_ino){ dev, ino };
 	s->sorted = false;
 }
@@ -186,10 +183,7 @@ void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set)
 
 static void usage_add(oa_usage *u, const struct stat *st, size_t top)
 {
-	if (u->n == u->cap) {
-		u->cap = u->cap ? u->cap * 2 : 256;
-		u->v = oa_xreallocarray(u->v, u->cap, sizeof *u->v);
-	}
+	OA_ALLOC_GROW(u->v, u->n + 1, u->cap);
 	u->v[u->n++] = (oa_usage_item){ st->st_dev, st->st_ino, (uint64_t)st->st_size,
 	                                (uint64_t)st->st_blocks * 512, st->st_nlink, top,
 	                                S_ISDIR(st->st_mode) };
@@ -349,10 +343,7 @@ void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *all
 static oa_junk *junk_add(oa_junk_list *j, enum oa_junk_cat cat, enum oa_junk_where where,
                          char *path, const char *kind, const struct stat *lst, double now)
 {
-	if (j->n == j->cap) {
-		j->cap = j->cap ? j->cap * 2 : 64;
-		j->v = oa_xreallocarray(j->v, j->cap, sizeof *j->v);
-	}
+	OA_ALLOC_GROW(j->v, j->n + 1, j->cap);
 	oa_junk *e = &j->v[j->n++];
 	memset(e, 0, sizeof *e);
 	e->cat = cat;
@@ -383,7 +374,7 @@ static int find_group(oa_junk_list *j, const char *hex)
 	j->groups = oa_xreallocarray(j->groups, j->n_groups + 1, sizeof *j->groups);
 	oa_partial_group *g = &j->groups[j->n_groups];
 	memset(g, 0, sizeof *g);
-	memcpy(g->hex, hex, 65);
+	memcpy(g->hex, hex, sizeof(oa_digest_hex));
 	g->data = -1;
 	g->parts_ok = true;
 	return (int)j->n_groups++;
@@ -466,116 +457,136 @@ static bool empty_tree(oa_junk_list *j, int dirfd, const char *rel, double now, 
 	return empty;
 }
 
-void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *j)
+static const char *const target_keep = "a symlinked blob that a manifest uses resolves to it: removing it "
+                                       "would break that blob";
+static const char *const holds_keep = "holds the target of a symlinked blob that a manifest uses";
+static const char *const incomplete_keep = "not every manifest can be read: no complete blob can be "
+                                           "proven unreferenced";
+
+/* Everything a symlinked blob that a manifest uses (or may use) resolves
+ * through: removing any of it would break that blob. */
+static void symlink_targets(const oa_store *s, const oa_refset *refs, oa_ino_set *targets)
 {
-	memset(j, 0, sizeof *j);
-	/* Everything a symlinked blob that a manifest uses (or may use) resolves
-	 * through: removing any of it would break that blob. */
-	oa_ino_set targets = { 0 };
 	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
 		const oa_blob *b = &s->blobs[i];
 		if (b->is_symlink && (b->refs || b->weak_refs ||
 		                      (b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(refs, b->hex))))
-			oa_symlink_chain(s->blobs_fd, b->name, &targets);
+			oa_symlink_chain(s->blobs_fd, b->name, targets);
 	}
-	oa_ino_set_sort(&targets);
-	static const char *target_keep = "a symlinked blob that a manifest uses resolves to it: removing it "
-	                                 "would break that blob";
-	static const char *holds_keep = "holds the target of a symlinked blob that a manifest uses";
-	static const char *incomplete_keep = "not every manifest can be read: no complete blob can be "
-	                                     "proven unreferenced";
-	for (size_t i = 0; i < s->n_blobs; i++) {
-		oa_blob *b = &s->blobs[i];
-		struct stat lst;
-		bool have = s->blobs_fd >= 0 && fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
-		char *path = oa_xasprintf("blobs/%s", b->name);
-		enum oa_junk_cat cat;
-		const char *keep = NULL;
-		switch (b->cls) {
-		case OA_BLOB_VALID:
-			if (b->refs > 0) {
-				free(path);
-				continue;
-			}
-			cat = oa_blob_looks_like_manifest(s, b) ? OA_JUNK_MANIFEST_BLOB : OA_JUNK_ORPHAN;
-			if (oa_refset_has(refs, b->hex))
-				keep = "a file under manifests/ or manifests-v2/ mentions this digest, or reaches it "
-				       "through a manifest list (an unparseable manifest may reference it)";
-			break;
-		case OA_BLOB_PARTIAL:
-		case OA_BLOB_PARTIAL_PART:
-			cat = OA_JUNK_PARTIAL;
-			break;
-		case OA_BLOB_TMP:
-		case OA_BLOB_CREATE_TEMP:
-		case OA_BLOB_QUANT_TEMP:
-		case OA_BLOB_TEMP_DIR:
-			cat = OA_JUNK_TEMP;
-			break;
-		case OA_BLOB_LEGACY:
-			cat = OA_JUNK_LEGACY;
-			if (oa_refset_has(refs, b->hex))
-				keep = "a manifest references this digest: the server renames the file to "
-				       "sha256-<hex> at start";
-			break;
-		case OA_BLOB_DIR:
-			cat = OA_JUNK_FOREIGN;
-			keep = "a directory Ollama does not write: look at it and remove it yourself";
-			break;
-		default:
-			cat = OA_JUNK_FOREIGN;
-			break;
-		}
-		/* Applying re-checks every sha256-named file against its digest, so
-		 * a partial or temp of a digest some manifest mentions is kept too. */
-		if (!keep && b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(refs, b->hex))
-			keep = "a file under manifests/ mentions this digest: files named after it are kept";
-		/* What a manifest we cannot read names is unknown: any complete
-		 * blob may be it, whatever --force says. */
-		if (!keep && refs->incomplete && (b->cls == OA_BLOB_VALID || b->cls == OA_BLOB_LEGACY))
-			keep = incomplete_keep;
-		if (!have)
-			keep = "cannot stat it";
-		else if (!keep && oa_ino_set_has(&targets, lst.st_dev, lst.st_ino))
-			keep = target_keep;
-		oa_junk *e = junk_add(j, cat, OA_IN_BLOBS, path, oa_blob_class_name(b->cls),
-		                      have ? &lst : NULL, now);
-		e->keep = keep;
-		if (b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP)
-			memcpy(e->hex, b->hex, 65);
-		if (b->is_symlink) {
-			e->link_target = b->link_target;
-			e->freed_alone = e->allocated;
-			e->note = "a symlink: only the link is removed, never its target";
-		}
-		if (have && e->is_dir) {
-			uint64_t ap, al, fr;
-			if (dir_usage(s->blobs_fd, b->name, &ap, &al, &fr, &targets) && !e->keep)
-				e->keep = holds_keep;
-			e->apparent = ap;
-			e->allocated = al;
-			e->freed_alone = fr;
-			if (fr < al)
-				e->note = "holds hard links to blobs: removing it frees only what is not linked elsewhere";
-		}
-		if (cat == OA_JUNK_PARTIAL && b->hex[0]) {
-			int g = find_group(j, b->hex);
-			oa_partial_group *pg = &j->groups[g];
-			e->group = g;
-			pg->allocated += e->allocated;
-			if (b->cls == OA_BLOB_PARTIAL) {
-				pg->data = (int)(j->n - 1);
-			} else {
-				int64_t size, done;
-				pg->n_parts++;
-				/* Hostile part files may hold any number: never overflow,
-				 * call the group's progress unknown instead. */
-				if (!read_part(s->blobs_fd, b->name, &size, &done) || !add_i64(&pg->total, size) ||
-				    !add_i64(&pg->downloaded, done))
-					pg->parts_ok = false;
-			}
-		}
+	oa_ino_set_sort(targets);
+}
+
+/* The junk category of a file in blobs/, and why its class alone keeps it
+ * (*keep, or NULL). False for a referenced blob, which is not junk. */
+static bool blob_category(oa_store *s, const oa_refset *refs, oa_blob *b, enum oa_junk_cat *cat,
+                          const char **keep)
+{
+	*keep = NULL;
+	switch (b->cls) {
+	case OA_BLOB_VALID:
+		if (b->refs > 0)
+			return false;
+		*cat = oa_blob_looks_like_manifest(s, b) ? OA_JUNK_MANIFEST_BLOB : OA_JUNK_ORPHAN;
+		if (oa_refset_has(refs, b->hex))
+			*keep = "a file under manifests/ or manifests-v2/ mentions this digest, or reaches it "
+			        "through a manifest list (an unparseable manifest may reference it)";
+		break;
+	case OA_BLOB_PARTIAL:
+	case OA_BLOB_PARTIAL_PART:
+		*cat = OA_JUNK_PARTIAL;
+		break;
+	case OA_BLOB_TMP:
+	case OA_BLOB_CREATE_TEMP:
+	case OA_BLOB_QUANT_TEMP:
+	case OA_BLOB_TEMP_DIR:
+		*cat = OA_JUNK_TEMP;
+		break;
+	case OA_BLOB_LEGACY:
+		*cat = OA_JUNK_LEGACY;
+		if (oa_refset_has(refs, b->hex))
+			*keep = "a manifest references this digest: the server renames the file to "
+			        "sha256-<hex> at start";
+		break;
+	case OA_BLOB_DIR:
+		*cat = OA_JUNK_FOREIGN;
+		*keep = "a directory Ollama does not write: look at it and remove it yourself";
+		break;
+	default:
+		*cat = OA_JUNK_FOREIGN;
+		break;
 	}
+	return true;
+}
+
+/* Count a partial download's data or part file into its group. */
+static void add_partial(oa_junk_list *j, const oa_store *s, const oa_blob *b, oa_junk *e)
+{
+	int g = find_group(j, b->hex);
+	oa_partial_group *pg = &j->groups[g];
+	e->group = g;
+	pg->allocated += e->allocated;
+	if (b->cls == OA_BLOB_PARTIAL) {
+		pg->data = (int)(j->n - 1);
+		return;
+	}
+	int64_t size, done;
+	pg->n_parts++;
+	/* Hostile part files may hold any number: never overflow,
+	 * call the group's progress unknown instead. */
+	if (!read_part(s->blobs_fd, b->name, &size, &done) || !add_i64(&pg->total, size) ||
+	    !add_i64(&pg->downloaded, done))
+		pg->parts_ok = false;
+}
+
+/* One file in blobs/ that is not a referenced blob, with why it is kept. */
+static void collect_blob(oa_store *s, const oa_refset *refs, double now, const oa_ino_set *targets,
+                         oa_blob *b, oa_junk_list *j)
+{
+	enum oa_junk_cat cat;
+	const char *keep;
+	if (!blob_category(s, refs, b, &cat, &keep))
+		return;
+	struct stat lst;
+	bool have = s->blobs_fd >= 0 && fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	/* Applying re-checks every sha256-named file against its digest, so
+	 * a partial or temp of a digest some manifest mentions is kept too. */
+	if (!keep && b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(refs, b->hex))
+		keep = "a file under manifests/ mentions this digest: files named after it are kept";
+	/* What a manifest we cannot read names is unknown: any complete
+	 * blob may be it, whatever --force says. */
+	if (!keep && refs->incomplete && (b->cls == OA_BLOB_VALID || b->cls == OA_BLOB_LEGACY))
+		keep = incomplete_keep;
+	if (!have)
+		keep = "cannot stat it";
+	else if (!keep && oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
+		keep = target_keep;
+	oa_junk *e = junk_add(j, cat, OA_IN_BLOBS, oa_xasprintf("blobs/%s", b->name),
+	                      oa_blob_class_name(b->cls), have ? &lst : NULL, now);
+	e->keep = keep;
+	if (b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP)
+		memcpy(e->hex, b->hex, sizeof(oa_digest_hex));
+	if (b->is_symlink) {
+		e->link_target = b->link_target;
+		e->freed_alone = e->allocated;
+		e->note = "a symlink: only the link is removed, never its target";
+	}
+	if (have && e->is_dir) {
+		uint64_t ap, al, fr;
+		if (dir_usage(s->blobs_fd, b->name, &ap, &al, &fr, targets) && !e->keep)
+			e->keep = holds_keep;
+		e->apparent = ap;
+		e->allocated = al;
+		e->freed_alone = fr;
+		if (fr < al)
+			e->note = "holds hard links to blobs: removing it frees only what is not linked elsewhere";
+	}
+	if (cat == OA_JUNK_PARTIAL && b->hex[0])
+		add_partial(j, s, b, e);
+}
+
+/* A group's total and progress when its part files cannot say. */
+static void finish_partial_groups(oa_junk_list *j)
+{
 	for (size_t g = 0; g < j->n_groups; g++) {
 		oa_partial_group *pg = &j->groups[g];
 		if (pg->n_parts == 0 && pg->data >= 0) {
@@ -585,35 +596,50 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 			pg->downloaded = -1; /* a part file is unreadable or implausible */
 		}
 	}
-	/* ollama-safetensors<digits>/ temp directories in the root (spec §1.3). */
-	if (s->root_fd >= 0) {
-		int fd = dup(s->root_fd);
-		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-		if (!d && fd >= 0)
+}
+
+/* ollama-safetensors<digits>/ temp directories in the root (spec §1.3). */
+static void collect_root_temps(oa_store *s, double now, const oa_ino_set *targets, oa_junk_list *j)
+{
+	int fd = dup(s->root_fd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
 			close(fd);
-		if (d)
-			rewinddir(d);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (!oa_str_has_prefix(e->d_name, "ollama-safetensors") ||
-			    !oa_all_digits(e->d_name + strlen("ollama-safetensors")))
-				continue;
-			struct stat lst;
-			if (fstatat(s->root_fd, e->d_name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))
-				continue;
-			oa_junk *x = junk_add(j, OA_JUNK_TEMP, OA_IN_ROOT, oa_xstrdup(e->d_name), "temp-dir",
-			                      &lst, now);
-			uint64_t ap, al, fr;
-			if (dir_usage(s->root_fd, e->d_name, &ap, &al, &fr, &targets) ||
-			    oa_ino_set_has(&targets, lst.st_dev, lst.st_ino))
-				x->keep = holds_keep;
-			x->apparent = ap;
-			x->allocated = al;
-			x->freed_alone = fr;
-		}
-		if (d)
-			closedir(d);
+		return;
 	}
+	rewinddir(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!oa_str_has_prefix(e->d_name, "ollama-safetensors") ||
+		    !oa_all_digits(e->d_name + strlen("ollama-safetensors")))
+			continue;
+		struct stat lst;
+		if (fstatat(s->root_fd, e->d_name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))
+			continue;
+		oa_junk *x = junk_add(j, OA_JUNK_TEMP, OA_IN_ROOT, oa_xstrdup(e->d_name), "temp-dir",
+		                      &lst, now);
+		uint64_t ap, al, fr;
+		if (dir_usage(s->root_fd, e->d_name, &ap, &al, &fr, targets) ||
+		    oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
+			x->keep = holds_keep;
+		x->apparent = ap;
+		x->allocated = al;
+		x->freed_alone = fr;
+	}
+	closedir(d);
+}
+
+void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *j)
+{
+	memset(j, 0, sizeof *j);
+	oa_ino_set targets = { 0 };
+	symlink_targets(s, refs, &targets);
+	for (size_t i = 0; i < s->n_blobs; i++)
+		collect_blob(s, refs, now, &targets, &s->blobs[i], j);
+	finish_partial_groups(j);
+	if (s->root_fd >= 0)
+		collect_root_temps(s, now, &targets, j);
 	/* Empty directories under manifests/ (deepest first), never manifests/ itself. */
 	if (s->manifests_fd >= 0)
 		empty_tree(j, s->manifests_fd, "manifests", now, 0);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,10 +20,7 @@
 
 static oa_plan_entry *list_add(oa_plan_list *l)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 32;
-		l->v = oa_xreallocarray(l->v, l->cap, sizeof *l->v);
-	}
+	OA_ALLOC_GROW(l->v, l->n + 1, l->cap);
 	oa_plan_entry *e = &l->v[l->n++];
 	memset(e, 0, sizeof *e);
 	return e;
@@ -268,25 +266,32 @@ static size_t *with_anchors(const oa_store *s, const size_t *models, size_t n, s
 	return v;
 }
 
-void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_age, oa_plan *p)
+/* What an rm plan is built from: the models removed, and what they leave. */
+typedef struct rm_ctx {
+	oa_store *s;
+	oa_plan *p;
+	size_t *models, n;   /* the models removed, with their anchors */
+	const char **skip;   /* their manifest paths, left out of the reference set */
+	size_t n_skip;
+	char **gone;         /* every path removed, relative to the root */
+	size_t n_gone;
+	oa_refset refs;      /* what the manifests that stay mention */
+	const char **users;  /* per blob: a model that stays and uses it, or NULL */
+	oa_ino_set targets;  /* what symlinked blobs that stay resolve through */
+	int64_t min_age;
+} rm_ctx;
+
+/* 1. the manifests (tags under manifests/ or manifests-v2/) */
+static void rm_manifests(rm_ctx *c)
 {
-	plan_init(p, s, "rm");
-	p->min_age = min_age;
-	size_t n;
-	size_t *models = with_anchors(s, asked, n_asked, &n);
-	/* The reference set leaves out exactly the paths being removed; another
-	 * name of the same file (a hard link, a symlink) is another tag that stays. */
-	const char **skip = oa_xcalloc(n ? n : 1, sizeof *skip);
-	char **gone = oa_xcalloc(n * 4 + 1, sizeof *gone); /* relative to the root */
-	size_t n_gone = 0, n_skip = 0;
-	/* 1. the manifests (tags under manifests/ or manifests-v2/) */
-	for (size_t i = 0; i < n; i++) {
-		const oa_model *m = &s->models[models[i]];
+	oa_store *s = c->s;
+	for (size_t i = 0; i < c->n; i++) {
+		const oa_model *m = &s->models[c->models[i]];
 		struct stat lst;
 		if (fstatat(s->root_fd, m->rel_path, &lst, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		skip[n_skip++] = m->rel_path;
-		oa_plan_entry *e = list_add(&p->todo);
+		c->skip[c->n_skip++] = m->rel_path;
+		oa_plan_entry *e = list_add(&c->p->todo);
 		e->path = oa_xstrdup(m->rel_path);
 		e->category = oa_xstrdup("manifest");
 		e->model = oa_xstrdup(m->display);
@@ -297,108 +302,136 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 		else if (m->anchor)
 			e->note = oa_xstrdup("the legacy anchor of a manifests-v2 tag removed too: reads fall "
 			                     "back to it");
-		gone[n_gone++] = oa_xstrdup(m->rel_path);
+		c->gone[c->n_gone++] = oa_xstrdup(m->rel_path);
 	}
-	/* 2. the directories that become empty, deepest first, up to (not
-	 * including) manifests/ or manifests-v2/ */
-	for (size_t i = 0; i < n; i++) {
-		char *dir = oa_xstrdup(s->models[models[i]].rel_path);
+}
+
+/* 2. the directories that become empty, deepest first, up to (not
+ * including) manifests/ or manifests-v2/ */
+static void rm_empty_dirs(rm_ctx *c)
+{
+	oa_store *s = c->s;
+	for (size_t i = 0; i < c->n; i++) {
+		char *dir = oa_xstrdup(s->models[c->models[i]].rel_path);
 		for (int depth = 0; depth < 3; depth++) {
 			char *slash = strrchr(dir, '/');
 			if (!slash)
 				break;
 			*slash = '\0';
-			if (str_in(gone, n_gone, dir) || !dir_would_empty(s->root_fd, dir, gone, n_gone))
+			if (str_in(c->gone, c->n_gone, dir) || !dir_would_empty(s->root_fd, dir, c->gone, c->n_gone))
 				break;
 			struct stat lst;
 			if (fstatat(s->root_fd, dir, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))
 				break;
-			oa_plan_entry *e = list_add(&p->todo);
+			oa_plan_entry *e = list_add(&c->p->todo);
 			e->path = oa_xstrdup(dir);
 			e->category = oa_xstrdup("empty-dir");
-			e->model = oa_xstrdup(s->models[models[i]].display);
+			e->model = oa_xstrdup(s->models[c->models[i]].display);
 			entry_from_stat(e, &lst);
 			e->empty_dir = true;
-			gone = oa_xreallocarray(gone, n_gone + 2, sizeof *gone);
-			gone[n_gone++] = oa_xstrdup(dir);
+			c->gone = oa_xreallocarray(c->gone, c->n_gone + 2, sizeof *c->gone);
+			c->gone[c->n_gone++] = oa_xstrdup(dir);
 		}
 		free(dir);
 	}
-	/* 3. blobs that no other file under manifests/ can reference */
-	oa_refset refs;
-	oa_refset_build(s, skip, n_skip, &refs);
-	/* ... that no model which stays reaches ... */
-	const char **users = staying_users(s, models, n);
-	/* ... and that no symlinked blob which stays resolves through. */
-	oa_ino_set targets = { 0 };
+}
+
+/* What keeps a removed model's blob: the reference set, a model that
+ * stays, a symlinked blob that stays; built once for every blob. */
+static void rm_keepers(rm_ctx *c)
+{
+	oa_store *s = c->s;
+	oa_refset_build(s, c->skip, c->n_skip, &c->refs);
+	c->users = staying_users(s, c->models, c->n);
 	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
 		const oa_blob *b = &s->blobs[i];
 		if (!b->is_symlink)
 			continue;
-		bool used = b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(&refs, b->hex);
-		if (used || users[i])
-			oa_symlink_chain(s->blobs_fd, b->name, &targets);
+		bool used = b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(&c->refs, b->hex);
+		if (used || c->users[i])
+			oa_symlink_chain(s->blobs_fd, b->name, &c->targets);
 	}
-	oa_ino_set_sort(&targets);
-	for (size_t i = 0; i < n; i++) {
-		const oa_model *m = &s->models[models[i]];
+	oa_ino_set_sort(&c->targets);
+}
+
+/* 3. one blob a removed model reaches: removed, or kept with the reason. */
+static void rm_blob(rm_ctx *c, const oa_model *m, oa_blob *b)
+{
+	oa_store *s = c->s;
+	oa_plan *p = c->p;
+	char *path = oa_xasprintf("blobs/%s", b->name);
+	bool dup = false;
+	for (size_t q = 0; q < p->todo.n && !dup; q++)
+		dup = strcmp(p->todo.v[q].path, path) == 0;
+	for (size_t q = 0; q < p->kept.n && !dup; q++)
+		dup = strcmp(p->kept.v[q].path, path) == 0;
+	struct stat lst;
+	if (dup || fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
+		free(path);
+		return;
+	}
+	char *why = NULL;
+	/* Another model that stays uses it (whatever the byte scan says). */
+	const char *other = c->users[b - s->blobs];
+	if (other) {
+		why = oa_xasprintf("also used by %s", other);
+	} else if (oa_refset_has(&c->refs, b->hex)) {
+		why = oa_xstrdup("another file under manifests/ mentions this digest");
+	} else if (oa_ino_set_has(&c->targets, lst.st_dev, lst.st_ino)) {
+		why = oa_xstrdup("a symlinked blob that another manifest uses resolves to it");
+	} else if (c->refs.incomplete) {
+		why = oa_xasprintf("cannot re-read every manifest (%s)", c->refs.why);
+	}
+	oa_plan_entry *e = list_add(why ? &p->kept : &p->todo);
+	e->path = path;
+	e->category = oa_xstrdup("model-blob");
+	e->model = oa_xstrdup(m->display);
+	memcpy(e->hex, b->hex, sizeof e->hex);
+	e->check_refs = true;
+	entry_from_stat(e, &lst);
+	e->freed = e->allocated;
+	if (why)
+		e->note = why;
+	else if (b->is_symlink)
+		e->note = oa_xstrdup("a symlink: only the link is removed, never its target");
+	if (!why && c->min_age > 0 && e->age < (double)c->min_age) {
+		/* move it to the kept list */
+		oa_plan_entry *kk = list_add(&p->kept);
+		*kk = p->todo.v[--p->todo.n];
+		free(kk->note);
+		kk->note = oa_xstrdup("younger than --min-age");
+	}
+}
+
+void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_age, oa_plan *p)
+{
+	plan_init(p, s, "rm");
+	p->min_age = min_age;
+	rm_ctx c = { .s = s, .p = p, .min_age = min_age };
+	c.models = with_anchors(s, asked, n_asked, &c.n);
+	/* The reference set leaves out exactly the paths being removed; another
+	 * name of the same file (a hard link, a symlink) is another tag that stays. */
+	c.skip = oa_xcalloc(c.n ? c.n : 1, sizeof *c.skip);
+	c.gone = oa_xcalloc(c.n * 4 + 1, sizeof *c.gone);
+	rm_manifests(&c);
+	rm_empty_dirs(&c);
+	rm_keepers(&c);
+	for (size_t i = 0; i < c.n; i++) {
+		const oa_model *m = &s->models[c.models[i]];
 		oa_blob **reach;
 		size_t n_reach = oa_model_reach(s, m, &reach);
-		for (size_t k = 0; k < n_reach; k++) {
-			oa_blob *b = reach[k];
-			char *path = oa_xasprintf("blobs/%s", b->name);
-			bool dup = false;
-			for (size_t q = 0; q < p->todo.n && !dup; q++)
-				dup = strcmp(p->todo.v[q].path, path) == 0;
-			for (size_t q = 0; q < p->kept.n && !dup; q++)
-				dup = strcmp(p->kept.v[q].path, path) == 0;
-			struct stat lst;
-			if (dup || fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
-				free(path);
-				continue;
-			}
-			char *why = NULL;
-			/* Another model that stays uses it (whatever the byte scan says). */
-			const char *other = users[b - s->blobs];
-			if (other) {
-				why = oa_xasprintf("also used by %s", other);
-			} else if (oa_refset_has(&refs, b->hex)) {
-				why = oa_xstrdup("another file under manifests/ mentions this digest");
-			} else if (oa_ino_set_has(&targets, lst.st_dev, lst.st_ino)) {
-				why = oa_xstrdup("a symlinked blob that another manifest uses resolves to it");
-			} else if (refs.incomplete) {
-				why = oa_xasprintf("cannot re-read every manifest (%s)", refs.why);
-			}
-			oa_plan_entry *e = list_add(why ? &p->kept : &p->todo);
-			e->path = path;
-			e->category = oa_xstrdup("model-blob");
-			e->model = oa_xstrdup(m->display);
-			memcpy(e->hex, b->hex, sizeof e->hex);
-			e->check_refs = true;
-			entry_from_stat(e, &lst);
-			e->freed = e->allocated;
-			if (why)
-				e->note = why;
-			else if (b->is_symlink)
-				e->note = oa_xstrdup("a symlink: only the link is removed, never its target");
-			if (!why && min_age > 0 && e->age < (double)min_age) {
-				/* move it to the kept list */
-				oa_plan_entry *kk = list_add(&p->kept);
-				*kk = p->todo.v[--p->todo.n];
-				free(kk->note);
-				kk->note = oa_xstrdup("younger than --min-age");
-			}
-		}
+		for (size_t k = 0; k < n_reach; k++)
+			rm_blob(&c, m, reach[k]);
 		free(reach);
 	}
-	oa_refset_free(&refs);
-	oa_ino_set_free(&targets);
-	free(users);
-	for (size_t i = 0; i < n_gone; i++)
-		free(gone[i]);
-	free(gone);
-	free(skip);
-	free(models);
+	oa_refset_free(&c.refs);
+	oa_ino_set_free(&c.targets);
+	free(c.users);
+	for (size_t i = 0; i < c.n_gone; i++)
+		free(c.gone[i]);
+	free(c.gone);
+	free(c.skip);
+	free(c.models);
 	plan_totals(p);
 }
 
@@ -574,7 +607,7 @@ static path_kind plan_path_kind(const char *command, const char *path, char type
 }
 
 /* The digest a blobs/sha256[-:]<64 hex>... name carries (lowercase), or "". */
-static void path_hex(const char *path, char hex[65])
+static void path_hex(const char *path, oa_digest_hex hex)
 {
 	hex[0] = '\0';
 	const char *n = path + 6;
@@ -1149,10 +1182,7 @@ static void in_use_build(apply_ctx *c, const oa_plan *p)
 		oa_blob **reach;
 		size_t n_reach = oa_model_reach(s, m, &reach);
 		for (size_t k = 0; k < n_reach; k++) {
-			if (c->n_in_use == cap) {
-				cap = cap ? cap * 2 : 64;
-				c->in_use = oa_xreallocarray(c->in_use, cap, sizeof *c->in_use);
-			}
+			OA_ALLOC_GROW(c->in_use, c->n_in_use + 1, cap);
 			c->in_use[c->n_in_use++] = reach[k]->name;
 		}
 		free(reach);
@@ -1184,7 +1214,7 @@ static void targets_build(apply_ctx *c, const oa_plan *p)
 		if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(lst.st_mode))
 			continue;
 		const char *name = b->name;
-		char hex[65];
+		oa_digest_hex hex;
 		char *path = oa_xasprintf("blobs/%s", b->name);
 		path_hex(path, hex);
 		free(path);
@@ -1196,102 +1226,98 @@ static void targets_build(apply_ctx *c, const oa_plan *p)
 	oa_ino_set_sort(&c->targets);
 }
 
-static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
-                         json_t *qe, char *why, size_t whylen)
+/* 1. Nothing may reference a blob: by path, and by its digest in any file
+ * under manifests/ re-read now. False (why set) when something does. */
+static bool blob_unreferenced(apply_ctx *c, const oa_plan_entry *e, char *why, size_t whylen)
 {
-	oa_store *s = c->s;
-	/* What may be done is decided from the path alone, whatever the plan says. */
-	path_kind kind = plan_path_kind(c->command, e->path, e->type);
-	if (kind == PK_BAD) {
-		snprintf(why, whylen, "not something `%s` removes", c->command);
-		return R_FAIL;
+	const char *name = e->path + strlen("blobs/");
+	if (c->n_in_use && bsearch(&name, c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str)) {
+		snprintf(why, whylen, "a manifest references it now (by path)");
+		return false;
 	}
-	/* 1. Nothing may reference a blob: by path, and by its digest in any
-	 * file under manifests/ re-read now. */
-	if (kind == PK_BLOB) {
-		const char *name = e->path + strlen("blobs/");
-		if (c->n_in_use && bsearch(&name, c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str)) {
-			snprintf(why, whylen, "a manifest references it now (by path)");
-			return R_SKIP;
-		}
-		char hex[65];
-		path_hex(e->path, hex);
-		if (hex[0]) {
-			oa_refcache_update(c->refs);
-			const char *inc = oa_refcache_incomplete(c->refs);
-			if (oa_refcache_has(c->refs, hex)) {
-				snprintf(why, whylen, "a manifest references it now");
-				return R_SKIP;
-			}
-			/* --force never overrides this: only a partial download or a
-			 * temp file, which no manifest can name, may go. */
-			if (inc && oa_digest_parse(name, hex, NULL)) {
-				snprintf(why, whylen, "cannot re-read every manifest (%s): no complete blob can be "
-				         "proven unreferenced", inc);
-				return R_SKIP;
-			}
-		}
+	oa_digest_hex hex;
+	path_hex(e->path, hex);
+	if (!hex[0])
+		return true;
+	oa_refcache_update(c->refs);
+	const char *inc = oa_refcache_incomplete(c->refs);
+	if (oa_refcache_has(c->refs, hex)) {
+		snprintf(why, whylen, "a manifest references it now");
+		return false;
 	}
-	const char *leaf;
-	int pfd = open_parent(s, e->path, &leaf);
-	if (pfd < 0) {
-		snprintf(why, whylen, errno == ENOENT ? "gone already" : "cannot open its directory: %s",
-		         strerror(errno));
-		return errno == ENOENT ? R_SKIP : R_FAIL;
+	/* --force never overrides this: only a partial download or a
+	 * temp file, which no manifest can name, may go. */
+	if (inc && oa_digest_parse(name, hex, NULL)) {
+		snprintf(why, whylen, "cannot re-read every manifest (%s): no complete blob can be "
+		         "proven unreferenced", inc);
+		return false;
 	}
-	/* 2. Still the same file: same type, device, inode, size and mtime. */
+	return true;
+}
+
+/* A tree holds a name a symlinked blob in use resolves through (or cannot
+ * be read completely, so it might). */
+static bool tree_holds_target(apply_ctx *c, int pfd, const char *leaf)
+{
+	int tfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	oa_usage u;
+	oa_usage_walk(tfd, &u);
+	bool hit = tfd < 0 || u.incomplete;
+	for (size_t i = 0; i < u.n && !hit; i++)
+		hit = oa_ino_set_has(&c->targets, u.v[i].dev, u.v[i].ino);
+	oa_usage_free(&u);
+	if (tfd >= 0)
+		close(tfd);
+	return hit;
+}
+
+/* 2. Still the same file: same type, device, inode, size and mtime; and
+ * not what a symlinked blob in use resolves through (its target, a
+ * directory on the way there), nor a tree holding such a name. 3. Old
+ * enough (empty directories are exempt). False with *oc and why set. */
+static bool still_removable(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, path_kind kind,
+                            int pfd, const char *leaf, outcome *oc, char *why, size_t whylen)
+{
 	struct stat st;
+	*oc = R_SKIP;
 	if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		int err = errno;
-		close(pfd);
 		snprintf(why, whylen, err == ENOENT ? "gone already" : "cannot stat: %s", strerror(err));
-		return err == ENOENT ? R_SKIP : R_FAIL;
+		*oc = err == ENOENT ? R_SKIP : R_FAIL;
+		return false;
 	}
 	char type = S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'f';
 	if (type != e->type || (uint64_t)st.st_dev != e->dev || (uint64_t)st.st_ino != e->ino ||
 	    (type != 'd' && ((int64_t)st.st_size != e->size || oa_stat_mtime_ns(&st) != e->mtime_ns))) {
-		close(pfd);
 		snprintf(why, whylen, "changed since it was planned");
-		return R_SKIP;
+		return false;
 	}
-	/* 2b. Not what a symlinked blob in use resolves through (its target, a
-	 * directory on the way there), nor a tree holding such a name. */
 	if (oa_ino_set_has(&c->targets, st.st_dev, st.st_ino)) {
-		close(pfd);
 		snprintf(why, whylen, "a symlinked blob that a manifest uses resolves to it");
-		return R_SKIP;
+		return false;
 	}
-	if ((kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) && c->targets.n) {
-		int tfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		oa_usage u;
-		oa_usage_walk(tfd, &u);
-		bool hit = tfd < 0 || u.incomplete;
-		for (size_t i = 0; i < u.n && !hit; i++)
-			hit = oa_ino_set_has(&c->targets, u.v[i].dev, u.v[i].ino);
-		oa_usage_free(&u);
-		if (tfd >= 0)
-			close(tfd);
-		if (hit) {
-			close(pfd);
-			snprintf(why, whylen, "holds the target of a symlinked blob that a manifest uses (or "
-			         "cannot be read completely)");
-			return R_SKIP;
-		}
+	if ((kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) && c->targets.n && tree_holds_target(c, pfd, leaf)) {
+		snprintf(why, whylen, "holds the target of a symlinked blob that a manifest uses (or "
+		         "cannot be read completely)");
+		return false;
 	}
-	/* 3. Old enough (empty directories are exempt). */
 	if (kind != PK_MANIFEST_DIR && o->min_age > 0 &&
 	    oa_wall_now() - (double)oa_stat_mtime_ns(&st) / 1e9 < (double)o->min_age) {
-		close(pfd);
 		snprintf(why, whylen, "younger than --min-age");
-		return R_SKIP;
+		return false;
 	}
-	/* 4. Remove or move. Under manifests/ a directory is only ever rmdir'ed;
-	 * only the two kinds of temp directory are removed recursively. */
+	return true;
+}
+
+/* 4. Remove or move. Under manifests/ a directory is only ever rmdir'ed;
+ * only the two kinds of temp directory are removed recursively. */
+static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t *qe, int pfd,
+                            const char *leaf, char *why, size_t whylen)
+{
 	int rc;
 	if (kind == PK_MANIFEST_DIR) {
 		rc = unlinkat(pfd, leaf, AT_REMOVEDIR);
 		if (rc < 0 && (errno == ENOTEMPTY || errno == EEXIST)) {
-			close(pfd);
 			snprintf(why, whylen, "no longer empty");
 			return R_SKIP;
 		}
@@ -1310,12 +1336,36 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 	int err = errno;
 	if (rc == 0 && kind == PK_MANIFEST)
 		fsync(pfd); /* the manifest is gone for good before any of its blobs goes */
-	close(pfd);
 	if (rc < 0) {
 		snprintf(why, whylen, "%s", strerror(err));
 		return R_FAIL;
 	}
 	return R_DONE;
+}
+
+static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
+                         json_t *qe, char *why, size_t whylen)
+{
+	/* What may be done is decided from the path alone, whatever the plan says. */
+	path_kind kind = plan_path_kind(c->command, e->path, e->type);
+	if (kind == PK_BAD) {
+		snprintf(why, whylen, "not something `%s` removes", c->command);
+		return R_FAIL;
+	}
+	if (kind == PK_BLOB && !blob_unreferenced(c, e, why, whylen))
+		return R_SKIP;
+	const char *leaf;
+	int pfd = open_parent(c->s, e->path, &leaf);
+	if (pfd < 0) {
+		snprintf(why, whylen, errno == ENOENT ? "gone already" : "cannot open its directory: %s",
+		         strerror(errno));
+		return errno == ENOENT ? R_SKIP : R_FAIL;
+	}
+	outcome oc;
+	if (still_removable(c, e, o, kind, pfd, leaf, &oc, why, whylen))
+		oc = remove_entry(c, kind, q, qe, pfd, leaf, why, whylen);
+	close(pfd);
+	return oc;
 }
 
 static void apply_ctx_free(apply_ctx *c)
@@ -1491,6 +1541,223 @@ static bool same_content(int afd, const char *a, int bfd, const char *b)
 	return same;
 }
 
+/* What restoring one index entry came to; the caller tallies it. */
+typedef enum restore_outcome {
+	RS_SKIPPED,   /* not something a command removed, or never moved */
+	RS_RESTORED,
+	RS_ALREADY,   /* it was back in place already */
+	RS_CONFLICT,  /* a different file is there */
+	RS_MISSING,   /* gone from the quarantine */
+	RS_FAILED
+} restore_outcome;
+
+typedef struct restore_ctx {
+	const char *dir;  /* the quarantine directory */
+	int root_fd;      /* the store */
+	int files_fd;     /* dir/files */
+	FILE *log;
+} restore_ctx;
+
+__attribute__((format(printf, 2, 3)))
+static void restore_log(const restore_ctx *c, const char *fmt, ...)
+{
+	if (!c->log)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(c->log, fmt, ap);
+	va_end(ap);
+}
+
+/* A directory rm or prune removed: made again (empty). */
+static restore_outcome restore_dir(const restore_ctx *c, json_t *x, const char *path, const char *ep)
+{
+	const char *leaf;
+	restore_outcome out;
+	int pfd = make_parents(c->root_fd, path, &leaf);
+	if (pfd >= 0 && (mkdirat(pfd, leaf, 0755) == 0 || errno == EEXIST)) {
+		json_object_set_new(x, "state", json_string("restored"));
+		out = RS_RESTORED;
+		restore_log(c, "restored %s/\n", ep);
+	} else {
+		out = RS_FAILED;
+		restore_log(c, "FAILED %s/: %s\n", ep, strerror(errno));
+	}
+	if (pfd >= 0)
+		close(pfd);
+	return out;
+}
+
+/* The entry's file is not in the quarantine: never moved, moved back by a
+ * restore killed before it saved the index, or lost. */
+static restore_outcome restore_gone(const restore_ctx *c, json_t *x, const char *state,
+                                    const char *path, const char *stored, const char *ep)
+{
+	if (strcmp(state, "planned") == 0) {
+		/* The move never happened (a crash or a skip before it): nothing to do. */
+		json_object_set_new(x, "state", json_string("not-moved"));
+		return RS_SKIPPED;
+	}
+	uint64_t want_ino = 0;
+	int64_t want_size = -1;
+	const char *lf;
+	int ppfd;
+	if (get_u64(x, "ino", &want_ino) && get_i64(x, "size", &want_size) &&
+	    (ppfd = make_parents(c->root_fd, path, &lf)) >= 0) {
+		/* A restore killed after moving this file back but before it
+		 * saved the index: the file is home, under its own inode. */
+		struct stat home;
+		bool back = fstatat(ppfd, lf, &home, AT_SYMLINK_NOFOLLOW) == 0 &&
+		            (uint64_t)home.st_ino == want_ino && home.st_size == want_size;
+		close(ppfd);
+		if (back) {
+			json_object_set_new(x, "state", json_string("restored"));
+			restore_log(c, "already in place %s (restored by an earlier run)\n", ep);
+			return RS_ALREADY;
+		}
+	}
+	restore_log(c, "MISSING %s: %s is not in the quarantine any more\n", ep, stored);
+	return RS_MISSING;
+}
+
+/* Something is at the entry's path already: the same file (nothing to do
+ * but drop the quarantined copy) or a conflict, left alone. */
+static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd, const char *leaf,
+                                        const struct stat *dst, const struct stat *sst,
+                                        const char *stored, const char *ep)
+{
+	const char *sname = stored + 6;
+	bool same_inode = dst->st_dev == sst->st_dev && dst->st_ino == sst->st_ino;
+	bool same = same_inode || (S_ISREG(dst->st_mode) && S_ISREG(sst->st_mode) &&
+	                           dst->st_size == sst->st_size &&
+	                           same_content(pfd, leaf, c->files_fd, sname));
+	if (same && !S_ISDIR(sst->st_mode)) {
+		unlinkat(c->files_fd, sname, 0);
+		json_object_set_new(x, "state", json_string("restored"));
+		restore_log(c, "already in place %s (identical)\n", ep);
+		return RS_ALREADY;
+	}
+	restore_log(c, "CONFLICT %s: a different file exists there; left in %s/%s\n", ep, c->dir, stored);
+	return RS_CONFLICT;
+}
+
+/* Move the quarantined file files/<name> back to path, as the type it was. */
+static restore_outcome restore_file(const restore_ctx *c, json_t *x, const char *path,
+                                    const char *stored, const struct stat *sst, const char *type,
+                                    const char *ep)
+{
+	const char *sname = stored + 6, *leaf;
+	int pfd = make_parents(c->root_fd, path, &leaf);
+	if (pfd < 0) {
+		restore_log(c, "FAILED %s: cannot create its directory: %s\n", ep, strerror(errno));
+		return RS_FAILED;
+	}
+	restore_outcome out;
+	char have_type = S_ISDIR(sst->st_mode) ? 'd' : S_ISLNK(sst->st_mode) ? 'l' : 'f';
+	struct stat dst;
+	if (have_type != type_char(type)) {
+		/* Something else was put in the quarantine under this name. */
+		restore_log(c, "FAILED %s: %s is a %s, the index says %s; left in %s\n", ep, stored,
+		            type_name(have_type), type, c->dir);
+		out = RS_FAILED;
+	} else if (fstatat(pfd, leaf, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
+		out = restore_occupied(c, x, pfd, leaf, &dst, sst, stored, ep);
+	} else {
+		int rc;
+		if (S_ISREG(sst->st_mode)) {
+			/* link + unlink: never replaces a file that appeared meanwhile. */
+			rc = linkat(c->files_fd, sname, pfd, leaf, 0);
+			if (rc == 0)
+				unlinkat(c->files_fd, sname, 0);
+		} else {
+			rc = renameat(c->files_fd, sname, pfd, leaf);
+		}
+		if (rc == 0) {
+			fsync(pfd);
+			json_object_set_new(x, "state", json_string("restored"));
+			restore_log(c, "restored %s\n", ep);
+			out = RS_RESTORED;
+		} else {
+			restore_log(c, "FAILED %s: %s\n", ep, strerror(errno));
+			out = RS_FAILED;
+		}
+	}
+	close(pfd);
+	return out;
+}
+
+/* Put one index entry back. Only what the command could have removed goes
+ * back, as what it was. */
+static restore_outcome restore_entry(const restore_ctx *c, json_t *x)
+{
+	const char *state = json_string_value(json_object_get(x, "state"));
+	const char *path = json_string_value(json_object_get(x, "path"));
+	const char *stored = json_string_value(json_object_get(x, "stored"));
+	const char *type = json_string_value(json_object_get(x, "type"));
+	const char *command = json_string_value(json_object_get(x, "command"));
+	char want_type = type_char(type);
+	if (!state || !path || !want_type || plan_path_kind(command, path, want_type) == PK_BAD)
+		return RS_SKIPPED;
+	bool removed_dir = strcmp(state, "removed-dir") == 0;
+	if (!removed_dir && strcmp(state, "moved") && strcmp(state, "planned"))
+		return RS_SKIPPED;
+	if (!removed_dir &&
+	    (!stored || !oa_str_has_prefix(stored, "files/") || strchr(stored + 6, '/') || !stored[6]))
+		return RS_SKIPPED;
+	char *ep = oa_escape(path, strlen(path));
+	restore_outcome out;
+	struct stat sst;
+	if (removed_dir)
+		out = restore_dir(c, x, path, ep);
+	else if (fstatat(c->files_fd, stored + 6, &sst, AT_SYMLINK_NOFOLLOW) < 0)
+		out = restore_gone(c, x, state, path, stored, ep);
+	else
+		out = restore_file(c, x, path, stored, &sst, type, ep);
+	free(ep);
+	return out;
+}
+
+static void restore_tally(oa_restore_result *r, restore_outcome out)
+{
+	switch (out) {
+	case RS_RESTORED: r->restored++; break;
+	case RS_ALREADY: r->already++; break;
+	case RS_CONFLICT: r->conflicts++; break;
+	case RS_MISSING: r->missing++; break;
+	case RS_FAILED: r->failed++; break;
+	case RS_SKIPPED: break;
+	}
+}
+
+/* Open the store a quarantine goes back to and its files/ directory: the
+ * store the index names must still be that store (same device and inode)
+ * unless the caller names one. */
+static int restore_open(const char *dir, const char *store, int qfd, json_t *index, restore_ctx *c,
+                        char *err, size_t errlen)
+{
+	const char *root = store ? store : json_string_value(json_object_get(index, "store"));
+	c->root_fd = root ? open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	c->files_fd = openat(qfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	uint64_t dev = 0, ino = 0;
+	struct stat rst;
+	if (c->root_fd < 0 || fstat(c->root_fd, &rst) < 0) {
+		snprintf(err, errlen, "cannot open the store %s: %s", root ? root : "(none in index)",
+		         strerror(errno));
+		return -1;
+	}
+	if (!store && (!get_u64(index, "store_dev", &dev) || !get_u64(index, "store_ino", &ino) ||
+	               dev != (uint64_t)rst.st_dev || ino != (uint64_t)rst.st_ino)) {
+		snprintf(err, errlen, "%s is no longer the store this quarantine came from (device/inode "
+		         "differ); pass --store to restore into it anyway", root);
+		return -1;
+	}
+	if (c->files_fd < 0) {
+		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
+		return -1;
+	}
+	return check_private(c->files_fd, dir, "/files", err, errlen);
+}
+
 int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
                           char *err, size_t errlen)
 {
@@ -1512,185 +1779,23 @@ int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_rest
 		close(qfd);
 		return -1;
 	}
-	const char *root = store ? store : json_string_value(json_object_get(index, "store"));
-	int root_fd = root ? open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	int files_fd = openat(qfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	uint64_t dev = 0, ino = 0;
-	struct stat rst;
-	if (root_fd < 0 || fstat(root_fd, &rst) < 0) {
-		snprintf(err, errlen, "cannot open the store %s: %s", root ? root : "(none in index)",
-		         strerror(errno));
-		goto fail;
+	restore_ctx c = { .dir = dir, .log = log };
+	int ret = restore_open(dir, store, qfd, index, &c, err, errlen);
+	if (ret == 0) {
+		json_t *entries = json_object_get(index, "entries");
+		/* Newest first: blobs before the manifests that reference them, dirs before their files. */
+		for (size_t k = json_array_size(entries); k-- > 0;)
+			restore_tally(r, restore_entry(&c, json_array_get(entries, k)));
+		char ts[40];
+		oa_iso8601((time_t)oa_wall_now(), 0, ts, sizeof ts);
+		json_object_set_new(index, "updated", json_string(ts));
+		ret = write_json_atomic_at(qfd, "index.json", index, err, errlen);
 	}
-	if (!store && (!get_u64(index, "store_dev", &dev) || !get_u64(index, "store_ino", &ino) ||
-	               dev != (uint64_t)rst.st_dev || ino != (uint64_t)rst.st_ino)) {
-		snprintf(err, errlen, "%s is no longer the store this quarantine came from (device/inode "
-		         "differ); pass --store to restore into it anyway", root);
-		goto fail;
-	}
-	if (files_fd < 0) {
-		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
-		goto fail;
-	}
-	if (check_private(files_fd, dir, "/files", err, errlen) < 0)
-		goto fail;
-	json_t *entries = json_object_get(index, "entries");
-	size_t n = json_array_size(entries);
-	/* Newest first: blobs before the manifests that reference them, dirs before their files. */
-	for (size_t k = n; k-- > 0;) {
-		json_t *x = json_array_get(entries, k);
-		const char *state = json_string_value(json_object_get(x, "state"));
-		const char *path = json_string_value(json_object_get(x, "path"));
-		const char *stored = json_string_value(json_object_get(x, "stored"));
-		const char *type = json_string_value(json_object_get(x, "type"));
-		const char *command = json_string_value(json_object_get(x, "command"));
-		/* Only what the command could have removed goes back, as what it was. */
-		char want_type = type_char(type);
-		if (!state || !path || !want_type || plan_path_kind(command, path, want_type) == PK_BAD)
-			continue;
-		bool removed_dir = strcmp(state, "removed-dir") == 0;
-		if (!removed_dir && strcmp(state, "moved") && strcmp(state, "planned"))
-			continue;
-		char *ep = oa_escape(path, strlen(path));
-		const char *leaf;
-		if (removed_dir) {
-			int pfd = make_parents(root_fd, path, &leaf);
-			if (pfd >= 0 && (mkdirat(pfd, leaf, 0755) == 0 || errno == EEXIST)) {
-				json_object_set_new(x, "state", json_string("restored"));
-				r->restored++;
-				if (log)
-					fprintf(log, "restored %s/\n", ep);
-			} else {
-				r->failed++;
-				if (log)
-					fprintf(log, "FAILED %s/: %s\n", ep, strerror(errno));
-			}
-			if (pfd >= 0)
-				close(pfd);
-			free(ep);
-			continue;
-		}
-		if (!stored || !oa_str_has_prefix(stored, "files/") || strchr(stored + 6, '/') ||
-		    !stored[6]) {
-			free(ep);
-			continue;
-		}
-		const char *sname = stored + 6;
-		struct stat sst, dst;
-		if (fstatat(files_fd, sname, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
-			uint64_t want_ino = 0;
-			int64_t want_size = -1;
-			const char *lf;
-			int ppfd;
-			if (strcmp(state, "planned") == 0) {
-				/* The move never happened (a crash or a skip before it): nothing to do. */
-				json_object_set_new(x, "state", json_string("not-moved"));
-			} else if (get_u64(x, "ino", &want_ino) && get_i64(x, "size", &want_size) &&
-			           (ppfd = make_parents(root_fd, path, &lf)) >= 0) {
-				/* A restore killed after moving this file back but before it
-				 * saved the index: the file is home, under its own inode. */
-				struct stat home;
-				bool back = fstatat(ppfd, lf, &home, AT_SYMLINK_NOFOLLOW) == 0 &&
-				            (uint64_t)home.st_ino == want_ino && home.st_size == want_size;
-				close(ppfd);
-				if (back) {
-					json_object_set_new(x, "state", json_string("restored"));
-					r->already++;
-					if (log)
-						fprintf(log, "already in place %s (restored by an earlier run)\n", ep);
-				} else {
-					r->missing++;
-					if (log)
-						fprintf(log, "MISSING %s: %s is not in the quarantine any more\n", ep, stored);
-				}
-			} else {
-				r->missing++;
-				if (log)
-					fprintf(log, "MISSING %s: %s is not in the quarantine any more\n", ep, stored);
-			}
-			free(ep);
-			continue;
-		}
-		int pfd = make_parents(root_fd, path, &leaf);
-		if (pfd < 0) {
-			r->failed++;
-			if (log)
-				fprintf(log, "FAILED %s: cannot create its directory: %s\n", ep, strerror(errno));
-			free(ep);
-			continue;
-		}
-		bool is_dir = S_ISDIR(sst.st_mode);
-		char have_type = is_dir ? 'd' : S_ISLNK(sst.st_mode) ? 'l' : 'f';
-		if (have_type != want_type) {
-			/* Something else was put in the quarantine under this name. */
-			r->failed++;
-			if (log)
-				fprintf(log, "FAILED %s: %s is a %s, the index says %s; left in %s\n", ep, stored,
-				        type_name(have_type), type, dir);
-			close(pfd);
-			free(ep);
-			continue;
-		}
-		if (fstatat(pfd, leaf, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
-			bool same_inode = dst.st_dev == sst.st_dev && dst.st_ino == sst.st_ino;
-			bool same = same_inode || (S_ISREG(dst.st_mode) && S_ISREG(sst.st_mode) &&
-			                           dst.st_size == sst.st_size &&
-			                           same_content(pfd, leaf, files_fd, sname));
-			if (same && !is_dir) {
-				unlinkat(files_fd, sname, 0);
-				json_object_set_new(x, "state", json_string("restored"));
-				r->already++;
-				if (log)
-					fprintf(log, "already in place %s (identical)\n", ep);
-			} else {
-				r->conflicts++;
-				if (log)
-					fprintf(log, "CONFLICT %s: a different file exists there; left in %s/%s\n",
-					        ep, dir, stored);
-			}
-			close(pfd);
-			free(ep);
-			continue;
-		}
-		int rc;
-		if (S_ISREG(sst.st_mode)) {
-			/* link + unlink: never replaces a file that appeared meanwhile. */
-			rc = linkat(files_fd, sname, pfd, leaf, 0);
-			if (rc == 0)
-				unlinkat(files_fd, sname, 0);
-		} else {
-			rc = renameat(files_fd, sname, pfd, leaf);
-		}
-		if (rc == 0) {
-			fsync(pfd);
-			json_object_set_new(x, "state", json_string("restored"));
-			r->restored++;
-			if (log)
-				fprintf(log, "restored %s\n", ep);
-		} else {
-			r->failed++;
-			if (log)
-				fprintf(log, "FAILED %s: %s\n", ep, strerror(errno));
-		}
-		close(pfd);
-		free(ep);
-	}
-	char ts[40];
-	oa_iso8601((time_t)oa_wall_now(), 0, ts, sizeof ts);
-	json_object_set_new(index, "updated", json_string(ts));
-	if (write_json_atomic_at(qfd, "index.json", index, err, errlen) < 0)
-		goto fail;
-	close(files_fd);
-	close(root_fd);
+	if (c.files_fd >= 0)
+		close(c.files_fd);
+	if (c.root_fd >= 0)
+		close(c.root_fd);
 	close(qfd);
 	json_decref(index);
-	return 0;
-fail:
-	if (files_fd >= 0)
-		close(files_fd);
-	if (root_fd >= 0)
-		close(root_fd);
-	close(qfd);
-	json_decref(index);
-	return -1;
+	return ret < 0 ? -1 : 0;
 }

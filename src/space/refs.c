@@ -30,20 +30,17 @@ static int cmp_hex(const void *a, const void *b)
 	return memcmp(a, b, 64);
 }
 
-static void refset_add(void *ctx, const char hex[65])
+static void refset_add(void *ctx, const oa_digest_hex hex)
 {
 	oa_refset *r = ctx;
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 64;
-		r->hex = oa_xreallocarray(r->hex, r->cap, sizeof *r->hex);
-	}
+	OA_ALLOC_GROW(r->hex, r->n + 1, r->cap);
 	for (int k = 0; k < 64; k++)
 		r->hex[r->n][k] = (char)tolower((unsigned char)hex[k]);
 	r->hex[r->n][64] = '\0';
 	r->n++;
 }
 
-static void refset_add_all(oa_refset *r, char (*hex)[65], size_t n)
+static void refset_add_all(oa_refset *r, oa_digest_hex *hex, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		refset_add(r, hex[i]);
@@ -61,13 +58,13 @@ void oa_refset_sort(oa_refset *r)
 	size_t w = 0;
 	for (size_t i = 0; i < r->n; i++)
 		if (w == 0 || memcmp(r->hex[w - 1], r->hex[i], 64) != 0)
-			memcpy(r->hex[w++], r->hex[i], 65);
+			memcpy(r->hex[w++], r->hex[i], sizeof(oa_digest_hex));
 	r->n = w;
 }
 
-static bool sorted_has(char (*hex)[65], size_t n, const char *h)
+static bool sorted_has(oa_digest_hex *hex, size_t n, const char *h)
 {
-	char key[65];
+	oa_digest_hex key;
 	for (int k = 0; k < 64; k++)
 		key[k] = (char)tolower((unsigned char)h[k]);
 	key[64] = '\0';
@@ -102,7 +99,7 @@ static void refset_fail(oa_refset *r, const char *before, const char *path, cons
 /* What the bytes of one file say. */
 typedef struct scan_result {
 	oa_refset digests;      /* every digest mentioned */
-	char self[65];          /* sha256 of all its bytes */
+	oa_digest_hex self;          /* sha256 of all its bytes */
 	bool list;              /* it mentions a "manifests" key: the digests may be manifests to follow */
 } scan_result;
 
@@ -227,11 +224,11 @@ typedef struct rc_file {
 	ino_t ino;
 	off_t size;
 	int64_t mtime_ns, ctime_ns, read_ns;
-	char (*hex)[65];        /* the digests its bytes mention, sorted */
+	oa_digest_hex *hex;        /* the digests its bytes mention, sorted */
 	size_t n_hex;
-	char self[65];          /* sha256 of its bytes, "" until read */
-	char link[65];          /* tag: the blob its symlink resolves to, or "" */
-	char (*alias)[65];      /* tag: blobs that are hard links of it */
+	oa_digest_hex self;          /* sha256 of its bytes, "" until read */
+	oa_digest_hex link;          /* tag: the blob its symlink resolves to, or "" */
+	oa_digest_hex *alias;      /* tag: blobs that are hard links of it */
 	size_t n_alias;
 	bool list;              /* mentions "manifests": its digests are followed */
 	bool is_blob;           /* a manifest blob reached through a tag, not a tag */
@@ -299,10 +296,7 @@ static rc_file *rc_find(const oa_refcache *c, const char *label, uint64_t h)
 
 static rc_file *rc_add(oa_refcache *c, char *label, uint64_t h)
 {
-	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 64;
-		c->v = oa_xreallocarray(c->v, c->cap, sizeof *c->v);
-	}
+	OA_ALLOC_GROW(c->v, c->n + 1, c->cap);
 	rc_file *f = &c->v[c->n++];
 	memset(f, 0, sizeof *f);
 	f->label = label;
@@ -452,7 +446,7 @@ static void rc_dir(oa_refcache *c, int dirfd, const char *name, char *sub, const
  * reached without a symlink (`physical`), so it names root/blobs/<name>;
  * blobs/ is a real directory of the store and <name> a regular file in it.
  * Anything else is resolved with realpath. */
-static bool link_to_blob(const oa_refcache *c, int dirfd, const char *name, int depth, char hex[65])
+static bool link_to_blob(const oa_refcache *c, int dirfd, const char *name, int depth, oa_digest_hex hex)
 {
 	char text[512];
 	ssize_t n = readlinkat(dirfd, name, text, sizeof text - 1);
@@ -478,7 +472,7 @@ static void rc_entry(oa_refcache *c, int dirfd, const char *name, char *sub, int
 		free(sub);
 		return;
 	}
-	char link_hex[65] = "";
+	oa_digest_hex link_hex = "";
 	if (S_ISLNK(lst.st_mode) && physical && link_to_blob(c, dirfd, name, depth, link_hex)) {
 		/* 0.40's usual tag: ../../../../blobs/sha256-<hex>, a regular file */
 	} else if (S_ISLNK(lst.st_mode)) {
@@ -552,7 +546,7 @@ static void rc_aliases(oa_refcache *c)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char hex[65];
+		oa_digest_hex hex;
 		struct stat st;
 		if (!oa_digest_parse(names[i], hex, NULL) || names[i][6] != '-' ||
 		    fstatat(c->blobs_fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
@@ -564,7 +558,7 @@ static void rc_aliases(oa_refcache *c)
 			    f->ino != st.st_ino)
 				continue;
 			f->alias = oa_xreallocarray(f->alias, f->n_alias + 1, sizeof *f->alias);
-			memcpy(f->alias[f->n_alias++], hex, 65);
+			memcpy(f->alias[f->n_alias++], hex, sizeof(oa_digest_hex));
 		}
 	}
 	oa_free_names(names, n);
@@ -656,7 +650,7 @@ static bool skipped(const rc_file *f, const char *const *skip, size_t n_skip)
 
 /* A small set of digests already followed. */
 typedef struct hex_set {
-	char (*v)[65];
+	oa_digest_hex *v;
 	size_t n, cap;          /* cap: a power of two, or 0 */
 } hex_set;
 
@@ -676,7 +670,7 @@ static bool hex_set_add(hex_set *s, const char *hex)
 	for (; s->v[k][0]; k = (k + 1) & (s->cap - 1))
 		if (memcmp(s->v[k], hex, 64) == 0)
 			return false;
-	memcpy(s->v[k], hex, 65);
+	memcpy(s->v[k], hex, sizeof(oa_digest_hex));
 	s->n++;
 	return true;
 }
@@ -704,8 +698,8 @@ static size_t rc_closure(const oa_refcache *c, oa_refcache *read, const char *co
 	}
 	hex_set done = { 0 };
 	while (todo.n) {
-		char hex[65];
-		memcpy(hex, todo.hex[--todo.n], 65);
+		oa_digest_hex hex;
+		memcpy(hex, todo.hex[--todo.n], sizeof(oa_digest_hex));
 		if (!hex_set_add(&done, hex))
 			continue;
 		rc_file *b = read ? rc_blob(read, hex) : rc_blob_cached(c, hex);

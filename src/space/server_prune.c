@@ -122,7 +122,7 @@ static bool go_prune_blocked(const oa_store *s, const go_decoded *g)
 {
 	for (size_t i = 0; s->prune_blocked && i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
-		if (strcmp(f->code, "prune-blocker") != 0)
+		if (f->id != OA_FINDING_PRUNE_BLOCKER)
 			continue;
 		bool decoded = false;
 		for (size_t k = 0; !decoded && k < g->n; k++)

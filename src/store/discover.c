@@ -1,5 +1,6 @@
 /* discover.c - every Ollama store on the machine; see discover.h. */
 #include "ollama_audit/discover.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <ctype.h>
@@ -600,10 +601,7 @@ static void add_candidate(oa_discovery *d, const char *source, const char *detai
 	c.user = c.have_uid ? oa_xstrdup(name) : NULL;
 	add_found(&c, source, detail, given);
 	add_path(&c, c.path);
-	if (d->n == d->cap) {
-		d->cap = d->cap ? d->cap * 2 : 16;
-		d->v = oa_xreallocarray(d->v, d->cap, sizeof *d->v);
-	}
+	OA_ALLOC_GROW(d->v, d->n + 1, d->cap);
 	d->v[d->n++] = c;
 }
 

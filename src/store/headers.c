@@ -81,7 +81,7 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 	char path[96];
 	snprintf(path, sizeof path, "blobs/%s", b->name);
 	if (fd < 0) {
-		oa_findings_add(&s->findings, "unreadable", m->display, digest_of(m, i), path,
+		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, m->display, digest_of(m, i), path,
 		                "cannot open %s layer: %s", oa_layer_kind_name(m->m.layers[i].kind),
 		                strerror(errno));
 		return;
@@ -90,7 +90,7 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 	ssize_t got = oa_pread_full(fd, magic, 4, 0);
 	if (got == 4 && !oa_gguf_is_magic(magic)) {
 		char *shown = oa_escape(magic, 4);
-		oa_findings_add(&s->findings, "invalid-gguf", m->display, digest_of(m, i), path,
+		oa_findings_add(&s->findings, OA_FINDING_INVALID_GGUF, m->display, digest_of(m, i), path,
 		                "%s layer is not GGUF (starts with \"%s\")",
 		                oa_layer_kind_name(m->m.layers[i].kind), shown);
 		free(shown);
@@ -104,16 +104,16 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 	const oa_gguf_info *g = &lh->gguf;
 	for (size_t d = 0; d < g->n_diags; d++) {
 		const oa_gguf_diag *dg = &g->diags[d];
-		if (dg->severity == OA_GGUF_ERROR) {
-			oa_findings_add(&s->findings, "invalid-gguf", m->display, digest_of(m, i), path,
+		if (dg->severity == OA_SEV_ERROR) {
+			oa_findings_add(&s->findings, OA_FINDING_INVALID_GGUF, m->display, digest_of(m, i), path,
 			                "%s", dg->message);
 			break; /* the first error says it; the rest follow from it */
 		}
 	}
 	if (g->ok && g->n_warnings) {
 		for (size_t d = 0; d < g->n_diags; d++)
-			if (g->diags[d].severity == OA_GGUF_WARNING)
-				oa_findings_add(&s->findings, "gguf-warning", m->display, digest_of(m, i),
+			if (g->diags[d].severity == OA_SEV_WARNING)
+				oa_findings_add(&s->findings, OA_FINDING_GGUF_WARNING, m->display, digest_of(m, i),
 				                path, "%s", g->diags[d].message);
 	}
 }
@@ -129,7 +129,7 @@ static void read_tensor_layer(oa_store *s, oa_model *m, size_t i)
 	snprintf(path, sizeof path, "blobs/%s", b->name);
 	int fd = oa_store_open_blob(s, b);
 	if (fd < 0) {
-		oa_findings_add(&s->findings, "unreadable", m->display, digest_of(m, i), path,
+		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, m->display, digest_of(m, i), path,
 		                "cannot open tensor layer: %s", strerror(errno));
 		return;
 	}
@@ -140,16 +140,16 @@ static void read_tensor_layer(oa_store *s, oa_model *m, size_t i)
 	h->have_st_model = true;
 	const oa_st_blob *st = &lh->st;
 	for (size_t d = 0; d < st->n_diags; d++) {
-		if (st->diags[d].severity == OA_ST_ERROR) {
-			oa_findings_add(&s->findings, "invalid-safetensors", m->display, digest_of(m, i),
+		if (st->diags[d].severity == OA_SEV_ERROR) {
+			oa_findings_add(&s->findings, OA_FINDING_INVALID_SAFETENSORS, m->display, digest_of(m, i),
 			                path, "%s", st->diags[d].message);
 			break;
 		}
 	}
 	if (st->ok)
 		for (size_t d = 0; d < st->n_diags; d++)
-			if (st->diags[d].severity == OA_ST_WARNING)
-				oa_findings_add(&s->findings, "safetensors-warning", m->display,
+			if (st->diags[d].severity == OA_SEV_WARNING)
+				oa_findings_add(&s->findings, OA_FINDING_SAFETENSORS_WARNING, m->display,
 				                digest_of(m, i), path, "%s", st->diags[d].message);
 }
 
@@ -167,7 +167,7 @@ static void read_hf_config(oa_store *s, oa_model *m)
 			return;
 		m->headers->have_hf = true;
 		if (oa_hf_config_parse(bytes, len, &m->headers->hf) < 0)
-			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, i),
+			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, i),
 			                m->rel_path, "config.json layer is not usable: %s",
 			                m->headers->hf.error ? m->headers->hf.error : "parse error");
 		free(bytes);
@@ -205,11 +205,11 @@ static void cross_check(oa_store *s, oa_model *m)
 
 	if (have_cfg && !m->remote) {
 		if (strcmp(cfg->model_format, "safetensors") == 0 && ggufs && !tensors)
-			oa_findings_add(&s->findings, "config-mismatch", m->display, NULL, m->rel_path,
+			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, NULL, m->rel_path,
 			                "config says model_format \"safetensors\" but the weights are GGUF layers: the server would start the MLX runner on them");
 		if ((strcmp(cfg->model_format, "gguf") == 0 || !*cfg->model_format) && tensors &&
 		    !ggufs)
-			oa_findings_add(&s->findings, "config-mismatch", m->display, NULL, m->rel_path,
+			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, NULL, m->rel_path,
 			                "config says model_format \"%s\" but the weights are safetensors tensor layers: the server would start llama-server on them",
 			                cfg->model_format);
 	}
@@ -220,13 +220,13 @@ static void cross_check(oa_store *s, oa_model *m)
 		enum oa_layer_kind k = m->m.layers[i].kind;
 		int gk = lh->gguf.kind;
 		if (k == OA_LAYER_MODEL && gk == OA_GGUF_KIND_PROJECTOR)
-			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, i),
+			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, i),
 			                m->rel_path, "layer %zu is stored as a model but its GGUF header describes a projector (mmproj)", i);
 		else if (k == OA_LAYER_MODEL && gk == OA_GGUF_KIND_ADAPTER)
-			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, i),
+			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, i),
 			                m->rel_path, "layer %zu is stored as a model but its GGUF header describes an adapter", i);
 		else if (k == OA_LAYER_PROJECTOR && gk == OA_GGUF_KIND_MODEL)
-			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, i),
+			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, i),
 			                m->rel_path, "layer %zu is stored as a projector but its GGUF header describes a model", i);
 	}
 	size_t last = last_model_layer(m);
@@ -234,13 +234,13 @@ static void cross_check(oa_store *s, oa_model *m)
 		return;
 	const oa_gguf_info *g = &h->layers[last].gguf;
 	if (*cfg->model_family && g->architecture && strcasecmp(cfg->model_family, g->architecture) != 0)
-		oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, last),
+		oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, last),
 		                m->rel_path, "config family \"%s\" but the GGUF architecture is \"%s\"",
 		                cfg->model_family, g->architecture);
 	if (*cfg->file_type && strcmp(cfg->file_type, "unknown") != 0 && g->has_file_type) {
 		const char *gs = oa_ftype_ollama_string(g->file_type, g->file_type_is_u32);
 		if (gs && strcmp(gs, "unknown") != 0 && strcasecmp(gs, cfg->file_type) != 0)
-			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, last),
+			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, last),
 			                m->rel_path, "config quantization \"%s\" but the GGUF file_type is %s",
 			                cfg->file_type, gs);
 	}
@@ -253,7 +253,7 @@ static void cross_check(oa_store *s, oa_model *m)
 		if (fabs(got - want) / want > 0.10) {
 			char human[32];
 			oa_human_number(g->parameter_count, human, sizeof human);
-			oa_findings_add(&s->findings, "config-mismatch", m->display, digest_of(m, last),
+			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, last),
 			                m->rel_path, "config parameter size \"%s\" but the GGUF has %s parameters",
 			                cfg->model_type, human);
 		}

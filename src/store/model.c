@@ -7,26 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *format_names[] = {
-	[OA_FORMAT_UNKNOWN] = "unknown", [OA_FORMAT_GGUF] = "gguf",
-	[OA_FORMAT_SAFETENSORS] = "safetensors", [OA_FORMAT_REMOTE] = "remote",
-	[OA_FORMAT_MIXED] = "mixed",
-};
-static const char *runner_names[] = {
-	[OA_RUNNER_NONE] = "none", [OA_RUNNER_LLAMACPP] = "llamacpp",
-	[OA_RUNNER_MLX] = "mlx", [OA_RUNNER_REMOTE] = "remote",
-};
-
-const char *oa_format_name(enum oa_format f)
-{
-	return format_names[f];
-}
-
-const char *oa_runner_name(enum oa_runner r)
-{
-	return runner_names[r];
-}
-
 const char *oa_model_parent(const oa_model *m)
 {
 	const char *from = "";
@@ -74,13 +54,15 @@ static void runner_label(oa_store *s, oa_model *m)
 	else if (format && ((strcmp(format, "safetensors") == 0 && !mlx) || (strcmp(format, "gguf") == 0 && mlx)))
 		why = "format";
 	if (why)
-		oa_findings_add(&s->findings, "child-mismatch", m->display, NULL, m->rel_path,
+		oa_findings_add(&s->findings, OA_FINDING_CHILD_MISMATCH, m->display, NULL, m->rel_path,
 		                "the manifest says %s \"%s\" but its config's model_format is \"%s\": the "
 		                "server starts %s", why, strcmp(why, "runner") == 0 ? runner : format,
 		                m->cfg.model_format, mlx ? "the MLX runner" : "llama.cpp");
 }
 
-void oa_model_classify(oa_store *s, oa_model *m)
+/* Format from the layers; runner as the server decides it, by the config
+ * alone when there is one. */
+static void classify_format_runner(oa_model *m)
 {
 	const oa_config *cfg = &m->cfg;
 	bool have_cfg = m->config_state == OA_CONFIG_OK;
@@ -114,51 +96,39 @@ void oa_model_classify(oa_store *s, oa_model *m)
 		m->runner = OA_RUNNER_MLX;
 	else
 		m->runner = OA_RUNNER_NONE;
+}
 
-	/* every existing blob file once: shared or hard-linked blobs are not counted twice */
-	oa_model_blob_usage(m, &m->disk_bytes, &m->apparent_bytes);
-
-	/* ollama list drops a model whose config or template cannot be read. */
-	if (m->manifest_ok) {
-		const char *why = NULL;
-		if (m->config_state == OA_CONFIG_MISSING || m->config_state == OA_CONFIG_INVALID)
-			why = "its config blob is missing or unreadable";
-		for (size_t i = 0; !why && i < m->m.n_layers; i++) {
-			/* The list cache turns the digests of these two kinds into
-			 * blob paths, and BlobsPath refuses anything but sha256 and
-			 * 64 hex digits (an empty digest passes, as the blobs dir). */
-			const oa_layer *l = &m->m.layers[i];
-			char hex[65];
-			bool upper;
-			if ((l->kind == OA_LAYER_MODEL || l->kind == OA_LAYER_TEMPLATE) && *l->digest &&
-			    !oa_digest_parse(l->digest, hex, &upper))
-				why = "a model or template layer digest is not sha256 and 64 hex digits";
-		}
-		for (size_t i = 0; !why && i < m->m.n_layers; i++)
-			if (m->m.layers[i].kind == OA_LAYER_TEMPLATE &&
-			    (!m->layer_blobs[i] || m->layer_blobs[i]->dangling))
-				why = "its template blob is missing";
-		if (why) {
-			m->hidden_from_list = true;
-			oa_findings_add(&s->findings, "hidden-from-list", m->display, NULL, m->rel_path,
-			                "ollama list does not show this model: %s", why);
-		}
+/* ollama list drops a model whose config or template cannot be read: why,
+ * or NULL when it lists it. */
+static const char *hidden_from_list(const oa_model *m)
+{
+	if (m->config_state == OA_CONFIG_MISSING || m->config_state == OA_CONFIG_INVALID)
+		return "its config blob is missing or unreadable";
+	for (size_t i = 0; i < m->m.n_layers; i++) {
+		/* The list cache turns the digests of these two kinds into
+		 * blob paths, and BlobsPath refuses anything but sha256 and
+		 * 64 hex digits (an empty digest passes, as the blobs dir). */
+		const oa_layer *l = &m->m.layers[i];
+		oa_digest_hex hex;
+		bool upper;
+		if ((l->kind == OA_LAYER_MODEL || l->kind == OA_LAYER_TEMPLATE) && *l->digest &&
+		    !oa_digest_parse(l->digest, hex, &upper))
+			return "a model or template layer digest is not sha256 and 64 hex digits";
 	}
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		if (m->m.layers[i].kind == OA_LAYER_TEMPLATE &&
+		    (!m->layer_blobs[i] || m->layer_blobs[i]->dangling))
+			return "its template blob is missing";
+	return NULL;
+}
 
-	/* /api/tags details, config first (spec §4.3). */
-	m->d_format = have_cfg ? cfg->model_format : "";
-	m->d_family = have_cfg ? cfg->model_family : "";
-	m->d_parameter_size = have_cfg ? cfg->model_type : "";
-	m->d_quantization = have_cfg ? cfg->file_type : "";
-	m->d_parent_model = oa_model_parent(m);
-	m->d_context_length = have_cfg ? cfg->context_length : 0;
-	m->d_embedding_length = have_cfg ? cfg->embedding_length : 0;
-
-	oa_headers_apply(s, m);
+/* Capabilities in the list cache's order: what the GGUF header says
+ * (vision and audio as it meets their keys, then completion or embedding),
+ * the config's, the template's, a projector. */
+static void add_capabilities(oa_model *m)
+{
+	const oa_config *cfg = &m->cfg;
 	if (m->headers) {
-		/* readModelListGGUF collects vision and audio as it meets their keys,
-		 * then completion or embedding; the list cache appends those before
-		 * the config's capabilities. */
 		if (m->headers->cap_vision)
 			add_cap(m, "vision");
 		if (m->headers->cap_audio)
@@ -168,8 +138,7 @@ void oa_model_classify(oa_store *s, oa_model *m)
 		if (m->headers->cap_embedding)
 			add_cap(m, "embedding");
 	}
-
-	if (have_cfg)
+	if (m->config_state == OA_CONFIG_OK)
 		for (size_t i = 0; i < cfg->n_capabilities; i++)
 			add_cap(m, cfg->capabilities[i]);
 	if (m->template_text) {
@@ -182,7 +151,35 @@ void oa_model_classify(oa_store *s, oa_model *m)
 	}
 	if (m->layer_counts[OA_LAYER_PROJECTOR])
 		add_cap(m, "vision");
+}
 
+void oa_model_classify(oa_store *s, oa_model *m)
+{
+	const oa_config *cfg = &m->cfg;
+	bool have_cfg = m->config_state == OA_CONFIG_OK;
+	classify_format_runner(m);
+
+	/* every existing blob file once: shared or hard-linked blobs are not counted twice */
+	oa_model_blob_usage(m, &m->disk_bytes, &m->apparent_bytes);
+
+	const char *why = m->manifest_ok ? hidden_from_list(m) : NULL;
+	if (why) {
+		m->hidden_from_list = true;
+		oa_findings_add(&s->findings, OA_FINDING_HIDDEN_FROM_LIST, m->display, NULL, m->rel_path,
+		                "ollama list does not show this model: %s", why);
+	}
+
+	/* /api/tags details, config first (spec §4.3). */
+	m->d_format = have_cfg ? cfg->model_format : "";
+	m->d_family = have_cfg ? cfg->model_family : "";
+	m->d_parameter_size = have_cfg ? cfg->model_type : "";
+	m->d_quantization = have_cfg ? cfg->file_type : "";
+	m->d_parent_model = oa_model_parent(m);
+	m->d_context_length = have_cfg ? cfg->context_length : 0;
+	m->d_embedding_length = have_cfg ? cfg->embedding_length : 0;
+
+	oa_headers_apply(s, m);
+	add_capabilities(m);
 	runner_label(s, m);
 
 	m->arch = *m->d_family ? m->d_family : NULL;

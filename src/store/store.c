@@ -1,7 +1,6 @@
 /* store.c - find a store, walk it as the server does, read manifests and configs. */
 #include "ollama_audit/store.h"
 #include "ollama_audit/manifest_list.h"
-#include "ollama_audit/model.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -31,6 +30,26 @@ static const char *blob_class_names[OA_BLOB_CLASS_COUNT] = {
 const char *oa_blob_class_name(enum oa_blob_class c)
 {
 	return c < OA_BLOB_CLASS_COUNT ? blob_class_names[c] : "foreign";
+}
+
+static const char *format_names[] = {
+	[OA_FORMAT_UNKNOWN] = "unknown", [OA_FORMAT_GGUF] = "gguf",
+	[OA_FORMAT_SAFETENSORS] = "safetensors", [OA_FORMAT_REMOTE] = "remote",
+	[OA_FORMAT_MIXED] = "mixed",
+};
+static const char *runner_names[] = {
+	[OA_RUNNER_NONE] = "none", [OA_RUNNER_LLAMACPP] = "llamacpp",
+	[OA_RUNNER_MLX] = "mlx", [OA_RUNNER_REMOTE] = "remote",
+};
+
+const char *oa_format_name(enum oa_format f)
+{
+	return format_names[f];
+}
+
+const char *oa_runner_name(enum oa_runner r)
+{
+	return runner_names[r];
 }
 
 /* ---- discovery ---------------------------------------------------------- */
@@ -71,7 +90,7 @@ static void store_bounds(oa_store *s)
 	}
 }
 
-bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, char hex[65])
+bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, oa_digest_hex hex)
 {
 	const char *slash = strrchr(resolved, '/');
 	if (!slash || !s->blobs_real)
@@ -139,17 +158,17 @@ int oa_store_open(oa_store *s, const char *path, const char *how, char *err, siz
 	s->manifests_fd = openat(fd, "manifests", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	s->has_manifests = s->manifests_fd >= 0 || is_dir_at(fd, "manifests");
 	if (s->has_manifests && s->manifests_fd < 0)
-		oa_findings_add(&s->findings, "unreadable", NULL, NULL, "manifests",
+		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "manifests",
 		                "cannot open manifests/: %s", strerror(errno));
 	s->manifests_v2_fd = openat(fd, "manifests-v2", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	s->has_manifests_v2 = s->manifests_v2_fd >= 0 || is_dir_at(fd, "manifests-v2");
 	if (s->has_manifests_v2 && s->manifests_v2_fd < 0)
-		oa_findings_add(&s->findings, "unreadable", NULL, NULL, "manifests-v2",
+		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "manifests-v2",
 		                "cannot open manifests-v2/: %s", strerror(errno));
 	s->blobs_fd = openat(fd, "blobs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	s->has_blobs = s->blobs_fd >= 0 || is_dir_at(fd, "blobs");
 	if (s->has_blobs && s->blobs_fd < 0)
-		oa_findings_add(&s->findings, "unreadable", NULL, NULL, "blobs",
+		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs",
 		                "cannot open blobs/: %s", strerror(errno));
 	return 0;
 }
@@ -173,7 +192,7 @@ static bool is_quant_temp(const char *name)
 	return false;
 }
 
-static enum oa_blob_class classify_blob_name(const char *name, bool is_dir, char hex[65],
+static enum oa_blob_class classify_blob_name(const char *name, bool is_dir, oa_digest_hex hex,
                                              unsigned long *part)
 {
 	hex[0] = '\0';
@@ -232,7 +251,7 @@ static void scan_blobs(oa_store *s)
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		oa_findings_add(&s->findings, "unreadable", NULL, NULL, "blobs", "cannot list blobs/: %s",
+		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs", "cannot list blobs/: %s",
 		                strerror(errno));
 		return;
 	}
@@ -242,10 +261,7 @@ static void scan_blobs(oa_store *s)
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (s->n_blobs == cap) {
-			cap = cap ? cap * 2 : 256;
-			s->blobs = oa_xreallocarray(s->blobs, cap, sizeof *s->blobs);
-		}
+		OA_ALLOC_GROW(s->blobs, s->n_blobs + 1, cap);
 		oa_blob *b = &s->blobs[s->n_blobs++];
 		memset(b, 0, sizeof *b);
 		b->name = oa_xstrdup(e->d_name);
@@ -285,7 +301,7 @@ static void scan_blobs(oa_store *s)
 		errno = 0;
 	}
 	if (errno)
-		oa_findings_add(&s->findings, "unreadable", NULL, NULL, "blobs",
+		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs",
 		                "error while listing blobs/: %s", strerror(errno));
 	closedir(d);
 	if (s->n_blobs) /* qsort on a NULL array is undefined */
@@ -391,7 +407,7 @@ static bool leads_out(walk_ctx *w, int dirfd, int depth, const char *name)
 	if (out) {
 		char *rel = rel_path(w, depth, name);
 		char *where = oa_escape(resolved, strlen(resolved));
-		oa_findings_add(&w->s->findings, "symlink-out-of-store", NULL, NULL, rel,
+		oa_findings_add(&w->s->findings, OA_FINDING_SYMLINK_OUT_OF_STORE, NULL, NULL, rel,
 		                "a symlink to %s, outside the store: not followed; what it holds may "
 		                "reference any blob, so prune keeps every complete blob", where);
 		free(where);
@@ -408,7 +424,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 	char **names = oa_list_dir(dirfd, &n, &err);
 	if (err) {
 		char *rel = rel_path(w, depth, NULL);
-		oa_findings_add(&s->findings, "unreadable", NULL, NULL, rel, "cannot list %s: %s", rel,
+		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot list %s: %s", rel,
 		                strerror(err));
 		/* The server's glob silently skips what it cannot read. */
 		free(rel);
@@ -416,7 +432,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 	}
 	if (n == 0 && depth > 0) {
 		char *rel = rel_path(w, depth, NULL);
-		oa_findings_add(&s->findings, "empty-manifest-dir", NULL, NULL, rel,
+		oa_findings_add(&s->findings, OA_FINDING_EMPTY_MANIFEST_DIR, NULL, NULL, rel,
 		                "empty directory (the server removes it on prune)");
 		free(rel);
 	}
@@ -432,20 +448,20 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 			char *rel = rel_path(w, 3, name);
 			if (!ok && w->v2 && is_symlink_at(dirfd, name)) {
 				/* 0.40 writes the blob first, then the link: the manifest is gone. */
-				oa_findings_add(&s->findings, "dangling-tag", NULL, NULL, rel,
+				oa_findings_add(&s->findings, OA_FINDING_DANGLING_TAG, NULL, NULL, rel,
 				                "a manifests-v2 tag whose symlink leads nowhere: %s", strerror(serr));
 				s->n_manifest_files++;
 			} else if (!ok) {
 				bool link = is_symlink_at(dirfd, name);
-				oa_findings_add(&s->findings, link ? "invalid-manifest" : "unreadable", NULL,
+				oa_findings_add(&s->findings, link ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE, NULL,
 				                NULL, rel, "%s: %s", link ? "dangling symlink" : "cannot stat",
 				                strerror(serr));
-				oa_findings_add(&s->findings, "prune-blocker", NULL, NULL, rel,
+				oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
 				                "the server cannot stat this file: it skips its start-up prune, and /api/tags fails");
 				s->prune_blocked = true;
 				s->n_manifest_files++;
 			} else if (S_ISDIR(st.st_mode)) {
-				oa_findings_add(&s->findings, "ignored-file", NULL, NULL, rel,
+				oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
 				                "a directory where a manifest file belongs; the server skips it");
 			} else {
 				s->n_manifest_files++;
@@ -456,7 +472,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 		}
 		if (!ok || !S_ISDIR(st.st_mode)) {
 			char *rel = rel_path(w, depth, name);
-			oa_findings_add(&s->findings, "ignored-file", NULL, NULL, rel,
+			oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
 			                ok ? "a file at depth %d under manifests/; the server only reads depth 4"
 			                   : "cannot stat (depth %d); the server ignores it",
 			                depth + 1);
@@ -467,7 +483,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 		if (sub < 0) {
 			w->parts[depth] = names[i];
 			char *rel = rel_path(w, depth + 1, NULL);
-			oa_findings_add(&s->findings, "unreadable", NULL, NULL, rel, "cannot open %s: %s",
+			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot open %s: %s",
 			                rel, strerror(errno));
 			free(rel);
 			continue;
@@ -484,7 +500,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 /* A manifest that does not parse may still be the only thing that needs
  * some blobs (spec §5.2: upstream's rm deletes them anyway). Mark every
  * blob whose digest appears in its bytes. */
-static void weak_ref(void *ctx, const char hex[65])
+static void weak_ref(void *ctx, const oa_digest_hex hex)
 {
 	oa_store *s = ctx;
 	char name[7 + 64 + 1];
@@ -559,7 +575,7 @@ static oa_blob *entry_blob(const oa_store *s, const oa_list_entry *e)
 static void tag_blob(walk_ctx *w, oa_model *m, int dirfd, const char *file, const uint8_t *bytes,
                      size_t len)
 {
-	char hex[65];
+	oa_digest_hex hex;
 	m->tag_kind = "file";
 	if (is_symlink_at(dirfd, file)) {
 		m->tag_kind = "symlink";
@@ -632,7 +648,8 @@ static void use_list_child(oa_store *s, oa_model *m)
 			m->m.runner = oa_xstrdup("");
 			m->m.format = oa_xstrdup("");
 		}
-		const char *code = m->child < 0 ? "missing-child" : m->m.is_list ? "nested-list" : "invalid-manifest";
+		oa_finding_code code = m->child < 0 ? OA_FINDING_MISSING_CHILD
+		                       : m->m.is_list ? OA_FINDING_NESTED_LIST : OA_FINDING_INVALID_MANIFEST;
 		oa_findings_add(&s->findings, code, m->display, NULL, m->rel_path, "manifest list: %s",
 		                m->manifest_error);
 	}
@@ -676,10 +693,10 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	bool valid = w->v2 ? v2_name(w, file, &name, &why)
 	                   : oa_name_from_parts(&name, w->parts[0], w->parts[1], w->parts[2], file, &why);
 	if (!valid) {
-		oa_findings_add(&s->findings, "invalid-name", NULL, NULL, rel,
+		oa_findings_add(&s->findings, OA_FINDING_INVALID_NAME, NULL, NULL, rel,
 		                "not a valid model name (%s); the server skips it", why);
 		if (!w->v2) {
-			oa_findings_add(&s->findings, "prune-blocker", NULL, NULL, rel,
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
 			                "an invalid name under manifests/ makes the server skip its start-up prune");
 			s->prune_blocked = true;
 		}
@@ -694,10 +711,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		free(rel);
 		return;
 	}
-	if (s->n_models == w->cap) {
-		w->cap = w->cap ? w->cap * 2 : 32;
-		s->models = oa_xreallocarray(s->models, w->cap, sizeof *s->models);
-	}
+	OA_ALLOC_GROW(s->models, s->n_models + 1, w->cap);
 	oa_model *m = &s->models[s->n_models++];
 	memset(m, 0, sizeof *m);
 	m->name = name;
@@ -714,10 +728,10 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		int e = errno;
 		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
 		                                 : e == EINVAL ? "not a regular file" : strerror(e));
-		oa_findings_add(&s->findings, e == EFBIG || e == EINVAL ? "invalid-manifest" : "unreadable", m->display,
-		                NULL, rel, "manifest %s", m->manifest_error);
+		oa_finding_code code = e == EFBIG || e == EINVAL ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE;
+		oa_findings_add(&s->findings, code, m->display, NULL, rel, "manifest %s", m->manifest_error);
 		if (!w->v2) {
-			oa_findings_add(&s->findings, "prune-blocker", m->display, NULL, rel,
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
 			                "an unreadable manifest makes the server skip its start-up prune");
 			s->prune_blocked = true;
 		}
@@ -730,11 +744,11 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	tag_blob(w, m, dirfd, file, bytes, len);
 	if (oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0) {
 		m->manifest_error = oa_escape(err, strlen(err));
-		oa_findings_add(&s->findings, "invalid-manifest", m->display, NULL, rel, "manifest is %s%s",
+		oa_findings_add(&s->findings, OA_FINDING_INVALID_MANIFEST, m->display, NULL, rel, "manifest is %s%s",
 		                oa_str_has_prefix(err, "not JSON") || oa_str_has_prefix(err, "empty") ? "" : "invalid: ",
 		                m->manifest_error);
 		if (!w->v2) {
-			oa_findings_add(&s->findings, "prune-blocker", m->display, NULL, rel,
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
 			                "a corrupt manifest makes the server skip its start-up prune");
 			s->prune_blocked = true;
 		}
@@ -794,7 +808,7 @@ static void mark_anchors(oa_store *s)
 			if (s->models[j].v2 && oa_name_equal_fold(&s->models[j].name, &m->name))
 				v = &s->models[j];
 		bool same = v && strcmp(v->m.id, m->m.id) == 0;
-		oa_findings_add_sev(&s->findings, "legacy-anchor", same ? OA_SEV_INFO : OA_SEV_WARNING,
+		oa_findings_add_sev(&s->findings, OA_FINDING_LEGACY_ANCHOR, same ? OA_SEV_INFO : OA_SEV_WARNING,
 		                    m->display, NULL, m->rel_path,
 		                    same ? "a legacy tag kept for a downgrade; the manifests-v2 tag of the same model takes precedence"
 		                         : "a legacy tag that differs from the manifests-v2 tag of the same name (ID %.12s, not %.12s): an Ollama before 0.40 would load another model",
@@ -872,10 +886,7 @@ typedef struct blob_vec {
 static void collect_blob(void *ctx, oa_blob *b)
 {
 	blob_vec *bv = ctx;
-	if (bv->n == bv->cap) {
-		bv->cap = bv->cap ? bv->cap * 2 : 16;
-		bv->v = oa_xreallocarray(bv->v, bv->cap, sizeof *bv->v);
-	}
+	OA_ALLOC_GROW(bv->v, bv->n + 1, bv->cap);
 	bv->v[bv->n++] = b;
 }
 
@@ -954,12 +965,12 @@ static void ref_manifest_blobs(oa_store *s, oa_model *m)
 		         m->child_present[m->child_pull] ? "" : ", which is not here");
 	char *r = use ? oa_escape(use->runner, strlen(use->runner)) : NULL;
 	char *f = use ? oa_escape(use->format, strlen(use->format)) : NULL;
-	oa_findings_add(&s->findings, "manifest-list", m->display, NULL, m->rel_path,
+	oa_findings_add(&s->findings, OA_FINDING_MANIFEST_LIST, m->display, NULL, m->rel_path,
 	                "a manifest list of %zu children: %s%s%s%s%s", m->list.n_manifests,
 	                use ? "uses the " : "none is here", use ? r : "", use ? " child (" : "",
 	                use ? (*f ? f : "format not named") : "", use ? ")" : "");
 	if (*pulls)
-		oa_findings_add(&s->findings, "manifest-list", m->display, NULL, m->rel_path, "%s",
+		oa_findings_add(&s->findings, OA_FINDING_MANIFEST_LIST, m->display, NULL, m->rel_path, "%s",
 		                pulls + 2);
 	free(r);
 	free(f);
@@ -973,7 +984,7 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 	*out = NULL;
 	if (!l->digest_valid) {
 		char *d = oa_escape(l->digest, strlen(l->digest));
-		oa_findings_add(&s->findings, "invalid-digest", m->display, NULL, m->rel_path,
+		oa_findings_add(&s->findings, OA_FINDING_INVALID_DIGEST, m->display, NULL, m->rel_path,
 		                "%s digest \"%s\" is not sha256: followed by 64 hex digits", what, d);
 		free(d);
 		return;
@@ -984,7 +995,7 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 	char path[80];
 	snprintf(path, sizeof path, "blobs/sha256-%s", l->digest + 7);
 	if (l->hex_uppercase)
-		oa_findings_add(&s->findings, "invalid-digest", m->display, digest, m->rel_path,
+		oa_findings_add(&s->findings, OA_FINDING_INVALID_DIGEST, m->display, digest, m->rel_path,
 		                "%s digest has upper-case hex: the server's prune compares exact strings and deletes its blob",
 		                what);
 	if (!b || b->cls != OA_BLOB_VALID || (b->dangling)) {
@@ -995,7 +1006,7 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 		m->missing_blobs++;
 		if (l == &m->m.config)
 			return; /* read_config reports it once, as missing-config */
-		oa_findings_add(&s->findings, "missing-blob", m->display, digest, path,
+		oa_findings_add(&s->findings, OA_FINDING_MISSING_BLOB, m->display, digest, path,
 		                "%s blob is missing%s", what,
 		                b && b->dangling ? " (a dangling symlink)" :
 		                b && b->cls == OA_BLOB_DIR ? " (a directory has its name)" : "");
@@ -1007,11 +1018,11 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 		return;
 	if ((int64_t)b->st.st_size != l->size) {
 		if (b->st.st_size == 0)
-			oa_findings_add(&s->findings, "empty-blob", m->display, digest, path,
+			oa_findings_add(&s->findings, OA_FINDING_EMPTY_BLOB, m->display, digest, path,
 			                "%s blob is empty; the manifest declares %lld bytes", what,
 			                (long long)l->size);
 		else
-			oa_findings_add(&s->findings, "size-mismatch", m->display, digest, path,
+			oa_findings_add(&s->findings, OA_FINDING_SIZE_MISMATCH, m->display, digest, path,
 			                "%s blob has %lld bytes on disk; the manifest declares %lld", what,
 			                (long long)b->st.st_size, (long long)l->size);
 	}
@@ -1035,7 +1046,7 @@ static void read_config(oa_store *s, oa_model *m)
 	if (!m->config_blob || m->config_blob->dangling || m->config_blob->cls != OA_BLOB_VALID) {
 		oa_blob *b = m->config_blob;
 		m->config_state = OA_CONFIG_MISSING;
-		oa_findings_add(&s->findings, "missing-config", m->display, c->digest, path,
+		oa_findings_add(&s->findings, OA_FINDING_MISSING_CONFIG, m->display, c->digest, path,
 		                "config blob is missing%s",
 		                b && b->dangling ? " (a dangling symlink)" :
 		                b && b->cls == OA_BLOB_DIR ? " (a directory has its name)" : "");
@@ -1051,14 +1062,14 @@ static void read_config(oa_store *s, oa_model *m)
 		m->config_error = oa_xasprintf("cannot read config blob: %s",
 		                               e == EINVAL ? "not a regular file" :
 		                               e == EFBIG ? "larger than 16 MiB" : strerror(e));
-		oa_findings_add(&s->findings, bad_file ? "invalid-config" : "unreadable", m->display,
+		oa_findings_add(&s->findings, bad_file ? OA_FINDING_INVALID_CONFIG : OA_FINDING_UNREADABLE, m->display,
 		                c->digest, path, "%s", m->config_error);
 		return;
 	}
 	if (oa_config_parse(bytes, len, &m->cfg, err, sizeof err) < 0) {
 		m->config_state = OA_CONFIG_INVALID;
 		m->config_error = oa_escape(err, strlen(err));
-		oa_findings_add(&s->findings, "invalid-config", m->display, c->digest, path,
+		oa_findings_add(&s->findings, OA_FINDING_INVALID_CONFIG, m->display, c->digest, path,
 		                "config blob is %s", m->config_error);
 	} else {
 		m->config_state = OA_CONFIG_OK;
@@ -1079,7 +1090,7 @@ static void resolve_model(oa_store *s, oa_model *m)
 		snprintf(what, sizeof what, "layer %zu (%s)", i, oa_layer_kind_name(l->kind));
 		if (l->kind == OA_LAYER_UNKNOWN) {
 			char *mt = oa_escape(l->media_type, strlen(l->media_type));
-			oa_findings_add(&s->findings, "unknown-media-type", m->display,
+			oa_findings_add(&s->findings, OA_FINDING_UNKNOWN_MEDIA_TYPE, m->display,
 			                l->digest_valid ? l->digest : NULL, m->rel_path,
 			                "layer %zu has media type \"%s\", which Ollama does not use", i, mt);
 			free(mt);
@@ -1096,7 +1107,7 @@ static void resolve_model(oa_store *s, oa_model *m)
 				/* The server cannot read it either: ollama list drops the model. */
 				int e = errno;
 				char *bp = oa_xasprintf("blobs/%s", m->layer_blobs[i]->name);
-				oa_findings_add(&s->findings, "unreadable", m->display, l->digest, bp,
+				oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, m->display, l->digest, bp,
 				                "cannot read the template blob: %s", strerror(e));
 				free(bp);
 			}
@@ -1115,40 +1126,40 @@ static void check_blob_files(oa_store *s)
 		if (b->is_symlink) {
 			const char *t = b->link_target ? b->link_target : "?";
 			if (b->dangling)
-				oa_findings_add(&s->findings, "symlinked-blob", NULL, dg, path,
+				oa_findings_add(&s->findings, OA_FINDING_SYMLINKED_BLOB, NULL, dg, path,
 				                "dangling symlink to %s", t);
 			else
-				oa_findings_add_sev(&s->findings, "symlinked-blob",
+				oa_findings_add_sev(&s->findings, OA_FINDING_SYMLINKED_BLOB,
 				                    b->link_outside ? OA_SEV_WARNING : OA_SEV_INFO, NULL, dg,
 				                    path, "symlink to %s (%s the store)", t,
 				                    b->link_outside ? "outside" : "inside");
 		} else if (!b->stat_ok) {
-			oa_findings_add(&s->findings, "unreadable", NULL, dg, path, "cannot stat: %s",
+			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, dg, path, "cannot stat: %s",
 			                strerror(b->stat_errno));
 		}
 		switch (b->cls) {
 		case OA_BLOB_VALID:
 			if (b->refs == 0 && b->weak_refs && !b->dangling) {
-				oa_findings_add(&s->findings, "unparsed-reference", NULL, dg, path,
+				oa_findings_add(&s->findings, OA_FINDING_UNPARSED_REFERENCE, NULL, dg, path,
 				                "named only by a manifest the server cannot read; kept, it may still be needed");
 			} else if (b->refs == 0 && !b->dangling) {
 				if (oa_blob_looks_like_manifest(s, b))
-					oa_findings_add(&s->findings, "manifest-blob", NULL, dg, path,
+					oa_findings_add(&s->findings, OA_FINDING_MANIFEST_BLOB, NULL, dg, path,
 					                "unreferenced, but its content is a manifest (newer Ollama keeps these; older ones prune them)");
 				else
-					oa_findings_add(&s->findings, "orphan-blob", NULL, dg, path,
+					oa_findings_add(&s->findings, OA_FINDING_ORPHAN_BLOB, NULL, dg, path,
 					                "no manifest references this blob (%lld bytes)%s",
 					                (long long)b->st.st_size,
 					                s->prune_blocked ? "; the server's prune is blocked, so it stays" : "");
 			}
 			break;
 		case OA_BLOB_LEGACY:
-			oa_findings_add(&s->findings, "legacy-blob-name", NULL, dg, path,
+			oa_findings_add(&s->findings, OA_FINDING_LEGACY_BLOB_NAME, NULL, dg, path,
 			                "old blob name with ':'; the server renames it to sha256-%s at start",
 			                b->hex);
 			break;
 		case OA_BLOB_PARTIAL:
-			oa_findings_add(&s->findings, "partial-download", NULL, dg, path,
+			oa_findings_add(&s->findings, OA_FINDING_PARTIAL_DOWNLOAD, NULL, dg, path,
 			                "interrupted download: %lld bytes allocated of %lld",
 			                (long long)b->st.st_blocks * 512, (long long)b->st.st_size);
 			break;
@@ -1158,12 +1169,12 @@ static void check_blob_files(oa_store *s)
 		case OA_BLOB_CREATE_TEMP:
 		case OA_BLOB_QUANT_TEMP:
 		case OA_BLOB_TEMP_DIR:
-			oa_findings_add(&s->findings, "temp-file", NULL, dg, path, "%s left behind",
+			oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, dg, path, "%s left behind",
 			                oa_blob_class_name(b->cls));
 			break;
 		case OA_BLOB_DIR:
 		case OA_BLOB_FOREIGN:
-			oa_findings_add(&s->findings, "foreign-file", NULL, NULL, path,
+			oa_findings_add(&s->findings, OA_FINDING_FOREIGN_FILE, NULL, NULL, path,
 			                "%s that Ollama does not write in blobs/",
 			                b->cls == OA_BLOB_DIR ? "a directory" : "a file");
 			break;
@@ -1176,7 +1187,7 @@ static void check_blob_files(oa_store *s)
 			snprintf(want, sizeof want, "sha256-%s-partial", b->hex);
 			oa_blob key = { .name = want };
 			if (!bsearch(&key, s->blobs, s->n_blobs, sizeof *s->blobs, cmp_blob_name))
-				oa_findings_add(&s->findings, "partial-download", NULL, dg, path,
+				oa_findings_add(&s->findings, OA_FINDING_PARTIAL_DOWNLOAD, NULL, dg, path,
 				                "download part state without its -partial data file");
 		}
 		free(path);
@@ -1192,9 +1203,8 @@ static int cmp_model_mtime(const void *a, const void *b)
 	return strcmp(x->rel_path, y->rel_path);
 }
 
-void oa_store_scan(oa_store *s)
+void oa_store_read(oa_store *s)
 {
-	double t0 = oa_now();
 	scan_blobs(s);
 	walk_ctx w = { .s = s, .top = "manifests" };
 	if (s->manifests_fd >= 0)
@@ -1209,9 +1219,6 @@ void oa_store_scan(oa_store *s)
 	for (size_t i = 0; i < s->n_models; i++)
 		resolve_model(s, &s->models[i]);
 	check_blob_files(s);
-	for (size_t i = 0; i < s->n_models; i++)
-		oa_model_classify(s, &s->models[i]);
-	s->scan_seconds = oa_now() - t0;
 }
 
 long oa_store_resolve(const oa_store *s, const char *query)
@@ -1251,10 +1258,8 @@ long oa_store_resolve(const oa_store *s, const char *query)
 	return found;
 }
 
-void oa_store_close(oa_store *s)
+void oa_store_release(oa_store *s)
 {
-	for (size_t i = 0; i < s->n_models; i++)
-		oa_model_free(&s->models[i]);
 	free(s->models);
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		free(s->blobs[i].name);
@@ -1300,10 +1305,7 @@ static void collect_model_blobs(const oa_model *m, inode_usage **v, size_t *n, s
 		                                     : m->config_blob;
 		if (!b || !b->stat_ok || b->dangling)
 			continue;
-		if (*n == *cap) {
-			*cap = *cap ? *cap * 2 : 64;
-			*v = oa_xreallocarray(*v, *cap, sizeof **v);
-		}
+		OA_ALLOC_GROW(*v, *n + 1, *cap);
 		(*v)[(*n)++] = (inode_usage){ b->st.st_dev, b->st.st_ino,
 		                              (uint64_t)b->st.st_blocks * 512, (uint64_t)b->st.st_size };
 	}

@@ -97,7 +97,7 @@ static void to_hex(const unsigned char *b, size_t n, char *out)
 }
 
 /* Lowercase copy of a 64-hex digest; false when it is not one. */
-static bool norm_hex64(const char *in, char out[65])
+static bool norm_hex64(const char *in, oa_digest_hex out)
 {
 	for (int i = 0; i < 64; i++) {
 		char ch = in[i];
@@ -303,14 +303,125 @@ static void drop_end(struct dropper *d, uint64_t off)
 	drop_runs(d, !d->cur, d->start + d->chunk, off);
 }
 
+/* The open file is a regular file of the expected size; else the status says
+ * why not. */
+static bool check_file(struct run *r, const oa_verify_job *job, int fd, const char *hex,
+                       oa_verify_result *res)
+{
+	struct stat sb;
+	if (fstat(fd, &sb) != 0) {
+		res->err = errno;
+		res->status = OA_VERIFY_UNREADABLE;
+		return false;
+	}
+	stamp_from_stat(&sb, &res->st);
+	res->stat_valid = true;
+	if (!S_ISREG(sb.st_mode)) {
+		res->err = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+		res->status = OA_VERIFY_UNREADABLE;
+		return false;
+	}
+	if (job->expected_size != OA_VERIFY_SIZE_UNKNOWN && job->expected_size != res->st.size) {
+		res->status = OA_VERIFY_SIZE_MISMATCH;
+		cache_forget(r, hex, &res->st);
+		return false;
+	}
+	return true;
+}
+
+/* Read the whole file through the fingerprint (and sha256 unless quick),
+ * dropping what was read from the page cache as it goes. False with the
+ * status set when it stopped early. */
+static bool hash_file(struct worker *w, int fd, bool quick, struct dropper *dr, oa_verify_result *res)
+{
+	struct run *r = w->r;
+	if (!quick && EVP_DigestInit_ex(w->ctx, r->md, NULL) != 1) {
+		res->status = OA_VERIFY_ERROR;
+		return false;
+	}
+	if (XXH3_128bits_reset(w->xxh) == XXH_ERROR) {
+		res->status = OA_VERIFY_ERROR;
+		return false;
+	}
+	oa_advise_sequential(fd);
+	uint64_t off = 0;
+	drop_begin(dr, fd, res->st.size, r->drop_chunk, w->dropvec);
+	for (;;) {
+		if (should_stop(r)) {
+			res->status = OA_VERIFY_NOT_DONE; /* abandoned at a chunk boundary */
+			return false;
+		}
+		ssize_t got = read_full(fd, w->buf, r->bufsize);
+		if (got < 0) {
+			res->err = errno;
+			res->status = OA_VERIFY_UNREADABLE;
+			return false;
+		}
+		if (got == 0)
+			break;
+		if (!quick && EVP_DigestUpdate(w->ctx, w->buf, (size_t)got) != 1) {
+			res->status = OA_VERIFY_ERROR;
+			return false;
+		}
+		if (XXH3_128bits_update(w->xxh, w->buf, (size_t)got) == XXH_ERROR) {
+			res->status = OA_VERIFY_ERROR;
+			return false;
+		}
+		off += (uint64_t)got;
+		drop_advance(dr, off);
+		res->bytes_hashed = off;
+		atomic_fetch_add_explicit(&r->done, (uint_fast64_t)got, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->hashed, (uint_fast64_t)got, memory_order_relaxed);
+		if ((size_t)got < r->bufsize)
+			break;
+	}
+	drop_end(dr, off);
+	XXH128_canonical_t canon;
+	XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(w->xxh));
+	to_hex(canon.digest, sizeof canon.digest, res->xxh128_hex);
+	return true;
+}
+
+/* The sha256 against the name; a match is cached when the file did not
+ * change while it was read (a change would leave the stamp describing
+ * content we did not hash). */
+static void judge_sha256(struct worker *w, int fd, const char *hex, double read_started,
+                         oa_verify_result *res)
+{
+	struct run *r = w->r;
+	const oa_verify_opts *o = r->o;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	if (EVP_DigestFinal_ex(w->ctx, md, &mdlen) != 1 || mdlen != 32) {
+		res->status = OA_VERIFY_ERROR;
+		return;
+	}
+	to_hex(md, 32, res->sha256_hex);
+	if (strcmp(res->sha256_hex, hex) != 0) {
+		res->status = OA_VERIFY_DIGEST_MISMATCH;
+		cache_forget(r, hex, &res->st);
+		return;
+	}
+	res->status = OA_VERIFY_OK;
+	struct stat after;
+	oa_file_stamp st2;
+	if (o->cache && fstat(fd, &after) == 0 && (stamp_from_stat(&after, &st2), 1) &&
+	    stamp_equal(&st2, &res->st) && res->bytes_hashed == res->st.size) {
+		oa_verify_cache_entry ne;
+		ne.st = res->st;
+		memcpy(ne.xxh128, res->xxh128_hex, sizeof ne.xxh128);
+		ne.verified_at = read_started;
+		res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
+	}
+}
+
 static void verify_one(struct worker *w, size_t i)
 {
 	struct run *r = w->r;
 	const oa_verify_job *job = &r->jobs[i];
 	const oa_verify_opts *o = r->o;
 	oa_verify_result *res = &r->res[i];
-	char hex[65];
-	struct stat sb;
+	oa_digest_hex hex;
 	struct dropper dr;
 	memset(&dr, 0, sizeof dr);
 
@@ -332,24 +443,8 @@ static void verify_one(struct worker *w, size_t i)
 		                                                          : OA_VERIFY_UNREADABLE;
 		return;
 	}
-	if (fstat(fd, &sb) != 0) {
-		res->err = errno;
-		res->status = OA_VERIFY_UNREADABLE;
+	if (!check_file(r, job, fd, hex, res))
 		goto out;
-	}
-	stamp_from_stat(&sb, &res->st);
-	res->stat_valid = true;
-	if (!S_ISREG(sb.st_mode)) {
-		res->err = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
-		res->status = OA_VERIFY_UNREADABLE;
-		goto out;
-	}
-	if (job->expected_size != OA_VERIFY_SIZE_UNKNOWN && job->expected_size != res->st.size) {
-		res->status = OA_VERIFY_SIZE_MISMATCH;
-		cache_forget(r, hex, &res->st);
-		goto out;
-	}
-
 	oa_verify_cache_entry ce;
 	bool cached = o->cache && oa_verify_cache_lookup(o->cache, hex, &ce);
 	if (cached && o->changed_only && stamp_equal(&ce.st, &res->st) &&
@@ -358,88 +453,18 @@ static void verify_one(struct worker *w, size_t i)
 		goto out;
 	}
 	bool quick = o->mode == OA_VERIFY_QUICK && cached && ce.st.size == res->st.size;
-
-	if (!quick && EVP_DigestInit_ex(w->ctx, r->md, NULL) != 1) {
-		res->status = OA_VERIFY_ERROR;
+	if (!hash_file(w, fd, quick, &dr, res))
 		goto out;
-	}
-	if (XXH3_128bits_reset(w->xxh) == XXH_ERROR) {
-		res->status = OA_VERIFY_ERROR;
-		goto out;
-	}
-	oa_advise_sequential(fd);
-	uint64_t off = 0;
-	drop_begin(&dr, fd, res->st.size, r->drop_chunk, w->dropvec);
-	for (;;) {
-		if (should_stop(r)) {
-			res->status = OA_VERIFY_NOT_DONE; /* abandoned at a chunk boundary */
-			goto out;
-		}
-		ssize_t got = read_full(fd, w->buf, r->bufsize);
-		if (got < 0) {
-			res->err = errno;
-			res->status = OA_VERIFY_UNREADABLE;
-			goto out;
-		}
-		if (got == 0)
-			break;
-		if (!quick && EVP_DigestUpdate(w->ctx, w->buf, (size_t)got) != 1) {
-			res->status = OA_VERIFY_ERROR;
-			goto out;
-		}
-		if (XXH3_128bits_update(w->xxh, w->buf, (size_t)got) == XXH_ERROR) {
-			res->status = OA_VERIFY_ERROR;
-			goto out;
-		}
-		off += (uint64_t)got;
-		drop_advance(&dr, off);
-		res->bytes_hashed = off;
-		atomic_fetch_add_explicit(&r->done, (uint_fast64_t)got, memory_order_relaxed);
-		atomic_fetch_add_explicit(&r->hashed, (uint_fast64_t)got, memory_order_relaxed);
-		if ((size_t)got < r->bufsize)
-			break;
-	}
-	drop_end(&dr, off);
-
-	XXH128_canonical_t canon;
-	XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(w->xxh));
-	to_hex(canon.digest, sizeof canon.digest, res->xxh128_hex);
-
 	if (quick) {
 		res->by_fingerprint = true;
-		if (strcmp(res->xxh128_hex, ce.xxh128) == 0)
+		if (strcmp(res->xxh128_hex, ce.xxh128) == 0) {
 			res->status = OA_VERIFY_OK;
-		else {
+		} else {
 			res->status = OA_VERIFY_FINGERPRINT_MISMATCH;
 			cache_forget(r, hex, &res->st);
 		}
-		goto out;
-	}
-
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	if (EVP_DigestFinal_ex(w->ctx, md, &mdlen) != 1 || mdlen != 32) {
-		res->status = OA_VERIFY_ERROR;
-		goto out;
-	}
-	to_hex(md, 32, res->sha256_hex);
-	if (strcmp(res->sha256_hex, hex) != 0) {
-		res->status = OA_VERIFY_DIGEST_MISMATCH;
-		cache_forget(r, hex, &res->st);
-		goto out;
-	}
-	res->status = OA_VERIFY_OK;
-	/* Cache only when the file did not change while we read it (a change
-	 * would leave the stamp describing content we did not hash). */
-	struct stat after;
-	oa_file_stamp st2;
-	if (o->cache && fstat(fd, &after) == 0 && (stamp_from_stat(&after, &st2), 1) &&
-	    stamp_equal(&st2, &res->st) && off == res->st.size) {
-		oa_verify_cache_entry ne;
-		ne.st = res->st;
-		memcpy(ne.xxh128, res->xxh128_hex, sizeof ne.xxh128);
-		ne.verified_at = read_started;
-		res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
+	} else {
+		judge_sha256(w, fd, hex, read_started, res);
 	}
 out:
 	drop_end(&dr, res->bytes_hashed);
@@ -503,13 +528,189 @@ static void progress(struct run *r, uint64_t total)
 	               ls ? r->jobs[ls - 1].path : NULL);
 }
 
+/* The shared state of a run: buffer sizes, deadline, counters. */
+static void run_init(struct run *r, const oa_verify_job *jobs, size_t n, const oa_verify_opts *opts,
+                     oa_verify_result *results, double t0)
+{
+	memset(r, 0, sizeof *r);
+	r->jobs = jobs;
+	r->n = n;
+	r->o = opts;
+	r->res = results;
+	size_t bs = opts->buffer_size ? opts->buffer_size : OA_VERIFY_DEFAULT_BUFFER;
+	if (bs < MIN_BUFFER)
+		bs = MIN_BUFFER;
+	if (bs > MAX_BUFFER)
+		bs = MAX_BUFFER;
+	size_t pg = oa_page_size();
+	r->bufsize = (bs + pg - 1) / pg * pg; /* whole pages: aligned_alloc and fadvise */
+	r->drop_chunk = drop_chunk_size(r->bufsize);
+	if (r->drop_chunk % pg) /* a page larger than 16 MiB */
+		r->drop_chunk = (r->drop_chunk + pg - 1) / pg * pg;
+	if (opts->max_duration > 0)
+		r->deadline = t0 + opts->max_duration;
+	atomic_init(&r->next, 0);
+	atomic_init(&r->done, 0);
+	atomic_init(&r->hashed, 0);
+	atomic_init(&r->last_started, 0);
+	atomic_init(&r->stop, 0);
+}
+
+static int thread_count(const oa_verify_opts *opts, size_t n)
+{
+	int nthreads = opts->jobs > 0 ? opts->jobs : oa_online_cpus();
+	if (nthreads > MAX_THREADS)
+		nthreads = MAX_THREADS;
+	if ((size_t)nthreads > n)
+		nthreads = (int)n;
+	return nthreads < 1 ? 1 : nthreads;
+}
+
+/* Each job's planned bytes (its expected size, or its size on disk) and the
+ * order to take them in: largest first. -1 when out of memory. */
+static int plan_order(struct run *r, uint64_t *bytes_total)
+{
+	size_t n = r->n;
+	for (size_t i = 0; i < n; i++) {
+		struct stat sb;
+		const oa_verify_job *j = &r->jobs[i];
+		if (j->expected_size != OA_VERIFY_SIZE_UNKNOWN)
+			r->planned[i] = j->expected_size;
+		else
+			r->planned[i] = j->path && stat(j->path, &sb) == 0 && S_ISREG(sb.st_mode)
+			                        ? (uint64_t)sb.st_size : 0;
+		*bytes_total += r->planned[i];
+	}
+	struct ord *ord = malloc(n * sizeof *ord);
+	if (!ord)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (struct ord){ r->planned[i], i };
+	qsort(ord, n, sizeof *ord, by_size_desc);
+	for (size_t i = 0; i < n; i++)
+		r->order[i] = ord[i].idx;
+	free(ord);
+	return 0;
+}
+
+/* Start up to nthreads workers; returns how many run (a worker that cannot
+ * get its buffers or thread is dropped: the run goes on with fewer). */
+static int start_workers(struct run *r, struct worker *ws, int nthreads)
+{
+	size_t pg = oa_page_size();
+	int started = 0;
+	for (int t = 0; t < nthreads; t++) {
+		struct worker *w = &ws[t];
+		w->r = r;
+		w->buf = aligned_alloc(pg, r->bufsize);
+		w->dropvec = malloc(2 * (r->drop_chunk / pg));
+		w->ctx = EVP_MD_CTX_new();
+		w->xxh = XXH3_createState();
+		pthread_mutex_lock(&r->mu);
+		r->running++;
+		pthread_mutex_unlock(&r->mu);
+		if (!w->buf || !w->dropvec || !w->ctx || !w->xxh ||
+		    pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+			worker_free(w);
+			memset(w, 0, sizeof *w);
+			pthread_mutex_lock(&r->mu);
+			r->running--;
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		started++;
+	}
+	return started;
+}
+
+/* Coordinator: wait for the workers, reporting progress from this thread,
+ * then join them. */
+static void wait_workers(struct run *r, struct worker *ws, int started, uint64_t bytes_total)
+{
+	const oa_verify_opts *opts = r->o;
+	double interval = opts->progress_interval > 0 ? opts->progress_interval : 0.1;
+	double last = oa_now();
+	pthread_mutex_lock(&r->mu);
+	while (r->running > 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		long ns = ts.tv_nsec + (long)(interval * 1e9);
+		ts.tv_sec += ns / 1000000000L;
+		ts.tv_nsec = ns % 1000000000L;
+		(void)pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+		double now = oa_now();
+		if (opts->progress && r->running > 0 && now - last >= interval * 0.999) {
+			last = now;
+			pthread_mutex_unlock(&r->mu);
+			progress(r, bytes_total);
+			pthread_mutex_lock(&r->mu);
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	for (int t = 0; t < started; t++) {
+		pthread_join(ws[t].tid, NULL);
+		worker_free(&ws[t]);
+	}
+}
+
+/* Hash with the workers; 0 when they ran, -1 (err set) when none could. */
+static int run_workers(struct run *r, int nthreads, oa_verify_totals *tot, char *err, size_t errlen)
+{
+	struct worker *ws = calloc((size_t)nthreads, sizeof *ws);
+	if (!ws) {
+		oa_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	if (pthread_mutex_init(&r->mu, NULL) != 0) {
+		free(ws);
+		oa_seterr(err, errlen, "pthread_mutex_init failed");
+		return -1;
+	}
+	if (pthread_cond_init(&r->cv, NULL) != 0) {
+		pthread_mutex_destroy(&r->mu);
+		free(ws);
+		oa_seterr(err, errlen, "pthread_cond_init failed");
+		return -1;
+	}
+	int started = start_workers(r, ws, nthreads);
+	if (started == 0)
+		oa_seterr(err, errlen, "cannot start a verify worker (out of memory or threads)");
+	else
+		wait_workers(r, ws, started, tot->bytes_total);
+	tot->threads = started;
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	free(ws);
+	if (started == 0)
+		return -1;
+	if (r->o->progress)
+		progress(r, tot->bytes_total);
+	return 0;
+}
+
+/* Count the outcomes; 1 when some job was not done (stopped or timed out). */
+static int finish_totals(const struct run *r, const oa_verify_result *results, oa_verify_totals *tot,
+                         int rc)
+{
+	for (size_t i = 0; i < r->n; i++)
+		tot->count[results[i].status]++;
+	tot->bytes_hashed = atomic_load(&r->hashed);
+	int stop = atomic_load(&r->stop);
+	/* Only when it cost something: a stop seen after the last job is moot. */
+	tot->interrupted = (stop & 1) && tot->count[OA_VERIFY_NOT_DONE] > 0;
+	tot->timed_out = (stop & 2) && tot->count[OA_VERIFY_NOT_DONE] > 0;
+	if (rc == 0 && tot->count[OA_VERIFY_NOT_DONE] > 0)
+		rc = 1;
+	return rc;
+}
+
 int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opts,
                   oa_verify_result *results, oa_verify_totals *totals, char *err, size_t errlen)
 {
 	oa_verify_opts defaults;
 	oa_verify_totals tot;
 	double t0 = oa_now();
-	int rc = -1;
+	int rc = 0;
 
 	oa_seterr(err, errlen, "%s", "");
 	if (!opts) {
@@ -522,159 +723,25 @@ int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opt
 		memset(results, 0, n * sizeof *results); /* every status NOT_DONE */
 
 	struct run r;
-	memset(&r, 0, sizeof r);
-	r.jobs = jobs;
-	r.n = n;
-	r.o = opts;
-	r.res = results;
-	size_t bs = opts->buffer_size ? opts->buffer_size : OA_VERIFY_DEFAULT_BUFFER;
-	if (bs < MIN_BUFFER)
-		bs = MIN_BUFFER;
-	if (bs > MAX_BUFFER)
-		bs = MAX_BUFFER;
-	size_t pg = oa_page_size();
-	r.bufsize = (bs + pg - 1) / pg * pg; /* whole pages: aligned_alloc and fadvise */
-	r.drop_chunk = drop_chunk_size(r.bufsize);
-	if (r.drop_chunk % pg) /* a page larger than 16 MiB */
-		r.drop_chunk = (r.drop_chunk + pg - 1) / pg * pg;
-	if (opts->max_duration > 0)
-		r.deadline = t0 + opts->max_duration;
-	atomic_init(&r.next, 0);
-	atomic_init(&r.done, 0);
-	atomic_init(&r.hashed, 0);
-	atomic_init(&r.last_started, 0);
-	atomic_init(&r.stop, 0);
-
-	struct worker *ws = NULL;
-	int nthreads = opts->jobs > 0 ? opts->jobs : oa_online_cpus();
-	if (nthreads > MAX_THREADS)
-		nthreads = MAX_THREADS;
-	if ((size_t)nthreads > n)
-		nthreads = (int)n;
-	if (nthreads < 1)
-		nthreads = 1;
-
-	if (n == 0) {
-		rc = 0;
-		goto done;
-	}
-	r.md = EVP_MD_fetch(NULL, "SHA256", NULL);
-	if (!r.md) {
-		oa_seterr(err, errlen, "OpenSSL: SHA-256 is not available");
-		goto done;
-	}
-	r.order = malloc(n * sizeof *r.order);
-	r.planned = malloc(n * sizeof *r.planned);
-	ws = calloc((size_t)nthreads, sizeof *ws);
-	if (!r.order || !r.planned || !ws) {
-		oa_seterr(err, errlen, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct stat sb;
-		if (jobs[i].expected_size != OA_VERIFY_SIZE_UNKNOWN)
-			r.planned[i] = jobs[i].expected_size;
-		else
-			r.planned[i] = jobs[i].path && stat(jobs[i].path, &sb) == 0 && S_ISREG(sb.st_mode)
-			                       ? (uint64_t)sb.st_size : 0;
-		tot.bytes_total += r.planned[i];
-	}
-	struct ord *ord = malloc(n * sizeof *ord);
-	if (!ord) {
-		oa_seterr(err, errlen, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < n; i++)
-		ord[i] = (struct ord){ r.planned[i], i };
-	qsort(ord, n, sizeof *ord, by_size_desc);
-	for (size_t i = 0; i < n; i++)
-		r.order[i] = ord[i].idx;
-	free(ord);
-
-	if (pthread_mutex_init(&r.mu, NULL) != 0) {
-		oa_seterr(err, errlen, "pthread_mutex_init failed");
-		goto done;
-	}
-	if (pthread_cond_init(&r.cv, NULL) != 0) {
-		pthread_mutex_destroy(&r.mu);
-		oa_seterr(err, errlen, "pthread_cond_init failed");
-		goto done;
-	}
-	int started = 0;
-	for (int t = 0; t < nthreads; t++) {
-		struct worker *w = &ws[t];
-		w->r = &r;
-		w->buf = aligned_alloc(oa_page_size(), r.bufsize);
-		w->dropvec = malloc(2 * (r.drop_chunk / pg));
-		w->ctx = EVP_MD_CTX_new();
-		w->xxh = XXH3_createState();
-		pthread_mutex_lock(&r.mu);
-		r.running++;
-		pthread_mutex_unlock(&r.mu);
-		if (!w->buf || !w->dropvec || !w->ctx || !w->xxh ||
-		    pthread_create(&w->tid, NULL, worker_main, w) != 0) {
-			worker_free(w);
-			memset(w, 0, sizeof *w);
-			pthread_mutex_lock(&r.mu);
-			r.running--;
-			pthread_mutex_unlock(&r.mu);
-			break; /* run with the workers we have */
-		}
-		started++;
-	}
-	if (started == 0) {
-		oa_seterr(err, errlen, "cannot start a verify worker (out of memory or threads)");
-		pthread_cond_destroy(&r.cv);
-		pthread_mutex_destroy(&r.mu);
-		goto done;
-	}
-	tot.threads = started;
-
-	/* Coordinator: wait for the workers, reporting progress from this thread. */
-	double interval = opts->progress_interval > 0 ? opts->progress_interval : 0.1;
-	double last = oa_now();
-	pthread_mutex_lock(&r.mu);
-	while (r.running > 0) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		long ns = ts.tv_nsec + (long)(interval * 1e9);
-		ts.tv_sec += ns / 1000000000L;
-		ts.tv_nsec = ns % 1000000000L;
-		(void)pthread_cond_timedwait(&r.cv, &r.mu, &ts);
-		double now = oa_now();
-		if (opts->progress && r.running > 0 && now - last >= interval * 0.999) {
-			last = now;
-			pthread_mutex_unlock(&r.mu);
-			progress(&r, tot.bytes_total);
-			pthread_mutex_lock(&r.mu);
+	run_init(&r, jobs, n, opts, results, t0);
+	if (n > 0) {
+		r.md = EVP_MD_fetch(NULL, "SHA256", NULL);
+		r.order = malloc(n * sizeof *r.order);
+		r.planned = malloc(n * sizeof *r.planned);
+		if (!r.md) {
+			oa_seterr(err, errlen, "OpenSSL: SHA-256 is not available");
+			rc = -1;
+		} else if (!r.order || !r.planned || plan_order(&r, &tot.bytes_total) < 0) {
+			oa_seterr(err, errlen, "out of memory");
+			rc = -1;
+		} else {
+			rc = run_workers(&r, thread_count(opts, n), &tot, err, errlen);
 		}
 	}
-	pthread_mutex_unlock(&r.mu);
-	for (int t = 0; t < started; t++) {
-		pthread_join(ws[t].tid, NULL);
-		worker_free(&ws[t]);
-	}
-	pthread_cond_destroy(&r.cv);
-	pthread_mutex_destroy(&r.mu);
-	if (opts->progress)
-		progress(&r, tot.bytes_total);
-	rc = 0;
-
-done:
-	for (size_t i = 0; i < n; i++) {
-		tot.count[results[i].status]++;
-	}
-	tot.bytes_hashed = atomic_load(&r.hashed);
-	int stop = atomic_load(&r.stop);
-	/* Only when it cost something: a stop seen after the last job is moot. */
-	tot.interrupted = (stop & 1) && tot.count[OA_VERIFY_NOT_DONE] > 0;
-	tot.timed_out = (stop & 2) && tot.count[OA_VERIFY_NOT_DONE] > 0;
-	if (rc == 0 && tot.count[OA_VERIFY_NOT_DONE] > 0)
-		rc = 1;
+	rc = finish_totals(&r, results, &tot, rc);
 	tot.seconds = oa_now() - t0;
 	if (totals)
 		*totals = tot;
-	free(ws);
 	free(r.order);
 	free(r.planned);
 	EVP_MD_free(r.md);

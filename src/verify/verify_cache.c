@@ -1,6 +1,8 @@
 /* verify_cache.c - see verify_cache.h. */
 #include "ollama_audit/verify_cache.h"
+#include "ollama_audit/digest.h"
 #include "ollama_audit/outfile.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -27,7 +29,7 @@
  * deletion) of fixed-size slots, ~100 bytes an entry. jansson is used only to
  * parse the file; saving prints the JSON directly. */
 struct slot {
-	char hex[65];
+	oa_digest_hex hex;
 	bool used;
 	oa_verify_cache_entry e;
 };

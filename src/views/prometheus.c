@@ -216,13 +216,9 @@ static int *top_states(const oa_store *s, const oa_usage *u)
 	return v;
 }
 
-void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
+/* Models by format. */
+static void add_models(oa_prom *p, oa_store *s, const char *st, const char *us)
 {
-	const char *st = s->root, *us = info->user ? info->user : "";
-	oa_prom_add(p, "ollama_store_info", 1, "store", st, "user", us, "source",
-	            info->source ? info->source : "", (const char *)NULL);
-
-	/* models by format */
 	enum { NF = OA_FORMAT_MIXED + 1 };
 	size_t by_format[NF] = { 0 };
 	const char *fmt_names[NF] = { NULL };
@@ -247,8 +243,11 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 	if (invalid)
 		oa_prom_add(p, "ollama_store_models", (double)invalid, "store", st, "user", us, "format",
 		            "invalid", (const char *)NULL);
+}
 
-	/* blobs and bytes by state: every inode once */
+/* Blobs and bytes by state: every inode once. */
+static void add_blobs(oa_prom *p, oa_store *s, const char *st, const char *us)
+{
 	uint64_t count[ST_COUNT] = { 0 }, alloc[ST_COUNT] = { 0 }, apparent[ST_COUNT] = { 0 };
 	for (size_t i = 0; i < s->n_blobs; i++)
 		count[blob_state(&s->blobs[i])]++;
@@ -281,38 +280,47 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 		oa_prom_add(p, "ollama_store_blobs_apparent_bytes", (double)apparent[k], "store", st, "user",
 		            us, "state", state_names[k], (const char *)NULL);
 	}
+}
 
-	/* findings by severity, each present (at 0 when none) so that an alert
-	 * on "> 0" needs no absent(); then by code and severity */
-	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_INFO && !info->no_findings; sev--)
+/* Findings by severity, each present (at 0 when none) so that an alert on
+ * "> 0" needs no absent(); then by code and severity. */
+static void add_findings(oa_prom *p, oa_store *s, const char *st, const char *us)
+{
+	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_INFO; sev--)
 		oa_prom_add(p, "ollama_store_findings_by_severity",
 		            (double)oa_findings_count(&s->findings, (oa_severity)sev), "store", st, "user", us,
 		            "severity", oa_severity_name((oa_severity)sev), (const char *)NULL);
-	for (size_t i = 0; i < s->findings.n && !info->no_findings; i++) {
+	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(s->findings.v[j].code, f->code) == 0 &&
+			seen = s->findings.v[j].id == f->id &&
 			       s->findings.v[j].severity == f->severity;
 		if (seen)
 			continue;
 		size_t n = 0;
 		for (size_t j = i; j < s->findings.n; j++)
-			n += strcmp(s->findings.v[j].code, f->code) == 0 && s->findings.v[j].severity == f->severity;
+			n += s->findings.v[j].id == f->id && s->findings.v[j].severity == f->severity;
 		oa_prom_add(p, "ollama_store_findings", (double)n, "store", st, "user", us, "code", f->code,
 		            "severity", oa_severity_name(f->severity), (const char *)NULL);
 	}
+}
 
-	/* reclaimable: what prune would free now (same numbers as du) */
-	if (s->root_fd >= 0) {
-		oa_reclaim r;
-		oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
-		oa_prom_add(p, "ollama_store_reclaimable_bytes", (double)r.plan.freed, "store", st, "user", us,
-		            (const char *)NULL);
-		oa_reclaim_free(&r);
-	}
+/* Reclaimable: what prune would free now (same numbers as du). */
+static void add_reclaimable(oa_prom *p, oa_store *s, const char *st, const char *us)
+{
+	if (s->root_fd < 0)
+		return;
+	oa_reclaim r;
+	oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
+	oa_prom_add(p, "ollama_store_reclaimable_bytes", (double)r.plan.freed, "store", st, "user", us,
+	            (const char *)NULL);
+	oa_reclaim_free(&r);
+}
 
-	/* per model */
+/* Per model: what it is, its size and what only it uses. */
+static void add_per_model(oa_prom *p, oa_store *s, const char *st, const char *us)
+{
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
 		if (!m->manifest_ok || m->anchor)
@@ -335,7 +343,19 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 			            "user", us, "model", m->display, (const char *)NULL);
 		}
 	oa_du_free(&du);
+}
 
+void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
+{
+	const char *st = s->root, *us = info->user ? info->user : "";
+	oa_prom_add(p, "ollama_store_info", 1, "store", st, "user", us, "source",
+	            info->source ? info->source : "", (const char *)NULL);
+	add_models(p, s, st, us);
+	add_blobs(p, s, st, us);
+	if (!info->no_findings)
+		add_findings(p, s, st, us);
+	add_reclaimable(p, s, st, us);
+	add_per_model(p, s, st, us);
 	oa_prom_add(p, "ollama_store_last_audit_timestamp_seconds", info->timestamp, "store", st, "user",
 	            us, (const char *)NULL);
 	oa_prom_add(p, "ollama_store_audit_duration_seconds", info->duration, "store", st, "user", us,

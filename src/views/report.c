@@ -212,6 +212,122 @@ json_t *oa_report_finding(const oa_finding *f)
 	return o;
 }
 
+static json_t *diag_json(oa_severity severity, const char *message)
+{
+	json_t *d = json_object();
+	json_object_set_new(d, "severity", json_string(oa_severity_name(severity)));
+	json_object_set_new(d, "message", jstr(message));
+	return d;
+}
+
+static json_t *gguf_tensors_json(const oa_gguf_info *g)
+{
+	json_t *tv = json_array();
+	for (size_t i = 0; i < g->n_tensors_kept; i++) {
+		const oa_gguf_tensor *t = &g->tensors[i];
+		json_t *to = json_object();
+		json_object_set_new(to, "name", jstr(t->name));
+		json_object_set_new(to, "type", jstr(oa_ggml_type_name(t->type)));
+		json_t *shape = json_array();
+		for (uint32_t d = 0; d < t->n_dims; d++)
+			json_array_append_new(shape, u64(t->ne[d]));
+		json_object_set_new(to, "shape", shape);
+		json_object_set_new(to, "offset", u64(t->offset));
+		json_object_set_new(to, "bytes", u64(t->nbytes));
+		json_array_append_new(tv, to);
+	}
+	return tv;
+}
+
+/* What a GGUF header says (show --format json). */
+static json_t *gguf_header_json(const oa_gguf_info *g, bool tensors)
+{
+	json_t *h = json_object();
+	char human[32];
+	json_object_set_new(h, "type", json_string("gguf"));
+	json_object_set_new(h, "ok", json_boolean(g->ok));
+	json_object_set_new(h, "version", json_integer(g->version));
+	json_object_set_new(h, "endianness", json_string(g->big_endian ? "big" : "little"));
+	json_object_set_new(h, "architecture", jstr(g->architecture));
+	json_object_set_new(h, "general_type", jstr(g->general_type));
+	json_object_set_new(h, "general_name", jstr(g->general_name));
+	static const char *kinds[] = { "unknown", "model", "projector", "adapter", "imatrix", "draft" };
+	json_object_set_new(h, "kind", json_string(g->kind >= 0 && g->kind <= 5 ? kinds[g->kind] : "unknown"));
+	if (g->has_file_type) {
+		json_object_set_new(h, "file_type", json_integer(g->file_type));
+		json_object_set_new(h, "file_type_ollama", jstr(oa_ftype_ollama_string(g->file_type, g->file_type_is_u32)));
+		json_object_set_new(h, "file_type_llama", jstr(oa_ftype_llama_name(g->file_type)));
+	} else {
+		json_object_set_new(h, "file_type", json_null());
+	}
+	if (g->file_type_guessed)
+		json_object_set_new(h, "file_type_guess", jstr(oa_ftype_ollama_string(g->guessed_file_type, true)));
+	json_object_set_new(h, "parameter_count", u64(g->parameter_count));
+	oa_human_number(g->parameter_count, human, sizeof human);
+	json_object_set_new(h, "parameter_size", json_string(human));
+	json_object_set_new(h, "context_length", u64(g->context_length));
+	json_object_set_new(h, "embedding_length", u64(g->embedding_length));
+	json_object_set_new(h, "block_count", u64(g->block_count));
+	json_object_set_new(h, "expert_count", u64(g->expert_count));
+	json_object_set_new(h, "tokenizer_model", jstr(g->tokenizer_model));
+	json_object_set_new(h, "vocab_size", u64(g->vocab_size));
+	json_object_set_new(h, "kv_count", u64(g->kv_count));
+	json_object_set_new(h, "tensor_count", u64(g->tensor_count));
+	json_object_set_new(h, "alignment", u64(g->alignment));
+	json_object_set_new(h, "data_offset", u64(g->data_offset));
+	json_object_set_new(h, "header_bytes_read", u64(g->io_bytes_read));
+	json_t *diags = json_array();
+	for (size_t i = 0; i < g->n_diags; i++)
+		json_array_append_new(diags, diag_json(g->diags[i].severity, g->diags[i].message));
+	json_object_set_new(h, "diagnostics", diags);
+	if (tensors)
+		json_object_set_new(h, "tensors", gguf_tensors_json(g));
+	return h;
+}
+
+static json_t *st_tensors_json(const oa_st_blob *st)
+{
+	json_t *tv = json_array();
+	for (size_t i = 0; i < st->n_tensors; i++) {
+		const oa_st_tensor *t = &st->tensors[i];
+		json_t *to = json_object();
+		json_object_set_new(to, "name", jstr(t->name));
+		json_object_set_new(to, "dtype", jstr(t->dtype));
+		json_t *shape = json_array();
+		for (uint32_t d = 0; d < t->n_dims; d++)
+			json_array_append_new(shape, u64(t->shape[d]));
+		json_object_set_new(to, "shape", shape);
+		json_object_set_new(to, "data_offsets", json_pack("[II]", (json_int_t)t->begin, (json_int_t)t->end));
+		if (t->quant_type)
+			json_object_set_new(to, "quant_type", jstr(t->quant_type));
+		json_object_set_new(to, "companion", json_boolean(t->is_companion));
+		json_array_append_new(tv, to);
+	}
+	return tv;
+}
+
+/* What a safetensors header says (show --format json). */
+static json_t *st_header_json(const oa_st_blob *st, bool tensors)
+{
+	json_t *h = json_object();
+	json_object_set_new(h, "type", json_string("safetensors"));
+	json_object_set_new(h, "ok", json_boolean(st->ok));
+	json_object_set_new(h, "header_length", u64(st->header_len));
+	json_object_set_new(h, "tensor_count", json_integer((json_int_t)st->n_main));
+	json_object_set_new(h, "companion_count", json_integer((json_int_t)st->n_companions));
+	json_object_set_new(h, "packed", json_boolean(st->packed));
+	json_object_set_new(h, "quant_type", jstr(st->quant_type));
+	if (st->group_size)
+		json_object_set_new(h, "group_size", u64(st->group_size));
+	json_t *diags = json_array();
+	for (size_t i = 0; i < st->n_diags; i++)
+		json_array_append_new(diags, diag_json(st->diags[i].severity, st->diags[i].message));
+	json_object_set_new(h, "diagnostics", diags);
+	if (tensors)
+		json_object_set_new(h, "tensors", st_tensors_json(st));
+	return h;
+}
+
 static json_t *layer_json(const oa_store *s, const oa_model *m, const oa_layer *l,
                           const oa_blob *b, const oa_layer_header *lh, bool tensors)
 {
@@ -234,109 +350,10 @@ static json_t *layer_json(const oa_store *s, const oa_model *m, const oa_layer *
 		if (b->is_symlink)
 			json_object_set_new(o, "symlink_target", jstr(b->link_target));
 	}
-	if (lh && lh->have_gguf) {
-		const oa_gguf_info *g = &lh->gguf;
-		json_t *h = json_object();
-		char human[32];
-		json_object_set_new(h, "type", json_string("gguf"));
-		json_object_set_new(h, "ok", json_boolean(g->ok));
-		json_object_set_new(h, "version", json_integer(g->version));
-		json_object_set_new(h, "endianness", json_string(g->big_endian ? "big" : "little"));
-		json_object_set_new(h, "architecture", jstr(g->architecture));
-		json_object_set_new(h, "general_type", jstr(g->general_type));
-		json_object_set_new(h, "general_name", jstr(g->general_name));
-		static const char *kinds[] = { "unknown", "model", "projector", "adapter", "imatrix", "draft" };
-		json_object_set_new(h, "kind", json_string(g->kind >= 0 && g->kind <= 5 ? kinds[g->kind] : "unknown"));
-		if (g->has_file_type) {
-			json_object_set_new(h, "file_type", json_integer(g->file_type));
-			json_object_set_new(h, "file_type_ollama", jstr(oa_ftype_ollama_string(g->file_type, g->file_type_is_u32)));
-			json_object_set_new(h, "file_type_llama", jstr(oa_ftype_llama_name(g->file_type)));
-		} else {
-			json_object_set_new(h, "file_type", json_null());
-		}
-		if (g->file_type_guessed)
-			json_object_set_new(h, "file_type_guess", jstr(oa_ftype_ollama_string(g->guessed_file_type, true)));
-		json_object_set_new(h, "parameter_count", u64(g->parameter_count));
-		oa_human_number(g->parameter_count, human, sizeof human);
-		json_object_set_new(h, "parameter_size", json_string(human));
-		json_object_set_new(h, "context_length", u64(g->context_length));
-		json_object_set_new(h, "embedding_length", u64(g->embedding_length));
-		json_object_set_new(h, "block_count", u64(g->block_count));
-		json_object_set_new(h, "expert_count", u64(g->expert_count));
-		json_object_set_new(h, "tokenizer_model", jstr(g->tokenizer_model));
-		json_object_set_new(h, "vocab_size", u64(g->vocab_size));
-		json_object_set_new(h, "kv_count", u64(g->kv_count));
-		json_object_set_new(h, "tensor_count", u64(g->tensor_count));
-		json_object_set_new(h, "alignment", u64(g->alignment));
-		json_object_set_new(h, "data_offset", u64(g->data_offset));
-		json_object_set_new(h, "header_bytes_read", u64(g->io_bytes_read));
-		json_t *diags = json_array();
-		for (size_t i = 0; i < g->n_diags; i++) {
-			json_t *d = json_object();
-			json_object_set_new(d, "severity", json_string(oa_severity_name(g->diags[i].severity)));
-			json_object_set_new(d, "message", jstr(g->diags[i].message));
-			json_array_append_new(diags, d);
-		}
-		json_object_set_new(h, "diagnostics", diags);
-		if (tensors) {
-			json_t *tv = json_array();
-			for (size_t i = 0; i < g->n_tensors_kept; i++) {
-				const oa_gguf_tensor *t = &g->tensors[i];
-				json_t *to = json_object();
-				json_object_set_new(to, "name", jstr(t->name));
-				json_object_set_new(to, "type", jstr(oa_ggml_type_name(t->type)));
-				json_t *shape = json_array();
-				for (uint32_t d = 0; d < t->n_dims; d++)
-					json_array_append_new(shape, u64(t->ne[d]));
-				json_object_set_new(to, "shape", shape);
-				json_object_set_new(to, "offset", u64(t->offset));
-				json_object_set_new(to, "bytes", u64(t->nbytes));
-				json_array_append_new(tv, to);
-			}
-			json_object_set_new(h, "tensors", tv);
-		}
-		json_object_set_new(o, "header", h);
-	} else if (lh && lh->have_st) {
-		const oa_st_blob *st = &lh->st;
-		json_t *h = json_object();
-		json_object_set_new(h, "type", json_string("safetensors"));
-		json_object_set_new(h, "ok", json_boolean(st->ok));
-		json_object_set_new(h, "header_length", u64(st->header_len));
-		json_object_set_new(h, "tensor_count", json_integer((json_int_t)st->n_main));
-		json_object_set_new(h, "companion_count", json_integer((json_int_t)st->n_companions));
-		json_object_set_new(h, "packed", json_boolean(st->packed));
-		json_object_set_new(h, "quant_type", jstr(st->quant_type));
-		if (st->group_size)
-			json_object_set_new(h, "group_size", u64(st->group_size));
-		json_t *diags = json_array();
-		for (size_t i = 0; i < st->n_diags; i++) {
-			json_t *d = json_object();
-			json_object_set_new(d, "severity", json_string(oa_severity_name(st->diags[i].severity)));
-			json_object_set_new(d, "message", jstr(st->diags[i].message));
-			json_array_append_new(diags, d);
-		}
-		json_object_set_new(h, "diagnostics", diags);
-		if (tensors) {
-			json_t *tv = json_array();
-			for (size_t i = 0; i < st->n_tensors; i++) {
-				const oa_st_tensor *t = &st->tensors[i];
-				json_t *to = json_object();
-				json_object_set_new(to, "name", jstr(t->name));
-				json_object_set_new(to, "dtype", jstr(t->dtype));
-				json_t *shape = json_array();
-				for (uint32_t d = 0; d < t->n_dims; d++)
-					json_array_append_new(shape, u64(t->shape[d]));
-				json_object_set_new(to, "shape", shape);
-				json_object_set_new(to, "data_offsets", json_pack("[II]", (json_int_t)t->begin, (json_int_t)t->end));
-				if (t->quant_type)
-					json_object_set_new(to, "quant_type", jstr(t->quant_type));
-				json_object_set_new(to, "companion", json_boolean(t->is_companion));
-				json_array_append_new(tv, to);
-			}
-			json_object_set_new(h, "tensors", tv);
-		}
-		json_object_set_new(o, "header", h);
-	}
+	if (lh && lh->have_gguf)
+		json_object_set_new(o, "header", gguf_header_json(&lh->gguf, tensors));
+	else if (lh && lh->have_st)
+		json_object_set_new(o, "header", st_header_json(&lh->st, tensors));
 	(void)m;
 	return o;
 }

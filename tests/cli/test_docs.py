@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The documentation names every finding code and every command the code
-has: docs/schema.md's table, the man page's FINDINGS section, and --help."""
+has: docs/schema.md's table, the man page's FINDINGS section, and --help.
+The codes come from the one list, OA_FINDING_CODES in finding.h; each
+code's doc anchor must lead to a section that names it."""
 
 import os
 import re
@@ -12,14 +14,63 @@ import clitest as t  # noqa: E402
 t.check_binary()
 SRC = os.environ.get("OA_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
+FINDING_ROW = re.compile(r'X\((\w+), "([a-z-]+)", (\w+), "([^"]*)", \\\s*"((?:[^"\\]|\\.)*)"\)')
+
+
+def finding_codes():
+    """(id, code, severity, anchor, summary) of each code in the one list."""
+    header = open(os.path.join(SRC, "include", "ollama_audit", "finding.h")).read()
+    start = header.index("#define OA_FINDING_CODES(X)")
+    body = header[start:header.index("\n\n", start)]
+    return FINDING_ROW.findall(body), body.count("\tX(")
+
+
+def doc_section(text, heading):
+    """The lines under the markdown heading whose GitHub slug is heading."""
+    out, level = None, 0
+    for line in text.split("\n"):
+        m = re.match(r"(#+) (.*)", line)
+        if m and out is not None and len(m.group(1)) <= level:
+            break
+        if m and out is None:
+            slug = re.sub(r"[^\w\- ]", "", m.group(2).lower()).replace(" ", "-")
+            if slug == heading:
+                out, level = [], len(m.group(1))
+                continue
+        if out is not None:
+            out.append(line)
+    return None if out is None else "\n".join(out)
+
+
+def man_findings(man):
+    """The codes the man page's FINDINGS section names."""
+    sec = man[man.index(".SH FINDINGS"):]
+    sec = sec[:sec.index("\n.SH ", 1)]
+    return re.findall(r"^\.BR ([a-z-]+) [,.]$", sec.replace("\\-", "-"), re.M)
+
+
 with t.guard("every finding code is documented"):
-    codes = re.findall(r'\{ "([a-z-]+)", OA_SEV_', open(os.path.join(SRC, "src", "store", "finding.c")).read())
-    t.ok(len(codes) >= 25, "finding.c lists the codes", codes)
+    rows, n_rows = finding_codes()
+    codes = [r[1] for r in rows]
+    t.ok(len(codes) >= 25, "finding.h lists the codes", codes)
+    t.eq(len(rows), n_rows, "every X(...) row of OA_FINDING_CODES parses")
+    t.eq(len(set(codes)), len(codes), "no code is listed twice")
+    t.eq(sorted(r[0] for r in rows), sorted(c.upper().replace("-", "_") for c in codes),
+         "each enum name is its code in upper case")
     schema = open(os.path.join(SRC, "docs", "schema.md")).read()
-    man = open(os.path.join(SRC, "docs", "ollama-audit.1")).read().replace("\\-", "-")
-    for c in codes:
-        t.contains(schema, "| `%s` |" % c, "docs/schema.md has %s" % c)
-        t.ok(re.search(r"\b%s\b" % re.escape(c), man) is not None, "the man page has %s" % c)
+    table = dict(re.findall(r"^\| `([a-z-]+)` \| (error|warning|info) \|",
+                            doc_section(schema, "finding-codes") or "", re.M))
+    t.eq(sorted(table), sorted(codes), "docs/schema.md's table has exactly the codes of finding.h")
+    man = open(os.path.join(SRC, "docs", "ollama-audit.1")).read()
+    t.eq(sorted(man_findings(man)), sorted(codes), "the man page's FINDINGS has exactly the codes of finding.h")
+    for ident, code, sev, anchor, summary in rows:
+        t.eq(table.get(code), sev.lower(), "docs/schema.md gives %s its severity" % code)
+        page, _, heading = anchor.partition("#")
+        path = os.path.join(SRC, "docs", page)
+        text = open(path).read() if os.path.exists(path) else ""
+        sec = doc_section(text, heading)
+        t.ok(sec is not None, "%s's anchor %s is a heading in docs/" % (code, anchor))
+        t.contains(sec or "", "`%s`" % code, "docs/%s describes %s" % (anchor, code))
 
 with t.guard("every command has --help and a man page entry"):
     r = t.run("--help")

@@ -6,10 +6,13 @@
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/name.h"
 #include "ollama_audit/outfile.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <jansson.h>
 
@@ -399,6 +402,39 @@ static void test_outfile_recheck(void)
 	CHECK(rmdir(dir) == 0);
 }
 
+/* OA_ALLOC_GROW keeps what is there, grows geometrically and dies cleanly
+ * (exit 8, "out of memory") rather than wrapping when the size overflows. */
+static void test_alloc_grow(void)
+{
+	size_t *v = NULL, n = 0, cap = 0, reallocs = 0;
+	for (size_t i = 0; i < 1000; i++) {
+		size_t before = cap;
+		OA_ALLOC_GROW(v, n + 1, cap);
+		reallocs += cap != before;
+		v[n++] = i;
+	}
+	CHECK(cap >= 1000);
+	CHECK(reallocs <= 8);
+	size_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += v[i];
+	CHECK_U64(sum, 999 * 1000 / 2);
+	size_t had = cap;
+	OA_ALLOC_GROW(v, 3, cap);
+	CHECK_U64(cap, had);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(2);
+		OA_ALLOC_GROW(v, SIZE_MAX / 4, cap); /* * sizeof(size_t) overflows */
+		_exit(0);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 8);
+	free(v);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -413,5 +449,6 @@ int main(void)
 	test_escape();
 	test_duration();
 	test_outfile_recheck();
+	test_alloc_grow();
 	TEST_MAIN_END();
 }

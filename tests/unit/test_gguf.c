@@ -155,7 +155,7 @@ static void gw_model(gw_t *w, uint32_t ver, bool be)
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-static bool has_diag(const oa_gguf_info *in, int sev, const char *needle)
+static bool has_diag(const oa_gguf_info *in, oa_severity sev, const char *needle)
 {
 	for (size_t i = 0; i < in->n_diags; i++)
 		if (in->diags[i].severity == sev && strstr(in->diags[i].message, needle))
@@ -258,7 +258,7 @@ static void test_valid_versions(void)
 		if (in.n_errors || in.n_warnings)
 			dump_diags(&in);
 		if (cases[i].be)
-			CHECK(has_diag(&in, OA_GGUF_INFO, "big-endian"));
+			CHECK(has_diag(&in, OA_SEV_INFO, "big-endian"));
 		oa_gguf_info_free(&in);
 		gw_free(&w);
 	}
@@ -316,12 +316,12 @@ static void test_fd_and_path(void)
 	/* The file shrinks under us: fd parse with the old size must report an I/O error. */
 	CHECK(ftruncate(fd, (off_t)(w.n / 2)) == 0);
 	CHECK(oa_gguf_read_fd(fd, w.n, OA_GGUF_FULL, &b) == -1);
-	CHECK(has_diag(&b, OA_GGUF_ERROR, "I/O error"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "I/O error"));
 	oa_gguf_info_free(&b);
 	close(fd);
 	unlink(path);
 	CHECK(oa_gguf_read_path("/nonexistent/x.gguf", OA_GGUF_FULL, &b) == -1);
-	CHECK(has_diag(&b, OA_GGUF_ERROR, "cannot open"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "cannot open"));
 	oa_gguf_info_free(&b);
 	gw_free(&w);
 }
@@ -398,7 +398,7 @@ static void test_zero_tensors_exact_end(void)
 	gw_tensor(&w, "empty", 1, ne0, 0, 0);
 	if (w.n % 32 == 0)
 		gw_kv_str(&w, "", ""); /* unreachable in practice; keeps the end unaligned */
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "past the end of the file");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "past the end of the file");
 	gw_free(&w);
 }
 
@@ -548,7 +548,7 @@ static void test_kinds(void)
 	CHECK(in.is_ggla);
 	CHECK(in.kind == OA_GGUF_KIND_ADAPTER);
 	CHECK_U64(in.version, 1);
-	CHECK(has_diag(&in, OA_GGUF_INFO, "GGLA"));
+	CHECK(has_diag(&in, OA_SEV_INFO, "GGLA"));
 	oa_gguf_info_free(&in);
 	gw_free(&w);
 }
@@ -587,26 +587,26 @@ static void test_c01_magic(void)
 	const size_t lens[] = {0, 3, 4, 7, 8, 23};
 	for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
 		gw_t w = {.b = m.b, .n = lens[i]};
-		EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, lens[i] < 4 ? "too short" : "truncated");
+		EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, lens[i] < 4 ? "too short" : "truncated");
 	}
 	gw_free(&m);
 	gw_t w;
 	gw_init(&w, 3, false);
 	gw_raw(&w, "GGML\x03\0\0\0", 8);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "not a GGUF file: magic 'GGML'");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "not a GGUF file: magic 'GGML'");
 	gw_free(&w);
 	gw_init(&w, 3, false);
 	gw_raw(&w, "\x01\x02\xff\x7f", 4);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "magic '\\x01\\x02\\xff\\x7f'");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "magic '\\x01\\x02\\xff\\x7f'");
 	gw_free(&w);
 	gw_init(&w, 3, false);
 	gw_raw(&w, "FUGG", 4);
 	gw_u32(&w, 3); gw_u64(&w, 0); gw_u64(&w, 0);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "'FUGG'");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "'FUGG'");
 	gw_free(&w);
 	gw_init(&w, 3, false);
 	gw_raw(&w, "lmgg", 4);
-	EXPECT(&w, OA_GGUF_QUICK, false, OA_GGUF_ERROR, "legacy pre-GGUF");
+	EXPECT(&w, OA_GGUF_QUICK, false, OA_SEV_ERROR, "legacy pre-GGUF");
 	gw_free(&w);
 }
 
@@ -621,7 +621,7 @@ static void test_c02_versions(void)
 		gw_u32(&w, bad[i]);
 		gw_u64(&w, 0);
 		gw_u64(&w, 0);
-		EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "unsupported GGUF version");
+		EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "unsupported GGUF version");
 		gw_free(&w);
 	}
 	/* 0x03000000 read little-endian = big-endian v3, but the counts here are LE: the swapped
@@ -632,11 +632,11 @@ static void test_c02_versions(void)
 	gw_u32(&w, 0x03000000u);
 	gw_u64(&w, 1);
 	gw_u64(&w, 1);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "above our limit");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "above our limit");
 	gw_free(&w);
 	/* v1 is accepted (info diag). */
 	gw_model(&w, 1, false);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_INFO, "GGUF v1");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_INFO, "GGUF v1");
 	gw_free(&w);
 }
 
@@ -650,7 +650,7 @@ static void test_c03_counts(void)
 			gw_init(&w, 3, false);
 			gw_header(&w, which ? big[i] : 0, which ? 0 : big[i]);
 			gw_zeros(&w, 64);
-			EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR,
+			EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR,
 			       big[i] == (1ull << 20) ? "only 64 are left" : "above our limit");
 			gw_free(&w);
 		}
@@ -660,12 +660,12 @@ static void test_c03_counts(void)
 	gw_init(&w, 3, false);
 	gw_header(&w, 1, 2);
 	gw_zeros(&w, 26 + 23);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "tensor infos need at least 13+24 bytes");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "tensor infos need at least 13+24 bytes");
 	gw_free(&w);
 	/* v1: 32-bit counts, min record 9 + 20 bytes. */
 	gw_init(&w, 1, false);
 	gw_header(&w, 0, 0xFFFFFFFFu);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "above our limit");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "above our limit");
 	gw_free(&w);
 }
 
@@ -679,7 +679,7 @@ static void test_c04_strings(void)
 		gw_header(&w, 0, 1);
 		gw_u64(&w, lens[i] ? lens[i] : 14);
 		gw_zeros(&w, 13);
-		EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, lens[i] ? "exceeds the 1073741824-byte "
+		EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, lens[i] ? "exceeds the 1073741824-byte "
 		       "limit" : "string length 14 exceeds the 13 bytes left in the file (offset 24)");
 		gw_free(&w);
 	}
@@ -689,19 +689,19 @@ static void test_c04_strings(void)
 	gw_header(&w, 0, 1);
 	gw_u64(&w, 13);
 	gw_raw(&w, "general.namex", 13);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "file truncated at offset 45");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "file truncated at offset 45");
 	gw_free(&w);
 	/* A string value of remaining+1. */
 	start(&w, 0, 2);
 	gw_key(&w, "general.name", 8);
 	gw_u64(&w, 4);
 	gw_raw(&w, "abc", 3);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "'general.name': string length 4 exceeds the 3");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "'general.name': string length 4 exceeds the 3");
 	gw_free(&w);
 	/* Empty key: warning. */
 	start(&w, 0, 2);
 	gw_kv_u32(&w, "", 1);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "kv #1: empty key");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "kv #1: empty key");
 	gw_free(&w);
 	/* An over-long kept string is truncated. */
 	start(&w, 0, 2);
@@ -712,7 +712,7 @@ static void test_c04_strings(void)
 	oa_gguf_info in;
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
 	CHECK(in.general_name && strlen(in.general_name) == OA_GGUF_KEEP_STRING);
-	CHECK(has_diag(&in, OA_GGUF_INFO, "kept truncated"));
+	CHECK(has_diag(&in, OA_SEV_INFO, "kept truncated"));
 	oa_gguf_info_free(&in);
 	gw_free(&w);
 }
@@ -726,12 +726,12 @@ static void test_c05_types(void)
 		start(&w, 0, 2);
 		gw_key(&w, "x.y", bad[i]);
 		gw_u32(&w, 0);
-		EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "'x.y': invalid value type");
+		EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "'x.y': invalid value type");
 		gw_free(&w);
 		start(&w, 0, 2);
 		gw_kv_arr(&w, "x.arr", bad[i], 1);
 		gw_u32(&w, 0);
-		EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "invalid array element type");
+		EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "invalid array element type");
 		gw_free(&w);
 	}
 	/* Array used where a scalar is expected. */
@@ -739,7 +739,7 @@ static void test_c05_types(void)
 	start(&w, 0, 2);
 	gw_kv_arr(&w, "llama.context_length", 4, 1);
 	gw_u32(&w, 4096);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "'llama.context_length': expected a "
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "'llama.context_length': expected a "
 	       "non-negative integer, got array");
 	gw_free(&w);
 	/* Nested array, one level: allowed with a warning. */
@@ -747,7 +747,7 @@ static void test_c05_types(void)
 	gw_kv_arr(&w, "x.nested", 9, 2);
 	gw_u32(&w, 4); gw_u64(&w, 2); gw_u32(&w, 1); gw_u32(&w, 2);
 	gw_u32(&w, 8); gw_u64(&w, 1); gw_str(&w, "s");
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "nested array");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "nested array");
 	gw_free(&w);
 	/* Nested 100 deep: error, no recursion past the limit. */
 	start(&w, 0, 2);
@@ -757,13 +757,13 @@ static void test_c05_types(void)
 		gw_u64(&w, 1);
 	}
 	gw_u32(&w, 4); gw_u64(&w, 0);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "nested deeper than 2 levels");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "nested deeper than 2 levels");
 	gw_free(&w);
 	/* Nested array of an invalid inner type. */
 	start(&w, 0, 2);
 	gw_kv_arr(&w, "x.n13", 9, 1);
 	gw_u32(&w, 13); gw_u64(&w, 1);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "invalid array element type 13");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "invalid array element type 13");
 	gw_free(&w);
 }
 
@@ -774,23 +774,23 @@ static void test_c06_arrays(void)
 	start(&w, 0, 2);
 	gw_kv_arr(&w, "x.u64", 10, 1ull << 62);
 	gw_zeros(&w, 64);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "exceeds the 1073741824-element limit");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "exceeds the 1073741824-element limit");
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_arr(&w, "x.u64", 10, 1000);
 	gw_zeros(&w, 64);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "array of 1000 u64 (8 bytes each) exceeds the 64");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "array of 1000 u64 (8 bytes each) exceeds the 64");
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_arr(&w, "tokenizer.ggml.tokens", 8, 1ull << 61);
 	gw_zeros(&w, 64);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "tokenizer.ggml.tokens");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "tokenizer.ggml.tokens");
 	gw_free(&w);
 	/* exactly remaining/elem + 1 */
 	start(&w, 0, 2);
 	gw_kv_arr(&w, "x.u32", 4, 17);
 	gw_zeros(&w, 64);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "array of 17 u32 (4 bytes each) exceeds the 64");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "array of 17 u32 (4 bytes each) exceeds the 64");
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_arr(&w, "x.u32", 4, 16);
@@ -808,7 +808,7 @@ static void test_c06_arrays(void)
 	gw_str(&w, "a");
 	gw_u64(&w, 100);
 	gw_raw(&w, "bc", 2);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "string element 1 of 2 has length 100");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "string element 1 of 2 has length 100");
 	gw_free(&w);
 }
 
@@ -819,7 +819,7 @@ static void test_c07_duplicates(void)
 	start(&w, 0, 3);
 	gw_kv_u32(&w, "llama.block_count", 1);
 	gw_kv_u32(&w, "llama.block_count", 2);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "'llama.block_count': duplicate key; "
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "'llama.block_count': duplicate key; "
 	       "llama.cpp refuses");
 	gw_free(&w);
 	start(&w, 0, 3);
@@ -827,7 +827,7 @@ static void test_c07_duplicates(void)
 	gw_kv_u32(&w, "general.alignment", 64);
 	oa_gguf_info in;
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "'general.alignment': duplicate key"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "'general.alignment': duplicate key"));
 	CHECK_U64(in.alignment, 64);
 	oa_gguf_info_free(&in);
 	gw_free(&w);
@@ -841,29 +841,29 @@ static void test_c08_known_key_types(void)
 	start(&w, 0, 2);
 	gw_kv_i32(&w, "general.alignment", 64);
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "alignment stored as i32, not u32"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "alignment stored as i32, not u32"));
 	CHECK_U64(in.alignment, 64);
 	oa_gguf_info_free(&in);
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_u64(&w, "general.alignment", 16);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "alignment stored as u64");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "alignment stored as u64");
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_str(&w, "general.alignment", "32");
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "alignment of type string");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "alignment of type string");
 	gw_free(&w);
 	const uint32_t bad_al[] = {0, 3, 1u << 31, 48};
 	for (int i = 0; i < 4; i++) {
 		start(&w, 0, 2);
 		gw_kv_u32(&w, "general.alignment", bad_al[i]);
-		EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, bad_al[i] == (1u << 31) ?
+		EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, bad_al[i] == (1u << 31) ?
 		       "above our 1048576-byte limit" : "is not a nonzero power of two");
 		gw_free(&w);
 	}
 	start(&w, 0, 2);
 	gw_kv_i32(&w, "general.alignment", -8);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "(negative)");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "(negative)");
 	gw_free(&w);
 	/* alignment 1 and 2: valid for ggml, info only; the tensor layout follows it. */
 	for (uint32_t al = 1; al <= 2; al++) {
@@ -875,7 +875,7 @@ static void test_c08_known_key_types(void)
 		gw_zeros(&w, 3);
 		CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
 		CHECK_U64(in.alignment, al);
-		CHECK(has_diag(&in, OA_GGUF_INFO, "not a multiple of 8"));
+		CHECK(has_diag(&in, OA_SEV_INFO, "not a multiple of 8"));
 		CHECK_U64(in.n_warnings, 0);
 		oa_gguf_info_free(&in);
 		gw_free(&w);
@@ -885,7 +885,7 @@ static void test_c08_known_key_types(void)
 	gw_kv_u64(&w, "general.file_type", 7);
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
 	CHECK(in.has_file_type && in.file_type == 7 && !in.file_type_is_u32);
-	CHECK(has_diag(&in, OA_GGUF_INFO, "Ollama shows its file type as unknown"));
+	CHECK(has_diag(&in, OA_SEV_INFO, "Ollama shows its file type as unknown"));
 	CHECK_STR(oa_ftype_ollama_string(in.file_type, in.has_file_type && in.file_type_is_u32),
 	          "unknown");
 	oa_gguf_info_free(&in);
@@ -898,33 +898,33 @@ static void test_c08_known_key_types(void)
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_str(&w, "general.file_type", "Q4_K_M");
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "'general.file_type': expected a "
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "'general.file_type': expected a "
 	       "non-negative 32-bit integer, got string");
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_i32(&w, "general.file_type", -1);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "(negative)");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "(negative)");
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_u32(&w, "general.file_type", 99);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "unknown or removed file type 99");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "unknown or removed file type 99");
 	gw_free(&w);
 	/* context_length as f32 and as string */
 	start(&w, 0, 2);
 	gw_kv_f32(&w, "llama.context_length", 4096.0f);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "'llama.context_length': expected a "
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "'llama.context_length': expected a "
 	       "non-negative integer, got f32");
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_str(&w, "llama.context_length", "4096");
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "got string");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "got string");
 	gw_free(&w);
 	/* tokens as a u8 array */
 	start(&w, 0, 2);
 	gw_kv_arr(&w, "tokenizer.ggml.tokens", 0, 3);
 	gw_raw(&w, "abc", 3);
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "expected an array of strings, got array of u8"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "expected an array of strings, got array of u8"));
 	CHECK_U64(in.vocab_size, 0);
 	oa_gguf_info_free(&in);
 	gw_free(&w);
@@ -934,7 +934,7 @@ static void test_c08_known_key_types(void)
 	gw_kv_arr(&w, "llama.attention.head_count", 4, 5);
 	for (int i = 0; i < 5; i++)
 		gw_u32(&w, 8);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "per-layer array of 5 entries but "
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "per-layer array of 5 entries but "
 	       "block_count is 2");
 	gw_free(&w);
 	/* <arch>.vocab_size used when there is no tokens array; block_count > 512 */
@@ -943,7 +943,7 @@ static void test_c08_known_key_types(void)
 	gw_kv_u32(&w, "llama.block_count", 4096);
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
 	CHECK_U64(in.vocab_size, 32000);
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "LLAMA_MAX_LAYERS"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "LLAMA_MAX_LAYERS"));
 	oa_gguf_info_free(&in);
 	gw_free(&w);
 }
@@ -960,7 +960,7 @@ static void test_c09_bool(void)
 		gw_kv_bool(&w, "clip.has_audio_encoder", bytes[i]);
 		oa_gguf_info in;
 		CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
-		CHECK(has_diag(&in, OA_GGUF_WARNING, "is neither 0 nor 1, read as true"));
+		CHECK(has_diag(&in, OA_SEV_WARNING, "is neither 0 nor 1, read as true"));
 		CHECK(in.has_audio_encoder);
 		CHECK(in.kind == OA_GGUF_KIND_PROJECTOR);
 		oa_gguf_info_free(&in);
@@ -984,8 +984,8 @@ static void test_c10_escaping(void)
 	gw_zeros(&w, 16);
 	oa_gguf_info in;
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "'bad\\x01\\xff\xc3\xa9key': duplicate key"));
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "'nm\\x00\\x0a\\x1b': name contains a NUL byte"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "'bad\\x01\\xff\xc3\xa9key': duplicate key"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "'nm\\x00\\x0a\\x1b': name contains a NUL byte"));
 	for (size_t i = 0; i < in.n_diags; i++)
 		for (const char *c = in.diags[i].message; *c; c++)
 			CHECK((unsigned char)*c >= 0x20);
@@ -997,7 +997,7 @@ static void test_c10_escaping(void)
 	gw_u32(&w, 8); gw_str(&w, "evil");
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
 	CHECK(in.general_name == NULL);
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "key contains a NUL byte"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "key contains a NUL byte"));
 	oa_gguf_info_free(&in);
 	gw_free(&w);
 	/* Invalid UTF-8 in a kept string value: kept raw (the caller escapes on output). */
@@ -1032,7 +1032,7 @@ static void test_c11_names(void)
 		if (len == 63)
 			EXPECT(&w, OA_GGUF_FULL, true, 0, NULL);
 		else
-			EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "llama.cpp refuses names longer "
+			EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "llama.cpp refuses names longer "
 			       "than 63 bytes");
 		gw_free(&w);
 	}
@@ -1042,10 +1042,10 @@ static void test_c11_names(void)
 	gw_tensor(&w, "same", 1, ne, 0, 32);
 	gw_pad(&w, 32);
 	gw_zeros(&w, 48);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "'same': duplicate tensor name");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "'same': duplicate tensor name");
 	gw_free(&w);
 	one_tensor(&w, "", 1, ne, 0, 0, 16);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "tensor #0: empty name");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "tensor #0: empty name");
 	gw_free(&w);
 	/* A very long name: memory capped at OA_GGUF_KEEP_NAME. */
 	char big[5000];
@@ -1079,13 +1079,13 @@ static void test_c12_dims(void)
 	gw_free(&w);
 	static const uint64_t ne5[5] = {1, 1, 1, 1, 1};
 	one_tensor(&w, "five", 5, ne5, 0, 0, 4);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "'five': n_dims 5 is above the maximum of 4");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "'five': n_dims 5 is above the maximum of 4");
 	gw_free(&w);
 	start(&w, 1, 1);
 	gw_str(&w, "huge");
 	gw_u32(&w, 0xFFFFFFFFu);
 	gw_zeros(&w, 64);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "n_dims 4294967295");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "n_dims 4294967295");
 	gw_free(&w);
 	static const uint64_t ne0[2] = {4, 0};
 	one_tensor(&w, "zero", 2, ne0, 0, 0, 0);
@@ -1097,20 +1097,20 @@ static void test_c12_dims(void)
 	for (int i = 0; i < 2; i++) {
 		uint64_t ne[2] = {4, bigd[i]};
 		one_tensor(&w, "neg", 2, ne, 0, 0, 16);
-		EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "negative as int64");
+		EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "negative as int64");
 		gw_free(&w);
 	}
 	static const uint64_t ovf[3] = {1ull << 32, 1ull << 20, 1ull << 12};
 	one_tensor(&w, "ovf", 3, ovf, 0, 0, 16);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "overflows int64");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "overflows int64");
 	gw_free(&w);
 	static const uint64_t ovf2[4] = {1ull << 16, 1ull << 16, 1ull << 16, 1ull << 16};
 	one_tensor(&w, "ovf2", 4, ovf2, 0, 0, 16);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "overflows int64");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "overflows int64");
 	gw_free(&w);
 	static const uint64_t odd[1] = {100};
 	one_tensor(&w, "odd", 1, odd, 12, 0, 144);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "row length 100 is not a multiple of the q4_K "
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "row length 100 is not a multiple of the q4_K "
 	       "block size 256");
 	gw_free(&w);
 }
@@ -1123,14 +1123,14 @@ static void test_c13_types(void)
 	for (size_t i = 0; i < 8; i++) {
 		gw_t w;
 		one_tensor(&w, "r", 1, ne, removed[i], 0, 18);
-		EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "was removed from ggml");
+		EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "was removed from ggml");
 		gw_free(&w);
 	}
 	const uint32_t unknown[] = {43, 0x7FFFFFFFu, 0xFFFFFFFFu};
 	for (size_t i = 0; i < 3; i++) {
 		gw_t w;
 		one_tensor(&w, "u", 1, ne, unknown[i], 0, 18);
-		EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "unknown tensor type");
+		EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "unknown tensor type");
 		gw_free(&w);
 	}
 	/* Parsing goes on after an invalid type: the next tensor is still read. */
@@ -1155,16 +1155,16 @@ static void test_c14_sizes(void)
 	gw_t w;
 	static const uint64_t f64[1] = {1ull << 61}; /* 2^61 x 8 bytes = 2^64 */
 	one_tensor(&w, "wrap", 1, f64, 28, 0, 0);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "byte size of f64");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "byte size of f64");
 	gw_free(&w);
 	static const uint64_t f32[1] = {(1ull << 61) - 1}; /* just under 2^63 bytes */
 	one_tensor(&w, "nearmax", 1, f32, 0, 0, 0);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "past the end of the file");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "past the end of the file");
 	gw_free(&w);
 	/* q8_0: 8.93e18 elements (< 2^63) but 9.49e18 bytes (>= 2^63) */
 	static const uint64_t q[2] = {1ull << 40, (1ull << 23) - (1ull << 16)};
 	one_tensor(&w, "qwrap", 2, q, 8, 0, 0);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "byte size of q8_0");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "byte size of q8_0");
 	gw_free(&w);
 }
 
@@ -1174,14 +1174,14 @@ static void test_c15_offsets(void)
 	static const uint64_t ne[1] = {8}; /* f32: 32 bytes */
 	gw_t w;
 	one_tensor(&w, "mis", 1, ne, 0, 4, 64);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "offset 4 is not a multiple of the "
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "offset 4 is not a multiple of the "
 	       "alignment 32");
 	gw_free(&w);
 	one_tensor(&w, "past", 1, ne, 0, 0, 31);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "lies past the end of the file");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "lies past the end of the file");
 	gw_free(&w);
 	one_tensor(&w, "wrap", 1, ne, 0, UINT64_MAX - 15, 32);
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "lies past the end of the file");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "lies past the end of the file");
 	gw_free(&w);
 	/* overlap */
 	start(&w, 2, 1);
@@ -1192,8 +1192,8 @@ static void test_c15_offsets(void)
 	gw_zeros(&w, 96);
 	oa_gguf_info in;
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "tensor 'b' (offset 32) overlaps tensor 'a'"));
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "offset 32, expected 64 (out of order or overlapping)"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "tensor 'b' (offset 32) overlaps tensor 'a'"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "offset 32, expected 64 (out of order or overlapping)"));
 	oa_gguf_info_free(&in);
 	gw_free(&w);
 	/* out of order, no overlap */
@@ -1203,9 +1203,9 @@ static void test_c15_offsets(void)
 	gw_pad(&w, 32);
 	gw_zeros(&w, 64);
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "'a': offset 32, expected 0 (gap before it); llama.cpp "
+	CHECK(has_diag(&in, OA_SEV_WARNING, "'a': offset 32, expected 0 (gap before it); llama.cpp "
 	               "would refuse this file"));
-	CHECK(!has_diag(&in, OA_GGUF_WARNING, "overlaps"));
+	CHECK(!has_diag(&in, OA_SEV_WARNING, "overlaps"));
 	oa_gguf_info_free(&in);
 	gw_free(&w);
 	/* gap */
@@ -1214,7 +1214,7 @@ static void test_c15_offsets(void)
 	gw_tensor(&w, "b", 1, ne, 0, 64);
 	gw_pad(&w, 32);
 	gw_zeros(&w, 96);
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "'b': offset 64, expected 32 (gap before it)");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "'b': offset 64, expected 32 (gap before it)");
 	gw_free(&w);
 	/* last tensor ends exactly at EOF without its padding: valid */
 	static const uint64_t ne3[1] = {3}; /* 12 bytes */
@@ -1270,26 +1270,26 @@ static void test_c18_header_limits(void)
 	gw_kv_arr(&w, "tokenizer.ggml.tokens", 8, 400000000ull); /* ~4 GB of tokens declared */
 	for (int i = 0; i < 1000; i++)
 		gw_str(&w, "tok");
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "array of 400000000 strings exceeds the");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "array of 400000000 strings exceeds the");
 	gw_free(&w);
 	start(&w, 0, 2);
 	gw_kv_arr(&w, "tokenizer.ggml.tokens", 8, 1300); /* plausible count, cut short */
 	for (int i = 0; i < 1000; i++)
 		gw_str(&w, "tok");
-	EXPECT(&w, OA_GGUF_FULL, false, OA_GGUF_ERROR, "file truncated in string element");
+	EXPECT(&w, OA_GGUF_FULL, false, OA_SEV_ERROR, "file truncated in string element");
 	gw_free(&w);
 	gw_init(&w, 3, false);
 	gw_header(&w, 0, 1);
 	gw_kv_str(&w, "general.name", "x");
-	EXPECT(&w, OA_GGUF_FULL, true, OA_GGUF_WARNING, "no general.architecture");
+	EXPECT(&w, OA_GGUF_FULL, true, OA_SEV_WARNING, "no general.architecture");
 	gw_free(&w);
 	gw_init(&w, 3, false);
 	gw_header(&w, 0, 1);
 	gw_kv_u32(&w, "general.architecture", 7);
 	oa_gguf_info in;
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_QUICK, &in) == 0);
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "'general.architecture': expected a string, got u32"));
-	CHECK(has_diag(&in, OA_GGUF_WARNING, "no general.architecture"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "'general.architecture': expected a string, got u32"));
+	CHECK(has_diag(&in, OA_SEV_WARNING, "no general.architecture"));
 	CHECK(in.architecture == NULL);
 	oa_gguf_info_free(&in);
 	gw_free(&w);
@@ -1306,7 +1306,7 @@ static void test_diag_cap(void)
 	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
 	CHECK_U64(in.n_warnings, 999);
 	CHECK_U64(in.n_diags, OA_GGUF_MAX_DIAGS + 1);
-	CHECK(has_diag(&in, OA_GGUF_INFO, "further diagnostics not shown"));
+	CHECK(has_diag(&in, OA_SEV_INFO, "further diagnostics not shown"));
 	oa_gguf_info_free(&in);
 	gw_free(&w);
 }

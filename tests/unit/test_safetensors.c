@@ -33,7 +33,7 @@ static void set_prefix(unsigned char *b, uint64_t v)
 static bool has_diag(const oa_st_blob *b, int sev, const char *needle)
 {
 	for (size_t i = 0; i < b->n_diags; i++)
-		if ((sev < 0 || b->diags[i].severity == sev) && strstr(b->diags[i].message, needle))
+		if ((sev < 0 || (int)b->diags[i].severity == sev) && strstr(b->diags[i].message, needle))
 			return true;
 	return false;
 }
@@ -50,7 +50,7 @@ static bool diags_printable(const oa_st_blob *b)
 static void dump(const oa_st_blob *b)
 {
 	for (size_t i = 0; i < b->n_diags; i++)
-		fprintf(stderr, "    [%s] %s\n", oa_st_severity_name(b->diags[i].severity),
+		fprintf(stderr, "    [%s] %s\n", oa_severity_name(b->diags[i].severity),
 		        b->diags[i].message);
 }
 
@@ -79,7 +79,7 @@ static int rd(oa_st_blob *b, const char *hdr, size_t pad, uint64_t data_len, con
 	CHECK(rc_ == OA_ST_INVALID); \
 	CHECK(!b_.ok); \
 	CHECK(b_.n_errors >= 1); \
-	if (!has_diag(&b_, OA_ST_ERROR, needle)) { \
+	if (!has_diag(&b_, OA_SEV_ERROR, needle)) { \
 		fprintf(stderr, "%s:%d: no error containing \"%s\"\n", __FILE__, __LINE__, needle); \
 		dump(&b_); \
 		oa_t_fail++; \
@@ -131,7 +131,7 @@ static void test_plain_bf16(void)
 	/* The layer name should match the single tensor key. */
 	rd(&b, "{\"a\":" T_BF16 "}", 8, 8, "b");
 	CHECK(b.ok);
-	CHECK(has_diag(&b, OA_ST_WARNING, "layer name 'b' differs"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "layer name 'b' differs"));
 	oa_st_blob_free(&b);
 }
 
@@ -188,7 +188,7 @@ static void test_mlx_int4(void)
 		CHECK_STR(t->quant_guess, "int4");
 		CHECK_U64(t->params, 8 * 512);
 	}
-	CHECK(has_diag(&b, OA_ST_INFO, "geometry suggests int4"));
+	CHECK(has_diag(&b, OA_SEV_INFO, "geometry suggests int4"));
 	oa_st_blob_free(&b);
 
 	/* Group-32 int4 (<= v0.17): ratio 4, Ollama's rule says int4. */
@@ -223,7 +223,7 @@ static void test_metadata_null(void)
 	rc = rd(&b, "{\"__metadata__\":{\"format\":\"pt\",\"n\":5},\"a\":" T_BF16 "}", 1, 8, "a");
 	CHECK(rc == OA_ST_OK);
 	CHECK(b.ok);
-	CHECK(has_diag(&b, OA_ST_WARNING, "__metadata__['n'] is an integer, not a string"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "__metadata__['n'] is an integer, not a string"));
 	oa_st_blob_free(&b);
 
 	/* __metadata__ of another type is an error. */
@@ -235,8 +235,8 @@ static void test_metadata_null(void)
 	        1, 8, "a");
 	CHECK(rc == OA_ST_OK);
 	CHECK_STR(b.quant_type, "q3");
-	CHECK(has_diag(&b, OA_ST_WARNING, "not a known quant type"));
-	CHECK(has_diag(&b, OA_ST_WARNING, "group_size'] is not a positive integer"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "not a known quant type"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "group_size'] is not a positive integer"));
 	oa_st_blob_free(&b);
 }
 
@@ -290,7 +290,7 @@ static void test_nvfp4(void)
 		CHECK(t->quant_source == OA_ST_QSRC_RATIO);
 		CHECK_STR(t->quant_guess, "mxfp4");
 	}
-	CHECK(has_diag(&b, OA_ST_INFO, "Ollama's ratio rule"));
+	CHECK(has_diag(&b, OA_SEV_INFO, "Ollama's ratio rule"));
 	oa_st_blob_free(&b);
 }
 
@@ -337,7 +337,7 @@ static void test_per_tensor_meta(void)
 	rc = rd(&b, "{\"__metadata__\":{\"quant_type\":\"int8\",\"group_size\":\"64\"}," MLX_INT4_TENSORS "}",
 	        1, 2304, "model.layers.0.mlp.up_proj.weight");
 	CHECK(rc == OA_ST_OK);
-	CHECK(has_diag(&b, OA_ST_WARNING, "quant_type int8 but the geometry"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "quant_type int8 but the geometry"));
 	oa_st_blob_free(&b);
 }
 
@@ -381,7 +381,7 @@ static void test_packed_group(void)
 	        1, 8, "x");
 	CHECK(rc == OA_ST_OK);
 	CHECK(b.packed);
-	CHECK(has_diag(&b, OA_ST_WARNING, "do not start with the layer name 'x.'"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "do not start with the layer name 'x.'"));
 	oa_st_blob_free(&b);
 }
 
@@ -394,7 +394,7 @@ static void test_data_key_layout(void)
 	CHECK_U64(b.n_main, 1);
 	CHECK_STR(b.tensors[0].name, "model.norm.weight");
 	CHECK_U64(b.tensors[0].params, 4);
-	CHECK(has_diag(&b, OA_ST_INFO, "`data` layout"));
+	CHECK(has_diag(&b, OA_SEV_INFO, "`data` layout"));
 	oa_st_blob_free(&b);
 
 	/* Without a layer name the tensor stays "data". */
@@ -422,13 +422,13 @@ static void test_orphan_bias_and_misc(void)
 	CHECK_U64(b.n_main, 0);
 	CHECK(b.tensors[0].companion_orphan);
 	CHECK_U64(b.orphan_companion_elements, 4);
-	CHECK(has_diag(&b, OA_ST_INFO, "no base tensor"));
+	CHECK(has_diag(&b, OA_SEV_INFO, "no base tensor"));
 	oa_st_blob_free(&b);
 
 	/* Unknown dtype: warning, length unchecked. */
 	rc = rd(&b, "{\"a\":{\"dtype\":\"Q9\",\"shape\":[3],\"data_offsets\":[0,5]}}", 1, 5, "a");
 	CHECK(rc == OA_ST_OK);
-	CHECK(has_diag(&b, OA_ST_WARNING, "unknown dtype 'Q9'"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "unknown dtype 'Q9'"));
 	oa_st_blob_free(&b);
 
 	/* F4: half a byte per element. */
@@ -450,26 +450,26 @@ static void test_orphan_bias_and_misc(void)
 	/* Empty header object: no tensors, warning. */
 	rc = rd(&b, "{}", 8, 0, NULL);
 	CHECK(rc == OA_ST_OK);
-	CHECK(has_diag(&b, OA_ST_WARNING, "no tensors"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "no tensors"));
 	oa_st_blob_free(&b);
 
 	/* Leading whitespace before '{' is accepted with a warning. */
 	rc = rd(&b, "  {\"a\":" T_BF16 "}", 1, 8, "a");
 	CHECK(rc == OA_ST_OK);
-	CHECK(has_diag(&b, OA_ST_WARNING, "not '{'"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "not '{'"));
 	oa_st_blob_free(&b);
 
 	/* Control characters from the file are escaped in messages. */
 	rc = rd(&b, "{\"a\\u001b[31m\\u202e\":{\"dtype\":\"BF16\",\"shape\":[2,2],\"data_offsets\":[0,9]}}", 1, 9, NULL);
 	CHECK(rc == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "tensor 'a\\x1B[31m\\xE2\\x80\\xAE'"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "tensor 'a\\x1B[31m\\xE2\\x80\\xAE'"));
 	CHECK(diags_printable(&b));
 	oa_st_blob_free(&b);
 
 	/* ... including metadata values echoed in messages. */
 	rc = rd(&b, "{\"__metadata__\":{\"quant_type\":\"x\\u001b]0;\\u0007\"},\"a\":" T_BF16 "}", 1, 8, "a");
 	CHECK(rc == OA_ST_OK);
-	CHECK(has_diag(&b, OA_ST_WARNING, "quant_type x\\x1B]0;\\x07 but dtype BF16"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "quant_type x\\x1B]0;\\x07 but dtype BF16"));
 	CHECK(diags_printable(&b));
 	oa_st_blob_free(&b);
 }
@@ -483,7 +483,7 @@ static void test_bad_sizes(void)
 	for (size_t n = 0; n <= sizeof small; n++) {
 		int rc = oa_st_read_mem(small, n, NULL, &b);
 		CHECK(rc == OA_ST_INVALID);
-		CHECK(has_diag(&b, OA_ST_ERROR, "shorter than the 8-byte header length"));
+		CHECK(has_diag(&b, OA_SEV_ERROR, "shorter than the 8-byte header length"));
 		oa_st_blob_free(&b);
 	}
 
@@ -491,19 +491,19 @@ static void test_bad_sizes(void)
 	unsigned char *buf = mk("{\"a\":" T_BF16 "}", 8, 8, &len);
 	set_prefix(buf, (uint64_t)len - 7);
 	CHECK(oa_st_read_mem(buf, len, NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "runs past the end of the file"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "runs past the end of the file"));
 	oa_st_blob_free(&b);
 
 	set_prefix(buf, UINT64_MAX);
 	CHECK(oa_st_read_mem(buf, len, NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "header length 18446744073709551615 runs past"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "header length 18446744073709551615 runs past"));
 	CHECK(!b.header_ok);
 	oa_st_blob_free(&b);
 
 	/* Shorter header length: the JSON is cut. */
 	set_prefix(buf, 10);
 	CHECK(oa_st_read_mem(buf, len, NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "not valid JSON"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "not valid JSON"));
 	oa_st_blob_free(&b);
 	free(buf);
 }
@@ -525,13 +525,13 @@ static void test_bad_json(void)
 	buf[8 + hl - 1] = 0;
 	buf[8 + hl - 2] = 0;
 	CHECK(oa_st_read_mem(buf, len, NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "not valid JSON"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "not valid JSON"));
 	oa_st_blob_free(&b);
 	free(buf);
 	buf = mk("{\"aXb\":" T_BF16 "}", 1, 8, &len);
 	buf[8 + 3] = 0;
 	CHECK(oa_st_read_mem(buf, len, NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "not valid JSON"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "not valid JSON"));
 	oa_st_blob_free(&b);
 	free(buf);
 	EXPECT_ERR("{\"a\\u0000b\":" T_BF16 "}", 1, 8, "not valid JSON");
@@ -540,7 +540,7 @@ static void test_bad_json(void)
 	buf = mk("{\"aXb\":" T_BF16 "}", 1, 8, &len);
 	buf[8 + 3] = 0xff;
 	CHECK(oa_st_read_mem(buf, len, NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "not valid JSON"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "not valid JSON"));
 	oa_st_blob_free(&b);
 	free(buf);
 
@@ -617,7 +617,7 @@ static void test_bad_entries(void)
 	            1, 24, NULL);
 	CHECK(rc == OA_ST_OK);
 	CHECK(b.ok);
-	CHECK(has_diag(&b, OA_ST_WARNING, "gap of 8 unused bytes at data offsets [8, 16)"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "gap of 8 unused bytes at data offsets [8, 16)"));
 	oa_st_blob_free(&b);
 }
 
@@ -662,7 +662,7 @@ static void test_huge_header(void)
 	CHECK_U64(b.n_tensors, n);
 	CHECK_U64(b.n_main, n);
 	CHECK(b.packed);
-	CHECK(has_diag(&b, OA_ST_WARNING, "refuses headers over 1 MB"));
+	CHECK(has_diag(&b, OA_SEV_WARNING, "refuses headers over 1 MB"));
 	oa_st_blob_free(&b);
 
 	/* Many bad tensors: diagnostics are capped, counts are not. */
@@ -676,7 +676,7 @@ static void test_huge_header(void)
 	CHECK(rc == OA_ST_INVALID);
 	CHECK_U64(b.n_errors, 3000);
 	CHECK(b.n_diags <= 1000);
-	CHECK(has_diag(&b, OA_ST_INFO, "more diagnostics not shown"));
+	CHECK(has_diag(&b, OA_SEV_INFO, "more diagnostics not shown"));
 	oa_st_blob_free(&b);
 	free(h);
 }
@@ -700,7 +700,7 @@ static void test_fd_path(void)
 	oa_st_blob_free(&b);
 	/* The caller's size disagrees with the file (file shrank). */
 	CHECK(oa_st_read_fd(fd, len + 100, "a", &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "trailing bytes"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "trailing bytes"));
 	oa_st_blob_free(&b);
 
 	/* A 200 MiB header length in a sparse 200 MiB file: refused by the cap,
@@ -710,12 +710,12 @@ static void test_fd_path(void)
 	CHECK(pwrite(fd, buf, 8, 0) == 8);
 	CHECK(ftruncate(fd, (off_t)(big + 8)) == 0);
 	CHECK(oa_st_read_path(path, NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "exceeds the 16777216-byte limit"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "exceeds the 16777216-byte limit"));
 	oa_st_blob_free(&b);
 	/* Header length beyond the file: refused by the size check. */
 	CHECK(ftruncate(fd, 100) == 0);
 	CHECK(oa_st_read_path(path, NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "runs past the end of the file (92 bytes follow"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "runs past the end of the file (92 bytes follow"));
 	oa_st_blob_free(&b);
 	close(fd);
 	unlink(path);
@@ -725,10 +725,10 @@ static void test_fd_path(void)
 	CHECK(oa_st_read_path("/nonexistent/oa-st", NULL, &b) == -1);
 	CHECK(errno == ENOENT);
 	CHECK(!b.ok);
-	CHECK(has_diag(&b, OA_ST_ERROR, "No such file"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "No such file"));
 	oa_st_blob_free(&b);
 	CHECK(oa_st_read_path("/tmp", NULL, &b) == OA_ST_INVALID);
-	CHECK(has_diag(&b, OA_ST_ERROR, "not a regular file"));
+	CHECK(has_diag(&b, OA_SEV_ERROR, "not a regular file"));
 	oa_st_blob_free(&b);
 }
 

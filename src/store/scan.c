@@ -1,0 +1,20 @@
+/* scan.c - read a store, then classify its models. */
+#include "ollama_audit/scan.h"
+#include "ollama_audit/model.h"
+#include "base/platform.h"
+
+void oa_store_scan(oa_store *s)
+{
+	double t0 = oa_now();
+	oa_store_read(s);
+	for (size_t i = 0; i < s->n_models; i++)
+		oa_model_classify(s, &s->models[i]);
+	s->scan_seconds = oa_now() - t0;
+}
+
+void oa_store_close(oa_store *s)
+{
+	for (size_t i = 0; i < s->n_models; i++)
+		oa_model_free(&s->models[i]);
+	oa_store_release(s);
+}
