@@ -42,6 +42,8 @@ enum oa_junk_cat {
 
 /* "orphans", "manifest-blobs", "partials", "temps", "legacy", "foreign", "empty-dirs" */
 const char *oa_junk_cat_name(enum oa_junk_cat c);
+/* The same as a JSON key: snake_case ("manifest_blobs", "empty_dirs"). */
+const char *oa_junk_cat_key(enum oa_junk_cat c);
 /* Parse a comma list of category names ("all" and "default" too). 0, or -1 with err. */
 int oa_junk_parse_what(const char *list, unsigned *mask, char *err, size_t errlen);
 

@@ -35,8 +35,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define OA_PLAN_SCHEMA "ollama-audit.plan/1"
-#define OA_QUARANTINE_SCHEMA "ollama-audit.quarantine/1"
+#define OA_PLAN_SCHEMA "ollama-audit.plan/2"
+#define OA_QUARANTINE_SCHEMA "ollama-audit.quarantine/2"
+#define OA_QUARANTINE_SCHEMA_1 "ollama-audit.quarantine/1" /* still restored */
 
 typedef struct oa_plan_entry {
 	char *path;          /* relative to the store root */

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#define OA_PREDICT_SERVER_SCHEMA "ollama-audit.predict-server/1"
+#define OA_PREDICT_SERVER_SCHEMA "ollama-audit.predict-server/2"
 
 /* The store's report object plus the prediction's fields. */
 json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p);

@@ -11,7 +11,23 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#define OA_SCHEMA_VERSION "1"
+
+/* Each json document's schema name and version (docs/schema.md lists the
+ * renames behind each version). */
+#define OA_SCHEMA_LIST "ollama-audit.list/1"
+#define OA_SCHEMA_SHOW "ollama-audit.show/2"
+#define OA_SCHEMA_CHECK "ollama-audit.check/1"
+#define OA_SCHEMA_VERIFY "ollama-audit.verify/1"
+#define OA_SCHEMA_DU "ollama-audit.du/2"
+#define OA_SCHEMA_PRUNE "ollama-audit.prune/2"
+#define OA_SCHEMA_RM "ollama-audit.rm/2"
+#define OA_SCHEMA_STORES "ollama-audit.stores/2"
+#define OA_SCHEMA_DUPLICATES "ollama-audit.duplicates/2"
+#define OA_SCHEMA_DEDUPE "ollama-audit.dedupe/2"
+#define OA_SCHEMA_HISTORY "ollama-audit.history/2"
+
+/* The schema of a command's json document ("list", "du", ...), or NULL. */
+const char *oa_report_schema(const char *command);
 
 /* One model in our schema (every field, raw bytes, ISO-8601 times). */
 json_t *oa_report_model(const oa_store *s, const oa_model *m);

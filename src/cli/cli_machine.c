@@ -91,9 +91,8 @@ static void finish_json(const cli *c, const char *text, size_t len)
 	}
 	if (!doc) {
 		doc = json_object();
-		char *schema = oa_xasprintf("ollama-audit.%s/%s", c->cmd, OA_SCHEMA_VERSION);
-		json_object_set_new(doc, "schema", json_string(schema));
-		free(schema);
+		const char *schema = oa_report_schema(c->cmd);
+		json_object_set_new(doc, "schema", schema ? json_string(schema) : json_null());
 	}
 	size_t n = E.errors ? json_array_size(E.errors) : 0;
 	json_object_set_new(doc, "status", json_string(n ? "error" : "ok"));

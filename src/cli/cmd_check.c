@@ -28,11 +28,11 @@ int cmd_check(cli *c)
 		json_t *summary = json_pack("{s:I,s:I,s:f,s:b}", "models", (json_int_t)models, "blob_files",
 		                            (json_int_t)s->n_blobs, "seconds", s->scan_seconds,
 		                            "prune_blocked", s->prune_blocked);
-		report_findings(c, s, "ollama-audit.check/" OA_SCHEMA_VERSION, line, summary, first);
+		report_findings(c, s, OA_SCHEMA_CHECK, line, summary, first);
 		json_decref(summary);
 		first = false;
 	}
-	report_finish(c, "ollama-audit.check/" OA_SCHEMA_VERSION, !first);
+	report_finish(c, OA_SCHEMA_CHECK, !first);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }

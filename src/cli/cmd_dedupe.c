@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DUPES_SCHEMA "ollama-audit.duplicates/" OA_SCHEMA_VERSION
-#define DEDUPE_SCHEMA "ollama-audit.dedupe/" OA_SCHEMA_VERSION
+#define DUPES_SCHEMA OA_SCHEMA_DUPLICATES
+#define DEDUPE_SCHEMA OA_SCHEMA_DEDUPE
 
 static volatile sig_atomic_t interrupted;
 
@@ -76,7 +76,7 @@ static json_t *copy_json(oa_store *const *sv, const oa_dupe_copy *cp)
 		json_array_append_new(models, oa_json_str(cp->models[m]));
 	json_t *o = json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:b,s:o}", "store", oa_json_str(s->root), "user",
 	                      oa_json_str(cli_store_user(s)), "path", oa_json_str(cp->blob->name), "uid", (json_int_t)cp->uid, "dev",
-	                      (json_int_t)cp->dev, "inode", (json_int_t)cp->ino, "bytes",
+	                      (json_int_t)cp->dev, "inode", (json_int_t)cp->ino, "disk_bytes",
 	                      (json_int_t)cp->allocated, "symlink", cp->symlink, "models", models);
 	if (cp->same_inode_as >= 0)
 		json_object_set_new(o, "same_inode_as", json_integer(cp->same_inode_as));
@@ -139,7 +139,7 @@ int cmd_du_duplicates(cli *c)
 			char digest[72];
 			snprintf(digest, sizeof digest, "sha256:%s", dp->hex);
 			json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "digest", digest,
-			                                     "size", (json_int_t)dp->size, "inodes",
+			                                     "apparent_bytes", (json_int_t)dp->size, "inodes",
 			                                     (json_int_t)dp->n_inodes, "saving_bytes",
 			                                     (json_int_t)dp->saving, "linkable_bytes",
 			                                     (json_int_t)dp->linkable, "already_shared_bytes",
@@ -148,7 +148,7 @@ int cmd_du_duplicates(cli *c)
 		json_t *ua = json_array();
 		for (size_t k = 0; k < nu; k++)
 			json_array_append_new(ua, json_pack("{s:s,s:I,s:I}", "user", users[k].user, "copies",
-			                                    (json_int_t)users[k].copies, "bytes",
+			                                    (json_int_t)users[k].copies, "disk_bytes",
 			                                    (json_int_t)users[k].bytes));
 		json_t *tot = json_pack("{s:I,s:I,s:I,s:I,s:I}", "stores", (json_int_t)ok, "digests",
 		                        (json_int_t)d.n, "saving_bytes", (json_int_t)d.saving, "linkable_bytes",
@@ -177,7 +177,7 @@ int cmd_du_duplicates(cli *c)
 			json_decref(tot);
 		}
 	} else if (c->format == OUT_CSV) {
-		printf("digest,size,store,user,path,inode,same_inode_as,bytes,models\n");
+		printf("digest,apparent_bytes,store,user,path,inode,same_inode_as,disk_bytes,models\n");
 		for (size_t i = 0; i < d.n; i++)
 			for (size_t j = 0; j < d.v[i].n_copies; j++) {
 				const oa_dupe_copy *cp = &d.v[i].copies[j];
@@ -342,7 +342,7 @@ static json_t *action_json(oa_store *const *sv, const oa_dedupe_action *a)
 	                      oa_json_str(sv[a->src_store]->root), "keep_user",
 	                      oa_json_str(cli_store_user(sv[a->src_store])), "replace",
 	                      oa_json_str(sv[a->dst_store]->root), "replace_user",
-	                      oa_json_str(cli_store_user(sv[a->dst_store])), "bytes", (json_int_t)a->bytes);
+	                      oa_json_str(cli_store_user(sv[a->dst_store])), "disk_bytes", (json_int_t)a->bytes);
 	if (a->note[0])
 		json_object_set_new(o, "note", oa_json_str(a->note));
 	return o;
@@ -523,7 +523,7 @@ int cmd_dedupe(cli *c)
 			json_decref(sum);
 		}
 	} else if (c->format == OUT_CSV) {
-		printf("digest,how,status,keep,keep_user,replace,replace_user,bytes,note\n");
+		printf("digest,how,status,keep,keep_user,replace,replace_user,disk_bytes,note\n");
 		for (size_t i = 0; i < p.n; i++) {
 			const oa_dedupe_action *a = &p.v[i];
 			char digest[72], b[32];

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DU_SCHEMA "ollama-audit.du/1"
+#define DU_SCHEMA OA_SCHEMA_DU
 
 static char *row_name(const oa_store *s, const oa_du_row *r, const char *sep)
 {
@@ -109,8 +109,10 @@ static json_t *du_json(const cli *c, const oa_store *s, const du_store *d)
 		for (size_t k = 0; k < r->n_models; k++)
 			json_array_append_new(names, json_string(s->models[r->models[k]].display));
 		json_t *x = json_object();
+		json_object_set_new(x, "name", json_string(r->n_models ? s->models[r->models[0]].display : ""));
 		json_object_set_new(x, "names", names);
-		json_object_set_new(x, "id", json_string(r->id));
+		json_object_set_new(x, "id", json_stringn(r->id, 12));
+		json_object_set_new(x, "digest", json_string(r->id));
 		json_object_set_new(x, "manifest_ok", json_boolean(r->manifest_ok));
 		json_object_set_new(x, "unique_bytes", json_integer((json_int_t)r->unique));
 		json_object_set_new(x, "shared_bytes", json_integer((json_int_t)r->shared));
@@ -125,9 +127,9 @@ static json_t *du_json(const cli *c, const oa_store *s, const du_store *d)
 	json_object_set_new(o, "models", rows);
 	json_t *junk = json_object();
 	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++)
-		json_object_set_new(junk, oa_junk_cat_name((enum oa_junk_cat)k),
+		json_object_set_new(junk, oa_junk_cat_key((enum oa_junk_cat)k),
 		                    json_pack("{s:I,s:I,s:I}", "count", (json_int_t)d->junk.count[k],
-		                              "bytes", (json_int_t)d->junk.allocated[k], "apparent_bytes",
+		                              "disk_bytes", (json_int_t)d->junk.allocated[k], "apparent_bytes",
 		                              (json_int_t)d->junk.apparent[k]));
 	json_t *t = json_object();
 	json_object_set_new(t, "referenced_bytes", json_integer((json_int_t)d->du.referenced));
@@ -263,8 +265,8 @@ static json_t *total_json(const du_total *t)
 {
 	json_t *junk = json_object();
 	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++)
-		json_object_set_new(junk, oa_junk_cat_name((enum oa_junk_cat)k),
-		                    json_pack("{s:I,s:I}", "count", (json_int_t)t->junk_count[k], "bytes",
+		json_object_set_new(junk, oa_junk_cat_key((enum oa_junk_cat)k),
+		                    json_pack("{s:I,s:I}", "count", (json_int_t)t->junk_count[k], "disk_bytes",
 		                              (json_int_t)t->junk_bytes[k]));
 	return json_pack("{s:I,s:I,s:I,s:I,s:o,s:I,s:I,s:I}", "stores", (json_int_t)t->stores,
 	                 "model_rows", (json_int_t)t->models, "referenced_bytes",
@@ -318,7 +320,7 @@ int cmd_du(cli *c)
 	if (c->format == OUT_JSON)
 		printf("{\"schema\":\"%s\",\"stores\":[", DU_SCHEMA);
 	if (c->format == OUT_CSV)
-		printf("store,name,id,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n");
+		printf("store,name,id,digest,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n");
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
@@ -352,6 +354,9 @@ int cmd_du(cli *c)
 				snprintf(num[3], sizeof num[3], "%llu", (unsigned long long)r->apparent);
 				csv_field(stdout, s->root, false);
 				csv_field(stdout, name, false);
+				char id[13];
+				snprintf(id, sizeof id, "%.12s", r->id);
+				csv_field(stdout, id, false);
 				csv_field(stdout, r->id, false);
 				csv_field(stdout, r->manifest_ok ? "true" : "false", false);
 				for (int q = 0; q < 4; q++)

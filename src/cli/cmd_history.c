@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HISTORY_SCHEMA "ollama-audit.history/" OA_SCHEMA_VERSION
+#define HISTORY_SCHEMA OA_SCHEMA_HISTORY
 
 /* The sources one store's history was read from. */
 typedef struct src_list {
@@ -417,7 +417,7 @@ static json_t *summary_json(const summary *m)
 	for (int r = OA_LR_UNKNOWN; r <= OA_LR_MLX; r++)
 		if (m->runners & (1u << r))
 			json_array_append_new(rs, json_string(oa_log_runner_name((enum oa_log_runner)r)));
-	return json_pack("{s:o,s:o,s:o,s:I,s:I,s:o}", "model", oa_json_str(m->label), "id",
+	return json_pack("{s:o,s:o,s:o,s:I,s:I,s:o}", "name", oa_json_str(m->label), "id",
 	                 strcmp(m->id, "-") ? json_string(m->id) : json_null(), "last_loaded",
 	                 time_json(m->last), "loads", (json_int_t)m->loads, "failed", (json_int_t)m->failed,
 	                 "runners", rs);

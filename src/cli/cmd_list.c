@@ -341,7 +341,7 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 			cli_usage_json(c, s, &j, 1, mo);
 			if (ndjson) {
 				json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "model", "schema",
-				                        "ollama-audit.list/" OA_SCHEMA_VERSION, "host", cli_host(),
+				                        OA_SCHEMA_LIST, "host", cli_host(),
 				                        "store", oa_json_str(s->root));
 				json_object_update(rec, mo);
 				oa_json_dump_line(rec, stdout);
@@ -380,13 +380,13 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 	                          (json_int_t)t.models, "size", (json_int_t)t.size, "disk_bytes",
 	                          (json_int_t)t.disk);
 	if (!ndjson) {
-		json_t *root = json_pack("{s:s,s:o,s:o}", "schema", "ollama-audit.list/" OA_SCHEMA_VERSION,
+		json_t *root = json_pack("{s:s,s:o,s:o}", "schema", OA_SCHEMA_LIST,
 		                         "stores", stores, "total", total);
 		oa_json_dump_line(root, stdout);
 		json_decref(root);
 	} else {
 		json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "total", "schema",
-		                        "ollama-audit.list/" OA_SCHEMA_VERSION, "host", cli_host());
+		                        OA_SCHEMA_LIST, "host", cli_host());
 		json_object_update(rec, total);
 		oa_json_dump_line(rec, stdout);
 		json_decref(rec);

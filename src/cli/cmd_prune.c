@@ -181,8 +181,9 @@ static void plan_ndjson(json_t *doc)
 /* csv: one row per entry of the plan, planned then kept. */
 static void plan_csv(json_t *doc, bool header)
 {
-	static const char *cols[] = { "path", "category", "type", "size", "allocated", "freed", "mtime",
-	                              "digest", "model", "note" };
+	static const char *cols[] = { "path",        "category",    "type",   "apparent_bytes",
+	                              "disk_bytes",  "freed_bytes", "mtime",  "digest",
+	                              "model",       "note" };
 	const size_t ncols = sizeof cols / sizeof cols[0];
 	if (header) {
 		printf("command,store,state");
@@ -323,7 +324,7 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 					       r.failed, fr, r.interrupted ? " (interrupted)" : "");
 				result = json_pack("{s:I,s:I,s:I,s:I,s:I,s:b}", "done", (json_int_t)r.done, "skipped",
 				                   (json_int_t)r.skipped, "failed", (json_int_t)r.failed,
-				                   "bytes_freed", (json_int_t)r.freed, "bytes_moved",
+				                   "freed_bytes", (json_int_t)r.freed, "moved_bytes",
 				                   (json_int_t)r.moved, "interrupted", r.interrupted);
 				if (r.failed)
 					c->exit_code |= OA_EXIT_OPERATIONAL;
@@ -349,7 +350,7 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 			plan_csv(doc, first);
 		} else {
 			if (first)
-				printf("{\"schema\":\"ollama-audit.%s/1\",\"stores\":[", p->command);
+				printf("{\"schema\":\"%s\",\"stores\":[", oa_report_schema(p->command));
 			else
 				printf(",");
 			json_dumpf(doc, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -515,7 +516,7 @@ int cmd_prune(cli *c)
 		oa_junk_free(&pl[i].j);
 	}
 	if (c->format == OUT_JSON && !np)
-		printf("{\"schema\":\"ollama-audit.prune/1\",\"stores\":[]}\n");
+		printf("{\"schema\":\"" OA_SCHEMA_PRUNE "\",\"stores\":[]}\n");
 	free(pl);
 	cli_close_stores(st, n);
 	return c->exit_code;

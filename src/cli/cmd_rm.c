@@ -4,6 +4,7 @@
 #include "ollama_audit/junk.h"
 #include "base/platform.h"
 #include "ollama_audit/prune.h"
+#include "ollama_audit/report.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -140,7 +141,7 @@ int cmd_rm(cli *c)
 		oa_plan_free(&plans[i]);
 	}
 	if (c->format == OUT_JSON && !np)
-		printf("{\"schema\":\"ollama-audit.rm/1\",\"stores\":[]}\n");
+		printf("{\"schema\":\"" OA_SCHEMA_RM "\",\"stores\":[]}\n");
 	free(plans);
 	free(stores);
 	cli_close_stores(st, n);

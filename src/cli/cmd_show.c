@@ -244,7 +244,7 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 	}
 }
 
-#define SHOW_SCHEMA "ollama-audit.show/" OA_SCHEMA_VERSION
+#define SHOW_SCHEMA OA_SCHEMA_SHOW
 
 /* ndjson: the model, then one record per layer (config first) and finding. */
 static void show_ndjson(const oa_store *s, json_t *o)
@@ -278,9 +278,9 @@ static void show_ndjson(const oa_store *s, json_t *o)
 
 static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
 {
-	char size[32] = "", disk_size[32] = "", disk_bytes[32] = "";
-	const char *keys[] = { "size", "disk_size", "disk_bytes" };
-	char *bufs[] = { size, disk_size, disk_bytes };
+	char size[32] = "", apparent_bytes[32] = "", disk_bytes[32] = "";
+	const char *keys[] = { "size", "apparent_bytes", "disk_bytes" };
+	char *bufs[] = { size, apparent_bytes, disk_bytes };
 	for (size_t k = 0; k < 3; k++) {
 		json_t *v = json_object_get(l, keys[k]);
 		if (json_is_integer(v))
@@ -294,7 +294,7 @@ static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
 	csv_field(stdout, size, false);
 	csv_field(stdout, json_string_value(json_object_get(l, "from")), false);
 	csv_field(stdout, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
-	csv_field(stdout, disk_size, false);
+	csv_field(stdout, apparent_bytes, false);
 	csv_field(stdout, disk_bytes, true);
 }
 
@@ -302,7 +302,7 @@ static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
 static void show_csv(const oa_store *s, const oa_model *m, json_t *o, bool header)
 {
 	if (header)
-		printf("store,model,kind,media_type,digest,size,from,exists,disk_size,disk_bytes\n");
+		printf("store,model,kind,media_type,digest,size,from,exists,apparent_bytes,disk_bytes\n");
 	json_t *cfg = json_object_get(o, "config_layer");
 	if (cfg)
 		csv_layer(s, m, cfg);

@@ -16,7 +16,7 @@
 void cli_multi_prom_store(cli *c, oa_store *s, double seconds);
 void cli_multi_prom_add(const char *metric, double value);
 
-#define STORES_SCHEMA "ollama-audit.stores/" OA_SCHEMA_VERSION
+#define STORES_SCHEMA OA_SCHEMA_STORES
 
 typedef struct row {
 	const oa_candidate *cand;
@@ -91,7 +91,7 @@ static json_t *row_json(const row *r)
 	if (r->opened) {
 		json_object_set_new(o, "models", json_integer((json_int_t)oa_store_listed_models(&r->s)));
 		json_object_set_new(o, "blob_files", json_integer((json_int_t)r->s.n_blobs));
-		json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+		json_object_set_new(o, "disk_bytes", json_integer((json_int_t)r->bytes));
 		json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)r->apparent));
 		json_object_set_new(o, "unreadable_parts", json_integer((json_int_t)r->unreadable));
 	}
@@ -229,11 +229,11 @@ int cmd_stores(cli *c)
 			uint64_t b, a;
 			user_totals(rows, n, users[j], &ns, &nm, &b, &a);
 			json_array_append_new(ua, json_pack("{s:o,s:I,s:I,s:I,s:I}", "user", oa_json_str(users[j]), "stores",
-			                                    (json_int_t)ns, "models", (json_int_t)nm, "bytes",
+			                                    (json_int_t)ns, "models", (json_int_t)nm, "disk_bytes",
 			                                    (json_int_t)b, "apparent_bytes", (json_int_t)a));
 		}
 		json_t *tot = json_pack("{s:I,s:I,s:I,s:I}", "stores", (json_int_t)n_real, "models",
-		                        (json_int_t)all_models, "bytes", (json_int_t)all_bytes, "apparent_bytes",
+		                        (json_int_t)all_models, "disk_bytes", (json_int_t)all_bytes, "apparent_bytes",
 		                        (json_int_t)all_apparent);
 		json_t *dup = json_pack("{s:I,s:I,s:I,s:I,s:I,s:s}", "digests", (json_int_t)dupes.n, "saving_bytes",
 		                        (json_int_t)dupes.saving, "linkable_bytes", (json_int_t)dupes.linkable,
@@ -264,7 +264,7 @@ int cmd_stores(cli *c)
 			json_decref(dup);
 		}
 	} else if (c->format == OUT_CSV) {
-		printf("host,store,state,user,uid,models,blob_files,bytes,apparent_bytes,found_by,paths\n");
+		printf("host,store,state,user,uid,models,blob_files,disk_bytes,apparent_bytes,found_by,paths\n");
 		for (size_t i = 0; i < n; i++) {
 			const row *r = &rows[i];
 			const oa_candidate *k = r->cand;

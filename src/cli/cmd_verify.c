@@ -277,7 +277,7 @@ int cmd_verify(cli *c)
 		                            "skipped_unchanged", (json_int_t)skipped, "not_done", (json_int_t)not_done,
 		                            "seconds", tot.seconds, "interrupted", tot.interrupted,
 		                            "timed_out", tot.timed_out);
-		report_findings(c, s, "ollama-audit.verify/" OA_SCHEMA_VERSION, line, summary, first);
+		report_findings(c, s, OA_SCHEMA_VERIFY, line, summary, first);
 		json_decref(summary);
 		first = false;
 		for (size_t j = 0; j < njobs; j++)
@@ -295,7 +295,7 @@ int cmd_verify(cli *c)
 		}
 		oa_verify_cache_close(cache);
 	}
-	report_finish(c, "ollama-audit.verify/" OA_SCHEMA_VERSION, !first);
+	report_finish(c, OA_SCHEMA_VERIFY, !first);
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		c->exit_code |= OA_EXIT_INTERRUPTED;

@@ -22,9 +22,21 @@ static const char *cat_names[OA_JUNK_CAT_COUNT] = {
 	[OA_JUNK_EMPTY_DIR] = "empty-dirs",
 };
 
+static const char *cat_keys[OA_JUNK_CAT_COUNT] = {
+	[OA_JUNK_ORPHAN] = "orphans",     [OA_JUNK_MANIFEST_BLOB] = "manifest_blobs",
+	[OA_JUNK_PARTIAL] = "partials",   [OA_JUNK_TEMP] = "temps",
+	[OA_JUNK_LEGACY] = "legacy",      [OA_JUNK_FOREIGN] = "foreign",
+	[OA_JUNK_EMPTY_DIR] = "empty_dirs",
+};
+
 const char *oa_junk_cat_name(enum oa_junk_cat c)
 {
 	return c < OA_JUNK_CAT_COUNT ? cat_names[c] : "?";
+}
+
+const char *oa_junk_cat_key(enum oa_junk_cat c)
+{
+	return c < OA_JUNK_CAT_COUNT ? cat_keys[c] : "unknown";
 }
 
 int oa_junk_parse_what(const char *list, unsigned *mask, char *err, size_t errlen)

@@ -456,12 +456,12 @@ static json_t *entry_json(const oa_plan_entry *e)
 	json_object_set_new(o, "dev", json_integer((json_int_t)e->dev));
 	json_object_set_new(o, "ino", json_integer((json_int_t)e->ino));
 	json_object_set_new(o, "nlink", json_integer((json_int_t)e->nlink));
-	json_object_set_new(o, "size", json_integer(e->size));
+	json_object_set_new(o, "apparent_bytes", json_integer(e->size));
 	json_object_set_new(o, "mtime_ns", json_integer(e->mtime_ns));
 	json_object_set_new(o, "mtime", json_string(mt));
 	json_object_set_new(o, "age_seconds", json_integer((json_int_t)e->age));
-	json_object_set_new(o, "allocated", json_integer((json_int_t)e->allocated));
-	json_object_set_new(o, "freed", json_integer((json_int_t)e->freed));
+	json_object_set_new(o, "disk_bytes", json_integer((json_int_t)e->allocated));
+	json_object_set_new(o, "freed_bytes", json_integer((json_int_t)e->freed));
 	json_object_set_new(o, "model", e->model ? json_string(e->model) : json_null());
 	json_object_set_new(o, "note", e->note ? json_string(e->note) : json_null());
 	return o;
@@ -482,9 +482,9 @@ json_t *oa_plan_to_json(const oa_plan *p)
 			json_array_append_new(what, json_string(oa_junk_cat_name((enum oa_junk_cat)c)));
 	json_object_set_new(o, "what", what);
 	json_object_set_new(o, "min_age_seconds", json_integer(p->min_age));
-	json_object_set_new(o, "bytes_freed", json_integer((json_int_t)p->freed));
-	json_object_set_new(o, "bytes_allocated", json_integer((json_int_t)p->allocated));
-	json_object_set_new(o, "bytes_apparent", json_integer((json_int_t)p->apparent));
+	json_object_set_new(o, "freed_bytes", json_integer((json_int_t)p->freed));
+	json_object_set_new(o, "disk_bytes", json_integer((json_int_t)p->allocated));
+	json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)p->apparent));
 	json_t *v = json_array();
 	for (size_t i = 0; i < p->todo.n; i++)
 		json_array_append_new(v, entry_json(&p->todo.v[i]));
@@ -643,6 +643,13 @@ static bool get_i64(json_t *o, const char *k, int64_t *out)
 	return true;
 }
 
+/* An entry's st_size: "apparent_bytes" since plan/2 and quarantine/2,
+ * "size" in a quarantine index an older version wrote (still restorable). */
+static bool entry_apparent_bytes(json_t *x, int64_t *v)
+{
+	return get_i64(x, "apparent_bytes", v) || get_i64(x, "size", v);
+}
+
 static int entry_from_json(json_t *o, const char *command, oa_plan_entry *e, char *err,
                            size_t errlen, size_t idx)
 {
@@ -681,13 +688,13 @@ static int entry_from_json(json_t *o, const char *command, oa_plan_entry *e, cha
 	                         : kind == PK_MANIFEST_DIR ? (strcmp(command, "rm") == 0 ? "empty-dir" : "empty-dirs")
 	                         : cat);
 	if (!get_u64(o, "dev", &e->dev) || !get_u64(o, "ino", &e->ino) ||
-	    !get_i64(o, "size", &e->size) || !get_i64(o, "mtime_ns", &e->mtime_ns)) {
-		snprintf(err, errlen, "entry %zu (%s): dev, ino, size and mtime_ns are required", idx, path);
+	    !get_i64(o, "apparent_bytes", &e->size) || !get_i64(o, "mtime_ns", &e->mtime_ns)) {
+		snprintf(err, errlen, "entry %zu (%s): dev, ino, apparent_bytes and mtime_ns are required", idx, path);
 		return -1;
 	}
 	get_u64(o, "nlink", &e->nlink);
-	get_u64(o, "allocated", &e->allocated);
-	get_u64(o, "freed", &e->freed);
+	get_u64(o, "disk_bytes", &e->allocated);
+	get_u64(o, "freed_bytes", &e->freed);
 	const char *note = json_string_value(json_object_get(o, "note"));
 	const char *model = json_string_value(json_object_get(o, "model"));
 	if (note)
@@ -712,6 +719,10 @@ int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen)
 	const char *store = json_string_value(json_object_get(o, "store"));
 	json_t *entries = json_object_get(o, "entries");
 	int rc = -1;
+	if (schema && strcmp(schema, "ollama-audit.plan/1") == 0) {
+		snprintf(err, errlen, "%s: a plan of an older ollama-audit (%s); plan again", file, schema);
+		goto out;
+	}
 	if (!schema || strcmp(schema, OA_PLAN_SCHEMA) != 0) {
 		snprintf(err, errlen, "%s: not a plan (schema is not %s)", file, OA_PLAN_SCHEMA);
 		goto out;
@@ -924,7 +935,7 @@ static json_t *load_index(int qfd, const char *dir, char *err, size_t errlen, bo
 	json_t *o = json_loadb((const char *)bytes, len, 0, &jerr);
 	free(bytes);
 	const char *schema = o ? json_string_value(json_object_get(o, "schema")) : NULL;
-	if (!schema || strcmp(schema, OA_QUARANTINE_SCHEMA) != 0 ||
+	if (!schema || (strcmp(schema, OA_QUARANTINE_SCHEMA) != 0 && strcmp(schema, OA_QUARANTINE_SCHEMA_1) != 0) ||
 	    !json_is_array(json_object_get(o, "entries"))) {
 		snprintf(err, errlen, "index.json is not a quarantine index (%s)",
 		         o ? "wrong schema" : jerr.text);
@@ -1602,7 +1613,7 @@ static restore_outcome restore_gone(const restore_ctx *c, json_t *x, const char 
 	int64_t want_size = -1;
 	const char *lf;
 	int ppfd;
-	if (get_u64(x, "ino", &want_ino) && get_i64(x, "size", &want_size) &&
+	if (get_u64(x, "ino", &want_ino) && entry_apparent_bytes(x, &want_size) &&
 	    (ppfd = make_parents(c->root_fd, path, &lf)) >= 0) {
 		/* A restore killed after moving this file back but before it
 		 * saved the index: the file is home, under its own inode. */

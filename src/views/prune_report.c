@@ -7,7 +7,7 @@ static json_t *deletes_json(const oa_sp_delete *v, size_t n, bool later)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++) {
-		json_t *x = json_pack("{s:s,s:s,s:I,s:I}", "path", v[i].path, "reason", v[i].reason, "bytes",
+		json_t *x = json_pack("{s:s,s:s,s:I,s:I}", "path", v[i].path, "reason", v[i].reason, "disk_bytes",
 		                      (json_int_t)v[i].bytes, "age_seconds", (json_int_t)v[i].age_seconds);
 		if (later) {
 			char when[48];
@@ -33,6 +33,6 @@ json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p)
 	json_object_set_new(o, "deletes", deletes_json(p->deletes, p->n_deletes, false));
 	json_object_set_new(o, "deleted_later", deletes_json(p->later, p->n_later, true));
 	json_object_set_new(o, "empty_dirs_removed", dirs);
-	json_object_set_new(o, "bytes_freed", json_integer((json_int_t)p->bytes_freed));
+	json_object_set_new(o, "freed_bytes", json_integer((json_int_t)p->bytes_freed));
 	return o;
 }

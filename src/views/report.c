@@ -157,6 +157,20 @@ static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
 	json_object_set_new(o, "manifest_list", l);
 }
 
+const char *oa_report_schema(const char *command)
+{
+	static const struct { const char *command, *schema; } schemas[] = {
+		{ "list", OA_SCHEMA_LIST },       { "show", OA_SCHEMA_SHOW },     { "check", OA_SCHEMA_CHECK },
+		{ "verify", OA_SCHEMA_VERIFY },   { "du", OA_SCHEMA_DU },         { "prune", OA_SCHEMA_PRUNE },
+		{ "rm", OA_SCHEMA_RM },           { "stores", OA_SCHEMA_STORES }, { "dedupe", OA_SCHEMA_DEDUPE },
+		{ "history", OA_SCHEMA_HISTORY },
+	};
+	for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++)
+		if (strcmp(schemas[i].command, command) == 0)
+			return schemas[i].schema;
+	return NULL;
+}
+
 json_t *oa_report_model(const oa_store *s, const oa_model *m)
 {
 	json_t *o = json_object();
@@ -345,7 +359,7 @@ static json_t *layer_json(const oa_store *s, const oa_model *m, const oa_layer *
 		char *p = oa_xasprintf("%s/blobs/%s", s->root, b->name);
 		json_object_set_new(o, "path", jstr(p));
 		free(p);
-		json_object_set_new(o, "disk_size", json_integer((json_int_t)b->st.st_size));
+		json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)b->st.st_size));
 		json_object_set_new(o, "disk_bytes", json_integer((json_int_t)b->st.st_blocks * 512));
 		if (b->is_symlink)
 			json_object_set_new(o, "symlink_target", jstr(b->link_target));

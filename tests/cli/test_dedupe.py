@@ -75,7 +75,7 @@ with t.guard("dry run: the default plan (reflinks)"):
     r = run("--store", a1.root, "--store", a2.root, "--store", b.root, "dedupe", "--format", "json", env=CAN)
     t.exit_code(r, 0)
     doc = r.json()
-    t.eq(doc.get("schema"), "ollama-audit.dedupe/1", "schema")
+    t.eq(doc.get("schema"), "ollama-audit.dedupe/2", "schema")
     t.eq(doc.get("host"), ms.host(), "host")
     acts = doc.get("actions", [])
     planned = [a for a in acts if a["status"] == "planned"]

@@ -102,13 +102,13 @@ with t.guard("du json against a hand count and du -B1"):
           (du_total, tot["blobs_bytes"], tot["referenced_bytes"]))
     j = tot["junk"]
     t.eq(j["orphans"]["count"], 1, "one orphan")
-    t.eq(j["orphans"]["bytes"], alloc(s.blob_path(orphan)), "orphan bytes")
+    t.eq(j["orphans"]["disk_bytes"], alloc(s.blob_path(orphan)), "orphan bytes")
     t.eq(j["partials"]["count"], 4, "partial data + 3 part files")
-    t.eq(j["partials"]["bytes"], sum(alloc(p) for p in parts), "partial bytes")
+    t.eq(j["partials"]["disk_bytes"], sum(alloc(p) for p in parts), "partial bytes")
     t.eq(j["temps"]["count"], 2, "create temp + quantize temp")
     t.eq(j["foreign"]["count"], 2, "notes.txt + the hard link")
-    t.eq(j["empty-dirs"]["count"], 2, "gone/ and gone/x/")
-    junk_blobs = sum(j[k]["bytes"] for k in ("orphans", "manifest-blobs", "partials", "temps", "legacy", "foreign"))
+    t.eq(j["empty_dirs"]["count"], 2, "gone/ and gone/x/")
+    junk_blobs = sum(j[k]["disk_bytes"] for k in ("orphans", "manifest_blobs", "partials", "temps", "legacy", "foreign"))
     # the hard link shares the orphan's inode: du counts it once, the junk list per name;
     # blobs/ itself is neither referenced nor junk
     t.eq(tot["referenced_bytes"] + junk_blobs - alloc(s.blob_path(orphan)) + alloc(s.blobs), tot["blobs_bytes"],
@@ -171,7 +171,7 @@ with t.guard("one walker: du's blobs/ total counts temp directories and their co
     t.eq(tot["blobs_apparent_bytes"], du_s(s.blobs, "--apparent-size"),
          "blobs/ apparent = du -B1 -s --apparent-size blobs (a symlink as itself)")
     d = os.path.join(s.blobs, "split-gguf-123")
-    t.eq(tot["junk"]["temps"]["bytes"], du_s(d), "junk temps = du -B1 -s of the temp dir")
+    t.eq(tot["junk"]["temps"]["disk_bytes"], du_s(d), "junk temps = du -B1 -s of the temp dir")
 
 with t.guard("du: a symlinked blob is unique as the link, never its target (item 8)"):
     s = t.new_store("du-symlink")
@@ -190,7 +190,7 @@ with t.guard("du: a symlinked blob is unique as the link, never its target (item
     t.eq(row["unique_apparent_bytes"], sum(os.lstat(p).st_size for p in own + [w]),
          "unique apparent: the link's own size")
     r = t.audit(s.root, "rm", "alpha:latest", "--format", "json")
-    t.eq(sum(e["freed"] for e in r.json()["stores"][0]["entries"] if e["category"] == "model-blob"),
+    t.eq(sum(e["freed_bytes"] for e in r.json()["stores"][0]["entries"] if e["category"] == "model-blob"),
          row["unique_bytes"], "UNIQUE = what rm frees in blobs/")
 
 t.done()

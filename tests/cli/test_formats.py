@@ -72,6 +72,33 @@ HAVE_PROM = prometheus_parser()
 env = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("formats-sysroot")}
 
 
+# docs/schema.md "Field vocabulary": one name per thing in every document.
+OLD_NAMES = {"bytes", "bytes_freed", "bytes_allocated", "bytes_apparent", "bytes_moved", "allocated",
+             "freed", "disk_size"}
+FREE_FORM = {"by_status", "config_fields", "details", "config", "header"}  # keys are data, or Ollama's
+
+
+def vocabulary(doc, where, path="$"):
+    """Every key snake_case and none of the retired names; `id` is the
+    12-hex short ID wherever it is a manifest ID."""
+    bad = []
+
+    def walk(o, p):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k in OLD_NAMES or "-" in k or k != k.lower():
+                    bad.append("%s.%s" % (p, k))
+                if k == "id" and isinstance(v, str) and len(v) == 64:
+                    bad.append("%s.id is a full digest" % p)
+                if k not in FREE_FORM:
+                    walk(v, "%s.%s" % (p, k))
+        elif isinstance(o, list):
+            for i, v in enumerate(o[:50]):
+                walk(v, "%s[%d]" % (p, i))
+    walk(doc, path)
+    t.eq(bad, [], "%s: the field vocabulary (docs/schema.md)" % where)
+
+
 def parses(fmt, r, missing, where):
     """Assert that r's stdout is a well-formed document of fmt."""
     out = r.out
@@ -98,6 +125,7 @@ def parses(fmt, r, missing, where):
                  r.describe())
         else:
             t.eq(doc.get("errors"), [], "%s: no errors" % where, r.describe())
+            vocabulary(doc, where)
     elif fmt == "ndjson":
         recs = []
         for i, line in enumerate(out.splitlines()):
@@ -117,6 +145,7 @@ def parses(fmt, r, missing, where):
         else:
             t.ok(recs, "%s: records" % where, r.describe())
             t.ok(all(x["type"] != "error" for x in recs), "%s: no error record" % where, r.describe())
+            vocabulary(recs, where)
     elif fmt == "csv":
         if missing:
             t.eq(out, "", "%s: nothing on stdout" % where, r.describe())
@@ -128,6 +157,7 @@ def parses(fmt, r, missing, where):
             return
         t.ok(all(len(row) == len(rows[0]) for row in rows), "%s: every row has %d columns" % (where, len(rows[0])),
              r.describe())
+        vocabulary({c: None for c in rows[0]}, where + " (csv header)")
         if not where.startswith(("verify", "history")):  # no findings, no server logs in the demo
             t.ok(len(rows) > 1, "%s: rows" % where, r.describe())
     elif fmt == "prometheus":

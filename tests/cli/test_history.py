@@ -172,7 +172,7 @@ with t.guard("server.log and its rotated siblings beside the store"):
     r = hist(s, "--format", "json")
     t.exit_code(r, 0, "history reads the logs beside the store")
     doc = r.json()
-    t.eq(doc["schema"], "ollama-audit.history/1", "versioned schema")
+    t.eq(doc["schema"], "ollama-audit.history/2", "versioned schema")
     st = doc["stores"][0]
     t.eq([os.path.basename(x) for x in st["sources"]], ["server-2.log", "server-1.log", "server.log"],
          "server*.log found, oldest first; app.log is not a server log")
@@ -214,7 +214,7 @@ with t.guard("server.log and its rotated siblings beside the store"):
          "llama runner process has terminated: exit status 2", "a runner crash is the load's result")
     t.eq(lg["result"], "ok", "0.40: 'llama-server started in N seconds' is a successful load")
     t.eq(st["logs_from"], "2024-09-26T16:00:00Z", "how far back the logs go")
-    models = {m["model"]: m for m in st["models"]}
+    models = {m["name"]: m for m in st["models"]}
     t.eq(models["qwen3.5:4b"]["runners"], ["llamacpp", "mlx"], "both engines seen for the list tag")
     t.eq(models["qwen3.5:4b"]["last_loaded"], "2026-10-22T16:20:00Z", "its last load")
     t.eq((models["qwen3:8b"]["loads"], models["qwen3:8b"]["failed"]), (2, 1), "loads and failures counted")
@@ -261,7 +261,7 @@ with t.guard("server.log and its rotated siblings beside the store"):
     r = hist(s, "--format", "ndjson")
     recs = [json.loads(x) for x in r.out.splitlines()]
     t.eq(sorted(set(x["type"] for x in recs)), ["load", "model", "sources"], "ndjson record types")
-    t.ok(all(x["schema"] == "ollama-audit.history/1" for x in recs), "every record names the schema")
+    t.ok(all(x["schema"] == "ollama-audit.history/2" for x in recs), "every record names the schema")
 
 with t.guard("--log: journalctl and docker exports, standard input"):
     s, f = build()

@@ -414,7 +414,7 @@ with t.guard("blobs bytes by state sum to du -B1 -s blobs; temps count their con
     app = sum(val(fams, "ollama_check_blobs_apparent_bytes", store=w.root, state=x) or 0 for x in states)
     t.eq(app, du("--apparent-size"), "sum over states of blobs_apparent_bytes = du -B1 -s --apparent-size blobs")
     d = t.run("--store", w.root, "du", "--format", "json").json()["stores"][0]["totals"]
-    t.eq(val(fams, "ollama_check_blobs_bytes", store=w.root, state="temp"), d["junk"]["temps"]["bytes"],
+    t.eq(val(fams, "ollama_check_blobs_bytes", store=w.root, state="temp"), d["junk"]["temps"]["disk_bytes"],
          "temp bytes = du's junk temps (the directory and what is in it)")
     t.eq(total, d["blobs_bytes"], "the same figure as du's blobs/ total")
 

@@ -89,7 +89,7 @@ with t.guard("dry run lists the default categories and changes nothing"):
         t.ok(p not in e, "not in the default set: " + p)
     t.ok(not any(k.startswith("manifests/") for k in e), "no empty dirs by default")
     t.eq(doc["stores"][0]["dry_run"], True, "dry_run flag")
-    t.eq(doc["stores"][0]["bytes_freed"], sum(x["freed"] for x in e.values()), "bytes_freed = sum of entries")
+    t.eq(doc["stores"][0]["freed_bytes"], sum(x["freed_bytes"] for x in e.values()), "freed_bytes = sum of entries")
     r = t.audit(s.root, "prune")
     t.contains(r.out, "dry run, nothing removed", "table says dry run")
     t.contains(r.out, "download: ", "partial download progress shown")
@@ -295,7 +295,7 @@ with t.guard("a hard link to a referenced blob frees nothing, and the note says 
     s.age_all(7200)
     r = t.audit(s.root, "prune", "--format", "json")
     e = listed(r.json()).get("blobs/sha256-" + "a" * 64, {})
-    t.eq(e.get("freed"), 0, "hardlinked orphan frees 0 bytes")
+    t.eq(e.get("freed_bytes"), 0, "hardlinked orphan frees 0 bytes")
     t.contains(e.get("note") or "", "hardlinked", "note explains")
 
 # ------------------------------------------------------------------ plans
@@ -311,9 +311,9 @@ with t.guard("--plan FILE, then --apply --plan FILE removes exactly the plan, re
     r = t.audit(s.root, "prune", "--plan", plan)
     t.exit_code(r, 0, "write plan")
     doc = json.load(open(plan))
-    t.eq(doc["schema"], "ollama-audit.plan/1", "plan schema")
+    t.eq(doc["schema"], "ollama-audit.plan/2", "plan schema")
     t.eq(sorted(e["path"] for e in doc["entries"]), sorted(B(s, x) for x in (o1, o2, o3, o4)), "plan entries")
-    for k in ("path", "dev", "ino", "size", "mtime_ns", "digest", "category"):
+    for k in ("path", "dev", "ino", "apparent_bytes", "mtime_ns", "digest", "category"):
         t.ok(k in doc["entries"][0], "plan entry has %s" % k)
     # after the plan: a new orphan (not in the plan), o2 rewritten, o3 now referenced, o4 untouched
     o5 = s.add_blob(b"orphan five, made after the plan" * 100)
@@ -353,7 +353,7 @@ with t.guard("--quarantine moves with an index; restore puts everything back"):
     t.exit_code(r, 0, "quarantine apply")
     t.ok(not os.path.exists(s.blob_path(j["orphan"])), "orphan moved away")
     idx = json.load(open(os.path.join(q, "index.json")))
-    t.eq(idx["schema"], "ollama-audit.quarantine/1", "index schema")
+    t.eq(idx["schema"], "ollama-audit.quarantine/2", "index schema")
     moved = [e for e in idx["entries"] if e["state"] == "moved"]
     t.ok(len(moved) >= 10, "entries moved: %d" % len(moved))
     t.ok(all(os.path.lexists(os.path.join(q, e["stored"])) for e in moved), "every moved file is in DIR")
@@ -366,6 +366,24 @@ with t.guard("--quarantine moves with an index; restore puts everything back"):
     t.eq(t.diff_snapshots(strip(before), strip(after)), [], "store identical after restore")
     r = t.run("restore", q)
     t.exit_code(r, 0, "restore twice is harmless")
+
+with t.guard("a quarantine an older version wrote (quarantine/1, 'size') is still restored"):
+    s, j = junk_store("quar1")
+    before = t.snapshot(s.root)
+    q = os.path.join(t.tempdir("q1"), "quarantine")
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q)
+    t.exit_code(r, 0, "quarantine apply")
+    path = os.path.join(q, "index.json")
+    idx = json.load(open(path))
+    idx["schema"] = "ollama-audit.quarantine/1"
+    renames = {"apparent_bytes": "size", "disk_bytes": "allocated", "freed_bytes": "freed"}
+    idx["entries"] = [{renames.get(k, k): v for k, v in e.items()} for e in idx["entries"]]
+    json.dump(idx, open(path, "w"))
+    r = t.run("restore", q)
+    t.exit_code(r, 0, "restore of a quarantine/1 index")
+    t.ok(os.path.exists(s.blob_path(j["orphan"])), "the orphan is back")
+    strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
+    t.eq(t.diff_snapshots(strip(before), strip(t.snapshot(s.root))), [], "store identical after restore")
 
 with t.guard("restore never overwrites a different file"):
     s = t.new_store("conflict")
@@ -450,8 +468,8 @@ def entry_for(s, rel, **kw):
     typ = "dir" if stat_.S_ISDIR(st.st_mode) else "symlink" if stat_.S_ISLNK(st.st_mode) else "file"
     e = {"path": rel, "category": "orphans", "digest": None, "type": typ, "empty_dir": False,
          "check_refs": True, "dev": st.st_dev, "ino": st.st_ino, "nlink": st.st_nlink,
-         "size": st.st_size, "mtime_ns": st.st_mtime_ns, "allocated": st.st_blocks * 512,
-         "freed": st.st_blocks * 512, "model": None, "note": None}
+         "apparent_bytes": st.st_size, "mtime_ns": st.st_mtime_ns, "disk_bytes": st.st_blocks * 512,
+         "freed_bytes": st.st_blocks * 512, "model": None, "note": None}
     e.update(kw)
     return e
 
@@ -614,8 +632,8 @@ with t.guard("a quarantine run reports bytes moved, not freed (S5)"):
     t.run("restore", q)
     r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q, "--format", "json")
     res = r.json()["stores"][0]["result"]
-    t.eq(res.get("bytes_freed"), 0, "nothing freed")
-    t.ok(res.get("bytes_moved", 0) > 0, "bytes moved reported: %r" % res)
+    t.eq(res.get("freed_bytes"), 0, "nothing freed")
+    t.ok(res.get("moved_bytes", 0) > 0, "bytes moved reported: %r" % res)
 
 # ------------------------------------------------------------------ hostile part files (M5), JSON documents
 with t.guard("huge or negative Size/Completed in -partial-N files do not overflow (M5)"):
@@ -660,7 +678,7 @@ def plan_entry(s, rel, category):
     st = os.lstat(os.path.join(s.root, rel))
     typ = "dir" if stat.S_ISDIR(st.st_mode) else "symlink" if stat.S_ISLNK(st.st_mode) else "file"
     return {"path": rel, "category": category, "digest": None, "type": typ, "dev": st.st_dev,
-            "ino": st.st_ino, "nlink": st.st_nlink, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            "ino": st.st_ino, "nlink": st.st_nlink, "apparent_bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
 def symlinked_weights(tag, into=None):

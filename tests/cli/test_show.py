@@ -123,8 +123,8 @@ with t.guard("show --format json fields"):
         t.eq(got.get("media_type"), want["mediaType"], "layer %d media type" % i)
         t.eq(got.get("size"), want["size"], "layer %d declared size" % i)
         t.eq(got.get("exists"), True, "layer %d exists" % i)
-        t.eq(got.get("disk_size"), os.path.getsize(os.path.join(DEMO, "blobs", want["digest"].replace(":", "-"))),
-             "layer %d disk_size" % i)
+        t.eq(got.get("apparent_bytes"), os.path.getsize(os.path.join(DEMO, "blobs", want["digest"].replace(":", "-"))),
+             "layer %d apparent_bytes" % i)
         t.eq(got.get("from"), want.get("from"), "layer %d from" % i)
     h = ll[0].get("header", {}) if ll else {}
     t.eq((h.get("type"), h.get("ok"), h.get("version"), h.get("architecture"), h.get("file_type"),
@@ -194,7 +194,7 @@ with t.guard("show a damaged model"):
     d = r.json()
     ll = d.get("layer_list", [])
     t.eq(ll[0].get("exists") if ll else None, False, "the missing layer has exists=false")
-    t.ok("disk_size" not in (ll[0] if ll else {}), "no disk_size for a missing blob")
+    t.ok("apparent_bytes" not in (ll[0] if ll else {}), "no apparent_bytes for a missing blob")
     t.eq([f["code"] for f in d.get("findings", [])], ["missing-blob"], "the model's findings")
     r = t.audit(s.root, "show", "tiny")
     t.exit_code(r, 4)

@@ -35,7 +35,7 @@ with t.guard("discovery: every source"):
     r = m.run("stores", "--format", "json")
     t.exit_code(r, 0)
     doc = r.json()
-    t.eq(doc.get("schema"), "ollama-audit.stores/1", "schema")
+    t.eq(doc.get("schema"), "ollama-audit.stores/2", "schema")
     t.eq(doc.get("host"), HOST, "host name")
     st = by_root(doc)
     real = {k: os.path.realpath(v) for k, v in m.stores.items()}
@@ -107,11 +107,11 @@ with t.guard("stores: per-user totals and duplicates"):
         u = users.get(user, {})
         t.eq(u.get("stores"), len(keys), "stores of %s" % user)
         t.eq(u.get("models"), sum(len(m.infos[k]) for k in keys), "models of %s" % user)
-        t.eq(u.get("bytes"), want, "bytes of %s (each inode once, st_blocks)" % user)
+        t.eq(u.get("disk_bytes"), want, "disk_bytes of %s (each inode once, st_blocks)" % user)
     inv = ms.blob_inventory(list(real.values()))
     want_total = sum({(c[1], c[2]): c[3] for cs in inv.values() for c in cs}.values()) + \
         sum(os.lstat(os.path.join(r_, "blobs")).st_blocks * 512 for r_ in real.values())
-    t.eq(doc.get("total", {}).get("bytes"), want_total, "total bytes")
+    t.eq(doc.get("total", {}).get("disk_bytes"), want_total, "total disk_bytes")
     t.eq(doc.get("total", {}).get("stores"), len(real), "total stores")
     n, saving, shared = ms.expected_dupes(list(real.values()))
     d = doc.get("duplicates", {})
@@ -288,7 +288,7 @@ with t.guard("stores SIZE = du -B1 -s blobs: temp dirs, their contents and symli
     row = by_root(r.json()).get(os.path.realpath(w.root), {})
     du = lambda *o: int(subprocess.run(["du", "-B1", "-s"] + list(o) + [w.blobs], stdout=subprocess.PIPE,
                                        check=True).stdout.split()[0])
-    t.eq(row.get("bytes"), du(), "SIZE (bytes) = du -B1 -s blobs")
+    t.eq(row.get("disk_bytes"), du(), "SIZE (disk_bytes) = du -B1 -s blobs")
     t.eq(row.get("apparent_bytes"), du("--apparent-size"), "apparent_bytes = du -B1 -s --apparent-size blobs")
 
 
