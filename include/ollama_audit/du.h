@@ -41,4 +41,27 @@ typedef struct oa_du {
 void oa_du_compute(oa_store *s, oa_du *out);
 void oa_du_free(oa_du *d);
 
+/* One store as `du` reports it: the rows and totals above, the junk by
+ * category, and what `prune` (the default categories, past the server's
+ * grace period) can free now. */
+typedef struct oa_du_store {
+	oa_du du;
+	oa_junk_list junk;
+	uint64_t reclaimable;
+	size_t reclaimable_entries;
+} oa_du_store;
+/* now: Unix seconds, the time junk ages are measured against. */
+void oa_du_store_compute(oa_store *s, double now, oa_du_store *out);
+void oa_du_store_free(oa_du_store *d);
+
+/* Combined totals of several stores (--all-users, repeated --store): the
+ * sum of the stores' own figures. A blob hard-linked between two stores
+ * (dedupe --hardlink) counts in each; `du --duplicates` shows those. */
+typedef struct oa_du_total {
+	size_t stores, models;
+	uint64_t referenced, referenced_apparent, reclaimable, blobs, blobs_apparent;
+	uint64_t junk_count[OA_JUNK_CAT_COUNT], junk_bytes[OA_JUNK_CAT_COUNT];
+} oa_du_total;
+void oa_du_total_add(oa_du_total *t, const oa_du_store *d);
+
 #endif

@@ -43,5 +43,7 @@ json_t *oa_report_model_detail(const oa_store *s, const oa_model *m, bool tensor
 void oa_json_dump_go(json_t *v, FILE *out);
 /* Dump for people and programs: compact, one value, with a newline. */
 void oa_json_dump_line(json_t *v, FILE *out);
+/* Each element of an array of records with oa_json_dump_line (ndjson). */
+void oa_json_dump_lines(json_t *records, FILE *out);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "ollama_audit/finding.h"
 #include "ollama_audit/humanize.h"
+#include "ollama_audit/last_used.h"
 #include "ollama_audit/scan.h"
 
 #include <jansson.h>
@@ -166,6 +167,12 @@ typedef struct cli_usage {
 	int64_t *last_ns;   /* per model: its newest load */
 } cli_usage;
 const cli_usage *cli_usage_of(cli *c, const oa_store *s);
+/* The same, as the list and du views take it (reads the logs on first use). */
+static inline oa_last_used cli_last_used(cli *c, const oa_store *s)
+{
+	const cli_usage *u = cli_usage_of(c, s);
+	return (oa_last_used){ u->have_logs, u->loaded, u->last_ns };
+}
 /* --unused-for: model idx has no load within it (never, as far as the logs go). */
 bool cli_model_unused(const cli *c, const oa_store *s, size_t idx);
 /* LAST USED of some models (the newest load of any) as list and du show it:

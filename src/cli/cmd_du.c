@@ -1,20 +1,16 @@
 /* cmd_du.c - `ollama-audit du`: disk usage per model and for the store. */
 #include "cli.h"
 #include "cli_multi.h"
-#include "base/jsonutil.h"
 #include "ollama_audit/du.h"
+#include "ollama_audit/du_report.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
-#include "ollama_audit/reclaim.h"
 #include "base/platform.h"
-#include "ollama_audit/prune.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define DU_SCHEMA OA_SCHEMA_DU
 
 static char *row_name(const oa_store *s, const oa_du_row *r, const char *sep)
 {
@@ -32,13 +28,6 @@ static char *row_name(const oa_store *s, const oa_du_row *r, const char *sep)
 		oa_buf_adds(&b, " (unparseable manifest)");
 	return oa_buf_take(&b);
 }
-
-typedef struct du_store {
-	oa_du du;
-	oa_junk_list junk;
-	uint64_t reclaimable;
-	size_t reclaimable_entries;
-} du_store;
 
 /* --unused-for: keep the rows none of whose tags the logs show loaded
  * within the duration (the totals stay the store's). */
@@ -88,63 +77,7 @@ static void sort_rows(cli *c, const oa_store *s, oa_du *du)
 	free(k);
 }
 
-static void compute(oa_store *s, du_store *d)
-{
-	oa_du_compute(s, &d->du);
-	oa_reclaim r;
-	oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
-	d->reclaimable = r.plan.freed;
-	d->reclaimable_entries = r.plan.todo.n;
-	d->junk = r.junk; /* kept for the junk table; the plan is not */
-	oa_plan_free(&r.plan);
-}
-
-static json_t *du_json(const cli *c, const oa_store *s, const du_store *d)
-{
-	json_t *o = oa_report_store(s);
-	json_t *rows = json_array();
-	for (size_t i = 0; i < d->du.n_rows; i++) {
-		const oa_du_row *r = &d->du.rows[i];
-		json_t *names = json_array();
-		for (size_t k = 0; k < r->n_models; k++)
-			json_array_append_new(names, json_string(s->models[r->models[k]].display));
-		json_t *x = json_object();
-		json_object_set_new(x, "name", json_string(r->n_models ? s->models[r->models[0]].display : ""));
-		json_object_set_new(x, "names", names);
-		json_object_set_new(x, "id", json_stringn(r->id, 12));
-		json_object_set_new(x, "digest", json_string(r->id));
-		json_object_set_new(x, "manifest_ok", json_boolean(r->manifest_ok));
-		json_object_set_new(x, "unique_bytes", json_integer((json_int_t)r->unique));
-		json_object_set_new(x, "shared_bytes", json_integer((json_int_t)r->shared));
-		json_object_set_new(x, "disk_bytes", json_integer((json_int_t)r->allocated));
-		json_object_set_new(x, "apparent_bytes", json_integer((json_int_t)r->apparent));
-		json_object_set_new(x, "unique_apparent_bytes", json_integer((json_int_t)r->unique_apparent));
-		json_object_set_new(x, "blob_files", json_integer(r->blobs));
-		json_object_set_new(x, "missing_blobs", json_integer(r->missing));
-		cli_usage_json(c, s, r->models, r->n_models, x);
-		json_array_append_new(rows, x);
-	}
-	json_object_set_new(o, "models", rows);
-	json_t *junk = json_object();
-	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++)
-		json_object_set_new(junk, oa_junk_cat_key((enum oa_junk_cat)k),
-		                    json_pack("{s:I,s:I,s:I}", "count", (json_int_t)d->junk.count[k],
-		                              "disk_bytes", (json_int_t)d->junk.allocated[k], "apparent_bytes",
-		                              (json_int_t)d->junk.apparent[k]));
-	json_t *t = json_object();
-	json_object_set_new(t, "referenced_bytes", json_integer((json_int_t)d->du.referenced));
-	json_object_set_new(t, "referenced_apparent_bytes",
-	                    json_integer((json_int_t)d->du.referenced_apparent));
-	json_object_set_new(t, "junk", junk);
-	json_object_set_new(t, "reclaimable_bytes", json_integer((json_int_t)d->reclaimable));
-	json_object_set_new(t, "reclaimable_entries", json_integer((json_int_t)d->reclaimable_entries));
-	json_object_set_new(t, "blobs_bytes", json_integer((json_int_t)d->du.blobs_total));
-	json_object_set_new(t, "blobs_apparent_bytes", json_integer((json_int_t)d->du.blobs_total_apparent));
-	json_object_set_new(o, "totals", t);
-	return o;
-}
-
-static void du_table(cli *c, const oa_store *s, const du_store *d, bool first)
+static void du_table(cli *c, const oa_store *s, const oa_du_store *d, bool first)
 {
 	static const char *head[6] = { "NAME", "UNIQUE", "SHARED", "ON DISK", "APPARENT", "LAST USED" };
 	size_t n = d->du.n_rows;
@@ -215,68 +148,7 @@ static void du_table(cli *c, const oa_store *s, const du_store *d, bool first)
 	printf("blobs/ total   %10s on disk (%s apparent)\n", b1, b2);
 }
 
-/* ndjson: a "model" record per row of the json "models", then the store's
- * "summary": the json object without its models. */
-static void du_ndjson(const cli *c, const oa_store *s, const du_store *d)
-{
-	json_t *o = du_json(c, s, d);
-	json_t *rows = json_object_get(o, "models");
-	for (size_t i = 0; i < json_array_size(rows); i++) {
-		json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "model", "schema", DU_SCHEMA, "host",
-		                        cli_host(), "store", oa_json_str(s->root));
-		json_object_update(rec, json_array_get(rows, i));
-		oa_json_dump_line(rec, stdout);
-		json_decref(rec);
-	}
-	json_object_del(o, "models");
-	json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "summary", "schema", DU_SCHEMA, "host", cli_host(),
-	                        "store", oa_json_str(s->root));
-	json_object_update_missing(rec, o);
-	oa_json_dump_line(rec, stdout);
-	json_decref(rec);
-	json_decref(o);
-}
-
-/* Combined totals of several stores (--all-users, repeated --store): the
- * sum of the stores' own figures. A blob hard-linked between two stores
- * (dedupe --hardlink) counts in each; `du --duplicates` shows those. */
-typedef struct du_total {
-	size_t stores, models;
-	uint64_t referenced, referenced_apparent, reclaimable, blobs, blobs_apparent;
-	uint64_t junk_count[OA_JUNK_CAT_COUNT], junk_bytes[OA_JUNK_CAT_COUNT];
-} du_total;
-
-static void total_add(du_total *t, const du_store *d)
-{
-	t->stores++;
-	t->models += d->du.n_rows;
-	t->referenced += d->du.referenced;
-	t->referenced_apparent += d->du.referenced_apparent;
-	t->reclaimable += d->reclaimable;
-	t->blobs += d->du.blobs_total;
-	t->blobs_apparent += d->du.blobs_total_apparent;
-	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++) {
-		t->junk_count[k] += d->junk.count[k];
-		t->junk_bytes[k] += d->junk.allocated[k];
-	}
-}
-
-static json_t *total_json(const du_total *t)
-{
-	json_t *junk = json_object();
-	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++)
-		json_object_set_new(junk, oa_junk_cat_key((enum oa_junk_cat)k),
-		                    json_pack("{s:I,s:I}", "count", (json_int_t)t->junk_count[k], "disk_bytes",
-		                              (json_int_t)t->junk_bytes[k]));
-	return json_pack("{s:I,s:I,s:I,s:I,s:o,s:I,s:I,s:I}", "stores", (json_int_t)t->stores,
-	                 "model_rows", (json_int_t)t->models, "referenced_bytes",
-	                 (json_int_t)t->referenced, "referenced_apparent_bytes",
-	                 (json_int_t)t->referenced_apparent, "junk", junk, "reclaimable_bytes",
-	                 (json_int_t)t->reclaimable, "blobs_bytes", (json_int_t)t->blobs,
-	                 "blobs_apparent_bytes", (json_int_t)t->blobs_apparent);
-}
-
-static void total_table(cli *c, const du_total *t)
+static void total_table(cli *c, const oa_du_total *t)
 {
 	char b1[48], b2[48];
 	printf("\nall %zu stores (%zu model rows)\n", t->stores, t->models);
@@ -297,7 +169,91 @@ static void total_table(cli *c, const du_total *t)
 	printf("blobs/ total   %10s on disk (%s apparent)\n", b1, b2);
 }
 
-int cmd_du(cli *c)
+static void du_csv(const oa_store *s, const oa_du_store *d)
+{
+	for (size_t k = 0; k < d->du.n_rows; k++) {
+		const oa_du_row *r = &d->du.rows[k];
+		char *name = row_name(s, r, " ");
+		char num[4][32];
+		snprintf(num[0], sizeof num[0], "%llu", (unsigned long long)r->unique);
+		snprintf(num[1], sizeof num[1], "%llu", (unsigned long long)r->shared);
+		snprintf(num[2], sizeof num[2], "%llu", (unsigned long long)r->allocated);
+		snprintf(num[3], sizeof num[3], "%llu", (unsigned long long)r->apparent);
+		csv_field(stdout, s->root, false);
+		csv_field(stdout, name, false);
+		char id[13];
+		snprintf(id, sizeof id, "%.12s", r->id);
+		csv_field(stdout, id, false);
+		csv_field(stdout, r->id, false);
+		csv_field(stdout, r->manifest_ok ? "true" : "false", false);
+		for (int q = 0; q < 4; q++)
+			csv_field(stdout, num[q], q == 3);
+		free(name);
+	}
+}
+
+/* -q: every tag of each row: removing them all frees UNIQUE. */
+static void du_names(const oa_store *s, const oa_du_store *d)
+{
+	for (size_t k = 0; k < d->du.n_rows; k++)
+		for (size_t m = 0; m < d->du.rows[k].n_models; m++)
+			if (!s->models[d->du.rows[k].models[m]].anchor)
+				cli_print_name(s->models[d->du.rows[k].models[m]].display);
+}
+
+/* One store in the format asked for; json collects into `docs`. */
+static void du_render(cli *c, oa_store *s, const oa_du_store *d, bool first, json_t *docs)
+{
+	oa_last_used lu = cli_last_used(c, s);
+	if (c->format == OUT_JSON) {
+		json_array_append_new(docs, oa_du_view_store(s, d, &lu));
+	} else if (c->format == OUT_NDJSON) {
+		json_t *recs = oa_du_view_records(s, d, &lu, cli_host());
+		oa_json_dump_lines(recs, stdout);
+		json_decref(recs);
+	} else if (c->format == OUT_PROMETHEUS) {
+		cli_multi_prom_store(c, s, s->scan_seconds);
+	} else if (c->format == OUT_CSV) {
+		du_csv(s, d);
+	} else if (c->quiet) {
+		du_names(s, d);
+	} else {
+		du_table(c, s, d, first);
+	}
+}
+
+/* The tables have no room for why a size is missing: say which file could
+ * not be read, or exit 8 would be unexplained. */
+static void du_unreadable(cli *c, const oa_store *s)
+{
+	for (size_t k = 0; k < s->findings.n; k++) {
+		const oa_finding *f = &s->findings.v[k];
+		if (strcmp(f->code, "unreadable") != 0)
+			continue;
+		cli_err("%s: %s", s->root, f->message ? f->message : f->path ? f->path : "unreadable");
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	}
+}
+
+/* After the stores: the json document, the ndjson total record, or the
+ * combined table. "total" is there for one store too, so scripts need no
+ * special case. */
+static void du_finish(cli *c, const oa_du_total *total, json_t *docs)
+{
+	if (c->format == OUT_JSON) {
+		json_t *doc = oa_du_view_document(json_incref(docs), total);
+		oa_json_dump_line(doc, stdout);
+		json_decref(doc);
+	} else if (c->format == OUT_NDJSON) {
+		json_t *rec = oa_du_view_total_record(total, cli_host());
+		oa_json_dump_line(rec, stdout);
+		json_decref(rec);
+	} else if (c->format == OUT_TABLE && total->stores > 1 && !c->quiet) {
+		total_table(c, total);
+	}
+}
+
+static int du_options_ok(cli *c)
 {
 	if (c->n_args) {
 		cli_err("du takes no arguments");
@@ -307,6 +263,14 @@ int cmd_du(cli *c)
 		cli_err("du -q prints model names; --duplicates lists blobs");
 		return OA_EXIT_USAGE;
 	}
+	return 0;
+}
+
+int cmd_du(cli *c)
+{
+	int rc = du_options_ok(c);
+	if (rc)
+		return rc;
 	if (c->duplicates) {
 		if (c->format == OUT_PROMETHEUS)
 			return cli_refuse_format(c, "du --duplicates", "table json ndjson csv");
@@ -315,10 +279,9 @@ int cmd_du(cli *c)
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	bool first = true;
-	du_total total;
+	oa_du_total total;
 	memset(&total, 0, sizeof total);
-	if (c->format == OUT_JSON)
-		printf("{\"schema\":\"%s\",\"stores\":[", DU_SCHEMA);
+	json_t *docs = json_array();
 	if (c->format == OUT_CSV)
 		printf("store,name,id,digest,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n");
 	for (size_t i = 0; i < n; i++) {
@@ -328,81 +291,19 @@ int cmd_du(cli *c)
 		cli_usage_of(c, s); /* LAST USED and --unused-for */
 		if (c->unused_for >= 0 && !cli_unused_for_ready(c, s))
 			continue;
-		du_store d;
-		compute(s, &d);
+		oa_du_store d;
+		oa_du_store_compute(s, oa_wall_now(), &d);
 		if (c->unused_for >= 0)
 			keep_unused(c, s, &d.du);
 		sort_rows(c, s, &d.du);
-		if (c->format == OUT_JSON) {
-			json_t *o = du_json(c, s, &d);
-			if (!first)
-				printf(",");
-			json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-			json_decref(o);
-		} else if (c->format == OUT_NDJSON) {
-			du_ndjson(c, s, &d);
-		} else if (c->format == OUT_PROMETHEUS) {
-			cli_multi_prom_store(c, s, s->scan_seconds);
-		} else if (c->format == OUT_CSV) {
-			for (size_t k = 0; k < d.du.n_rows; k++) {
-				const oa_du_row *r = &d.du.rows[k];
-				char *name = row_name(s, r, " ");
-				char num[4][32];
-				snprintf(num[0], sizeof num[0], "%llu", (unsigned long long)r->unique);
-				snprintf(num[1], sizeof num[1], "%llu", (unsigned long long)r->shared);
-				snprintf(num[2], sizeof num[2], "%llu", (unsigned long long)r->allocated);
-				snprintf(num[3], sizeof num[3], "%llu", (unsigned long long)r->apparent);
-				csv_field(stdout, s->root, false);
-				csv_field(stdout, name, false);
-				char id[13];
-				snprintf(id, sizeof id, "%.12s", r->id);
-				csv_field(stdout, id, false);
-				csv_field(stdout, r->id, false);
-				csv_field(stdout, r->manifest_ok ? "true" : "false", false);
-				for (int q = 0; q < 4; q++)
-					csv_field(stdout, num[q], q == 3);
-				free(name);
-			}
-		} else if (c->quiet) {
-			/* every tag of each row: removing them all frees UNIQUE */
-			for (size_t k = 0; k < d.du.n_rows; k++)
-				for (size_t m = 0; m < d.du.rows[k].n_models; m++)
-					if (!s->models[d.du.rows[k].models[m]].anchor)
-						cli_print_name(s->models[d.du.rows[k].models[m]].display);
-		} else {
-			du_table(c, s, &d, first);
-		}
+		du_render(c, s, &d, first, docs);
 		first = false;
-		total_add(&total, &d);
-		oa_du_free(&d.du);
-		oa_junk_free(&d.junk);
-		/* The tables above have no room for why a size is missing: say
-		 * which file could not be read, or exit 8 would be unexplained. */
-		for (size_t k = 0; k < s->findings.n; k++) {
-			const oa_finding *f = &s->findings.v[k];
-			if (strcmp(f->code, "unreadable") != 0)
-				continue;
-			cli_err("%s: %s", s->root, f->message ? f->message : f->path ? f->path : "unreadable");
-			c->exit_code |= OA_EXIT_OPERATIONAL;
-		}
+		oa_du_total_add(&total, &d);
+		oa_du_store_free(&d);
+		du_unreadable(c, s);
 	}
-	if (c->format == OUT_JSON) {
-		/* "total" is there for one store too, so scripts need no special case. */
-		json_t *t = total_json(&total);
-		printf("],\"total\":");
-		json_dumpf(t, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		printf("}\n");
-		json_decref(t);
-	} else if (c->format == OUT_NDJSON) {
-		json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "total", "schema", DU_SCHEMA, "host", cli_host());
-		json_t *t = total_json(&total);
-		json_object_update(rec, t);
-		oa_json_dump_line(rec, stdout);
-		json_decref(t);
-		json_decref(rec);
-	} else if (c->format == OUT_TABLE && total.stores > 1 && !c->quiet) {
-		total_table(c, &total);
-	}
+	du_finish(c, &total, docs);
+	json_decref(docs);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }

@@ -1,5 +1,6 @@
 /* du.c - disk usage per model and for the store (du.h). */
 #include "ollama_audit/du.h"
+#include "ollama_audit/reclaim.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -189,4 +190,36 @@ void oa_du_free(oa_du *d)
 		free(d->rows[i].models);
 	free(d->rows);
 	memset(d, 0, sizeof *d);
+}
+
+void oa_du_store_compute(oa_store *s, double now, oa_du_store *out)
+{
+	oa_du_compute(s, &out->du);
+	oa_reclaim r;
+	oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, now, &r);
+	out->reclaimable = r.plan.freed;
+	out->reclaimable_entries = r.plan.todo.n;
+	out->junk = r.junk; /* kept for the junk table; the plan is not */
+	oa_plan_free(&r.plan);
+}
+
+void oa_du_store_free(oa_du_store *d)
+{
+	oa_du_free(&d->du);
+	oa_junk_free(&d->junk);
+}
+
+void oa_du_total_add(oa_du_total *t, const oa_du_store *d)
+{
+	t->stores++;
+	t->models += d->du.n_rows;
+	t->referenced += d->du.referenced;
+	t->referenced_apparent += d->du.referenced_apparent;
+	t->reclaimable += d->reclaimable;
+	t->blobs += d->du.blobs_total;
+	t->blobs_apparent += d->du.blobs_total_apparent;
+	for (int k = 0; k < OA_JUNK_CAT_COUNT; k++) {
+		t->junk_count[k] += d->junk.count[k];
+		t->junk_bytes[k] += d->junk.allocated[k];
+	}
 }

@@ -477,3 +477,9 @@ void oa_json_dump_line(json_t *v, FILE *out)
 	json_dumpf(v, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fputc('\n', out);
 }
+
+void oa_json_dump_lines(json_t *records, FILE *out)
+{
+	for (size_t i = 0; i < json_array_size(records); i++)
+		oa_json_dump_line(json_array_get(records, i), out);
+}

@@ -1,0 +1,27 @@
+/*
+ * last_used.h - the "last_used" field of list and du (docs/history.md):
+ * when the server's logs last show one of a row's models loaded.
+ */
+#ifndef OLLAMA_AUDIT_LAST_USED_H
+#define OLLAMA_AUDIT_LAST_USED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the logs say about each model of a store, indexed like s->models.
+ * Without logs (have_logs false) the arrays may be NULL. */
+typedef struct oa_last_used {
+	bool have_logs;
+	const bool *loaded;     /* a load of the model is in the logs */
+	const int64_t *last_ns; /* its newest load, Unix ns */
+} oa_last_used;
+
+/* The newest load of any of the models (indexes); false when none is in the logs. */
+bool oa_last_used_newest(const oa_last_used *u, const size_t *models, size_t n, int64_t *ns);
+/* Adds "last_used" to o (an ISO-8601 UTC time, or null: not in the logs)
+ * when there are logs; u NULL or without logs adds nothing. */
+void oa_view_last_used(const oa_last_used *u, const size_t *models, size_t n, json_t *o);
+
+#endif
