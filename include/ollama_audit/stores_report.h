@@ -1,0 +1,67 @@
+/*
+ * stores_report.h - `stores` (docs/multi-store.md): every store on the
+ * machine as a row, per-user and overall totals computed from the rows, and
+ * the json document and ndjson records (docs/schema.md, ollama-audit.stores).
+ */
+#ifndef OLLAMA_AUDIT_STORES_REPORT_H
+#define OLLAMA_AUDIT_STORES_REPORT_H
+
+#include "ollama_audit/discover.h"
+#include "ollama_audit/dupes.h"
+#include "ollama_audit/junk.h"
+#include "ollama_audit/store.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One candidate store and what reading it gave. */
+typedef struct oa_stores_row {
+	const oa_candidate *cand;
+	oa_store s;
+	bool opened;          /* s is open and scanned */
+	const char *state;    /* "ok", "incomplete", "permission-denied", "missing", ... */
+	char *error;
+	size_t unreadable;    /* "unreadable" findings of the scan */
+	uint64_t bytes, apparent; /* blobs/ as `du -s` counts it */
+	oa_usage use;         /* the walk behind bytes and apparent */
+	double seconds;       /* time taken to open and scan */
+} oa_stores_row;
+
+/* The root a row shows: the store's when opened, else the candidate's. */
+const char *oa_stores_row_root(const oa_stores_row *r);
+/* Walk an opened row's blobs/ and set bytes and apparent. */
+void oa_stores_row_measure(oa_stores_row *r);
+
+/* Stores (found or denied), models listed and blobs/ bytes, each inode once. */
+typedef struct oa_stores_tally {
+	const char *user;     /* NULL: every row */
+	size_t stores, models;
+	uint64_t disk_bytes, apparent_bytes;
+} oa_stores_tally;
+
+typedef struct oa_stores_totals {
+	oa_stores_tally *users; /* one per owner, in the rows' order */
+	size_t n_users;
+	oa_stores_tally all;
+} oa_stores_totals;
+void oa_stores_totals_compute(const oa_stores_row *rows, size_t n, oa_stores_totals *out);
+void oa_stores_totals_free(oa_stores_totals *t);
+
+/* The duplicates among the opened stores and what `dedupe` can free of them. */
+typedef struct oa_stores_dupes {
+	oa_dupes dupes;
+	uint64_t dedupe_bytes;
+	bool by_hardlink;
+} oa_stores_dupes;
+
+json_t *oa_stores_view_row(const oa_stores_row *r);
+/* The json document. */
+json_t *oa_stores_view_document(const char *host, const oa_stores_row *rows, size_t n,
+                                const oa_stores_totals *t, const oa_stores_dupes *d);
+/* ndjson: a "store" record per row, a "user" record per owner, then the
+ * "total" and "duplicates" records. */
+json_t *oa_stores_view_records(const char *host, const oa_stores_row *rows, size_t n,
+                               const oa_stores_totals *t, const oa_stores_dupes *d);
+
+#endif

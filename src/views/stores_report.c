@@ -1,0 +1,173 @@
+/* stores_report.c - the rows, totals and documents of `stores`. */
+#include "ollama_audit/stores_report.h"
+#include "ollama_audit/report.h"
+#include "base/jsonutil.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *oa_stores_row_root(const oa_stores_row *r)
+{
+	const oa_candidate *k = r->cand;
+	return r->opened ? r->s.root : k->root ? k->root : k->path;
+}
+
+static bool owned_by(const oa_stores_row *r, const char *user)
+{
+	return !user || (r->cand->user && strcmp(r->cand->user, user) == 0);
+}
+
+static bool is_store(const oa_stores_row *r)
+{
+	return r->cand->state == OA_CAND_STORE || r->cand->state == OA_CAND_DENIED;
+}
+
+/* Allocated and apparent bytes of blobs/ (the directory and everything in
+ * it, as `du -s`) of the opened rows whose user is `user` (NULL = every
+ * row), each inode once. */
+static void sum_unique(const oa_stores_row *r, size_t n, const char *user, uint64_t *alloc,
+                       uint64_t *apparent)
+{
+	const oa_usage **v = oa_xcalloc(n ? n : 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (r[i].opened && owned_by(&r[i], user))
+			v[k++] = &r[i].use;
+	oa_usage_sum(v, k, apparent, alloc);
+	free(v);
+}
+
+void oa_stores_row_measure(oa_stores_row *r)
+{
+	oa_usage_walk(r->s.blobs_fd, &r->use);
+	sum_unique(r, 1, NULL, &r->bytes, &r->apparent);
+}
+
+/* user NULL: every row, the stores counted among found or denied ones. */
+static void tally(const oa_stores_row *rows, size_t n, const char *user, oa_stores_tally *t)
+{
+	memset(t, 0, sizeof *t);
+	t->user = user;
+	for (size_t i = 0; i < n; i++) {
+		if (user && !(rows[i].cand->user && is_store(&rows[i]) && owned_by(&rows[i], user)))
+			continue;
+		t->stores += is_store(&rows[i]);
+		t->models += rows[i].opened ? oa_store_listed_models(&rows[i].s) : 0;
+	}
+	sum_unique(rows, n, user, &t->disk_bytes, &t->apparent_bytes);
+}
+
+void oa_stores_totals_compute(const oa_stores_row *rows, size_t n, oa_stores_totals *out)
+{
+	memset(out, 0, sizeof *out);
+	out->users = oa_xcalloc(n ? n : 1, sizeof *out->users);
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].cand->user || !is_store(&rows[i]))
+			continue;
+		size_t j = 0;
+		while (j < out->n_users && strcmp(out->users[j].user, rows[i].cand->user) != 0)
+			j++;
+		if (j == out->n_users)
+			out->users[out->n_users++].user = rows[i].cand->user;
+	}
+	for (size_t j = 0; j < out->n_users; j++)
+		tally(rows, n, out->users[j].user, &out->users[j]);
+	tally(rows, n, NULL, &out->all);
+}
+
+void oa_stores_totals_free(oa_stores_totals *t)
+{
+	free(t->users);
+	memset(t, 0, sizeof *t);
+}
+
+static json_t *found_json(const oa_candidate *k)
+{
+	json_t *found = json_array();
+	for (size_t i = 0; i < k->n_found; i++)
+		json_array_append_new(found, json_pack("{s:o,s:o,s:o}", "source", oa_json_str(k->found[i].source),
+		                                       "detail", oa_json_str(k->found[i].detail), "path",
+		                                       oa_json_str(k->found[i].path)));
+	return found;
+}
+
+json_t *oa_stores_view_row(const oa_stores_row *r)
+{
+	const oa_candidate *k = r->cand;
+	json_t *o = json_object();
+	json_object_set_new(o, "root", oa_json_str(oa_stores_row_root(r)));
+	json_object_set_new(o, "state", json_string(r->state));
+	json_object_set_new(o, "user", oa_json_str(k->user));
+	json_object_set_new(o, "uid", k->have_uid ? json_integer((json_int_t)k->uid) : json_null());
+	json_t *paths = json_array();
+	for (size_t i = 0; i < k->n_paths; i++)
+		json_array_append_new(paths, oa_json_str(k->paths[i]));
+	json_object_set_new(o, "paths", paths);
+	json_object_set_new(o, "found_by", found_json(k));
+	if (r->opened) {
+		json_object_set_new(o, "models", json_integer((json_int_t)oa_store_listed_models(&r->s)));
+		json_object_set_new(o, "blob_files", json_integer((json_int_t)r->s.n_blobs));
+		json_object_set_new(o, "disk_bytes", json_integer((json_int_t)r->bytes));
+		json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)r->apparent));
+		json_object_set_new(o, "unreadable_parts", json_integer((json_int_t)r->unreadable));
+	}
+	if (r->error)
+		json_object_set_new(o, "error", oa_json_str(r->error));
+	return o;
+}
+
+static json_t *user_json(const oa_stores_tally *u)
+{
+	return json_pack("{s:o,s:I,s:I,s:I,s:I}", "user", oa_json_str(u->user), "stores", (json_int_t)u->stores,
+	                 "models", (json_int_t)u->models, "disk_bytes", (json_int_t)u->disk_bytes,
+	                 "apparent_bytes", (json_int_t)u->apparent_bytes);
+}
+
+static json_t *total_json(const oa_stores_tally *a)
+{
+	return json_pack("{s:I,s:I,s:I,s:I}", "stores", (json_int_t)a->stores, "models", (json_int_t)a->models,
+	                 "disk_bytes", (json_int_t)a->disk_bytes, "apparent_bytes",
+	                 (json_int_t)a->apparent_bytes);
+}
+
+static json_t *dupes_json(const oa_stores_dupes *d)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:s}", "digests", (json_int_t)d->dupes.n, "saving_bytes",
+	                 (json_int_t)d->dupes.saving, "linkable_bytes", (json_int_t)d->dupes.linkable,
+	                 "already_shared_bytes", (json_int_t)d->dupes.already_shared, "dedupe_bytes",
+	                 (json_int_t)d->dedupe_bytes, "dedupe_method", d->by_hardlink ? "hardlink" : "reflink");
+}
+
+json_t *oa_stores_view_document(const char *host, const oa_stores_row *rows, size_t n,
+                                const oa_stores_totals *t, const oa_stores_dupes *d)
+{
+	json_t *sa = json_array(), *ua = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(sa, oa_stores_view_row(&rows[i]));
+	for (size_t j = 0; j < t->n_users; j++)
+		json_array_append_new(ua, user_json(&t->users[j]));
+	return json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "schema", OA_SCHEMA_STORES, "host", host, "stores", sa,
+	                 "users", ua, "total", total_json(&t->all), "duplicates", dupes_json(d));
+}
+
+static void add_record(json_t *out, const char *type, const char *host, json_t *body)
+{
+	json_t *rec = json_pack("{s:s,s:s,s:s}", "type", type, "schema", OA_SCHEMA_STORES, "host", host);
+	json_object_update(rec, body);
+	json_decref(body);
+	json_array_append_new(out, rec);
+}
+
+json_t *oa_stores_view_records(const char *host, const oa_stores_row *rows, size_t n,
+                               const oa_stores_totals *t, const oa_stores_dupes *d)
+{
+	json_t *out = json_array();
+	for (size_t i = 0; i < n; i++)
+		add_record(out, "store", host, oa_stores_view_row(&rows[i]));
+	for (size_t j = 0; j < t->n_users; j++)
+		add_record(out, "user", host, user_json(&t->users[j]));
+	add_record(out, "total", host, total_json(&t->all));
+	add_record(out, "duplicates", host, dupes_json(d));
+	return out;
+}
