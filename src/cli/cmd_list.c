@@ -3,7 +3,7 @@
 #include "cli_multi.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
-#include "base/jsonutil.h"
+#include "ollama_audit/list_report.h"
 #include "base/platform.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
@@ -84,34 +84,117 @@ typedef struct row {
 	char *cell[10];
 } row;
 
-/* Combined totals over the stores listed: models shown, Ollama's SIZE
- * summed (declared bytes, as ollama list adds them), and the allocated bytes
- * of the distinct blob files the listed models use, store by store. */
-typedef struct list_total {
-	size_t stores, models;
-	uint64_t size, disk;
-} list_total;
-
-static list_total totals(const cli *c, const opened_store *st, size_t n)
+/* Which models of a store are listed (the prefix, --unused-for). */
+static bool *selection(const cli *c, const oa_store *s)
 {
-	list_total t = { 0, 0, 0, 0 };
+	bool *sel = oa_xcalloc(s->n_models + 1, sizeof *sel);
+	for (size_t j = 0; j < s->n_models; j++)
+		sel[j] = selected(c, s, &s->models[j]);
+	return sel;
+}
+
+static oa_list_total totals(const cli *c, const opened_store *st, size_t n)
+{
+	oa_list_total t = { 0, 0, 0, 0 };
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
-		t.stores++;
-		bool *sel = oa_xcalloc(st[i].s.n_models + 1, sizeof *sel);
-		for (size_t j = 0; j < st[i].s.n_models; j++) {
-			const oa_model *m = &st[i].s.models[j];
-			if (!selected(c, &st[i].s, m))
-				continue;
-			sel[j] = true;
-			t.models++;
-			t.size += m->m.size > 0 && !m->remote ? (uint64_t)m->m.size : 0;
-		}
-		t.disk += oa_store_models_disk_bytes(&st[i].s, sel);
+		bool *sel = selection(c, &st[i].s);
+		oa_list_total_add(&t, &st[i].s, sel);
 		free(sel);
 	}
 	return t;
+}
+
+/* The table's cells, a row per model and, for several stores, a "# ROOT"
+ * row before each store's (cell[1] NULL). */
+typedef struct table {
+	row *rows;
+	size_t n, ncol;
+	size_t width[10];
+} table;
+
+static row *table_add(table *tb)
+{
+	tb->rows = oa_xreallocarray(tb->rows, tb->n + 1, sizeof *tb->rows);
+	memset(&tb->rows[tb->n], 0, sizeof tb->rows[tb->n]);
+	return &tb->rows[tb->n++];
+}
+
+static char *escaped_or_dash(const char *s)
+{
+	return oa_escape(s ? s : "-", strlen(s ? s : "-"));
+}
+
+static void model_row(cli *c, table *tb, const oa_store *s, size_t j, int64_t now)
+{
+	const oa_model *m = &s->models[j];
+	char size[32], mod[64];
+	/* ollama list prints "-" for any model /api/tags gives a remote_model,
+	 * remote or not */
+	if (m->remote || (m->config_state == OA_CONFIG_OK && *m->cfg.remote_model))
+		snprintf(size, sizeof size, "-");
+	else
+		size_cell(c, m->m.size, size, sizeof size);
+	oa_human_age(oa_age_ns(oa_stat_mtime_ns(&m->st), now), mod, sizeof mod);
+	row *r = table_add(tb);
+	r->cell[0] = oa_escape(m->display, strlen(m->display));
+	r->cell[1] = oa_xasprintf("%.12s", m->m.id);
+	r->cell[2] = oa_xstrdup(size);
+	r->cell[3] = oa_xstrdup(mod);
+	r->cell[4] = oa_xstrdup(m->manifest_ok ? oa_format_name(m->format) : "invalid");
+	r->cell[5] = oa_xstrdup(m->manifest_ok ? oa_runner_name(m->runner) : "-");
+	r->cell[6] = escaped_or_dash(m->arch);
+	r->cell[7] = escaped_or_dash(m->params);
+	r->cell[8] = escaped_or_dash(m->quant);
+	r->cell[9] = tb->ncol > 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL;
+	for (size_t k = 0; k < tb->ncol; k++)
+		if (cli_text_width(r->cell[k]) > tb->width[k])
+			tb->width[k] = cli_text_width(r->cell[k]);
+}
+
+static void table_fill(cli *c, table *tb, opened_store *st, size_t n, size_t n_open)
+{
+	int64_t now = oa_wall_now_ns();
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		oa_store *s = &st[i].s;
+		if (n_open > 1)
+			table_add(tb)->cell[0] = oa_xasprintf("# %s", s->root); /* a section header row per store */
+		size_t n_sel;
+		size_t *order = list_order(c, s, &n_sel);
+		for (size_t o = 0; o < n_sel; o++)
+			model_row(c, tb, s, order[o], now);
+		free(order);
+	}
+}
+
+/* ollama list pads its table columns with four spaces (tablewriter's table
+ * padding in cmd.ListHandler); every column is left-aligned. */
+static void table_print(const cli *c, table *tb, const char *const *head)
+{
+	size_t ncol = tb->ncol, *width = tb->width;
+	if (!c->no_header)
+		for (size_t k = 0; k < ncol; k++) {
+			cli_put_cell(stdout, head[k], k == ncol - 1 ? 0 : width[k], false);
+			fputs(k == ncol - 1 ? "\n" : COL_PAD, stdout);
+		}
+	for (size_t r = 0; r < tb->n; r++) {
+		if (!tb->rows[r].cell[1]) {
+			printf("%s\n", tb->rows[r].cell[0]);
+			free(tb->rows[r].cell[0]);
+			continue;
+		}
+		for (size_t k = 0; k < ncol; k++) {
+			char *cell = k == 0 ? cli_fit(tb->rows[r].cell[k], width[k]) : tb->rows[r].cell[k];
+			cli_put_cell(stdout, cell, k == ncol - 1 ? 0 : width[k], false);
+			fputs(k == ncol - 1 ? "\n" : COL_PAD, stdout);
+			if (k == 0)
+				free(cell);
+			free(tb->rows[r].cell[k]);
+		}
+	}
 }
 
 static void print_table(cli *c, opened_store *st, size_t n)
@@ -120,97 +203,28 @@ static void print_table(cli *c, opened_store *st, size_t n)
 	 * every column left: so do we. */
 	static const char *head[10] = { "NAME", "ID", "SIZE", "MODIFIED", "FORMAT", "RUNNER",
 	                                "ARCH", "PARAMS", "QUANT", "LAST USED" };
-	/* LAST USED only when some store has server logs (docs/history.md). */
-	int ncol = 9;
-	for (size_t i = 0; i < n; i++)
-		if (st[i].ok && cli_usage_of(c, &st[i].s)->have_logs)
-			ncol = 10;
-	size_t width[10];
-	for (int k = 0; k < ncol; k++)
-		width[k] = strlen(head[k]);
-	row *rows = NULL;
-	size_t nrows = 0;
-	int64_t now = oa_wall_now_ns();
+	table tb = { NULL, 0, 9, { 0 } };
 	size_t n_open = 0;
-	for (size_t i = 0; i < n; i++)
-		n_open += st[i].ok;
 	for (size_t i = 0; i < n; i++) {
-		if (!st[i].ok)
-			continue;
-		oa_store *s = &st[i].s;
-		if (n_open > 1) {
-			/* a section header row per store */
-			rows = oa_xreallocarray(rows, nrows + 1, sizeof *rows);
-			memset(&rows[nrows], 0, sizeof rows[nrows]);
-			rows[nrows++].cell[0] = oa_xasprintf("# %s", s->root);
-		}
-		size_t n_sel;
-		size_t *order = list_order(c, s, &n_sel);
-		for (size_t o = 0; o < n_sel; o++) {
-			size_t j = order[o];
-			const oa_model *m = &s->models[j];
-			char size[32], mod[64];
-			/* ollama list prints "-" for any model /api/tags gives a
-			 * remote_model, remote or not */
-			if (m->remote || (m->config_state == OA_CONFIG_OK && *m->cfg.remote_model))
-				snprintf(size, sizeof size, "-");
-			else
-				size_cell(c, m->m.size, size, sizeof size);
-			oa_human_age(oa_age_ns(oa_stat_mtime_ns(&m->st), now), mod, sizeof mod);
-			rows = oa_xreallocarray(rows, nrows + 1, sizeof *rows);
-			row *r = &rows[nrows++];
-			r->cell[0] = oa_escape(m->display, strlen(m->display));
-			r->cell[1] = oa_xasprintf("%.12s", m->m.id);
-			r->cell[2] = oa_xstrdup(size);
-			r->cell[3] = oa_xstrdup(mod);
-			r->cell[4] = oa_xstrdup(m->manifest_ok ? oa_format_name(m->format) : "invalid");
-			r->cell[5] = oa_xstrdup(m->manifest_ok ? oa_runner_name(m->runner) : "-");
-			r->cell[6] = oa_escape(m->arch ? m->arch : "-", strlen(m->arch ? m->arch : "-"));
-			r->cell[7] = oa_escape(m->params ? m->params : "-", strlen(m->params ? m->params : "-"));
-			r->cell[8] = oa_escape(m->quant ? m->quant : "-", strlen(m->quant ? m->quant : "-"));
-			r->cell[9] = ncol > 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL;
-			for (int k = 0; k < ncol; k++)
-				if (cli_text_width(r->cell[k]) > width[k])
-					width[k] = cli_text_width(r->cell[k]);
-		}
-		free(order);
+		n_open += st[i].ok;
+		/* LAST USED only when some store has server logs (docs/history.md). */
+		if (st[i].ok && cli_usage_of(c, &st[i].s)->have_logs)
+			tb.ncol = 10;
 	}
-	bool any_store = false;
-	for (size_t i = 0; i < n; i++)
-		any_store |= st[i].ok;
-	if (!any_store) {
-		free(rows);
+	if (!n_open)
 		return; /* the error said it; an empty table would only add noise */
-	}
-	/* ollama list pads its table columns with four spaces (tablewriter's
-	 * table padding in cmd.ListHandler). On a narrow terminal NAME gives way. */
+	for (size_t k = 0; k < tb.ncol; k++)
+		tb.width[k] = strlen(head[k]);
+	table_fill(c, &tb, st, n, n_open);
+	/* On a narrow terminal NAME gives way. */
 	size_t rest = 0;
-	for (int k = 1; k < ncol; k++)
-		rest += strlen(COL_PAD) + width[k];
-	width[0] = cli_name_width(width[0], rest + strlen(COL_PAD));
-	if (!c->no_header)
-		for (int k = 0; k < ncol; k++) {
-			cli_put_cell(stdout, head[k], k == ncol - 1 ? 0 : width[k], false);
-			fputs(k == ncol - 1 ? "\n" : COL_PAD, stdout);
-		}
-	for (size_t r = 0; r < nrows; r++) {
-		if (!rows[r].cell[1]) {
-			printf("%s\n", rows[r].cell[0]);
-			free(rows[r].cell[0]);
-			continue;
-		}
-		for (int k = 0; k < ncol; k++) {
-			char *cell = k == 0 ? cli_fit(rows[r].cell[k], width[k]) : rows[r].cell[k];
-			cli_put_cell(stdout, cell, k == ncol - 1 ? 0 : width[k], false);
-			fputs(k == ncol - 1 ? "\n" : COL_PAD, stdout);
-			if (k == 0)
-				free(cell);
-			free(rows[r].cell[k]);
-		}
-	}
-	free(rows);
+	for (size_t k = 1; k < tb.ncol; k++)
+		rest += strlen(COL_PAD) + tb.width[k];
+	tb.width[0] = cli_name_width(tb.width[0], rest + strlen(COL_PAD));
+	table_print(c, &tb, head);
+	free(tb.rows);
 	if (n_open > 1) {
-		list_total t = totals(c, st, n);
+		oa_list_total t = totals(c, st, n);
 		char size[32], disk[32];
 		oa_format_size(t.size, c->units, size, sizeof size);
 		oa_format_size(t.disk, c->units, disk, sizeof disk);
@@ -250,7 +264,8 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 		size_t *order = list_order(c, s, &n_sel);
 		for (size_t o_i = 0; o_i < n_sel; o_i++) {
 			const oa_model *m = &s->models[order[o_i]];
-			json_t *o = oa_report_model(s, m);
+			oa_last_used lu = cli_last_used(c, s);
+			json_t *o = oa_list_view_model(s, order[o_i], logs ? &lu : NULL);
 			char num[32];
 			csv_field(stdout, s->root, false);
 			csv_field(stdout, m->display, false);
@@ -273,11 +288,8 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 			snprintf(num, sizeof num, "%llu", (unsigned long long)m->apparent_bytes);
 			csv_field(stdout, num, false);
 			csv_field(stdout, m->hidden_from_list ? "true" : "false", !logs);
-			if (logs) {
-				size_t j = order[o_i];
-				cli_usage_json(c, s, &j, 1, o);
+			if (logs)
 				csv_field(stdout, json_string_value(json_object_get(o, "last_used")), true);
-			}
 			json_decref(o);
 		}
 		free(order);
@@ -286,14 +298,6 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 
 /* /api/tags: every model of every store that ollama list would show (not
  * those hidden-from-list names), newest first, as the server sorts. */
-static int cmp_mtime(const void *a, const void *b)
-{
-	const oa_model *x = *(const oa_model *const *)a, *y = *(const oa_model *const *)b;
-	if (x->st.st_mtime != y->st.st_mtime)
-		return x->st.st_mtime > y->st.st_mtime ? -1 : 1;
-	return 0;
-}
-
 static void print_tags(cli *c, opened_store *st, size_t n)
 {
 	size_t total = 0;
@@ -306,22 +310,28 @@ static void print_tags(cli *c, opened_store *st, size_t n)
 			if (st[i].s.models[j].manifest_ok && !st[i].s.models[j].hidden_from_list &&
 			    selected(c, &st[i].s, &st[i].s.models[j]))
 				v[k++] = &st[i].s.models[j];
-	/* a stable sort: insertion keeps equal mtimes in walk order */
-	for (size_t i = 1; i < k; i++)
-		for (size_t j = i; j > 0 && cmp_mtime(&v[j - 1], &v[j]) > 0; j--) {
-			const oa_model *t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	json_t *models = json_array();
-	for (size_t i = 0; i < k; i++)
-		json_array_append_new(models, oa_report_tags_model(v[i]));
-	json_t *root = json_object();
-	json_object_set_new(root, "models", models);
+	json_t *root = oa_list_view_tags(v, k);
 	oa_json_dump_go(root, stdout);
 	fputc('\n', stdout);
 	json_decref(root);
 	free(v);
+}
+
+/* A store's view of the models listed and the problems that affect the
+ * listing, in the caller's storage. */
+static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu)
+{
+	*lu = cli_last_used(c, s);
+	const oa_finding **problems = oa_xcalloc(s->findings.n + 1, sizeof *problems);
+	size_t np = 0;
+	for (size_t j = 0; j < s->findings.n; j++)
+		if (cli_finding_is_listing(&s->findings.v[j]))
+			problems[np++] = &s->findings.v[j];
+	ls->s = s;
+	ls->models = list_order(c, s, &ls->n_models);
+	ls->problems = problems;
+	ls->n_problems = np;
+	ls->lu = lu;
 }
 
 static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
@@ -330,69 +340,25 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
-		oa_store *s = &st[i].s;
-		json_t *so = oa_report_store(s);
-		json_t *models = json_array();
-		size_t n_sel;
-		size_t *order = list_order(c, s, &n_sel);
-		for (size_t o = 0; o < n_sel; o++) {
-			size_t j = order[o];
-			json_t *mo = oa_report_model(s, &s->models[j]);
-			cli_usage_json(c, s, &j, 1, mo);
-			if (ndjson) {
-				json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "model", "schema",
-				                        OA_SCHEMA_LIST, "host", cli_host(),
-				                        "store", oa_json_str(s->root));
-				json_object_update(rec, mo);
-				oa_json_dump_line(rec, stdout);
-				json_decref(rec);
-				json_decref(mo);
-			} else {
-				json_array_append_new(models, mo);
-			}
+		oa_list_store ls;
+		oa_last_used lu;
+		list_store(c, &st[i].s, &ls, &lu);
+		if (ndjson) {
+			json_t *recs = oa_list_view_records(&ls, cli_host());
+			oa_json_dump_lines(recs, stdout);
+			json_decref(recs);
+		} else {
+			json_array_append_new(stores, oa_list_view_store(&ls));
 		}
-		free(order);
-		json_t *problems = json_array();
-		for (size_t j = 0; j < s->findings.n; j++) {
-			if (!cli_finding_is_listing(&s->findings.v[j]))
-				continue;
-			json_t *fo = oa_report_finding(&s->findings.v[j]);
-			if (ndjson) {
-				json_t *rec = json_pack("{s:s,s:s,s:o}", "type", "problem", "host", cli_host(), "store",
-				                        oa_json_str(s->root));
-				json_object_update(rec, fo);
-				oa_json_dump_line(rec, stdout);
-				json_decref(rec);
-				json_decref(fo);
-			} else {
-				json_array_append_new(problems, fo);
-			}
-		}
-		json_object_set_new(so, "models", models);
-		json_object_set_new(so, "problems", problems);
-		if (!ndjson)
-			json_array_append_new(stores, so);
-		else
-			json_decref(so);
+		free((void *)ls.models);
+		free((void *)ls.problems);
 	}
-	list_total t = totals(c, st, n);
-	json_t *total = json_pack("{s:I,s:I,s:I,s:I}", "stores", (json_int_t)t.stores, "models",
-	                          (json_int_t)t.models, "size", (json_int_t)t.size, "disk_bytes",
-	                          (json_int_t)t.disk);
-	if (!ndjson) {
-		json_t *root = json_pack("{s:s,s:o,s:o}", "schema", OA_SCHEMA_LIST,
-		                         "stores", stores, "total", total);
-		oa_json_dump_line(root, stdout);
-		json_decref(root);
-	} else {
-		json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "total", "schema",
-		                        OA_SCHEMA_LIST, "host", cli_host());
-		json_object_update(rec, total);
-		oa_json_dump_line(rec, stdout);
-		json_decref(rec);
-		json_decref(total);
-		json_decref(stores);
-	}
+	oa_list_total t = totals(c, st, n);
+	json_t *out = ndjson ? oa_list_view_total_record(&t, cli_host())
+	                     : oa_list_view_document(json_incref(stores), &t);
+	oa_json_dump_line(out, stdout);
+	json_decref(out);
+	json_decref(stores);
 }
 
 int cmd_list(cli *c)

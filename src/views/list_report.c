@@ -1,0 +1,103 @@
+/* list_report.c - the json, ndjson and /api/tags documents of `list`. */
+#include "ollama_audit/list_report.h"
+#include "ollama_audit/report.h"
+#include "base/jsonutil.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+
+void oa_list_total_add(oa_list_total *t, const oa_store *s, const bool *selected)
+{
+	t->stores++;
+	for (size_t j = 0; j < s->n_models; j++) {
+		const oa_model *m = &s->models[j];
+		if (!selected[j])
+			continue;
+		t->models++;
+		t->size += m->m.size > 0 && !m->remote ? (uint64_t)m->m.size : 0;
+	}
+	t->disk += oa_store_models_disk_bytes(s, selected);
+}
+
+json_t *oa_list_view_model(const oa_store *s, size_t idx, const oa_last_used *lu)
+{
+	json_t *mo = oa_report_model(s, &s->models[idx]);
+	oa_view_last_used(lu, &idx, 1, mo);
+	return mo;
+}
+
+json_t *oa_list_view_store(const oa_list_store *ls)
+{
+	json_t *so = oa_report_store(ls->s);
+	json_t *models = json_array(), *problems = json_array();
+	for (size_t i = 0; i < ls->n_models; i++)
+		json_array_append_new(models, oa_list_view_model(ls->s, ls->models[i], ls->lu));
+	for (size_t i = 0; i < ls->n_problems; i++)
+		json_array_append_new(problems, oa_report_finding(ls->problems[i]));
+	json_object_set_new(so, "models", models);
+	json_object_set_new(so, "problems", problems);
+	return so;
+}
+
+static json_t *total_json(const oa_list_total *t)
+{
+	return json_pack("{s:I,s:I,s:I,s:I}", "stores", (json_int_t)t->stores, "models", (json_int_t)t->models,
+	                 "size", (json_int_t)t->size, "disk_bytes", (json_int_t)t->disk);
+}
+
+json_t *oa_list_view_document(json_t *stores, const oa_list_total *t)
+{
+	return json_pack("{s:s,s:o,s:o}", "schema", OA_SCHEMA_LIST, "stores", stores, "total", total_json(t));
+}
+
+/* A record: its head fields, then the body's (stolen). */
+static json_t *record(json_t *head, json_t *body)
+{
+	json_object_update(head, body);
+	json_decref(body);
+	return head;
+}
+
+json_t *oa_list_view_records(const oa_list_store *ls, const char *host)
+{
+	json_t *out = json_array();
+	const char *root = ls->s->root;
+	for (size_t i = 0; i < ls->n_models; i++)
+		json_array_append_new(out, record(json_pack("{s:s,s:s,s:s,s:o}", "type", "model", "schema",
+		                                            OA_SCHEMA_LIST, "host", host, "store",
+		                                            oa_json_str(root)),
+		                                  oa_list_view_model(ls->s, ls->models[i], ls->lu)));
+	for (size_t i = 0; i < ls->n_problems; i++)
+		json_array_append_new(out, record(json_pack("{s:s,s:s,s:o}", "type", "problem", "host", host,
+		                                            "store", oa_json_str(root)),
+		                                  oa_report_finding(ls->problems[i])));
+	return out;
+}
+
+json_t *oa_list_view_total_record(const oa_list_total *t, const char *host)
+{
+	return record(json_pack("{s:s,s:s,s:s}", "type", "total", "schema", OA_SCHEMA_LIST, "host", host),
+	              total_json(t));
+}
+
+static bool newer(const oa_model *x, const oa_model *y)
+{
+	return x->st.st_mtime > y->st.st_mtime;
+}
+
+json_t *oa_list_view_tags(const oa_model **v, size_t n)
+{
+	/* a stable sort: insertion keeps equal mtimes in walk order */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && newer(v[j], v[j - 1]); j--) {
+			const oa_model *t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	json_t *models = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(models, oa_report_tags_model(v[i]));
+	json_t *root = json_object();
+	json_object_set_new(root, "models", models);
+	return root;
+}
