@@ -188,9 +188,11 @@ void cli_usage_release(void);
 void cli_log_findings(cli *c, oa_store *s);
 
 /* What can run here (cli_runhere.c): a paragraph for show (NULL for a model
- * no engine runs), its JSON, and check's no-runtime-for-model findings. */
+ * no engine runs), the machine its JSON describes, and check's
+ * no-runtime-for-model findings. */
 char *cli_runhere_text(const cli *c, const oa_model *m);
-json_t *cli_runhere_json(const cli *c, const oa_model *m);
+struct oa_machine;
+const struct oa_machine *cli_runhere_machine(const cli *c); /* for oa_runhere_view() */
 void cli_runhere_findings(const cli *c, oa_store *s);
 
 /* prune and rm (cmd_prune.c): print a plan, write it with --plan, and with

@@ -1,7 +1,6 @@
 /* cli_runhere.c - "what can run here" for show and check (runhere.h,
  * docs/history.md). */
 #include "cli.h"
-#include "base/jsonutil.h"
 #include "ollama_audit/runhere.h"
 #include "base/util.h"
 
@@ -72,21 +71,9 @@ char *cli_runhere_text(const cli *c, const oa_model *m)
 	return oa_buf_take(&b);
 }
 
-json_t *cli_runhere_json(const cli *c, const oa_model *m)
+const oa_machine *cli_runhere_machine(const cli *c)
 {
-	const oa_machine *mc = cli_machine(c);
-	oa_runhere r;
-	oa_runhere_model(mc, m, &r);
-	if (!r.engine)
-		return json_null();
-	json_t *o = json_pack("{s:s,s:b,s:s,s:I,s:I}", "engine", r.engine, "can_run", r.can_run, "fit",
-	                      oa_fit_name(r.fit), "weights_bytes", (json_int_t)r.weights, "reserve_bytes",
-	                      (json_int_t)r.reserve);
-	json_object_set_new(o, "mlx_runtime", *mc->mlx_lib ? oa_json_str(mc->mlx_lib) : json_null());
-	json_object_set_new(o, "memory_total", mc->mem_known ? json_integer((json_int_t)mc->mem_total) : json_null());
-	json_object_set_new(o, "memory_available",
-	                    mc->mem_known ? json_integer((json_int_t)mc->mem_available) : json_null());
-	return o;
+	return cli_machine(c);
 }
 
 void cli_runhere_findings(const cli *c, oa_store *s)

@@ -1,12 +1,12 @@
 /* cmd_show.c - `ollama-audit show MODEL`: one model in full. */
 #include "cli.h"
 #include "cli_multi.h"
-#include "base/jsonutil.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/manifest_list.h"
 #include "ollama_audit/model.h"
 #include "base/platform.h"
 #include "ollama_audit/report.h"
+#include "ollama_audit/show_report.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -129,9 +129,10 @@ static void show_tag(const oa_store *s, const oa_model *m)
 	}
 }
 
-static void show_table(cli *c, const oa_store *s, const oa_model *m)
+/* Name, ID, manifest file, modification time and how the tag is stored. */
+static void show_identity(const oa_store *s, const oa_model *m)
 {
-	char buf[OA_NAME_DISPLAY_MAX + 64], size[32], disk[32], when[64];
+	char buf[OA_NAME_DISPLAY_MAX + 64], when[64];
 	printf("%s\n", pr(0, m->display));
 	snprintf(buf, sizeof buf, "%s/%s/%s:%s", m->name.host, m->name.ns, m->name.model, m->name.tag);
 	kv("name", buf);
@@ -146,10 +147,12 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 	snprintf(mod, sizeof mod, "%s (%s)", buf, when);
 	kv("modified", mod);
 	show_tag(s, m);
-	if (!m->manifest_ok) {
-		kv("manifest error", m->manifest_error);
-		return;
-	}
+}
+
+/* Sizes, format and what the config and weights say the model is. */
+static void show_summary(cli *c, const oa_model *m)
+{
+	char buf[OA_NAME_DISPLAY_MAX + 64], size[32], disk[32];
 	/* A hostile manifest can declare negative sizes; show them as such. */
 	if (m->m.size < 0)
 		snprintf(size, sizeof size, "%lld B", (long long)m->m.size);
@@ -177,6 +180,11 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 		oa_buf_free(&b);
 	}
 	kv("parent model", m->d_parent_model);
+}
+
+static void show_config(const oa_model *m)
+{
+	char buf[OA_NAME_DISPLAY_MAX + 64];
 	if (m->config_state == OA_CONFIG_OK) {
 		const oa_config *cf = &m->cfg;
 		printf("config %s (%lld bytes)\n", m->m.config.digest, (long long)m->m.config.size);
@@ -194,6 +202,11 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 		printf("config %s: %s\n", pr(0, m->m.config.digest),
 		       m->config_error ? m->config_error : "missing");
 	}
+}
+
+/* Each layer, with what its weights header says under it. */
+static void show_layers(cli *c, const oa_model *m)
+{
 	printf("layers (%zu)\n", m->m.n_layers);
 	for (size_t i = 0; i < m->m.n_layers; i++) {
 		const oa_layer *l = &m->m.layers[i];
@@ -227,10 +240,10 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 		       (unsigned long long)sm->n_tensors, human, (unsigned long long)sm->params,
 		       sm->quant_level && *sm->quant_level ? sm->quant_level : "none");
 	}
-	char *here = cli_runhere_text(c, m);
-	if (here)
-		printf("what can run here\n  %s\n", here);
-	free(here);
+}
+
+static void show_findings(cli *c, const oa_store *s, const oa_model *m)
+{
 	bool any = false;
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
@@ -244,36 +257,21 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 	}
 }
 
-#define SHOW_SCHEMA OA_SCHEMA_SHOW
-
-/* ndjson: the model, then one record per layer (config first) and finding. */
-static void show_ndjson(const oa_store *s, json_t *o)
+static void show_table(cli *c, const oa_store *s, const oa_model *m)
 {
-	json_t *rec = json_pack("{s:s,s:s,s:o}", "type", "model", "host", cli_host(), "store",
-	                        oa_json_str(s->root));
-	json_object_update(rec, o);
-	const char *parts[] = { "config_layer", "layer_list", "findings" };
-	for (size_t k = 0; k < 3; k++)
-		json_object_del(rec, parts[k]);
-	json_object_set_new(rec, "store", oa_json_str(s->root)); /* the root, as in every record */
-	oa_json_dump_line(rec, stdout);
-	json_decref(rec);
-	json_t *name = json_object_get(o, "name");
-	json_t *items = json_array();
-	json_t *cfg = json_object_get(o, "config_layer");
-	if (cfg)
-		json_array_append(items, cfg);
-	json_array_extend(items, json_object_get(o, "layer_list"));
-	size_t n_layers = json_array_size(items);
-	json_array_extend(items, json_object_get(o, "findings"));
-	for (size_t i = 0; i < json_array_size(items); i++) {
-		rec = json_pack("{s:s,s:s,s:o,s:O}", "type", i < n_layers ? "layer" : "finding", "host", cli_host(),
-		                "store", oa_json_str(s->root), "model", name);
-		json_object_update(rec, json_array_get(items, i));
-		oa_json_dump_line(rec, stdout);
-		json_decref(rec);
+	show_identity(s, m);
+	if (!m->manifest_ok) {
+		kv("manifest error", m->manifest_error);
+		return;
 	}
-	json_decref(items);
+	show_summary(c, m);
+	show_config(m);
+	show_layers(c, m);
+	char *here = cli_runhere_text(c, m);
+	if (here)
+		printf("what can run here\n  %s\n", here);
+	free(here);
+	show_findings(c, s, m);
 }
 
 static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
@@ -341,16 +339,16 @@ int cmd_show(cli *c)
 		found = true;
 		const oa_model *m = &s->models[idx];
 		if (c->format == OUT_JSON || c->format == OUT_NDJSON || c->format == OUT_CSV) {
-			json_t *o = oa_report_model_detail(s, m, c->tensors);
-			json_object_set_new(o, "schema", json_string(SHOW_SCHEMA));
-			json_object_set_new(o, "store", oa_report_store(s));
-			json_object_set_new(o, "runs_here", cli_runhere_json(c, m));
-			if (c->format == OUT_JSON)
+			json_t *o = oa_show_view(s, m, c->tensors, cli_runhere_machine(c));
+			if (c->format == OUT_JSON) {
 				oa_json_dump_line(o, stdout);
-			else if (c->format == OUT_NDJSON)
-				show_ndjson(s, o);
-			else
+			} else if (c->format == OUT_NDJSON) {
+				json_t *recs = oa_show_view_records(s, o, cli_host());
+				oa_json_dump_lines(recs, stdout);
+				json_decref(recs);
+			} else {
 				show_csv(s, m, o, !csv_header_done);
+			}
 			csv_header_done = true;
 			json_decref(o);
 		} else {
