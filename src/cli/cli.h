@@ -82,6 +82,9 @@ typedef struct opened_store {
 	bool ok;
 } opened_store;
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode);
+/* A store just opened: says what it lacks (no manifests/, no blobs/), then
+ * scans it and counts it read. */
+void cli_scan_opened(cli *c, opened_store *o, int header_mode);
 void cli_close_stores(opened_store *v, size_t n);
 /* The model name of the store closest to a MODEL that named nothing, when
  * it is close enough to be a typo; NULL otherwise. */

@@ -29,7 +29,7 @@ t.check_binary()
 
 FORMATS = ("table", "json", "ndjson", "csv", "tags", "prometheus")
 DATA = {"table", "json", "ndjson", "csv"}
-# The contract: what each command produces (main.c's table says the same).
+# The contract: what each command produces (the command table, src/cli/commands.c, says the same).
 PRODUCES = {
     "list": DATA | {"tags"},
     "show": DATA,

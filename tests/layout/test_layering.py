@@ -14,8 +14,9 @@ a header belongs to X.c when it is X.h or declares a function X.c defines,
 and a .c file depends on the owners of every header it includes (directly or
 through another header). A.c -> B.c -> A.c is a cycle and fails, however
 many files it passes through. src/cli/ is not checked yet: cli.h declares
-every command and the helpers in main.c, so each command file and main.c
-depend on each other until the command table splits it."""
+every command and the helpers they share (usage.c, open_stores.c, ...), so
+each file there depends on all the others through it; and cli_machine.c and
+cli_multi.c call each other (cli_fail, cli_host)."""
 import os
 import re
 import sys

@@ -1,0 +1,307 @@
+/* commands.c - the command table. To add a command: write cmd_NAME() and
+ * add its entry here, with the options it takes besides the ones every
+ * command takes (COMMON), the formats it produces and its help. An option
+ * a command does not take, or a format it does not produce, is a usage
+ * error, never ignored (main.c). */
+#include "commands.h"
+#include "cli_multi.h"
+
+#include <string.h>
+
+#define COMMON "store format units fail-on color help version output "
+#define READS "platform log root " /* a store's models, and the logs for LAST USED */
+#define DATA "table json ndjson csv" /* every command that reports data */
+
+const command cli_commands[] = {
+	{
+		.name = "list",
+		.run = cmd_list,
+		.synopsis = "list [PREFIX]",
+		.summary = "the models, as `ollama list` shows them, plus format and runner",
+		.options = COMMON READS "all-users unused-for quiet sort no-header",
+		.formats = DATA " tags",
+		.help = "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
+		        "                        [--unused-for DURATION] [--sort KEY] [--no-header]\n"
+		        "\n"
+		        "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
+		        "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
+		        "PARAMS and QUANT. PREFIX filters names case-insensitively, as `ollama list` does.\n"
+		        "--format tags prints the JSON of Ollama's /api/tags. Problems found on the way\n"
+		        "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n"
+		        "When the server's logs are found (see history), a LAST USED column is added;\n"
+		        "--unused-for DURATION lists only the models not loaded within it.\n"
+		        "-q, --quiet prints the names only, one per line (like docker images -q).\n"
+		        "--sort name|size|unique|modified|last-used (default modified, newest first;\n"
+		        "last-used puts models the logs never saw last); --no-header drops the heading.\n"
+		        "On a terminal narrower than the table (COLUMNS, else its size) NAME is cut\n"
+		        "with an ellipsis; piped or with --output, names are always whole.\n",
+	},
+	{
+		.name = "show",
+		.run = cmd_show,
+		.synopsis = "show MODEL",
+		.summary = "one model in full: manifest, config, layers, weight headers",
+		.options = COMMON READS "all-users tensors",
+		.formats = DATA,
+		.help = "usage: ollama-audit show MODEL [--tensors] [--format table|json|ndjson|csv]\n"
+		        "\n"
+		        "Show one model in full: name, ID, paths, config fields, every layer (media type,\n"
+		        "digest, declared size, name/from, whether the blob exists and its size on disk),\n"
+		        "and a header summary of each weight layer (GGUF or safetensors). MODEL is a name\n"
+		        "as Ollama resolves it (defaults for host, namespace and tag; blanks trimmed;\n"
+		        ":local dropped; m:tag:cloud is the m:tag-cloud stub) or an ID prefix of at\n"
+		        "least 6 hex digits. An exact-case match wins; a name several models match\n"
+		        "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n"
+		        "The last paragraph says whether this machine (or --root DIR) can run it, on which\n"
+		        "engine, and whether its weights fit the memory (docs/history.md).\n",
+	},
+	{
+		.name = "check",
+		.run = cmd_check,
+		.synopsis = "check [MODEL...]",
+		.summary = "structure pass: every reference, size, name, header (fast)",
+		.options = COMMON READS "all-users",
+		.formats = DATA " prometheus",
+		.help = "usage: ollama-audit check [MODEL...] [--format table|json|ndjson|csv|prometheus]\n"
+		        "                         [--fail-on error|warning]\n"
+		        "\n"
+		        "The structure pass: presence and size of every referenced blob, names, every\n"
+		        "manifest and config, every weight header parsed and cross-checked against the\n"
+		        "config, and store-wide findings (orphans, partial downloads, temp files, what\n"
+		        "blocks the server's start-up prune). Reads headers only, never whole blobs.\n",
+	},
+	{
+		.name = "verify",
+		.run = cmd_verify,
+		.synopsis = "verify [MODEL...]",
+		.summary = "content pass: sha256 of every referenced blob",
+		.options = COMMON "platform all-users all changed quick jobs max-duration cache "
+		           "progress no-progress",
+		.formats = DATA " prometheus",
+		.help = "usage: ollama-audit verify [MODEL...] [--all] [--jobs N] [--changed] [--quick]\n"
+		        "                          [--max-duration SECONDS] [--cache FILE]\n"
+		        "                          [--format table|json|ndjson|csv|prometheus]\n"
+		        "\n"
+		        "The content pass: sha256 of every blob the selected models reference (--all adds\n"
+		        "unreferenced blobs), compared with the blob's name. Parallel (--jobs, default the\n"
+		        "online cores), largest blobs first. A cache of good results lives outside the store\n"
+		        "($XDG_CACHE_HOME/ollama-audit/verify-cache.json): --changed rehashes only blobs whose\n"
+		        "stat changed since their last good verification; --quick re-reads every blob but\n"
+		        "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
+		        "a time budget; the next --changed run continues where it stopped. A bad blob\n"
+		        "that several models share is reported under every one of them.\n",
+	},
+	{
+		.name = "du",
+		.run = cmd_du,
+		.synopsis = "du",
+		.summary = "disk usage: per model unique/shared bytes, junk, reclaimable",
+		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header",
+		.formats = DATA " prometheus",
+		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
+		        "                       [--unused-for DURATION] [--sort KEY] [--no-header]\n"
+		        "                       [--all-users --duplicates]\n"
+		        "\n"
+		        "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
+		        "it frees), SHARED with other models, ON DISK (allocated, st_blocks) and APPARENT\n"
+		        "(st_size). Hard links count once (device+inode); tags that are the same manifest\n"
+		        "are one row. The footer gives the store totals: referenced bytes, junk by category\n"
+		        "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
+		        "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
+		        "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
+		        "DURATION shows only the models the logs show no load of within it.\n"
+		        "-q, --quiet prints the names only, one per line, in the table's order (every\n"
+		        "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
+		        "modified|last-used (default unique; size is ON DISK) orders the rows, and\n"
+		        "--no-header drops the store and column headings. NAME is cut with an ellipsis\n"
+		        "on a terminal narrower than the table, as in list.\n",
+	},
+	{
+		.name = "prune",
+		.run = cmd_prune,
+		.synopsis = "prune",
+		.summary = "remove junk (orphans, partials, temps): a dry run unless --apply",
+		.options = COMMON "platform all-users apply yes plan quarantine what min-age force "
+		           "predict-server",
+		.formats = DATA,
+		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
+		        "                         [--format table|json|ndjson|csv]\n"
+		        "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
+		        "       ollama-audit prune --predict-server [--format table|json]\n"
+		        "\n"
+		        "Remove junk from the store. Without --apply this is a dry run: it prints exactly\n"
+		        "what would be removed and the bytes freed (allocated), and --plan FILE saves that\n"
+		        "plan. --apply removes (asking [y/N] on a terminal; without one it needs --yes);\n"
+		        "--apply --plan FILE removes exactly the entries of that plan and nothing else.\n"
+		        "Every entry is re-checked just before removal (same device, inode, size, mtime;\n"
+		        "no manifest references it) and skipped if anything changed. Symlinks are removed\n"
+		        "as links, never followed.\n"
+		        "\n"
+		        "  --what LIST        orphans,partials,temps (default: what the server's start-up\n"
+		        "                     prune deletes), legacy, foreign, manifest-blobs, empty-dirs, all\n"
+		        "  --min-age D        skip files younger than D (default 1h; 90s, 30m, 1.5h, 2d, 0)\n"
+		        "  --quarantine DIR   move instead of delete (same filesystem); `restore DIR` undoes\n"
+		        "  --force            go on although a manifest cannot be parsed or an Ollama\n"
+		        "                     server/runner uses the store (both refuse by default, exit 8)\n"
+		        "  --predict-server   print what the server's own start-up prune would delete\n"
+		        "\n"
+		        "Exit: 0 done, 8 refused or failed, 16 usage (or --apply without --yes and no\n"
+		        "terminal), 32 interrupted. Declining the prompt exits 0: nothing done.\n",
+	},
+	{
+		.name = "rm",
+		.run = cmd_rm,
+		.synopsis = "rm MODEL...",
+		.summary = "remove models offline, keeping every blob another manifest may use",
+		.options = COMMON READS "apply yes plan quarantine min-age force unused-for",
+		.formats = DATA,
+		.help = "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
+		        "                        [--apply [--yes] [--quarantine DIR]\n"
+		        "                        [--force] [--min-age DURATION]]\n"
+		        "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
+		        "\n"
+		        "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
+		        "directories they leave empty and the blobs no other manifest (parseable or not)\n"
+		        "can reference, with the exact bytes freed. --apply removes the manifests first,\n"
+		        "then the empty directories, then the blobs, so a crash never leaves a manifest\n"
+		        "pointing at a removed blob. Same confirmation, --plan, --quarantine and safety\n"
+		        "rules as prune; --min-age applies to blobs only when given.\n"
+		        "--unused-for DURATION (a dry run only) plans the models (named, or all) that the\n"
+		        "server's logs show no load of within it, and says how far back the logs go.\n",
+	},
+	{
+		.name = "restore",
+		.run = cmd_restore,
+		.synopsis = "restore DIR",
+		.summary = "put back what prune/rm --quarantine DIR moved away",
+		.options = COMMON,
+		.formats = "table",
+		.help = "usage: ollama-audit restore DIR [--store STORE]   (a table only)\n"
+		        "\n"
+		        "Put back everything `prune --quarantine DIR` or `rm --quarantine DIR` moved into\n"
+		        "DIR, newest first, into the store named in DIR/index.json (or --store). A file\n"
+		        "that exists again with other content is never overwritten: it stays in DIR and\n"
+		        "the exit status is 4.\n",
+	},
+	{
+		.name = "stores",
+		.run = cmd_stores,
+		.synopsis = "stores",
+		.summary = "every store on this machine: owner, size, models, how it was found",
+		.options = COMMON "platform all-users all",
+		.formats = DATA " prometheus",
+		.help = "usage: ollama-audit stores [--all] [--store DIR]... [--format table|json|ndjson|csv|prometheus]\n"
+		        "\n"
+		        "Every Ollama store on this machine, with its owner, size on disk, model count and\n"
+		        "how it was found: $OLLAMA_MODELS, OLLAMA_MODELS in the systemd unit ollama.service\n"
+		        "and its ollama.service.d/*.conf drop-ins (and the EnvironmentFile= they name),\n"
+		        "/etc/default/ollama-style files, <home>/.ollama/models of every account in the\n"
+		        "password database, /usr/share/ollama/.ollama/models, /var/lib/ollama, /root/.ollama.\n"
+		        "A store reached by several paths (symlinks, bind mounts) is listed once. Then the\n"
+		        "totals per user and the blobs duplicated across stores. --all also lists the\n"
+		        "places that hold no store. Stores we may not read are listed and set exit bit 8.\n"
+		        "--all-users on list, check, verify, du, prune and dedupe audits every store found.\n",
+	},
+	{
+		.name = "dedupe",
+		.run = cmd_dedupe,
+		.synopsis = "dedupe",
+		.summary = "replace blobs duplicated across stores by reflinks (dry run)",
+		.options = COMMON "platform all-users apply yes force hardlink",
+		.formats = DATA,
+		.help = "usage: ollama-audit dedupe [--all-users | --store A --store B...] [--hardlink]\n"
+		        "                          [--apply [--yes] [--force]] [--format table|json|ndjson|csv]\n"
+		        "\n"
+		        "Replace blobs that several stores hold as separate copies. A dry run unless\n"
+		        "--apply. By default reflinks (FICLONE: copy-on-write, separate inodes, safe\n"
+		        "across users) where the filesystem supports them (btrfs, XFS, bcachefs, ...);\n"
+		        "--hardlink uses hard links, only between stores and files of the same owner.\n"
+		        "The dry run tests each target filesystem first and promises no reflink it\n"
+		        "cannot make (then it says what --hardlink would free); copies nothing in their\n"
+		        "store references are junk for `prune`, never deduplicated. An --apply that does\n"
+		        "none of what was planned exits 8.\n"
+		        "Before each replacement both files are re-checked against the scan and hashed\n"
+		        "(sha256 = their name); the clone or link goes in under a temporary name and is\n"
+		        "renamed over the duplicate. Stores an Ollama server uses are left alone unless\n"
+		        "--force. --apply asks [y/N] on a terminal; without one it needs --yes.\n",
+	},
+	{
+		.name = "history",
+		.run = cmd_history,
+		.synopsis = "history [MODEL...]",
+		.summary = "every model load the server logs recorded: when, runner, result",
+		.options = COMMON READS "all-users since until unused-for",
+		.formats = DATA,
+		.help = "usage: ollama-audit history [MODEL...] [--log FILE]... [--root DIR] [--since WHEN]\n"
+		        "                           [--until WHEN] [--format table|json|ndjson|csv]\n"
+		        "\n"
+		        "Every model load an Ollama server recorded in its logs, newest first: the time,\n"
+		        "the model (a blob path matched by its digest, from any machine's paths; an MLX\n"
+		        "model by its name), its ID, the runner (llamacpp, ollama, mlx), the result (ok,\n"
+		        "failed with the server's reason, unknown), memory figures when logged and the\n"
+		        "server version. Then per model: last loaded, loads, runners seen. The logs are\n"
+		        "server.log and its rotated server-N.log beside the store (<store>/../logs) or\n"
+		        "in its owner's ~/.ollama/logs, and ollama.service in the systemd journal (of\n"
+		        "--root DIR for a disk from another machine); --log FILE (repeatable, - for\n"
+		        "standard input) reads only the files given: journalctl text exports, docker\n"
+		        "logs (-t) output or plain server output.\n"
+		        "WHEN is an RFC 3339 time, a date (YYYY-MM-DD, UTC) or a duration ago (90d, 12h).\n"
+		        "Lines that cannot be read are reported as FILE:LINE warnings on stderr.\n",
+	},
+	{ .name = NULL },
+};
+
+static const char usage_head[] =
+	"usage: ollama-audit [--store DIR]... COMMAND [OPTIONS] [ARGS]\n"
+	"\n"
+	"Audit an Ollama model store offline: no server, no network. Read-only, except\n"
+	"prune --apply, rm --apply, dedupe --apply and restore, which change a store.\n"
+	"\n"
+	"Commands:\n";
+
+static const char usage_options[] =
+	"\n"
+	"Options (any command):\n"
+	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
+	"  --format FMT       table (default), json, ndjson, csv (restore: table only);\n"
+	"                     list also takes tags; check, verify, du and stores also\n"
+	"                     prometheus; any other is refused (exit 16)\n"
+	"  --all-users        every store on the machine (see `stores`), plus any --store\n"
+	"  --output FILE      write standard output to FILE atomically (temp file + rename)\n"
+	"  --platform OS/ARCH which child of a manifest list a tag uses (default: this\n"
+	"                     machine; darwin/arm64 prefers the MLX child)\n"
+	"  --units U          si (default, like ollama list), iec, bytes\n"
+	"  --fail-on SEV      lowest severity that sets the exit status: error (default), warning\n"
+	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
+	"  -q, --quiet        list, du: the model names only, one per line\n"
+	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
+	"  --version          print the version\n"
+	"\n"
+	"Exit status (bits, ORed across stores): 0 ok, 1 warnings (with --fail-on warning),\n"
+	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n"
+	"Declining a [y/N] prompt is not an interruption: nothing done, exit 0.\n";
+
+void cli_print_usage(FILE *out)
+{
+	fputs(usage_head, out);
+	for (const command *k = cli_commands; k->name; k++)
+		fprintf(out, "  %-18s %s\n", k->synopsis, k->summary);
+	fputs(usage_options, out);
+}
+
+const command *cli_find_command(const char *name)
+{
+	for (const command *k = cli_commands; k->name; k++)
+		if (strcmp(k->name, name) == 0)
+			return k;
+	return NULL;
+}
+
+bool cli_word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	return false;
+}

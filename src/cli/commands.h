@@ -1,0 +1,31 @@
+/* commands.h - the command table: each command's name, the function that
+ * runs it, the options it takes, the formats it produces and its help, in
+ * one entry (commands.c). */
+#ifndef OA_CLI_COMMANDS_H
+#define OA_CLI_COMMANDS_H
+
+#include "cli.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct command {
+	const char *name;
+	int (*run)(cli *c);
+	const char *synopsis; /* the name and arguments, in the general usage */
+	const char *summary;  /* its line there */
+	const char *options;  /* long option names, space-separated */
+	const char *formats;  /* --format values, space-separated, table first */
+	const char *help;     /* `ollama-audit NAME --help` */
+} command;
+
+/* Every command, ended by an entry whose name is NULL. */
+extern const command cli_commands[];
+
+const command *cli_find_command(const char *name);
+/* Whether the space-separated list holds the word. */
+bool cli_word_in(const char *list, const char *word);
+/* The general usage: `ollama-audit --help`, or on stderr without a command. */
+void cli_print_usage(FILE *out);
+
+#endif

@@ -1,0 +1,50 @@
+/* findings.c - a store's findings as the command line shows them: printed
+ * on a line each, and folded into the exit status under --fail-on. */
+#include "cli.h"
+#include "base/util.h"
+
+#include <string.h>
+
+bool cli_finding_is_listing(const oa_finding *f)
+{
+	static const char *codes[] = { "invalid-manifest", "invalid-name", "invalid-config",
+	                               "missing-config", "unreadable", "missing-child", "nested-list",
+	                               "dangling-tag", "hidden-from-list" };
+	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+		if (strcmp(f->code, codes[i]) == 0)
+			return !(strcmp(f->code, "unreadable") == 0 && f->path &&
+			         oa_str_has_prefix(f->path, "blobs/") && !f->model);
+	return false;
+}
+
+void cli_account_findings(cli *c, const oa_store *s, bool listing)
+{
+	for (size_t i = 0; i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (listing && !cli_finding_is_listing(f))
+			continue;
+		if ((int)f->severity < c->fail_on)
+			continue;
+		if (strcmp(f->code, "unreadable") == 0)
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+		else if (f->severity == OA_SEV_ERROR)
+			c->exit_code |= OA_EXIT_ERRORS;
+		else if (f->severity == OA_SEV_WARNING)
+			c->exit_code |= OA_EXIT_WARNINGS;
+	}
+}
+
+void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
+{
+	const char *on = "", *off = "";
+	if (c->color) {
+		on = f->severity == OA_SEV_ERROR ? "\033[31m" : f->severity == OA_SEV_WARNING ? "\033[33m" : "\033[2m";
+		off = "\033[0m";
+	}
+	if (out == stderr)
+		fputs("ollama-audit: ", out); /* like every other message there */
+	fprintf(out, "%s%s%s %s: ", on, oa_severity_name(f->severity), off, f->code);
+	if (f->path)
+		fprintf(out, "%s: ", f->path);
+	fprintf(out, "%s\n", f->message);
+}

@@ -1,0 +1,65 @@
+/* usage.c - what the command line says on stderr: errors, usage errors
+ * with a pointer to the right --help, and a format a command refuses. */
+#include "usage.h"
+#include "cli.h"
+#include "base/util.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+static const char *hint_cmd;
+
+void cli_usage_hint_for(const char *cmd)
+{
+	hint_cmd = cmd;
+}
+
+void cli_usage_hint(void)
+{
+	if (hint_cmd)
+		fprintf(stderr, "Try 'ollama-audit %s --help'.\n", hint_cmd);
+	else
+		fprintf(stderr, "Try 'ollama-audit --help'.\n");
+}
+
+__attribute__((format(printf, 1, 0)))
+static void say(const char *fmt, va_list ap)
+{
+	fputs("ollama-audit: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+	cli_usage_hint();
+	return OA_EXIT_USAGE;
+}
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+}
+
+int cli_refuse_format(const cli *c, const char *what, const char *formats)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	for (const char *p = formats; *p; p++)
+		if (*p == ' ')
+			oa_buf_adds(&b, ", ");
+		else
+			oa_buf_addc(&b, *p);
+	char *list = oa_buf_take(&b);
+	cli_err("%s: --format %s is not a format of %s (it takes: %s); see ollama-audit %s --help", c->cmd,
+	        c->format_name, what, list, c->cmd);
+	free(list);
+	return OA_EXIT_USAGE;
+}
