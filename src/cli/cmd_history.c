@@ -333,71 +333,75 @@ static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bo
 	(void)c;
 }
 
+/* --since / --until, parsed. */
+typedef struct window {
+	bool has_since, has_until;
+	int64_t since, until;
+} window;
+
+/* One store's history, in the chosen format. */
+static void history_store(cli *c, oa_store *s, const window *w, bool first)
+{
+	oa_history h;
+	oa_history_init(&h);
+	src_list src = { NULL, 0 };
+	if (!read_sources(c, s, &h, &src, first))
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	for (size_t i = 0; first && i < h.n_warnings; i++)
+		fprintf(stderr, "ollama-audit: warning: %s\n", h.warnings[i]);
+	if (first && h.warnings_dropped)
+		fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
+	oa_history_match(&h, s);
+	const oa_load **v = oa_xcalloc(h.n ? h.n : 1, sizeof *v);
+	size_t k = 0;
+	for (size_t j = 0; j < h.n; j++)
+		if (in_window(c, &h.v[j], w->has_since, w->since, w->has_until, w->until) &&
+		    load_selected(c, s, &h.v[j]))
+			v[k++] = &h.v[j];
+	switch (c->format) {
+	case OUT_JSON:
+		cli_put_stream_item(HISTORY_SCHEMA, oa_history_store_json(s, &h, src.names, src.n, v, k), first,
+		                    false);
+		break;
+	case OUT_NDJSON: print_ndjson(s, &h, &src, v, k); break;
+	case OUT_CSV: print_csv(c, s, v, k, first); break;
+	default: print_table(c, s, &h, &src, v, k, first); break;
+	}
+	free(v);
+	oa_free_names(src.names, src.n);
+	oa_history_free(&h);
+}
+
 int cmd_history(cli *c)
 {
 	if (c->format == OUT_TAGS || c->format == OUT_PROMETHEUS) {
 		cli_err("history takes --format table, json, ndjson or csv");
 		return OA_EXIT_USAGE;
 	}
-	int64_t now = oa_wall_now_ns(), since = 0, until = 0;
-	bool has_since = c->since != NULL, has_until = c->until != NULL;
-	if ((has_since && parse_when(c->since, now, &since) < 0) ||
-	    (has_until && parse_when(c->until, now, &until) < 0)) {
+	int64_t now = oa_wall_now_ns();
+	window w = { .has_since = c->since != NULL, .has_until = c->until != NULL };
+	if ((w.has_since && parse_when(c->since, now, &w.since) < 0) ||
+	    (w.has_until && parse_when(c->until, now, &w.until) < 0)) {
 		cli_err("--since/--until take an RFC 3339 time (2026-10-22T09:15:02Z), a date (2026-10-22) "
 		        "or a duration ago: %s; not '%s'", OA_DURATION_GRAMMAR,
-		        has_since && parse_when(c->since, now, &since) < 0 ? c->since : c->until);
+		        w.has_since && parse_when(c->since, now, &w.since) < 0 ? c->since : c->until);
 		return OA_EXIT_USAGE;
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	json_t *stores = json_array();
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
-		if (!st[i].ok)
+		if (!st[i].ok || (c->n_args && !check_args_resolve(c, &st[i].s)))
 			continue;
-		oa_store *s = &st[i].s;
-		if (c->n_args && !check_args_resolve(c, s))
-			continue;
-		oa_history h;
-		oa_history_init(&h);
-		src_list src = { NULL, 0 };
-		if (!read_sources(c, s, &h, &src, first))
-			c->exit_code |= OA_EXIT_OPERATIONAL;
-		for (size_t w = 0; first && w < h.n_warnings; w++)
-			fprintf(stderr, "ollama-audit: warning: %s\n", h.warnings[w]);
-		if (first && h.warnings_dropped)
-			fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
-		oa_history_match(&h, s);
-		const oa_load **v = oa_xcalloc(h.n ? h.n : 1, sizeof *v);
-		size_t k = 0;
-		for (size_t j = 0; j < h.n; j++)
-			if (in_window(c, &h.v[j], has_since, since, has_until, until) && load_selected(c, s, &h.v[j]))
-				v[k++] = &h.v[j];
-		switch (c->format) {
-		case OUT_JSON:
-			json_array_append_new(stores, oa_history_store_json(s, &h, src.names, src.n, v, k));
-			break;
-		case OUT_NDJSON: print_ndjson(s, &h, &src, v, k); break;
-		case OUT_CSV: print_csv(c, s, v, k, first); break;
-		default: print_table(c, s, &h, &src, v, k, first); break;
-		}
+		history_store(c, &st[i].s, &w, first);
 		first = false;
-		free(v);
-		oa_free_names(src.names, src.n);
-		oa_history_free(&h);
 	}
-	if (c->format == OUT_JSON) {
-		json_t *root = json_pack("{s:s,s:o}", "schema", HISTORY_SCHEMA, "stores", stores);
-		oa_json_dump_line(root, stdout);
-		json_decref(root);
-	} else {
-		json_decref(stores);
-	}
+	if (c->format == OUT_JSON)
+		cli_put_stream_end(HISTORY_SCHEMA, !first);
 	free(stdin_data.data);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }
-
 /* The logs' record of use for list, du and rm: read once per store. */
 typedef struct usage_entry {
 	const oa_store *s;
