@@ -504,7 +504,7 @@ static bool newest_load(const cli_usage *u, const size_t *models, size_t n, int6
 char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns)
 {
 	const cli_usage *u = usage_cached(s);
-	int64_t last;
+	int64_t last = 0;
 	if (!u || !u->have_logs)
 		return oa_xstrdup("-");
 	if (!newest_load(u, models, n, &last))
@@ -513,20 +513,6 @@ char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, 
 	oa_human_age(oa_age_ns(last, now_ns), age, sizeof age);
 	(void)c;
 	return oa_xstrdup(age);
-}
-
-void cli_usage_json(const cli *c, const oa_store *s, const size_t *models, size_t n, json_t *o)
-{
-	const cli_usage *u = usage_cached(s);
-	int64_t last;
-	if (!u || !u->have_logs)
-		return;
-	char buf[48];
-	bool loaded = newest_load(u, models, n, &last);
-	if (loaded)
-		utc_time(last, buf, sizeof buf);
-	json_object_set_new(o, "last_used", loaded ? json_string(buf) : json_null());
-	(void)c;
 }
 
 /* The engine a load ran on, as the store names what its files select. */
