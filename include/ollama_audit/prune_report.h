@@ -1,10 +1,12 @@
 /*
  * prune_report.h - the JSON of `prune --predict-server` (docs/schema.md,
- * ollama-audit.predict-server/1): one store's prediction.
+ * ollama-audit.predict-server/1): one store's prediction; and a prune or rm
+ * plan as the prune/rm documents show it (ollama-audit.prune/2, rm/2).
  */
 #ifndef OLLAMA_AUDIT_PRUNE_REPORT_H
 #define OLLAMA_AUDIT_PRUNE_REPORT_H
 
+#include "ollama_audit/prune.h"
 #include "ollama_audit/server_prune.h"
 
 #include <jansson.h>
@@ -13,5 +15,12 @@
 
 /* The store's report object plus the prediction's fields. */
 json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p);
+
+/* A store's entry of the prune/rm document: the plan (oa_plan_to_json),
+ * "dry_run", and with --apply what it did (r; NULL when nothing ran). */
+json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r);
+/* Its ndjson records: an "entry" per entry (state planned or kept), then
+ * the "summary": the plan report without the two lists. */
+json_t *oa_plan_records(json_t *report);
 
 #endif

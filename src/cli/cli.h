@@ -181,8 +181,6 @@ bool cli_model_unused(const cli *c, const oa_store *s, size_t idx);
 /* LAST USED of some models (the newest load of any) as list and du show it:
  * an age, "never" (not in the logs), "-" (no logs). */
 char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns);
-/* Adds "last_used" (a time, or null: not in the logs) when the store has logs. */
-void cli_usage_json(const cli *c, const oa_store *s, const size_t *models, size_t n, json_t *o);
 /* Before filtering on --unused-for: false (reported, exit 8) without logs;
  * otherwise says on stderr how far back the logs go. */
 bool cli_unused_for_ready(cli *c, const oa_store *s);

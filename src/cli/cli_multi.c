@@ -1,6 +1,8 @@
 /* cli_multi.c - --all-users, host names, --output, --format prometheus and
  * the combined totals of check/verify; see cli_multi.h. */
 #include "cli_multi.h"
+#include "report_common.h"
+#include "ollama_audit/audit_totals.h"
 #include "ollama_audit/discover.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/outfile.h"
@@ -158,18 +160,9 @@ opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 
 /* ---- totals and metrics ---------------------------------------------------------- */
 
-typedef struct store_total {
-	char *root;
-	char *user;
-	bool ok;
-	long long models, errors, warnings, infos, bytes_hashed;
-} store_total;
-
 static struct {
-	store_total *v;
-	size_t n;
+	oa_audit_totals totals;
 	oa_prom *prom;
-	bool verify;
 	/* --output */
 	oa_outfile out;
 	bool out_open;
@@ -185,21 +178,13 @@ static oa_prom *prom(const cli *c)
 	return M.prom;
 }
 
-static long long jint(json_t *o, const char *k)
+/* Whether the scan could read everything it tried (for the metrics). */
+static bool store_readable(const oa_store *s)
 {
-	json_t *v = json_object_get(o, k);
-	return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
-}
-
-static store_total *add_total(const char *root, const char *user, bool ok)
-{
-	M.v = oa_xreallocarray(M.v, M.n + 1, sizeof *M.v);
-	store_total *t = &M.v[M.n++];
-	memset(t, 0, sizeof *t);
-	t->root = oa_xstrdup(root);
-	t->user = oa_xstrdup(user ? user : "");
-	t->ok = ok;
-	return t;
+	for (size_t i = 0; i < s->findings.n; i++)
+		if (s->findings.v[i].id == OA_FINDING_UNREADABLE)
+			return false;
+	return true;
 }
 
 void cli_multi_failed(cli *c, const char *path, const char *how)
@@ -208,37 +193,26 @@ void cli_multi_failed(cli *c, const char *path, const char *how)
 	struct stat st;
 	if (stat(path, &st) == 0)
 		oa_user_name(st.st_uid, user, sizeof user);
-	add_total(path, user, false);
+	oa_audit_totals_add(&M.totals, user, NULL);
 	if (c->format != OUT_PROMETHEUS)
 		return;
 	oa_prom_store info = { .user = user, .source = how, .timestamp = oa_wall_now() };
 	oa_prom_add_failed(prom(c), path, &info);
 }
 
-void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summary)
+void cli_multi_store_done(cli *c, oa_store *s, const oa_audit_summary *sum)
 {
-	bool verify = strstr(schema, ".verify/") != NULL;
-	M.verify = M.verify || verify;
-	store_total *t = add_total(s->root, cli_store_user(s), true);
-	t->models = jint(summary, "models");
-	t->errors = jint(summary, "errors");
-	t->warnings = jint(summary, "warnings");
-	t->infos = jint(summary, "infos");
-	t->bytes_hashed = jint(summary, "bytes_hashed");
+	oa_audit_totals_add(&M.totals, cli_store_user(s), sum);
 	if (c->format != OUT_PROMETHEUS)
 		return;
-	bool unreadable = false;
-	for (size_t i = 0; i < s->findings.n; i++)
-		unreadable |= strcmp(s->findings.v[i].code, "unreadable") == 0;
-	json_t *secs = json_object_get(summary, "seconds");
 	oa_prom_store info = {
 		.user = cli_store_user(s),
 		.source = s->how,
 		.timestamp = oa_wall_now(),
-		.duration = s->scan_seconds + (verify && json_is_number(secs) ? json_number_value(secs) : 0),
-		.success = !unreadable && !json_is_true(json_object_get(summary, "interrupted")),
-		.verified = verify,
-		.verified_bytes = (uint64_t)t->bytes_hashed,
+		.duration = s->scan_seconds + (sum->verify ? sum->seconds : 0),
+		.success = store_readable(s) && !sum->interrupted,
+		.verified = sum->verify,
+		.verified_bytes = sum->bytes_hashed,
 	};
 	oa_prom_add_store(prom(c), s, &info);
 }
@@ -246,11 +220,8 @@ void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summa
 /* Add a ready-made store's metrics (the stores and du commands). */
 void cli_multi_prom_store(cli *c, oa_store *s, double seconds)
 {
-	bool unreadable = false;
-	for (size_t i = 0; i < s->findings.n; i++)
-		unreadable |= strcmp(s->findings.v[i].code, "unreadable") == 0;
 	oa_prom_store info = { .user = cli_store_user(s), .source = s->how, .timestamp = oa_wall_now(),
-	                       .duration = seconds, .success = !unreadable,
+	                       .duration = seconds, .success = store_readable(s),
 	                       .no_findings = strcmp(c->cmd, "du") == 0 };
 	oa_prom_add_store(prom(c), s, &info);
 }
@@ -261,76 +232,44 @@ void cli_multi_prom_add(const char *metric, double value)
 	oa_prom_add(prom(NULL), metric, value, (const char *)NULL);
 }
 
-typedef struct user_total {
-	const char *user;
-	long long stores, models, errors, warnings, failed, bytes_hashed;
-} user_total;
+/* "user alice: 2 stores, 3 models, 1 error, 0 warnings, 4.1 GB verified" */
+static void print_total(const cli *c, const oa_audit_total *x)
+{
+	char hashed[64] = "";
+	if (M.totals.verify) {
+		char b[32];
+		oa_format_size(x->bytes_hashed, c->units, b, sizeof b);
+		snprintf(hashed, sizeof hashed, ", %s verified", b);
+	}
+	char label[96];
+	if (x->user)
+		snprintf(label, sizeof label, "user %s", x->user[0] ? x->user : "?");
+	else
+		snprintf(label, sizeof label, "all stores");
+	char failed[48] = "";
+	if (x->unreadable_stores)
+		snprintf(failed, sizeof failed, " (%lld unreadable)", x->unreadable_stores);
+	printf("%s: %lld store%s%s, %lld model%s, %lld error%s, %lld warning%s%s\n", label, x->stores,
+	       x->stores == 1 ? "" : "s", failed, x->models, x->models == 1 ? "" : "s", x->errors,
+	       x->errors == 1 ? "" : "s", x->warnings, x->warnings == 1 ? "" : "s", hashed);
+}
 
+/* check/verify over several stores: per user, then all of them. */
 static void print_totals(cli *c)
 {
+	const oa_audit_totals *t = &M.totals;
 	bool check_like = strcmp(c->cmd, "check") == 0 || strcmp(c->cmd, "verify") == 0;
-	if (!check_like || M.n < 2 || (c->format != OUT_TABLE && c->format != OUT_NDJSON))
+	if (!check_like || t->all.stores < 2 || (c->format != OUT_TABLE && c->format != OUT_NDJSON))
 		return;
-	user_total *u = oa_xcalloc(M.n, sizeof *u);
-	size_t nu = 0;
-	user_total all = { .user = "" };
-	for (size_t i = 0; i < M.n; i++) {
-		const store_total *t = &M.v[i];
-		size_t j = 0;
-		while (j < nu && strcmp(u[j].user, t->user) != 0)
-			j++;
-		if (j == nu)
-			u[nu++].user = t->user;
-		user_total *x[2] = { &u[j], &all };
-		for (int q = 0; q < 2; q++) {
-			x[q]->stores++;
-			x[q]->failed += !t->ok;
-			x[q]->models += t->models;
-			x[q]->errors += t->errors;
-			x[q]->warnings += t->warnings;
-			x[q]->bytes_hashed += t->bytes_hashed;
-		}
-	}
-	if (c->format == OUT_NDJSON) {
-		for (size_t j = 0; j <= nu; j++) {
-			const user_total *x = j < nu ? &u[j] : &all;
-			json_t *rec = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I}", "type", j < nu ? "user_total" : "total",
-			                        "host", cli_host(), "stores", (json_int_t)x->stores,
-			                        "unreadable_stores", (json_int_t)x->failed, "models",
-			                        (json_int_t)x->models, "errors", (json_int_t)x->errors, "warnings",
-			                        (json_int_t)x->warnings);
-			if (j < nu)
-				json_object_set_new(rec, "user", json_string(x->user));
-			if (M.verify)
-				json_object_set_new(rec, "bytes_hashed", json_integer((json_int_t)x->bytes_hashed));
-			oa_json_dump_line(rec, stdout);
-			json_decref(rec);
-		}
-	} else {
+	if (c->format == OUT_TABLE)
 		printf("\n");
-		for (size_t j = 0; j <= nu; j++) {
-			const user_total *x = j < nu ? &u[j] : &all;
-			char hashed[64] = "";
-			if (M.verify) {
-				char b[32];
-				oa_format_size((uint64_t)x->bytes_hashed, c->units, b, sizeof b);
-				snprintf(hashed, sizeof hashed, ", %s verified", b);
-			}
-			char label[96];
-			if (j < nu)
-				snprintf(label, sizeof label, "user %s", x->user[0] ? x->user : "?");
-			else
-				snprintf(label, sizeof label, "all stores");
-			char failed[48] = "";
-			if (x->failed)
-				snprintf(failed, sizeof failed, " (%lld unreadable)", x->failed);
-			printf("%s: %lld store%s%s, %lld model%s, %lld error%s, %lld warning%s%s\n", label,
-			       x->stores, x->stores == 1 ? "" : "s", failed, x->models,
-			       x->models == 1 ? "" : "s", x->errors, x->errors == 1 ? "" : "s", x->warnings,
-			       x->warnings == 1 ? "" : "s", hashed);
-		}
+	for (size_t j = 0; j <= t->n_users; j++) {
+		const oa_audit_total *x = j < t->n_users ? &t->users[j] : &t->all;
+		if (c->format == OUT_NDJSON)
+			cli_put_record(oa_audit_total_record(t, x, cli_host()));
+		else
+			print_total(c, x);
 	}
-	free(u);
 }
 
 /* ---- what the tool writes never lands in a store ------------------------------------------ */
@@ -438,13 +377,7 @@ int cli_output_end(cli *c, int rc)
 		print_totals(c);
 	oa_prom_free(M.prom);
 	M.prom = NULL;
-	for (size_t i = 0; i < M.n; i++) {
-		free(M.v[i].root);
-		free(M.v[i].user);
-	}
-	free(M.v);
-	M.v = NULL;
-	M.n = 0;
+	oa_audit_totals_free(&M.totals);
 	if (!M.out_open)
 		return rc;
 	M.out_open = false;

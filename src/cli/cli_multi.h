@@ -24,7 +24,8 @@ void cli_multi_failed(cli *c, const char *path, const char *how);
 
 /* Called by report_findings() for every store check/verify reports: keeps
  * the combined totals, and with --format prometheus the store's metrics. */
-void cli_multi_store_done(cli *c, oa_store *s, const char *schema, json_t *summary);
+struct oa_audit_summary;
+void cli_multi_store_done(cli *c, oa_store *s, const struct oa_audit_summary *sum);
 
 /* A store's metrics for --format prometheus (stores, du): sizes, models,
  * audit time; du leaves out the findings, which it does not look for. */

@@ -22,14 +22,12 @@ int cmd_check(cli *c)
 		size_t models = 0;
 		for (size_t j = 0; j < s->n_models; j++)
 			models += model_selected(c, s, s->models[j].display);
+		oa_audit_summary sum = { .models = models, .blob_files = s->n_blobs,
+		                         .seconds = s->scan_seconds, .prune_blocked = s->prune_blocked };
 		char line[256];
 		snprintf(line, sizeof line, "%zu model%s, %zu blob files checked in %.3f s", models,
 		         models == 1 ? "" : "s", s->n_blobs, s->scan_seconds);
-		json_t *summary = json_pack("{s:I,s:I,s:f,s:b}", "models", (json_int_t)models, "blob_files",
-		                            (json_int_t)s->n_blobs, "seconds", s->scan_seconds,
-		                            "prune_blocked", s->prune_blocked);
-		report_findings(c, s, OA_SCHEMA_CHECK, line, summary, first);
-		json_decref(summary);
+		report_findings(c, s, line, &sum, first);
 		first = false;
 	}
 	report_finish(c, OA_SCHEMA_CHECK, !first);

@@ -2,8 +2,9 @@
  * stores) and `ollama-audit dedupe` (replace them by reflinks or, for one
  * owner, hard links). docs/multi-store.md. */
 #include "cli_multi.h"
+#include "report_common.h"
 #include "ollama_audit/dedupe.h"
-#include "base/jsonutil.h"
+#include "ollama_audit/dedupe_report.h"
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/headers.h"
 #include "base/platform.h"
@@ -68,19 +69,27 @@ static oa_store **store_ptrs(opened_store *st, size_t n, size_t *ok)
 	return v;
 }
 
-static json_t *copy_json(oa_store *const *sv, const oa_dupe_copy *cp)
+/* The owner of each store (NULL for one not open), as the views name them. */
+static const char **store_users(oa_store *const *sv, size_t n)
 {
-	const oa_store *s = sv[cp->store];
-	json_t *models = json_array();
-	for (size_t m = 0; m < cp->n_models; m++)
-		json_array_append_new(models, oa_json_str(cp->models[m]));
-	json_t *o = json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:b,s:o}", "store", oa_json_str(s->root), "user",
-	                      oa_json_str(cli_store_user(s)), "path", oa_json_str(cp->blob->name), "uid", (json_int_t)cp->uid, "dev",
-	                      (json_int_t)cp->dev, "inode", (json_int_t)cp->ino, "disk_bytes",
-	                      (json_int_t)cp->allocated, "symlink", cp->symlink, "models", models);
-	if (cp->same_inode_as >= 0)
-		json_object_set_new(o, "same_inode_as", json_integer(cp->same_inode_as));
-	return o;
+	const char **u = oa_xcalloc(n ? n : 1, sizeof *u);
+	for (size_t i = 0; i < n; i++)
+		u[i] = sv[i] ? cli_store_user(sv[i]) : NULL;
+	return u;
+}
+
+/* A view rendered as json (the document) or ndjson (its records). */
+static void put_report(cli *c, json_t *doc, json_t *(*records)(json_t *))
+{
+	if (c->format == OUT_JSON) {
+		cli_put_record(doc);
+		return;
+	}
+	json_t *recs = records(doc);
+	for (size_t i = 0; i < json_array_size(recs); i++)
+		oa_json_dump_line(json_array_get(recs, i), stdout);
+	json_decref(recs);
+	json_decref(doc);
 }
 
 /* Open the stores and find the digests they share. Returns -1 when there is
@@ -100,6 +109,102 @@ static int open_dupes(cli *c, const char *what, opened_store **st, size_t *n, si
 	return -1;
 }
 
+static void dupes_csv(oa_store *const *sv, const char *const *users, const oa_dupes *d)
+{
+	printf("digest,apparent_bytes,store,user,path,inode,same_inode_as,disk_bytes,models\n");
+	for (size_t i = 0; i < d->n; i++)
+		for (size_t j = 0; j < d->v[i].n_copies; j++) {
+			const oa_dupe_copy *cp = &d->v[i].copies[j];
+			char digest[72], num[4][32];
+			snprintf(digest, sizeof digest, "sha256:%s", d->v[i].hex);
+			snprintf(num[0], 32, "%llu", (unsigned long long)d->v[i].size);
+			snprintf(num[1], 32, "%llu", (unsigned long long)cp->ino);
+			snprintf(num[2], 32, "%ld", cp->same_inode_as);
+			snprintf(num[3], 32, "%llu", (unsigned long long)cp->allocated);
+			oa_buf mb;
+			oa_buf_init(&mb);
+			for (size_t m = 0; m < cp->n_models; m++)
+				oa_buf_printf(&mb, "%s%s", m ? ";" : "", cp->models[m]);
+			csv_field(stdout, digest, false);
+			csv_field(stdout, num[0], false);
+			csv_field(stdout, sv[cp->store]->root, false);
+			csv_field(stdout, users[cp->store], false);
+			csv_field(stdout, cp->blob->name, false);
+			csv_field(stdout, num[1], false);
+			csv_field(stdout, cp->same_inode_as >= 0 ? num[2] : "", false);
+			csv_field(stdout, num[3], false);
+			csv_field(stdout, mb.data ? mb.data : "", true);
+			oa_buf_free(&mb);
+		}
+}
+
+/* "  alice        /home/alice/.ollama/models  (llama3:8b)  [symlink]" */
+static void print_copy(oa_store *const *sv, const char *const *users, const oa_dupe *dp,
+                       const oa_dupe_copy *cp)
+{
+	char *user = esc(users[cp->store]);
+	printf("  %-12s ", user);
+	free(user);
+	put_esc(sv[cp->store]->root);
+	if (cp->n_models) {
+		printf("  (");
+		for (size_t m = 0; m < cp->n_models; m++) {
+			printf("%s", m ? ", " : "");
+			put_esc(cp->models[m]);
+		}
+		printf(")");
+	} else {
+		printf("  (no model: orphaned)");
+	}
+	if (cp->same_inode_as >= 0) {
+		printf("  [same inode as ");
+		put_esc(sv[dp->copies[cp->same_inode_as].store]->root);
+		printf(": already shared]");
+	} else if (cp->shared_with >= 0) {
+		printf("  [shares its extents with ");
+		put_esc(sv[dp->copies[cp->shared_with].store]->root);
+		printf(": already shared]");
+	} else if (cp->symlink) {
+		printf("  [symlink]");
+	}
+	printf("\n");
+}
+
+static void dupes_table(const cli *c, oa_store *const *sv, const char *const *users, const oa_dupes *d,
+                        size_t ok)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		const oa_dupe *dp = &d->v[i];
+		char size[32], saving[32];
+		oa_format_size(dp->size, c->units, size, sizeof size);
+		oa_format_size(dp->saving, c->units, saving, sizeof saving);
+		printf("sha256:%.12s  %s, %zu copies, %zu inode%s, sharing saves %s\n", dp->hex, size,
+		       dp->n_copies, dp->n_inodes, dp->n_inodes == 1 ? "" : "s", saving);
+		for (size_t j = 0; j < dp->n_copies; j++)
+			print_copy(sv, users, dp, &dp->copies[j]);
+	}
+	size_t nu;
+	oa_dupes_user *u = oa_dupes_users(d, users, &nu);
+	if (nu) {
+		printf("%s%-12s %6s %12s\n", d->n ? "\n" : "", "USER", "COPIES", "IN COPIES");
+		for (size_t k = 0; k < nu; k++) {
+			char b[32];
+			oa_format_size(u[k].bytes, c->units, b, sizeof b);
+			char *user = esc(u[k].user);
+			printf("%-12s %6zu %12s\n", user, u[k].copies, b);
+			free(user);
+		}
+	}
+	free(u);
+	char s1[32], s2[32], s3[32];
+	oa_format_size(d->saving, c->units, s1, sizeof s1);
+	oa_format_size(d->linkable, c->units, s2, sizeof s2);
+	oa_format_size(d->already_shared, c->units, s3, sizeof s3);
+	printf("%s%zu blob%s in several of %zu stores: sharing would save %s (%s by `dedupe` on the "
+	       "same filesystem); %s already shared\n",
+	       d->n || nu ? "\n" : "", d->n, d->n == 1 ? "" : "s", ok, s1, s2, s3);
+}
+
 int cmd_du_duplicates(cli *c)
 {
 	size_t n, ok;
@@ -109,156 +214,13 @@ int cmd_du_duplicates(cli *c)
 	int rc = open_dupes(c, "du --duplicates", &st, &n, &ok, &sv, &d);
 	if (rc >= 0)
 		return rc;
-
-	/* per user: the copies they hold and the allocated bytes of those that
-	 * are a distinct inode (a hard-linked name of an earlier copy costs nothing) */
-	typedef struct ut { const char *user; size_t copies; uint64_t bytes; } ut;
-	ut *users = oa_xcalloc(n ? n : 1, sizeof *users);
-	size_t nu = 0;
-	for (size_t i = 0; i < d.n; i++)
-		for (size_t j = 0; j < d.v[i].n_copies; j++) {
-			const oa_dupe_copy *cp = &d.v[i].copies[j];
-			const char *u = cli_store_user(sv[cp->store]);
-			size_t k = 0;
-			while (k < nu && strcmp(users[k].user, u) != 0)
-				k++;
-			if (k == nu)
-				users[nu++].user = u;
-			users[k].copies++;
-			if (cp->same_inode_as < 0)
-				users[k].bytes += cp->allocated;
-		}
-
-	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
-		json_t *arr = json_array();
-		for (size_t i = 0; i < d.n; i++) {
-			const oa_dupe *dp = &d.v[i];
-			json_t *copies = json_array();
-			for (size_t j = 0; j < dp->n_copies; j++)
-				json_array_append_new(copies, copy_json(sv, &dp->copies[j]));
-			char digest[72];
-			snprintf(digest, sizeof digest, "sha256:%s", dp->hex);
-			json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "digest", digest,
-			                                     "apparent_bytes", (json_int_t)dp->size, "inodes",
-			                                     (json_int_t)dp->n_inodes, "saving_bytes",
-			                                     (json_int_t)dp->saving, "linkable_bytes",
-			                                     (json_int_t)dp->linkable, "already_shared_bytes",
-			                                     (json_int_t)dp->already_shared, "copies", copies));
-		}
-		json_t *ua = json_array();
-		for (size_t k = 0; k < nu; k++)
-			json_array_append_new(ua, json_pack("{s:s,s:I,s:I}", "user", users[k].user, "copies",
-			                                    (json_int_t)users[k].copies, "disk_bytes",
-			                                    (json_int_t)users[k].bytes));
-		json_t *tot = json_pack("{s:I,s:I,s:I,s:I,s:I}", "stores", (json_int_t)ok, "digests",
-		                        (json_int_t)d.n, "saving_bytes", (json_int_t)d.saving, "linkable_bytes",
-		                        (json_int_t)d.linkable, "already_shared_bytes",
-		                        (json_int_t)d.already_shared);
-		if (c->format == OUT_JSON) {
-			json_t *doc = json_pack("{s:s,s:s,s:o,s:o,s:o}", "schema", DUPES_SCHEMA, "host", cli_host(),
-			                        "duplicates", arr, "users", ua, "total", tot);
-			oa_json_dump_line(doc, stdout);
-			json_decref(doc);
-		} else {
-			for (int t = 0; t < 3; t++) {
-				json_t *list = t == 0 ? arr : t == 1 ? ua : NULL;
-				size_t cnt = list ? json_array_size(list) : 1;
-				for (size_t i = 0; i < cnt; i++) {
-					json_t *rec = json_pack("{s:s,s:s,s:s}", "type",
-					                        t == 0 ? "duplicate" : t == 1 ? "user" : "summary", "schema",
-					                        DUPES_SCHEMA, "host", cli_host());
-					json_object_update(rec, list ? json_array_get(list, i) : tot);
-					oa_json_dump_line(rec, stdout);
-					json_decref(rec);
-				}
-			}
-			json_decref(arr);
-			json_decref(ua);
-			json_decref(tot);
-		}
-	} else if (c->format == OUT_CSV) {
-		printf("digest,apparent_bytes,store,user,path,inode,same_inode_as,disk_bytes,models\n");
-		for (size_t i = 0; i < d.n; i++)
-			for (size_t j = 0; j < d.v[i].n_copies; j++) {
-				const oa_dupe_copy *cp = &d.v[i].copies[j];
-				char digest[72], num[4][32];
-				snprintf(digest, sizeof digest, "sha256:%s", d.v[i].hex);
-				snprintf(num[0], 32, "%llu", (unsigned long long)d.v[i].size);
-				snprintf(num[1], 32, "%llu", (unsigned long long)cp->ino);
-				snprintf(num[2], 32, "%ld", cp->same_inode_as);
-				snprintf(num[3], 32, "%llu", (unsigned long long)cp->allocated);
-				oa_buf mb;
-				oa_buf_init(&mb);
-				for (size_t m = 0; m < cp->n_models; m++)
-					oa_buf_printf(&mb, "%s%s", m ? ";" : "", cp->models[m]);
-				csv_field(stdout, digest, false);
-				csv_field(stdout, num[0], false);
-				csv_field(stdout, sv[cp->store]->root, false);
-				csv_field(stdout, cli_store_user(sv[cp->store]), false);
-				csv_field(stdout, cp->blob->name, false);
-				csv_field(stdout, num[1], false);
-				csv_field(stdout, cp->same_inode_as >= 0 ? num[2] : "", false);
-				csv_field(stdout, num[3], false);
-				csv_field(stdout, mb.data ? mb.data : "", true);
-				oa_buf_free(&mb);
-			}
-	} else {
-		for (size_t i = 0; i < d.n; i++) {
-			const oa_dupe *dp = &d.v[i];
-			char size[32], saving[32];
-			oa_format_size(dp->size, c->units, size, sizeof size);
-			oa_format_size(dp->saving, c->units, saving, sizeof saving);
-			printf("sha256:%.12s  %s, %zu copies, %zu inode%s, sharing saves %s\n", dp->hex, size,
-			       dp->n_copies, dp->n_inodes, dp->n_inodes == 1 ? "" : "s", saving);
-			for (size_t j = 0; j < dp->n_copies; j++) {
-				const oa_dupe_copy *cp = &dp->copies[j];
-				const oa_store *s = sv[cp->store];
-				char *user = esc(cli_store_user(s));
-				printf("  %-12s ", user);
-				free(user);
-				put_esc(s->root);
-				if (cp->n_models) {
-					printf("  (");
-					for (size_t m = 0; m < cp->n_models; m++) {
-						printf("%s", m ? ", " : "");
-						put_esc(cp->models[m]);
-					}
-					printf(")");
-				} else {
-					printf("  (no model: orphaned)");
-				}
-				if (cp->same_inode_as >= 0) {
-					printf("  [same inode as ");
-					put_esc(sv[dp->copies[cp->same_inode_as].store]->root);
-					printf(": already shared]");
-				} else if (cp->shared_with >= 0) {
-					printf("  [shares its extents with ");
-					put_esc(sv[dp->copies[cp->shared_with].store]->root);
-					printf(": already shared]");
-				} else if (cp->symlink) {
-					printf("  [symlink]");
-				}
-				printf("\n");
-			}
-		}
-		if (nu) {
-			printf("%s%-12s %6s %12s\n", d.n ? "\n" : "", "USER", "COPIES", "IN COPIES");
-			for (size_t k = 0; k < nu; k++) {
-				char b[32];
-				oa_format_size(users[k].bytes, c->units, b, sizeof b);
-				char *user = esc(users[k].user);
-				printf("%-12s %6zu %12s\n", user, users[k].copies, b);
-				free(user);
-			}
-		}
-		char s1[32], s2[32], s3[32];
-		oa_format_size(d.saving, c->units, s1, sizeof s1);
-		oa_format_size(d.linkable, c->units, s2, sizeof s2);
-		oa_format_size(d.already_shared, c->units, s3, sizeof s3);
-		printf("%s%zu blob%s in several of %zu stores: sharing would save %s (%s by `dedupe` on the "
-		       "same filesystem); %s already shared\n",
-		       d.n || nu ? "\n" : "", d.n, d.n == 1 ? "" : "s", ok, s1, s2, s3);
-	}
+	const char **users = store_users(sv, n);
+	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
+		put_report(c, oa_dupes_report(sv, users, &d, ok, cli_host()), oa_dupes_records);
+	else if (c->format == OUT_CSV)
+		dupes_csv(sv, users, &d);
+	else
+		dupes_table(c, sv, users, &d, ok);
 	free(users);
 	oa_dupes_free(&d);
 	free(sv);
@@ -331,23 +293,6 @@ static bool check_servers(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan 
 	return blocked;
 }
 
-static json_t *action_json(oa_store *const *sv, const oa_dedupe_action *a)
-{
-	char digest[72];
-	snprintf(digest, sizeof digest, "sha256:%s", a->hex);
-	/* Roots, user names and notes come from disk: oa_json_str escapes what
-	 * is not UTF-8 instead of letting json_pack drop the whole record. */
-	json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:I}", "digest", digest, "how",
-	                      oa_dedupe_how_name(a->how), "status", oa_dedupe_status_name(a->status), "keep",
-	                      oa_json_str(sv[a->src_store]->root), "keep_user",
-	                      oa_json_str(cli_store_user(sv[a->src_store])), "replace",
-	                      oa_json_str(sv[a->dst_store]->root), "replace_user",
-	                      oa_json_str(cli_store_user(sv[a->dst_store])), "disk_bytes", (json_int_t)a->bytes);
-	if (a->note[0])
-		json_object_set_new(o, "note", oa_json_str(a->note));
-	return o;
-}
-
 /* The actions and bytes a --hardlink plan would have. */
 static void hardlink_alternative(oa_store *const *sv, const oa_dupes *d, size_t *n, uint64_t *bytes)
 {
@@ -374,16 +319,176 @@ uint64_t cli_dedupe_can_free(oa_store *const *sv, const oa_dupes *d, bool *hardl
 	return *hardlink ? links : reflink;
 }
 
-int cmd_dedupe(cli *c)
+/* Plan the replacements, promising only what this filesystem can do
+ * (docs/multi-store.md); where reflinks cannot be made, what --hardlink
+ * would do instead. */
+static void plan_dedupe(const cli *c, oa_store *const *sv, const oa_dupes *d, oa_dedupe_plan *p,
+                        oa_dedupe_outcome *o)
+{
+	oa_dedupe_plan_build(sv, d, c->hardlink ? OA_DEDUPE_HARDLINK : OA_DEDUPE_REFLINK, p);
+	oa_dedupe_plan_probe(p, sv);
+	o->hardlink = c->hardlink;
+	for (size_t i = 0; i < p->n; i++) {
+		o->planned += p->v[i].status == OA_DD_PLANNED;
+		o->alternative |= p->v[i].status == OA_DD_UNSUPPORTED;
+	}
+	if (o->alternative)
+		hardlink_alternative(sv, d, &o->hardlink_planned, &o->hardlink_planned_bytes);
+}
+
+/* Do the planned actions; after the first reflink a filesystem refuses, the
+ * others on it are not tried. */
+static void apply_actions(oa_dedupe_plan *p, oa_store *const *sv)
+{
+	dev_t bad_dev[16];
+	size_t n_bad = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		oa_dedupe_action *a = &p->v[i];
+		if (a->status != OA_DD_PLANNED)
+			continue;
+		bool known_bad = false;
+		for (size_t k = 0; k < n_bad; k++)
+			known_bad |= a->dst->st.st_dev == bad_dev[k];
+		if (known_bad && a->how == OA_DEDUPE_REFLINK) {
+			a->status = OA_DD_UNSUPPORTED;
+			snprintf(a->note, sizeof a->note, "this filesystem cannot reflink");
+			continue;
+		}
+		oa_dedupe_apply(p, sv, a, &interrupted);
+		if (a->status == OA_DD_UNSUPPORTED && n_bad < 16)
+			bad_dev[n_bad++] = a->dst->st.st_dev;
+	}
+}
+
+/* --apply: refuse stores in use, confirm, apply. Returns false when the
+ * user declined. */
+static bool apply_dedupe(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan *p, oa_dedupe_outcome *o)
+{
+	if (check_servers(c, sv, n, p))
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	o->planned = 0;
+	p->bytes = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].status == OA_DD_PLANNED) {
+			o->planned++;
+			p->bytes += p->v[i].bytes;
+		}
+	if (!o->planned)
+		return true;
+	if (!confirm(c, o->planned, p->bytes)) {
+		/* a "no" is an answer, not an interruption: exit 0 */
+		cli_err("declined: nothing done");
+		return false;
+	}
+	o->applied = true;
+	apply_actions(p, sv);
+	return true;
+}
+
+/* Count the actions by status and fold them into the exit status. */
+static void tally(cli *c, const oa_dedupe_plan *p, oa_dedupe_outcome *o)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const oa_dedupe_action *a = &p->v[i];
+		o->counts[a->status]++;
+		if (a->status == OA_DD_DONE) {
+			o->done++;
+			o->freed += a->bytes;
+		}
+		if (a->status == OA_DD_FAILED || a->status == OA_DD_SERVER)
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+		if (a->status == OA_DD_MISMATCH || a->keeper_bad)
+			c->exit_code |= OA_EXIT_ERRORS;
+		if (a->status == OA_DD_NOT_DONE)
+			c->exit_code |= OA_EXIT_INTERRUPTED;
+	}
+	o->planned_bytes = p->bytes;
+}
+
+static void dedupe_csv(oa_store *const *sv, const char *const *users, const oa_dedupe_plan *p)
+{
+	printf("digest,how,status,keep,keep_user,replace,replace_user,disk_bytes,note\n");
+	for (size_t i = 0; i < p->n; i++) {
+		const oa_dedupe_action *a = &p->v[i];
+		char digest[72], b[32];
+		snprintf(digest, sizeof digest, "sha256:%s", a->hex);
+		snprintf(b, sizeof b, "%llu", (unsigned long long)a->bytes);
+		csv_field(stdout, digest, false);
+		csv_field(stdout, oa_dedupe_how_name(a->how), false);
+		csv_field(stdout, oa_dedupe_status_name(a->status), false);
+		csv_field(stdout, sv[a->src_store]->root, false);
+		csv_field(stdout, users[a->src_store], false);
+		csv_field(stdout, sv[a->dst_store]->root, false);
+		csv_field(stdout, users[a->dst_store], false);
+		csv_field(stdout, b, false);
+		csv_field(stdout, a->note, true);
+	}
+}
+
+static void print_action(const cli *c, oa_store *const *sv, const char *const *users,
+                         const oa_dedupe_action *a)
+{
+	char b[32];
+	oa_format_size(a->bytes, c->units, b, sizeof b);
+	char *sr = esc(sv[a->src_store]->root), *su = esc(users[a->src_store]);
+	char *dr = esc(sv[a->dst_store]->root), *du = esc(users[a->dst_store]);
+	printf("%-19s %-8s %10s  sha256:%.12s  %s (%s) -> %s (%s)\n", oa_dedupe_status_name(a->status),
+	       oa_dedupe_how_name(a->how), b, a->hex, sr, su, dr, du);
+	free(sr);
+	free(su);
+	free(dr);
+	free(du);
+	if (a->note[0]) {
+		char *note = esc(a->note);
+		printf("%-19s %s\n", "", note);
+		free(note);
+	}
+}
+
+static void dedupe_table(const cli *c, oa_store *const *sv, const char *const *users,
+                         const oa_dedupe_plan *p, const oa_dedupe_outcome *o)
+{
+	for (size_t i = 0; i < p->n; i++)
+		print_action(c, sv, users, &p->v[i]);
+	char b1[32], b2[32];
+	oa_format_size(p->bytes, c->units, b1, sizeof b1);
+	oa_format_size(o->freed, c->units, b2, sizeof b2);
+	const char *how = c->hardlink ? "hard link" : "reflink";
+	if (!c->apply)
+		printf("%sdry run: %zu duplicate%s would be replaced by %ss, freeing %s.%s\n", p->n ? "\n" : "",
+		       o->planned, o->planned == 1 ? "" : "s", how, b1,
+		       o->planned ? " Re-run with --apply to do it." : "");
+	else
+		printf("%s%zu of %zu replaced by %ss, %s freed\n", p->n ? "\n" : "", o->done, o->planned, how, b2);
+	size_t unsupported = o->counts[OA_DD_UNSUPPORTED], junk = o->counts[OA_DD_JUNK];
+	if (unsupported) {
+		oa_format_size(o->hardlink_planned_bytes, c->units, b1, sizeof b1);
+		printf("%zu cannot be reflinked: the filesystem cannot (tested). `dedupe --hardlink` would "
+		       "replace %zu (between stores of one owner), freeing %s.\n",
+		       unsupported, o->hardlink_planned, b1);
+	}
+	if (junk)
+		printf("%zu cop%s that nothing references left alone: `prune` removes %s.\n", junk,
+		       junk == 1 ? "y" : "ies", junk == 1 ? "it" : "them");
+}
+
+static bool dedupe_args_ok(const cli *c)
 {
 	if (c->n_args) {
 		cli_err("dedupe takes no arguments");
-		return OA_EXIT_USAGE;
+		return false;
 	}
 	if (c->apply && !c->yes && !isatty(STDIN_FILENO)) {
 		cli_err("dedupe --apply asks for confirmation; standard input is not a terminal: add --yes");
-		return OA_EXIT_USAGE;
+		return false;
 	}
+	return true;
+}
+
+int cmd_dedupe(cli *c)
+{
+	if (!dedupe_args_ok(c))
+		return OA_EXIT_USAGE;
 	size_t n, ok;
 	opened_store *st;
 	oa_store **sv;
@@ -397,21 +502,9 @@ int cmd_dedupe(cli *c)
 		free(why);
 	}
 	oa_dedupe_plan p;
-	oa_dedupe_plan_build(sv, &d, c->hardlink ? OA_DEDUPE_HARDLINK : OA_DEDUPE_REFLINK, &p);
-	/* Promise only what this filesystem can do (docs/multi-store.md). */
-	oa_dedupe_plan_probe(&p, sv);
-	size_t planned = 0;
-	for (size_t i = 0; i < p.n; i++)
-		planned += p.v[i].status == OA_DD_PLANNED;
-	/* Where reflinks cannot be made: what --hardlink would do instead. */
-	size_t alt_n = 0;
-	uint64_t alt_bytes = 0;
-	bool unsupported = false;
-	for (size_t i = 0; i < p.n; i++)
-		unsupported |= p.v[i].status == OA_DD_UNSUPPORTED;
-	if (unsupported)
-		hardlink_alternative(sv, &d, &alt_n, &alt_bytes);
-	size_t planned_first = planned;
+	oa_dedupe_outcome o = { 0 };
+	plan_dedupe(c, sv, &d, &p, &o);
+	size_t planned_first = o.planned;
 
 	/* SIGINT, SIGTERM, SIGHUP: finish or undo the current action (its
 	 * .oa-dedupe.* temporary is removed), then stop. */
@@ -420,165 +513,25 @@ int cmd_dedupe(cli *c)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
-
-	bool applied = false, declined = false;
-	if (c->apply && planned) {
-		if (check_servers(c, sv, n, &p))
-			c->exit_code |= OA_EXIT_OPERATIONAL;
-		planned = 0;
-		p.bytes = 0;
-		for (size_t i = 0; i < p.n; i++)
-			if (p.v[i].status == OA_DD_PLANNED) {
-				planned++;
-				p.bytes += p.v[i].bytes;
-			}
-		if (planned && !confirm(c, planned, p.bytes)) {
-			/* a "no" is an answer, not an interruption: exit 0 */
-			cli_err("declined: nothing done");
-			declined = true;
-		} else if (planned) {
-			applied = true;
-			dev_t bad_dev[16];
-			size_t n_bad = 0;
-			for (size_t i = 0; i < p.n; i++) {
-				oa_dedupe_action *a = &p.v[i];
-				if (a->status != OA_DD_PLANNED)
-					continue;
-				bool known_bad = false;
-				for (size_t k = 0; k < n_bad; k++)
-					known_bad |= a->dst->st.st_dev == bad_dev[k];
-				if (known_bad && a->how == OA_DEDUPE_REFLINK) {
-					a->status = OA_DD_UNSUPPORTED;
-					snprintf(a->note, sizeof a->note, "this filesystem cannot reflink");
-					continue;
-				}
-				oa_dedupe_apply(&p, sv, a, &interrupted);
-				if (a->status == OA_DD_UNSUPPORTED && n_bad < 16)
-					bad_dev[n_bad++] = a->dst->st.st_dev;
-			}
-		}
-	}
+	bool declined = c->apply && o.planned && !apply_dedupe(c, sv, n, &p, &o);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
 
-	uint64_t freed = 0;
-	size_t done = 0, counts[OA_DD_STATUS_COUNT] = { 0 };
-	for (size_t i = 0; i < p.n; i++) {
-		const oa_dedupe_action *a = &p.v[i];
-		counts[a->status]++;
-		if (a->status == OA_DD_DONE) {
-			done++;
-			freed += a->bytes;
-		}
-		if (a->status == OA_DD_FAILED || a->status == OA_DD_SERVER)
-			c->exit_code |= OA_EXIT_OPERATIONAL;
-		if (a->status == OA_DD_MISMATCH || a->keeper_bad)
-			c->exit_code |= OA_EXIT_ERRORS;
-		if (a->status == OA_DD_NOT_DONE)
-			c->exit_code |= OA_EXIT_INTERRUPTED;
-	}
+	tally(c, &p, &o);
 	/* --apply that could not do what it was asked to (reflinks on a
 	 * filesystem without them, or nothing of the plan done) is a failure. */
-	if (c->apply && !declined && !interrupted && (counts[OA_DD_UNSUPPORTED] || (planned_first && !done)))
+	if (c->apply && !declined && !interrupted && (o.counts[OA_DD_UNSUPPORTED] || (planned_first && !o.done)))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 
-	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
-		json_t *arr = json_array();
-		for (size_t i = 0; i < p.n; i++)
-			json_array_append_new(arr, action_json(sv, &p.v[i]));
-		json_t *sum = json_pack("{s:s,s:b,s:I,s:I,s:I,s:I}", "mode", c->hardlink ? "hardlink" : "reflink",
-		                        "applied", applied, "planned", (json_int_t)planned, "planned_bytes",
-		                        (json_int_t)p.bytes, "done", (json_int_t)done, "freed_bytes",
-		                        (json_int_t)freed);
-		json_t *byst = json_object();
-		for (int k = 0; k < OA_DD_STATUS_COUNT; k++)
-			if (counts[k])
-				json_object_set_new(byst, oa_dedupe_status_name((oa_dedupe_status)k),
-				                    json_integer((json_int_t)counts[k]));
-		json_object_set_new(sum, "by_status", byst);
-		if (unsupported) {
-			json_object_set_new(sum, "hardlink_planned", json_integer((json_int_t)alt_n));
-			json_object_set_new(sum, "hardlink_planned_bytes", json_integer((json_int_t)alt_bytes));
-		}
-		if (c->format == OUT_JSON) {
-			json_t *doc = json_pack("{s:s,s:s,s:o,s:o}", "schema", DEDUPE_SCHEMA, "host", cli_host(),
-			                        "actions", arr, "summary", sum);
-			oa_json_dump_line(doc, stdout);
-			json_decref(doc);
-		} else {
-			for (size_t i = 0; i < json_array_size(arr); i++) {
-				json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "action", "schema", DEDUPE_SCHEMA, "host",
-				                        cli_host());
-				json_object_update(rec, json_array_get(arr, i));
-				oa_json_dump_line(rec, stdout);
-				json_decref(rec);
-			}
-			json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "summary", "schema", DEDUPE_SCHEMA, "host",
-			                        cli_host());
-			json_object_update(rec, sum);
-			oa_json_dump_line(rec, stdout);
-			json_decref(rec);
-			json_decref(arr);
-			json_decref(sum);
-		}
-	} else if (c->format == OUT_CSV) {
-		printf("digest,how,status,keep,keep_user,replace,replace_user,disk_bytes,note\n");
-		for (size_t i = 0; i < p.n; i++) {
-			const oa_dedupe_action *a = &p.v[i];
-			char digest[72], b[32];
-			snprintf(digest, sizeof digest, "sha256:%s", a->hex);
-			snprintf(b, sizeof b, "%llu", (unsigned long long)a->bytes);
-			csv_field(stdout, digest, false);
-			csv_field(stdout, oa_dedupe_how_name(a->how), false);
-			csv_field(stdout, oa_dedupe_status_name(a->status), false);
-			csv_field(stdout, sv[a->src_store]->root, false);
-			csv_field(stdout, cli_store_user(sv[a->src_store]), false);
-			csv_field(stdout, sv[a->dst_store]->root, false);
-			csv_field(stdout, cli_store_user(sv[a->dst_store]), false);
-			csv_field(stdout, b, false);
-			csv_field(stdout, a->note, true);
-		}
-	} else {
-		for (size_t i = 0; i < p.n; i++) {
-			const oa_dedupe_action *a = &p.v[i];
-			char b[32];
-			oa_format_size(a->bytes, c->units, b, sizeof b);
-			char *sr = esc(sv[a->src_store]->root), *su = esc(cli_store_user(sv[a->src_store]));
-			char *dr = esc(sv[a->dst_store]->root), *du = esc(cli_store_user(sv[a->dst_store]));
-			printf("%-19s %-8s %10s  sha256:%.12s  %s (%s) -> %s (%s)\n", oa_dedupe_status_name(a->status),
-			       oa_dedupe_how_name(a->how), b, a->hex, sr, su, dr, du);
-			free(sr);
-			free(su);
-			free(dr);
-			free(du);
-			if (a->note[0]) {
-				char *note = esc(a->note);
-				printf("%-19s %s\n", "", note);
-				free(note);
-			}
-		}
-		char b1[32], b2[32];
-		oa_format_size(p.bytes, c->units, b1, sizeof b1);
-		oa_format_size(freed, c->units, b2, sizeof b2);
-		const char *how = c->hardlink ? "hard link" : "reflink";
-		if (!c->apply)
-			printf("%sdry run: %zu duplicate%s would be replaced by %ss, freeing %s.%s\n",
-			       p.n ? "\n" : "", planned, planned == 1 ? "" : "s", how, b1,
-			       planned ? " Re-run with --apply to do it." : "");
-		else
-			printf("%s%zu of %zu replaced by %ss, %s freed\n", p.n ? "\n" : "", done, planned, how, b2);
-		if (counts[OA_DD_UNSUPPORTED]) {
-			oa_format_size(alt_bytes, c->units, b1, sizeof b1);
-			printf("%zu cannot be reflinked: the filesystem cannot (tested). `dedupe --hardlink` would "
-			       "replace %zu (between stores of one owner), freeing %s.\n",
-			       counts[OA_DD_UNSUPPORTED], alt_n, b1);
-		}
-		if (counts[OA_DD_JUNK])
-			printf("%zu cop%s that nothing references left alone: `prune` removes %s.\n",
-			       counts[OA_DD_JUNK], counts[OA_DD_JUNK] == 1 ? "y" : "ies",
-			       counts[OA_DD_JUNK] == 1 ? "it" : "them");
-	}
+	const char **users = store_users(sv, n);
+	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
+		put_report(c, oa_dedupe_report(sv, users, &p, &o, cli_host()), oa_dedupe_records);
+	else if (c->format == OUT_CSV)
+		dedupe_csv(sv, users, &p);
+	else
+		dedupe_table(c, sv, users, &p, &o);
+	free(users);
 	oa_dedupe_plan_free(&p);
 	oa_dupes_free(&d);
 	free(sv);

@@ -5,7 +5,7 @@
 #include "report_common.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/history.h"
-#include "base/jsonutil.h"
+#include "ollama_audit/history_report.h"
 #include "ollama_audit/logsrc.h"
 #include "ollama_audit/manifest_list.h"
 #include "base/platform.h"
@@ -152,38 +152,6 @@ static void utc_time(int64_t ns, char *buf, size_t len)
 	oa_iso8601((time_t)(ns / 1000000000), (long)(ns % 1000000000), buf, len);
 }
 
-/* The model a load ran, as a reader names it. */
-static char *load_label(const oa_store *s, const oa_load *e)
-{
-	oa_buf b;
-	oa_buf_init(&b);
-	for (size_t i = 0; i < e->n_models; i++) {
-		const char *d = s->models[e->models[i]].display;
-		if (i)
-			oa_buf_adds(&b, ", ");
-		oa_buf_add_escaped(&b, d, strlen(d));
-	}
-	if (!e->n_models) {
-		if (*e->digest)
-			oa_buf_printf(&b, "sha256:%.12s (not in the store)", e->digest);
-		else if (*e->logged) {
-			oa_buf_add_escaped(&b, e->logged, strlen(e->logged));
-			oa_buf_adds(&b, " (not in the store)");
-		} else {
-			oa_buf_adds(&b, "(not logged)");
-		}
-	}
-	return oa_buf_take(&b);
-}
-
-static const char *load_id(const oa_store *s, const oa_load *e, char id[13])
-{
-	if (!e->n_models)
-		return "-";
-	snprintf(id, 13, "%.12s", s->models[e->models[0]].m.id);
-	return id;
-}
-
 static char *memory_text(cli *c, const oa_load *e)
 {
 	struct { const char *what; uint64_t v; } f[] = {
@@ -219,55 +187,6 @@ static bool load_selected(cli *c, const oa_store *s, const oa_load *e)
 		if (model_selected(c, s, s->models[e->models[i]].display))
 			return true;
 	return false;
-}
-
-/* Per model: last load, count, runners seen. */
-typedef struct summary {
-	char *label;
-	char id[13];
-	const oa_load *last;
-	size_t loads, failed;
-	unsigned runners; /* bit per enum oa_log_runner */
-} summary;
-
-static size_t summarize(const oa_store *s, const oa_load **v, size_t n, summary **out)
-{
-	summary *sum = NULL;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		char *label = load_label(s, v[i]);
-		size_t j = 0;
-		while (j < k && strcmp(sum[j].label, label))
-			j++;
-		if (j == k) {
-			sum = oa_xreallocarray(sum, k + 1, sizeof *sum);
-			memset(&sum[k], 0, sizeof sum[k]);
-			sum[k].label = label;
-			load_id(s, v[i], sum[k].id);
-			if (!v[i]->n_models)
-				snprintf(sum[k].id, sizeof sum[k].id, "-");
-			sum[k].last = v[i]; /* newest first */
-			k++;
-		} else {
-			free(label);
-		}
-		sum[j].loads++;
-		sum[j].failed += v[i]->result == OA_LOAD_FAILED;
-		sum[j].runners |= 1u << v[i]->runner;
-	}
-	*out = sum;
-	return k;
-}
-
-static void runners_text(unsigned mask, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	for (int r = OA_LR_LLAMACPP; r <= OA_LR_MLX; r++)
-		if (mask & (1u << r))
-			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", *buf ? "," : "",
-			         oa_log_runner_name((enum oa_log_runner)r));
-	if (!*buf)
-		snprintf(buf, len, "-");
 }
 
 /* A table whose columns fit their widest cell. */
@@ -340,15 +259,15 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		char *result = v[i]->result == OA_LOAD_FAILED && v[i]->reason ?
 		               oa_xasprintf("failed: %s", v[i]->reason) :
 		               oa_xstrdup(oa_load_result_name(v[i]->result));
-		char *row[] = { oa_xstrdup(when), load_label(s, v[i]), oa_xstrdup(load_id(s, v[i], id)),
+		char *row[] = { oa_xstrdup(when), oa_history_load_label(s, v[i]), oa_xstrdup(oa_history_load_id(s, v[i], id)),
 		                oa_xstrdup(oa_log_runner_name(v[i]->runner)), result, memory_text(c, v[i]),
 		                oa_xstrdup(v[i]->version ? v[i]->version : "-") };
 		table_add(&t, row);
 	}
 	/* The RESULT column holds reasons: keep it last but one in width only. */
 	table_print(&t);
-	summary *sum;
-	size_t k = summarize(s, v, n, &sum);
+	oa_history_model *sum;
+	size_t k = oa_history_models(s, v, n, &sum);
 	printf("\n");
 	t.cols = 5;
 	char *shead[] = { oa_xstrdup("MODEL"), oa_xstrdup("ID"), oa_xstrdup("LAST LOADED"), oa_xstrdup("LOADS"),
@@ -357,128 +276,25 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 	for (size_t i = 0; i < k; i++) {
 		char when[48], runners[48];
 		local_time(sum[i].last, when, sizeof when);
-		runners_text(sum[i].runners, runners, sizeof runners);
+		oa_history_runners_text(sum[i].runners, runners, sizeof runners);
 		char *loads = sum[i].failed ? oa_xasprintf("%zu (%zu failed)", sum[i].loads, sum[i].failed) :
 		                              oa_xasprintf("%zu", sum[i].loads);
-		char *row[] = { sum[i].label, oa_xstrdup(sum[i].id), oa_xstrdup(when), loads, oa_xstrdup(runners) };
+		char *row[] = { oa_xstrdup(sum[i].label), oa_xstrdup(sum[i].id), oa_xstrdup(when), loads,
+		                oa_xstrdup(runners) };
 		table_add(&t, row);
 	}
 	table_print(&t);
-	free(sum);
-}
-
-static json_t *time_json(const oa_load *e)
-{
-	if (!e->has_time)
-		return json_null();
-	char buf[48];
-	utc_time(e->time_ns, buf, sizeof buf);
-	return json_string(buf);
-}
-
-static json_t *load_json(const oa_store *s, const oa_load *e)
-{
-	json_t *models = json_array();
-	for (size_t i = 0; i < e->n_models; i++) {
-		const oa_model *m = &s->models[e->models[i]];
-		char id[13];
-		snprintf(id, sizeof id, "%.12s", m->m.id);
-		json_array_append_new(models, json_pack("{s:o,s:s}", "name", oa_json_str(m->display), "id", id));
-	}
-	char zone[16];
-	int off = e->tz_min < 0 ? -e->tz_min : e->tz_min;
-	snprintf(zone, sizeof zone, "%c%02d:%02d", e->tz_min < 0 ? '-' : '+', off / 60, off % 60);
-	json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:b,s:s,s:s,s:o}", "time", time_json(e), "zone",
-	                      e->has_time ? json_string(zone) : json_null(), "models", models, "logged_model",
-	                      *e->logged ? oa_json_str(e->logged) : json_null(), "digest",
-	                      *e->digest ? json_sprintf("sha256:%s", e->digest) : json_null(), "in_store",
-	                      e->n_models > 0, "runner", oa_log_runner_name(e->runner), "result",
-	                      oa_load_result_name(e->result), "reason", oa_json_str(e->reason));
-	json_t *mem = json_object();
-	struct { const char *k; uint64_t v; } f[] = {
-		{ "required", e->mem_required }, { "peak", e->mem_peak }, { "gpu_free", e->mem_gpu_free },
-		{ "system_total", e->mem_sys_total }, { "system_free", e->mem_sys_free },
-	};
-	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-		if (f[i].v)
-			json_object_set_new(mem, f[i].k, json_integer((json_int_t)f[i].v));
-	json_object_set_new(o, "memory", mem);
-	json_object_set_new(o, "server_version", oa_json_str(e->version));
-	json_object_set_new(o, "source", oa_json_str(e->source));
-	json_object_set_new(o, "line", json_integer((json_int_t)e->line));
-	return o;
-}
-
-static json_t *summary_json(const summary *m)
-{
-	char runners[48];
-	runners_text(m->runners, runners, sizeof runners);
-	json_t *rs = json_array();
-	for (int r = OA_LR_UNKNOWN; r <= OA_LR_MLX; r++)
-		if (m->runners & (1u << r))
-			json_array_append_new(rs, json_string(oa_log_runner_name((enum oa_log_runner)r)));
-	return json_pack("{s:o,s:o,s:o,s:I,s:I,s:o}", "name", oa_json_str(m->label), "id",
-	                 strcmp(m->id, "-") ? json_string(m->id) : json_null(), "last_loaded",
-	                 time_json(m->last), "loads", (json_int_t)m->loads, "failed", (json_int_t)m->failed,
-	                 "runners", rs);
-}
-
-static json_t *store_json(const oa_store *s, const oa_history *h, const src_list *src, const oa_load **v,
-                          size_t n, json_t **loads_out, json_t **models_out)
-{
-	json_t *o = oa_report_store(s);
-	json_t *names = json_array();
-	for (size_t i = 0; i < src->n; i++)
-		json_array_append_new(names, oa_json_str(src->names[i]));
-	json_object_set_new(o, "sources", names);
-	char buf[48];
-	utc_time(h->first_ns, buf, sizeof buf);
-	json_object_set_new(o, "logs_from", h->any_time ? json_string(buf) : json_null());
-	utc_time(h->last_ns, buf, sizeof buf);
-	json_object_set_new(o, "logs_to", h->any_time ? json_string(buf) : json_null());
-	json_t *warnings = json_array();
-	for (size_t i = 0; i < h->n_warnings; i++)
-		json_array_append_new(warnings, oa_json_str(h->warnings[i]));
-	json_object_set_new(o, "warnings", warnings);
-	json_t *loads = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(loads, load_json(s, v[i]));
-	summary *sum;
-	size_t k = summarize(s, v, n, &sum);
-	json_t *models = json_array();
-	for (size_t i = 0; i < k; i++) {
-		json_array_append_new(models, summary_json(&sum[i]));
-		free(sum[i].label);
-	}
-	free(sum);
-	*loads_out = loads;
-	*models_out = models;
-	return o;
+	oa_history_models_free(sum, k);
 }
 
 static void print_ndjson(const oa_store *s, const oa_history *h, const src_list *src, const oa_load **v,
                          size_t n)
 {
-	json_t *loads, *models;
-	json_t *so = store_json(s, h, src, v, n, &loads, &models);
-	const char *types[] = { "load", "model" };
-	json_t *arrays[] = { loads, models };
-	for (size_t t = 0; t < 2; t++) {
-		size_t i;
-		json_t *x;
-		json_array_foreach(arrays[t], i, x) {
-			json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", types[t], "schema", HISTORY_SCHEMA,
-			                        "host", cli_host(), "store", oa_json_str(s->root));
-			json_object_update(rec, x);
-			oa_json_dump_line(rec, stdout);
-			json_decref(rec);
-		}
-		json_decref(arrays[t]);
-	}
-	json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "sources", "schema", HISTORY_SCHEMA, "host", cli_host());
-	json_object_update(rec, so);
-	oa_json_dump_line(rec, stdout);
-	json_decref(rec);
+	json_t *so = oa_history_store_json(s, h, src->names, src->n, v, n);
+	json_t *recs = oa_history_records(s, so, cli_host());
+	for (size_t i = 0; i < json_array_size(recs); i++)
+		oa_json_dump_line(json_array_get(recs, i), stdout);
+	json_decref(recs);
 	json_decref(so);
 }
 
@@ -499,11 +315,11 @@ static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bo
 			else
 				num[k][0] = '\0';
 		snprintf(line, sizeof line, "%lu", e->line);
-		char *label = load_label(s, e);
+		char *label = oa_history_load_label(s, e);
 		csv_field(stdout, s->root, false);
 		csv_field(stdout, when, false);
 		csv_field(stdout, label, false);
-		csv_field(stdout, load_id(s, e, id), false);
+		csv_field(stdout, oa_history_load_id(s, e, id), false);
 		csv_field(stdout, oa_log_runner_name(e->runner), false);
 		csv_field(stdout, oa_load_result_name(e->result), false);
 		csv_field(stdout, e->reason, false);
@@ -517,76 +333,75 @@ static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bo
 	(void)c;
 }
 
+/* --since / --until, parsed. */
+typedef struct window {
+	bool has_since, has_until;
+	int64_t since, until;
+} window;
+
+/* One store's history, in the chosen format. */
+static void history_store(cli *c, oa_store *s, const window *w, bool first)
+{
+	oa_history h;
+	oa_history_init(&h);
+	src_list src = { NULL, 0 };
+	if (!read_sources(c, s, &h, &src, first))
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	for (size_t i = 0; first && i < h.n_warnings; i++)
+		fprintf(stderr, "ollama-audit: warning: %s\n", h.warnings[i]);
+	if (first && h.warnings_dropped)
+		fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
+	oa_history_match(&h, s);
+	const oa_load **v = oa_xcalloc(h.n ? h.n : 1, sizeof *v);
+	size_t k = 0;
+	for (size_t j = 0; j < h.n; j++)
+		if (in_window(c, &h.v[j], w->has_since, w->since, w->has_until, w->until) &&
+		    load_selected(c, s, &h.v[j]))
+			v[k++] = &h.v[j];
+	switch (c->format) {
+	case OUT_JSON:
+		cli_put_stream_item(HISTORY_SCHEMA, oa_history_store_json(s, &h, src.names, src.n, v, k), first,
+		                    false);
+		break;
+	case OUT_NDJSON: print_ndjson(s, &h, &src, v, k); break;
+	case OUT_CSV: print_csv(c, s, v, k, first); break;
+	default: print_table(c, s, &h, &src, v, k, first); break;
+	}
+	free(v);
+	oa_free_names(src.names, src.n);
+	oa_history_free(&h);
+}
+
 int cmd_history(cli *c)
 {
 	if (c->format == OUT_TAGS || c->format == OUT_PROMETHEUS) {
 		cli_err("history takes --format table, json, ndjson or csv");
 		return OA_EXIT_USAGE;
 	}
-	int64_t now = oa_wall_now_ns(), since = 0, until = 0;
-	bool has_since = c->since != NULL, has_until = c->until != NULL;
-	if ((has_since && parse_when(c->since, now, &since) < 0) ||
-	    (has_until && parse_when(c->until, now, &until) < 0)) {
+	int64_t now = oa_wall_now_ns();
+	window w = { .has_since = c->since != NULL, .has_until = c->until != NULL };
+	if ((w.has_since && parse_when(c->since, now, &w.since) < 0) ||
+	    (w.has_until && parse_when(c->until, now, &w.until) < 0)) {
 		cli_err("--since/--until take an RFC 3339 time (2026-10-22T09:15:02Z), a date (2026-10-22) "
 		        "or a duration ago: %s; not '%s'", OA_DURATION_GRAMMAR,
-		        has_since && parse_when(c->since, now, &since) < 0 ? c->since : c->until);
+		        w.has_since && parse_when(c->since, now, &w.since) < 0 ? c->since : c->until);
 		return OA_EXIT_USAGE;
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	json_t *stores = json_array();
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
-		if (!st[i].ok)
+		if (!st[i].ok || (c->n_args && !check_args_resolve(c, &st[i].s)))
 			continue;
-		oa_store *s = &st[i].s;
-		if (c->n_args && !check_args_resolve(c, s))
-			continue;
-		oa_history h;
-		oa_history_init(&h);
-		src_list src = { NULL, 0 };
-		if (!read_sources(c, s, &h, &src, first))
-			c->exit_code |= OA_EXIT_OPERATIONAL;
-		for (size_t w = 0; first && w < h.n_warnings; w++)
-			fprintf(stderr, "ollama-audit: warning: %s\n", h.warnings[w]);
-		if (first && h.warnings_dropped)
-			fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
-		oa_history_match(&h, s);
-		const oa_load **v = oa_xcalloc(h.n ? h.n : 1, sizeof *v);
-		size_t k = 0;
-		for (size_t j = 0; j < h.n; j++)
-			if (in_window(c, &h.v[j], has_since, since, has_until, until) && load_selected(c, s, &h.v[j]))
-				v[k++] = &h.v[j];
-		switch (c->format) {
-		case OUT_JSON: {
-			json_t *loads, *models;
-			json_t *so = store_json(s, &h, &src, v, k, &loads, &models);
-			json_object_set_new(so, "loads", loads);
-			json_object_set_new(so, "models", models);
-			json_array_append_new(stores, so);
-			break;
-		}
-		case OUT_NDJSON: print_ndjson(s, &h, &src, v, k); break;
-		case OUT_CSV: print_csv(c, s, v, k, first); break;
-		default: print_table(c, s, &h, &src, v, k, first); break;
-		}
+		history_store(c, &st[i].s, &w, first);
 		first = false;
-		free(v);
-		oa_free_names(src.names, src.n);
-		oa_history_free(&h);
 	}
-	if (c->format == OUT_JSON) {
-		json_t *root = json_pack("{s:s,s:o}", "schema", HISTORY_SCHEMA, "stores", stores);
-		oa_json_dump_line(root, stdout);
-		json_decref(root);
-	} else {
-		json_decref(stores);
-	}
+	if (c->format == OUT_JSON)
+		cli_put_stream_end(HISTORY_SCHEMA, !first);
 	free(stdin_data.data);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }
-
 /* The logs' record of use for list, du and rm: read once per store. */
 typedef struct usage_entry {
 	const oa_store *s;
@@ -689,7 +504,7 @@ static bool newest_load(const cli_usage *u, const size_t *models, size_t n, int6
 char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns)
 {
 	const cli_usage *u = usage_cached(s);
-	int64_t last;
+	int64_t last = 0;
 	if (!u || !u->have_logs)
 		return oa_xstrdup("-");
 	if (!newest_load(u, models, n, &last))
@@ -698,20 +513,6 @@ char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, 
 	oa_human_age(oa_age_ns(last, now_ns), age, sizeof age);
 	(void)c;
 	return oa_xstrdup(age);
-}
-
-void cli_usage_json(const cli *c, const oa_store *s, const size_t *models, size_t n, json_t *o)
-{
-	const cli_usage *u = usage_cached(s);
-	int64_t last;
-	if (!u || !u->have_logs)
-		return;
-	char buf[48];
-	bool loaded = newest_load(u, models, n, &last);
-	if (loaded)
-		utc_time(last, buf, sizeof buf);
-	json_object_set_new(o, "last_used", loaded ? json_string(buf) : json_null());
-	(void)c;
 }
 
 /* The engine a load ran on, as the store names what its files select. */

@@ -2,6 +2,7 @@
  * `rm` shares (docs/disk-space.md). */
 #include "cli.h"
 #include "cli_multi.h"
+#include "report_common.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
 #include "ollama_audit/reclaim.h"
@@ -101,8 +102,8 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 /* The manifests that block a prune (the server skips its own for them). */
 static bool is_blocker(const oa_finding *f)
 {
-	return strcmp(f->code, "prune-blocker") == 0 ||
-	       (strcmp(f->code, "unreadable") == 0 && f->path && oa_str_has_prefix(f->path, "manifests"));
+	return f->id == OA_FINDING_PRUNE_BLOCKER ||
+	       (f->id == OA_FINDING_UNREADABLE && f->path && oa_str_has_prefix(f->path, "manifests"));
 }
 
 /* The manifests that block an --apply: one per path, however many findings
@@ -154,30 +155,6 @@ static bool confirm(cli *c, const oa_plan *p)
 	return yes;
 }
 
-/* ndjson: an "entry" record per entry of the plan (state planned or kept),
- * then its "summary": the json plan without the two lists. */
-static void plan_ndjson(json_t *doc)
-{
-	const char *lists[] = { "entries", "kept" }, *states[] = { "planned", "kept" };
-	for (size_t k = 0; k < 2; k++) {
-		json_t *v = json_object_get(doc, lists[k]);
-		for (size_t i = 0; i < json_array_size(v); i++) {
-			json_t *rec = json_pack("{s:s,s:O,s:O,s:s}", "type", "entry", "command",
-			                        json_object_get(doc, "command"), "store", json_object_get(doc, "store"),
-			                        "state", states[k]);
-			json_object_update_missing(rec, json_array_get(v, i));
-			oa_json_dump_line(rec, stdout);
-			json_decref(rec);
-		}
-	}
-	json_t *rec = json_pack("{s:s}", "type", "summary");
-	json_object_update(rec, doc);
-	json_object_del(rec, "entries");
-	json_object_del(rec, "kept");
-	oa_json_dump_line(rec, stdout);
-	json_decref(rec);
-}
-
 /* csv: one row per entry of the plan, planned then kept. */
 static void plan_csv(json_t *doc, bool header)
 {
@@ -210,156 +187,185 @@ static void plan_csv(json_t *doc, bool header)
 	}
 }
 
+static void print_plan(cli *c, const oa_store *s, const oa_plan *p, const oa_junk_list *junk,
+                       bool from_file, bool first)
+{
+	printf("%s%s: %s plan%s%s\n", first ? "" : "\n", s->root, p->command, from_file ? " from " : "",
+	       from_file ? c->plan_path : "");
+	if (p->todo.n)
+		print_entries(c, &p->todo, junk, false);
+	if (p->kept.n) {
+		printf("kept (%zu):\n", p->kept.n);
+		print_entries(c, &p->kept, junk, true);
+	}
+	char fr[48], al[48];
+	oa_format_size(p->freed, c->units, fr, sizeof fr);
+	oa_format_size(p->allocated, c->units, al, sizeof al);
+	printf("%zu entr%s, %s freed (%s allocated)%s\n", p->todo.n, p->todo.n == 1 ? "y" : "ies", fr, al,
+	       c->apply ? "" : "; dry run, nothing removed: --apply removes");
+}
+
+/* --plan FILE without --apply: save the plan. */
+static void save_plan(cli *c, const oa_plan *p, bool json)
+{
+	char err[512];
+	if (cli_refuse_store_path(c, "--plan", c->plan_path)) {
+		c->exit_code |= OA_EXIT_USAGE;
+	} else if (oa_plan_write(p, c->plan_path, err, sizeof err) < 0) {
+		cli_err("%s", err);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	} else if (!json) {
+		printf("plan written to %s\n", c->plan_path);
+	}
+}
+
+/* Refusal 1: a manifest that cannot be parsed or read. */
+static bool refused_for_blockers(const cli *c, const oa_store *s, const oa_plan *p)
+{
+	size_t nb = blockers(s, p, false);
+	if (!nb)
+		return false;
+	if (c->force) {
+		cli_err("%s: %zu manifest%s cannot be parsed or read; going on because of --force", s->root, nb,
+		        nb == 1 ? "" : "s");
+		return false;
+	}
+	cli_err("%s: refusing to %s: %zu manifest%s cannot be parsed or read (the server skips its prune "
+	        "too); fix or remove %s, or pass --force:",
+	        s->root, p->command, nb, nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
+	blockers(s, p, true);
+	return true;
+}
+
+/* Refusal 2: an Ollama server or runner using the store. */
+static bool refused_for_servers(const cli *c, const oa_store *s, const oa_plan *p)
+{
+	oa_proc_user users[8];
+	char why[256] = "";
+	int nu = oa_find_store_users(s->root, users, 8, why, sizeof why);
+	if (nu < 0) {
+		cli_err("%s: %s; make sure no Ollama server uses the store", s->root, why);
+		return false;
+	}
+	if (nu == 0)
+		return false;
+	if (c->force) {
+		cli_err("%s: an Ollama server or runner uses the store; going on because of --force", s->root);
+		return false;
+	}
+	cli_err("%s: refusing to %s: %d Ollama server/runner process%s use%s the store (stop %s, or pass "
+	        "--force):", s->root, p->command, nu, nu == 1 ? "" : "es", nu == 1 ? "s" : "",
+	        nu == 1 ? "it" : "them");
+	for (int k = 0; k < nu && k < 8; k++)
+		cli_err("  pid %ld (%s): %s", users[k].pid, users[k].cmd, users[k].how);
+	return true;
+}
+
+static void print_apply_result(const cli *c, const oa_apply_result *r)
+{
+	char fr[48], mv[48];
+	oa_format_size(r->freed, c->units, fr, sizeof fr);
+	oa_format_size(r->moved, c->units, mv, sizeof mv);
+	if (c->quarantine)
+		/* moving frees nothing until the quarantine is deleted */
+		printf("moved %zu, skipped %zu, failed %zu: %s moved to %s%s\n", r->done, r->skipped, r->failed,
+		       mv, c->quarantine, r->interrupted ? " (interrupted)" : "");
+	else
+		printf("removed %zu, skipped %zu, failed %zu: %s freed%s\n", r->done, r->skipped, r->failed, fr,
+		       r->interrupted ? " (interrupted)" : "");
+}
+
+/* Apply the confirmed plan with SIGINT, SIGTERM and SIGHUP asking for a stop
+ * after the current entry. Returns whether it ran (r then says how). */
+static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply_result *r)
+{
+	struct sigaction sa, old_int, old_term, old_hup;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	const char *delay = getenv("OA_TEST_APPLY_DELAY_US");
+	oa_apply_opts o = {
+		.quarantine = c->quarantine,
+		.min_age = p->min_age,
+		.force = c->force,
+		.stop = &stop_requested,
+		.log = json ? stderr : stdout,
+		.delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0,
+	};
+	char err[768];
+	bool ran = oa_plan_apply(s, p, &o, r, err, sizeof err) == 0;
+	if (!ran) {
+		cli_err("%s: %s", s->root, err);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	} else {
+		if (!json)
+			print_apply_result(c, r);
+		if (r->failed)
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+		if (r->interrupted)
+			c->exit_code |= OA_EXIT_INTERRUPTED;
+		if (r->skipped && c->fail_on <= OA_SEV_WARNING)
+			c->exit_code |= OA_EXIT_WARNINGS;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	return ran;
+}
+
+/* --apply: the refusals, the confirmation, then the plan. Returns whether
+ * it ran (r then says how). */
+static bool run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply_result *r)
+{
+	if (refused_for_blockers(c, s, p) || refused_for_servers(c, s, p)) {
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+		return false;
+	}
+	if (!c->yes && !isatty(STDIN_FILENO)) {
+		cli_err("refusing to --apply without --yes: standard input is not a terminal, so nothing can be "
+		        "confirmed");
+		c->exit_code |= OA_EXIT_USAGE;
+		return false;
+	}
+	if (!confirm(c, p)) {
+		/* a "no" is an answer, not an interruption: exit 0 */
+		cli_err("declined: nothing done");
+		return false;
+	}
+	return apply_plan(c, s, p, json, r);
+}
+
 void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, bool from_file,
                   bool first, bool last)
 {
-	bool json = c->format != OUT_TABLE; /* json, ndjson, csv: from the plan's json */
-	json_t *doc = json ? oa_plan_to_json(p) : NULL;
-	if (!json) {
-		printf("%s%s: %s plan%s%s\n", first ? "" : "\n", s->root, p->command,
-		       from_file ? " from " : "", from_file ? c->plan_path : "");
-		if (p->todo.n)
-			print_entries(c, &p->todo, junk, false);
-		if (p->kept.n) {
-			printf("kept (%zu):\n", p->kept.n);
-			print_entries(c, &p->kept, junk, true);
-		}
-		char fr[48], al[48];
-		oa_format_size(p->freed, c->units, fr, sizeof fr);
-		oa_format_size(p->allocated, c->units, al, sizeof al);
-		printf("%zu entr%s, %s freed (%s allocated)%s\n", p->todo.n, p->todo.n == 1 ? "y" : "ies", fr,
-		       al, c->apply ? "" : "; dry run, nothing removed: --apply removes");
-	}
-	/* --plan FILE without --apply: save the plan. */
-	if (!c->apply && c->plan_path) {
-		char err[512];
-		if (cli_refuse_store_path(c, "--plan", c->plan_path)) {
-			c->exit_code |= OA_EXIT_USAGE;
-		} else if (oa_plan_write(p, c->plan_path, err, sizeof err) < 0) {
-			cli_err("%s", err);
-			c->exit_code |= OA_EXIT_OPERATIONAL;
-		} else if (!json) {
-			printf("plan written to %s\n", c->plan_path);
-		}
-	}
-	json_t *result = NULL;
-	if (c->apply && p->todo.n) {
-		bool refused = false;
-		/* Refusal 1: a manifest that cannot be parsed or read. */
-		size_t nb = blockers(s, p, false);
-		if (nb) {
-			if (c->force) {
-				cli_err("%s: %zu manifest%s cannot be parsed or read; going on because of --force",
-				        s->root, nb, nb == 1 ? "" : "s");
-			} else {
-				cli_err("%s: refusing to %s: %zu manifest%s cannot be parsed or read (the server "
-				        "skips its prune too); fix or remove %s, or pass --force:",
-				        s->root, p->command, nb, nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
-				blockers(s, p, true);
-				refused = true;
-			}
-		}
-		/* Refusal 2: an Ollama server or runner using the store. */
-		if (!refused) {
-			oa_proc_user users[8];
-			char why[256] = "";
-			int nu = oa_find_store_users(s->root, users, 8, why, sizeof why);
-			if (nu < 0) {
-				cli_err("%s: %s; make sure no Ollama server uses the store", s->root, why);
-			} else if (nu > 0) {
-				if (c->force) {
-					cli_err("%s: an Ollama server or runner uses the store; going on because of --force",
-					        s->root);
-				} else {
-					cli_err("%s: refusing to %s: %d Ollama server/runner process%s use%s the store "
-					        "(stop %s, or pass --force):", s->root, p->command, nu,
-					        nu == 1 ? "" : "es", nu == 1 ? "s" : "", nu == 1 ? "it" : "them");
-					for (int k = 0; k < nu && k < 8; k++)
-						cli_err("  pid %ld (%s): %s", users[k].pid, users[k].cmd, users[k].how);
-					refused = true;
-				}
-			}
-		}
-		if (refused) {
-			c->exit_code |= OA_EXIT_OPERATIONAL;
-		} else if (!c->yes && !isatty(STDIN_FILENO)) {
-			cli_err("refusing to --apply without --yes: standard input is not a terminal, so "
-			        "nothing can be confirmed");
-			c->exit_code |= OA_EXIT_USAGE;
-		} else if (!confirm(c, p)) {
-			/* a "no" is an answer, not an interruption: exit 0 */
-			cli_err("declined: nothing done");
-		} else {
-			struct sigaction sa, old_int, old_term, old_hup;
-			memset(&sa, 0, sizeof sa);
-			sa.sa_handler = on_signal;
-			sigemptyset(&sa.sa_mask);
-			sigaction(SIGINT, &sa, &old_int);
-			sigaction(SIGTERM, &sa, &old_term);
-			sigaction(SIGHUP, &sa, &old_hup);
-			const char *delay = getenv("OA_TEST_APPLY_DELAY_US");
-			oa_apply_opts o = {
-				.quarantine = c->quarantine,
-				.min_age = p->min_age,
-				.force = c->force,
-				.stop = &stop_requested,
-				.log = json ? stderr : stdout,
-				.delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0,
-			};
-			oa_apply_result r;
-			char err[768];
-			if (oa_plan_apply(s, p, &o, &r, err, sizeof err) < 0) {
-				cli_err("%s: %s", s->root, err);
-				c->exit_code |= OA_EXIT_OPERATIONAL;
-			} else {
-				char fr[48], mv[48];
-				oa_format_size(r.freed, c->units, fr, sizeof fr);
-				oa_format_size(r.moved, c->units, mv, sizeof mv);
-				if (!json && c->quarantine)
-					/* moving frees nothing until the quarantine is deleted */
-					printf("moved %zu, skipped %zu, failed %zu: %s moved to %s%s\n", r.done, r.skipped,
-					       r.failed, mv, c->quarantine, r.interrupted ? " (interrupted)" : "");
-				else if (!json)
-					printf("removed %zu, skipped %zu, failed %zu: %s freed%s\n", r.done, r.skipped,
-					       r.failed, fr, r.interrupted ? " (interrupted)" : "");
-				result = json_pack("{s:I,s:I,s:I,s:I,s:I,s:b}", "done", (json_int_t)r.done, "skipped",
-				                   (json_int_t)r.skipped, "failed", (json_int_t)r.failed,
-				                   "freed_bytes", (json_int_t)r.freed, "moved_bytes",
-				                   (json_int_t)r.moved, "interrupted", r.interrupted);
-				if (r.failed)
-					c->exit_code |= OA_EXIT_OPERATIONAL;
-				if (r.interrupted)
-					c->exit_code |= OA_EXIT_INTERRUPTED;
-				if (r.skipped && c->fail_on <= OA_SEV_WARNING)
-					c->exit_code |= OA_EXIT_WARNINGS;
-			}
-			sigaction(SIGINT, &old_int, NULL);
-			sigaction(SIGTERM, &old_term, NULL);
-			sigaction(SIGHUP, &old_hup, NULL);
-		}
-	} else if (c->apply && !json) {
+	bool json = c->format != OUT_TABLE; /* json, ndjson, csv: from the plan's report */
+	if (!json)
+		print_plan(c, s, p, junk, from_file, first);
+	if (!c->apply && c->plan_path)
+		save_plan(c, p, json);
+	oa_apply_result r;
+	bool ran = false;
+	if (c->apply && p->todo.n)
+		ran = run_apply(c, s, p, json, &r);
+	else if (c->apply && !json)
 		printf("nothing to remove\n");
-	}
-	if (json) {
-		json_object_set_new(doc, "dry_run", json_boolean(!c->apply));
-		if (result)
-			json_object_set_new(doc, "result", result);
-		if (c->format == OUT_NDJSON) {
-			plan_ndjson(doc);
-		} else if (c->format == OUT_CSV) {
-			plan_csv(doc, first);
-		} else {
-			if (first)
-				printf("{\"schema\":\"%s\",\"stores\":[", oa_report_schema(p->command));
-			else
-				printf(",");
-			json_dumpf(doc, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-			if (last)
-				printf("]}\n");
-		}
+	if (!json)
+		return;
+	json_t *doc = oa_plan_report(p, !c->apply, ran ? &r : NULL);
+	if (c->format == OUT_NDJSON) {
+		json_t *recs = oa_plan_records(doc);
+		for (size_t i = 0; i < json_array_size(recs); i++)
+			oa_json_dump_line(json_array_get(recs, i), stdout);
+		json_decref(recs);
+		json_decref(doc);
+	} else if (c->format == OUT_CSV) {
+		plan_csv(doc, first);
 		json_decref(doc);
 	} else {
-		json_decref(result);
+		cli_put_stream_item(oa_report_schema(p->command), doc, first, last);
 	}
 }
 
@@ -374,7 +380,7 @@ static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p
 		printf("  prune: %s\n", p->nothing);
 		if (s->prune_blocked && !p->noprune)
 			for (size_t k = 0; k < s->findings.n; k++)
-				if (strcmp(s->findings.v[k].code, "prune-blocker") == 0)
+				if (s->findings.v[k].id == OA_FINDING_PRUNE_BLOCKER)
 					printf("    %s: %s\n", s->findings.v[k].path ? s->findings.v[k].path : "?",
 					       s->findings.v[k].message);
 		return;
@@ -399,41 +405,101 @@ static void predict(cli *c, oa_store *s, bool first, bool last)
 {
 	oa_server_prune p;
 	oa_server_prune_predict(s, oa_wall_now(), &p);
-	if (c->format == OUT_JSON || c->format == OUT_NDJSON) {
-		json_t *o = oa_report_server_prune(s, &p);
-		if (first)
-			printf("{\"schema\":\"" OA_PREDICT_SERVER_SCHEMA "\",\"stores\":[");
-		else
-			printf(",");
-		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		if (last)
-			printf("]}\n");
-		json_decref(o);
-	} else {
+	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
+		cli_put_stream_item(OA_PREDICT_SERVER_SCHEMA, oa_report_server_prune(s, &p), first, last);
+	else
 		print_prediction(c, s, &p, first);
-	}
 	oa_server_prune_free(&p);
+}
+
+/* --predict-server: what the server's start-up prune does to each store. */
+static int predict_all(cli *c, opened_store *st, size_t n)
+{
+	bool json = c->format == OUT_JSON || c->format == OUT_NDJSON;
+	size_t last = 0, n_ok = 0;
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok)
+			last = i, n_ok++;
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		predict(c, &st[i].s, first, i == last);
+		first = false;
+	}
+	if (json && !n_ok)
+		cli_put_stream_end(OA_PREDICT_SERVER_SCHEMA, false);
+	cli_close_stores(st, n);
+	return c->exit_code;
 }
 
 /* ---- prune ---------------------------------------------------------------------------- */
 
-int cmd_prune(cli *c)
+static bool prune_args_ok(cli *c, int *rc)
 {
+	*rc = OA_EXIT_USAGE;
 	if (c->n_args) {
 		cli_err("prune takes no arguments (to remove models: ollama-audit rm MODEL...)");
-		return OA_EXIT_USAGE;
+		return false;
 	}
 	if (c->predict_server && (c->apply || c->plan_path || c->quarantine)) {
 		cli_err("--predict-server only prints; it does not combine with --apply, --plan or --quarantine");
-		return OA_EXIT_USAGE;
+		return false;
 	}
-	if (c->predict_server && c->format != OUT_TABLE && c->format != OUT_JSON)
-		return cli_refuse_format(c, "prune --predict-server", "table json");
-	if (!cli_apply_options_ok(c))
-		return OA_EXIT_USAGE;
+	if (c->predict_server && c->format != OUT_TABLE && c->format != OUT_JSON) {
+		*rc = cli_refuse_format(c, "prune --predict-server", "table json");
+		return false;
+	}
+	return cli_apply_options_ok(c);
+}
+
+/* --apply --plan FILE: the saved plan, if it is a prune plan for this store. */
+static bool plan_from_file(cli *c, const oa_store *s, oa_plan *p)
+{
+	char err[768];
+	if (oa_plan_read(c->plan_path, p, err, sizeof err) < 0) {
+		cli_err("%s", err);
+		c->exit_code |= OA_EXIT_USAGE;
+		return false;
+	}
+	if (p->store_dev != (uint64_t)s->root_st.st_dev || p->store_ino != (uint64_t)s->root_st.st_ino) {
+		cli_err("%s: the plan %s was made for another store (%s)", s->root, c->plan_path, p->store);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+		oa_plan_free(p);
+		return false;
+	}
+	if (strcmp(p->command, "prune") != 0) {
+		cli_err("%s is a plan for `%s`; apply it with `ollama-audit %s --apply --plan %s`", c->plan_path,
+		        p->command, p->command, c->plan_path);
+		c->exit_code |= OA_EXIT_USAGE;
+		oa_plan_free(p);
+		return false;
+	}
+	if (c->min_age >= 0)
+		p->min_age = c->min_age;
+	return true;
+}
+
+/* What prune can free in this store now (reclaim.h). */
+static void plan_now(const cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
+{
+	oa_reclaim r;
+	oa_reclaim_plan(s, c->what ? c->what : OA_JUNK_DEFAULT,
+	                c->min_age >= 0 ? c->min_age : OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
+	if (r.incomplete)
+		cli_err("%s: %s: no complete blob can be proven unreferenced, so every one is kept; only partial "
+		        "downloads and temp files can go", s->root, r.why);
+	*p = r.plan; /* both handed to the caller */
+	*j = r.junk;
+}
+
+int cmd_prune(cli *c)
+{
+	int rc;
+	if (!prune_args_ok(c, &rc))
+		return rc;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	bool json = c->format == OUT_JSON || c->format == OUT_NDJSON;
 	size_t n_opened = 0;
 	for (size_t i = 0; i < n; i++)
 		n_opened += st[i].ok;
@@ -443,23 +509,8 @@ int cmd_prune(cli *c)
 		cli_close_stores(st, n);
 		return OA_EXIT_USAGE;
 	}
-	if (c->predict_server) {
-		size_t last = 0, n_ok = 0;
-		for (size_t i = 0; i < n; i++)
-			if (st[i].ok)
-				last = i, n_ok++;
-		bool first = true;
-		for (size_t i = 0; i < n; i++) {
-			if (!st[i].ok)
-				continue;
-			predict(c, &st[i].s, first, i == last);
-			first = false;
-		}
-		if (json && !n_ok)
-			printf("{\"schema\":\"" OA_PREDICT_SERVER_SCHEMA "\",\"stores\":[]}\n");
-		cli_close_stores(st, n);
-		return c->exit_code;
-	}
+	if (c->predict_server)
+		return predict_all(c, st, n);
 	/* Plan every store first, so the JSON document is closed after the last
 	 * plan that is printed, whichever store fails. */
 	typedef struct planned {
@@ -473,42 +524,13 @@ int cmd_prune(cli *c)
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
-		oa_store *s = &st[i].s;
-		oa_plan p;
-		oa_junk_list j = { 0 };
-		if (from_file) {
-			char err[768];
-			if (oa_plan_read(c->plan_path, &p, err, sizeof err) < 0) {
-				cli_err("%s", err);
-				c->exit_code |= OA_EXIT_USAGE;
-				continue;
-			}
-			if (p.store_dev != (uint64_t)s->root_st.st_dev || p.store_ino != (uint64_t)s->root_st.st_ino) {
-				cli_err("%s: the plan %s was made for another store (%s)", s->root, c->plan_path, p.store);
-				c->exit_code |= OA_EXIT_OPERATIONAL;
-				oa_plan_free(&p);
-				continue;
-			}
-			if (strcmp(p.command, "prune") != 0) {
-				cli_err("%s is a plan for `%s`; apply it with `ollama-audit %s --apply --plan %s`",
-				        c->plan_path, p.command, p.command, c->plan_path);
-				c->exit_code |= OA_EXIT_USAGE;
-				oa_plan_free(&p);
-				continue;
-			}
-			if (c->min_age >= 0)
-				p.min_age = c->min_age;
-		} else {
-			oa_reclaim r;
-			oa_reclaim_plan(s, c->what ? c->what : OA_JUNK_DEFAULT,
-			                c->min_age >= 0 ? c->min_age : OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
-			if (r.incomplete)
-				cli_err("%s: %s: no complete blob can be proven unreferenced, so every one is kept; "
-				        "only partial downloads and temp files can go", s->root, r.why);
-			p = r.plan; /* both handed to the planned entry below */
-			j = r.junk;
-		}
-		pl[np++] = (planned){ s, p, j };
+		planned *x = &pl[np];
+		x->s = &st[i].s;
+		if (from_file && !plan_from_file(c, x->s, &x->p))
+			continue;
+		if (!from_file)
+			plan_now(c, x->s, &x->p, &x->j);
+		np++;
 	}
 	for (size_t i = 0; i < np; i++) {
 		cli_run_plan(c, pl[i].s, &pl[i].p, &pl[i].j, from_file, i == 0, i + 1 == np);
@@ -516,7 +538,7 @@ int cmd_prune(cli *c)
 		oa_junk_free(&pl[i].j);
 	}
 	if (c->format == OUT_JSON && !np)
-		printf("{\"schema\":\"" OA_SCHEMA_PRUNE "\",\"stores\":[]}\n");
+		cli_put_stream_end(OA_SCHEMA_PRUNE, false);
 	free(pl);
 	cli_close_stores(st, n);
 	return c->exit_code;

@@ -1,5 +1,6 @@
 /* cmd_rm.c - `ollama-audit rm MODEL...`: the offline `ollama rm` (docs/disk-space.md). */
 #include "cli.h"
+#include "report_common.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
 #include "base/platform.h"
@@ -57,19 +58,88 @@ static size_t select_unused(cli *c, const oa_store *s, size_t **sel, size_t ns)
 	return k;
 }
 
-int cmd_rm(cli *c)
+/* --apply --plan FILE: the saved plan, if it is an rm plan for this store. */
+static bool rm_plan_from_file(cli *c, const oa_store *s, oa_plan *p)
 {
-	bool from_file = c->apply && c->plan_path;
+	char err[768];
+	if (oa_plan_read(c->plan_path, p, err, sizeof err) < 0) {
+		cli_err("%s", err);
+		c->exit_code |= OA_EXIT_USAGE;
+		return false;
+	}
+	if (p->store_dev != (uint64_t)s->root_st.st_dev || p->store_ino != (uint64_t)s->root_st.st_ino ||
+	    strcmp(p->command, "rm") != 0) {
+		cli_err("%s: the plan %s is not an rm plan for this store", s->root, c->plan_path);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+		oa_plan_free(p);
+		return false;
+	}
+	if (c->min_age >= 0)
+		p->min_age = c->min_age;
+	return true;
+}
+
+/* The models the MODEL arguments name, each once; false (reported, exit
+ * 16) when one names none or several. */
+static bool resolve_models(cli *c, const oa_store *s, size_t *sel, size_t *ns)
+{
+	bool bad = false;
+	*ns = 0;
+	for (size_t a = 0; a < c->n_args; a++) {
+		long idx = cli_resolve_model(c, s, c->args[a]);
+		if (idx == OA_RESOLVE_AMBIGUOUS_NAME) {
+			bad = true;
+			continue;
+		}
+		if (idx < 0) {
+			cli_model_unresolved(c, s, c->args[a], idx);
+			bad = true;
+			continue;
+		}
+		bool dup = false;
+		for (size_t k = 0; k < *ns; k++)
+			dup |= sel[k] == (size_t)idx;
+		if (!dup)
+			sel[(*ns)++] = (size_t)idx;
+	}
+	if (bad)
+		c->exit_code |= OA_EXIT_USAGE;
+	return !bad;
+}
+
+/* The plan for the models named (or, with --unused-for, not used). */
+static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p)
+{
+	size_t *sel = oa_xcalloc(c->n_args, sizeof *sel);
+	size_t ns = 0;
+	if (!resolve_models(c, s, sel, &ns) || (c->unused_for >= 0 && !(ns = select_unused(c, s, &sel, ns)))) {
+		free(sel);
+		return false;
+	}
+	oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, p);
+	free(sel);
+	report_other_empty_dirs(s, p);
+	return true;
+}
+
+static bool rm_args_ok(const cli *c, bool from_file)
+{
 	if (c->n_args == 0 && !from_file && c->unused_for < 0) {
 		cli_err("rm needs at least one MODEL (a name or an ID prefix), or --unused-for DURATION");
-		return OA_EXIT_USAGE;
+		return false;
 	}
 	if (c->unused_for >= 0 && c->apply) {
 		cli_err("rm --unused-for only plans: review it, save it with --plan FILE, then "
 		        "rm --apply --plan FILE removes exactly that");
-		return OA_EXIT_USAGE;
+		return false;
 	}
-	if (!cli_apply_options_ok(c))
+	return cli_apply_options_ok(c);
+}
+
+int cmd_rm(cli *c)
+{
+	bool from_file = c->apply && c->plan_path;
+	if (!rm_args_ok(c, from_file))
 		return OA_EXIT_USAGE;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
@@ -82,66 +152,16 @@ int cmd_rm(cli *c)
 		if (!st[i].ok)
 			continue;
 		oa_store *s = &st[i].s;
-		oa_plan p;
-		if (from_file) {
-			char err[768];
-			if (oa_plan_read(c->plan_path, &p, err, sizeof err) < 0) {
-				cli_err("%s", err);
-				c->exit_code |= OA_EXIT_USAGE;
-				continue;
-			}
-			if (p.store_dev != (uint64_t)s->root_st.st_dev || p.store_ino != (uint64_t)s->root_st.st_ino ||
-			    strcmp(p.command, "rm") != 0) {
-				cli_err("%s: the plan %s is not an rm plan for this store", s->root, c->plan_path);
-				c->exit_code |= OA_EXIT_OPERATIONAL;
-				oa_plan_free(&p);
-				continue;
-			}
-			if (c->min_age >= 0)
-				p.min_age = c->min_age;
-		} else {
-			size_t *sel = oa_xcalloc(c->n_args, sizeof *sel);
-			size_t ns = 0;
-			bool bad = false;
-			for (size_t a = 0; a < c->n_args; a++) {
-				long idx = cli_resolve_model(c, s, c->args[a]);
-				if (idx == OA_RESOLVE_AMBIGUOUS_NAME) {
-					bad = true;
-					continue;
-				}
-				if (idx < 0) {
-					cli_model_unresolved(c, s, c->args[a], idx);
-					bad = true;
-					continue;
-				}
-				bool dup = false;
-				for (size_t k = 0; k < ns; k++)
-					dup |= sel[k] == (size_t)idx;
-				if (!dup)
-					sel[ns++] = (size_t)idx;
-			}
-			if (bad) {
-				c->exit_code |= OA_EXIT_USAGE;
-				free(sel);
-				continue;
-			}
-			if (c->unused_for >= 0 && !(ns = select_unused(c, s, &sel, ns))) {
-				free(sel);
-				continue;
-			}
-			oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, &p);
-			free(sel);
-			report_other_empty_dirs(s, &p);
-		}
-		stores[np] = s;
-		plans[np++] = p;
+		if (from_file ? !rm_plan_from_file(c, s, &plans[np]) : !rm_plan_now(c, s, &plans[np]))
+			continue;
+		stores[np++] = s;
 	}
 	for (size_t i = 0; i < np; i++) {
 		cli_run_plan(c, stores[i], &plans[i], NULL, from_file, i == 0, i + 1 == np);
 		oa_plan_free(&plans[i]);
 	}
 	if (c->format == OUT_JSON && !np)
-		printf("{\"schema\":\"" OA_SCHEMA_RM "\",\"stores\":[]}\n");
+		cli_put_stream_end(OA_SCHEMA_RM, false);
 	free(plans);
 	free(stores);
 	cli_close_stores(st, n);

@@ -1,11 +1,17 @@
 /* report_common.c - the findings report shared by check and verify. */
 #include "report_common.h"
 #include "cli_multi.h"
-#include "base/jsonutil.h"
+#include "ollama_audit/findings_report.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+static const char *report_schema(const oa_audit_summary *sum)
+{
+	return sum->verify ? OA_SCHEMA_VERIFY : OA_SCHEMA_CHECK;
+}
 
 bool model_selected(const cli *c, const oa_store *s, const char *display)
 {
@@ -44,17 +50,18 @@ bool check_args_resolve(cli *c, const oa_store *s)
 	return ok;
 }
 
-void report_findings(cli *c, const oa_store *s, const char *schema, const char *summary_line,
-                     json_t *summary, bool first)
+/* Count the reported findings into the summary and fold them into the
+ * exit status under --fail-on. */
+static void count_findings(cli *c, const oa_store *s, const bool *selected, oa_audit_summary *sum)
 {
 	size_t counts[3] = { 0, 0, 0 };
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
-		if (!finding_selected(c, s, f))
+		if (!selected[i])
 			continue;
 		counts[f->severity]++;
 		if ((int)f->severity >= c->fail_on || f->severity == OA_SEV_ERROR) {
-			if (strcmp(f->code, "unreadable") == 0)
+			if (f->id == OA_FINDING_UNREADABLE)
 				c->exit_code |= OA_EXIT_OPERATIONAL;
 			else if (f->severity == OA_SEV_ERROR)
 				c->exit_code |= OA_EXIT_ERRORS;
@@ -62,102 +69,99 @@ void report_findings(cli *c, const oa_store *s, const char *schema, const char *
 				c->exit_code |= OA_EXIT_WARNINGS;
 		}
 	}
-	json_object_set_new(summary, "errors", json_integer((json_int_t)counts[OA_SEV_ERROR]));
-	json_object_set_new(summary, "warnings", json_integer((json_int_t)counts[OA_SEV_WARNING]));
-	json_object_set_new(summary, "infos", json_integer((json_int_t)counts[OA_SEV_INFO]));
-	/* combined totals, and --format prometheus (cli_multi.c) */
-	cli_multi_store_done(c, (oa_store *)s, schema, summary);
-	if (c->format == OUT_PROMETHEUS)
-		return;
+	sum->errors = counts[OA_SEV_ERROR];
+	sum->warnings = counts[OA_SEV_WARNING];
+	sum->infos = counts[OA_SEV_INFO];
+}
 
-	if (c->format == OUT_CSV) {
-		if (first)
-			printf("store,code,severity,model,digest,path,message\n");
-		for (size_t i = 0; i < s->findings.n; i++) {
-			const oa_finding *f = &s->findings.v[i];
-			if (!finding_selected(c, s, f))
-				continue;
-			csv_field(stdout, s->root, false);
-			csv_field(stdout, f->code, false);
-			csv_field(stdout, oa_severity_name(f->severity), false);
-			csv_field(stdout, f->model, false);
-			csv_field(stdout, f->digest, false);
-			csv_field(stdout, f->path, false);
-			csv_field(stdout, f->message, true);
-		}
-		return;
-	}
-	if (c->format == OUT_NDJSON) {
-		for (size_t i = 0; i < s->findings.n; i++) {
-			if (!finding_selected(c, s, &s->findings.v[i]))
-				continue;
-			json_t *rec = json_pack("{s:s,s:s,s:o}", "type", "finding", "host", cli_host(), "store",
-			                        oa_json_str(s->root));
-			json_t *fo = oa_report_finding(&s->findings.v[i]);
-			json_object_update(rec, fo);
-			json_decref(fo);
-			oa_json_dump_line(rec, stdout);
-			json_decref(rec);
-		}
-		json_t *rec = json_pack("{s:s,s:s,s:s,s:o}", "type", "summary", "schema", schema, "host", cli_host(),
-		                        "store", oa_json_str(s->root));
-		json_object_update(rec, summary);
-		oa_json_dump_line(rec, stdout);
-		json_decref(rec);
-		return;
-	}
-	if (c->format == OUT_JSON) {
-		/* One document: {"schema":..., "stores":[...]} written store by store. */
-		json_t *so = oa_report_store(s);
-		json_t *fv = json_array();
-		for (size_t i = 0; i < s->findings.n; i++)
-			if (finding_selected(c, s, &s->findings.v[i]))
-				json_array_append_new(fv, oa_report_finding(&s->findings.v[i]));
-		json_object_set_new(so, "findings", fv);
-		json_object_set(so, "summary", summary);
-		if (first)
-			printf("{\"schema\":\"%s\",\"stores\":[", schema);
-		else
-			printf(",");
-		json_dumpf(so, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		json_decref(so);
-		return;
-	}
-	/* People: per model, then store-wide, then the summary line. */
-	printf("%s%s\n", first ? "" : "\n", s->root);
-	for (size_t j = 0; j < s->n_models; j++) {
-		const oa_model *m = &s->models[j];
-		bool seen = false; /* a legacy anchor has its v2 tag's name: one group for both */
-		for (size_t k = 0; k < j && !seen; k++)
-			seen = strcmp(s->models[k].display, m->display) == 0;
-		if (seen)
+static void findings_csv(const oa_store *s, const bool *selected, bool first)
+{
+	if (first)
+		printf("store,code,severity,model,digest,path,message\n");
+	for (size_t i = 0; i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (!selected[i])
 			continue;
-		bool header = false;
-		for (size_t i = 0; i < s->findings.n; i++) {
-			const oa_finding *f = &s->findings.v[i];
-			if (!f->model || strcmp(f->model, m->display) != 0 || !finding_selected(c, s, f))
-				continue;
-			if (!header)
-				printf("  %s\n", m->display);
-			header = true;
-			printf("    ");
-			cli_print_finding(c, stdout, f);
-		}
+		csv_field(stdout, s->root, false);
+		csv_field(stdout, f->code, false);
+		csv_field(stdout, oa_severity_name(f->severity), false);
+		csv_field(stdout, f->model, false);
+		csv_field(stdout, f->digest, false);
+		csv_field(stdout, f->path, false);
+		csv_field(stdout, f->message, true);
 	}
+}
+
+static void findings_ndjson(const oa_store *s, const bool *selected, const oa_audit_summary *sum)
+{
+	for (size_t i = 0; i < s->findings.n; i++)
+		if (selected[i])
+			cli_put_record(oa_finding_record(s, &s->findings.v[i], cli_host()));
+	cli_put_record(oa_audit_summary_record(s, report_schema(sum), cli_host(), sum));
+}
+
+/* A model's findings under its name; a legacy anchor has its v2 tag's
+ * name: one group for both. */
+static void model_findings_table(const cli *c, const oa_store *s, const bool *selected, size_t j)
+{
+	const oa_model *m = &s->models[j];
+	for (size_t k = 0; k < j; k++)
+		if (strcmp(s->models[k].display, m->display) == 0)
+			return;
 	bool header = false;
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
-		if (f->model || !finding_selected(c, s, f))
+		if (!f->model || strcmp(f->model, m->display) != 0 || !selected[i])
+			continue;
+		if (!header)
+			printf("  %s\n", m->display);
+		header = true;
+		printf("    ");
+		cli_print_finding((cli *)c, stdout, f);
+	}
+}
+
+/* People: per model, then store-wide, then the summary line. */
+static void findings_table(const cli *c, const oa_store *s, const bool *selected, const char *summary_line,
+                           const oa_audit_summary *sum, bool first)
+{
+	printf("%s%s\n", first ? "" : "\n", s->root);
+	for (size_t j = 0; j < s->n_models; j++)
+		model_findings_table(c, s, selected, j);
+	bool header = false;
+	for (size_t i = 0; i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (f->model || !selected[i])
 			continue;
 		if (!header)
 			printf("  store\n");
 		header = true;
 		printf("    ");
-		cli_print_finding(c, stdout, f);
+		cli_print_finding((cli *)c, stdout, f);
 	}
-	printf("%s: %zu error%s, %zu warning%s\n", summary_line, counts[OA_SEV_ERROR],
-	       counts[OA_SEV_ERROR] == 1 ? "" : "s", counts[OA_SEV_WARNING],
-	       counts[OA_SEV_WARNING] == 1 ? "" : "s");
+	printf("%s: %zu error%s, %zu warning%s\n", summary_line, sum->errors, sum->errors == 1 ? "" : "s",
+	       sum->warnings, sum->warnings == 1 ? "" : "s");
+}
+
+void report_findings(cli *c, const oa_store *s, const char *summary_line, oa_audit_summary *sum, bool first)
+{
+	bool *selected = oa_xcalloc(s->findings.n + 1, sizeof *selected);
+	for (size_t i = 0; i < s->findings.n; i++)
+		selected[i] = finding_selected(c, s, &s->findings.v[i]);
+	count_findings(c, s, selected, sum);
+	/* combined totals, and --format prometheus (cli_multi.c) */
+	cli_multi_store_done(c, (oa_store *)s, sum);
+	if (c->format == OUT_CSV) {
+		findings_csv(s, selected, first);
+	} else if (c->format == OUT_NDJSON) {
+		findings_ndjson(s, selected, sum);
+	} else if (c->format == OUT_JSON) {
+		/* One document: {"schema":..., "stores":[...]} written store by store. */
+		cli_put_stream_item(report_schema(sum), oa_findings_store_json(s, selected, sum), first, false);
+	} else if (c->format != OUT_PROMETHEUS) {
+		findings_table(c, s, selected, summary_line, sum, first);
+	}
+	free(selected);
 }
 
 void report_finish(cli *c, const char *schema, bool any)
@@ -167,6 +171,29 @@ void report_finish(cli *c, const char *schema, bool any)
 	 * cannot leave it open. */
 	if (c->format != OUT_JSON)
 		return;
+	cli_put_stream_end(schema, any);
+}
+
+void cli_put_record(json_t *rec)
+{
+	oa_json_dump_line(rec, stdout);
+	json_decref(rec);
+}
+
+void cli_put_stream_item(const char *schema, json_t *item, bool first, bool last)
+{
+	if (first)
+		printf("{\"schema\":\"%s\",\"stores\":[", schema);
+	else
+		printf(",");
+	json_dumpf(item, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(item);
+	if (last)
+		printf("]}\n");
+}
+
+void cli_put_stream_end(const char *schema, bool any)
+{
 	if (any)
 		printf("]}\n");
 	else

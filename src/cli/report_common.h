@@ -1,18 +1,31 @@
-/* report_common.h - the findings report shared by check and verify. */
+/* report_common.h - the findings report shared by check and verify, and the
+ * renderers of JSON views every command's report uses. */
 #ifndef OA_REPORT_COMMON_H
 #define OA_REPORT_COMMON_H
 
 #include "cli.h"
+#include "ollama_audit/audit_totals.h"
+
 #include <jansson.h>
 
 bool model_selected(const cli *c, const oa_store *s, const char *display);
 bool finding_selected(const cli *c, const oa_store *s, const oa_finding *f);
 bool check_args_resolve(cli *c, const oa_store *s);
 /* Print one store's findings in the chosen format and fold them into the
- * exit status. `summary` gets the counts added; `first` opens the JSON
+ * exit status. `sum` gets the counts added; `first` opens the JSON
  * document, report_finish() closes it (any: whether a store was reported). */
-void report_findings(cli *c, const oa_store *s, const char *schema, const char *summary_line,
-                     json_t *summary, bool first);
+void report_findings(cli *c, const oa_store *s, const char *summary_line, oa_audit_summary *sum,
+                     bool first);
 void report_finish(cli *c, const char *schema, bool any);
+
+/* Renderers of a view (each takes the json_t and frees it). One ndjson
+ * record on its line: */
+void cli_put_record(json_t *rec);
+/* A json document {"schema":..., "stores":[...]} written store by store:
+ * `first` opens it, `last` closes it; cli_put_stream_end() closes it when
+ * no item was last (any: whether an item was written; none: an empty
+ * document). */
+void cli_put_stream_item(const char *schema, json_t *item, bool first, bool last);
+void cli_put_stream_end(const char *schema, bool any);
 
 #endif
