@@ -1,6 +1,7 @@
 /* du_report.c - the json and ndjson documents of `du`. */
 #include "ollama_audit/du_report.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/records.h"
 #include "ollama_audit/report.h"
 #include "base/jsonutil.h"
 
@@ -80,8 +81,7 @@ json_t *oa_du_view_document(json_t *stores, const oa_du_total *t)
 
 static json_t *record(const char *type, const char *host, const oa_store *s)
 {
-	return json_pack("{s:s,s:s,s:s,s:o}", "type", type, "schema", OA_SCHEMA_DU, "host", host, "store",
-	                 oa_json_str(s->root));
+	return oa_record(type, OA_SCHEMA_DU, host, s->root, NULL);
 }
 
 json_t *oa_du_view_records(const oa_store *s, const oa_du_store *d, const oa_last_used *lu,
@@ -105,9 +105,8 @@ json_t *oa_du_view_records(const oa_store *s, const oa_du_store *d, const oa_las
 
 json_t *oa_du_view_total_record(const oa_du_total *t, const char *host)
 {
-	json_t *rec = json_pack("{s:s,s:s,s:s}", "type", "total", "schema", OA_SCHEMA_DU, "host", host);
 	json_t *v = oa_du_view_total(t);
-	json_object_update(rec, v);
+	json_t *rec = oa_record("total", OA_SCHEMA_DU, host, NULL, v);
 	json_decref(v);
 	return rec;
 }

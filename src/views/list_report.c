@@ -1,5 +1,6 @@
 /* list_report.c - the json, ndjson and /api/tags documents of `list`. */
 #include "ollama_audit/list_report.h"
+#include "ollama_audit/records.h"
 #include "ollama_audit/report.h"
 #include "base/jsonutil.h"
 #include "base/util.h"
@@ -50,12 +51,12 @@ json_t *oa_list_view_document(json_t *stores, const oa_list_total *t)
 	return json_pack("{s:s,s:o,s:o}", "schema", OA_SCHEMA_LIST, "stores", stores, "total", total_json(t));
 }
 
-/* A record: its head fields, then the body's (stolen). */
-static json_t *record(json_t *head, json_t *body)
+/* A record of the list schema with the body's fields (stolen). */
+static json_t *record(const char *type, const char *schema, const char *host, const char *store, json_t *body)
 {
-	json_object_update(head, body);
+	json_t *rec = oa_record(type, schema, host, store, body);
 	json_decref(body);
-	return head;
+	return rec;
 }
 
 json_t *oa_list_view_records(const oa_list_store *ls, const char *host)
@@ -63,21 +64,16 @@ json_t *oa_list_view_records(const oa_list_store *ls, const char *host)
 	json_t *out = json_array();
 	const char *root = ls->s->root;
 	for (size_t i = 0; i < ls->n_models; i++)
-		json_array_append_new(out, record(json_pack("{s:s,s:s,s:s,s:o}", "type", "model", "schema",
-		                                            OA_SCHEMA_LIST, "host", host, "store",
-		                                            oa_json_str(root)),
+		json_array_append_new(out, record("model", OA_SCHEMA_LIST, host, root,
 		                                  oa_list_view_model(ls->s, ls->models[i], ls->lu)));
 	for (size_t i = 0; i < ls->n_problems; i++)
-		json_array_append_new(out, record(json_pack("{s:s,s:s,s:o}", "type", "problem", "host", host,
-		                                            "store", oa_json_str(root)),
-		                                  oa_report_finding(ls->problems[i])));
+		json_array_append_new(out, record("problem", NULL, host, root, oa_report_finding(ls->problems[i])));
 	return out;
 }
 
 json_t *oa_list_view_total_record(const oa_list_total *t, const char *host)
 {
-	return record(json_pack("{s:s,s:s,s:s}", "type", "total", "schema", OA_SCHEMA_LIST, "host", host),
-	              total_json(t));
+	return record("total", OA_SCHEMA_LIST, host, NULL, total_json(t));
 }
 
 static bool newer(const oa_model *x, const oa_model *y)

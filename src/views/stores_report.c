@@ -1,5 +1,6 @@
 /* stores_report.c - the rows, totals and documents of `stores`. */
 #include "ollama_audit/stores_report.h"
+#include "ollama_audit/records.h"
 #include "ollama_audit/report.h"
 #include "base/jsonutil.h"
 #include "base/util.h"
@@ -153,10 +154,8 @@ json_t *oa_stores_view_document(const char *host, const oa_stores_row *rows, siz
 
 static void add_record(json_t *out, const char *type, const char *host, json_t *body)
 {
-	json_t *rec = json_pack("{s:s,s:s,s:s}", "type", type, "schema", OA_SCHEMA_STORES, "host", host);
-	json_object_update(rec, body);
+	json_array_append_new(out, oa_record(type, OA_SCHEMA_STORES, host, NULL, body));
 	json_decref(body);
-	json_array_append_new(out, rec);
 }
 
 json_t *oa_stores_view_records(const char *host, const oa_stores_row *rows, size_t n,
