@@ -492,13 +492,8 @@ void cli_usage_release(void)
 /* The newest load of any of the models; false when none is in the logs. */
 static bool newest_load(const cli_usage *u, const size_t *models, size_t n, int64_t *ns)
 {
-	bool any = false;
-	for (size_t i = 0; i < n; i++)
-		if (u->loaded[models[i]] && (!any || u->last_ns[models[i]] > *ns)) {
-			*ns = u->last_ns[models[i]];
-			any = true;
-		}
-	return any;
+	oa_last_used lu = { u->have_logs, u->loaded, u->last_ns };
+	return oa_last_used_newest(&lu, models, n, ns);
 }
 
 char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns)
