@@ -7,14 +7,16 @@
  * error happens; csv has no place for an error, so when nothing could be read
  * it stays empty and the error is only on stderr. For json and csv the
  * command writes into a temporary file and the end of the run decides. */
-#include "cli.h"
-#include "cli_multi.h"
+#include "cli_machine.h"
+#include "host.h"
+#include "usage.h"
 #include "base/jsonutil.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

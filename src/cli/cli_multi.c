@@ -1,7 +1,10 @@
-/* cli_multi.c - --all-users, host names, --output, --format prometheus and
+/* cli_multi.c - --all-users, --output, --format prometheus and
  * the combined totals of check/verify; see cli_multi.h. */
 #include "cli_multi.h"
-#include "report_common.h"
+#include "cli_machine.h"
+#include "host.h"
+#include "output.h"
+#include "usage.h"
 #include "ollama_audit/audit_totals.h"
 #include "ollama_audit/discover.h"
 #include "ollama_audit/headers.h"
@@ -19,18 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- host and users ------------------------------------------------------ */
-
-const char *cli_host(void)
-{
-	static char host[256];
-	if (!host[0]) {
-		if (gethostname(host, sizeof host - 1) < 0 || !host[0])
-			snprintf(host, sizeof host, "localhost");
-		host[sizeof host - 1] = '\0';
-	}
-	return host;
-}
+/* ---- users --------------------------------------------------------------- */
 
 const char *cli_store_user(const oa_store *s)
 {
@@ -226,7 +218,6 @@ void cli_multi_prom_store(cli *c, oa_store *s, double seconds)
 	oa_prom_add_store(prom(c), s, &info);
 }
 
-void cli_multi_prom_add(const char *metric, double value);
 void cli_multi_prom_add(const char *metric, double value)
 {
 	oa_prom_add(prom(NULL), metric, value, (const char *)NULL);

@@ -1,16 +1,14 @@
 /* cli_multi.h - every store on the machine (docs/multi-store.md): --all-users,
- * the host name in ndjson records, --output FILE, --format prometheus, the
- * combined totals of check/verify, and the stores / dedupe / du --duplicates
- * commands. Implemented in cli_multi.c, cmd_stores.c and cmd_dedupe.c. */
+ * --output FILE, --format prometheus, the combined totals of check/verify
+ * (cli_multi.c). The host name in ndjson records is host.h's;
+ * the stores, dedupe and du --duplicates commands are cmd_stores.h's and
+ * cmd_dedupe.h's. */
 #ifndef OA_CLI_MULTI_H
 #define OA_CLI_MULTI_H
 
 #include "cli.h"
 
-#include <jansson.h>
-
-/* The host name (gethostname), for ndjson records and metrics. */
-const char *cli_host(void);
+#include <stdbool.h>
 
 /* The owner of a store's root as a user name (or decimal uid). */
 const char *cli_store_user(const oa_store *s);
@@ -30,6 +28,8 @@ void cli_multi_store_done(cli *c, oa_store *s, const struct oa_audit_summary *su
 /* A store's metrics for --format prometheus (stores, du): sizes, models,
  * audit time; du leaves out the findings, which it does not look for. */
 void cli_multi_prom_store(cli *c, oa_store *s, double seconds);
+/* One more sample of a metric for --format prometheus (stores). */
+void cli_multi_prom_add(const char *metric, double value);
 
 /* Whether `path` (written by option `opt`) lies inside a store on the
  * command line, the default store, or with --all-users any store found:
@@ -41,15 +41,5 @@ bool cli_refuse_store_path(const cli *c, const char *opt, const char *path);
  * totals, then renames the file into place (not on a usage error). */
 int cli_output_begin(cli *c);
 int cli_output_end(cli *c, int rc);
-
-int cmd_stores(cli *c);
-int cmd_dedupe(cli *c);
-/* What `dedupe` can really free among these stores here: reflinks where
- * the target filesystems can make them (tested), else hard links when they
- * free more (*hardlink set). */
-struct oa_dupes;
-uint64_t cli_dedupe_can_free(oa_store *const *sv, const struct oa_dupes *d, bool *hardlink);
-/* du --duplicates [--all-users]: the cross-store duplicate report. */
-int cmd_du_duplicates(cli *c);
 
 #endif

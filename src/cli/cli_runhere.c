@@ -1,6 +1,6 @@
 /* cli_runhere.c - "what can run here" for show and check (runhere.h,
  * docs/history.md). */
-#include "cli.h"
+#include "cli_runhere.h"
 #include "ollama_audit/runhere.h"
 #include "base/util.h"
 

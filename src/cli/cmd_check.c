@@ -1,4 +1,8 @@
 /* cmd_check.c - `ollama-audit check`: the structure pass. */
+#include "cmd_check.h"
+#include "cli_runhere.h"
+#include "cmd_history.h"
+#include "open_stores.h"
 #include "report_common.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"

@@ -1,8 +1,13 @@
 /* cmd_dedupe.c - `ollama-audit du --duplicates` (the same blob in several
  * stores) and `ollama-audit dedupe` (replace them by reflinks or, for one
  * owner, hard links). docs/multi-store.md. */
+#include "cmd_dedupe.h"
 #include "cli_multi.h"
-#include "report_common.h"
+#include "confirm.h"
+#include "host.h"
+#include "open_stores.h"
+#include "output.h"
+#include "usage.h"
 #include "ollama_audit/dedupe.h"
 #include "ollama_audit/dedupe_report.h"
 #include "ollama_audit/dupes.h"
@@ -13,6 +18,7 @@
 
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -1,6 +1,13 @@
 /* cmd_du.c - `ollama-audit du`: disk usage per model and for the store. */
-#include "cli.h"
+#include "cmd_du.h"
 #include "cli_multi.h"
+#include "cmd_dedupe.h"
+#include "cmd_history.h"
+#include "host.h"
+#include "open_stores.h"
+#include "output.h"
+#include "table.h"
+#include "usage.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/du_report.h"
 #include "ollama_audit/headers.h"
@@ -9,6 +16,7 @@
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

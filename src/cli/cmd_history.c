@@ -1,8 +1,11 @@
 /* cmd_history.c - `ollama-audit history`: the model loads the server's logs
  * recorded, newest first, and per model its last load (docs/history.md). */
-#include "cli.h"
-#include "cli_multi.h"
+#include "cmd_history.h"
+#include "host.h"
+#include "open_stores.h"
+#include "output.h"
 #include "report_common.h"
+#include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/history.h"
 #include "ollama_audit/history_report.h"
@@ -13,6 +16,7 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

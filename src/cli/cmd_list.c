@@ -1,6 +1,12 @@
 /* cmd_list.c - `ollama-audit list`: the models as `ollama list` shows them. */
-#include "cli.h"
-#include "cli_multi.h"
+#include "cmd_list.h"
+#include "cmd_history.h"
+#include "findings.h"
+#include "host.h"
+#include "open_stores.h"
+#include "output.h"
+#include "table.h"
+#include "usage.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/list_report.h"
@@ -8,6 +14,7 @@
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

@@ -1,8 +1,11 @@
 /* cmd_prune.c - `ollama-audit prune` and the plan/confirm/apply steps that
  * `rm` shares (docs/disk-space.md). */
-#include "cli.h"
+#include "cmd_prune.h"
 #include "cli_multi.h"
-#include "report_common.h"
+#include "confirm.h"
+#include "open_stores.h"
+#include "output.h"
+#include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
 #include "ollama_audit/reclaim.h"
@@ -16,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

@@ -1,6 +1,9 @@
 /* cmd_restore.c - `ollama-audit restore DIR`: undo prune/rm --quarantine DIR. */
-#include "cli.h"
+#include "cmd_restore.h"
+#include "usage.h"
 #include "ollama_audit/prune.h"
+
+#include <stdio.h>
 
 int cmd_restore(cli *c)
 {

@@ -1,6 +1,11 @@
 /* cmd_rm.c - `ollama-audit rm MODEL...`: the offline `ollama rm` (docs/disk-space.md). */
-#include "cli.h"
-#include "report_common.h"
+#include "cmd_rm.h"
+#include "cmd_history.h"
+#include "cmd_prune.h"
+#include "open_stores.h"
+#include "output.h"
+#include "suggest.h"
+#include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
 #include "base/platform.h"
@@ -8,6 +13,7 @@
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

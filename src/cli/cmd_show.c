@@ -1,6 +1,13 @@
 /* cmd_show.c - `ollama-audit show MODEL`: one model in full. */
-#include "cli.h"
-#include "cli_multi.h"
+#include "cmd_show.h"
+#include "cli_machine.h"
+#include "cli_runhere.h"
+#include "findings.h"
+#include "host.h"
+#include "open_stores.h"
+#include "output.h"
+#include "suggest.h"
+#include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/manifest_list.h"
 #include "ollama_audit/model.h"
@@ -9,6 +16,7 @@
 #include "ollama_audit/show_report.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

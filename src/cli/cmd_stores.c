@@ -1,6 +1,13 @@
 /* cmd_stores.c - `ollama-audit stores`: every store on the machine, with its
  * owner, size, model count and how it was found (docs/multi-store.md). */
+#include "cmd_stores.h"
+#include "cli_machine.h"
 #include "cli_multi.h"
+#include "cmd_dedupe.h"
+#include "host.h"
+#include "output.h"
+#include "table.h"
+#include "usage.h"
 #include "ollama_audit/discover.h"
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/stores_report.h"
@@ -9,11 +16,9 @@
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds);
-void cli_multi_prom_add(const char *metric, double value);
 
 static bool shown(const cli *c, const oa_candidate *k)
 {

@@ -1,6 +1,9 @@
 /* cmd_verify.c - `ollama-audit verify`: sha256 of every referenced blob. */
-#include "report_common.h"
+#include "cmd_verify.h"
 #include "cli_multi.h"
+#include "open_stores.h"
+#include "report_common.h"
+#include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
@@ -11,6 +14,7 @@
 #include <stdarg.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

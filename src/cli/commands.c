@@ -4,8 +4,20 @@
  * a command does not take, or a format it does not produce, is a usage
  * error, never ignored (main.c). */
 #include "commands.h"
-#include "cli_multi.h"
+#include "cmd_check.h"
+#include "cmd_dedupe.h"
+#include "cmd_du.h"
+#include "cmd_history.h"
+#include "cmd_list.h"
+#include "cmd_prune.h"
+#include "cmd_restore.h"
+#include "cmd_rm.h"
+#include "cmd_show.h"
+#include "cmd_stores.h"
+#include "cmd_verify.h"
+#include "base/util.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define COMMON "store format units fail-on color help version output "
@@ -304,4 +316,18 @@ bool cli_word_in(const char *list, const char *word)
 		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
 			return true;
 	return false;
+}
+
+const char *cli_suggest_command(const char *typed)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1;
+	for (const command *k = cli_commands; k->name; k++) {
+		size_t d = oa_edit_distance(typed, k->name);
+		if (d < best_d) {
+			best_d = d;
+			best = k->name;
+		}
+	}
+	return oa_edit_close(best_d, strlen(typed)) ? best : NULL;
 }

@@ -1,6 +1,7 @@
 /* commands.h - the command table: each command's name, the function that
  * runs it, the options it takes, the formats it produces and its help, in
- * one entry (commands.c). */
+ * one entry (commands.c). Included by main.c, never by a command:
+ * commands.c depends on every cmd_*.c. */
 #ifndef OA_CLI_COMMANDS_H
 #define OA_CLI_COMMANDS_H
 
@@ -25,6 +26,8 @@ extern const command cli_commands[];
 const command *cli_find_command(const char *name);
 /* Whether the space-separated list holds the word. */
 bool cli_word_in(const char *list, const char *word);
+/* The command closest to a mistyped one, or NULL when none is close. */
+const char *cli_suggest_command(const char *typed);
 /* The general usage: `ollama-audit --help`, or on stderr without a command. */
 void cli_print_usage(FILE *out);
 

@@ -1,6 +1,6 @@
 /* confirm.c - the one yes/no question of the commands that change files
- * (prune, rm, dedupe); see cli.h. */
-#include "cli.h"
+ * (prune, rm, dedupe); see confirm.h. */
+#include "confirm.h"
 
 #include <stdio.h>
 #include <string.h>

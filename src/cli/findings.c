@@ -1,8 +1,9 @@
 /* findings.c - a store's findings as the command line shows them: printed
  * on a line each, and folded into the exit status under --fail-on. */
-#include "cli.h"
+#include "findings.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <string.h>
 
 bool cli_finding_is_listing(const oa_finding *f)

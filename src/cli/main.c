@@ -2,14 +2,15 @@
  * environment, the options (options.c), the command they name and its
  * checks (commands.c), then the command itself. The work is done by the
  * library; each cmd_*.c only chooses what to print. */
-#include "cli.h"
+#include "cli_machine.h"
 #include "cli_multi.h"
+#include "cmd_history.h"
 #include "commands.h"
 #include "options.h"
-#include "suggest.h"
 #include "usage.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -1,10 +1,13 @@
 /* open_stores.c - the stores a command audits, opened and scanned, and a
  * MODEL argument resolved in one of them. */
-#include "cli.h"
+#include "open_stores.h"
+#include "cli_machine.h"
 #include "cli_multi.h"
+#include "usage.h"
 #include "ollama_audit/headers.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,10 +1,16 @@
 /* report_common.c - the findings report shared by check and verify. */
 #include "report_common.h"
 #include "cli_multi.h"
+#include "findings.h"
+#include "host.h"
+#include "open_stores.h"
+#include "output.h"
+#include "suggest.h"
 #include "ollama_audit/findings_report.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,30 +178,4 @@ void report_finish(cli *c, const char *schema, bool any)
 	if (c->format != OUT_JSON)
 		return;
 	cli_put_stream_end(schema, any);
-}
-
-void cli_put_record(json_t *rec)
-{
-	oa_json_dump_line(rec, stdout);
-	json_decref(rec);
-}
-
-void cli_put_stream_item(const char *schema, json_t *item, bool first, bool last)
-{
-	if (first)
-		printf("{\"schema\":\"%s\",\"stores\":[", schema);
-	else
-		printf(",");
-	json_dumpf(item, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(item);
-	if (last)
-		printf("]}\n");
-}
-
-void cli_put_stream_end(const char *schema, bool any)
-{
-	if (any)
-		printf("]}\n");
-	else
-		printf("{\"schema\":\"%s\",\"stores\":[]}\n", schema);
 }

@@ -1,12 +1,12 @@
-/* report_common.h - the findings report shared by check and verify, and the
- * renderers of JSON views every command's report uses. */
+/* report_common.h - the findings report shared by check and verify. */
 #ifndef OA_REPORT_COMMON_H
 #define OA_REPORT_COMMON_H
 
 #include "cli.h"
 #include "ollama_audit/audit_totals.h"
+#include "ollama_audit/finding.h"
 
-#include <jansson.h>
+#include <stdbool.h>
 
 bool model_selected(const cli *c, const oa_store *s, const char *display);
 bool finding_selected(const cli *c, const oa_store *s, const oa_finding *f);
@@ -17,15 +17,5 @@ bool check_args_resolve(cli *c, const oa_store *s);
 void report_findings(cli *c, const oa_store *s, const char *summary_line, oa_audit_summary *sum,
                      bool first);
 void report_finish(cli *c, const char *schema, bool any);
-
-/* Renderers of a view (each takes the json_t and frees it). One ndjson
- * record on its line: */
-void cli_put_record(json_t *rec);
-/* A json document {"schema":..., "stores":[...]} written store by store:
- * `first` opens it, `last` closes it; cli_put_stream_end() closes it when
- * no item was last (any: whether an item was written; none: an empty
- * document). */
-void cli_put_stream_item(const char *schema, json_t *item, bool first, bool last);
-void cli_put_stream_end(const char *schema, bool any);
 
 #endif

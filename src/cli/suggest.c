@@ -1,25 +1,12 @@
-/* suggest.c - did you mean: the command or model closest to a name that
- * names none, when it is close enough to be a typo. */
+/* suggest.c - did you mean: the model closest to a name that names none,
+ * when it is close enough to be a typo. The command closest to a mistyped
+ * one is commands.c's: it reads the table, which depends on every command. */
 #include "suggest.h"
-#include "commands.h"
+#include "cli_machine.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-const char *cli_suggest_command(const char *typed)
-{
-	const char *best = NULL;
-	size_t best_d = (size_t)-1;
-	for (const command *k = cli_commands; k->name; k++) {
-		size_t d = oa_edit_distance(typed, k->name);
-		if (d < best_d) {
-			best_d = d;
-			best = k->name;
-		}
-	}
-	return oa_edit_close(best_d, strlen(typed)) ? best : NULL;
-}
 
 const char *cli_suggest_model(const oa_store *s, const char *query)
 {

@@ -1,15 +1,17 @@
 /* table.c - the columns of the human tables: padded by display width (a CJK
  * character takes two columns, a combining mark none), and the NAME column
- * cut to fit a terminal narrower than the table (see cli.h). */
+ * cut to fit a terminal narrower than the table (see table.h). */
 /* wcwidth() is XSI */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
 #endif
-#include "cli.h"
+#include "table.h"
+#include "cmd_history.h"
 #include "base/platform.h"
 #include "base/util.h"
 
 #include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

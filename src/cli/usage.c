@@ -1,10 +1,10 @@
 /* usage.c - what the command line says on stderr: errors, usage errors
  * with a pointer to the right --help, and a format a command refuses. */
 #include "usage.h"
-#include "cli.h"
 #include "base/util.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static const char *hint_cmd;

@@ -1,0 +1,20 @@
+/* cli_machine.h - what machine-readable output carries besides its data:
+ * the errors of the run (docs/schema.md, "Errors and status"). */
+#ifndef OA_CLI_MACHINE_H
+#define OA_CLI_MACHINE_H
+
+#include "cli.h"
+
+/* An error machine output must carry: said on stderr, an {"type":"error"}
+ * record with ndjson, and in the json document's "errors". code is a short
+ * kebab-case word (docs/schema.md); path may be NULL. The exit status is the
+ * caller's. */
+void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Around the command: json and csv are held back until the end, which adds
+ * "status" and "errors" to the json document and keeps a csv empty when no
+ * store could be read. */
+void cli_capture_begin(cli *c);
+void cli_capture_end(cli *c);
+
+#endif

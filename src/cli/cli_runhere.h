@@ -1,0 +1,14 @@
+/* cli_runhere.h - what can run here: a paragraph for show (NULL for a model
+ * no engine runs), the machine its JSON describes, and check's
+ * no-runtime-for-model findings. */
+#ifndef OA_CLI_RUNHERE_H
+#define OA_CLI_RUNHERE_H
+
+#include "cli.h"
+
+char *cli_runhere_text(const cli *c, const oa_model *m);
+struct oa_machine;
+const struct oa_machine *cli_runhere_machine(const cli *c); /* for oa_runhere_view() */
+void cli_runhere_findings(const cli *c, oa_store *s);
+
+#endif

@@ -1,0 +1,42 @@
+/* cmd_history.h - `ollama-audit history`, and what the server's logs say
+ * about each model of a store, for list, du, rm and check. */
+#ifndef OA_CLI_CMD_HISTORY_H
+#define OA_CLI_CMD_HISTORY_H
+
+#include "cli.h"
+#include "ollama_audit/last_used.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+int cmd_history(cli *c);
+
+/* What the server's logs say about each model of a store, read once per
+ * store on first use. */
+typedef struct cli_usage {
+	bool have_logs;     /* some log source was found */
+	bool logs_known;    /* logs_from/logs_to are set */
+	int64_t logs_from, logs_to;
+	bool *loaded;       /* per model: a load of it is in the logs */
+	int64_t *last_ns;   /* per model: its newest load */
+} cli_usage;
+const cli_usage *cli_usage_of(cli *c, const oa_store *s);
+/* The same, as the list and du views take it (reads the logs on first use). */
+static inline oa_last_used cli_last_used(cli *c, const oa_store *s)
+{
+	const cli_usage *u = cli_usage_of(c, s);
+	return (oa_last_used){ u->have_logs, u->loaded, u->last_ns };
+}
+/* --unused-for: model idx has no load within it (never, as far as the logs go). */
+bool cli_model_unused(const cli *c, const oa_store *s, size_t idx);
+/* LAST USED of some models (the newest load of any) as list and du show it:
+ * an age, "never" (not in the logs), "-" (no logs). */
+char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns);
+/* Before filtering on --unused-for: false (reported, exit 8) without logs;
+ * otherwise says on stderr how far back the logs go. */
+bool cli_unused_for_ready(cli *c, const oa_store *s);
+void cli_usage_release(void);
+/* check: load-failed and runner-changed findings from the server's logs. */
+void cli_log_findings(cli *c, oa_store *s);
+
+#endif

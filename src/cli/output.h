@@ -1,0 +1,24 @@
+/* output.h - small printers every command shares, and the renderers of a
+ * JSON view (each takes the json_t and frees it). */
+#ifndef OA_CLI_OUTPUT_H
+#define OA_CLI_OUTPUT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* One csv field, quoted when it needs to be, then ',' or (last) '\n'. */
+void csv_field(FILE *out, const char *s, bool last);
+/* -q (list, du): one name per line. */
+void cli_print_name(const char *name);
+
+/* One ndjson record on its line. */
+void cli_put_record(json_t *rec);
+/* A json document {"schema":..., "stores":[...]} written store by store:
+ * `first` opens it, `last` closes it; cli_put_stream_end() closes it when
+ * no item was last (any: whether an item was written; none: an empty
+ * document). */
+void cli_put_stream_item(const char *schema, json_t *item, bool first, bool last);
+void cli_put_stream_end(const char *schema, bool any);
+
+#endif
