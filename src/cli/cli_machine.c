@@ -11,6 +11,7 @@
 #include "host.h"
 #include "usage.h"
 #include "base/jsonutil.h"
+#include "ollama_audit/records.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
@@ -34,11 +35,9 @@ void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
 	char *msg = oa_xvasprintf(fmt, ap);
 	va_end(ap);
 	cli_err("%s", msg);
-	json_t *e = json_pack("{s:s,s:o,s:o}", "code", code, "message", oa_json_str(msg), "path",
-	                      oa_json_str(path));
+	json_t *e = oa_error_json(code, msg, path);
 	if (c->format == OUT_NDJSON) {
-		json_t *rec = json_pack("{s:s,s:s}", "type", "error", "host", cli_host());
-		json_object_update(rec, e);
+		json_t *rec = oa_error_record(cli_host(), e);
 		oa_json_dump_line(rec, stdout);
 		json_decref(rec);
 	}
@@ -91,14 +90,7 @@ static void finish_json(const cli *c, const char *text, size_t len)
 		fwrite(text, 1, len, stdout); /* not ours to change */
 		return;
 	}
-	if (!doc) {
-		doc = json_object();
-		const char *schema = oa_report_schema(c->cmd);
-		json_object_set_new(doc, "schema", schema ? json_string(schema) : json_null());
-	}
-	size_t n = E.errors ? json_array_size(E.errors) : 0;
-	json_object_set_new(doc, "status", json_string(n ? "error" : "ok"));
-	json_object_set_new(doc, "errors", E.errors ? json_incref(E.errors) : json_array());
+	doc = oa_view_with_status(doc, oa_report_schema(c->cmd), E.errors);
 	oa_json_dump_line(doc, stdout);
 	json_decref(doc);
 }
