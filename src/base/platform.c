@@ -1,4 +1,8 @@
 /* platform.c - see platform.h. The only file with #ifdef __linux__ style switches. */
+#ifdef __linux__
+/* O_TMPFILE (the reflink probe) is a GNU extension of <fcntl.h>. */
+#define _GNU_SOURCE 1
+#endif
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -602,11 +606,11 @@ static int fs_type_reflinks(int fd, char *fs, size_t fslen)
 	return -1;
 }
 
-int oa_reflink_probe(int src_fd, int dir_fd, char *fs, size_t fslen)
+int oa_reflink_probe(int src_fd, int fs_fd, int scratch_fd, char *fs, size_t fslen)
 {
-	int by_type = fs_type_reflinks(dir_fd, fs, fslen);
+	int by_type = fs_type_reflinks(fs_fd, fs, fslen);
 #ifdef O_TMPFILE
-	int tfd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	int tfd = scratch_fd >= 0 ? openat(scratch_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
 	if (tfd >= 0) {
 		struct stat st;
 		/* A small head of the file is enough to know: a whole multi-GB
@@ -630,9 +634,9 @@ int oa_reflink_probe(int src_fd, int dir_fd, char *fs, size_t fslen)
 	return by_type;
 }
 #else
-int oa_reflink_probe(int src_fd, int dir_fd, char *fs, size_t fslen)
+int oa_reflink_probe(int src_fd, int fs_fd, int scratch_fd, char *fs, size_t fslen)
 {
-	(void)src_fd; (void)dir_fd;
+	(void)src_fd; (void)fs_fd; (void)scratch_fd;
 	snprintf(fs, fslen, "this system");
 	errno = ENOTSUP;
 	return -1;

@@ -94,14 +94,15 @@ int oa_find_store_users(const char *root, oa_proc_user *out, int max, char *why,
  * when the filesystem cannot, EXDEV across filesystems, ENOTSUP where the OS
  * has no such call (issue 6, dedupe). */
 int oa_reflink(int src_fd, int dst_fd);
-/* Can the filesystem of directory dir_fd reflink src_fd (a file on it)?
+/* Can the filesystem of directory fs_fd reflink src_fd (a file on it)?
  * 1 yes, 0 no, -1 cannot tell (errno). Linux: a little of src_fd is cloned
- * into an unnamed O_TMPFILE of dir_fd, which is gone on close: no name ever
- * appears in the directory. When that cannot be made (no write access, a
+ * into an unnamed O_TMPFILE of scratch_fd (a directory on the same
+ * filesystem, or -1 for none), which is gone on close: no name ever appears.
+ * When that cannot be made (no scratch directory, no write access, a
  * read-only or O_TMPFILE-less filesystem) the filesystem type decides for
  * the types that always (btrfs, bcachefs, OCFS2) or never (ext2/3/4, tmpfs,
  * FAT, ...) reflink. Elsewhere -1 (ENOTSUP). `fs` gets the type's name. */
-int oa_reflink_probe(int src_fd, int dir_fd, char *fs, size_t fslen);
+int oa_reflink_probe(int src_fd, int fs_fd, int scratch_fd, char *fs, size_t fslen);
 /* The width in columns of the terminal open at fd; 0 when unknown. */
 int oa_terminal_columns(int fd);
 

@@ -150,6 +150,27 @@ void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_
 	}
 }
 
+/* Where the reflink probe may put its unnamed scratch file: the store
+ * root's parent (~/.ollama for ~/.ollama/models), never inside the store, a
+ * dry run writes nothing there. -1 when that is on another filesystem than
+ * blobs/ or cannot be opened: the filesystem type answers then. */
+static int scratch_dir(const oa_store *s)
+{
+	char *parent = oa_xstrdup(s->root);
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		slash == parent ? (void)(slash[1] = '\0') : (void)(*slash = '\0');
+	int fd = open(slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(parent);
+	struct stat a, b;
+	if (fd >= 0 && (fstat(fd, &a) < 0 || fstat(s->blobs_fd, &b) < 0 || a.st_dev != b.st_dev ||
+	                (a.st_dev == s->root_st.st_dev && a.st_ino == s->root_st.st_ino))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores)
 {
 	/* one answer per target filesystem */
@@ -175,10 +196,14 @@ void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores)
 				can = strcmp(forced, "yes") == 0;
 				snprintf(fs, sizeof fs, "the filesystem");
 			} else if (sfd >= 0) {
-				can = oa_reflink_probe(sfd, stores[a->dst_store]->blobs_fd, fs, sizeof fs);
+				int scratch = scratch_dir(stores[a->dst_store]);
+				can = oa_reflink_probe(sfd, stores[a->dst_store]->blobs_fd, scratch, fs, sizeof fs);
 				err = errno;
-				close(sfd);
+				if (scratch >= 0)
+					close(scratch);
 			}
+			if (sfd >= 0)
+				close(sfd);
 			if (n_seen == sizeof seen / sizeof seen[0])
 				k = n_seen - 1; /* more filesystems than that: the last slot is reused */
 			else

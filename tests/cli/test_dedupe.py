@@ -11,6 +11,7 @@ tests, and hard links between "alice's" and "bob's" stores are allowed.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -273,6 +274,21 @@ with t.guard("an honest dry run: reflinks are tested before they are promised"):
     summ = doc.get("summary", {})
     for s in (e1, e2):
         t.eq(t.diff_snapshots(snap[s.root], t.snapshot(s.root)), [], "the probe leaves nothing in %s" % s.root)
+    if shutil.which("strace") and subprocess.run(["strace", "-qq", "-o", "/dev/null", "true"]).returncode == 0:
+        # Read-only by default: the probe's unnamed scratch file goes to the
+        # store root's parent, never inside a store.
+        trace = os.path.join(t.tempdir("probe-strace"), "trace")
+        subprocess.run(["strace", "-f", "-qq", "-y", "-e", "trace=open,openat", "-o", trace, t.BIN,
+                        "--store", e1.root, "--store", e2.root, "dedupe"],
+                       env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0", **ENV), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=120)
+        writes = [l.strip() for l in open(trace, errors="replace") if re.search(r"O_(WRONLY|RDWR|CREAT|TMPFILE)", l)]
+        roots = [os.path.realpath(s.root) for s in (e1, e2)]
+        t.eq([l for l in writes if any(r in l for r in roots)], [],
+             "the dry run opens nothing for writing inside a store")
+        t.ok(any("O_TMPFILE" in l for l in writes), "the probe ran (an unnamed file beside the store)", writes)
+    else:
+        t.skip("strace cannot trace here: the probe's scratch location is not checked")
     if can_reflink(base):
         t.ok(acts and all(a["status"] == "planned" for a in acts), "%s reflinks: planned" % fstype, acts)
         t.skip("the no-reflink case: this machine's %s can reflink" % fstype)
