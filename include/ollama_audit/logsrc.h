@@ -19,7 +19,10 @@
  * NULL with *n = 0 when there are none. Free with oa_free_names. */
 char **oa_logs_of_store(const char *store_root, size_t *n);
 
-/* Read one log file into h as a source. Returns 0, or -1 with a reason. */
-int oa_logs_read_file(oa_history *h, const char *path, char *err, size_t errlen);
+/* Read one log file into h as a source. Returns 0, or -1 with a reason.
+ * regular_only: a file found rather than named by the user must be a
+ * regular file (a FIFO or device planted as server.log is refused, never
+ * waited on). */
+int oa_logs_read_file(oa_history *h, const char *path, bool regular_only, char *err, size_t errlen);
 
 #endif

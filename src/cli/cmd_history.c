@@ -77,7 +77,7 @@ static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *use
 			}
 			oa_history_read_mem(h, stdin_data.data, stdin_data.len, "(stdin)");
 			src_add(used, "(stdin)");
-		} else if (oa_logs_read_file(h, c->logs[i], err, sizeof err) < 0) {
+		} else if (oa_logs_read_file(h, c->logs[i], false, err, sizeof err) < 0) {
 			if (report)
 				cli_err("%s", err);
 			ok = false;
@@ -91,7 +91,7 @@ static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *use
 	size_t n = 0;
 	char **files = c->n_logs ? NULL : oa_logs_of_store(s->root, &n);
 	for (size_t i = 0; i < n; i++) {
-		if (oa_logs_read_file(h, files[i], err, sizeof err) < 0) {
+		if (oa_logs_read_file(h, files[i], true, err, sizeof err) < 0) {
 			if (report)
 				cli_err("%s", err);
 			ok = false;

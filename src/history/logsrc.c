@@ -97,11 +97,17 @@ char **oa_logs_of_store(const char *store_root, size_t *n)
 	return out;
 }
 
-int oa_logs_read_file(oa_history *h, const char *path, char *err, size_t errlen)
+int oa_logs_read_file(oa_history *h, const char *path, bool regular_only, char *err, size_t errlen)
 {
-	int fd = oa_open_ro(path);
+	int fd = oa_openat_ro(AT_FDCWD, path, regular_only ? O_NONBLOCK : 0);
 	if (fd < 0) {
 		oa_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (regular_only && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		oa_seterr(err, errlen, "%s: not a regular file; not read", path);
+		close(fd);
 		return -1;
 	}
 	int rc = oa_history_read_fd(h, fd, path);

@@ -399,6 +399,24 @@ with t.guard("logs in the store owner's home when the store is elsewhere"):
          r.json()["stores"][0]["sources"])
 
 
+with t.guard("a FIFO planted as server.log is refused, never waited on"):
+    s, f = build()
+    logs = os.path.join(os.path.dirname(s.root), "logs")
+    write(os.path.join(logs, "server-1.log"), era2025(f))
+    os.mkfifo(os.path.join(logs, "server.log"))
+    for args in (["history", "--format", "json"], ["list", "--format", "json"]):
+        try:
+            r = run("--store", s.root, *args, timeout=60)
+        except subprocess.TimeoutExpired:
+            t.fail("%s waits on a FIFO planted as server.log" % args[0])
+            continue
+        t.ok(r.code & 8, "%s: a log that cannot be read is an operational error" % args[0], r.describe())
+        t.contains(r.err, "server.log: not a regular file", "%s says why" % args[0], r.err)
+    doc = run("--store", s.root, "history", "--format", "json", timeout=60).json()
+    t.eq([os.path.basename(x) for x in doc["stores"][0]["sources"]], ["server-1.log"],
+         "the other logs are still read")
+
+
 with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     s, f = build()
     write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era2025(f) + era040(f))
