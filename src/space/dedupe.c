@@ -151,17 +151,16 @@ void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_
 }
 
 /* Where the reflink probe may put its unnamed scratch file: the store
- * root's parent (~/.ollama for ~/.ollama/models), never inside the store, a
- * dry run writes nothing there. -1 when that is on another filesystem than
- * blobs/ or cannot be opened: the filesystem type answers then. */
+ * root's real parent (~/.ollama for ~/.ollama/models), found through the
+ * root's own descriptor, not its spelling (`--store S/blobs/..` names S).
+ * Never inside the store: a dry run writes nothing there. -1 when the
+ * parent is on another filesystem than blobs/ or cannot be opened: the
+ * filesystem type answers then. */
 static int scratch_dir(const oa_store *s)
 {
-	char *parent = oa_xstrdup(s->root);
-	char *slash = strrchr(parent, '/');
-	if (slash)
-		slash == parent ? (void)(slash[1] = '\0') : (void)(*slash = '\0');
-	int fd = open(slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(parent);
+	if (s->root_fd < 0)
+		return -1;
+	int fd = openat(s->root_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat a, b;
 	if (fd >= 0 && (fstat(fd, &a) < 0 || fstat(s->blobs_fd, &b) < 0 || a.st_dev != b.st_dev ||
 	                (a.st_dev == s->root_st.st_dev && a.st_ino == s->root_st.st_ino))) {

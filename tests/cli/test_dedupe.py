@@ -277,16 +277,21 @@ with t.guard("an honest dry run: reflinks are tested before they are promised"):
     if shutil.which("strace") and subprocess.run(["strace", "-qq", "-o", "/dev/null", "true"]).returncode == 0:
         # Read-only by default: the probe's unnamed scratch file goes to the
         # store root's parent, never inside a store.
-        trace = os.path.join(t.tempdir("probe-strace"), "trace")
-        subprocess.run(["strace", "-f", "-qq", "-y", "-e", "trace=open,openat", "-o", trace, t.BIN,
-                        "--store", e1.root, "--store", e2.root, "dedupe"],
-                       env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0", **ENV), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=120)
-        writes = [l.strip() for l in open(trace, errors="replace") if re.search(r"O_(WRONLY|RDWR|CREAT|TMPFILE)", l)]
         roots = [os.path.realpath(s.root) for s in (e1, e2)]
-        t.eq([l for l in writes if any(r in l for r in roots)], [],
-             "the dry run opens nothing for writing inside a store")
-        t.ok(any("O_TMPFILE" in l for l in writes), "the probe ran (an unnamed file beside the store)", writes)
+        # However the store is spelled: S/blobs/.. and, from inside blobs/, ..
+        for spelling, cwd in ((e2.root, None), (os.path.join(e2.root, "blobs", ".."), None),
+                              ("..", os.path.join(e2.root, "blobs"))):
+            trace = os.path.join(t.tempdir("probe-strace"), "trace")
+            subprocess.run(["strace", "-f", "-qq", "-y", "-e", "trace=open,openat", "-o", trace, t.BIN,
+                            "--store", e1.root, "--store", spelling, "dedupe"], cwd=cwd,
+                           env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0", **ENV), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=120)
+            writes = [l.strip() for l in open(trace, errors="replace")
+                      if re.search(r"O_(WRONLY|RDWR|CREAT|TMPFILE)", l)]
+            t.eq([l for l in writes if any(r in l for r in roots)], [],
+                 "--store %s: the dry run opens nothing for writing inside a store" % spelling)
+            t.ok(any("O_TMPFILE" in l for l in writes), "--store %s: the probe ran (an unnamed file beside "
+                 "the store)" % spelling, writes)
     else:
         t.skip("strace cannot trace here: the probe's scratch location is not checked")
     if can_reflink(base):
