@@ -105,7 +105,9 @@ void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_
  * (oa_reflink_probe; nothing is left in the store). A PLANNED reflink onto
  * one that cannot becomes UNSUPPORTED (its bytes leave p->bytes); one that
  * cannot be tested stays PLANNED with a note. Hard-link plans are as built. */
-void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores);
+/* may_write_scratch false (a read-only listing such as `stores`): no
+ * scratch file at all, the filesystem type alone answers. */
+void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores, bool may_write_scratch);
 /* Carry out one PLANNED action (see above). Sets status, err and note;
  * returns 0 when done, -1 otherwise. */
 int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,

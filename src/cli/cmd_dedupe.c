@@ -315,7 +315,7 @@ uint64_t cli_dedupe_can_free(oa_store *const *sv, const oa_dupes *d, bool *hardl
 {
 	oa_dedupe_plan p;
 	oa_dedupe_plan_build(sv, d, OA_DEDUPE_REFLINK, &p);
-	oa_dedupe_plan_probe(&p, sv);
+	oa_dedupe_plan_probe(&p, sv, false); /* stores only reads: the filesystem type answers */
 	uint64_t reflink = p.bytes;
 	oa_dedupe_plan_free(&p);
 	size_t n;
@@ -332,7 +332,7 @@ static void plan_dedupe(const cli *c, oa_store *const *sv, const oa_dupes *d, oa
                         oa_dedupe_outcome *o)
 {
 	oa_dedupe_plan_build(sv, d, c->hardlink ? OA_DEDUPE_HARDLINK : OA_DEDUPE_REFLINK, p);
-	oa_dedupe_plan_probe(p, sv);
+	oa_dedupe_plan_probe(p, sv, true);
 	o->hardlink = c->hardlink;
 	for (size_t i = 0; i < p->n; i++) {
 		o->planned += p->v[i].status == OA_DD_PLANNED;

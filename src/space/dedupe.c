@@ -170,7 +170,7 @@ static int scratch_dir(const oa_store *s)
 	return fd;
 }
 
-void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores)
+void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores, bool may_write_scratch)
 {
 	/* one answer per target filesystem */
 	struct { dev_t dev; int can; char fs[48]; int err; } seen[16];
@@ -195,7 +195,7 @@ void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores)
 				can = strcmp(forced, "yes") == 0;
 				snprintf(fs, sizeof fs, "the filesystem");
 			} else if (sfd >= 0) {
-				int scratch = scratch_dir(stores[a->dst_store]);
+				int scratch = may_write_scratch ? scratch_dir(stores[a->dst_store]) : -1;
 				can = oa_reflink_probe(sfd, stores[a->dst_store]->blobs_fd, scratch, fs, sizeof fs);
 				err = errno;
 				if (scratch >= 0)

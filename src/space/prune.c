@@ -1063,6 +1063,9 @@ static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, ch
 	if (!q->index && exists)
 		goto fail;
 	if (q->index) {
+		/* Entries are added in this version's words: an older index
+		 * (quarantine/1, "size") becomes /2, which restore reads both ways. */
+		json_object_set_new(q->index, "schema", json_string(OA_QUARANTINE_SCHEMA));
 		uint64_t dev = 0, ino = 0;
 		if (!get_u64(q->index, "store_dev", &dev) || !get_u64(q->index, "store_ino", &ino) ||
 		    dev != (uint64_t)s->root_st.st_dev || ino != (uint64_t)s->root_st.st_ino) {

@@ -379,11 +379,21 @@ with t.guard("a quarantine an older version wrote (quarantine/1, 'size') is stil
     renames = {"apparent_bytes": "size", "disk_bytes": "allocated", "freed_bytes": "freed"}
     idx["entries"] = [{renames.get(k, k): v for k, v in e.items()} for e in idx["entries"]]
     json.dump(idx, open(path, "w"))
+    # Adding to it writes this version's entries: the index says so.
+    more = s.add_blob(b"another orphan" * 300)
+    old_time = time.time() - 7200
+    os.utime(s.blob_path(more), (old_time, old_time))
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q)
+    t.exit_code(r, 0, "a second quarantine run into the old index")
+    t.eq(json.load(open(path))["schema"], "ollama-audit.quarantine/2", "the index is /2 once /2 entries are in it")
+    t.ok(not os.path.exists(s.blob_path(more)), "the second orphan moved too")
     r = t.run("restore", q)
     t.exit_code(r, 0, "restore of a quarantine/1 index")
+    t.ok(os.path.exists(s.blob_path(more)), "the second orphan is back")
     t.ok(os.path.exists(s.blob_path(j["orphan"])), "the orphan is back")
     strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
-    t.eq(t.diff_snapshots(strip(before), strip(t.snapshot(s.root))), [], "store identical after restore")
+    t.eq([d for d in t.diff_snapshots(strip(before), strip(t.snapshot(s.root))) if more[7:] not in d], [],
+         "store identical after restore (plus the second orphan)")
 
 with t.guard("restore never overwrites a different file"):
     s = t.new_store("conflict")
