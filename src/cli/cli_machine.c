@@ -28,13 +28,9 @@ static struct {
 	int saved_stdout;
 } E = { .saved_stdout = -1 };
 
-void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
+/* Keep an error for the json document; with ndjson, its record now. */
+static void add_error(const cli *c, const char *code, const char *msg, const char *path)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	char *msg = oa_xvasprintf(fmt, ap);
-	va_end(ap);
-	cli_err("%s", msg);
 	json_t *e = oa_error_json(code, msg, path);
 	if (c->format == OUT_NDJSON) {
 		json_t *rec = oa_error_record(cli_host(), e);
@@ -44,12 +40,22 @@ void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
 	if (!E.errors)
 		E.errors = json_array();
 	json_array_append_new(E.errors, e);
+}
+
+void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = oa_xvasprintf(fmt, ap);
+	va_end(ap);
+	cli_err("%s", msg);
+	add_error(c, code, msg, path);
 	free(msg);
 }
 
 void cli_capture_begin(cli *c)
 {
-	if (c->format != OUT_JSON && c->format != OUT_CSV)
+	if (c->format != OUT_JSON && c->format != OUT_CSV && c->format != OUT_TAGS)
 		return;
 	fflush(stdout);
 	E.tmp = tmpfile();
@@ -95,8 +101,19 @@ static void finish_json(const cli *c, const char *text, size_t len)
 	json_decref(doc);
 }
 
-void cli_capture_end(cli *c)
+/* The error of a failed run that no cli_fail() described. */
+static void fail_from_status(cli *c, int rc)
 {
+	bool failed = rc & (OA_EXIT_OPERATIONAL | OA_EXIT_USAGE | OA_EXIT_INTERRUPTED);
+	if (!failed || (E.errors && json_array_size(E.errors)))
+		return;
+	const char *code = rc & OA_EXIT_USAGE ? "usage" : rc & OA_EXIT_INTERRUPTED ? "interrupted" : "failed";
+	add_error(c, code, *cli_last_error() ? cli_last_error() : "see standard error", NULL);
+}
+
+void cli_capture_end(cli *c, int rc)
+{
+	fail_from_status(c, rc);
 	if (E.tmp) {
 		fflush(stdout);
 		size_t len;

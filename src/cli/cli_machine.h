@@ -15,6 +15,8 @@ void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
  * "status" and "errors" to the json document and keeps a csv empty when no
  * store could be read. */
 void cli_capture_begin(cli *c);
-void cli_capture_end(cli *c);
+/* rc: the command's exit status. A run that failed (8, 16, 32) without a
+ * cli_fail() still reports an error, with the last message said. */
+void cli_capture_end(cli *c, int rc);
 
 #endif

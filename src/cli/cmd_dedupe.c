@@ -58,6 +58,9 @@ static bool too_few(const cli *c, size_t ok)
 
 static int too_few_stores(cli *c, const char *what, size_t n, size_t ok)
 {
+	/* --all-users that found no store has said so (exit 8): nothing to add. */
+	if (c->all_users && (c->exit_code & OA_EXIT_OPERATIONAL) && !ok)
+		return c->exit_code;
 	cli_err("%s needs two or more stores: use --all-users or repeat --store", what);
 	return c->exit_code | (ok < n ? OA_EXIT_OPERATIONAL : OA_EXIT_USAGE);
 }

@@ -2,6 +2,7 @@
  * `rm` shares (docs/disk-space.md). */
 #include "cmd_prune.h"
 #include "cli_multi.h"
+#include "host.h"
 #include "confirm.h"
 #include "open_stores.h"
 #include "output.h"
@@ -337,6 +338,7 @@ static bool run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply
 	if (!confirm(c, p)) {
 		/* a "no" is an answer, not an interruption: exit 0 */
 		cli_err("declined: nothing done");
+		c->declined = true;
 		return false;
 	}
 	return apply_plan(c, s, p, json, r);
@@ -358,9 +360,10 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 		printf("nothing to remove\n");
 	if (!json)
 		return;
-	json_t *doc = oa_plan_report(p, !c->apply, ran ? &r : NULL);
+	const char *not_applied = !c->apply || !p->todo.n || ran ? NULL : c->declined ? "declined" : "refused";
+	json_t *doc = oa_plan_report(p, !c->apply, ran ? &r : NULL, not_applied);
 	if (c->format == OUT_NDJSON) {
-		json_t *recs = oa_plan_records(doc);
+		json_t *recs = oa_plan_records(doc, cli_host());
 		for (size_t i = 0; i < json_array_size(recs); i++)
 			oa_json_dump_line(json_array_get(recs, i), stdout);
 		json_decref(recs);

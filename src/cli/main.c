@@ -102,7 +102,7 @@ static int run_command(cli *c, const command *cmd)
 	if (!rc) {
 		cli_capture_begin(c);
 		rc = cmd->run(c);
-		cli_capture_end(c);
+		cli_capture_end(c, rc);
 	}
 	rc = cli_output_end(c, rc);
 	cli_usage_release();

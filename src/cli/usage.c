@@ -22,9 +22,20 @@ void cli_usage_hint(void)
 		fprintf(stderr, "Try 'ollama-audit --help'.\n");
 }
 
+static char last_error[512];
+
+const char *cli_last_error(void)
+{
+	return last_error;
+}
+
 __attribute__((format(printf, 1, 0)))
 static void say(const char *fmt, va_list ap)
 {
+	va_list again;
+	va_copy(again, ap);
+	vsnprintf(last_error, sizeof last_error, fmt, again);
+	va_end(again);
 	fputs("ollama-audit: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);

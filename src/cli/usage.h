@@ -7,6 +7,9 @@
 
 /* An error: "ollama-audit: " and the message on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The last message said on stderr ("" when none): what machine output
+ * reports for a failure no cli_fail() described. */
+const char *cli_last_error(void);
 /* The command the arguments name, known before the options are parsed. */
 void cli_usage_hint_for(const char *cmd);
 /* "Try 'ollama-audit [COMMAND] --help'." on stderr. */

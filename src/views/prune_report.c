@@ -44,30 +44,32 @@ static json_t *apply_result_json(const oa_apply_result *r)
 	                 (json_int_t)r->freed, "moved_bytes", (json_int_t)r->moved, "interrupted", r->interrupted);
 }
 
-json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r)
+json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r, const char *not_applied)
 {
 	json_t *doc = oa_plan_to_json(p);
 	json_object_set_new(doc, "dry_run", json_boolean(dry_run));
 	if (r)
 		json_object_set_new(doc, "result", apply_result_json(r));
+	else if (not_applied)
+		json_object_set_new(doc, "not_applied", json_string(not_applied));
 	return doc;
 }
 
-json_t *oa_plan_records(json_t *report)
+json_t *oa_plan_records(json_t *report, const char *host)
 {
 	json_t *out = json_array();
 	const char *lists[] = { "entries", "kept" }, *states[] = { "planned", "kept" };
 	for (size_t k = 0; k < 2; k++) {
 		json_t *v = json_object_get(report, lists[k]);
 		for (size_t i = 0; i < json_array_size(v); i++) {
-			json_t *rec = json_pack("{s:s,s:O,s:O,s:s}", "type", "entry", "command",
+			json_t *rec = json_pack("{s:s,s:s,s:O,s:O,s:s}", "type", "entry", "host", host, "command",
 			                        json_object_get(report, "command"), "store",
 			                        json_object_get(report, "store"), "state", states[k]);
 			json_object_update_missing(rec, json_array_get(v, i));
 			json_array_append_new(out, rec);
 		}
 	}
-	json_t *rec = json_pack("{s:s}", "type", "summary");
+	json_t *rec = json_pack("{s:s,s:s}", "type", "summary", "host", host);
 	json_object_update(rec, report);
 	json_object_del(rec, "entries");
 	json_object_del(rec, "kept");

@@ -105,6 +105,10 @@ def parses(fmt, r, missing, where):
     if fmt == "table":
         if not missing:
             t.ok(out.strip() != "", "%s: a table" % where, r.describe())
+    elif fmt == "tags" and missing:
+        # /api/tags has no place for an error: like csv, nothing at all.
+        t.eq(out, "", "%s: nothing on stdout" % where, r.describe())
+        t.ok(r.err.strip() != "", "%s: the error on stderr" % where, r.describe())
     elif fmt in ("json", "tags"):
         try:
             doc = json.loads(out)
@@ -137,6 +141,7 @@ def parses(fmt, r, missing, where):
             if not t.ok(isinstance(rec, dict) and isinstance(rec.get("type"), str),
                         "%s: line %d is a record with a type" % (where, i + 1), line[:300]):
                 return
+            t.ok(isinstance(rec.get("host"), str), "%s: line %d carries the host" % (where, i + 1), line[:300])
             recs.append(rec)
         if missing:
             errs = [x for x in recs if x["type"] == "error"]
@@ -266,6 +271,25 @@ with t.guard("check and verify metrics in one textfile-collector directory"):
                  "check + verify concatenated parse as one file")
         except ValueError as e:
             t.fail("check + verify concatenated do not parse: %s" % e)
+
+with t.guard("a run that fails says so in machine output, whatever failed"):
+    good = t.copy_demo_store("formats-fail")
+    cases = [["show"], ["show", "a", "b"], ["list", "a", "b"], ["du", "extra"], ["rm"],
+             ["history", "--since", "garbage"], ["list", "--unused-for", "90d"]]
+    for args in cases:
+        for fmt in ("json", "ndjson"):
+            r = t.run("--store", good.root, *(args + ["--format", fmt]), env=env)
+            where = "%s --format %s" % (" ".join(args), fmt)
+            t.ok(r.code & (8 | 16), "%s: fails" % where, r.describe())
+            if fmt == "json":
+                doc = json.loads(r.out) if r.out.strip() else {}
+                t.eq(doc.get("status"), "error", "%s: status error" % where, r.out[:300])
+                t.ok(doc.get("errors"), "%s: the error is in errors" % where, r.out[:300])
+            else:
+                recs = [json.loads(l) for l in r.out.splitlines() if l.strip()]
+                t.ok(any(x.get("type") == "error" and x.get("message") for x in recs),
+                     "%s: an error record" % where, r.out[:300])
+
 
 with t.guard("--all-users that finds no store says so: exit 8"):
     for cmd in ("list", "check"):

@@ -121,6 +121,15 @@ with t.guard("declining the [y/N] prompt: nothing done, exit 0 (not an interrupt
         t.contains(r.err, "[y/N]", "the question is asked")
         t.contains(r.err, "declined: nothing done", "answer %r: says so" % answer)
         t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "answer %r: nothing removed" % answer)
+    # A script reading json learns it too, not only a person reading stderr.
+    r = t.run_tty(("--store", s.root, "prune", "--apply", "--min-age", "0", "--format", "json"), b"n\n")
+    t.exit_code(r, 0, "declined, json")
+    st = json.loads(r.out)["stores"][0]
+    t.eq((st.get("not_applied"), "result" in st), ("declined", False), "json: not_applied says declined", st)
+    r = t.audit(s.root, "prune", "--apply", "--format", "json")
+    st = json.loads(r.out)["stores"][0]
+    t.eq(st.get("not_applied"), "refused", "json: an apply refused (no TTY, no --yes) says so", st)
+    t.eq(json.loads(r.out)["status"], "error", "and the document's status is error")
 
 with t.guard("--apply --yes removes exactly the default set"):
     r = t.audit(s.root, "prune", "--apply", "--yes")
