@@ -11,9 +11,10 @@
 
 #include <jansson.h>
 
-/* What the loads say about one model (or one name not in the store). */
+/* What the loads say about one model (or one name not in the store). A
+ * load of a blob several tags share counts for each of them. */
 typedef struct oa_history_model {
-	char *label;             /* oa_history_load_label() */
+	char *label;             /* the tag, or oa_history_load_label() when not in the store */
 	char id[13];             /* the model's ID prefix, "-" when not in the store */
 	const oa_load *last;     /* its newest load */
 	size_t loads, failed;

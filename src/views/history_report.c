@@ -46,30 +46,42 @@ const char *oa_history_load_id(const oa_store *s, const oa_load *e, char id[13])
 	return id;
 }
 
+/* Count load e for the row labelled `label` (taken), adding the row. */
+static void count_load(oa_history_model **sum, size_t *k, char *label, const char *id, const oa_load *e)
+{
+	size_t j = 0;
+	while (j < *k && strcmp((*sum)[j].label, label))
+		j++;
+	if (j == *k) {
+		*sum = oa_xreallocarray(*sum, *k + 1, sizeof **sum);
+		memset(&(*sum)[j], 0, sizeof (*sum)[j]);
+		(*sum)[j].label = label;
+		snprintf((*sum)[j].id, sizeof (*sum)[j].id, "%.12s", id);
+		(*sum)[j].last = e; /* newest first */
+		(*k)++;
+	} else {
+		free(label);
+	}
+	(*sum)[j].loads++;
+	(*sum)[j].failed += e->result == OA_LOAD_FAILED;
+	(*sum)[j].runners |= 1u << e->runner;
+}
+
 size_t oa_history_models(const oa_store *s, const oa_load *const *v, size_t n, oa_history_model **out)
 {
 	oa_history_model *sum = NULL;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		char *label = oa_history_load_label(s, v[i]);
-		size_t j = 0;
-		while (j < k && strcmp(sum[j].label, label))
-			j++;
-		if (j == k) {
-			sum = oa_xreallocarray(sum, k + 1, sizeof *sum);
-			memset(&sum[k], 0, sizeof sum[k]);
-			sum[k].label = label;
-			oa_history_load_id(s, v[i], sum[k].id);
-			if (!v[i]->n_models)
-				snprintf(sum[k].id, sizeof sum[k].id, "-");
-			sum[k].last = v[i]; /* newest first */
-			k++;
-		} else {
-			free(label);
+		/* A blob several tags share ran for each of them: one row per tag. */
+		for (size_t m = 0; m < v[i]->n_models; m++) {
+			const oa_model *mod = &s->models[v[i]->models[m]];
+			oa_buf b;
+			oa_buf_init(&b);
+			oa_buf_add_escaped(&b, mod->display, strlen(mod->display));
+			count_load(&sum, &k, oa_buf_take(&b), mod->m.id, v[i]);
 		}
-		sum[j].loads++;
-		sum[j].failed += v[i]->result == OA_LOAD_FAILED;
-		sum[j].runners |= 1u << v[i]->runner;
+		if (!v[i]->n_models)
+			count_load(&sum, &k, oa_history_load_label(s, v[i]), "-", v[i]);
 	}
 	*out = sum;
 	return k;

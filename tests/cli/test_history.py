@@ -417,6 +417,26 @@ with t.guard("a FIFO planted as server.log is refused, never waited on"):
          "the other logs are still read")
 
 
+with t.guard("a blob two tags share: one summary row per tag, each with its own ID"):
+    s = t.new_store("hist-shared")
+    a = t.add_gguf_model(s, "base:1b", seed="shared")
+    layers = a["layers"][:1] + [s.layer("system", "You are terse.")]
+    cfg = oa.gguf_config(s, a["gguf"], layers)
+    _, data = s.add_manifest("terse:1b", cfg, layers)
+    terse_id = oa.manifest_id(data)
+    blob = hexof(a["layers"][0]["digest"])
+    write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), [
+        "time=2025-03-05T06:00:00.000Z level=INFO source=routes.go:1277 "
+        'msg="Listening on [::]:11434 (version 0.5.13)"',
+        "time=2025-03-05T07:00:00.000Z level=INFO source=server.go:380 "
+        'msg="starting llama server" cmd="/usr/bin/ollama runner --model /root/.ollama/models/blobs/sha256-'
+        + blob + ' --port 1"'])
+    st = hist(s, "--format", "json").json()["stores"][0]
+    rows = sorted((m["name"], m["id"], m["loads"]) for m in st["models"])
+    t.eq(rows, [("base:1b", a["id"], 1), ("terse:1b", terse_id, 1)],
+         "each tag its own row with its own ID (was one joined name with the first ID)", st["models"])
+
+
 with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     s, f = build()
     write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era2025(f) + era040(f))
