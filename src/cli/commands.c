@@ -91,7 +91,7 @@ const command cli_commands[] = {
 		           "progress no-progress",
 		.formats = DATA " prometheus",
 		.help = "usage: ollama-audit verify [MODEL...] [--all] [--jobs N] [--changed] [--quick]\n"
-		        "                          [--max-duration SECONDS] [--cache FILE]\n"
+		        "                          [--max-duration DURATION] [--cache FILE] [--no-progress]\n"
 		        "                          [--format table|json|ndjson|csv|prometheus]\n"
 		        "\n"
 		        "The content pass: sha256 of every blob the selected models reference (--all adds\n"
@@ -273,7 +273,7 @@ static const char usage_head[] =
 
 static const char usage_options[] =
 	"\n"
-	"Options (any command):\n"
+	"Options (`ollama-audit COMMAND --help` lists the ones a command takes):\n"
 	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
 	"  --format FMT       table (default), json, ndjson, csv (restore: table only);\n"
 	"                     list also takes tags; check, verify, du and stores also\n"
@@ -292,6 +292,31 @@ static const char usage_options[] =
 	"Exit status (bits, ORed across stores): 0 ok, 1 warnings (with --fail-on warning),\n"
 	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n"
 	"Declining a [y/N] prompt is not an interruption: nothing done, exit 0.\n";
+
+void cli_print_command_options(FILE *out, const command *cmd)
+{
+	fputs("\nOptions it takes:", out);
+	size_t col = 17;
+	bool first = true;
+	for (const char *p = cmd->options; *p;) {
+		size_t n = strcspn(p, " ");
+		if (n) {
+			bool quiet = n == 5 && strncmp(p, "quiet", 5) == 0;
+			size_t w = (first ? 1 : 2) + (quiet ? 4 : 0) + 2 + n;
+			if (col + w > 78) {
+				fputs(first ? "\n " : ",\n ", out);
+				col = 1;
+			} else if (!first) {
+				fputc(',', out);
+			}
+			fprintf(out, " %s--%.*s", quiet ? "-q, " : "", (int)n, p);
+			col += w;
+			first = false;
+		}
+		p += n + (p[n] == ' ');
+	}
+	fputs(".\n(`ollama-audit --help` explains the common ones.)\n", out);
+}
 
 void cli_print_usage(FILE *out)
 {

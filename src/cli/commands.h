@@ -26,6 +26,9 @@ extern const command cli_commands[];
 const command *cli_find_command(const char *name);
 /* Whether the space-separated list holds the word. */
 bool cli_word_in(const char *list, const char *word);
+/* "Options it takes: --store, --format, ..." from the table, so a command's
+ * --help names every option it accepts and no other. */
+void cli_print_command_options(FILE *out, const command *cmd);
 /* The command closest to a mistyped one, or NULL when none is close. */
 const char *cli_suggest_command(const char *typed);
 /* The general usage: `ollama-audit --help`, or on stderr without a command. */

@@ -52,9 +52,10 @@ static int print_help(const cli *c, const command *cmd)
 		about = cli_find_command(c->args[0]);
 	else if (cmd)
 		about = cmd;
-	if (about)
+	if (about) {
 		fputs(about->help, stdout);
-	else
+		cli_print_command_options(stdout, about);
+	} else
 		cli_print_usage(stdout);
 	return 0;
 }

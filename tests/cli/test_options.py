@@ -42,4 +42,30 @@ with t.guard("the options a command's help lists are taken"):
         r = t.audit(s.root, *args, env=env)
         t.ok(r.code != 16, " ".join(args) + " is accepted", r.describe())
 
+with t.guard("each command's --help names exactly the options it takes"):
+    s, info = t.clean_store("options-help")
+    # Every long option of the program, with a harmless argument where one is needed.
+    ALL = {"--store": None, "--format": ["table"], "--units": ["si"], "--fail-on": ["error"],
+           "--color": ["never"], "--output": None, "--platform": ["linux/amd64"], "--log": ["/dev/null"],
+           "--root": None, "--all-users": None, "--unused-for": ["1d"], "--quiet": [], "--sort": ["name"],
+           "--no-header": [], "--tensors": [], "--all": [], "--changed": [], "--quick": [], "--jobs": ["2"],
+           "--max-duration": ["1h"], "--cache": None, "--progress": [], "--no-progress": [],
+           "--duplicates": [], "--apply": [], "--yes": None, "--plan": None, "--quarantine": None,
+           "--what": ["all"], "--min-age": ["1h"], "--force": None, "--predict-server": [],
+           "--hardlink": [], "--since": ["1d"], "--until": ["1d"]}
+    for cmd in COMMANDS:
+        h = t.run(cmd, "--help").out
+        m = re.search(r"Options it takes:(.*?)\.\n", h, re.S)
+        if not t.ok(m, "%s --help lists the options it takes" % cmd, h[-400:]):
+            continue
+        listed = set(re.findall(r"--[a-z-]+", m.group(1)))
+        for opt, arg in ALL.items():
+            if arg is None:
+                continue  # needs a real file or would act: covered elsewhere
+            r = t.audit(s.root, cmd, opt, *arg)
+            refused = r.code & 16 and "is not an option of" in r.err
+            t.eq(not refused, opt in listed, "%s %s: taken exactly when --help lists it" % (cmd, opt),
+                 r.describe())
+
+
 t.done()
