@@ -292,7 +292,7 @@ with t.guard("a run that fails says so in machine output, whatever failed"):
 
 
 with t.guard("--all-users that finds no store says so: exit 8"):
-    for cmd in ("list", "check"):
+    for cmd in ("list", "check", "du", "verify", "dedupe", "history"):
         r = t.run("--all-users", cmd, env=env)
         t.exit_code(r, 8, "--all-users %s on a machine without a store" % cmd)
         t.contains(r.err, "no Ollama store found", "--all-users %s says why" % cmd)
