@@ -325,6 +325,7 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_appl
  * it ran (r then says how). */
 static bool run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply_result *r)
 {
+	c->declined = false; /* this store's answer, not an earlier one's */
 	if (refused_for_blockers(c, s, p) || refused_for_servers(c, s, p)) {
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 		return false;
