@@ -164,6 +164,9 @@ void oa_store_release(oa_store *s);
 
 /* The blob file for a validated layer digest, or NULL. */
 oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l);
+/* The same for a lowercase hex digest: whatever blobs/ holds under
+ * sha256-<hex> (partial, dangling or unreadable included), or NULL. */
+oa_blob *oa_store_find_blob_hex(const oa_store *s, const char *hex);
 
 /* Resolve MODEL as the user typed it: a reference as the server's handlers
  * read it (oa_name_parse_ref: trimmed, source suffix handled, defaults

@@ -57,16 +57,6 @@ static void uses_add(const oa_store *s, uses *u, const oa_blob *b, size_t row)
 	                      (uint64_t)st->st_size };
 }
 
-/* The blob file named sha256-<hex>: the store's own lookup (a bsearch). */
-static oa_blob *blob_by_hex(const oa_store *s, const char *hex)
-{
-	char digest[7 + 64 + 1];
-	snprintf(digest, sizeof digest, "sha256:%s", hex);
-	oa_layer l = { .digest = digest, .digest_valid = true };
-	memcpy(l.hex, hex, sizeof l.hex);
-	return oa_store_find_blob(s, &l);
-}
-
 /* The blobs an unparseable manifest could reference: every digest in its bytes. */
 static void scan_unparseable(const oa_store *s, const oa_model *m, uses *u, size_t row)
 {
@@ -81,7 +71,7 @@ static void scan_unparseable(const oa_store *s, const oa_model *m, uses *u, size
 	oa_refset_sort(&r);
 	free(bytes);
 	for (size_t i = 0; i < r.n; i++) {
-		oa_blob *b = blob_by_hex(s, r.hex[i]);
+		oa_blob *b = oa_store_find_blob_hex(s, r.hex[i]);
 		if (b && b->cls == OA_BLOB_VALID)
 			uses_add(s, u, b, row);
 	}

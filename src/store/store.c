@@ -547,14 +547,19 @@ static bool v2_name(walk_ctx *w, const char *file, oa_name *name, const char **w
 	return oa_name_from_parts(name, host, w->parts[1], w->parts[2], file, why);
 }
 
-/* The blob whose name is this digest, when it is a complete, present file. */
-static oa_blob *blob_by_hex(const oa_store *s, const char *hex)
+oa_blob *oa_store_find_blob_hex(const oa_store *s, const char *hex)
 {
 	char digest[7 + 64 + 1];
 	snprintf(digest, sizeof digest, "sha256:%s", hex);
 	oa_layer l = { .digest = digest, .digest_valid = true };
 	memcpy(l.hex, hex, sizeof l.hex);
-	oa_blob *b = oa_store_find_blob(s, &l);
+	return oa_store_find_blob(s, &l);
+}
+
+/* The blob whose name is this digest, when it is a complete, present file. */
+static oa_blob *blob_by_hex(const oa_store *s, const char *hex)
+{
+	oa_blob *b = oa_store_find_blob_hex(s, hex);
 	return b && b->cls == OA_BLOB_VALID && !b->dangling && b->stat_ok ? b : NULL;
 }
 
