@@ -52,7 +52,6 @@ typedef struct cli {
 	/* du / prune / rm / restore (docs/disk-space.md) */
 	bool apply;         /* --apply: remove instead of a dry run */
 	bool yes;           /* --yes: no confirmation prompt */
-	bool declined;      /* the [y/N] prompt was answered no (machine output says so) */
 	const char *plan_path;   /* --plan FILE */
 	const char *quarantine;  /* --quarantine DIR */
 	unsigned what;      /* --what: junk category mask (0 = the default set) */

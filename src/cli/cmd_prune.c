@@ -321,28 +321,27 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_appl
 	return ran;
 }
 
-/* --apply: the refusals, the confirmation, then the plan. Returns whether
- * it ran (r then says how). */
-static bool run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply_result *r)
+/* --apply: the refusals, the confirmation, then the plan. Returns NULL
+ * when it ran (r then says how), else why not, as machine output says it:
+ * "declined" or "refused". */
+static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply_result *r)
 {
-	c->declined = false; /* this store's answer, not an earlier one's */
 	if (refused_for_blockers(c, s, p) || refused_for_servers(c, s, p)) {
 		c->exit_code |= OA_EXIT_OPERATIONAL;
-		return false;
+		return "refused";
 	}
 	if (!c->yes && !isatty(STDIN_FILENO)) {
 		cli_err("refusing to --apply without --yes: standard input is not a terminal, so nothing can be "
 		        "confirmed");
 		c->exit_code |= OA_EXIT_USAGE;
-		return false;
+		return "refused";
 	}
 	if (!confirm(c, p)) {
 		/* a "no" is an answer, not an interruption: exit 0 */
 		cli_err("declined: nothing done");
-		c->declined = true;
-		return false;
+		return "declined";
 	}
-	return apply_plan(c, s, p, json, r);
+	return apply_plan(c, s, p, json, r) ? NULL : "refused";
 }
 
 void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, bool from_file,
@@ -354,14 +353,14 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	if (!c->apply && c->plan_path)
 		save_plan(c, p, json);
 	oa_apply_result r;
+	const char *not_applied = NULL;
 	bool ran = false;
 	if (c->apply && p->todo.n)
-		ran = run_apply(c, s, p, json, &r);
+		ran = !(not_applied = run_apply(c, s, p, json, &r));
 	else if (c->apply && !json)
 		printf("nothing to remove\n");
 	if (!json)
 		return;
-	const char *not_applied = !c->apply || !p->todo.n || ran ? NULL : c->declined ? "declined" : "refused";
 	json_t *doc = oa_plan_report(p, !c->apply, ran ? &r : NULL, not_applied);
 	if (c->format == OUT_NDJSON) {
 		json_t *recs = oa_plan_records(doc, cli_host());
