@@ -237,35 +237,38 @@ static void load_accounts(oa_discovery *d)
 	endpwent();
 }
 
-void oa_user_name(uid_t uid, char *buf, size_t len)
+/* The account of a uid: the passwd file when one is set (sysroot, tests),
+ * else the system's (getpwuid). */
+static bool lookup_uid(uid_t uid, const char **name, const char **home)
 {
 	load_accounts(NULL);
 	for (size_t i = 0; i < n_accounts; i++)
 		if (accounts[i].uid == uid) {
-			snprintf(buf, len, "%s", accounts[i].name);
-			return;
+			*name = accounts[i].name;
+			*home = accounts[i].home;
+			return true;
 		}
-	if (!accounts_from_file) {
-		struct passwd *pw = getpwuid(uid);
-		if (pw) {
-			snprintf(buf, len, "%s", pw->pw_name);
-			return;
-		}
-	}
-	snprintf(buf, len, "%lu", (unsigned long)uid);
+	struct passwd *pw = accounts_from_file ? NULL : getpwuid(uid);
+	if (!pw)
+		return false;
+	*name = pw->pw_name;
+	*home = pw->pw_dir;
+	return true;
+}
+
+void oa_user_name(uid_t uid, char *buf, size_t len)
+{
+	const char *name, *home;
+	if (lookup_uid(uid, &name, &home))
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%lu", (unsigned long)uid);
 }
 
 char *oa_user_home(uid_t uid)
 {
-	load_accounts(NULL);
-	const char *home = NULL;
-	for (size_t i = 0; i < n_accounts && !home; i++)
-		if (accounts[i].uid == uid)
-			home = accounts[i].home;
-	struct passwd *pw = NULL;
-	if (!home && !accounts_from_file && (pw = getpwuid(uid)))
-		home = pw->pw_dir;
-	if (!home || home[0] != '/' || strcmp(home, "/nonexistent") == 0)
+	const char *name, *home;
+	if (!lookup_uid(uid, &name, &home) || home[0] != '/' || strcmp(home, "/nonexistent") == 0)
 		return NULL;
 	return sys_path(home);
 }
