@@ -139,15 +139,15 @@ static bool continues_open(const oa_history *h, const oa_log_line *l)
 	return e->runner == l->runner && (!*l->digest || !*e->digest || strcmp(l->digest, e->digest) == 0);
 }
 
-/* Is a failure line a further word on the load that failed last, rather
- * than a failure of its own? Same blob (when the line names one), within
- * seconds, and nothing started since. */
+/* Is a failure line (with no load open) a further word on the load that
+ * failed last, rather than a failure of its own? Same blob (when the line
+ * names one), within seconds. */
 static bool same_failure(const oa_history *h, const oa_log_line *l)
 {
 	if (h->last < 0)
 		return false;
 	const oa_load *e = &h->v[h->last];
-	if (e->result != OA_LOAD_FAILED || h->open >= 0)
+	if (e->result != OA_LOAD_FAILED)
 		return false;
 	if (*l->digest && *e->digest && strcmp(l->digest, e->digest) != 0)
 		return false;
