@@ -496,7 +496,7 @@ void cli_usage_release(void)
 /* The newest load of any of the models; false when none is in the logs. */
 static bool newest_load(const cli_usage *u, const size_t *models, size_t n, int64_t *ns)
 {
-	oa_last_used lu = { u->have_logs, u->loaded, u->last_ns };
+	oa_last_used lu = cli_usage_last_used(u);
 	return oa_last_used_newest(&lu, models, n, ns);
 }
 

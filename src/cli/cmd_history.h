@@ -22,10 +22,13 @@ typedef struct cli_usage {
 } cli_usage;
 const cli_usage *cli_usage_of(cli *c, const oa_store *s);
 /* The same, as the list and du views take it (reads the logs on first use). */
+static inline oa_last_used cli_usage_last_used(const cli_usage *u)
+{
+	return (oa_last_used){ u->have_logs, u->loaded, u->last_ns };
+}
 static inline oa_last_used cli_last_used(cli *c, const oa_store *s)
 {
-	const cli_usage *u = cli_usage_of(c, s);
-	return (oa_last_used){ u->have_logs, u->loaded, u->last_ns };
+	return cli_usage_last_used(cli_usage_of(c, s));
 }
 /* --unused-for: model idx has no load within it (never, as far as the logs go). */
 bool cli_model_unused(const cli *c, const oa_store *s, size_t idx);
