@@ -5,6 +5,7 @@
 #include "open_stores.h"
 #include "output.h"
 #include "report_common.h"
+#include "table.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/history.h"
@@ -193,45 +194,6 @@ static bool load_selected(cli *c, const oa_store *s, const oa_load *e)
 	return false;
 }
 
-/* A table whose columns fit their widest cell. */
-typedef struct table {
-	char **cell;
-	size_t cols, rows;
-} table;
-
-static void table_add(table *t, char **cells)
-{
-	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->cols, sizeof *t->cell);
-	for (size_t i = 0; i < t->cols; i++)
-		t->cell[t->rows * t->cols + i] = cells[i];
-	t->rows++;
-}
-
-static void table_print(table *t)
-{
-	size_t w[16] = { 0 };
-	for (size_t r = 0; r < t->rows; r++)
-		for (size_t i = 0; i < t->cols; i++) {
-			size_t l = strlen(t->cell[r * t->cols + i]);
-			if (l > w[i])
-				w[i] = l;
-		}
-	for (size_t r = 0; r < t->rows; r++) {
-		for (size_t i = 0; i < t->cols; i++) {
-			const char *s = t->cell[r * t->cols + i];
-			if (i + 1 < t->cols)
-				printf("%-*s  ", (int)w[i], s);
-			else
-				printf("%s\n", s);
-		}
-	}
-	for (size_t i = 0; i < t->rows * t->cols; i++)
-		free(t->cell[i]);
-	free(t->cell);
-	t->cell = NULL;
-	t->rows = 0;
-}
-
 static void print_table(cli *c, const oa_store *s, const oa_history *h, const src_list *src,
                         const oa_load **v, size_t n, bool first)
 {
@@ -253,10 +215,14 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 	printf("\n");
 	if (!n)
 		return;
-	table t = { .cols = 7 };
-	char *head[] = { oa_xstrdup("TIME"), oa_xstrdup("MODEL"), oa_xstrdup("ID"), oa_xstrdup("RUNNER"),
-	                 oa_xstrdup("RESULT"), oa_xstrdup("MEMORY"), oa_xstrdup("VERSION") };
-	table_add(&t, head);
+	/* RESULT last: a failure's reason is the longest cell, cut first on a
+	 * terminal and padding nothing after it. */
+	static const cli_column load_cols[7] = {
+		{ "TIME", 0, 0, false },   { "MODEL", 0, 20, false },  { "ID", 4, 0, false },
+		{ "RUNNER", 3, 0, false }, { "MEMORY", 5, 0, false },  { "VERSION", 6, 0, false },
+		{ "RESULT", 0, 30, false },
+	};
+	cli_table t = { .col = load_cols, .ncol = 7, .gap = "  " };
 	for (size_t i = 0; i < n; i++) {
 		char when[48], id[13];
 		local_time(v[i], when, sizeof when);
@@ -264,19 +230,19 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		               oa_xasprintf("failed: %s", v[i]->reason) :
 		               oa_xstrdup(oa_load_result_name(v[i]->result));
 		char *row[] = { oa_xstrdup(when), oa_history_load_label(s, v[i]), oa_xstrdup(oa_history_load_id(s, v[i], id)),
-		                oa_xstrdup(oa_log_runner_name(v[i]->runner)), result, memory_text(c, v[i]),
-		                oa_xstrdup(v[i]->version ? v[i]->version : "-") };
-		table_add(&t, row);
+		                oa_xstrdup(oa_log_runner_name(v[i]->runner)), memory_text(c, v[i]),
+		                oa_xstrdup(v[i]->version ? v[i]->version : "-"), result };
+		cli_table_add(&t, row);
 	}
-	/* The RESULT column holds reasons: keep it last but one in width only. */
-	table_print(&t);
+	cli_table_print(c, &t, stdout);
 	oa_history_model *sum;
 	size_t k = oa_history_models(s, v, n, &sum);
 	printf("\n");
-	t.cols = 5;
-	char *shead[] = { oa_xstrdup("MODEL"), oa_xstrdup("ID"), oa_xstrdup("LAST LOADED"), oa_xstrdup("LOADS"),
-	                  oa_xstrdup("RUNNERS") };
-	table_add(&t, shead);
+	static const cli_column models[5] = {
+		{ "MODEL", 0, 24, false }, { "ID", 3, 0, false },      { "LAST LOADED", 0, 0, false },
+		{ "LOADS", 1, 0, false },  { "RUNNERS", 2, 0, false },
+	};
+	t = (cli_table){ .col = models, .ncol = 5, .gap = "  " };
 	for (size_t i = 0; i < k; i++) {
 		char when[48], runners[48];
 		local_time(sum[i].last, when, sizeof when);
@@ -285,9 +251,9 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		                              oa_xasprintf("%zu", sum[i].loads);
 		char *row[] = { oa_xstrdup(sum[i].label), oa_xstrdup(sum[i].id), oa_xstrdup(when), loads,
 		                oa_xstrdup(runners) };
-		table_add(&t, row);
+		cli_table_add(&t, row);
 	}
-	table_print(&t);
+	cli_table_print(c, &t, stdout);
 	oa_history_models_free(sum, k);
 }
 

@@ -7,6 +7,7 @@
 #include "open_stores.h"
 #include "output.h"
 #include "suggest.h"
+#include "table.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/manifest_list.h"
@@ -276,8 +277,10 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 	show_config(m);
 	show_layers(c, m);
 	char *here = cli_runhere_text(c, m);
-	if (here)
-		printf("what can run here\n  %s\n", here);
+	if (here) {
+		printf("what can run here\n");
+		cli_print_wrapped(c, stdout, "  ", here);
+	}
 	free(here);
 	show_findings(c, s, m);
 }

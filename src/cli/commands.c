@@ -30,10 +30,10 @@ const command cli_commands[] = {
 		.run = cmd_list,
 		.synopsis = "list [PREFIX]",
 		.summary = "the models, as `ollama list` shows them, plus format and runner",
-		.options = COMMON READS "all-users unused-for quiet sort no-header",
+		.options = COMMON READS "all-users unused-for quiet sort no-header wide",
 		.formats = DATA " tags",
 		.help = "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
-		        "                        [--unused-for DURATION] [--sort KEY] [--no-header]\n"
+		        "                        [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
 		        "\n"
 		        "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
 		        "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
@@ -45,8 +45,9 @@ const command cli_commands[] = {
 		        "-q, --quiet prints the names only, one per line (like docker images -q).\n"
 		        "--sort name|size|unique|modified|last-used (default modified, newest first;\n"
 		        "last-used puts models the logs never saw last); --no-header drops the heading.\n"
-		        "On a terminal narrower than the table (COLUMNS, else its size) NAME is cut\n"
-		        "with an ellipsis; piped or with --output, names are always whole.\n",
+		        "On a terminal narrower than the table (COLUMNS, else its size) the least\n"
+		        "important columns are hidden (stderr says which; --wide shows them all) before\n"
+		        "NAME is cut below 24 columns; piped or with --output, nothing is hidden or cut.\n",
 	},
 	{
 		.name = "show",
@@ -108,10 +109,10 @@ const command cli_commands[] = {
 		.run = cmd_du,
 		.synopsis = "du",
 		.summary = "disk usage: per model unique/shared bytes, junk, reclaimable",
-		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header",
+		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide",
 		.formats = DATA " prometheus",
 		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
-		        "                       [--unused-for DURATION] [--sort KEY] [--no-header]\n"
+		        "                       [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
 		        "                       [--all-users --duplicates]\n"
 		        "\n"
 		        "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
@@ -125,8 +126,8 @@ const command cli_commands[] = {
 		        "-q, --quiet prints the names only, one per line, in the table's order (every\n"
 		        "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
 		        "modified|last-used (default unique; size is ON DISK) orders the rows, and\n"
-		        "--no-header drops the store and column headings. NAME is cut with an ellipsis\n"
-		        "on a terminal narrower than the table, as in list.\n",
+		        "--no-header drops the store and column headings. On a terminal narrower than\n"
+		        "the table, columns are hidden and NAME is cut as in list (--wide: all).\n",
 	},
 	{
 		.name = "prune",
@@ -242,10 +243,10 @@ const command cli_commands[] = {
 		.run = cmd_history,
 		.synopsis = "history [MODEL...]",
 		.summary = "every model load the server logs recorded: when, runner, result",
-		.options = COMMON READS "all-users since until unused-for",
+		.options = COMMON READS "all-users since until unused-for wide",
 		.formats = DATA,
 		.help = "usage: ollama-audit history [MODEL...] [--log FILE]... [--root DIR] [--since WHEN]\n"
-		        "                           [--until WHEN] [--format table|json|ndjson|csv]\n"
+		        "                           [--until WHEN] [--format table|json|ndjson|csv] [--wide]\n"
 		        "\n"
 		        "Every model load an Ollama server recorded in its logs, newest first: the time,\n"
 		        "the model (a blob path matched by its digest, from any machine's paths; an MLX\n"

@@ -16,7 +16,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_JOBS, OPT_ALL, OPT_CHANGED, OPT_QUICK, OPT_MAX_DURATION, OPT_CACHE, OPT_PROGRESS,
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
-       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER };
+       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER, OPT_WIDE };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -56,6 +56,7 @@ static const struct option long_opts[] = {
 	{ "unused-for", required_argument, NULL, OPT_UNUSED_FOR },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "no-header", no_argument, NULL, OPT_NO_HEADER },
+	{ "wide", no_argument, NULL, OPT_WIDE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -169,6 +170,7 @@ static int output_option(cli *c, cli_request *r, int opt, const char *arg)
 	case 'q': c->quiet = true; return CLI_GO_ON;
 	case OPT_SORT: return parse_sort(c, arg);
 	case OPT_NO_HEADER: c->no_header = true; return CLI_GO_ON;
+	case OPT_WIDE: c->wide = true; return CLI_GO_ON;
 	}
 	return NOT_MINE;
 }

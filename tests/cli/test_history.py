@@ -227,7 +227,7 @@ with t.guard("server.log and its rotated siblings beside the store"):
     t.exit_code(r, 0, "table")
     lines = r.out.splitlines()
     t.contains(lines[0], "7 loads in 3 log sources covering 2024-09-26T16:00:00Z", "the header line")
-    t.ok(lines[1].split()[:7] == ["TIME", "MODEL", "ID", "RUNNER", "RESULT", "MEMORY", "VERSION"], "columns",
+    t.ok(lines[1].split()[:7] == ["TIME", "MODEL", "ID", "RUNNER", "MEMORY", "VERSION", "RESULT"], "columns (the reason last)",
          lines[1])
     t.ok(lines[3].startswith("2026-10-22 09:20:00-07:00  qwen3.5:4b"), "time in the logged zone, newest first",
          lines[3])
@@ -585,5 +585,28 @@ with t.guard("no logs, and garbage"):
     t.contains(w[1], "junk.log:2: binary data", "binary bytes warned")
     t.eq(len(w), 50, "at most 50 warnings kept")
     t.contains(r.err, "more lines could not be read", "the rest counted on stderr")
+
+with t.guard("history: the failure reason last, cut on a terminal; no row padded to the longest reason"):
+    s, f = build()
+    long_reason = ("model requires 20.1 GiB but only 12.0 GiB are available" + " and then some more words" * 7)
+    lines = era040(f)
+    lines[-1] = lines[-1].replace("model requires 20.1 GiB but only 12.0 GiB are available", long_reason)
+    write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), lines)
+    r = hist(s)
+    t.exit_code(r, 0, "history piped")
+    head = next(ln for ln in r.out.splitlines() if ln.startswith("TIME"))
+    t.eq(head.split()[-1], "RESULT", "RESULT is the last column", head)
+    t.contains(r.out, long_reason.strip(), "piped: the whole reason")
+    rows = [ln for ln in r.out.splitlines() if ln[:4].isdigit()]
+    t.ok(rows and all(not ln.endswith(" ") for ln in rows), "piped: no row padded after its reason", r.out)
+    t.ok(all(len(ln) < 200 for ln in rows if "failed" not in ln),
+         "a row without a failure is not padded to the longest reason", r.out)
+    for cols in (60, 80, 100, 140):
+        r = t.run_tty(("--store", s.root, "history"), None, stdout_tty=True, cols=cols, env=NO_SYSTEM)
+        t.exit_code(r, 0, "history on a %d-column terminal" % cols)
+        table = [ln for ln in r.out.splitlines() if ln.startswith("TIME") or ln[:4].isdigit()]
+        t.ok(table and all(len(ln) <= cols for ln in table), "%d columns: no table line wider" % cols, r.out)
+        t.ok(any("\u2026" in ln and "failed: " in ln for ln in table),
+             "%d columns: the long reason is cut with an ellipsis" % cols, r.out)
 
 t.done()
