@@ -16,6 +16,8 @@ typedef struct oa_last_used {
 	bool have_logs;
 	const bool *loaded;     /* a load of the model is in the logs */
 	const int64_t *last_ns; /* its newest load, Unix ns */
+	char *const *sources;   /* the log files (or "journal") read, for "log_sources" */
+	size_t n_sources;
 } oa_last_used;
 
 /* The newest load of any of the models (indexes); false when none is in the logs. */

@@ -37,7 +37,8 @@ typedef struct oa_list_store {
 
 /* One model: oa_report_model plus "last_used" when there are logs. */
 json_t *oa_list_view_model(const oa_store *s, size_t idx, const oa_last_used *lu);
-/* One store: oa_report_store's fields, "models" and "problems". */
+/* One store: oa_report_store's fields, "models", "problems" and, when
+ * there are logs, "log_sources". */
 json_t *oa_list_view_store(const oa_list_store *ls);
 /* The json document: the stores' views (an array, stolen) and the total. */
 json_t *oa_list_view_document(json_t *stores, const oa_list_total *t);

@@ -37,6 +37,18 @@ static void src_add(src_list *l, const char *name)
 	l->names[l->n++] = oa_xstrdup(name);
 }
 
+/* Says on stderr which logs a store's loads come from: a log of another
+ * store read by mistake shows up here, not as silently wrong times. */
+static void say_sources(const oa_store *s, const src_list *l, const char *what)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t i = 0; i < l->n; i++)
+		oa_buf_printf(&b, "%s%s", i ? ", " : "", l->names[i]);
+	fprintf(stderr, "ollama-audit: %s: %s %s\n", s->root, what, b.data);
+	oa_buf_free(&b);
+}
+
 /* Standard input can be read once: keep it for every store. */
 static oa_buf stdin_data;
 static bool stdin_read, stdin_failed;
@@ -205,6 +217,8 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		utc_time(h->last_ns, to, sizeof to);
 	}
 	printf("%s: %zu load%s", s->root, n, n == 1 ? "" : "s");
+	if (src->n)
+		say_sources(s, src, "read");
 	if (src->n) {
 		printf(" in %zu log source%s", src->n, src->n == 1 ? "" : "s");
 		if (h->any_time)
@@ -414,7 +428,10 @@ const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 	u->loaded = oa_xcalloc(s->n_models + 1, sizeof *u->loaded);
 	for (size_t i = 0; i < s->n_models; i++)
 		u->loaded[i] = oa_history_last_load(&h, i, &u->last_ns[i]);
-	oa_free_names(src.names, src.n);
+	u->sources = src.names;
+	u->n_sources = src.n;
+	if (src.n && c->format == OUT_TABLE)
+		say_sources(s, &src, "LAST USED from");
 	oa_history_free(&h);
 	return u;
 }
@@ -453,6 +470,7 @@ void cli_usage_release(void)
 	for (size_t i = 0; i < usage_n; i++) {
 		free(usage_cache[i].u.last_ns);
 		free(usage_cache[i].u.loaded);
+		oa_free_names(usage_cache[i].u.sources, usage_cache[i].u.n_sources);
 	}
 	free(usage_cache);
 	usage_cache = NULL;

@@ -19,12 +19,14 @@ typedef struct cli_usage {
 	int64_t logs_from, logs_to;
 	bool *loaded;       /* per model: a load of it is in the logs */
 	int64_t *last_ns;   /* per model: its newest load */
+	char **sources;     /* the log sources read */
+	size_t n_sources;
 } cli_usage;
 const cli_usage *cli_usage_of(cli *c, const oa_store *s);
 /* The same, as the list and du views take it (reads the logs on first use). */
 static inline oa_last_used cli_usage_last_used(const cli_usage *u)
 {
-	return (oa_last_used){ u->have_logs, u->loaded, u->last_ns };
+	return (oa_last_used){ u->have_logs, u->loaded, u->last_ns, u->sources, u->n_sources };
 }
 static inline oa_last_used cli_last_used(cli *c, const oa_store *s)
 {

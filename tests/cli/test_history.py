@@ -379,8 +379,12 @@ with t.guard("logs in the store owner's home when the store is elsewhere"):
     os.makedirs(os.path.join(sysroot, "etc"))
     with open(os.path.join(sysroot, "etc", "passwd"), "w") as fh:
         fh.write("me:x:%d:%d::/home/me:/bin/sh\n" % (os.stat(s.root).st_uid, os.getgid()))
-    write(os.path.join(home, ".ollama", "logs", "server.log"), era040(f))
-    write(os.path.join(home, ".ollama", "logs", "server-1.log"), era2025(f))
+    # server.log names the store in its config line; server-1.log by its blob paths
+    config = ('time=2026-10-22T07:59:59.000-07:00 level=INFO source=routes.go:1600 msg="server config" '
+              'env="map[OLLAMA_HOST:http://127.0.0.1:11434 OLLAMA_MODELS:%s OLLAMA_NOPRUNE:false]"' % s.root)
+    write(os.path.join(home, ".ollama", "logs", "server.log"), [config] + era040(f))
+    write(os.path.join(home, ".ollama", "logs", "server-1.log"),
+          [x.replace("/root/.ollama/models", s.root) for x in era2025(f)])
     r = t.run("--store", s.root, "history", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": sysroot})
     t.exit_code(r, 0, "history finds the owner's logs")
     st = r.json()["stores"][0]
@@ -608,5 +612,62 @@ with t.guard("history: the failure reason last, cut on a terminal; no row padded
         t.ok(table and all(len(ln) <= cols for ln in table), "%d columns: no table line wider" % cols, r.out)
         t.ok(any("\u2026" in ln and "failed: " in ln for ln in table),
              "%d columns: the long reason is cut with an ellipsis" % cols, r.out)
+
+with t.guard("the owner's ~/.ollama/logs feed only the store that server served"):
+    s, f = build()
+    other, _ = build()
+    # a fake machine (its journal, its passwd) where the tests' user lives in /home/tester
+    sysroot = t.tempdir("owner-logs")
+    os.makedirs(os.path.join(sysroot, "etc"))
+    with open(os.path.join(sysroot, "etc", "passwd"), "w") as fh:
+        fh.write("tester:x:%d:%d::/home/tester:/bin/sh\n" % (os.getuid(), os.getgid()))
+    home = os.path.join(sysroot, "home", "tester")
+    me = {"OLLAMA_AUDIT_SYSROOT": sysroot}
+    logs = os.path.join(home, ".ollama", "logs")
+    try:
+        # the server of `other` logged its loads; s is a copy with the same blobs
+        write(os.path.join(logs, "server.log"), [x.replace("/root/.ollama/models", other.root) for x in era2025(f)])
+        write(os.path.join(logs, "server-1.log"), era040(f))   # another machine's paths: no store of ours
+        for store, want in ((s, False), (other, True)):
+            r = run("--store", store.root, "list", "--format", "json", env=me)
+            t.exit_code(r, 0, "list")
+            st = r.json()["stores"][0]
+            got = [m.get("last_used") for m in st["models"] if "last_used" in m]
+            if want:
+                t.eq(st.get("log_sources"), [os.path.join(logs, "server.log")],
+                     "the store the log shows: its log read, and named", st.get("log_sources"))
+                t.ok(any(got), "its LAST USED comes from it", st["models"])
+            else:
+                t.ok("log_sources" not in st and not got, "a store the logs do not show gets no LAST USED", st)
+            r = run("--store", store.root, "list", env=me)
+            t.eq("LAST USED" in r.out, want, "list table: LAST USED %s" % ("shown" if want else "not shown"), r.out)
+            if want:
+                t.contains(r.err, "LAST USED from " + os.path.join(logs, "server.log"), "stderr names the log")
+            r = run("--store", store.root, "history", "--format", "json", env=me)
+            t.eq(r.json()["stores"][0]["sources"], [os.path.join(logs, "server.log")] if want else [],
+                 "history reads the same")
+            r = run("--store", store.root, "history", env=me)
+            if want:
+                t.contains(r.err, "read " + os.path.join(logs, "server.log"), "history's table names the log")
+    finally:
+        shutil.rmtree(os.path.join(home, ".ollama"), ignore_errors=True)
+
+with t.guard("a server.log in the home the tests run with changes nothing for the demo store"):
+    s, f = build()
+    logs = os.path.join(t.fake_home(), ".ollama", "logs")
+    try:
+        write(os.path.join(logs, "server.log"), era040(f) + [x.replace("/root/.ollama/models", s.root)
+                                                            for x in era2025(f)])
+        demo = t.copy_demo_store("demo-logs")
+        for args in (("list",), ("du",), ("list", "--format", "csv")):
+            r = t.run("--store", demo.root, *args)   # the default fakes: HOME, passwd
+            t.exit_code(r, 0, " ".join(args))
+            t.ok("LAST USED" not in r.out and "last_used" not in r.out and "never" not in r.out,
+                 "%s: no LAST USED from a log of another store" % " ".join(args), r.out)
+        r = t.run("--store", s.root, "list", "--format", "json")
+        t.ok(r.json()["stores"][0].get("log_sources") == [os.path.join(logs, "server.log")],
+             "the store that log shows does read it", r.out)
+    finally:
+        shutil.rmtree(os.path.join(t.fake_home(), ".ollama"), ignore_errors=True)
 
 t.done()
