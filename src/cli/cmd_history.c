@@ -442,6 +442,10 @@ bool cli_model_unused(const cli *c, const oa_store *s, size_t idx)
 	if (!u || !u->have_logs)
 		return false; /* without logs nothing is taken as unused */
 	int64_t cutoff = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9);
+	/* A pull (the manifest written) is a use too: a model pulled an hour
+	 * ago and not loaded yet is new, not unused. */
+	if (oa_stat_mtime_ns(&s->models[idx].st) >= cutoff)
+		return false;
 	return !u->loaded[idx] || u->last_ns[idx] < cutoff;
 }
 

@@ -41,7 +41,7 @@ const command cli_commands[] = {
 		        "--format tags prints the JSON of Ollama's /api/tags. Problems found on the way\n"
 		        "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n"
 		        "When the server's logs are found (see history), a LAST USED column is added;\n"
-		        "--unused-for DURATION lists only the models not loaded within it.\n"
+		        "--unused-for DURATION lists only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line (like docker images -q).\n"
 		        "--sort name|size|unique|modified|last-used (default modified, newest first;\n"
 		        "last-used puts models the logs never saw last); --no-header drops the heading.\n"
@@ -122,7 +122,7 @@ const command cli_commands[] = {
 		        "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
 		        "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
 		        "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
-		        "DURATION shows only the models the logs show no load of within it.\n"
+		        "DURATION shows only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line, in the table's order (every\n"
 		        "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
 		        "modified|last-used (default unique; size is ON DISK) orders the rows, and\n"
@@ -179,8 +179,9 @@ const command cli_commands[] = {
 		        "then the empty directories, then the blobs, so a crash never leaves a manifest\n"
 		        "pointing at a removed blob. Same confirmation, --plan, --quarantine and safety\n"
 		        "rules as prune; --min-age applies to blobs only when given.\n"
-		        "--unused-for DURATION (a dry run only) plans the models (named, or all) that the\n"
-		        "server's logs show no load of within it, and says how far back the logs go.\n",
+		        "--unused-for DURATION (a dry run only) plans the models (named, or all) neither\n"
+		        "loaded (the server's logs) nor pulled (manifest mtime) within it, and says how\n"
+		        "far back the logs go.\n",
 	},
 	{
 		.name = "restore",

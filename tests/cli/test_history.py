@@ -444,6 +444,11 @@ with t.guard("a blob two tags share: one summary row per tag, each with its own 
 with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     s, f = build()
     write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era2025(f) + era040(f))
+    # pulled long ago (2020), so only the loads decide; a duration that reaches
+    # back to just before the 2025 load of qwen3:8b
+    import time
+    s.age_all(int(time.time()) - 1577836800)
+    unused = "%dd" % (int((time.time() - 1741157999) / 86400) + 2)
     r = run("--store", s.root, "list")
     t.exit_code(r, 0, "list with logs beside the store")
     head, *rows = r.out.splitlines()
@@ -455,7 +460,7 @@ with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     lu = {m["name"]: m.get("last_used", "absent") for m in doc["stores"][0]["models"]}
     t.eq(lu, {"qwen3:8b": "2025-03-05T07:00:00Z", "qwen3.5:4b": "2026-10-22T16:20:00Z",
               "llama3.2:latest": None, "never:used": None}, "list json: last_used, null when never loaded")
-    r = run("--store", s.root, "list", "--unused-for", "36500d", "--format", "json")
+    r = run("--store", s.root, "list", "--unused-for", unused, "--format", "json")
     t.eq(sorted(m["name"] for m in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
          "list --unused-for: only the models not loaded in that time")
     t.contains(r.err, "the logs go back to 2025-03-05T06:00:00Z", "and how far back the logs go")
@@ -467,21 +472,21 @@ with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     t.eq({x["names"][0]: x["last_used"] for x in r.json()["stores"][0]["models"]},
          {"qwen3:8b": "2025-03-05T07:00:00Z", "qwen3.5:4b": "2026-10-22T16:20:00Z",
           "llama3.2:latest": None, "never:used": None}, "du json: last_used per row")
-    r = run("--store", s.root, "du", "--unused-for", "36500d", "--format", "json")
+    r = run("--store", s.root, "du", "--unused-for", unused, "--format", "json")
     t.eq(sorted(x["names"][0] for x in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
          "du --unused-for")
     before = t.snapshot(s.root)
-    r = run("--store", s.root, "rm", "--unused-for", "36500d", "--format", "json")
+    r = run("--store", s.root, "rm", "--unused-for", unused, "--format", "json")
     t.exit_code(r, 0, "rm --unused-for: a dry run")
     planned = r.out
     t.contains(planned, "llama3.2/latest", "plans the never-loaded llama3.2")
     t.contains(planned, "never/used", "and never:used")
     t.not_contains(planned, "qwen3/8b", "not a model the logs show loaded")
     t.contains(r.err, "the logs go back to", "says how far back the logs go")
-    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", "36500d")
+    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", unused)
     t.not_contains(r.out, "qwen3/8b", "named models are filtered too")
     t.contains(r.out, "never/used", "the unused one stays")
-    r = run("--store", s.root, "rm", "--unused-for", "36500d", "--apply", "--yes")
+    r = run("--store", s.root, "rm", "--unused-for", unused, "--apply", "--yes")
     t.exit_code(r, 16, "rm --unused-for --apply is refused: plan, review, apply the plan")
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing in the store changed")
     r = run("--store", s.root, "--platform", "linux/amd64", "check", "--format", "json")
@@ -669,5 +674,22 @@ with t.guard("a server.log in the home the tests run with changes nothing for th
              "the store that log shows does read it", r.out)
     finally:
         shutil.rmtree(os.path.join(t.fake_home(), ".ollama"), ignore_errors=True)
+
+with t.guard("--unused-for: a model pulled within the duration is not unused, loaded or not"):
+    s, f = build()
+    write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era2025(f) + era040(f))
+    import time
+    s.age_all(90 * 86400)                          # everything pulled 90 days ago...
+    fresh = t.add_gguf_model(s, "fresh:latest", seed="fresh")   # ...but this one just now, never loaded
+    r = run("--store", s.root, "rm", "--unused-for", "30d", "--format", "json")
+    t.exit_code(r, 0, "rm --unused-for 30d")
+    planned = [e.get("model") for e in r.json()["stores"][0]["entries"]]
+    t.ok("fresh:latest" not in planned, "a model pulled two minutes ago is not planned", planned)
+    t.ok("never:used" in planned, "an old model never loaded is", planned)
+    r = run("--store", s.root, "list", "--unused-for", "30d", "-q")
+    t.ok("fresh:latest" not in r.out.split(), "list --unused-for leaves out the fresh pull", r.out)
+    t.ok("never:used" in r.out.split(), "and lists the old unused one", r.out)
+    r = run("--store", s.root, "du", "--unused-for", "30d", "-q")
+    t.ok("fresh:latest" not in r.out.split(), "du --unused-for too", r.out)
 
 t.done()
