@@ -68,8 +68,7 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 	for (size_t i = 0; i < l->n; i++)
 		if (strlen(l->v[i].category) > wcat)
 			wcat = strlen(l->v[i].category);
-	if (!kept)
-		printf("  %-*s  %5s  %9s  %9s  %s\n", (int)wcat, "CATEGORY", "AGE", "ON DISK", "FREED", "PATH");
+	printf("  %-*s  %5s  %9s  %9s  %s\n", (int)wcat, "CATEGORY", "AGE", "ON DISK", kept ? "" : "FREED", "PATH");
 	for (size_t i = 0; i < l->n; i++) {
 		const oa_plan_entry *e = &l->v[i];
 		char age[16], al[48], fr[48];
@@ -78,7 +77,9 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 		oa_format_size(e->freed, c->units, fr, sizeof fr);
 		char *p = oa_escape(e->path, strlen(e->path));
 		if (kept) {
-			printf("  %s: %s\n", p, e->note ? e->note : "kept");
+			/* the same columns as the plan, so a kept entry's kind and size show */
+			printf("  %-*s  %5s  %9s  %9s  %s%s: %s\n", (int)wcat, e->category, age, al, "kept", p,
+			       e->type == 'd' ? "/" : "", e->note ? e->note : "kept");
 		} else {
 			printf("  %-*s  %5s  %9s  %9s  %s%s", (int)wcat, e->category, age, al, fr, p,
 			       e->type == 'd' ? "/" : "");

@@ -18,6 +18,14 @@
 #include "base/util.h"
 
 #include <stdio.h>
+
+/* `ollama-audit version`, the same line as -V and --version. */
+static int cmd_version(cli *c)
+{
+	(void)c;
+	printf("ollama-audit %s\n", OA_VERSION);
+	return 0;
+}
 #include <string.h>
 
 #define COMMON "store format units fail-on color help version output "
@@ -262,6 +270,17 @@ const command cli_commands[] = {
 		        "WHEN is an RFC 3339 time, a date (YYYY-MM-DD, UTC) or a duration ago (90d, 12h).\n"
 		        "Lines that cannot be read are reported as FILE:LINE warnings on stderr.\n",
 	},
+	{
+		.name = "version",
+		.run = cmd_version,
+		.synopsis = "version",
+		.summary = "print the version (also -V, --version)",
+		.options = "help version",
+		.formats = "table",
+		.help = "usage: ollama-audit version\n"
+		        "\n"
+		        "Print the version: `ollama-audit VERSION`. -V and --version do the same.\n",
+	},
 	{ .name = NULL },
 };
 
@@ -289,7 +308,7 @@ static const char usage_options[] =
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
 	"  -q, --quiet        list, du: the model names only, one per line\n"
 	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
-	"  --version          print the version\n"
+	"  -V, --version      print the version (also: ollama-audit version)\n"
 	"\n"
 	"Exit status (bits, ORed across stores): 0 ok, 1 warnings (with --fail-on warning),\n"
 	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n"

@@ -84,8 +84,7 @@ static int check_command_line(const cli *c, const cli_request *r, const command 
 {
 	for (size_t i = 0; i < r->n_given; i++)
 		if (!cli_word_in(cmd->options, r->given[i])) {
-			cli_err("--%s is not an option of %s; see ollama-audit %s --help", r->given[i], c->cmd,
-			        c->cmd);
+			cli_err("--%s is not an option of %s", r->given[i], c->cmd);
 			return OA_EXIT_USAGE;
 		}
 	if (!cli_word_in(cmd->formats, c->format_name))
@@ -143,5 +142,7 @@ int main(int argc, char **argv)
 	if (r.help || !cmd)
 		return print_help(&c, cmd);
 	rc = check_command_line(&c, &r, cmd);
+	if (rc)
+		cli_usage_hint(); /* the one style: the error, then "Try '...'" */
 	return rc ? rc : run_command(&c, cmd);
 }

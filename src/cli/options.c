@@ -303,8 +303,11 @@ int cli_parse_options(cli *c, cli_request *r, int argc, char **argv)
 	opterr = 0;
 	int opt, li;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
-	while ((li = -1, opt = getopt_long(argc, argv, ":hq", long_opts, &li)) != -1) {
-		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet" : NULL;
+	while ((li = -1, opt = getopt_long(argc, argv, ":hqV", long_opts, &li)) != -1) {
+		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet"
+		                   : opt == 'V' ? "version" : NULL;
+		if (opt == 'V')
+			opt = OPT_VERSION;
 		if (name && r->n_given < sizeof r->given / sizeof r->given[0])
 			r->given[r->n_given++] = name;
 		int rc = parse_option(c, r, opt, argv);

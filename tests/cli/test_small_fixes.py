@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Small things a user notices (issue 23, item 8): weeks in durations, kept
+prune rows with their kind and size, show's layer sizes in one unit, file
+type 0 shown as F32 as Ollama shows it."""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+
+t.check_binary()
+
+with t.guard("durations take weeks"):
+    s, _ = t.clean_store("weeks")
+    orphan = s.add_blob(b"orphan" * 10)
+    s.age_all(8 * 86400)
+    r = t.audit(s.root, "prune", "--min-age", "1w", "--format", "json")
+    t.exit_code(r, 0, "prune --min-age 1w")
+    st = r.json()["stores"][0]
+    t.eq(st.get("min_age_seconds"), 7 * 86400, "1w is 7 days")
+    t.ok(any(e["path"].endswith(orphan.split(":")[1]) for e in st["entries"]), "an 8-day-old orphan is planned", st)
+    r = t.audit(s.root, "prune", "--min-age", "2w", "--format", "json")
+    t.ok(not r.json()["stores"][0]["entries"], "and kept under 2w")
+    r = t.audit(s.root, "prune", "--min-age", "1x")
+    t.exit_code(r, 16, "an unknown unit is still refused")
+
+with t.guard("kept prune rows have their kind and size"):
+    s, _ = t.clean_store("kept")
+    s.add_blob(b"young orphan" * 100)
+    r = t.audit(s.root, "prune")
+    t.exit_code(r, 0, "prune")
+    lines = r.out.splitlines()
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("kept ("))
+    rows = [ln for ln in lines[i + 1:] if "blobs/" in ln]
+    t.ok(rows, "a kept row", r.out)
+    for ln in rows:
+        t.ok(re.search(r"\borphans\b", ln) is not None, "the kept row says its kind: %r" % ln)
+        t.ok(re.search(r"\d(\.\d)? (B|KB|MB)\b", ln) is not None, "the kept row says its size: %r" % ln)
+
+with t.guard("show: a layer's sizes in one unit"):
+    demo = t.copy_demo_store("units")
+    r = t.audit(demo.root, "show", "demo-llama:1b")
+    layer_lines = [ln for ln in r.out.splitlines() if "on disk" in ln and "sha256:" in ln]
+    t.ok(layer_lines, "layer lines", r.out)
+    for ln in layer_lines:
+        t.ok(re.search(r"\b\d+ on disk", ln) is None, "no bare byte count beside a human size: %r" % ln)
+        t.ok(re.search(r"(B|KB|MB|GB) on disk", ln) is not None, "on disk in units: %r" % ln)
+
+with t.guard("file type 0 (all F32) is F32, as Ollama prints it"):
+    s = t.new_store("f32")
+    t.add_gguf_model(s, "f32:latest", file_type=0)
+    r = t.audit(s.root, "show", "f32:latest")
+    t.exit_code(r, 0, "show")
+    t.contains(r.out, "file type F32 (0", "show: F32")
+    t.not_contains(r.out, "file type unknown", "not unknown")
+
+t.done()
