@@ -295,7 +295,8 @@ static const char usage_head[] =
 static const char usage_options[] =
 	"\n"
 	"Options (`ollama-audit COMMAND --help` lists the ones a command takes):\n"
-	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
+	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models,\n"
+	"                     else the one store on the machine (see `stores`)\n"
 	"  --format FMT       table (default), json, ndjson, csv (restore: table only);\n"
 	"                     list also takes tags; check, verify, du and stores also\n"
 	"                     prometheus; any other is refused (exit 16)\n"

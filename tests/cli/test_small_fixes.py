@@ -56,4 +56,26 @@ with t.guard("file type 0 (all F32) is F32, as Ollama prints it"):
     t.contains(r.out, "file type F32 (0", "show: F32")
     t.not_contains(r.out, "file type unknown", "not unknown")
 
+
+with t.guard("a standard Linux install: plain `list` reads the service's store"):
+    sysroot = t.tempdir("linux-install")
+    os.makedirs(os.path.join(sysroot, "etc"))
+    with open(os.path.join(sysroot, "etc", "passwd"), "w") as f:
+        f.write("ollama:x:%d:%d::/usr/share/ollama:/bin/false\n" % (os.getuid(), os.getgid()))
+    s = t.oa.Store(os.path.join(sysroot, "usr", "share", "ollama", ".ollama", "models"))
+    t.add_gguf_model(s, "tiny:latest", seed="svc")
+    env = {"OLLAMA_AUDIT_SYSROOT": sysroot}
+    r = t.run("list", env=env)                    # HOME is the tests' empty home: no ~/.ollama/models
+    t.exit_code(r, 0, "list finds the store")
+    t.contains(r.out, "tiny:latest", "and lists its model")
+    t.contains(r.err, s.root, "stderr says which store it read")
+    j = t.run("list", "--format", "json", env=env).json()
+    t.eq(j["stores"][0]["root"], s.root, "the service's store")
+    # a second store on the machine: no guess, the stores are named
+    s2 = t.oa.Store(os.path.join(sysroot, "var", "lib", "ollama"))
+    t.add_gguf_model(s2, "other:latest", seed="svc2")
+    r = t.run("list", env=env)
+    t.exit_code(r, 8, "two stores: none is guessed")
+    t.ok(s.root in r.err and s2.root in r.err, "both are named", r.err)
+
 t.done()
