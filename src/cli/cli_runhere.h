@@ -6,7 +6,8 @@
 
 #include "cli.h"
 
-char *cli_runhere_text(const cli *c, const oa_model *m);
+/* s: the model's store, whose logs may hold its last failed load. */
+char *cli_runhere_text(cli *c, const oa_store *s, const oa_model *m);
 struct oa_machine;
 const struct oa_machine *cli_runhere_machine(const cli *c); /* for oa_runhere_view() */
 void cli_runhere_findings(const cli *c, oa_store *s);

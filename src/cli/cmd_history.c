@@ -428,9 +428,22 @@ const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 	u->loaded = oa_xcalloc(s->n_models + 1, sizeof *u->loaded);
 	for (size_t i = 0; i < s->n_models; i++)
 		u->loaded[i] = oa_history_last_load(&h, i, &u->last_ns[i]);
+	u->failure = oa_xcalloc(s->n_models + 1, sizeof *u->failure);
+	u->n_failure = s->n_models;
+	for (size_t i = 0; i < h.n; i++) { /* newest first after match */
+		const oa_load *ld = &h.v[i];
+		if (ld->result != OA_LOAD_FAILED)
+			continue;
+		char when[48] = "at an unknown time";
+		if (ld->has_time)
+			utc_time(ld->time_ns, when, sizeof when);
+		for (size_t k = 0; k < ld->n_models; k++)
+			if (ld->models[k] < s->n_models && !u->failure[ld->models[k]])
+				u->failure[ld->models[k]] = oa_xasprintf("%s: %s", when, ld->reason ? ld->reason : "failed");
+	}
 	u->sources = src.names;
 	u->n_sources = src.n;
-	if (src.n && c->format == OUT_TABLE)
+	if (src.n && c->format == OUT_TABLE && (strcmp(c->cmd, "list") == 0 || strcmp(c->cmd, "du") == 0))
 		say_sources(s, &src, "LAST USED from");
 	oa_history_free(&h);
 	return u;
@@ -475,6 +488,7 @@ void cli_usage_release(void)
 		free(usage_cache[i].u.last_ns);
 		free(usage_cache[i].u.loaded);
 		oa_free_names(usage_cache[i].u.sources, usage_cache[i].u.n_sources);
+		oa_free_names(usage_cache[i].u.failure, usage_cache[i].u.n_failure);
 	}
 	free(usage_cache);
 	usage_cache = NULL;

@@ -19,6 +19,8 @@ typedef struct cli_usage {
 	int64_t logs_from, logs_to;
 	bool *loaded;       /* per model: a load of it is in the logs */
 	int64_t *last_ns;   /* per model: its newest load */
+	char **failure;     /* per model: its newest failed load ("TIME: reason"), or NULL */
+	size_t n_failure;   /* the models failure covers (the store may be closed before release) */
 	char **sources;     /* the log sources read */
 	size_t n_sources;
 } cli_usage;

@@ -56,17 +56,26 @@ static void show_gguf(const oa_gguf_info *g, bool tensors)
 	} else {
 		snprintf(ft, sizeof ft, "not set");
 	}
+	/* A header read only in part (a truncated blob is read the quick way)
+	 * has no tensor count, params or data offset: say so, not "0". */
+	bool partial = g->quick_stopped || g->kv_parsed < g->kv_count;
 	printf("      GGUF v%u, %s-endian, %s, arch %s%s%s\n", g->version, g->big_endian ? "big" : "little",
-	       g->ok ? "ok" : "INVALID", g->architecture ? pr(0, g->architecture) : "?",
-	       g->general_name ? ", name " : "", pr(1, g->general_name));
-	printf("      file type %s; %s params; context %llu; embedding %llu; blocks %llu",
-	       ft, human, (unsigned long long)g->context_length, (unsigned long long)g->embedding_length,
-	       (unsigned long long)g->block_count);
+	       !g->ok ? "INVALID" : partial ? "header read in part" : "ok",
+	       g->architecture ? pr(0, g->architecture) : "?", g->general_name ? ", name " : "",
+	       pr(1, g->general_name));
+	printf("      file type %s; %s params; context %llu; embedding %llu; blocks %llu", ft,
+	       partial ? "unknown" : human, (unsigned long long)g->context_length,
+	       (unsigned long long)g->embedding_length, (unsigned long long)g->block_count);
 	if (g->expert_count)
 		printf("; experts %llu", (unsigned long long)g->expert_count);
-	printf("\n      %llu keys, %llu tensors, alignment %llu, data at %llu",
-	       (unsigned long long)g->kv_count, (unsigned long long)g->tensor_count,
-	       (unsigned long long)g->alignment, (unsigned long long)g->data_offset);
+	if (partial)
+		printf("\n      %llu of %llu keys read, %llu tensors declared, not read; data offset unknown",
+		       (unsigned long long)g->kv_parsed, (unsigned long long)g->kv_count,
+		       (unsigned long long)g->tensor_count);
+	else
+		printf("\n      %llu keys, %llu tensors, alignment %llu, data at %llu",
+		       (unsigned long long)g->kv_count, (unsigned long long)g->tensor_count,
+		       (unsigned long long)g->alignment, (unsigned long long)g->data_offset);
 	if (g->tokenizer_model)
 		printf("; tokenizer %s, vocab %llu", pr(0, g->tokenizer_model), (unsigned long long)g->vocab_size);
 	printf("\n");
@@ -286,7 +295,7 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 	show_summary(c, m);
 	show_config(m);
 	show_layers(c, m);
-	char *here = cli_runhere_text(c, m);
+	char *here = cli_runhere_text(c, s, m);
 	if (here) {
 		printf("what can run here\n");
 		cli_print_wrapped(c, stdout, "  ", here);

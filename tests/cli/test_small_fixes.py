@@ -78,4 +78,41 @@ with t.guard("a standard Linux install: plain `list` reads the service's store")
     t.exit_code(r, 8, "two stores: none is guessed")
     t.ok(s.root in r.err and s2.root in r.err, "both are named", r.err)
 
+with t.guard("show tells the truth about a broken model"):
+    s = t.new_store("broken")
+    info = t.add_gguf_model(s, "tiny:latest", seed="broken")
+    hexd = info["layers"][0]["digest"].split(":", 1)[1]
+    blob = s.blob_path(info["layers"][0]["digest"])
+    r = t.audit(s.root, "show", "tiny:latest")
+    t.contains(r.out, "runs here", "intact: runs")
+    # the server's log beside the store: the model's last load failed
+    logs = os.path.join(os.path.dirname(s.root), "logs")
+    os.makedirs(logs, exist_ok=True)
+    with open(os.path.join(logs, "server.log"), "w") as f:
+        f.write('time=2025-03-05T07:00:00.000Z level=INFO source=server.go:380 msg="starting llama server" '
+                'cmd="/usr/bin/ollama runner --model %s/blobs/sha256-%s --port 40000"\n' % (s.root, hexd))
+        f.write('time=2025-03-05T07:00:01.000Z level=ERROR source=sched.go:455 msg="error loading llama server" '
+                'error="llama runner process has terminated: exit status 2"\n')
+    r = t.audit(s.root, "show", "tiny:latest")
+    para = " ".join(x.strip() for x in r.out.split("what can run here", 1)[-1].splitlines())
+    t.contains(para, "last failed load", "the logs' failed load is named", r.out)
+    t.contains(para, "exit status 2", "with its reason", r.out)
+    with open(blob, "r+b") as f:
+        f.truncate(600)
+    r = t.audit(s.root, "show", "tiny:latest")
+    t.exit_code(r, 4, "show of a truncated model: an integrity error")
+    t.not_contains(r.out, " ok, arch", "a partial header is not 'ok'")
+    t.not_contains(r.out, "data at 0", "no data offset of 0")
+    t.not_contains(r.out, "; 0 params", "no 0 params")
+    t.contains(r.out, "read in part", "the header says it was read in part")
+    para = " ".join(x.strip() for x in r.out.split("what can run here", 1)[-1].splitlines())
+    t.contains(para, "cannot run", "a truncated model cannot run", r.out)
+    t.contains(para, "truncated", "and why", r.out)
+    t.not_contains(para, "fits", "no fit claimed")
+    os.unlink(blob)
+    r = t.audit(s.root, "show", "tiny:latest")
+    para = " ".join(x.strip() for x in r.out.split("what can run here", 1)[-1].splitlines())
+    t.contains(para, "cannot run", "a model without its weights cannot run", r.out)
+    t.contains(para, "missing", "and why", r.out)
+
 t.done()
