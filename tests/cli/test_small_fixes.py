@@ -115,4 +115,24 @@ with t.guard("show tells the truth about a broken model"):
     t.contains(para, "cannot run", "a model without its weights cannot run", r.out)
     t.contains(para, "missing", "and why", r.out)
 
+with t.guard("check ends with a one-screen answer: models by severity, each with its fix"):
+    demo = t.copy_demo_store("answer")
+    info = t.add_gguf_model(demo, "broken:latest", seed="answer")
+    os.unlink(demo.blob_path(info["layers"][0]["digest"]))
+    r = t.audit(demo.root, "check")
+    lines = r.out.splitlines()
+    head = next((k for k, ln in enumerate(lines) if re.match(r"^\d+ of \d+ models broken", ln)), None)
+    t.ok(head is not None, "a line 'N of M models broken'", r.out)
+    if head is not None:
+        t.ok(lines[head].startswith("1 of 8 models broken"), "one of the eight is broken", lines[head])
+        rows = lines[head + 1:]
+        t.ok(rows and rows[0].split()[:1] == ["SEVERITY"], "a table follows", rows)
+        err = [ln for ln in rows if ln.startswith("error")]
+        t.ok(len(err) == 1 and "broken:latest" in err[0] and "fix: ollama pull broken:latest" in err[0],
+             "the broken model with the command that fixes it", rows)
+        sev = [ln.split()[0] for ln in rows[1:]]
+        t.eq(sev, sorted(sev, key=lambda x: {"error": 0, "warning": 1}.get(x, 2)), "errors first, then warnings")
+        t.ok(any("(store)" in ln and "fix: ollama-audit prune" in ln for ln in rows),
+             "store-wide junk: prune fixes it", rows)
+
 t.done()
