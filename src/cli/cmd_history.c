@@ -568,3 +568,13 @@ void cli_log_findings(cli *c, oa_store *s)
 	oa_free_names(src.names, src.n);
 	oa_history_free(&h);
 }
+
+int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n)
+{
+	const cli_usage *u = cli_usage_of(c, s);
+	int64_t best = INT64_MIN;
+	for (size_t i = 0; u && u->have_logs && i < n; i++)
+		if (u->loaded[models[i]] && u->last_ns[models[i]] > best)
+			best = u->last_ns[models[i]];
+	return best;
+}

@@ -46,4 +46,8 @@ void cli_usage_release(void);
 /* check: load-failed and runner-changed findings from the server's logs. */
 void cli_log_findings(cli *c, oa_store *s);
 
+/* The newest load (ns) of any of the models in the server's logs, or
+ * INT64_MIN when none is there: --sort last-used puts those last. */
+int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n);
+
 #endif

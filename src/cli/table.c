@@ -7,7 +7,6 @@
 #define _XOPEN_SOURCE 700
 #endif
 #include "table.h"
-#include "cmd_history.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -393,14 +392,4 @@ void cli_sort_keys(cli_sort_key *v, size_t n)
 {
 	if (n > 1)
 		qsort(v, n, sizeof *v, cmp_key);
-}
-
-int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n)
-{
-	const cli_usage *u = cli_usage_of(c, s);
-	int64_t best = INT64_MIN;
-	for (size_t i = 0; u && u->have_logs && i < n; i++)
-		if (u->loaded[models[i]] && u->last_ns[models[i]] > best)
-			best = u->last_ns[models[i]];
-	return best;
 }

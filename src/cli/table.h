@@ -55,8 +55,5 @@ typedef struct cli_sort_key {
 	size_t idx;
 } cli_sort_key;
 void cli_sort_keys(cli_sort_key *v, size_t n);
-/* The newest load (ns) of any of the models in the server's logs, or
- * INT64_MIN when none is there: --sort last-used puts those last. */
-int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n);
 
 #endif
