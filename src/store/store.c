@@ -1,6 +1,7 @@
 /* store.c - find a store, walk it as the server does, read manifests and configs. */
 #include "ollama_audit/store.h"
 #include "ollama_audit/manifest_list.h"
+#include "ollama_audit/humanize.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -1026,10 +1027,14 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 			oa_findings_add(&s->findings, OA_FINDING_EMPTY_BLOB, m->display, digest, path,
 			                "%s blob is empty; the manifest declares %lld bytes", what,
 			                (long long)l->size);
-		else
+		else {
+			char have[32], want[32];
+			oa_format_size((uint64_t)b->st.st_size, OA_UNITS_SI, have, sizeof have);
+			oa_format_size((uint64_t)(l->size < 0 ? 0 : l->size), OA_UNITS_SI, want, sizeof want);
 			oa_findings_add(&s->findings, OA_FINDING_SIZE_MISMATCH, m->display, digest, path,
-			                "%s blob has %lld bytes on disk; the manifest declares %lld", what,
-			                (long long)b->st.st_size, (long long)l->size);
+			                "%s blob has %s (%lld bytes) on disk; the manifest declares %s (%lld)", what,
+			                have, (long long)b->st.st_size, want, (long long)l->size);
+		}
 	}
 }
 
@@ -1151,11 +1156,13 @@ static void check_blob_files(oa_store *s)
 				if (oa_blob_looks_like_manifest(s, b))
 					oa_findings_add(&s->findings, OA_FINDING_MANIFEST_BLOB, NULL, dg, path,
 					                "unreferenced, but its content is a manifest (newer Ollama keeps these; older ones prune them)");
-				else
+				else {
+					char size[32];
+					oa_format_size((uint64_t)b->st.st_size, OA_UNITS_SI, size, sizeof size);
 					oa_findings_add(&s->findings, OA_FINDING_ORPHAN_BLOB, NULL, dg, path,
-					                "no manifest references this blob (%lld bytes)%s",
-					                (long long)b->st.st_size,
+					                "no manifest references this blob (%s)%s", size,
 					                s->prune_blocked ? "; the server's prune is blocked, so it stays" : "");
+				}
 			}
 			break;
 		case OA_BLOB_LEGACY:
@@ -1163,11 +1170,14 @@ static void check_blob_files(oa_store *s)
 			                "old blob name with ':'; the server renames it to sha256-%s at start",
 			                b->hex);
 			break;
-		case OA_BLOB_PARTIAL:
+		case OA_BLOB_PARTIAL: {
+			char alloc[32], size[32];
+			oa_format_size((uint64_t)b->st.st_blocks * 512, OA_UNITS_SI, alloc, sizeof alloc);
+			oa_format_size((uint64_t)b->st.st_size, OA_UNITS_SI, size, sizeof size);
 			oa_findings_add(&s->findings, OA_FINDING_PARTIAL_DOWNLOAD, NULL, dg, path,
-			                "interrupted download: %lld bytes allocated of %lld",
-			                (long long)b->st.st_blocks * 512, (long long)b->st.st_size);
+			                "interrupted download: %s allocated for a %s file", alloc, size);
 			break;
+		}
 		case OA_BLOB_PARTIAL_PART:
 			break; /* reported with its -partial file, or below when alone */
 		case OA_BLOB_TMP:

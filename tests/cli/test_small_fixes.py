@@ -135,4 +135,14 @@ with t.guard("check ends with a one-screen answer: models by severity, each with
         t.ok(any("(store)" in ln and "fix: ollama-audit prune" in ln for ln in rows),
              "store-wide junk: prune fixes it", rows)
 
+with t.guard("check's messages give sizes as people read them"):
+    demo = t.copy_demo_store("human-bytes")
+    r = t.audit(demo.root, "check")
+    orphan = next((ln for ln in r.out.splitlines() if "orphan-blob:" in ln), "")
+    t.ok(re.search(r"\(\d+(\.\d)? (B|KB)\)", orphan) is not None and "bytes)" not in orphan,
+         "orphan-blob: a human size", orphan)
+    partial = next((ln for ln in r.out.splitlines() if "partial-download:" in ln), "")
+    t.ok(re.search(r"\d+(\.\d)? KB allocated", partial) is not None and "bytes allocated" not in partial,
+         "partial-download: human sizes", partial)
+
 t.done()
