@@ -10,6 +10,7 @@
 #include "cmd_history.h"
 #include "cmd_list.h"
 #include "cmd_prune.h"
+#include "cmd_report.h"
 #include "cmd_restore.h"
 #include "cmd_rm.h"
 #include "cmd_show.h"
@@ -259,6 +260,26 @@ const command cli_commands[] = {
 		        "logs (-t) output or plain server output.\n"
 		        "WHEN is an RFC 3339 time, a date (YYYY-MM-DD, UTC) or a duration ago (90d, 12h).\n"
 		        "Lines that cannot be read are reported as FILE:LINE warnings on stderr.\n",
+	},
+	{
+		.name = "report",
+		.run = cmd_report,
+		.synopsis = "report",
+		.summary = "one self-contained HTML page: totals, treemap, models, findings",
+		.options = COMMON READS "all-users",
+		.formats = "html",
+		.help = "usage: ollama-audit report [--output FILE] [--store DIR]... [--all-users] [--units si|iec|bytes]\n"
+		        "\n"
+		        "One self-contained HTML page of the stores (inline CSS and SVG, no script, nothing\n"
+		        "fetched; readable in any browser, or mailed): the totals du prints (models,\n"
+		        "referenced, unique, shared, junk, reclaimable), a treemap of where the bytes go\n"
+		        "(each model's unique bytes, each shared blob, junk by category; hover a tile for\n"
+		        "its name and size), the models as list shows them (format, runner, quantization,\n"
+		        "size, last use when the server's logs are found) and the findings of check,\n"
+		        "errors first, each with what to do about it. With several stores (--store A\n"
+		        "--store B, --all-users) a summary of all of them comes first, then a section per\n"
+		        "store and owner. Written to standard output, or atomically to --output FILE\n"
+		        "(never inside a store). The exit status is check's. --format takes html only.\n",
 	},
 	{ .name = NULL },
 };
