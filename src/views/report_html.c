@@ -77,7 +77,8 @@ static const char css[] =
 	"padding-bottom:4px;word-break:break-all}h3{font-size:15px;margin:18px 0 6px}"
 	".meta{color:#5b6675;margin:0 0 8px}"
 	".totals{display:flex;flex-wrap:wrap;gap:8px;margin:10px 0}"
-	".card{border:1px solid #dde3ea;border-radius:6px;padding:6px 12px;min-width:110px;background:#f7f9fb}"
+	".card{flex:1 1 0;border:1px solid #dde3ea;border-radius:6px;padding:6px 10px;min-width:96px;"
+	"background:#f7f9fb}"
 	".card .v{font-size:18px;font-weight:600;display:block}.card .k{color:#5b6675;font-size:12px}"
 	".card small{display:block;color:#7a8593;font-size:11px}"
 	".card.junk .v{color:#b42318}.card.free .v{color:#1a7f37}"
@@ -156,7 +157,9 @@ static void treemap_svg(FILE *out, const oa_overview_store *st, enum oa_units un
 	}
 	oa_rect area[OA_TILE_KINDS];
 	oa_treemap_layout(group, OA_TILE_KINDS, (oa_rect){ 0, 0, W, H }, area);
-	fprintf(out, "<svg class=\"map\" viewBox=\"0 0 %.0f %.0f\" xmlns=\"http://www.w3.org/2000/svg\" "
+	/* No xmlns: the HTML parser puts inline <svg> in the SVG namespace, and
+	 * the page then holds no address at all. */
+	fprintf(out, "<svg class=\"map\" viewBox=\"0 0 %.0f %.0f\" "
 	             "role=\"img\" aria-label=\"where the bytes go\">\n", W, H);
 	for (int k = 0; k < OA_TILE_KINDS; k++) {
 		size_t n = 0;

@@ -2,6 +2,7 @@
 #include "ollama_audit/treemap.h"
 #include "base/util.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 static const double *sort_sizes;

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""`report`: one self-contained HTML page. Read offline with Python's
+html.parser: well-formed nesting, no external address and no script, every
+model of the demo store named, the totals du prints, hostile names escaped,
+a section per store with the fleet's sum, and a 500-model store's page
+under 1 MB. (tests/cli/test_report_browser.py renders it in Chromium.)"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+from clitest import oa  # noqa: E402
+import multistore as ms  # noqa: E402
+from reportpage import Page, du_numbers  # noqa: E402
+
+t.check_binary()
+
+# The owner's name comes from a passwd file of our own, never the machine's.
+PASSWD = os.path.join(t.tempdir("passwd"), "passwd")
+with open(PASSWD, "w") as f:
+    f.write("reporter:x:%d:%d::/nonexistent:/bin/sh\n" % (os.getuid(), os.getgid()))
+ENV = {"OLLAMA_AUDIT_PASSWD": PASSWD}
+
+
+def report(root, *args, **kw):
+    return t.audit(root, "report", *args, env=ENV, **kw)
+
+
+with t.guard("the demo store's page"):
+    s = t.copy_demo_store("report-demo")
+    r = report(s.root)
+    t.exit_code(r, 0, "report of the demo store")
+    t.ok(r.out.startswith("<!DOCTYPE html>"), "an HTML5 document", r.out[:200])
+    for word in ("http:", "https:", "<script", "src=", "url("):
+        t.not_contains(r.out, word, "nothing fetched, nothing run (%s)" % word)
+    page = Page(r.out)
+    t.eq(page.problems, [], "well-formed nesting, nothing external or active")
+    t.eq(page.tags.get("svg"), 1, "one treemap, drawn as inline SVG")
+    t.ok(page.tags.get("rect", 0) >= 7, "a tile per model with unique bytes", page.tags)
+    t.ok(page.tags.get("title", 0) >= 8, "tiles carry <title> tooltips", page.tags)
+    names = [m["name"] for m in t.audit(s.root, "list", "--format", "json").json()["stores"][0]["models"]]
+    t.ok(len(names) >= 5, "the demo store has models", names)
+    stores = page.stores()
+    t.eq(len(stores), 1, "one store section")
+    t.eq(sorted(page.model_cells["store-1"]), sorted(names), "the models table lists every model once")
+    text = page.visible()
+    for n in names:
+        t.contains(text, n, "the model is named")
+    du = t.audit(s.root, "du", "--format", "json").json()
+    want = du_numbers(du)
+    got = stores[0]
+    for k, v in want.items():
+        t.eq(got.get(k), v, "%s as du --format json counts it" % k)
+    t.eq(got.get("shared"), want["referenced"] - want["unique"],
+         "shared: referenced bytes that are nobody's alone (every manifest parses)")
+    t.eq(got.get("models"), len(names), "models: as list shows them")
+    t.contains(text, "owner reporter", "the store's owner is named")
+    for code in ("partial-download", "temp-file", "orphan-blob"):
+        t.contains(text, code, "the findings of check are there")
+    t.contains(text, "prune --apply", "each finding says what to do")
+    # --units changes the shown sizes; the exact bytes stay
+    r2 = report(s.root, "--units", "iec")
+    t.contains(r2.out, "KiB", "--units iec")
+    t.eq(Page(r2.out).stores()[0], got, "the exact bytes do not depend on --units")
+
+with t.guard("--output, --format and arguments"):
+    s = t.copy_demo_store("report-out")
+    out = os.path.join(t.tempdir("report-out"), "page.html")
+    r = report(s.root, "--output", out)
+    t.exit_code(r, 0, "report --output FILE")
+    t.eq(r.out, "", "nothing on stdout with --output")
+    t.ok(os.path.exists(out) and open(out).read().startswith("<!DOCTYPE html>"), "the page is in FILE")
+    inside = os.path.join(s.root, "blobs", "page.html")
+    r = report(s.root, "--output", inside)
+    t.exit_code(r, 16, "--output inside the store is refused")
+    t.ok(not os.path.exists(inside), "nothing written inside the store")
+    for fmt in ("json", "table", "csv"):
+        r = report(s.root, "--format", fmt)
+        t.exit_code(r, 16, "--format %s is a usage error" % fmt)
+    r = report(s.root, "--format", "html")
+    t.exit_code(r, 0, "--format html is the default, and accepted")
+    r = report(s.root, "extra")
+    t.exit_code(r, 16, "report takes no arguments")
+    r = t.run("report", "--help")
+    t.exit_code(r, 0, "report --help")
+    t.contains(r.out, "HTML", "the help says what it writes")
+    t.contains(t.run("--help").out, "report", "the command list names report")
+
+with t.guard("hostile names are escaped"):
+    base = t.tempdir("report-hostile")
+    evil_dir = os.path.join(base, "st<b>ore&\"'\x1b[31m\u202e")
+    s = oa.Store(os.path.join(evil_dir, "models"))
+    t.add_gguf_model(s, "tiny:latest")
+    # an invalid model name and foreign files carry the raw bytes into findings
+    s.write_raw("manifests/registry.ollama.ai/library/<script>alert(1)<\\script>/x\x07y", b"{}")
+    s.write_raw("blobs/<img src=x onerror=alert(1)>", b"foreign")
+    s.write_raw("blobs/\u202egnp.exe\x1b]0;t\x07", b"foreign")
+    r = report(s.root)
+    t.ok(r.code in (0, 4), "report of a hostile store runs (exit %s)" % r.code, r.describe())
+    page = Page(r.out)
+    t.eq(page.problems, [], "the names did not become markup")
+    t.eq(page.tags.get("script"), None, "no <script> from a name")
+    t.eq(page.tags.get("img"), None, "no <img> from a name")
+    t.eq(page.tags.get("b"), None, "no <b> from the store's path")
+    for raw in ("\x1b", "\x07", "\u202e"):
+        t.not_contains(r.out, raw, "control and bidi characters are not written raw (%r)" % raw)
+    text = page.visible()
+    t.contains(text, "<img src=x onerror=alert(1)>", "a foreign file is named, as text")
+    t.contains(text, "<script>alert(1)", "an invalid name is shown, as text")
+    t.contains(text, "\\x1b", "an escape byte is shown as \\x1b")
+    t.contains(text, "\\u+202E", "a right-to-left override is shown as \\u+202E")
+    t.contains(r.out, "&lt;img src=x", "written as entities")
+
+with t.guard("several stores: a section each and the fleet's sum"):
+    a, _ = t.clean_store("report-a", name="alpha:latest")
+    b = t.copy_demo_store("report-b")
+    r = t.run("--store", a.root, "--store", b.root, "report", env=ENV)
+    t.exit_code(r, 0, "report of two stores")
+    page = Page(r.out)
+    t.eq(page.problems, [], "well-formed")
+    stores = page.stores()
+    t.eq(len(stores), 2, "a section per store")
+    fleet = page.sections.get("fleet")
+    t.ok(fleet is not None, "a fleet summary", list(page.sections))
+    du = t.run("--store", a.root, "--store", b.root, "du", "--format", "json").json()
+    for i in range(2):
+        for k, v in du_numbers(du, i).items():
+            t.eq(stores[i].get(k), v, "store %d: %s as du counts it" % (i + 1, k))
+    for k in ("referenced", "unique", "shared", "junk", "reclaimable", "blobs", "models"):
+        t.eq(fleet.get(k), stores[0].get(k, 0) + stores[1].get(k, 0), "the fleet's %s is the sum" % k)
+    t.eq(fleet.get("referenced"), du["total"]["referenced_bytes"], "as du's total")
+    t.contains(page.visible(), "alpha:latest", "the first store's model")
+
+with t.guard("--all-users: a section per store and owner"):
+    m = ms.Machine()
+    r = m.run("report", "--all-users")
+    t.ok(r.code in (0, 8), "report --all-users runs (8: a store it may not read)", r.describe())
+    page = Page(r.out)
+    t.eq(page.problems, [], "well-formed")
+    du = m.run("du", "--all-users", "--format", "json").json()
+    t.eq(len(page.stores()), len(du["stores"]), "the stores du reads, a section each")
+    t.eq(page.sections.get("fleet", {}).get("referenced"), du["total"]["referenced_bytes"],
+         "the fleet's referenced bytes as du's total")
+    text = page.visible()
+    for key in ("service", "alice", "bob"):
+        t.contains(text, "owner " + m.user_of(key), "the owner of %s's store" % key)
+    for name in ("svc-only:latest", "alice-own:7b", "bob-own:latest"):
+        t.contains(text, name, "every store's models")
+
+with t.guard("500 models: the page stays under 1 MB"):
+    N = 500
+    s = t.new_store("report-500")
+    ggufs = [oa.tiny_llama_gguf(name="big %d" % k) for k in range(10)]
+    model_layers = [s.layer("model", g) for g in ggufs]
+    tmpl = s.layer("template", t.TEMPLATE)
+    cfgs = [oa.gguf_config(s, g, [l], rootfs=False) for g, l in zip(ggufs, model_layers)]
+    for k in range(N):
+        # each model has a blob of its own (a tile each) and long names
+        params = s.layer("params", oa.go_json({"num_ctx": 1000 + k, "pad": "x" * (k % 50)}))
+        s.add_manifest("some-namespace-%d/a-rather-long-model-name-%04d:tag-%d" % (k % 7, k, k % 3),
+                       cfgs[k % 10], [model_layers[k % 10], tmpl, params])
+    r = report(s.root, timeout=120)
+    t.exit_code(r, 0, "report of %d models" % N)
+    size = len(r.out.encode())
+    print("report of %d models: %d bytes" % (N, size))
+    t.ok(size < 1_000_000, "the page is under 1 MB (%d bytes)" % size)
+    page = Page(r.out)
+    t.eq(page.problems, [], "well-formed")
+    t.eq(len(page.model_cells["store-1"]), N, "every model has a row")
+    t.ok(page.tags.get("rect", 0) >= N, "every model has a tile", page.tags.get("rect"))
+
+t.done()
