@@ -268,7 +268,8 @@ const command cli_commands[] = {
 		.summary = "one self-contained HTML page: totals, treemap, models, findings",
 		.options = COMMON READS "all-users",
 		.formats = "html",
-		.help = "usage: ollama-audit report [--output FILE] [--store DIR]... [--all-users] [--units si|iec|bytes]\n"
+		.help = "usage: ollama-audit report [--output FILE] [--store DIR]... [--all-users] [--format html]\n"
+		        "                          [--units si|iec|bytes]\n"
 		        "\n"
 		        "One self-contained HTML page of the stores (inline CSS and SVG, no script, nothing\n"
 		        "fetched; readable in any browser, or mailed): the totals du prints (models,\n"
@@ -298,7 +299,8 @@ static const char usage_options[] =
 	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
 	"  --format FMT       table (default), json, ndjson, csv (restore: table only);\n"
 	"                     list also takes tags; check, verify, du and stores also\n"
-	"                     prometheus; any other is refused (exit 16)\n"
+	"                     prometheus; report writes html only; any other is refused\n"
+	"                     (exit 16)\n"
 	"  --all-users        every store on the machine (see `stores`), plus any --store\n"
 	"  --output FILE      write standard output to FILE atomically (temp file + rename)\n"
 	"  --platform OS/ARCH which child of a manifest list a tag uses (default: this\n"
