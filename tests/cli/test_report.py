@@ -150,16 +150,10 @@ with t.guard("--all-users: a section per store and owner"):
 
 with t.guard("500 models: the page stays under 1 MB"):
     N = 500
-    s = t.new_store("report-500")
-    ggufs = [oa.tiny_llama_gguf(name="big %d" % k) for k in range(10)]
-    model_layers = [s.layer("model", g) for g in ggufs]
-    tmpl = s.layer("template", t.TEMPLATE)
-    cfgs = [oa.gguf_config(s, g, [l], rootfs=False) for g, l in zip(ggufs, model_layers)]
-    for k in range(N):
-        # each model has a blob of its own (a tile each) and long names
-        params = s.layer("params", oa.go_json({"num_ctx": 1000 + k, "pad": "x" * (k % 50)}))
-        s.add_manifest("some-namespace-%d/a-rather-long-model-name-%04d:tag-%d" % (k % 7, k, k % 3),
-                       cfgs[k % 10], [model_layers[k % 10], tmpl, params])
+    # each model has a blob of its own (a tile each) and a long name
+    s = t.many_models_store(
+        "report-500", N, name_of=lambda k: "some-namespace-%d/a-rather-long-model-name-%04d:tag-%d"
+        % (k % 7, k, k % 3), params_of=lambda k: {"num_ctx": 1000 + k, "pad": "x" * (k % 50)})
     r = report(s.root, timeout=120)
     t.exit_code(r, 0, "report of %d models" % N)
     size = len(r.out.encode())
