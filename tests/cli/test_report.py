@@ -16,15 +16,20 @@ from reportpage import Page, du_numbers  # noqa: E402
 
 t.check_binary()
 
-# The owner's name comes from a passwd file of our own, never the machine's.
+# The owner's name comes from a passwd file of our own, and the logs from
+# an empty fake machine (no journal): never this machine's.
 PASSWD = os.path.join(t.tempdir("passwd"), "passwd")
 with open(PASSWD, "w") as f:
     f.write("reporter:x:%d:%d::/nonexistent:/bin/sh\n" % (os.getuid(), os.getgid()))
-ENV = {"OLLAMA_AUDIT_PASSWD": PASSWD}
+ENV = {"OLLAMA_AUDIT_PASSWD": PASSWD, "OLLAMA_AUDIT_SYSROOT": t.tempdir("report-sysroot")}
+
+
+def run(*args, **kw):
+    return t.run(*args, env=ENV, **kw)
 
 
 def report(root, *args, **kw):
-    return t.audit(root, "report", *args, env=ENV, **kw)
+    return run("--store", root, "report", *args, **kw)
 
 
 with t.guard("the demo store's page"):
@@ -39,7 +44,7 @@ with t.guard("the demo store's page"):
     t.eq(page.tags.get("svg"), 1, "one treemap, drawn as inline SVG")
     t.ok(page.tags.get("rect", 0) >= 7, "a tile per model with unique bytes", page.tags)
     t.ok(page.tags.get("title", 0) >= 8, "tiles carry <title> tooltips", page.tags)
-    names = [m["name"] for m in t.audit(s.root, "list", "--format", "json").json()["stores"][0]["models"]]
+    names = [m["name"] for m in run("--store", s.root, "list", "--format", "json").json()["stores"][0]["models"]]
     t.ok(len(names) >= 5, "the demo store has models", names)
     stores = page.stores()
     t.eq(len(stores), 1, "one store section")
@@ -47,7 +52,7 @@ with t.guard("the demo store's page"):
     text = page.visible()
     for n in names:
         t.contains(text, n, "the model is named")
-    du = t.audit(s.root, "du", "--format", "json").json()
+    du = run("--store", s.root, "du", "--format", "json").json()
     want = du_numbers(du)
     got = stores[0]
     for k, v in want.items():
@@ -59,6 +64,10 @@ with t.guard("the demo store's page"):
     for code in ("partial-download", "temp-file", "orphan-blob"):
         t.contains(text, code, "the findings of check are there")
     t.contains(text, "prune --apply", "each finding says what to do")
+    # the exit status is check's, --fail-on included
+    for extra in ([], ["--fail-on", "warning"]):
+        t.eq(report(s.root, *extra).code, run("--store", s.root, "check", *extra).code,
+             "report exits as check does %s" % extra)
     # --units changes the shown sizes; the exact bytes stay
     r2 = report(s.root, "--units", "iec")
     t.contains(r2.out, "KiB", "--units iec")
@@ -82,10 +91,10 @@ with t.guard("--output, --format and arguments"):
     t.exit_code(r, 0, "--format html is the default, and accepted")
     r = report(s.root, "extra")
     t.exit_code(r, 16, "report takes no arguments")
-    r = t.run("report", "--help")
+    r = run("report", "--help")
     t.exit_code(r, 0, "report --help")
     t.contains(r.out, "HTML", "the help says what it writes")
-    t.contains(t.run("--help").out, "report", "the command list names report")
+    t.contains(run("--help").out, "report", "the command list names report")
 
 with t.guard("hostile names are escaped"):
     base = t.tempdir("report-hostile")
@@ -115,7 +124,7 @@ with t.guard("hostile names are escaped"):
 with t.guard("several stores: a section each and the fleet's sum"):
     a, _ = t.clean_store("report-a", name="alpha:latest")
     b = t.copy_demo_store("report-b")
-    r = t.run("--store", a.root, "--store", b.root, "report", env=ENV)
+    r = run("--store", a.root, "--store", b.root, "report")
     t.exit_code(r, 0, "report of two stores")
     page = Page(r.out)
     t.eq(page.problems, [], "well-formed")
@@ -123,7 +132,7 @@ with t.guard("several stores: a section each and the fleet's sum"):
     t.eq(len(stores), 2, "a section per store")
     fleet = page.sections.get("fleet")
     t.ok(fleet is not None, "a fleet summary", list(page.sections))
-    du = t.run("--store", a.root, "--store", b.root, "du", "--format", "json").json()
+    du = run("--store", a.root, "--store", b.root, "du", "--format", "json").json()
     for i in range(2):
         for k, v in du_numbers(du, i).items():
             t.eq(stores[i].get(k), v, "store %d: %s as du counts it" % (i + 1, k))
@@ -147,6 +156,27 @@ with t.guard("--all-users: a section per store and owner"):
         t.contains(text, "owner " + m.user_of(key), "the owner of %s's store" % key)
     for name in ("svc-only:latest", "alice-own:7b", "bob-own:latest"):
         t.contains(text, name, "every store's models")
+
+with t.guard("last use as list shows it, from the server's logs"):
+    s, used = t.clean_store("report-logs", name="used:1b")
+    t.add_gguf_model(s, "idle:1b", seed="idle")
+    blob = used["layers"][0]["digest"].split(":")[1]
+    logs = os.path.join(os.path.dirname(s.root), "logs")
+    os.makedirs(logs)
+    with open(os.path.join(logs, "server.log"), "w") as f:
+        f.write('time=2025-03-05T06:00:00.000Z level=INFO source=routes.go:1277 '
+                'msg="Listening on [::]:11434 (version 0.5.13)"\n'
+                'time=2025-03-05T07:00:00.000Z level=INFO source=server.go:380 msg="starting llama server" '
+                'cmd="/usr/bin/ollama runner --model /root/.ollama/models/blobs/sha256-%s --port 1"\n' % blob)
+    listed = {m["name"]: m["last_used"] for m in
+              run("--store", s.root, "list", "--format", "json").json()["stores"][0]["models"]}
+    t.eq(listed, {"used:1b": "2025-03-05T07:00:00Z", "idle:1b": None}, "list's last use (the premise)")
+    r = report(s.root)
+    t.exit_code(r, 0, "report with logs beside the store")
+    rows = {x.split("</td>")[0]: x for x in r.out.split('<tr><td class="name">')[1:]}
+    t.contains(rows.get("used:1b", ""), '<time datetime="2025-03-05T07:00:00Z"', "the last load's time")
+    t.contains(rows.get("used:1b", ""), " ago</time>", "shown as an age, as list shows it")
+    t.contains(rows.get("idle:1b", ""), "<td>never</td>", "never loaded: never")
 
 with t.guard("500 models: the page stays under 1 MB"):
     N = 500
