@@ -32,6 +32,9 @@ typedef struct oa_overview_totals {
 	size_t junk_count[OA_JUNK_CAT_COUNT];
 	uint64_t reclaimable;     /* du: totals.reclaimable_bytes (what prune frees now) */
 	uint64_t blobs;           /* du: totals.blobs_bytes */
+	bool quarantine_known;    /* a quarantine of the store was named (report --quarantine) */
+	size_t quarantine_entries; /* what it holds (oa_quarantine_held) */
+	uint64_t quarantine_bytes;
 	size_t findings[3];       /* by oa_severity */
 } oa_overview_totals;
 

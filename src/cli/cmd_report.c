@@ -14,6 +14,7 @@
 #include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/overview.h"
+#include "ollama_audit/prune.h"
 #include "ollama_audit/report_html.h"
 #include "base/platform.h"
 #include "base/util.h"
@@ -36,6 +37,31 @@ static void overview_of(cli *c, oa_store *s, oa_overview_store *o)
 	oa_du_store_free(&d);
 }
 
+/* --quarantine DIR: what it holds, on the store it came from. */
+static void add_quarantine(cli *c, const opened_store *st, size_t n, oa_overview_store *v)
+{
+	oa_quarantine_held q;
+	char err[512];
+	if (oa_quarantine_held_read(c->quarantine, &q, err, sizeof err) < 0) {
+		cli_err("--quarantine: %s", err);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+		return;
+	}
+	for (size_t i = 0, m = 0; i < n; i++) {
+		if (!st[i].ok)
+			continue;
+		oa_overview_totals *t = &v[m++].t;
+		if ((uint64_t)st[i].s.root_st.st_dev == q.store_dev && (uint64_t)st[i].s.root_st.st_ino == q.store_ino) {
+			t->quarantine_known = true;
+			t->quarantine_entries = q.entries;
+			t->quarantine_bytes = q.disk_bytes;
+			return;
+		}
+	}
+	cli_err("--quarantine %s holds files of a store this report does not show", c->quarantine);
+	c->exit_code |= OA_EXIT_OPERATIONAL;
+}
+
 int cmd_report(cli *c)
 {
 	if (c->n_args) {
@@ -48,13 +74,13 @@ int cmd_report(cli *c)
 	oa_overview_totals fleet;
 	memset(&fleet, 0, sizeof fleet);
 	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!st[i].ok)
-			continue;
-		overview_of(c, &st[i].s, &v[m]);
-		oa_overview_totals_add(&fleet, &v[m].t);
-		m++;
-	}
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok)
+			overview_of(c, &st[i].s, &v[m++]);
+	if (c->quarantine)
+		add_quarantine(c, st, n, v);
+	for (size_t i = 0; i < m; i++)
+		oa_overview_totals_add(&fleet, &v[i].t);
 	/* Nothing read: the errors said why, and an empty page would hide it. */
 	if (m) {
 		oa_report_html_opts o = { c->units, oa_wall_now_ns(), cli_host() };

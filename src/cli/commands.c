@@ -266,10 +266,10 @@ const command cli_commands[] = {
 		.run = cmd_report,
 		.synopsis = "report",
 		.summary = "one self-contained HTML page: totals, treemap, models, findings",
-		.options = COMMON READS "all-users",
+		.options = COMMON READS "all-users quarantine",
 		.formats = "html",
 		.help = "usage: ollama-audit report [--output FILE] [--store DIR]... [--all-users] [--format html]\n"
-		        "                          [--units si|iec|bytes]\n"
+		        "                          [--units si|iec|bytes] [--quarantine DIR]\n"
 		        "\n"
 		        "One self-contained HTML page of the stores (inline CSS and SVG, no script, nothing\n"
 		        "fetched; readable in any browser, or mailed): the totals du prints (models,\n"
@@ -280,7 +280,9 @@ const command cli_commands[] = {
 		        "errors first, each with what to do about it. With several stores (--store A\n"
 		        "--store B, --all-users) a summary of all of them comes first, then a section per\n"
 		        "store and owner. Written to standard output, or atomically to --output FILE\n"
-		        "(never inside a store). The exit status is check's. --format takes html only.\n",
+		        "(never inside a store). The exit status is check's. --format takes html only.\n"
+		        "--quarantine DIR adds what that quarantine (prune/rm --quarantine) still holds\n"
+		        "to its store's totals.\n",
 	},
 	{ .name = NULL },
 };

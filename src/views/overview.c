@@ -148,6 +148,9 @@ void oa_overview_totals_add(oa_overview_totals *sum, const oa_overview_totals *t
 	}
 	sum->reclaimable += t->reclaimable;
 	sum->blobs += t->blobs;
+	sum->quarantine_known |= t->quarantine_known;
+	sum->quarantine_entries += t->quarantine_entries;
+	sum->quarantine_bytes += t->quarantine_bytes;
 	for (int k = 0; k < 3; k++)
 		sum->findings[k] += t->findings[k];
 }

@@ -219,6 +219,11 @@ static void totals_html(FILE *out, const oa_overview_totals *t, enum oa_units un
 	card(out, "junk", "junk", t->junk, extra, units);
 	card(out, "free", "reclaimable", t->reclaimable, "", units);
 	card(out, "", "blobs", t->blobs, "", units);
+	if (t->quarantine_known) {
+		snprintf(extra, sizeof extra, ", %zu entr%s", t->quarantine_entries,
+		         t->quarantine_entries == 1 ? "y" : "ies");
+		card(out, "", "quarantine", t->quarantine_bytes, extra, units);
+	}
 	fprintf(out, "<div class=\"card\"><span class=\"v\">%zu / %zu / %zu</span><span class=\"k\">errors / "
 	             "warnings / infos</span></div>\n</div>\n",
 	        t->findings[OA_SEV_ERROR], t->findings[OA_SEV_WARNING], t->findings[OA_SEV_INFO]);

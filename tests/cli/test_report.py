@@ -5,6 +5,7 @@ model of the demo store named, the totals du prints, hostile names escaped,
 a section per store with the fleet's sum, and a 500-model store's page
 under 1 MB. (tests/cli/test_report_browser.py renders it in Chromium.)"""
 
+import json
 import os
 import sys
 
@@ -177,6 +178,27 @@ with t.guard("last use as list shows it, from the server's logs"):
     t.contains(rows.get("used:1b", ""), '<time datetime="2025-03-05T07:00:00Z"', "the last load's time")
     t.contains(rows.get("used:1b", ""), " ago</time>", "shown as an age, as list shows it")
     t.contains(rows.get("idle:1b", ""), "<td>never</td>", "never loaded: never")
+
+with t.guard("--quarantine DIR: what it still holds, on its store"):
+    s = t.copy_demo_store("report-q")
+    q = os.path.join(t.tempdir("report-q-dir"), "q")
+    r = run("--store", s.root, "prune", "--apply", "--yes", "--min-age", "0", "--quarantine", q)
+    t.exit_code(r, 0, "prune --apply --quarantine (the premise)")
+    index = json.load(open(os.path.join(q, "index.json")))
+    moved = [e for e in index["entries"] if e.get("state") == "moved"]
+    t.ok(moved, "prune moved something", index)
+    page = Page(report(s.root, "--quarantine", q).out)
+    t.eq(page.stores()[0].get("quarantine"), sum(e["disk_bytes"] for e in moved),
+         "the quarantine card: the allocated bytes of what it holds")
+    t.contains(page.visible(), "%d entr" % len(moved), "and how many entries")
+    t.eq(Page(report(s.root).out).stores()[0].get("quarantine"), None, "no card without --quarantine")
+    other = t.copy_demo_store("report-q-other")
+    r = report(other.root, "--quarantine", q)
+    t.exit_code(r, 8, "a quarantine of another store")
+    t.contains(r.err, "holds files of a store this report does not show", "says so")
+    r = run("--store", s.root, "restore", q)
+    t.eq(Page(report(s.root, "--quarantine", q).out).stores()[0].get("quarantine"), 0,
+         "after restore the quarantine holds nothing")
 
 with t.guard("500 models: the page stays under 1 MB"):
     N = 500
