@@ -475,6 +475,19 @@ static const char *const holds_keep = "holds the target of a symlinked blob that
 static const char *const incomplete_keep = "not every manifest can be read: no complete blob can be "
                                            "proven unreferenced";
 
+static const char *const links_keep = "it has hard links outside this store, which may be another "
+                                      "store's: it cannot be proven unreferenced";
+
+size_t oa_store_names_of(const oa_store *s, dev_t dev, ino_t ino)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_blobs; i++)
+		n += !s->blobs[i].is_symlink && s->blobs[i].st.st_dev == dev && s->blobs[i].st.st_ino == ino;
+	for (size_t i = 0; i < s->n_models; i++)
+		n += s->models[i].st.st_dev == dev && s->models[i].st.st_ino == ino;
+	return n;
+}
+
 /* Everything a symlinked blob that a manifest uses (or may use) resolves
  * through: removing any of it would break that blob. */
 static void symlink_targets(const oa_store *s, const oa_refset *refs, oa_ino_set *targets)
@@ -572,6 +585,9 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 		keep = "cannot stat it";
 	else if (!keep && oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
 		keep = target_keep;
+	else if (!keep && (b->cls == OA_BLOB_VALID || b->cls == OA_BLOB_LEGACY) && S_ISREG(lst.st_mode) &&
+	         (size_t)lst.st_nlink > oa_store_names_of(s, lst.st_dev, lst.st_ino))
+		keep = links_keep;
 	oa_junk *e = junk_add(j, cat, OA_IN_BLOBS, oa_xasprintf("blobs/%s", b->name),
 	                      oa_blob_class_name(b->cls), have ? &lst : NULL, now);
 	e->keep = keep;
