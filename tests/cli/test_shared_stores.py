@@ -115,6 +115,12 @@ if True:
     t.eq([[w["store"] for w in p.get("shared_with", [])] for p in plans], [[s2.root], [s1.root]],
          "each plan's json names the other store (shared_with)")
 
+    r = t.run("--all-users", "stores", "--format", "json", env=env)
+    rows = {x["root"]: x.get("shares_blobs_with") for x in r.json().get("stores", [])}
+    t.eq(rows, {s1.root: [s2.root], s2.root: [s1.root]}, "stores: each names the store it shares blobs/ with")
+    t.eq(r.json().get("duplicates", {}).get("already_shared_bytes"), 0,
+         "one blobs/ directory holds no duplicates: nothing reported as already shared")
+
     r = prune_apply(s1.root, env)
     t.eq(r.code, 0, "prune --apply on store 1 runs", r.describe())
     t.eq(all_exist(b_files), [], "store 2's blobs survive the prune of store 1")
