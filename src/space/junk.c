@@ -680,6 +680,29 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 	}
 }
 
+void oa_findings_drop_referenced(oa_store *s)
+{
+	oa_refset refs;
+	oa_refset_build(s, NULL, 0, &refs);
+	oa_findings *f = &s->findings;
+	size_t w = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		oa_finding *x = &f->v[i];
+		bool orphan = x->id == OA_FINDING_ORPHAN_BLOB || x->id == OA_FINDING_MANIFEST_BLOB;
+		if (orphan && x->digest && oa_str_has_prefix(x->digest, "sha256:") &&
+		    oa_refset_has(&refs, x->digest + 7)) {
+			free(x->model);
+			free(x->digest);
+			free(x->path);
+			free(x->message);
+			continue;
+		}
+		f->v[w++] = *x;
+	}
+	f->n = w;
+	oa_refset_free(&refs);
+}
+
 void oa_junk_free(oa_junk_list *j)
 {
 	for (size_t i = 0; i < j->n; i++)

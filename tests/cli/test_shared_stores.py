@@ -115,6 +115,12 @@ if True:
     t.eq([[w["store"] for w in p.get("shared_with", [])] for p in plans], [[s2.root], [s1.root]],
          "each plan's json names the other store (shared_with)")
 
+    r = t.run("--store", s1.root, "check", "--format", "json", env=env)
+    orphans = [f["path"] for st in r.json().get("stores", []) for f in st.get("findings", [])
+               if f["code"] == "orphan-blob"]
+    t.eq(orphans, ["blobs/" + os.path.basename(junk)], "check calls only the true orphan an orphan-blob "
+         "(not store 2's blobs): check and prune agree")
+
     r = t.run("--all-users", "stores", "--format", "json", env=env)
     rows = {x["root"]: x.get("shares_blobs_with") for x in r.json().get("stores", [])}
     t.eq(rows, {s1.root: [s2.root], s2.root: [s1.root]}, "stores: each names the store it shares blobs/ with")
