@@ -170,6 +170,19 @@ if True:
         finally:
             subprocess.run(["umount", os.path.join(s2root, "blobs")])
 
+t.section("rm in a store whose blobs/ another store shares")
+if True:
+    sysroot, s1, a, s2, b = two_stores("rm")
+    # store 2 has alpha too: the same manifest, its blobs in the shared directory
+    dst = s2.manifest_path("alpha:latest")
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    shutil.copy(s1.manifest_path("alpha:latest"), dst)
+    r = t.run("--store", s1.root, "rm", "alpha:latest", "--apply", "--yes", env=env_of(sysroot))
+    t.eq(r.code, 0, "rm --apply runs", r.describe())
+    t.ok(not os.path.exists(s1.manifest_path("alpha:latest")), "store 1's tag is removed")
+    t.eq(all_exist(blob_files(a, s1)), [], "the blobs store 2's alpha uses are kept")
+    t.contains(r.err, s2.root, "stderr names store 2")
+
 # ---------------------------------------------------------------- 3. a tag linking into another store
 t.section("store 2's manifests-v2 tag is a symlink to store 1's manifest blob")
 if True:
