@@ -513,7 +513,9 @@ static bool blob_category(oa_store *s, const oa_refset *refs, oa_blob *b, enum o
 			return false;
 		*cat = oa_blob_looks_like_manifest(s, b) ? OA_JUNK_MANIFEST_BLOB : OA_JUNK_ORPHAN;
 		if (oa_refset_has(refs, b->hex))
-			*keep = "a file under manifests/ or manifests-v2/ mentions this digest, or reaches it "
+			*keep = refs->n_shared ? "a file under manifests/ or manifests-v2/ here, or in a store "
+			                         "sharing these blob files, reaches this digest" :
+			        "a file under manifests/ or manifests-v2/ mentions this digest, or reaches it "
 			        "through a manifest list (an unparseable manifest may reference it)";
 		break;
 	case OA_BLOB_PARTIAL:

@@ -405,7 +405,9 @@ static void rm_blob(rm_ctx *c, const oa_model *m, oa_blob *b)
 	if (other) {
 		why = oa_xasprintf("also used by %s", other);
 	} else if (oa_refset_has(&c->refs, b->hex)) {
-		why = oa_xstrdup("another file under manifests/ mentions this digest");
+		why = oa_xstrdup(c->refs.n_shared ? "another file under manifests/, or a store sharing these "
+		                 "blob files, references this digest" : "another file under manifests/ mentions "
+		                 "this digest");
 	} else if (oa_ino_set_has(&c->targets, lst.st_dev, lst.st_ino)) {
 		why = oa_xstrdup("a symlinked blob that another manifest uses resolves to it");
 	} else if (c->refs.incomplete) {
