@@ -1440,10 +1440,12 @@ static void apply_ctx_free(apply_ctx *c)
 /* A plan that touches manifests/ through a symlink would fail on every
  * entry (they are opened with O_NOFOLLOW): refuse once, up front. A
  * symlinked blobs/ is used as the store opened it (open_parent). */
-static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t errlen)
+static int check_top_dirs(const oa_store *s, const oa_plan *p, bool to_quarantine, char *err, size_t errlen)
 {
-	static const char *tops[] = { "manifests", "manifests-v2" };
-	for (size_t t = 0; t < 2; t++) {
+	/* restore puts files back without following symlinks: nothing is
+	 * quarantined from a symlinked blobs/ it could not put back */
+	static const char *tops[] = { "manifests", "manifests-v2", "blobs" };
+	for (size_t t = 0; t < (to_quarantine ? 3u : 2u); t++) {
 		size_t n = strlen(tops[t]);
 		bool used = false;
 		for (size_t i = 0; i < p->todo.n && !used; i++)
@@ -1455,8 +1457,12 @@ static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t
 		ssize_t len = readlinkat(s->root_fd, tops[t], target, sizeof target - 1);
 		target[len > 0 ? len : 0] = '\0';
 		char *et = oa_escape(target, strlen(target));
-		snprintf(err, errlen, "%s/ is a symlink to %s; run against the target store (nothing is "
-		         "removed through a symlink)", tops[t], et);
+		if (t == 2)
+			snprintf(err, errlen, "blobs/ is a symlink to %s; --quarantine does not work through it "
+			         "(restore never follows a symlink): prune without --quarantine", et);
+		else
+			snprintf(err, errlen, "%s/ is a symlink to %s; run against the target store (nothing is "
+			         "removed through a symlink)", tops[t], et);
 		free(et);
 		return -1;
 	}
@@ -1502,7 +1508,7 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
                   char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
-	if (check_top_dirs(s, p, err, errlen) < 0)
+	if (check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0)
 		return -1;
 	apply_ctx ctx = { .s = s, .command = p->command, .refs = oa_refcache_new(s) };
 	quarantine q;
