@@ -24,6 +24,7 @@
 typedef struct oa_peer {
 	oa_store s;          /* opened, not scanned: root_fd, blobs_fd, bounds */
 	char *how;           /* why it counts, e.g. "its blobs/ is a symlink to this store's blobs/" */
+	bool links_here;     /* its blobs/ is a symlink to this store's blobs/ (it owns them) */
 } oa_peer;
 
 typedef struct oa_peers {

@@ -778,8 +778,8 @@ static void rc_unowned(oa_refcache *c)
 	char after[700];
 	const oa_peers *p = &c->peers;
 	size_t k = 0;
-	for (; k < p->n && strstr(p->v[k].how, "blobs/ is a symlink to this store") == NULL; k++)
-		;
+	while (k < p->n && !p->v[k].links_here)
+		k++;
 	if (k < p->n) {
 		char *root = oa_escape(p->v[k].s.root, strlen(p->v[k].s.root));
 		snprintf(after, sizeof after, "; the store %s links its blobs/ here: run prune there", root);

@@ -41,9 +41,10 @@ static bool is_symlink_at(int dirfd, const char *name)
 }
 
 /* Why two stores whose blobs/ is one directory share it. */
-static char *blobs_how(const oa_store *s, const oa_store *o)
+static char *blobs_how(const oa_store *s, const oa_store *o, bool *links_here)
 {
-	if (is_symlink_at(o->root_fd, "blobs"))
+	*links_here = is_symlink_at(o->root_fd, "blobs");
+	if (*links_here)
 		return oa_xstrdup("its blobs/ is a symlink to this store's blobs/");
 	if (is_symlink_at(s->root_fd, "blobs"))
 		return oa_xstrdup("this store's blobs/ is a symlink to its blobs/");
@@ -102,13 +103,13 @@ static char *tag_link_into(const oa_store *o, int dirfd, const char *label, cons
 
 /* Why o reaches s's blob files, or NULL when it does not. A peer whose
  * tags link into s's blobs/ gets that directory as a bound of its own. */
-static char *reaches(const oa_store *s, oa_store *o)
+static char *reaches(const oa_store *s, oa_store *o, bool *links_here)
 {
 	struct stat mine, theirs;
 	if (!blobs_id(s, &mine))
 		return NULL;
 	if (blobs_id(o, &theirs) && theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino)
-		return blobs_how(s, o);
+		return blobs_how(s, o, links_here);
 	static const char *tops[] = { "manifests", "manifests-v2" };
 	for (size_t t = 0; t < 2; t++) {
 		int fd = openat(o->root_fd, tops[t], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -146,7 +147,7 @@ static void consider(const oa_store *s, const char *path, oa_peers *out)
 		oa_store_release(&x.s);
 		return;
 	}
-	if (!known(s, out, &x.s.root_st) && (x.how = reaches(s, &x.s))) {
+	if (!known(s, out, &x.s.root_st) && (x.how = reaches(s, &x.s, &x.links_here))) {
 		out->v = oa_xreallocarray(out->v, out->n + 1, sizeof *out->v);
 		out->v[out->n++] = x;
 		return;
