@@ -202,8 +202,11 @@ typedef struct table {
 static void table_add(table *t, char **cells)
 {
 	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->cols, sizeof *t->cell);
-	for (size_t i = 0; i < t->cols; i++)
-		t->cell[t->rows * t->cols + i] = cells[i];
+	for (size_t i = 0; i < t->cols; i++) {
+		/* escaped (oa_printable) before the widths are taken */
+		t->cell[t->rows * t->cols + i] = oa_printable(cells[i]);
+		free(cells[i]);
+	}
 	t->rows++;
 }
 
@@ -242,7 +245,7 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		utc_time(h->first_ns, from, sizeof from);
 		utc_time(h->last_ns, to, sizeof to);
 	}
-	printf("%s: %zu load%s", s->root, n, n == 1 ? "" : "s");
+	printf("%s: %zu load%s", cli_safe(s->root), n, n == 1 ? "" : "s");
 	if (src->n) {
 		printf(" in %zu log source%s", src->n, src->n == 1 ? "" : "s");
 		if (h->any_time)
@@ -352,7 +355,7 @@ static void history_store(cli *c, oa_store *s, const window *w, bool first)
 	if (!read_sources(c, s, &h, &src, first))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	for (size_t i = 0; first && i < h.n_warnings; i++)
-		fprintf(stderr, "ollama-audit: warning: %s\n", h.warnings[i]);
+		fprintf(stderr, "ollama-audit: warning: %s\n", cli_safe(h.warnings[i]));
 	if (first && h.warnings_dropped)
 		fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
 	oa_history_match(&h, s);
@@ -478,7 +481,7 @@ bool cli_unused_for_ready(cli *c, const oa_store *s)
 	}
 	/* Never loaded means: not in the logs we have. */
 	fprintf(stderr, "ollama-audit: %s: the logs go back to %s (newest line %s): a model not loaded "
-	        "in them is taken as unused\n", s->root, from, to);
+	        "in them is taken as unused\n", cli_safe(s->root), from, to);
 	return true;
 }
 

@@ -1,6 +1,7 @@
 /* findings.c - a store's findings as the command line shows them: printed
  * on a line each, and folded into the exit status under --fail-on. */
 #include "findings.h"
+#include "output.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -46,6 +47,6 @@ void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
 		fputs("ollama-audit: ", out); /* like every other message there */
 	fprintf(out, "%s%s%s %s: ", on, oa_severity_name(f->severity), off, f->code);
 	if (f->path)
-		fprintf(out, "%s: ", f->path);
-	fprintf(out, "%s\n", f->message);
+		fprintf(out, "%s: ", cli_safe(f->path));
+	fprintf(out, "%s\n", cli_safe(f->message));
 }

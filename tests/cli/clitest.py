@@ -347,6 +347,15 @@ def add_gguf_model(s, name, seed="", style="local", mtime=None, **gguf_kw):
             "gguf": gguf, "id": oa.manifest_id(data), "digest": oa.manifest_id(data, full=True)}
 
 
+def passwd_with(name):
+    """A passwd file (for OLLAMA_AUDIT_PASSWD) that names the user running
+    the tests `name`."""
+    p = os.path.join(tempdir("passwd"), "passwd")
+    with open(p, "w", encoding="utf-8") as f:
+        f.write("%s:x:%d:%d::/nonexistent:/bin/sh\n" % (name, os.getuid(), os.getgid()))
+    return p
+
+
 def blob_file(s, digest):
     return s.blob_path(digest)
 
