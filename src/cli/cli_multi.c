@@ -2,6 +2,7 @@
  * the combined totals of check/verify; see cli_multi.h. */
 #include "cli_multi.h"
 #include "cli_machine.h"
+#include "findings.h"
 #include "host.h"
 #include "output.h"
 #include "usage.h"
@@ -112,6 +113,7 @@ opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 			oa_store_set_header_mode(&v[k].s, header_mode);
 			v[k].s.platform = c->platform;
 			oa_store_scan(&v[k].s);
+			cli_account_unreadable(c, &v[k].s);
 			v[k].ok = true;
 			c->stores_read++;
 			k++;
