@@ -49,15 +49,12 @@ static void age_text(double age, char *buf, size_t len)
 		snprintf(buf, len, "%.0fd", age / 86400);
 }
 
-static const oa_partial_group *group_of(const oa_junk_list *j, const char *path)
+/* The download a -partial data file holds, found by its digest. */
+static const oa_partial_group *group_of(const oa_junk_list *j, const oa_plan_entry *e)
 {
-	if (!j)
+	if (!e->hex[0] || !oa_str_has_suffix(e->path, "-partial"))
 		return NULL;
-	for (size_t i = 0; i < j->n; i++)
-		if (j->v[i].group >= 0 && strcmp(j->v[i].path, path) == 0 &&
-		    strcmp(j->v[i].kind, "partial") == 0)
-			return &j->groups[j->v[i].group];
-	return NULL;
+	return oa_junk_group(j, e->hex);
 }
 
 static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *junk, bool kept)
@@ -85,7 +82,7 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 			printf("\n");
 			if (e->note)
 				printf("  %*s  note: %s\n", (int)wcat, "", cli_safe(e->note));
-			const oa_partial_group *g = group_of(junk, e->path);
+			const oa_partial_group *g = group_of(junk, e);
 			if (g) {
 				char a[48], b[48];
 				if (g->downloaded >= 0 && g->total > 0) {
