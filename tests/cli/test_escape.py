@@ -61,8 +61,10 @@ with t.guard("controls from a store are escaped in every table, csv and message"
                "the media type is shown, escaped")
     t.contains(r.out, "sha256-\\x1b]0;pwn\\x07\\xff", "the blob file name is shown, escaped")
     # several stores: the store headers and the per-user totals
-    r = t.run("--store", s.root, "--store", s2.root, "check", env=env)
-    t.eq(raw_controls(r.out + r.err), [], "check of two stores: no raw control", r.out[-800:])
+    for args in (["list"], ["du"], ["verify"], ["prune"], ["history"], ["stores"], ["check"], ["dedupe"],
+                 ["du", "--duplicates"]):
+        r = t.run("--store", s.root, "--store", s2.root, *args, env=env)
+        t.eq(raw_controls(r.out + r.err), [], "%s of two stores: no raw control" % args[0], r.out[-800:])
     t.contains(r.out, "user ev\\x1bil\\u009b", "the user name is shown, escaped")
 
 
