@@ -65,6 +65,7 @@ with t.guard("controls from a store are escaped in every table, csv and message"
                  ["du", "--duplicates"]):
         r = t.run("--store", s.root, "--store", s2.root, *args, env=env)
         t.eq(raw_controls(r.out + r.err), [], "%s of two stores: no raw control" % args[0], r.out[-800:])
+    r = t.run("--store", s.root, "--store", s2.root, "check", env=env)
     t.contains(r.out, "user ev\\x1bil\\u009b", "the user name is shown, escaped")
 
 
