@@ -168,7 +168,7 @@ static void table_fill(cli *c, table *tb, opened_store *st, size_t n, size_t n_o
 			continue;
 		oa_store *s = &st[i].s;
 		if (n_open > 1)
-			table_add(tb)->cell[0] = oa_xasprintf("# %s", s->root); /* a section header row per store */
+			table_add(tb)->cell[0] = oa_xasprintf("# %s", cli_safe(s->root)); /* a section header row per store */
 		size_t n_sel;
 		size_t *order = list_order(c, s, &n_sel);
 		for (size_t o = 0; o < n_sel; o++)

@@ -69,7 +69,7 @@ static void show_gguf(const oa_gguf_info *g, bool tensors)
 	printf("\n");
 	for (size_t i = 0; i < g->n_diags; i++)
 		if (g->diags[i].severity > 0)
-			printf("      %s: %s\n", oa_severity_name(g->diags[i].severity), g->diags[i].message);
+			printf("      %s: %s\n", oa_severity_name(g->diags[i].severity), pr(0, g->diags[i].message));
 	if (tensors)
 		for (size_t i = 0; i < g->n_tensors_kept; i++) {
 			const oa_gguf_tensor *t = &g->tensors[i];
@@ -95,7 +95,7 @@ static void show_st(const oa_st_blob *st, bool tensors)
 	printf("\n");
 	for (size_t i = 0; i < st->n_diags; i++)
 		if (st->diags[i].severity > 0)
-			printf("      %s: %s\n", oa_severity_name(st->diags[i].severity), st->diags[i].message);
+			printf("      %s: %s\n", oa_severity_name(st->diags[i].severity), pr(0, st->diags[i].message));
 	if (tensors)
 		for (size_t i = 0; i < st->n_tensors; i++) {
 			const oa_st_tensor *t = &st->tensors[i];
@@ -208,7 +208,7 @@ static void show_config(const oa_model *m)
 		kv("os/architecture", *cf->os || *cf->architecture ? (snprintf(buf, sizeof buf, "%s/%s", cf->os, cf->architecture), buf) : NULL);
 	} else if (m->config_state != OA_CONFIG_NONE) {
 		printf("config %s: %s\n", pr(0, m->m.config.digest),
-		       m->config_error ? m->config_error : "missing");
+		       m->config_error ? pr(1, m->config_error) : "missing");
 	}
 }
 
@@ -246,7 +246,7 @@ static void show_layers(cli *c, const oa_model *m)
 		oa_human_number(sm->params, human, sizeof human);
 		printf("safetensors totals: %llu tensors, %s parameters (%llu), quantization %s\n",
 		       (unsigned long long)sm->n_tensors, human, (unsigned long long)sm->params,
-		       sm->quant_level && *sm->quant_level ? sm->quant_level : "none");
+		       sm->quant_level && *sm->quant_level ? pr(0, sm->quant_level) : "none");
 	}
 }
 
@@ -338,7 +338,7 @@ int cmd_show(cli *c)
 				q += 7;
 			for (size_t j = 0; j < s->n_models; j++)
 				if (strncasecmp(s->models[j].m.id, q, strlen(q)) == 0)
-					fprintf(stderr, "  %.12s  %s\n", s->models[j].m.id, s->models[j].display);
+					fprintf(stderr, "  %.12s  %s\n", s->models[j].m.id, pr(0, s->models[j].display));
 			c->exit_code |= OA_EXIT_USAGE;
 			continue;
 		}

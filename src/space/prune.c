@@ -1108,6 +1108,14 @@ static int quarantine_check(const oa_store *s, const char *dir, char rq[PATH_MAX
 			return -1;
 		}
 	}
+	/* a bind mount of a directory deep in the store, compared by inode */
+	char *probe = oa_path_join(dir, "x");
+	bool deep = oa_outfile_inside(probe, s->root);
+	free(probe);
+	if (deep) {
+		snprintf(err, errlen, "quarantine directory %s (%s) is a directory of the store %s", dir, rq, s->root);
+		return -1;
+	}
 	return 0;
 }
 
