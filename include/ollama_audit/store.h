@@ -110,6 +110,20 @@ typedef struct oa_model {
 	long child;               /* the entry in use, or -1 */
 	long child_pull;          /* the entry a pull on the --platform would fetch, or -1 */
 	const char *d_runner;     /* /api/tags details.runner as 0.40 reports it, or NULL */
+
+	/* A list with several children here lists one row per child, as 0.40's
+	 * buildModelListSummaries does: the tag's model is the child in use and
+	 * each other present child is a row of its own (sibling), with the
+	 * tag's name, never resolved by name, never removed on its own. */
+	bool sibling;             /* a row for another present child of a list tag */
+	const oa_list_entry *row_entry; /* a sibling's list entry (in its tag's list), or NULL */
+	unsigned list_rows;       /* on the tag's model: its children here (rows listed) */
+	bool *child_row;          /* on the tag's model, per list entry: a sibling row is it */
+
+	/* Ollama 0.40's compatibility migration (compatmigrate/, spec §2.5.1). */
+	bool shadow;              /* a legacy tag llamacpp:<hex> whose bytes hash to <hex> */
+	const char *shadow_of;    /* the display name of the tag whose list names that child, or NULL */
+	bool migration_anchor;    /* an anchor equal to its list's ggml child */
 } oa_model;
 
 typedef struct oa_store {

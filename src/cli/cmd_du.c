@@ -205,7 +205,7 @@ static void du_names(const oa_store *s, const oa_du_store *d)
 {
 	for (size_t k = 0; k < d->du.n_rows; k++)
 		for (size_t m = 0; m < d->du.rows[k].n_models; m++)
-			if (!s->models[d->du.rows[k].models[m]].anchor)
+			if (!s->models[d->du.rows[k].models[m]].anchor && !s->models[d->du.rows[k].models[m]].sibling)
 				cli_print_name(s->models[d->du.rows[k].models[m]].display);
 }
 

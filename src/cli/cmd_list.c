@@ -10,6 +10,7 @@
 #include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/list_report.h"
+#include "ollama_audit/model.h"
 #include "base/platform.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
@@ -150,7 +151,9 @@ static void model_row(cli *c, table *tb, const oa_store *s, size_t j, int64_t no
 	r->cell[2] = oa_xstrdup(size);
 	r->cell[3] = oa_xstrdup(mod);
 	r->cell[4] = oa_xstrdup(m->manifest_ok ? oa_format_name(m->format) : "invalid");
-	r->cell[5] = oa_xstrdup(m->manifest_ok ? oa_runner_name(m->runner) : "-");
+	/* "*": the child a load uses, when the tag lists several */
+	r->cell[5] = m->manifest_ok ? oa_xasprintf("%s%s", oa_model_list_runner(m), oa_model_row_in_use(m) ? "*" : "")
+	                            : oa_xstrdup("-");
 	r->cell[6] = escaped_or_dash(m->arch);
 	r->cell[7] = escaped_or_dash(m->params);
 	r->cell[8] = escaped_or_dash(m->quant);
@@ -282,7 +285,7 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 			csv_field(stdout, num, false);
 			csv_field(stdout, json_string_value(json_object_get(o, "modified_at")), false);
 			csv_field(stdout, oa_format_name(m->format), false);
-			csv_field(stdout, oa_runner_name(m->runner), false);
+			csv_field(stdout, oa_model_list_runner(m), false);
 			csv_field(stdout, m->arch, false);
 			csv_field(stdout, m->params, false);
 			csv_field(stdout, m->quant, false);

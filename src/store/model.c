@@ -37,6 +37,8 @@ static bool unknown_quant(const char *q)
 static void runner_label(oa_store *s, oa_model *m)
 {
 	const oa_list_entry *e = m->is_list && m->child >= 0 ? &m->list.entries[m->child] : NULL;
+	if (m->sibling)
+		e = m->row_entry;
 	const char *runner = m->m.runner && *m->m.runner ? m->m.runner : e && *e->runner ? e->runner : NULL;
 	const char *format = m->m.format && *m->m.format ? m->m.format : e && *e->format ? e->format : NULL;
 	bool have_cfg = m->config_state == OA_CONFIG_OK;
@@ -196,6 +198,7 @@ void oa_model_free(oa_model *m)
 	oa_manifest_free(&m->m);
 	oa_manifest_free(&m->list);
 	free(m->child_present);
+	free(m->child_row);
 	oa_config_free(&m->cfg);
 	free(m->layer_blobs);
 	free(m->template_text);
@@ -204,4 +207,16 @@ void oa_model_free(oa_model *m)
 	free(m->caps);
 	oa_headers_free(m->headers);
 	memset(m, 0, sizeof *m);
+}
+
+const char *oa_model_list_runner(const oa_model *m)
+{
+	if ((m->is_list || m->sibling) && m->d_runner && *m->d_runner)
+		return m->d_runner;
+	return oa_runner_name(m->runner);
+}
+
+bool oa_model_row_in_use(const oa_model *m)
+{
+	return m->is_list && m->list_rows > 1;
 }

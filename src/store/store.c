@@ -783,8 +783,32 @@ static char *fold_key(const oa_name *n)
 	return k;
 }
 
+/* The runner a tag's row names: its manifest's own, else its list entry's. */
+static const char *row_runner(const oa_model *r)
+{
+	const oa_list_entry *e = r->sibling ? r->row_entry
+	                         : r->is_list && r->child >= 0 ? &r->list.entries[r->child] : NULL;
+	if (r->m.runner && *r->m.runner)
+		return r->m.runner;
+	return e ? e->runner : "";
+}
+
+/* Whether two parsed manifests name the same config and layers, in order
+ * (the anchor is the child re-serialised: other bytes, same model). */
+static bool same_manifest(const oa_model *a, const oa_model *b)
+{
+	if (!a->manifest_ok || !b->manifest_ok || a->m.n_layers != b->m.n_layers ||
+	    strcmp(a->m.config.digest, b->m.config.digest) != 0)
+		return false;
+	for (size_t k = 0; k < a->m.n_layers; k++)
+		if (strcmp(a->m.layers[k].digest, b->m.layers[k].digest) != 0)
+			return false;
+	return true;
+}
+
 /* Reads try manifests-v2 first (spec §2.5): a legacy tag of the same name
- * is only a downgrade anchor. Say whether it still matches. */
+ * is only a downgrade anchor. Say whether it still matches one of the
+ * list's rows (the migration's anchor is its ggml child). */
 static void mark_anchors(oa_store *s)
 {
 	char **keys = NULL;
@@ -808,14 +832,21 @@ static void mark_anchors(oa_store *s)
 		free(k);
 		if (!m->anchor)
 			continue;
-		const oa_model *v = NULL;
-		for (size_t j = 0; j < s->n_models && !v; j++)
-			if (s->models[j].v2 && oa_name_equal_fold(&s->models[j].name, &m->name))
-				v = &s->models[j];
-		bool same = v && strcmp(v->m.id, m->m.id) == 0;
+		const oa_model *v = NULL, *same = NULL;
+		for (size_t j = 0; j < s->n_models; j++) {
+			const oa_model *r = &s->models[j];
+			if (!r->v2 || !oa_name_equal_fold(&r->name, &m->name))
+				continue;
+			if (!v)
+				v = r;
+			if (!same && (strcmp(r->m.id, m->m.id) == 0 || same_manifest(r, m)))
+				same = r;
+		}
+		m->migration_anchor = same && same->is_list + same->sibling && strcmp(row_runner(same), "ggml") == 0;
 		oa_findings_add_sev(&s->findings, OA_FINDING_LEGACY_ANCHOR, same ? OA_SEV_INFO : OA_SEV_WARNING,
 		                    m->display, NULL, m->rel_path,
-		                    same ? "a legacy tag kept for a downgrade; the manifests-v2 tag of the same model takes precedence"
+		                    m->migration_anchor ? "the downgrade anchor the compatibility migration wrote: the list's ggml child (ID %.12s), kept for an Ollama before 0.40%.0s"
+		                    : same ? "a legacy tag kept for a downgrade; the manifests-v2 tag of the same model takes precedence%.0s%.0s"
 		                         : "a legacy tag that differs from the manifests-v2 tag of the same name (ID %.12s, not %.12s): an Ollama before 0.40 would load another model",
 		                    m->m.id, v ? v->m.id : "?");
 	}
@@ -870,7 +901,9 @@ static void reach_manifests(oa_store *s, const oa_model *m, blob_fn fn, void *ct
 		const oa_list_entry *e = &m->list.entries[i];
 		if (!m->child_present[i])
 			continue;
-		if ((long)i != m->child || !m->manifest_ok)
+		if (m->child_row && m->child_row[i]) /* its row names its config and layers */
+			fn(ctx, entry_blob(s, e));
+		else if ((long)i != m->child || !m->manifest_ok)
 			reach_child(s, e, 0, fn, ctx);
 		else if ((b = entry_blob(s, e)))
 			fn(ctx, b);
@@ -1202,10 +1235,70 @@ static void check_blob_files(oa_store *s)
 static int cmp_model_mtime(const void *a, const void *b)
 {
 	const oa_model *x = a, *y = b;
-	/* Newest first by Unix seconds; ties keep walk (name) order. */
+	/* Newest first by Unix seconds; ties keep walk (name) order, a list's
+	 * rows in list order after the child in use. */
 	if (x->st.st_mtime != y->st.st_mtime)
 		return x->st.st_mtime > y->st.st_mtime ? -1 : 1;
-	return strcmp(x->rel_path, y->rel_path);
+	int c = strcmp(x->rel_path, y->rel_path);
+	if (c || x->sibling != y->sibling)
+		return c ? c : x->sibling ? 1 : -1;
+	return x->row_entry < y->row_entry ? -1 : x->row_entry > y->row_entry;
+}
+
+/* A row for entry e of list tag p (0.40 lists every child here): the
+ * child's manifest, its digest as the ID, its SIZE over unique digests. */
+static bool sibling_row(oa_store *s, const oa_model *p, const oa_list_entry *e, oa_model *r)
+{
+	size_t len;
+	uint8_t *bytes = child_bytes(s, e, &len);
+	char err[256];
+	memset(r, 0, sizeof *r);
+	bool ok = bytes && oa_manifest_parse(bytes, len, &r->m, err, sizeof err) == 0 && !r->m.is_list;
+	free(bytes);
+	if (!ok) { /* the tag's own findings already say what is wrong with it */
+		if (r->m.media_type)
+			oa_manifest_free(&r->m);
+		return false;
+	}
+	r->name = p->name;
+	memcpy(r->display, p->display, sizeof r->display);
+	r->rel_path = oa_xstrdup(p->rel_path);
+	r->st = p->st;
+	r->v2 = p->v2;
+	r->tag_kind = p->tag_kind;
+	r->manifest_ok = true;
+	r->manifest_bytes = len;
+	r->child = r->child_pull = -1;
+	r->sibling = true;
+	r->row_entry = e;
+	if (e->digest_valid)
+		memcpy(r->m.id, e->hex, sizeof r->m.id);
+	r->m.size = unique_size(&r->m);
+	return true;
+}
+
+static void add_list_rows(oa_store *s, size_t *cap)
+{
+	size_t n = s->n_models;
+	for (size_t i = 0; i < n; i++) {
+		oa_model *p = &s->models[i];
+		if (!p->is_list || !p->manifest_ok)
+			continue;
+		p->list_rows = 1;
+		p->child_row = oa_xcalloc(p->list.n_manifests + 1, sizeof *p->child_row);
+		for (size_t k = 0; k < p->list.n_manifests; k++) {
+			if ((long)k == p->child || !p->child_present[k])
+				continue;
+			oa_model r;
+			if (!sibling_row(s, p, &s->models[i].list.entries[k], &r))
+				continue;
+			OA_ALLOC_GROW(s->models, s->n_models + 1, *cap);
+			s->models[s->n_models++] = r;
+			p = &s->models[i];
+			p->child_row[k] = true;
+			p->list_rows++;
+		}
+	}
 }
 
 void oa_store_read(oa_store *s)
@@ -1218,6 +1311,7 @@ void oa_store_read(oa_store *s)
 	w.v2 = true;
 	if (s->manifests_v2_fd >= 0)
 		walk(&w, s->manifests_v2_fd, 0);
+	add_list_rows(s, &w.cap);
 	mark_anchors(s);
 	if (s->n_models)
 		qsort(s->models, s->n_models, sizeof *s->models, cmp_model_mtime);
@@ -1233,7 +1327,7 @@ long oa_store_resolve(const oa_store *s, const char *query)
 		long folded = -1;
 		size_t n_folded = 0;
 		for (size_t i = 0; i < s->n_models; i++) {
-			if (s->models[i].anchor) /* manifests-v2 takes precedence */
+			if (s->models[i].anchor || s->models[i].sibling) /* manifests-v2 takes precedence */
 				continue;
 			if (oa_name_equal(&s->models[i].name, &want))
 				return (long)i;
@@ -1254,7 +1348,7 @@ long oa_store_resolve(const oa_store *s, const char *query)
 	 * ambiguous even then, as the user must say which name is meant. */
 	long found = -1;
 	for (size_t i = 0; i < s->n_models; i++) {
-		if (!s->models[i].anchor && strncasecmp(s->models[i].m.id, query, n) == 0) {
+		if (!s->models[i].anchor && !s->models[i].sibling && strncasecmp(s->models[i].m.id, query, n) == 0) {
 			if (found >= 0)
 				return OA_RESOLVE_AMBIGUOUS_ID;
 			found = (long)i;

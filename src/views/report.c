@@ -133,6 +133,9 @@ static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
 		free(d);
 	}
 	json_object_set_new(o, "legacy_anchor", json_boolean(m->anchor));
+	if (m->sibling || m->is_list) /* one row per child here (0.40) */
+		json_object_set_new(o, "list_child", json_pack("{s:s, s:b}", "runner", oa_model_list_runner(m),
+		                                               "in_use", !m->sibling && m->child >= 0));
 	if (!m->is_list)
 		return;
 	json_t *l = json_object();
@@ -189,7 +192,7 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	static const char *cfg_states[] = { "none", "ok", "missing", "invalid", "invalid-digest" };
 	json_object_set_new(o, "config", json_string(cfg_states[m->config_state]));
 	json_object_set_new(o, "format", json_string(oa_format_name(m->format)));
-	json_object_set_new(o, "runner", json_string(oa_runner_name(m->runner)));
+	json_object_set_new(o, "runner", json_string(oa_model_list_runner(m)));
 	json_object_set_new(o, "arch", str_or_null(m->arch));
 	json_object_set_new(o, "parameter_size", str_or_null(m->params));
 	json_object_set_new(o, "quantization_level", str_or_null(m->quant));
