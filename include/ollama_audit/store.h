@@ -124,6 +124,8 @@ typedef struct oa_model {
 	bool shadow;              /* a legacy tag llamacpp:<hex> whose bytes hash to <hex> */
 	const char *shadow_of;    /* the display name of the tag whose list names that child, or NULL */
 	bool migration_anchor;    /* an anchor equal to its list's ggml child */
+	uint64_t downgrade_loss;  /* allocated bytes of its config and layers no legacy tag names */
+	const char *unservable;   /* why the current server refuses to load it, or NULL */
 } oa_model;
 
 typedef struct oa_store {
@@ -146,6 +148,15 @@ typedef struct oa_store {
 	size_t n_blobs;
 	unsigned n_manifest_files; /* depth-4 files seen, valid or not */
 	bool prune_blocked;   /* the server's start-up prune would be skipped */
+
+	/* Ollama 0.40 (spec §2.5.1): interrupted tag writes in manifests-v2/
+	 * (.manifest-*), and the metadata/sha256-<hex>.json caches. */
+	char **v2_temps;      /* paths relative to the root */
+	size_t n_v2_temps;
+	size_t n_metadata;    /* cache files whose blob is here */
+	uint64_t metadata_bytes; /* allocated bytes of every cache file, stale included */
+	char **stale_metadata; /* metadata/<name> of caches whose blob is gone */
+	size_t n_stale_metadata;
 	oa_findings findings;
 	double scan_seconds;
 	int header_mode;      /* enum oa_header_mode, see headers.h */

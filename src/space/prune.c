@@ -551,6 +551,7 @@ typedef enum {
 	PK_ROOT_TREE,     /* prune: <root>/ollama-safetensors<digits>/: recursive removal */
 	PK_MANIFEST,      /* rm: manifests/<4 parts>, a file or symlink: unlink */
 	PK_MANIFEST_DIR,  /* a directory under manifests/: rmdir only, never recursive */
+	PK_STORE_TEMP,    /* prune: a manifests-v2 .manifest-* temp, a metadata/sha256-<hex>.json: unlink */
 } path_kind;
 
 static bool digits_after(const char *s, const char *prefix)
@@ -595,6 +596,12 @@ static path_kind plan_path_kind(const char *command, const char *path, char type
 			return PK_BLOB;
 		return prune && digits_after(path + 6, "split-gguf-") ? PK_BLOB_TREE : PK_BAD;
 	}
+	const char *leaf = strrchr(path, '/');
+	if (prune && type != 'd' && leaf && ((oa_str_has_prefix(path, "manifests-v2/") && parts == 5 &&
+	                                      oa_str_has_prefix(leaf + 1, ".manifest-")) ||
+	                                     (oa_str_has_prefix(path, "metadata/sha256-") && parts == 2 &&
+	                                      oa_str_has_suffix(leaf + 1, ".json"))))
+		return PK_STORE_TEMP;
 	if ((oa_str_has_prefix(path, "manifests/") || oa_str_has_prefix(path, "manifests-v2/")) && parts >= 2 &&
 	    parts - 1 <= OA_MANIFESTS_DEPTH_MAX) {
 		if (type == 'd')

@@ -155,6 +155,8 @@ static void add_capabilities(oa_model *m)
 		add_cap(m, "vision");
 }
 
+static void unservable(oa_store *s, oa_model *m);
+
 void oa_model_classify(oa_store *s, oa_model *m)
 {
 	const oa_config *cfg = &m->cfg;
@@ -188,6 +190,27 @@ void oa_model_classify(oa_store *s, oa_model *m)
 	m->params = *m->d_parameter_size ? m->d_parameter_size : NULL;
 	m->quant = !unknown_quant(m->d_quantization) ? m->d_quantization : NULL;
 	oa_headers_fill_display(m);
+	unservable(s, m);
+}
+
+/* Models on disk that the current server refuses (spec §2.5.1): mllama
+ * (llama3.2-vision) is "no longer compatible"; serving image-generation
+ * models (capabilities ["image"], a model_index.json layer) was removed. */
+static void unservable(oa_store *s, oa_model *m)
+{
+	if (!m->manifest_ok || m->anchor || m->sibling)
+		return;
+	if (m->arch && strcmp(m->arch, "mllama") == 0)
+		m->unservable = "architecture mllama (llama3.2-vision) is refused by current Ollama: \"no longer compatible\"";
+	bool image = false;
+	for (size_t i = 0; i < m->n_caps; i++)
+		image |= strcmp(m->caps[i], "image") == 0;
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		image |= m->m.layers[i].name && strcmp(m->m.layers[i].name, "model_index.json") == 0;
+	if (image && !m->unservable)
+		m->unservable = "an image-generation model: current Ollama no longer serves these (removed in 0.32.6)";
+	if (m->unservable)
+		oa_findings_add(&s->findings, OA_FINDING_UNSERVABLE, m->display, NULL, m->rel_path, "%s", m->unservable);
 }
 
 void oa_model_free(oa_model *m)

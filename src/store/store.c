@@ -1,6 +1,7 @@
 /* store.c - find a store, walk it as the server does, read manifests and configs. */
 #include "ollama_audit/store.h"
 #include "ollama_audit/manifest_list.h"
+#include "ollama_audit/humanize.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -693,6 +694,14 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 {
 	oa_store *s = w->s;
 	char *rel = rel_path(w, 3, file);
+	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
+		/* a tag write the server did not finish (its temp name): junk, not a model */
+		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel,
+		                "an interrupted manifests-v2 tag write; prune removes it after the grace period");
+		s->v2_temps = oa_xreallocarray(s->v2_temps, s->n_v2_temps + 1, sizeof *s->v2_temps);
+		s->v2_temps[s->n_v2_temps++] = rel;
+		return;
+	}
 	oa_name name;
 	const char *why = NULL;
 	bool valid = w->v2 ? v2_name(w, file, &name, &why)
@@ -1301,6 +1310,147 @@ static void add_list_rows(oa_store *s, size_t *cap)
 	}
 }
 
+/* The row of a list tag whose child digest is hex, or NULL. */
+static const oa_model *list_row_of(const oa_store *s, const char *hex)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *r = &s->models[i];
+		if ((r->is_list || r->sibling) && r->manifest_ok && strcmp(r->m.id, hex) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* Allocated bytes of the blobs m reaches that no other tag reaches. */
+static uint64_t bytes_only_in(oa_store *s, const oa_model *m)
+{
+	oa_blob **mine;
+	size_t n = oa_model_reach(s, m, &mine);
+	bool *shared = oa_xcalloc(n + 1, sizeof *shared);
+	for (size_t i = 0; i < s->n_models; i++) {
+		if (&s->models[i] == m)
+			continue;
+		oa_blob **other;
+		size_t k = oa_model_reach(s, &s->models[i], &other);
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = 0; b < k && !shared[a]; b++)
+				shared[a] = mine[a] == other[b];
+		free(other);
+	}
+	uint64_t bytes = 0;
+	for (size_t a = 0; a < n; a++)
+		if (!shared[a] && mine[a]->stat_ok)
+			bytes += (uint64_t)mine[a]->st.st_blocks * 512;
+	free(shared);
+	free(mine);
+	return bytes;
+}
+
+/* Compatibility shadows (compatmigrate: writeConvertedLegacyShadow): a
+ * legacy tag registry.ollama.ai/library/llamacpp:<hex> holding the
+ * converted child whose digest is <hex>, so that an older server keeps its
+ * blobs. Its ID (the sha256 of its bytes) is that hex. */
+static void mark_shadows(oa_store *s)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		oa_model *m = &s->models[i];
+		if (m->v2 || !m->manifest_ok || strcmp(m->name.host, "registry.ollama.ai") != 0 ||
+		    strcmp(m->name.ns, "library") != 0 || strcmp(m->name.model, "llamacpp") != 0 ||
+		    strcmp(m->name.tag, m->m.id) != 0)
+			continue;
+		m->shadow = true;
+		const oa_model *of = list_row_of(s, m->m.id);
+		if (of) {
+			m->shadow_of = of->display;
+			oa_findings_add(&s->findings, OA_FINDING_COMPAT_SHADOW, m->display, NULL, m->rel_path,
+			                "the compatibility shadow of %s's converted (llamacpp) child, kept for an Ollama "
+			                "before manifest lists", of->display);
+			continue;
+		}
+		char h[32];
+		oa_human_bytes(bytes_only_in(s, m), h, sizeof h);
+		oa_findings_add(&s->findings, OA_FINDING_ORPHANED_SHADOW, m->display, NULL, m->rel_path,
+		                "a compatibility shadow whose model is gone (no tag's list names this child): "
+		                "it alone holds %s; `rm` it to free them", h);
+	}
+}
+
+static bool legacy_names(const oa_store *s, const char *digest)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *l = &s->models[i];
+		if (l->v2 || !l->manifest_ok)
+			continue;
+		if (strcmp(l->m.config.digest, digest) == 0)
+			return true;
+		for (size_t k = 0; k < l->m.n_layers; k++)
+			if (strcmp(l->m.layers[k].digest, digest) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* An Ollama from before manifest lists reads manifests/ only: its start-up
+ * prune deletes every blob no legacy tag names (spec §2.5.1, the
+ * downgrade hazard). Count, per manifests-v2 row, what it would lose. */
+static void mark_downgrade_loss(oa_store *s)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		oa_model *m = &s->models[i];
+		if (!m->v2 || !m->manifest_ok)
+			continue;
+		oa_blob *seen = NULL;
+		for (size_t k = 0; k <= m->m.n_layers; k++) {
+			const oa_layer *l = k == 0 ? &m->m.config : &m->m.layers[k - 1];
+			oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
+			if (b && b != seen && b->stat_ok && !legacy_names(s, l->digest))
+				m->downgrade_loss += (uint64_t)b->st.st_blocks * 512;
+			seen = b;
+		}
+		if (!m->downgrade_loss)
+			continue;
+		char h[32];
+		oa_human_bytes(m->downgrade_loss, h, sizeof h);
+		oa_findings_add(&s->findings, OA_FINDING_DOWNGRADE_LOSS, m->display, m->sibling ? m->m.id : NULL,
+		                m->rel_path, "no legacy tag names the blobs of %s%s: one start of an Ollama from before manifest "
+		                "lists deletes %s of its blobs (see prune --predict-server --server-version 0.33)",
+		                m->display, m->sibling || m->list_rows > 1 ? " (this child)" : "", h);
+	}
+}
+
+/* metadata/sha256-<hex>.json: extracted GGUF key-values, deleted with its
+ * blob (PR #17858); one whose blob is gone is stale. */
+static void scan_metadata(oa_store *s)
+{
+	int fd = s->root_fd < 0 ? -1 : openat(s->root_fd, "metadata", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size_t n;
+	char **names = oa_list_dir(fd, &n, NULL);
+	for (size_t i = 0; names && i < n; i++) {
+		const char *nm = names[i];
+		struct stat st;
+		if (strlen(nm) != 7 + 64 + 5 || strncmp(nm, "sha256-", 7) != 0 || !oa_is_hex(nm + 7, 64) ||
+		    strcmp(nm + 71, ".json") != 0 || fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		char hex[65];
+		memcpy(hex, nm + 7, 64);
+		hex[64] = '\0';
+		s->metadata_bytes += (uint64_t)st.st_blocks * 512;
+		if (blob_by_hex(s, hex)) {
+			s->n_metadata++;
+			continue;
+		}
+		char *rel = oa_xasprintf("metadata/%s", nm);
+		oa_findings_add(&s->findings, OA_FINDING_STALE_METADATA, NULL, NULL, rel,
+		                "a metadata cache whose blob is gone; prune removes it after the grace period");
+		s->stale_metadata = oa_xreallocarray(s->stale_metadata, s->n_stale_metadata + 1, sizeof *s->stale_metadata);
+		s->stale_metadata[s->n_stale_metadata++] = rel;
+	}
+	oa_free_names(names, n);
+	close(fd);
+}
+
 void oa_store_read(oa_store *s)
 {
 	scan_blobs(s);
@@ -1318,6 +1468,9 @@ void oa_store_read(oa_store *s)
 	for (size_t i = 0; i < s->n_models; i++)
 		resolve_model(s, &s->models[i]);
 	check_blob_files(s);
+	mark_shadows(s);
+	mark_downgrade_loss(s);
+	scan_metadata(s);
 }
 
 long oa_store_resolve(const oa_store *s, const char *query)
@@ -1360,6 +1513,8 @@ long oa_store_resolve(const oa_store *s, const char *query)
 void oa_store_release(oa_store *s)
 {
 	free(s->models);
+	oa_free_names(s->v2_temps, s->n_v2_temps);
+	oa_free_names(s->stale_metadata, s->n_stale_metadata);
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		free(s->blobs[i].name);
 		free(s->blobs[i].link_target);

@@ -48,10 +48,12 @@ def gguf_parts(s, seed, arch, layers_extra=()):
     return oa.gguf_config(s, gguf, layers), layers
 
 
-def converted_weights(s, seed, arch):
-    """The GGUF the migration writes for llama.cpp: a second full copy."""
-    gguf = oa.tiny_llama_gguf(name="Migrated " + seed + " (llama.cpp)", arch=arch, n_embd=320)
-    return s.layer("model", gguf)
+def converted(s, seed, arch, layers):
+    """The GGUF the migration writes for llama.cpp (a second full copy) and
+    its config; template and params stay the source's."""
+    gguf = oa.tiny_llama_gguf(name="Migrated " + seed + " (llama.cpp)", arch=arch, n_layers=3)
+    conv = [s.layer("model", gguf)] + layers[1:]
+    return oa.gguf_config(s, gguf, conv), conv
 
 
 def shadow_name(child_digest):
@@ -73,8 +75,8 @@ def migrated(s, name, seed, arch):
     # the source as the migration re-serialises it (json.Marshal of the
     # manifest struct with runner and format after layers)
     ggml, ggml_bytes = s.add_manifest_blob(cfg, layers, runner="ggml", fmt="gguf")
-    conv = [converted_weights(s, seed, arch)] + layers[1:]
-    lcpp, lcpp_bytes = s.add_manifest_blob(cfg, conv, runner="llamacpp", fmt="gguf")
+    ccfg, conv = converted(s, seed, arch, layers)
+    lcpp, lcpp_bytes = s.add_manifest_blob(ccfg, conv, runner="llamacpp", fmt="gguf")
     lst, _ = s.add_list_blob([{"digest": ggml, "runner": "ggml", "format": "gguf"},
                               {"digest": lcpp, "runner": "llamacpp", "format": "gguf"}])
     s.add_v2_tag(name, lst)
@@ -95,9 +97,9 @@ def build(out, fresh=False):
 
     # an orphaned shadow: the model whose child it was is gone (rm'd under 0.40)
     cfg, layers = gguf_parts(s, "removed", "llama")
-    conv = [converted_weights(s, "removed", "llama")] + layers[1:]
-    orphan, orphan_bytes = s.add_manifest_blob(cfg, conv, runner="llamacpp", fmt="gguf")
-    for l in layers[:1]:  # the removed model's own weights went with it
+    ccfg, conv = converted(s, "removed", "llama", layers)
+    orphan, orphan_bytes = s.add_manifest_blob(ccfg, conv, runner="llamacpp", fmt="gguf")
+    for l in [cfg, layers[0]]:  # the removed model's own config and weights went with it
         os.remove(s.blob_path(l["digest"]))
     write_legacy_bytes(s, shadow_name(orphan), orphan_bytes)
     info["orphan_shadow"] = shadow_name(orphan)
