@@ -133,6 +133,8 @@ static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
 		free(d);
 	}
 	json_object_set_new(o, "legacy_anchor", json_boolean(m->anchor));
+	if (m->shadow) /* compatmigrate's llamacpp:<hex> legacy tag; null: its model is gone */
+		json_object_set_new(o, "shadow_of", m->shadow_of ? json_string(m->shadow_of) : json_null());
 	if (m->sibling || m->is_list) /* one row per child here (0.40) */
 		json_object_set_new(o, "list_child", json_pack("{s:s, s:b}", "runner", oa_model_list_runner(m),
 		                                               "in_use", !m->sibling && m->child >= 0));
