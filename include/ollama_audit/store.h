@@ -229,6 +229,21 @@ size_t oa_store_listed_models(const oa_store *s);
 /* The blob file sha256-<hex> when it is a complete, present file, or NULL. */
 oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex);
 
+/* A tag the compatibility migration converted (spec §2.5.1): its list has a
+ * ggml and a llamacpp child here. The converted copy doubles the model. */
+typedef struct oa_conversion {
+	const oa_model *ggml, *llamacpp; /* the two rows (one is the tag's own) */
+	uint64_t duplicated;     /* allocated bytes of the llamacpp child's config and layers its
+	                            ggml source does not have: what the copy adds */
+	uint64_t drop_llamacpp;  /* freed by dropping the converted child (its shadow too) */
+	uint64_t drop_ggml;      /* freed by dropping the source child (its anchor too) */
+} oa_conversion;
+/* Every converted tag of the store; a new array (free it). Only blobs no
+ * other tag names count as freed. */
+size_t oa_store_conversions(const oa_store *s, oa_conversion **out);
+/* The conversion of m's tag (m: the tag's model or one of its rows). */
+bool oa_model_conversion(const oa_store *s, const oa_model *m, oa_conversion *out);
+
 /* Read the first bytes of a blob (the manifest-blob and GGUF magic tests). */
 bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b);
 

@@ -1451,6 +1451,87 @@ static void scan_metadata(oa_store *s)
 	close(fd);
 }
 
+/* Whether model o goes with row r when r's child is dropped: r itself, or
+ * a legacy copy of it (the migration's anchor, a shadow). */
+static bool goes_with(const oa_model *o, const oa_model *r)
+{
+	return o == r || (!o->v2 && (o->anchor || o->shadow) && (strcmp(o->m.id, r->m.id) == 0 || same_manifest(o, r)));
+}
+
+static bool names_blob(const oa_model *o, const oa_blob *b)
+{
+	if (!o->manifest_ok)
+		return false;
+	if (o->config_blob == b)
+		return true;
+	for (size_t k = 0; o->layer_blobs && k < o->m.n_layers; k++)
+		if (o->layer_blobs[k] == b)
+			return true;
+	return false;
+}
+
+/* Allocated bytes of r's config and layers: all of them (other == NULL)
+ * or those that model `other` does not name; with drop, those no model
+ * but r and its legacy copies names. */
+static uint64_t row_bytes(const oa_store *s, const oa_model *r, const oa_model *other, bool drop)
+{
+	uint64_t bytes = 0;
+	const oa_blob *prev = NULL;
+	for (size_t k = 0; k <= r->m.n_layers; k++) {
+		const oa_blob *b = k == 0 ? r->config_blob : r->layer_blobs ? r->layer_blobs[k - 1] : NULL;
+		if (!b || b == prev || !b->stat_ok || (other && names_blob(other, b)))
+			continue;
+		prev = b;
+		bool kept = false;
+		for (size_t i = 0; drop && i < s->n_models && !kept; i++)
+			kept = !goes_with(&s->models[i], r) && names_blob(&s->models[i], b);
+		if (!kept)
+			bytes += (uint64_t)b->st.st_blocks * 512;
+	}
+	return bytes;
+}
+
+size_t oa_store_conversions(const oa_store *s, oa_conversion **out)
+{
+	size_t n = 0;
+	*out = NULL;
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *t = &s->models[i];
+		if (!t->is_list || t->list_rows < 2)
+			continue;
+		oa_conversion c = { 0 };
+		for (size_t j = 0; j < s->n_models; j++) {
+			const oa_model *r = &s->models[j];
+			if (r != t && !(r->sibling && strcmp(r->rel_path, t->rel_path) == 0))
+				continue;
+			if (strcmp(row_runner(r), "ggml") == 0)
+				c.ggml = r;
+			else if (strcmp(row_runner(r), "llamacpp") == 0)
+				c.llamacpp = r;
+		}
+		if (!c.ggml || !c.llamacpp)
+			continue;
+		c.duplicated = row_bytes(s, c.llamacpp, c.ggml, false);
+		c.drop_llamacpp = row_bytes(s, c.llamacpp, NULL, true);
+		c.drop_ggml = row_bytes(s, c.ggml, NULL, true);
+		*out = oa_xreallocarray(*out, n + 1, sizeof **out);
+		(*out)[n++] = c;
+	}
+	return n;
+}
+
+bool oa_model_conversion(const oa_store *s, const oa_model *m, oa_conversion *out)
+{
+	oa_conversion *v;
+	size_t n = oa_store_conversions(s, &v);
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++)
+		if ((found = m->v2 && strcmp(v[i].ggml->rel_path, m->rel_path) == 0))
+			*out = v[i];
+	free(v);
+	return found;
+}
+
 void oa_store_read(oa_store *s)
 {
 	scan_blobs(s);

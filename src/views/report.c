@@ -159,6 +159,12 @@ static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
 		json_array_append_new(kids, k);
 	}
 	json_object_set_new(l, "children", kids);
+	oa_conversion cv;
+	if (oa_model_conversion(s, m, &cv)) /* compatmigrate's converted copy */
+		json_object_set_new(l, "conversion", json_pack("{s:I,s:I,s:I}", "duplicated_bytes",
+		                                               (json_int_t)cv.duplicated, "drop_llamacpp_frees_bytes",
+		                                               (json_int_t)cv.drop_llamacpp, "drop_ggml_frees_bytes",
+		                                               (json_int_t)cv.drop_ggml));
 	json_object_set_new(o, "manifest_list", l);
 }
 
@@ -215,6 +221,8 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	json_object_set(o, "details", json_object_get(tags, "details"));
 	json_decref(tags);
 	json_object_set_new(o, "capabilities", caps(m));
+	if (m->unservable)
+		json_object_set_new(o, "unservable", json_string(m->unservable));
 	tag_json(s, m, o);
 	return o;
 }
