@@ -901,7 +901,7 @@ static void reach_child(oa_store *s, const oa_list_entry *e, int depth, blob_fn 
 /* The manifest blobs a tag is or names, beyond its config and layers: the
  * blob the tag is, and for a list every child here with what it names (the
  * child in use only as a manifest blob: its config and layers are m's). */
-static void reach_manifests(oa_store *s, const oa_model *m, blob_fn fn, void *ctx)
+static void reach_manifests(oa_store *s, const oa_model *m, bool rows_count, blob_fn fn, void *ctx)
 {
 	oa_blob *b;
 	if (m->tag_blob[0] && (b = blob_by_hex(s, m->tag_blob)))
@@ -910,7 +910,7 @@ static void reach_manifests(oa_store *s, const oa_model *m, blob_fn fn, void *ct
 		const oa_list_entry *e = &m->list.entries[i];
 		if (!m->child_present[i])
 			continue;
-		if (m->child_row && m->child_row[i]) /* its row names its config and layers */
+		if (rows_count && m->child_row && m->child_row[i]) /* its row counts its config and layers */
 			fn(ctx, entry_blob(s, e));
 		else if ((long)i != m->child || !m->manifest_ok)
 			reach_child(s, e, 0, fn, ctx);
@@ -979,7 +979,7 @@ size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out)
 			if (m->layer_blobs[i])
 				collect_blob(&bv, m->layer_blobs[i]);
 	}
-	reach_manifests(s, m, collect_blob, &bv);
+	reach_manifests(s, m, false, collect_blob, &bv); /* the tag reaches every child here */
 	*out = bv.v;
 	return unique_blobs(bv.v, bv.n);
 }
@@ -999,7 +999,7 @@ oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex)
 
 static void ref_manifest_blobs(oa_store *s, oa_model *m)
 {
-	reach_manifests(s, m, count_ref, NULL);
+	reach_manifests(s, m, true, count_ref, NULL);
 	if (!m->is_list)
 		return;
 	const char *platform = s->platform ? s->platform : oa_platform_default();

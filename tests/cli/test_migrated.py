@@ -155,6 +155,19 @@ with t.guard("unservable models: mllama and image generation"):
     r = t.audit(root, "show", "x/z-image:turbo")
     t.contains(r.out, "unservable", "show says it")
 
+with t.guard("rm NAME removes every child of the list; the shadow keeps the converted one"):
+    root, info = migrated_store("mig-rm")
+    r = t.audit(root, "rm", "gemma3:4b", "--format", "json")
+    doc = r.json()
+    doc = doc["stores"][0] if "stores" in doc else doc
+    todo = {e["path"] for e in doc.get("entries", [])}
+    kept = {e["path"] for e in doc.get("kept", [])}
+    t.ok("blobs/sha256-" + hexof(info["gemma_source_weights"]) in todo,
+         "the ggml child's weights go with the tag (its row is not another user)", sorted(todo))
+    t.ok("blobs/sha256-" + hexof(info["gemma_converted_weights"]) in kept,
+         "the converted weights stay: the compatibility shadow uses them", sorted(kept))
+    t.eq(sum(1 for p in todo if p.startswith("manifests-v2/")), 2, "the tag file once, and its directory")
+
 with t.guard("prune --apply removes nothing a tag, list, child, anchor or shadow references"):
     root, info = migrated_store("mig-apply")
     before = t.snapshot(root)
