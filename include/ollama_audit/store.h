@@ -223,6 +223,10 @@ void oa_model_blob_usage(const oa_model *m, uint64_t *alloc, uint64_t *apparent)
  * with what it names. A new array (free it); the blobs are the store's. */
 size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out);
 
+/* The index of the tag's model a row belongs to: itself, or for a list's
+ * other row (sibling) the tag's. */
+size_t oa_store_row_tag(const oa_store *s, size_t idx);
+
 /* The models `ollama list` shows: all but legacy anchors. */
 size_t oa_store_listed_models(const oa_store *s);
 

@@ -984,6 +984,15 @@ size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out)
 	return unique_blobs(bv.v, bv.n);
 }
 
+size_t oa_store_row_tag(const oa_store *s, size_t idx)
+{
+	const oa_model *r = &s->models[idx];
+	for (size_t i = 0; r->sibling && i < s->n_models; i++)
+		if (!s->models[i].sibling && s->models[i].is_list && strcmp(s->models[i].rel_path, r->rel_path) == 0)
+			return i;
+	return idx;
+}
+
 size_t oa_store_listed_models(const oa_store *s)
 {
 	size_t n = 0;
