@@ -1500,29 +1500,37 @@ static uint64_t row_bytes(const oa_store *s, const oa_model *r, const oa_model *
 	return bytes;
 }
 
+/* The conversion of list tag t, when it has a ggml and a llamacpp row. */
+static bool conversion_of(const oa_store *s, const oa_model *t, oa_conversion *c)
+{
+	memset(c, 0, sizeof *c);
+	if (!t->is_list || t->list_rows < 2)
+		return false;
+	for (size_t j = 0; j < s->n_models; j++) {
+		const oa_model *r = &s->models[j];
+		if (r != t && !(r->sibling && strcmp(r->rel_path, t->rel_path) == 0))
+			continue;
+		if (strcmp(row_runner(r), "ggml") == 0)
+			c->ggml = r;
+		else if (strcmp(row_runner(r), "llamacpp") == 0)
+			c->llamacpp = r;
+	}
+	if (!c->ggml || !c->llamacpp)
+		return false;
+	c->duplicated = row_bytes(s, c->llamacpp, c->ggml, false);
+	c->drop_llamacpp = row_bytes(s, c->llamacpp, NULL, true);
+	c->drop_ggml = row_bytes(s, c->ggml, NULL, true);
+	return true;
+}
+
 size_t oa_store_conversions(const oa_store *s, oa_conversion **out)
 {
 	size_t n = 0;
 	*out = NULL;
+	oa_conversion c;
 	for (size_t i = 0; i < s->n_models; i++) {
-		const oa_model *t = &s->models[i];
-		if (!t->is_list || t->list_rows < 2)
+		if (!conversion_of(s, &s->models[i], &c))
 			continue;
-		oa_conversion c = { 0 };
-		for (size_t j = 0; j < s->n_models; j++) {
-			const oa_model *r = &s->models[j];
-			if (r != t && !(r->sibling && strcmp(r->rel_path, t->rel_path) == 0))
-				continue;
-			if (strcmp(row_runner(r), "ggml") == 0)
-				c.ggml = r;
-			else if (strcmp(row_runner(r), "llamacpp") == 0)
-				c.llamacpp = r;
-		}
-		if (!c.ggml || !c.llamacpp)
-			continue;
-		c.duplicated = row_bytes(s, c.llamacpp, c.ggml, false);
-		c.drop_llamacpp = row_bytes(s, c.llamacpp, NULL, true);
-		c.drop_ggml = row_bytes(s, c.ggml, NULL, true);
 		*out = oa_xreallocarray(*out, n + 1, sizeof **out);
 		(*out)[n++] = c;
 	}
@@ -1531,14 +1539,7 @@ size_t oa_store_conversions(const oa_store *s, oa_conversion **out)
 
 bool oa_model_conversion(const oa_store *s, const oa_model *m, oa_conversion *out)
 {
-	oa_conversion *v;
-	size_t n = oa_store_conversions(s, &v);
-	bool found = false;
-	for (size_t i = 0; i < n && !found; i++)
-		if ((found = m->v2 && strcmp(v[i].ggml->rel_path, m->rel_path) == 0))
-			*out = v[i];
-	free(v);
-	return found;
+	return m->v2 && conversion_of(s, &s->models[oa_store_row_tag(s, (size_t)(m - s->models))], out);
 }
 
 void oa_store_read(oa_store *s)
