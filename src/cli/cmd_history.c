@@ -483,8 +483,8 @@ const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 	u->logs_to = h.last_ns;
 	u->last_ns = oa_xcalloc(s->n_models + 1, sizeof *u->last_ns);
 	u->loaded = oa_xcalloc(s->n_models + 1, sizeof *u->loaded);
-	for (size_t i = 0; i < s->n_models; i++)
-		u->loaded[i] = oa_history_last_load(&h, i, &u->last_ns[i]);
+	for (size_t i = 0; i < s->n_models; i++) /* a list's other rows: their tag's loads */
+		u->loaded[i] = oa_history_last_load(&h, oa_store_row_tag(s, i), &u->last_ns[i]);
 	oa_free_names(src.names, src.n);
 	oa_history_free(&h);
 	return u;

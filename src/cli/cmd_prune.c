@@ -365,6 +365,10 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p, bool first)
 {
 	printf("%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n", cli_safe(s->root));
+	printf("  server: Ollama %s%s (%s)\n", c->server_version && !p->assumed ? c->server_version : p->server,
+	       p->era == OA_SERVER_LISTS ? "" : ", before manifest lists",
+	       p->assumed ? "assumed: the newest this store's layout implies; --server-version to choose"
+	       : p->era == OA_SERVER_LISTS ? "reads manifests/ and manifests-v2/" : "reads manifests/ only");
 	for (size_t i = 0; i < p->n_renames; i++)
 		printf("  rename  %s -> %s\n", cli_safe(p->renames[i].from), cli_safe(p->renames[i].to));
 	if (p->nothing) {
@@ -375,6 +379,14 @@ static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p
 					printf("    %s: %s\n", cli_safe(s->findings.v[k].path ? s->findings.v[k].path : "?"),
 					       cli_safe(s->findings.v[k].message));
 		return;
+	}
+	for (size_t i = 0; i < p->n_destroyed; i++) {
+		const oa_sp_model *d = &p->destroyed[i];
+		char b[48];
+		oa_format_size(d->bytes, c->units, b, sizeof b);
+		printf("  destroys %s%s%s%s  (%zu blob%s%s, %s)\n", cli_safe(d->name), d->runner ? " [" : "",
+		       d->runner ? d->runner : "", d->runner ? "]" : "", d->n_blobs, d->n_blobs == 1 ? "" : "s",
+		       d->weights ? ", its weights included" : "", b);
 	}
 	for (size_t i = 0; i < p->n_deletes; i++)
 		printf("  delete  %s  (%s)\n", cli_safe(p->deletes[i].path), cli_safe(p->deletes[i].reason));
@@ -395,7 +407,7 @@ static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p
 static void predict(cli *c, oa_store *s, bool first, bool last)
 {
 	oa_server_prune p;
-	oa_server_prune_predict(s, oa_wall_now(), &p);
+	oa_server_prune_predict(s, oa_wall_now(), (enum oa_server_era)c->server_era, &p);
 	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
 		cli_put_stream_item(OA_PREDICT_SERVER_SCHEMA, oa_report_server_prune(s, &p), first, last);
 	else
@@ -431,6 +443,10 @@ static bool prune_args_ok(cli *c, int *rc)
 	*rc = OA_EXIT_USAGE;
 	if (c->n_args) {
 		cli_err("prune takes no arguments (to remove models: ollama-audit rm MODEL...)");
+		return false;
+	}
+	if (c->server_version && !c->predict_server) {
+		cli_err("--server-version goes with --predict-server");
 		return false;
 	}
 	if (c->predict_server && (c->apply || c->plan_path || c->quarantine)) {

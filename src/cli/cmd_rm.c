@@ -52,7 +52,7 @@ static size_t select_unused(cli *c, const oa_store *s, size_t **sel, size_t ns)
 	if (!c->n_args) {
 		*sel = oa_xreallocarray(*sel, s->n_models + 1, sizeof **sel);
 		for (size_t i = 0; i < s->n_models; i++)
-			if (!s->models[i].anchor)
+			if (!s->models[i].anchor && !s->models[i].sibling) /* a list's other child goes with its tag */
 				(*sel)[ns++] = i;
 	}
 	size_t k = 0;

@@ -109,9 +109,24 @@ static void show_st(const oa_st_blob *st, bool tensors)
 		}
 }
 
+/* A tag the compatibility migration converted: the copy doubles it. */
+static void show_conversion(cli *c, const oa_store *s, const oa_model *m)
+{
+	oa_conversion cv;
+	if (!oa_model_conversion(s, m, &cv))
+		return;
+	char d[32], l[32], g[32], buf[256];
+	oa_format_size(cv.duplicated, c->units, d, sizeof d);
+	oa_format_size(cv.drop_llamacpp, c->units, l, sizeof l);
+	oa_format_size(cv.drop_ggml, c->units, g, sizeof g);
+	snprintf(buf, sizeof buf, "the llamacpp child duplicates %s of its ggml source; dropping the llamacpp "
+	         "child frees %s, the ggml child %s", d, l, g);
+	kv("converted", buf);
+}
+
 /* How the tag is stored (0.40: a manifests-v2 link to a manifest blob) and,
  * for a manifest list, every child and which one is in use. */
-static void show_tag(const oa_store *s, const oa_model *m)
+static void show_tag(cli *c, const oa_store *s, const oa_model *m)
 {
 	char buf[256];
 	if (m->v2 || strcmp(m->tag_kind ? m->tag_kind : "file", "file") != 0) {
@@ -135,10 +150,11 @@ static void show_tag(const oa_store *s, const oa_model *m)
 		       e->digest_valid ? "…" : "", state, (long)i == m->child_pull && (long)i != m->child
 		       ? " (a pull here would fetch it)" : "");
 	}
+	show_conversion(c, s, m);
 }
 
 /* Name, ID, manifest file, modification time and how the tag is stored. */
-static void show_identity(const oa_store *s, const oa_model *m)
+static void show_identity(cli *c, const oa_store *s, const oa_model *m)
 {
 	char buf[OA_NAME_DISPLAY_MAX + 64], when[64];
 	printf("%s\n", pr(0, m->display));
@@ -154,7 +170,7 @@ static void show_identity(const oa_store *s, const oa_model *m)
 	char mod[OA_NAME_DISPLAY_MAX + 160];
 	snprintf(mod, sizeof mod, "%s (%s)", buf, when);
 	kv("modified", mod);
-	show_tag(s, m);
+	show_tag(c, s, m);
 }
 
 /* Sizes, format and what the config and weights say the model is. */
@@ -172,6 +188,8 @@ static void show_summary(cli *c, const oa_model *m)
 	kv("size", buf);
 	snprintf(buf, sizeof buf, "%s, runner %s", oa_format_name(m->format), oa_runner_name(m->runner));
 	kv("format", buf);
+	if (m->unservable)
+		kv("unservable", m->unservable);
 	kv("architecture", m->arch);
 	kv("parameters", m->params);
 	kv("quantization", m->quant);
@@ -267,7 +285,7 @@ static void show_findings(cli *c, const oa_store *s, const oa_model *m)
 
 static void show_table(cli *c, const oa_store *s, const oa_model *m)
 {
-	show_identity(s, m);
+	show_identity(c, s, m);
 	if (!m->manifest_ok) {
 		kv("manifest error", m->manifest_error);
 		return;

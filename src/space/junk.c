@@ -707,6 +707,24 @@ static void collect_root_temps(oa_store *s, double now, const oa_ino_set *target
 	closedir(d);
 }
 
+/* Files the scan found outside blobs/ that are junk by name: interrupted
+ * manifests-v2 tag writes (.manifest-*) and metadata caches whose blob is
+ * gone. Temps: prune removes them after the grace period. */
+static void collect_store_files(oa_store *s, double now, oa_junk_list *j)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		char **v = pass ? s->stale_metadata : s->v2_temps;
+		size_t n = pass ? s->n_stale_metadata : s->n_v2_temps;
+		for (size_t i = 0; i < n; i++) {
+			struct stat lst;
+			if (fstatat(s->root_fd, v[i], &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lst.st_mode))
+				continue;
+			junk_add(j, OA_JUNK_TEMP, pass ? OA_IN_ROOT : OA_IN_MANIFESTS, oa_xstrdup(v[i]),
+			         pass ? "stale-metadata" : "manifest-temp", &lst, now);
+		}
+	}
+}
+
 void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *j)
 {
 	memset(j, 0, sizeof *j);
@@ -718,6 +736,8 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 	order_parts(j);
 	if (s->root_fd >= 0)
 		collect_root_temps(s, now, &targets, j);
+	if (s->root_fd >= 0)
+		collect_store_files(s, now, j);
 	/* Empty directories under manifests/ (deepest first), never manifests/ itself. */
 	if (s->manifests_fd >= 0)
 		empty_tree(j, s->manifests_fd, "manifests", now, 0);
