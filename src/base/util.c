@@ -190,12 +190,13 @@ size_t oa_utf8_seq(const unsigned char *p, size_t n)
 
 /* A code point that must not reach a terminal as it is: C0 controls, DEL,
  * C1 controls (U+0080..U+009F: 0x9B is a CSI, 0x9D an OSC to a terminal
- * that takes 8-bit controls) and the bidi overrides and isolates that
- * reorder what follows them (U+202A..U+202E, U+2066..U+2069). */
+ * that takes 8-bit controls), the bidi marks, overrides and isolates that
+ * reorder what follows them (U+200E, U+200F, U+202A..U+202E,
+ * U+2066..U+2069) and the line and paragraph separators (U+2028, U+2029). */
 static bool unsafe_cp(uint32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
-	       (cp >= 0x2066 && cp <= 0x2069);
+	return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x200E || cp == 0x200F ||
+	       cp == 0x2028 || cp == 0x2029 || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
 uint32_t oa_utf8_cp(const unsigned char *p, size_t len)

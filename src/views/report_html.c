@@ -11,28 +11,9 @@
 
 /* ---- text -------------------------------------------------------------- */
 
-/* A code point that is valid UTF-8 but must not reach the page as is: C1
- * controls, and the bidirectional controls that can make a name read as
- * another (U+200E/F, U+202A..E, U+2066..9). */
-static bool hidden_code_point(uint32_t cp)
-{
-	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
-	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
-}
-
-static uint32_t decode(const unsigned char *p, size_t n)
-{
-	if (n == 1)
-		return p[0];
-	uint32_t cp = p[0] & (0x7f >> n);
-	for (size_t k = 1; k < n; k++)
-		cp = cp << 6 | (p[k] & 0x3f);
-	return cp;
-}
-
 void oa_html_text(FILE *out, const char *s, size_t max_chars)
 {
-	char *e = oa_escape(s ? s : "", s ? strlen(s) : 0); /* now valid UTF-8, no control bytes */
+	char *e = oa_escape(s ? s : "", s ? strlen(s) : 0); /* valid UTF-8; controls and bidi as \uNNNN */
 	const unsigned char *p = (const unsigned char *)e;
 	size_t len = strlen(e), chars = 0;
 	for (size_t i = 0; i < len;) {
@@ -43,18 +24,13 @@ void oa_html_text(FILE *out, const char *s, size_t max_chars)
 			fputs("\u2026", out);
 			break;
 		}
-		uint32_t cp = decode(p + i, n);
-		switch (cp) {
+		switch (n == 1 ? p[i] : 0) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
 		case '\'': fputs("&#39;", out); break;
-		default:
-			if (hidden_code_point(cp))
-				fprintf(out, "\\u+%04" PRIX32, cp);
-			else
-				fwrite(p + i, 1, n, out);
+		default: fwrite(p + i, 1, n, out);
 		}
 		i += n;
 	}

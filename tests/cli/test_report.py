@@ -119,7 +119,7 @@ with t.guard("hostile names are escaped"):
     t.contains(text, "<img src=x onerror=alert(1)>", "a foreign file is named, as text")
     t.contains(text, "<script>alert(1)", "an invalid name is shown, as text")
     t.contains(text, "\\x1b", "an escape byte is shown as \\x1b")
-    t.contains(text, "\\u+202E", "a right-to-left override is shown as \\u+202E")
+    t.contains(text, "\\u202e", "a right-to-left override is shown as \\u202e")
     t.contains(r.out, "&lt;img src=x", "written as entities")
 
 with t.guard("several stores: a section each and the fleet's sum"):

@@ -349,9 +349,10 @@ static void test_escape(void)
 	char *e = oa_escape("a\nb\\c\xff\xc3\xa9", 8);
 	CHECK_STR(e, "a\\x0ab\\\\c\\xff\xc3\xa9");
 	free(e);
-	/* C1 controls (CSI U+009B) and bidi overrides/isolates become \uNNNN */
+	/* C1 controls (CSI U+009B), bidi overrides/isolates and the paragraph
+	 * separator (a line break to a page or a terminal) become \uNNNN */
 	e = oa_escape("\xc2\x9b" "2J\xe2\x80\xae" "x\xe2\x81\xa6" "\xe2\x80\xa9", 14);
-	CHECK_STR(e, "\\u009b2J\\u202ex\\u2066\xe2\x80\xa9");
+	CHECK_STR(e, "\\u009b2J\\u202ex\\u2066\\u2029");
 	free(e);
 	/* printable: the same escapes, a backslash kept: twice is once */
 	char *p = oa_printable("a\\x1b\x1b[\xc2\x9d");
