@@ -21,7 +21,8 @@
  *
  * Quarantine: entries are moved (renameat, same filesystem) into DIR/files/,
  * with DIR/index.json written atomically before and after each batch of
- * moves; `oa_quarantine_restore` puts everything back.
+ * moves (src/space/quarantine.c); `oa_quarantine_restore` (restore.h) puts
+ * everything back.
  */
 #ifndef OLLAMA_AUDIT_PRUNE_H
 #define OLLAMA_AUDIT_PRUNE_H
@@ -36,8 +37,6 @@
 #include <stdio.h>
 
 #define OA_PLAN_SCHEMA "ollama-audit.plan/2"
-#define OA_QUARANTINE_SCHEMA "ollama-audit.quarantine/2"
-#define OA_QUARANTINE_SCHEMA_1 "ollama-audit.quarantine/1" /* still restored */
 
 typedef struct oa_plan_entry {
 	char *path;          /* relative to the store root */
@@ -108,15 +107,5 @@ typedef struct oa_apply_result {
  * quarantine directory is unusable or on another filesystem, ...). */
 int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                   char *err, size_t errlen);
-
-typedef struct oa_restore_result {
-	size_t restored, already, conflicts, missing, failed;
-} oa_restore_result;
-
-/* Put every quarantined entry of DIR back into its store (the one the index
- * names, or `store` if not NULL), newest first, never overwriting a file
- * that differs. 0 when it ran, -1 when it could not start. */
-int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
-                          char *err, size_t errlen);
 
 #endif

@@ -1,7 +1,7 @@
 /* cmd_restore.c - `ollama-audit restore DIR`: undo prune/rm --quarantine DIR. */
 #include "cmd_restore.h"
 #include "usage.h"
-#include "ollama_audit/prune.h"
+#include "ollama_audit/restore.h"
 
 #include <stdio.h>
 
