@@ -316,8 +316,10 @@ int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_rest
 	if (ret == 0) {
 		json_t *entries = json_object_get(index, "entries");
 		/* Newest first: blobs before the manifests that reference them, dirs before their files. */
-		for (size_t k = json_array_size(entries); k-- > 0;)
+		for (size_t k = json_array_size(entries); k-- > 0;) {
+			oa_test_pause("OA_TEST_RESTORE_PAUSE", "entry", json_array_size(entries) - k, NULL);
 			restore_tally(r, restore_entry(&c, json_array_get(entries, k)));
+		}
 		char ts[40];
 		oa_iso8601((time_t)oa_wall_now(), 0, ts, sizeof ts);
 		json_object_set_new(index, "updated", json_string(ts));
