@@ -20,8 +20,8 @@
  * manifests/ a directory is only ever rmdir'ed.
  *
  * Quarantine: entries are moved (renameat, same filesystem) into DIR/files/,
- * with DIR/index.json written atomically before and after each batch of
- * moves (src/space/quarantine.c); `oa_quarantine_restore` (restore.h) puts
+ * each batch appended to DIR's journal (synced) before and after its moves,
+ * and merged into DIR/index.json once at the end (src/space/quarantine.c); `oa_quarantine_restore` (restore.h) puts
  * everything back.
  */
 #ifndef OLLAMA_AUDIT_PRUNE_H
@@ -85,6 +85,12 @@ json_t *oa_plan_to_json(const oa_plan *p);
 int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
 /* Read and validate a plan file. 0, or -1 with err. */
 int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen);
+
+/* The lock prune/rm --apply, dedupe --apply and restore hold on a store
+ * while they write it: an exclusive flock on its root directory (no file),
+ * waited for up to 60 s. 0, or -1 with err ("... is busy"). */
+int oa_store_write_lock(const oa_store *s, char *err, size_t errlen);
+void oa_store_write_unlock(const oa_store *s);
 
 typedef struct oa_apply_opts {
 	const char *quarantine;         /* NULL: delete */

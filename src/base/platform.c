@@ -729,3 +729,29 @@ void oa_test_pause(const char *env, const char *point, size_t idx, volatile sig_
 	free(tmp);
 	free(f);
 }
+
+/* ---- an advisory lock on an open directory ------------------------------------ */
+
+#include <sys/file.h>
+
+int oa_lock_wait(int fd, unsigned timeout_ms)
+{
+	for (unsigned waited = 0;; waited += 20) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return 1; /* no such locks here (some network filesystems): go on unlocked */
+		if (waited >= timeout_ms)
+			return -1;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+void oa_unlock(int fd)
+{
+	if (fd >= 0)
+		flock(fd, LOCK_UN);
+}

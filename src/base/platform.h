@@ -126,4 +126,12 @@ int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size
  * (OA_TEST_DEDUPE_PAUSE) and restore (OA_TEST_RESTORE_PAUSE). */
 void oa_test_pause(const char *env, const char *point, size_t idx, volatile sig_atomic_t *interrupt);
 
+/* An exclusive advisory lock (flock) on fd, an open directory: it needs no
+ * file of its own. Waits up to timeout_ms. 0 locked; -1 (errno
+ * EWOULDBLOCK) another holder kept it; 1 the filesystem has no such locks
+ * (went on without). Released by oa_unlock or when the last fd of that
+ * open goes. */
+int oa_lock_wait(int fd, unsigned timeout_ms);
+void oa_unlock(int fd);
+
 #endif

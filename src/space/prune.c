@@ -516,6 +516,10 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 		return -1;
 	}
 	json_t *v = oa_plan_to_json(p);
+	/* The file may be applied from another directory: name the store absolutely. */
+	char rroot[PATH_MAX];
+	if (realpath(p->store, rroot))
+		json_object_set_new(v, "store", json_string(rroot));
 	char why[512];
 	int rc = oa_json_write_at(dfd, name, v, why, sizeof why);
 	if (rc < 0)
@@ -976,12 +980,12 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 			return R_SKIP;
 		}
 		if (rc == 0 && qe)
-			json_object_set_new(qe, "state", json_string("removed-dir"));
+			quarantine_set_state(q, qe, "removed-dir");
 	} else if (q) {
 		const char *stored = json_string_value(json_object_get(qe, "stored")) + strlen("files/");
 		rc = renameat(pfd, leaf, q->files_fd, stored);
 		if (rc == 0)
-			json_object_set_new(qe, "state", json_string("moved"));
+			quarantine_set_state(q, qe, "moved");
 	} else if (kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) {
 		rc = remove_tree(pfd, leaf, 0, &c->targets);
 	} else {
@@ -1056,12 +1060,9 @@ static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t
 
 #define QUARANTINE_BATCH 64
 
-int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
-                  char *err, size_t errlen)
+static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
+                      char *err, size_t errlen)
 {
-	memset(r, 0, sizeof *r);
-	if (check_top_dirs(s, p, err, errlen) < 0)
-		return -1;
 	quarantine q;
 	bool use_q = o->quarantine != NULL;
 	if (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)
@@ -1078,20 +1079,9 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 		}
 		if (use_q) {
 			/* Record the batch as planned before anything moves. */
-			for (size_t i = start; i < end; i++) {
-				const oa_plan_entry *e = &p->todo.v[i];
-				json_t *x = entry_json(e);
-				size_t id = q.next_id++;
-				char *stored = quarantine_stored_name(id, e->path);
-				json_object_set_new(x, "id", json_integer((json_int_t)id));
-				json_object_set_new(x, "stored", json_sprintf("files/%s", stored));
-				json_object_set_new(x, "state", json_string("planned"));
-				json_object_set_new(x, "command", json_string(p->command));
-				free(stored);
-				json_array_append_new(q.entries, x);
-				qes[i] = x;
-			}
-			if (quarantine_save(&q, err, errlen) < 0) {
+			for (size_t i = start; i < end; i++)
+				qes[i] = quarantine_add(&q, entry_json(&p->todo.v[i]), p->todo.v[i].path, p->command);
+			if (quarantine_flush(&q, err, errlen) < 0) {
 				free(qes);
 				quarantine_close(&q);
 				apply_ctx_free(&ctx);
@@ -1122,11 +1112,11 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 				else
 					r->failed++;
 				if (use_q)
-					json_object_set_new(qes[i], "state", json_string(oc == R_SKIP ? "skipped" : "failed"));
+					quarantine_set_state(&q, qes[i], oc == R_SKIP ? "skipped" : "failed");
 				say(o, oc == R_SKIP ? "skipped" : "FAILED", e, why);
 			}
 		}
-		if (use_q && quarantine_save(&q, err, errlen) < 0) {
+		if (use_q && quarantine_flush(&q, err, errlen) < 0) {
 			free(qes);
 			quarantine_close(&q);
 			apply_ctx_free(&ctx);
@@ -1138,8 +1128,32 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 	if (o->stop && *o->stop)
 		r->interrupted = true;
 	free(qes);
+	int rc = use_q ? quarantine_commit(&q, err, errlen) : 0;
 	if (use_q)
 		quarantine_close(&q);
 	apply_ctx_free(&ctx);
-	return 0;
+	return rc;
+}
+
+int oa_store_write_lock(const oa_store *s, char *err, size_t errlen)
+{
+	return apply_lock(s->root_fd, s->root, err, errlen);
+}
+
+void oa_store_write_unlock(const oa_store *s)
+{
+	oa_unlock(s->root_fd);
+}
+
+/* Under the store's lock, which restore takes too: a restore is never seen
+ * half done. */
+int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
+                  char *err, size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	if (check_top_dirs(s, p, err, errlen) < 0 || oa_store_write_lock(s, err, errlen) < 0)
+		return -1;
+	int rc = apply_plan(s, p, o, r, err, errlen);
+	oa_store_write_unlock(s);
+	return rc;
 }

@@ -24,6 +24,20 @@ static bool entry_apparent_bytes(json_t *x, int64_t *v)
 	return oa_json_get_i64(x, "apparent_bytes", v) || oa_json_get_i64(x, "size", v);
 }
 
+/* mkdir name in pfd with the owner (as root) and mode of pfd: a restore run
+ * as root into a service user's store leaves nothing the service cannot
+ * write. 0, or -1 with errno (EEXIST when it is there). */
+static int mkdir_like_parent(int pfd, const char *name)
+{
+	struct stat pst;
+	if (fstat(pfd, &pst) < 0 || mkdirat(pfd, name, 0700) < 0)
+		return -1;
+	if (geteuid() == 0)
+		fchownat(pfd, name, pst.st_uid, pst.st_gid, AT_SYMLINK_NOFOLLOW);
+	fchmodat(pfd, name, pst.st_mode & 07777, 0);
+	return 0;
+}
+
 /* mkdir -p of the directories above `path`, relative to root_fd, never
  * following symlinks. Returns the parent fd or -1. */
 static int make_parents(int root_fd, const char *path, const char **leaf)
@@ -39,7 +53,7 @@ static int make_parents(int root_fd, const char *path, const char **leaf)
 	while (fd >= 0 && p < slash) {
 		const char *e = strchr(p, '/');
 		char *part = oa_xstrndup(p, (size_t)(e - p));
-		if (mkdirat(fd, part, 0755) < 0 && errno != EEXIST) {
+		if (mkdir_like_parent(fd, part) < 0 && errno != EEXIST) {
 			free(part);
 			close(fd);
 			return -1;
@@ -107,7 +121,7 @@ static restore_outcome restore_dir(const restore_ctx *c, json_t *x, const char *
 	const char *leaf;
 	restore_outcome out;
 	int pfd = make_parents(c->root_fd, path, &leaf);
-	if (pfd >= 0 && (mkdirat(pfd, leaf, 0755) == 0 || errno == EEXIST)) {
+	if (pfd >= 0 && (mkdir_like_parent(pfd, leaf) == 0 || errno == EEXIST)) {
 		json_object_set_new(x, "state", json_string("restored"));
 		out = RS_RESTORED;
 		restore_log(c, "restored %s/\n", ep);
@@ -290,8 +304,49 @@ static int restore_open(const char *dir, const char *store, int qfd, json_t *ind
 	return quarantine_check_private(c->files_fd, dir, "/files", err, errlen);
 }
 
-int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
-                          char *err, size_t errlen)
+/* Whether entry x puts back a manifest: those go first, so that no blob of
+ * theirs is ever back without them (prune, or the server's own start-up
+ * prune, would take it as an orphan). */
+static bool is_manifest(json_t *x)
+{
+	const char *type = json_string_value(json_object_get(x, "type"));
+	return plan_path_kind(json_string_value(json_object_get(x, "command")),
+	                      json_string_value(json_object_get(x, "path")), plan_type_char(type)) == PK_MANIFEST;
+}
+
+/* Manifests first, then the rest, each newest first (directories before
+ * their files); stops between entries when asked to. */
+static void restore_all(const restore_ctx *c, json_t *entries, const oa_restore_opts *o, oa_restore_result *r)
+{
+	size_t step = 0;
+	for (int manifests = 1; manifests >= 0; manifests--) {
+		for (size_t k = json_array_size(entries); k-- > 0;) {
+			json_t *x = json_array_get(entries, k);
+			if (is_manifest(x) != (manifests == 1))
+				continue;
+			oa_test_pause("OA_TEST_RESTORE_PAUSE", "entry", ++step, o->stop);
+			if (o->stop && *o->stop) {
+				r->interrupted = true;
+				return;
+			}
+			restore_tally(r, restore_entry(c, x));
+		}
+	}
+}
+
+/* The index (its journal replayed) to restore from, read again once both
+ * locks are held: what an apply appended meanwhile is in it. */
+static json_t *index_load(int qfd, const char *dir, char *err, size_t errlen)
+{
+	bool exists;
+	json_t *index = quarantine_load_index(qfd, dir, err, errlen, &exists);
+	if (!index && !exists)
+		snprintf(err, errlen, "%s has no index.json: not a quarantine directory", dir);
+	return index;
+}
+
+int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_result *r, char *err,
+                          size_t errlen)
 {
 	memset(r, 0, sizeof *r);
 	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -303,32 +358,32 @@ int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_rest
 		close(qfd);
 		return -1;
 	}
-	bool exists;
-	json_t *index = quarantine_load_index(qfd, dir, err, errlen, &exists);
+	json_t *index = index_load(qfd, dir, err, errlen);
 	if (!index) {
-		if (!exists)
-			snprintf(err, errlen, "%s has no index.json: not a quarantine directory", dir);
 		close(qfd);
 		return -1;
 	}
-	restore_ctx c = { .dir = dir, .log = log };
-	int ret = restore_open(dir, store, qfd, index, &c, err, errlen);
+	restore_ctx c = { .dir = dir, .log = o->log };
+	/* The store first, as an apply takes them: one transaction against
+	 * prune, rm and dedupe --apply, and against another restore. */
+	int ret = restore_open(dir, o->store, qfd, index, &c, err, errlen);
+	if (ret == 0 && (apply_lock(c.root_fd, o->store ? o->store : json_string_value(json_object_get(index, "store")),
+	                            err, errlen) < 0 ||
+	                 apply_lock(qfd, dir, err, errlen) < 0))
+		ret = -1;
 	if (ret == 0) {
-		json_t *entries = json_object_get(index, "entries");
-		/* Newest first: blobs before the manifests that reference them, dirs before their files. */
-		for (size_t k = json_array_size(entries); k-- > 0;) {
-			oa_test_pause("OA_TEST_RESTORE_PAUSE", "entry", json_array_size(entries) - k, NULL);
-			restore_tally(r, restore_entry(&c, json_array_get(entries, k)));
-		}
-		char ts[40];
-		oa_iso8601((time_t)oa_wall_now(), 0, ts, sizeof ts);
-		json_object_set_new(index, "updated", json_string(ts));
-		ret = oa_json_write_at(qfd, "index.json", index, err, errlen);
+		json_decref(index);
+		index = index_load(qfd, dir, err, errlen);
+		ret = index ? 0 : -1;
+	}
+	if (ret == 0) {
+		restore_all(&c, json_object_get(index, "entries"), o, r);
+		ret = quarantine_compact(qfd, dir, index, err, errlen);
 	}
 	if (c.files_fd >= 0)
 		close(c.files_fd);
 	if (c.root_fd >= 0)
-		close(c.root_fd);
+		close(c.root_fd); /* and the locks go */
 	close(qfd);
 	json_decref(index);
 	return ret < 0 ? -1 : 0;
