@@ -238,10 +238,13 @@ json_t *quarantine_load_index(int qfd, const char *dir, char *err, size_t errlen
 
 int apply_lock(int fd, const char *what, char *err, size_t errlen)
 {
-	if (oa_lock_wait(fd, OA_LOCK_WAIT_MS) >= 0)
+	/* Testing aid (tests/cli/test_restore.py): a shorter wait. */
+	const char *env = getenv("OA_TEST_LOCK_WAIT_MS");
+	unsigned ms = env && *env ? (unsigned)strtoul(env, NULL, 10) : OA_LOCK_WAIT_MS;
+	if (oa_lock_wait(fd, ms) >= 0)
 		return 0;
 	snprintf(err, errlen, "%s is busy: another prune, rm or dedupe --apply or a restore is writing it "
-	         "(waited %u s); run again when it is done", what, OA_LOCK_WAIT_MS / 1000);
+	         "(waited %.0f s); run again when it is done", what, ms / 1000.0);
 	return -1;
 }
 

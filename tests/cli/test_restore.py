@@ -4,6 +4,7 @@
 SIGTERM during a restore (then a prune, then a re-run), restore as root
 into a store owned by another user, restore from another directory."""
 
+import fcntl
 import json
 import os
 import signal
@@ -174,6 +175,39 @@ with t.guard("SIGTERM during restore: exit 32, a prune, then a re-run completes 
     r = t.run("restore", q)
     t.exit_code(r, 0, "the re-run")
     back_complete(s, a, r, "the re-run")
+
+with t.guard("a store or quarantine held by another writer: a bounded wait, then a clear refusal"):
+    s, a, b = store("busy")
+    q = os.path.join(t.tempdir("busyq"), "q")
+    r = t.audit(s.root, "rm", "beta", "--apply", "--yes", "--quarantine", q)
+    t.exit_code(r, 0, "rm beta into the quarantine")
+    orphan = s.add_blob(b"an old orphan" * 100, mtime=OLD)
+    fast = {"OA_TEST_LOCK_WAIT_MS": "200"}
+    holder = os.open(s.root, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # what a running apply or restore holds
+    twin = t.new_store("busy2")
+    t.add_gguf_model(twin, "alpha:latest", seed="a", mtime=OLD)  # the same blobs: dedupe has work
+    before = t.snapshot(s.root)
+    for what, args in (("prune", ("--store", s.root, "prune", "--apply", "--yes")),
+                       ("rm", ("--store", s.root, "rm", "alpha", "--apply", "--yes")),
+                       ("dedupe", ("--store", twin.root, "--store", s.root, "dedupe", "--hardlink", "--apply",
+                                   "--yes")),
+                       ("restore", ("restore", q))):
+        r = t.run(*args, env=fast)
+        t.ok(r.code & 8, "%s: exit 8 while the store is held" % what, r.describe())
+        t.contains(r.err, "is busy", "%s says the store is busy" % what)
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing changed in the store")
+    os.close(holder)
+    holder = os.open(q, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    r = t.audit(s.root, "rm", "alpha", "--apply", "--yes", "--quarantine", q, env=fast)
+    t.exit_code(r, 8, "rm into a quarantine another apply holds")
+    t.contains(r.err, "is busy", "it says the quarantine is busy")
+    t.ok(os.path.exists(a["path"]), "alpha untouched")
+    os.close(holder)
+    r = t.run("restore", q)
+    t.exit_code(r, 0, "restore once nobody holds them")
+    t.ok(complete(s, b), "beta back")
 
 with t.guard("restore as root re-creates directories as their parent's owner and mode"):
     if not t.IS_ROOT:
