@@ -75,21 +75,27 @@ static int read_all_fd(int fd, size_t max, uint8_t **out, size_t *len)
 	return 0;
 }
 
-/* Read DIR/<name>, which must be private. 0; 1 when it does not exist;
- * -1 with err. */
-static int read_private(int qfd, const char *dir, const char *name, uint8_t **bytes, size_t *len,
-                        char *err, size_t errlen)
+/* Read DIR/<name>, a regular file (a FIFO planted there is never waited
+ * on), which must be private unless only counted (!owned). 0; 1 when it
+ * does not exist; -1 with err. */
+static int read_index_file(int qfd, const char *dir, const char *name, bool owned, uint8_t **bytes,
+                           size_t *len, char *err, size_t errlen)
 {
-	int fd = openat(qfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(qfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 && errno == ENOENT)
 		return 1;
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot read %s/%s: %s", dir, name, strerror(errno));
+	struct stat st;
+	const char *why = fd < 0 || fstat(fd, &st) < 0 ? strerror(errno)
+	                  : !S_ISREG(st.st_mode) ? "not a regular file" : NULL;
+	if (why) {
+		snprintf(err, errlen, "cannot read %s/%s: %s", dir, name, why);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	char what[80];
 	snprintf(what, sizeof what, "/%s", name);
-	if (quarantine_check_private(fd, dir, what, err, errlen) < 0) {
+	if (owned && quarantine_check_private(fd, dir, what, err, errlen) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -162,7 +168,8 @@ static bool journal_apply(json_t *entries, json_t *line)
 /* Replay the journal the index names onto its entries. The bytes up to the
  * last complete line go to *good (an apply killed mid-line leaves a tail,
  * ignored here, cut off by the next apply). 0, or -1 with err. */
-static int journal_replay(int qfd, const char *dir, json_t *index, size_t *good, char *err, size_t errlen)
+static int journal_replay(int qfd, const char *dir, json_t *index, bool owned, size_t *good, char *err,
+                          size_t errlen)
 {
 	*good = 0;
 	const char *name = json_string_value(json_object_get(index, "journal"));
@@ -174,7 +181,7 @@ static int journal_replay(int qfd, const char *dir, json_t *index, size_t *good,
 	}
 	uint8_t *bytes;
 	size_t len;
-	int rc = read_private(qfd, dir, name, &bytes, &len, err, errlen);
+	int rc = read_index_file(qfd, dir, name, owned, &bytes, &len, err, errlen);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
 	json_t *entries = json_object_get(index, "entries");
@@ -201,13 +208,13 @@ static bool schema_known(const char *schema)
 	                  strcmp(schema, OA_QUARANTINE_SCHEMA_1) == 0);
 }
 
-static json_t *load_index(int qfd, const char *dir, size_t *journal_good, char *err, size_t errlen,
-                          bool *exists)
+static json_t *load_index(int qfd, const char *dir, bool owned, size_t *journal_good, char *err,
+                          size_t errlen, bool *exists)
 {
 	uint8_t *bytes;
 	size_t len;
 	*exists = false;
-	int rc = read_private(qfd, dir, "index.json", &bytes, &len, err, errlen);
+	int rc = read_index_file(qfd, dir, "index.json", owned, &bytes, &len, err, errlen);
 	if (rc > 0)
 		return NULL;
 	*exists = true;
@@ -223,7 +230,7 @@ static json_t *load_index(int qfd, const char *dir, size_t *journal_good, char *
 		json_decref(o);
 		return NULL;
 	}
-	if (journal_replay(qfd, dir, o, journal_good, err, errlen) < 0) {
+	if (journal_replay(qfd, dir, o, owned, journal_good, err, errlen) < 0) {
 		json_decref(o);
 		return NULL;
 	}
@@ -233,7 +240,17 @@ static json_t *load_index(int qfd, const char *dir, size_t *journal_good, char *
 json_t *quarantine_load_index(int qfd, const char *dir, char *err, size_t errlen, bool *exists)
 {
 	size_t good;
-	return load_index(qfd, dir, &good, err, errlen, exists);
+	return load_index(qfd, dir, true, &good, err, errlen, exists);
+}
+
+json_t *quarantine_peek_index(int qfd, const char *dir, char *err, size_t errlen)
+{
+	size_t good;
+	bool exists;
+	json_t *o = load_index(qfd, dir, false, &good, err, errlen, &exists);
+	if (!o && !exists)
+		snprintf(err, errlen, "cannot read %s/index.json: %s", dir, strerror(ENOENT));
+	return o;
 }
 
 int apply_lock(int fd, const char *what, char *err, size_t errlen)
@@ -367,7 +384,7 @@ int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err
 		goto fail;
 	bool exists;
 	size_t good;
-	q->index = load_index(q->fd, dir, &good, err, errlen, &exists);
+	q->index = load_index(q->fd, dir, true, &good, err, errlen, &exists);
 	if (!q->index && exists)
 		goto fail;
 	char rroot[PATH_MAX];

@@ -63,5 +63,8 @@ int quarantine_check_private(int fd, const char *dir, const char *what, char *er
 /* DIR/index.json of a quarantine (any schema) with its journal replayed, or NULL: *exists false
  * when there is none, else err says why it is unusable. */
 json_t *quarantine_load_index(int qfd, const char *dir, char *err, size_t errlen, bool *exists);
+/* The same, to count what it holds only: whoever owns it, a missing index
+ * is an error too. */
+json_t *quarantine_peek_index(int qfd, const char *dir, char *err, size_t errlen);
 
 #endif

@@ -388,3 +388,36 @@ int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_
 	json_decref(index);
 	return ret < 0 ? -1 : 0;
 }
+
+int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen)
+{
+	memset(q, 0, sizeof *q);
+	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (qfd < 0) {
+		snprintf(err, errlen, "cannot open quarantine %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* Only counted, never acted on: no ownership rule as for restore. */
+	json_t *o = quarantine_peek_index(qfd, dir, err, errlen);
+	close(qfd);
+	if (!o)
+		return -1;
+	if (!oa_json_get_u64(o, "store_dev", &q->store_dev) || !oa_json_get_u64(o, "store_ino", &q->store_ino)) {
+		snprintf(err, errlen, "%s/index.json is not a quarantine index", dir);
+		json_decref(o);
+		return -1;
+	}
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(o, "entries"), i, x) {
+		const char *state = json_string_value(json_object_get(x, "state"));
+		uint64_t b = 0;
+		if (!state || strcmp(state, "moved") != 0)
+			continue;
+		q->entries++;
+		if (oa_json_get_u64(x, "disk_bytes", &b))
+			q->disk_bytes += b;
+	}
+	json_decref(o);
+	return 0;
+}
