@@ -20,8 +20,9 @@
  * manifests/ a directory is only ever rmdir'ed.
  *
  * Quarantine: entries are moved (renameat, same filesystem) into DIR/files/,
- * with DIR/index.json written atomically before and after each batch of
- * moves; `oa_quarantine_restore` puts everything back.
+ * each batch appended to DIR's journal (synced) before and after its moves,
+ * and merged into DIR/index.json once at the end (src/space/quarantine.c); `oa_quarantine_restore` (restore.h) puts
+ * everything back.
  */
 #ifndef OLLAMA_AUDIT_PRUNE_H
 #define OLLAMA_AUDIT_PRUNE_H
@@ -38,8 +39,6 @@
 #include <stdio.h>
 
 #define OA_PLAN_SCHEMA "ollama-audit.plan/2"
-#define OA_QUARANTINE_SCHEMA "ollama-audit.quarantine/2"
-#define OA_QUARANTINE_SCHEMA_1 "ollama-audit.quarantine/1" /* still restored */
 
 typedef struct oa_plan_entry {
 	char *path;          /* relative to the store root */
@@ -99,6 +98,12 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
 /* Read and validate a plan file. 0, or -1 with err. */
 int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen);
 
+/* The lock prune/rm --apply, dedupe --apply and restore hold on a store
+ * while they write it: an exclusive flock on its root directory (no file),
+ * waited for up to 60 s. 0, or -1 with err ("... is busy"). */
+int oa_store_write_lock(const oa_store *s, char *err, size_t errlen);
+void oa_store_write_unlock(const oa_store *s);
+
 typedef struct oa_apply_opts {
 	const char *quarantine;         /* NULL: delete */
 	int64_t min_age;                /* entries younger are skipped (empty dirs exempt) */
@@ -128,26 +133,5 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
  * err saying why it refuses. `force` passes a server using the store and a
  * manifest that cannot be read, never a store without manifests. */
 int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen);
-
-typedef struct oa_restore_result {
-	size_t restored, already, conflicts, missing, failed;
-} oa_restore_result;
-
-/* Put every quarantined entry of DIR back into its store (the one the index
- * names, or `store` if not NULL), newest first, never overwriting a file
- * that differs. 0 when it ran, -1 when it could not start. */
-int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
-                          char *err, size_t errlen);
-
-/* What a quarantine DIR holds now (report): its entries in state "moved"
- * (still in DIR, not restored), their allocated bytes, and the store they
- * came from (device and inode of its root, as the index records them).
- * Reads DIR/index.json only; 0, or -1 with err. */
-typedef struct oa_quarantine_held {
-	uint64_t store_dev, store_ino;
-	size_t entries;
-	uint64_t disk_bytes;
-} oa_quarantine_held;
-int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen);
 
 #endif

@@ -248,13 +248,8 @@ static void print_apply_result(const cli *c, const oa_apply_result *r)
  * after the current entry. Returns whether it ran (r then says how). */
 static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply_result *r)
 {
-	struct sigaction sa, old_int, old_term, old_hup;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	cli_signals sigs;
+	cli_signals_catch(&sigs, on_signal);
 	const char *delay = getenv("OA_TEST_APPLY_DELAY_US");
 	oa_apply_opts o = {
 		.quarantine = c->quarantine,
@@ -279,9 +274,7 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_appl
 		if (r->skipped && c->fail_on <= OA_SEV_WARNING)
 			c->exit_code |= OA_EXIT_WARNINGS;
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	cli_signals_restore(&sigs);
 	return ran;
 }
 

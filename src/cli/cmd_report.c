@@ -16,6 +16,7 @@
 #include "ollama_audit/overview.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/report_html.h"
+#include "ollama_audit/restore.h"
 #include "base/platform.h"
 #include "base/util.h"
 

@@ -33,3 +33,21 @@ bool cli_confirm(const char *question)
 		p++;
 	return strcasecmp(p, "y") == 0 || strcasecmp(p, "yes") == 0;
 }
+
+void cli_signals_catch(cli_signals *s, void (*handler)(int))
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &s->old_int);
+	sigaction(SIGTERM, &sa, &s->old_term);
+	sigaction(SIGHUP, &sa, &s->old_hup);
+}
+
+void cli_signals_restore(const cli_signals *s)
+{
+	sigaction(SIGINT, &s->old_int, NULL);
+	sigaction(SIGTERM, &s->old_term, NULL);
+	sigaction(SIGHUP, &s->old_hup, NULL);
+}

@@ -362,7 +362,7 @@ with t.guard("--quarantine moves with an index; restore puts everything back"):
     t.exit_code(r, 0, "quarantine apply")
     t.ok(not os.path.exists(s.blob_path(j["orphan"])), "orphan moved away")
     idx = json.load(open(os.path.join(q, "index.json")))
-    t.eq(idx["schema"], "ollama-audit.quarantine/2", "index schema")
+    t.eq(idx["schema"], "ollama-audit.quarantine/3", "index schema")
     moved = [e for e in idx["entries"] if e["state"] == "moved"]
     t.ok(len(moved) >= 10, "entries moved: %d" % len(moved))
     t.ok(all(os.path.lexists(os.path.join(q, e["stored"])) for e in moved), "every moved file is in DIR")
@@ -394,7 +394,7 @@ with t.guard("a quarantine an older version wrote (quarantine/1, 'size') is stil
     os.utime(s.blob_path(more), (old_time, old_time))
     r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q)
     t.exit_code(r, 0, "a second quarantine run into the old index")
-    t.eq(json.load(open(path))["schema"], "ollama-audit.quarantine/2", "the index is /2 once /2 entries are in it")
+    t.eq(json.load(open(path))["schema"], "ollama-audit.quarantine/3", "the index is /3 once /3 entries are in it")
     t.ok(not os.path.exists(s.blob_path(more)), "the second orphan moved too")
     r = t.run("restore", q)
     t.exit_code(r, 0, "restore of a quarantine/1 index")
