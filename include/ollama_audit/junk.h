@@ -82,8 +82,8 @@ typedef struct oa_partial_group {
 typedef struct oa_junk_list {
 	oa_junk *v;
 	size_t n, cap;
-	oa_partial_group *groups;
-	size_t n_groups;
+	oa_partial_group *groups; /* sorted by hex */
+	size_t n_groups, groups_cap;
 	size_t count[OA_JUNK_CAT_COUNT];
 	uint64_t apparent[OA_JUNK_CAT_COUNT], allocated[OA_JUNK_CAT_COUNT];
 } oa_junk_list;
@@ -110,6 +110,17 @@ void oa_ino_set_free(oa_ino_set *s);
  * manifest that stays uses a symlinked blob. Stops quietly at a dangling
  * component or after 40 links. */
 void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set);
+
+/* How many names this store has for the file (dev, ino): in blobs/, and
+ * tags that are hard links of it. A complete blob with more links than that
+ * may be another store's (a tag or a blob hard-linked there): it is kept. */
+size_t oa_store_names_of(const oa_store *s, dev_t dev, ino_t ino);
+
+/* check: an orphan-blob or manifest-blob finding whose digest the reference
+ * set holds is no orphan (it names what another store sharing the blob
+ * files references, or what a manifest the scan does not parse reaches):
+ * drop it, so check and prune agree. */
+void oa_findings_drop_referenced(oa_store *s);
 
 /* The one disk-usage walker (du's blobs/ total, stores' SIZE, Prometheus'
  * bytes by state, the size of a temp directory): the directory open at `fd`
@@ -145,6 +156,8 @@ void oa_usage_sum(const oa_usage *const *v, size_t n, uint64_t *apparent, uint64
  * target, or a temp directory holding it). */
 void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *out);
 void oa_junk_free(oa_junk_list *j);
+/* The interrupted download of digest hex, or NULL (bsearch). */
+const oa_partial_group *oa_junk_group(const oa_junk_list *j, const char *hex);
 
 /* Sizes of a directory tree (oa_usage_walk of dirfd/name, not following a
  * symlink at name). freed = allocated bytes of the inodes all of whose links

@@ -1,8 +1,10 @@
 /* jsonutil.c - see jsonutil.h. */
 #include "base/jsonutil.h"
 #include "base/util.h"
+#include "ollama_audit/outfile.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,4 +163,39 @@ json_t *oa_json_str(const char *s)
 	v = json_string(e);
 	free(e);
 	return v ? v : json_null();
+}
+
+bool oa_json_get_u64(json_t *o, const char *k, uint64_t *out)
+{
+	json_t *v = json_object_get(o, k);
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return false;
+	*out = (uint64_t)json_integer_value(v);
+	return true;
+}
+
+bool oa_json_get_i64(json_t *o, const char *k, int64_t *out)
+{
+	json_t *v = json_object_get(o, k);
+	if (!json_is_integer(v))
+		return false;
+	*out = json_integer_value(v);
+	return true;
+}
+
+int oa_json_write_at(int dirfd, const char *name, json_t *v, char *err, size_t errlen)
+{
+	char *s = json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	if (!s) {
+		snprintf(err, errlen, "cannot serialise JSON");
+		return -1;
+	}
+	size_t len = strlen(s);
+	char *d = oa_xmalloc(len + 2);
+	memcpy(d, s, len);
+	d[len] = '\n';
+	free(s);
+	int rc = oa_outfile_write_at(dirfd, name, d, len + 1, 0644, err, errlen);
+	free(d);
+	return rc;
 }

@@ -32,4 +32,12 @@ json_t *oa_json_loadb_go(const uint8_t *bytes, size_t len, size_t flags, json_er
  * offending bytes escaped as \\xNN; NULL gives JSON null. Never NULL. */
 json_t *oa_json_str(const char *s);
 
+/* An integer member: a non-negative one for _u64. false when absent or not so. */
+bool oa_json_get_u64(json_t *o, const char *k, uint64_t *out);
+bool oa_json_get_i64(json_t *o, const char *k, int64_t *out);
+
+/* Write v (indented, in order, one trailing newline) to dirfd/name
+ * atomically, mode 0644 (oa_outfile_write_at). 0, or -1 with err. */
+int oa_json_write_at(int dirfd, const char *name, json_t *v, char *err, size_t errlen);
+
 #endif

@@ -7,6 +7,8 @@
 #define OLLAMA_AUDIT_PLATFORM_H
 
 #include <stdint.h>
+#include <signal.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Open a file read-only, close-on-exec, without updating its atime where the
@@ -116,5 +118,20 @@ int oa_extents_shared(int fd_a, int fd_b);
 /* Read a whole regular file of at most `max` bytes. Returns 0, or -1 with
  * errno set (EFBIG when larger than max). */
 int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
+
+/* Testing aid: with the environment variable `env` set to DIR, create
+ * DIR/<point>-<idx> (holding the pid) and wait (up to 60 s, or until
+ * *interrupt) until the test removes it, so a test can change files or send
+ * a signal at an exact moment. Unset: nothing. Used by dedupe
+ * (OA_TEST_DEDUPE_PAUSE) and restore (OA_TEST_RESTORE_PAUSE). */
+void oa_test_pause(const char *env, const char *point, size_t idx, volatile sig_atomic_t *interrupt);
+
+/* An exclusive advisory lock (flock) on fd, an open directory: it needs no
+ * file of its own. Waits up to timeout_ms. 0 locked; -1 (errno
+ * EWOULDBLOCK) another holder kept it; 1 the filesystem has no such locks
+ * (went on without). Released by oa_unlock or when the last fd of that
+ * open goes. */
+int oa_lock_wait(int fd, unsigned timeout_ms);
+void oa_unlock(int fd);
 
 #endif

@@ -22,7 +22,7 @@ enum {
 	OA_EXIT_INTERRUPTED = 32,
 };
 
-enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PROMETHEUS };
+enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PROMETHEUS, OUT_HTML };
 
 /* list/du --sort: the command's own order by default (list newest first,
  * du by UNIQUE); names ascending, everything else largest or newest first. */
@@ -59,6 +59,8 @@ typedef struct cli {
 	long long min_age;  /* --min-age in seconds; -1 = not given */
 	bool force;         /* --force: past corrupt manifests and running servers */
 	bool predict_server; /* prune --predict-server */
+	const char *server_version; /* --server-version V, or NULL: the newest the layout implies */
+	int server_era;     /* enum oa_server_era of it (0: from the layout) */
 	/* every store on the machine (docs/multi-store.md; cli_multi.h) */
 	bool all_users;     /* --all-users: the stores come from discovery (plus any --store) */
 	bool duplicates;    /* du --duplicates: digests in several stores */

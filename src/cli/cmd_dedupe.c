@@ -11,7 +11,9 @@
 #include "ollama_audit/dedupe.h"
 #include "ollama_audit/dedupe_report.h"
 #include "ollama_audit/dupes.h"
+#include "ollama_audit/guard.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/prune.h"
 #include "base/platform.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
@@ -264,12 +266,10 @@ static bool check_servers(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan 
 			       (p->v[k].src_store == i || p->v[k].dst_store == i);
 		if (!used)
 			continue;
-		char real[PATH_MAX], why[256] = "";
+		char why[256] = "";
 		char *root = esc(sv[i]->root);
-		if (!realpath(sv[i]->root, real))
-			snprintf(real, sizeof real, "%s", sv[i]->root);
-		oa_proc_user users[4];
-		int found = oa_find_store_users(real, users, 4, why, sizeof why);
+		oa_store_user users[4];
+		int found = oa_store_in_use(sv[i], users, 4, why, sizeof why);
 		if (found < 0) {
 			cli_err("%s: %s", root, why[0] ? why : "cannot tell whether a server uses the store");
 			free(root);
@@ -369,6 +369,24 @@ static void apply_actions(oa_dedupe_plan *p, oa_store *const *sv)
 	}
 }
 
+/* Take the write lock of every store (restore and prune/rm --apply take it
+ * too). Returns how many of sv are locked: n, or fewer after a refusal. */
+static size_t lock_stores(cli *c, oa_store *const *sv, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool again = false; /* the same store twice: one flock would wait on the other */
+		for (size_t k = 0; k < i; k++)
+			again |= sv[k]->root_st.st_dev == sv[i]->root_st.st_dev && sv[k]->root_st.st_ino == sv[i]->root_st.st_ino;
+		char err[768];
+		if (!again && oa_store_write_lock(sv[i], err, sizeof err) < 0) {
+			cli_err("%s", err);
+			c->exit_code |= OA_EXIT_OPERATIONAL;
+			return i;
+		}
+	}
+	return n;
+}
+
 /* --apply: refuse stores in use, confirm, apply. Returns false when the
  * user declined. */
 static bool apply_dedupe(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan *p, oa_dedupe_outcome *o)
@@ -390,7 +408,12 @@ static bool apply_dedupe(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan *
 		return false;
 	}
 	o->applied = true;
-	apply_actions(p, sv);
+	p->force = c->force; /* else oa_dedupe_apply refuses a store in use by itself */
+	size_t locked = lock_stores(c, sv, n);
+	if (locked == n)
+		apply_actions(p, sv);
+	for (size_t i = 0; i < locked; i++)
+		oa_store_write_unlock(sv[i]);
 	return true;
 }
 

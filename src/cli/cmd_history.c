@@ -44,34 +44,64 @@ static void say_sources(const oa_store *s, const src_list *l, const char *what)
 	oa_buf b;
 	oa_buf_init(&b);
 	for (size_t i = 0; i < l->n; i++)
-		oa_buf_printf(&b, "%s%s", i ? ", " : "", l->names[i]);
-	fprintf(stderr, "ollama-audit: %s: %s %s\n", s->root, what, b.data);
+		oa_buf_printf(&b, "%s%s", i ? ", " : "", cli_safe(l->names[i]));
+	fprintf(stderr, "ollama-audit: %s: %s %s\n", cli_safe(s->root), what, b.data);
 	oa_buf_free(&b);
 }
 
-/* Standard input can be read once: keep it for every store. */
-static oa_buf stdin_data;
-static bool stdin_read, stdin_failed;
+/* Standard input can be read once. `history` of one store parses it as it
+ * comes, in bounded memory; otherwise (several stores, list/du/rm reading
+ * the logs per store) it is first copied to an unnamed temporary file
+ * (tmpfile(), as cli_machine.c holds output) that each store reads. */
+static struct {
+	bool shared;   /* more than one store may read it */
+	bool used, failed;
+	FILE *spool;
+} in = { .shared = true };
 
-static int read_stdin(void)
+static FILE *spool_stdin(void)
 {
-	if (stdin_read)
-		return stdin_failed ? -1 : 0;
-	stdin_read = true;
-	oa_buf_init(&stdin_data);
+	FILE *f = tmpfile();
+	if (!f)
+		return NULL;
 	char chunk[65536];
 	for (;;) {
 		ssize_t got = read(STDIN_FILENO, chunk, sizeof chunk);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got < 0) {
-			stdin_failed = true;
-			return -1;
+		if (got <= 0 || fwrite(chunk, 1, (size_t)got, f) != (size_t)got) {
+			int e = got < 0 ? errno : EIO;
+			if (got == 0 && fflush(f) == 0)
+				return f;
+			fclose(f);
+			errno = e;
+			return NULL;
 		}
-		if (got == 0)
-			return 0;
-		oa_buf_add(&stdin_data, chunk, (size_t)got);
 	}
+}
+
+static int read_stdin(oa_history *h)
+{
+	if (in.failed)
+		return -1;
+	int fd = STDIN_FILENO;
+	if (in.shared) {
+		if (!in.used)
+			in.spool = spool_stdin();
+		if (!in.spool || lseek(fileno(in.spool), 0, SEEK_SET) < 0)
+			fd = -1;
+		else
+			fd = fileno(in.spool);
+	} else if (in.used) {
+		errno = EBADF; /* read already: cannot happen with one store */
+		fd = -1;
+	}
+	in.used = true;
+	if (fd < 0 || oa_history_read_fd(h, fd, "(stdin)") < 0) {
+		in.failed = true;
+		return -1;
+	}
+	return 0;
 }
 
 /* Read what the options name, else what lies beside the store and the
@@ -82,13 +112,12 @@ static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *use
 	bool ok = true;
 	for (size_t i = 0; i < c->n_logs; i++) {
 		if (strcmp(c->logs[i], "-") == 0) {
-			if (read_stdin() < 0) {
+			if (read_stdin(h) < 0) {
 				if (report)
 					cli_err("standard input: %s", strerror(errno));
 				ok = false;
 				continue;
 			}
-			oa_history_read_mem(h, stdin_data.data, stdin_data.len, "(stdin)");
 			src_add(used, "(stdin)");
 		} else if (oa_logs_read_file(h, c->logs[i], false, err, sizeof err) < 0) {
 			if (report)
@@ -216,7 +245,7 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		utc_time(h->first_ns, from, sizeof from);
 		utc_time(h->last_ns, to, sizeof to);
 	}
-	printf("%s: %zu load%s", s->root, n, n == 1 ? "" : "s");
+	printf("%s: %zu load%s", cli_safe(s->root), n, n == 1 ? "" : "s");
 	if (src->n)
 		say_sources(s, src, "read");
 	if (src->n) {
@@ -332,7 +361,7 @@ static void history_store(cli *c, oa_store *s, const window *w, bool first)
 	if (!read_sources(c, s, &h, &src, first))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	for (size_t i = 0; first && i < h.n_warnings; i++)
-		fprintf(stderr, "ollama-audit: warning: %s\n", h.warnings[i]);
+		fprintf(stderr, "ollama-audit: warning: %s\n", cli_safe(h.warnings[i]));
 	if (first && h.warnings_dropped)
 		fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
 	oa_history_match(&h, s);
@@ -373,6 +402,10 @@ int cmd_history(cli *c)
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
+	size_t readable = 0;
+	for (size_t i = 0; i < n; i++)
+		readable += st[i].ok;
+	in.shared = readable > 1;
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok || (c->n_args && !check_args_resolve(c, &st[i].s)))
@@ -382,7 +415,8 @@ int cmd_history(cli *c)
 	}
 	if (c->format == OUT_JSON)
 		cli_put_stream_end(HISTORY_SCHEMA, !first);
-	free(stdin_data.data);
+	if (in.spool)
+		fclose(in.spool);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }
@@ -427,7 +461,7 @@ const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 	u->last_ns = oa_xcalloc(s->n_models + 1, sizeof *u->last_ns);
 	u->loaded = oa_xcalloc(s->n_models + 1, sizeof *u->loaded);
 	for (size_t i = 0; i < s->n_models; i++)
-		u->loaded[i] = oa_history_last_load(&h, i, &u->last_ns[i]);
+		u->loaded[i] = oa_history_last_load(&h, oa_store_row_tag(s, i), &u->last_ns[i]);
 	u->failure = oa_xcalloc(s->n_models + 1, sizeof *u->failure);
 	u->n_failure = s->n_models;
 	for (size_t i = 0; i < h.n; i++) { /* newest first after match */
@@ -440,6 +474,11 @@ const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 		for (size_t k = 0; k < ld->n_models; k++)
 			if (ld->models[k] < s->n_models && !u->failure[ld->models[k]])
 				u->failure[ld->models[k]] = oa_xasprintf("%s: %s", when, ld->reason ? ld->reason : "failed");
+	}
+	for (size_t i = 0; i < s->n_models; i++) { /* a list's other rows: their tag's failure */
+		size_t tag = oa_store_row_tag(s, i);
+		if (tag != i && !u->failure[i] && u->failure[tag])
+			u->failure[i] = oa_xstrdup(u->failure[tag]);
 	}
 	u->sources = src.names;
 	u->n_sources = src.n;
@@ -478,7 +517,7 @@ bool cli_unused_for_ready(cli *c, const oa_store *s)
 	}
 	/* Never loaded means: not in the logs we have. */
 	fprintf(stderr, "ollama-audit: %s: the logs go back to %s (newest line %s): a model not loaded "
-	        "in them is taken as unused\n", s->root, from, to);
+	        "in them is taken as unused\n", cli_safe(s->root), from, to);
 	return true;
 }
 

@@ -10,6 +10,7 @@
 #include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/list_report.h"
+#include "ollama_audit/model.h"
 #include "base/platform.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
@@ -107,6 +108,13 @@ static oa_list_total totals(const cli *c, const opened_store *st, size_t n)
 	return t;
 }
 
+/* The SHADOW OF column: the last one when a compatibility shadow is
+ * listed, else 0. */
+static size_t shadow_col(const cli_table *tb)
+{
+	return strcmp(tb->col[tb->ncol - 1].head, "SHADOW OF") == 0 ? tb->ncol - 1 : 0;
+}
+
 static char *escaped_or_dash(const char *s)
 {
 	return oa_escape(s ? s : "-", strlen(s ? s : "-"));
@@ -123,18 +131,23 @@ static void model_row(cli *c, cli_table *tb, const oa_store *s, size_t j, int64_
 	else
 		size_cell(c, m->m.size, size, sizeof size);
 	oa_human_age(oa_age_ns(oa_stat_mtime_ns(&m->st), now), mod, sizeof mod);
-	char *cell[10] = {
+	size_t shadow = shadow_col(tb);
+	char *cell[11] = {
 		oa_escape(m->display, strlen(m->display)),
 		oa_xasprintf("%.12s", m->m.id),
 		oa_xstrdup(size),
 		oa_xstrdup(mod),
 		oa_xstrdup(m->manifest_ok ? oa_format_name(m->format) : "invalid"),
-		oa_xstrdup(m->manifest_ok ? oa_runner_name(m->runner) : "-"),
+		/* "*": the child a load uses, when the tag lists several */
+		m->manifest_ok ? oa_xasprintf("%s%s", oa_model_list_runner(m), oa_model_row_in_use(m) ? "*" : "")
+		               : oa_xstrdup("-"),
 		escaped_or_dash(m->arch),
 		escaped_or_dash(m->params),
 		escaped_or_dash(m->quant),
-		tb->ncol > 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL,
+		tb->ncol > 9 && shadow != 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL,
 	};
+	if (shadow) /* the tag whose converted child a llamacpp:<hex> shadow keeps */
+		cell[shadow] = oa_xstrdup(!m->shadow ? "-" : m->shadow_of ? m->shadow_of : "(gone)");
 	cli_table_add(tb, cell);
 }
 
@@ -159,24 +172,31 @@ static void print_table(cli *c, opened_store *st, size_t n)
 {
 	/* SIZE and PARAMS read better right-aligned, but ollama list aligns
 	 * every column left: so do we. On a narrow terminal NAME keeps 24
-	 * columns while RUNNER, ARCH, PARAMS, QUANT, FORMAT and ID give way, in
-	 * that order; what `ollama list` shows goes last. */
-	static const cli_column cols[10] = {
+	 * columns while SHADOW OF, RUNNER, ARCH, PARAMS, QUANT, FORMAT and ID
+	 * give way, in that order; what `ollama list` shows goes last. */
+	static const cli_column all[11] = {
 		{ "NAME", 0, 24, false },   { "ID", 3, 0, false },     { "SIZE", 1, 0, false },
 		{ "MODIFIED", 2, 0, false }, { "FORMAT", 4, 0, false }, { "RUNNER", 8, 0, false },
 		{ "ARCH", 7, 0, false },    { "PARAMS", 6, 0, false }, { "QUANT", 5, 0, false },
 		{ "LAST USED", 2, 0, false },
 	};
+	cli_column cols[11];
+	memcpy(cols, all, sizeof cols);
 	/* ollama list pads its table columns with four spaces (tablewriter's
 	 * table padding in cmd.ListHandler). */
 	cli_table tb = { .col = cols, .ncol = 9, .gap = "    " };
 	size_t n_open = 0;
+	bool shadows = false;
 	for (size_t i = 0; i < n; i++) {
 		n_open += st[i].ok;
 		/* LAST USED only when some store has server logs (docs/history.md). */
 		if (st[i].ok && cli_usage_of(c, &st[i].s)->have_logs)
 			tb.ncol = 10;
+		for (size_t j = 0; st[i].ok && j < st[i].s.n_models; j++)
+			shadows |= st[i].s.models[j].shadow && selected(c, &st[i].s, &st[i].s.models[j]);
 	}
+	if (shadows) /* dropped first on a narrow terminal */
+		cols[tb.ncol++] = (cli_column){ "SHADOW OF", 9, 0, false };
 	if (!n_open)
 		return; /* the error said it; an empty table would only add noise */
 	table_fill(c, &tb, st, n, n_open);
@@ -233,7 +253,7 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 			csv_field(stdout, num, false);
 			csv_field(stdout, json_string_value(json_object_get(o, "modified_at")), false);
 			csv_field(stdout, oa_format_name(m->format), false);
-			csv_field(stdout, oa_runner_name(m->runner), false);
+			csv_field(stdout, oa_model_list_runner(m), false);
 			csv_field(stdout, m->arch, false);
 			csv_field(stdout, m->params, false);
 			csv_field(stdout, m->quant, false);

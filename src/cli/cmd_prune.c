@@ -12,6 +12,7 @@
 #include "ollama_audit/junk.h"
 #include "ollama_audit/reclaim.h"
 #include "base/platform.h"
+#include "ollama_audit/guard.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/prune_report.h"
 #include "ollama_audit/report.h"
@@ -51,15 +52,12 @@ static void age_text(double age, char *buf, size_t len)
 		snprintf(buf, len, "%.0fd", age / 86400);
 }
 
-static const oa_partial_group *group_of(const oa_junk_list *j, const char *path)
+/* The download a -partial data file holds, found by its digest. */
+static const oa_partial_group *group_of(const oa_junk_list *j, const oa_plan_entry *e)
 {
-	if (!j)
+	if (!e->hex[0] || !oa_str_has_suffix(e->path, "-partial"))
 		return NULL;
-	for (size_t i = 0; i < j->n; i++)
-		if (j->v[i].group >= 0 && strcmp(j->v[i].path, path) == 0 &&
-		    strcmp(j->v[i].kind, "partial") == 0)
-			return &j->groups[j->v[i].group];
-	return NULL;
+	return oa_junk_group(j, e->hex);
 }
 
 static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *junk, bool kept)
@@ -78,17 +76,17 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 		char *p = oa_escape(e->path, strlen(e->path));
 		if (kept) {
 			/* the same columns as the plan, so a kept entry's kind and size show */
-			printf("  %-*s  %5s  %9s  %9s  %s%s: %s\n", (int)wcat, e->category, age, al, "kept", p,
-			       e->type == 'd' ? "/" : "", e->note ? e->note : "kept");
+			printf("  %-*s  %5s  %9s  %9s  %s%s: %s\n", (int)wcat, cli_safe(e->category), age, al, "kept", p,
+			       e->type == 'd' ? "/" : "", cli_safe(e->note ? e->note : "kept"));
 		} else {
-			printf("  %-*s  %5s  %9s  %9s  %s%s", (int)wcat, e->category, age, al, fr, p,
+			printf("  %-*s  %5s  %9s  %9s  %s%s", (int)wcat, cli_safe(e->category), age, al, fr, p,
 			       e->type == 'd' ? "/" : "");
 			if (e->model)
-				printf("  [%s]", e->model);
+				printf("  [%s]", cli_safe(e->model));
 			printf("\n");
 			if (e->note)
-				printf("  %*s  note: %s\n", (int)wcat, "", e->note);
-			const oa_partial_group *g = group_of(junk, e->path);
+				printf("  %*s  note: %s\n", (int)wcat, "", cli_safe(e->note));
+			const oa_partial_group *g = group_of(junk, e);
 			if (g) {
 				char a[48], b[48];
 				if (g->downloaded >= 0 && g->total > 0) {
@@ -105,42 +103,6 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 		}
 		free(p);
 	}
-}
-
-/* The manifests that block a prune (the server skips its own for them). */
-static bool is_blocker(const oa_finding *f)
-{
-	return f->id == OA_FINDING_PRUNE_BLOCKER ||
-	       (f->id == OA_FINDING_UNREADABLE && f->path && oa_str_has_prefix(f->path, "manifests"));
-}
-
-/* The manifests that block an --apply: one per path, however many findings
- * it has (an unreadable manifest is both `unreadable` and `prune-blocker`). */
-static size_t blockers(const oa_store *s, const oa_plan *p, bool print)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->findings.n; i++) {
-		const oa_finding *f = &s->findings.v[i];
-		if (!is_blocker(f))
-			continue;
-		bool seen = false;
-		for (size_t j = 0; f->path && j < i && !seen; j++)
-			seen = is_blocker(&s->findings.v[j]) && s->findings.v[j].path &&
-			       strcmp(s->findings.v[j].path, f->path) == 0;
-		if (seen)
-			continue;
-		/* rm of the broken manifest itself is fine */
-		bool removing = false;
-		for (size_t k = 0; f->path && k < p->todo.n; k++)
-			if (strcmp(p->todo.v[k].category, "manifest") == 0 && strcmp(p->todo.v[k].path, f->path) == 0)
-				removing = true;
-		if (removing)
-			continue;
-		if (print)
-			cli_err("  %s: %s", f->path ? f->path : "?", f->message);
-		n++;
-	}
-	return n;
 }
 
 static bool confirm(cli *c, const oa_plan *p)
@@ -198,8 +160,8 @@ static void plan_csv(json_t *doc, bool header)
 static void print_plan(cli *c, const oa_store *s, const oa_plan *p, const oa_junk_list *junk,
                        bool from_file, bool first)
 {
-	printf("%s%s: %s plan%s%s\n", first ? "" : "\n", s->root, p->command, from_file ? " from " : "",
-	       from_file ? c->plan_path : "");
+	printf("%s%s: %s plan%s%s\n", first ? "" : "\n", cli_safe(s->root), p->command, from_file ? " from " : "",
+	       from_file ? cli_safe(c->plan_path) : "");
 	if (p->todo.n)
 		print_entries(c, &p->todo, junk, false);
 	if (p->kept.n) {
@@ -224,7 +186,7 @@ static void save_plan(cli *c, const oa_plan *p, bool json)
 		cli_err("%s", err);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	} else if (!json) {
-		printf("plan written to %s\n", c->plan_path);
+		printf("plan written to %s\n", cli_safe(c->plan_path));
 	}
 }
 
@@ -244,30 +206,32 @@ static void refuse(cli *c, const oa_store *s, const char *code, const char *fmt,
 	cli_note_error(c, code, s->root, refusal);
 }
 
-/* Refusal 1: a manifest that cannot be parsed or read. */
+/* Refusal 1: a manifest that cannot be parsed or read (guard.h). */
 static bool refused_for_blockers(cli *c, const oa_store *s, const oa_plan *p)
 {
-	size_t nb = blockers(s, p, false);
-	if (!nb)
-		return false;
-	if (c->force) {
+	oa_blocker *b;
+	size_t nb = oa_plan_blockers(s, p, &b);
+	bool refused = nb && !c->force;
+	if (nb && c->force)
 		cli_err("%s: %zu manifest%s cannot be parsed or read; going on because of --force", s->root, nb,
 		        nb == 1 ? "" : "s");
-		return false;
+	if (refused) {
+		refuse(c, s, "refused", "refusing to %s: %zu manifest%s cannot be parsed or read (the server skips "
+		       "its prune too); fix or remove %s, or pass --force:",
+		       p->command, nb, nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
+		for (size_t i = 0; i < nb; i++)
+			cli_err("  %s: %s", b[i].path, b[i].message);
 	}
-	refuse(c, s, "refused", "refusing to %s: %zu manifest%s cannot be parsed or read (the server skips its "
-	       "prune too); fix or remove %s, or pass --force:",
-	       p->command, nb, nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
-	blockers(s, p, true);
-	return true;
+	free(b);
+	return refused;
 }
 
-/* Refusal 2: an Ollama server or runner using the store. */
+/* Refusal 2: an Ollama server or runner using the store (guard.h). */
 static bool refused_for_servers(cli *c, const oa_store *s, const oa_plan *p)
 {
-	oa_proc_user users[8];
+	oa_store_user users[8];
 	char why[256] = "";
-	int nu = oa_find_store_users(s->root, users, 8, why, sizeof why);
+	int nu = oa_store_in_use(s, users, 8, why, sizeof why);
 	if (nu < 0) {
 		cli_err("%s: %s; make sure no Ollama server uses the store", s->root, why);
 		return false;
@@ -293,7 +257,7 @@ static void print_apply_result(const cli *c, const oa_apply_result *r)
 	if (c->quarantine)
 		/* moving frees nothing until the quarantine is deleted */
 		printf("moved %zu, skipped %zu, failed %zu: %s moved to %s%s\n", r->done, r->skipped, r->failed,
-		       mv, c->quarantine, r->interrupted ? " (interrupted)" : "");
+		       mv, cli_safe(c->quarantine), r->interrupted ? " (interrupted)" : "");
 	else
 		printf("removed %zu, skipped %zu, failed %zu: %s freed%s\n", r->done, r->skipped, r->failed, fr,
 		       r->interrupted ? " (interrupted)" : "");
@@ -303,13 +267,8 @@ static void print_apply_result(const cli *c, const oa_apply_result *r)
  * after the current entry. Returns whether it ran (r then says how). */
 static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply_result *r)
 {
-	struct sigaction sa, old_int, old_term, old_hup;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	cli_signals sigs;
+	cli_signals_catch(&sigs, on_signal);
 	const char *delay = getenv("OA_TEST_APPLY_DELAY_US");
 	oa_apply_opts o = {
 		.quarantine = c->quarantine,
@@ -334,9 +293,7 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_appl
 		if (r->skipped && c->fail_on <= OA_SEV_WARNING)
 			c->exit_code |= OA_EXIT_WARNINGS;
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	cli_signals_restore(&sigs);
 	return ran;
 }
 
@@ -345,7 +302,14 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_appl
  * "declined" or "refused". */
 static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply_result *r)
 {
+	char why[768];
 	if (refused_for_blockers(c, s, p) || refused_for_servers(c, s, p)) {
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+		return "refused";
+	}
+	/* what --force never passes (a store without manifests) */
+	if (oa_plan_check(s, p, true, why, sizeof why) < 0) {
+		refuse(c, s, "refused", "%s", why);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 		return "refused";
 	}
@@ -365,10 +329,23 @@ static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, o
 	return apply_plan(c, s, p, json, r) ? NULL : "refused";
 }
 
+/* The other stores that reach this store's blob files: what they
+ * reference is kept too (shared.h). */
+static void print_shared(const oa_store *s, const oa_plan *p)
+{
+	if (!p->n_shared)
+		return;
+	cli_err("%s: also keeps what %zu other store%s sharing its blob files reference%s:", s->root,
+	        p->n_shared, p->n_shared == 1 ? "" : "s", p->n_shared == 1 ? "s" : "");
+	for (size_t i = 0; i < p->n_shared; i++)
+		cli_err("  %s: %s", p->shared_store[i], p->shared_how[i]);
+}
+
 void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, bool from_file,
                   bool first, bool last)
 {
 	bool json = c->format != OUT_TABLE; /* json, ndjson, csv: from the plan's report */
+	print_shared(s, p);
 	if (!json)
 		print_plan(c, s, p, junk, from_file, first);
 	if (!c->apply && c->plan_path)
@@ -376,10 +353,10 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	oa_apply_result r;
 	const char *not_applied = NULL;
 	bool ran = false;
-	if (c->apply && p->todo.n) {
+	if (c->apply && (p->todo.n || oa_store_unowned(s))) {
 		ran = !(not_applied = run_apply(c, s, p, json, &r));
 		if (not_applied && !json)
-			printf("nothing removed: %s\n", refusal);
+			printf("nothing removed: %s\n", cli_safe(refusal));
 	} else if (c->apply && !json)
 		printf("nothing to remove\n");
 	if (!json)
@@ -403,28 +380,40 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 
 static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p, bool first)
 {
-	printf("%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n", s->root);
+	printf("%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n", cli_safe(s->root));
+	printf("  server: Ollama %s%s (%s)\n", c->server_version && !p->assumed ? c->server_version : p->server,
+	       p->era == OA_SERVER_LISTS ? "" : ", before manifest lists",
+	       p->assumed ? "assumed: the newest this store's layout implies; --server-version to choose"
+	       : p->era == OA_SERVER_LISTS ? "reads manifests/ and manifests-v2/" : "reads manifests/ only");
 	for (size_t i = 0; i < p->n_renames; i++)
-		printf("  rename  %s -> %s\n", p->renames[i].from, p->renames[i].to);
+		printf("  rename  %s -> %s\n", cli_safe(p->renames[i].from), cli_safe(p->renames[i].to));
 	if (p->nothing) {
 		printf("  prune: %s\n", p->nothing);
 		if (s->prune_blocked && !p->noprune)
 			for (size_t k = 0; k < s->findings.n; k++)
 				if (s->findings.v[k].id == OA_FINDING_PRUNE_BLOCKER)
-					printf("    %s: %s\n", s->findings.v[k].path ? s->findings.v[k].path : "?",
-					       s->findings.v[k].message);
+					printf("    %s: %s\n", cli_safe(s->findings.v[k].path ? s->findings.v[k].path : "?"),
+					       cli_safe(s->findings.v[k].message));
 		return;
 	}
+	for (size_t i = 0; i < p->n_destroyed; i++) {
+		const oa_sp_model *d = &p->destroyed[i];
+		char b[48];
+		oa_format_size(d->bytes, c->units, b, sizeof b);
+		printf("  destroys %s%s%s%s  (%zu blob%s%s, %s)\n", cli_safe(d->name), d->runner ? " [" : "",
+		       d->runner ? d->runner : "", d->runner ? "]" : "", d->n_blobs, d->n_blobs == 1 ? "" : "s",
+		       d->weights ? ", its weights included" : "", b);
+	}
 	for (size_t i = 0; i < p->n_deletes; i++)
-		printf("  delete  %s  (%s)\n", p->deletes[i].path, p->deletes[i].reason);
+		printf("  delete  %s  (%s)\n", cli_safe(p->deletes[i].path), cli_safe(p->deletes[i].reason));
 	for (size_t i = 0; i < p->n_later; i++) {
 		char when[48];
 		oa_iso8601((time_t)p->later[i].after, 0, when, sizeof when);
-		printf("  later   %s  (%s; younger than 1 h: kept until a start after %s)\n", p->later[i].path,
-		       p->later[i].reason, when);
+		printf("  later   %s  (%s; younger than 1 h: kept until a start after %s)\n", cli_safe(p->later[i].path),
+		       cli_safe(p->later[i].reason), when);
 	}
 	for (size_t i = 0; i < p->n_dirs; i++)
-		printf("  rmdir   %s\n", p->dirs[i]);
+		printf("  rmdir   %s\n", cli_safe(p->dirs[i]));
 	char fr[48];
 	oa_format_size(p->bytes_freed, c->units, fr, sizeof fr);
 	printf("  %zu file%s deleted, %s freed%s\n", p->n_deletes, p->n_deletes == 1 ? "" : "s", fr,
@@ -434,7 +423,7 @@ static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p
 static void predict(cli *c, oa_store *s, bool first, bool last)
 {
 	oa_server_prune p;
-	oa_server_prune_predict(s, oa_wall_now(), &p);
+	oa_server_prune_predict(s, oa_wall_now(), (enum oa_server_era)c->server_era, &p);
 	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
 		cli_put_stream_item(OA_PREDICT_SERVER_SCHEMA, oa_report_server_prune(s, &p), first, last);
 	else
@@ -470,6 +459,10 @@ static bool prune_args_ok(cli *c, int *rc)
 	*rc = OA_EXIT_USAGE;
 	if (c->n_args) {
 		cli_err("prune takes no arguments (to remove models: ollama-audit rm MODEL...)");
+		return false;
+	}
+	if (c->server_version && !c->predict_server) {
+		cli_err("--server-version goes with --predict-server");
 		return false;
 	}
 	if (c->predict_server && (c->apply || c->plan_path || c->quarantine)) {

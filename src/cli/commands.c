@@ -10,6 +10,7 @@
 #include "cmd_history.h"
 #include "cmd_list.h"
 #include "cmd_prune.h"
+#include "cmd_report.h"
 #include "cmd_restore.h"
 #include "cmd_rm.h"
 #include "cmd_show.h"
@@ -143,12 +144,12 @@ const command cli_commands[] = {
 		.synopsis = "prune",
 		.summary = "remove junk (orphans, partials, temps): a dry run unless --apply",
 		.options = COMMON "platform all-users apply yes plan quarantine what min-age force "
-		           "predict-server",
+		           "predict-server server-version",
 		.formats = DATA,
 		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		        "                         [--format table|json|ndjson|csv]\n"
 		        "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
-		        "       ollama-audit prune --predict-server [--format table|json]\n"
+		        "       ollama-audit prune --predict-server [--server-version V] [--format table|json]\n"
 		        "\n"
 		        "Remove junk from the store. Without --apply this is a dry run: it prints exactly\n"
 		        "what would be removed and the bytes freed (allocated), and --plan FILE saves that\n"
@@ -165,6 +166,9 @@ const command cli_commands[] = {
 		        "  --force            go on although a manifest cannot be parsed or an Ollama\n"
 		        "                     server/runner uses the store (both refuse by default, exit 8)\n"
 		        "  --predict-server   print what the server's own start-up prune would delete\n"
+		        "  --server-version V which server starts: 0.40 or later reads manifests-v2/; an\n"
+		        "                     older one (0.33) only manifests/, and destroys the models only\n"
+		        "                     manifests-v2/ names (default: the newest the layout implies)\n"
 		        "\n"
 		        "Exit: 0 done, 8 refused or failed, 16 usage (or --apply without --yes and no\n"
 		        "terminal), 32 interrupted. Declining the prompt exits 0: nothing done.\n",
@@ -281,6 +285,29 @@ const command cli_commands[] = {
 		        "\n"
 		        "Print the version: `ollama-audit VERSION`. -V and --version do the same.\n",
 	},
+	{
+		.name = "report",
+		.run = cmd_report,
+		.synopsis = "report",
+		.summary = "one self-contained HTML page: totals, treemap, models, findings",
+		.options = COMMON READS "all-users quarantine",
+		.formats = "html",
+		.help = "usage: ollama-audit report [--output FILE] [--store DIR]... [--all-users] [--format html]\n"
+		        "                          [--units si|iec|bytes] [--quarantine DIR]\n"
+		        "\n"
+		        "One self-contained HTML page of the stores (inline CSS and SVG, no script, nothing\n"
+		        "fetched; readable in any browser, or mailed): the totals du prints (models,\n"
+		        "referenced, unique, shared, junk, reclaimable), a treemap of where the bytes go\n"
+		        "(each model's unique bytes, each shared blob, junk by category; hover a tile for\n"
+		        "its name and size), the models as list shows them (format, runner, quantization,\n"
+		        "size, last use when the server's logs are found) and the findings of check,\n"
+		        "errors first, each with what to do about it. With several stores (--store A\n"
+		        "--store B, --all-users) a summary of all of them comes first, then a section per\n"
+		        "store and owner. Written to standard output, or atomically to --output FILE\n"
+		        "(never inside a store). The exit status is check's. --format takes html only.\n"
+		        "--quarantine DIR adds what that quarantine (prune/rm --quarantine) still holds\n"
+		        "to its store's totals.\n",
+	},
 	{ .name = NULL },
 };
 
@@ -299,7 +326,8 @@ static const char usage_options[] =
 	"                     else the one store on the machine (see `stores`)\n"
 	"  --format FMT       table (default), json, ndjson, csv (restore: table only);\n"
 	"                     list also takes tags; check, verify, du and stores also\n"
-	"                     prometheus; any other is refused (exit 16)\n"
+	"                     prometheus; report writes html only; any other is refused\n"
+	"                     (exit 16)\n"
 	"  --all-users        every store on the machine (see `stores`), plus any --store\n"
 	"  --output FILE      write standard output to FILE atomically (temp file + rename)\n"
 	"  --platform OS/ARCH which child of a manifest list a tag uses (default: this\n"

@@ -1,6 +1,7 @@
 /* confirm.c - the one yes/no question of the commands that change files
  * (prune, rm, dedupe); see confirm.h. */
 #include "confirm.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,7 @@ bool cli_confirm(const char *question)
 	/* Only a person at a terminal can answer: piped input is never consent. */
 	if (!isatty(STDIN_FILENO))
 		return false;
-	fprintf(stderr, "%s [y/N] ", question);
+	fprintf(stderr, "%s [y/N] ", cli_safe(question));
 	fflush(stderr);
 	char line[64];
 	if (!fgets(line, sizeof line, stdin))
@@ -31,4 +32,22 @@ bool cli_confirm(const char *question)
 	while (*p == ' ' || *p == '\t')
 		p++;
 	return strcasecmp(p, "y") == 0 || strcasecmp(p, "yes") == 0;
+}
+
+void cli_signals_catch(cli_signals *s, void (*handler)(int))
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &s->old_int);
+	sigaction(SIGTERM, &sa, &s->old_term);
+	sigaction(SIGHUP, &sa, &s->old_hup);
+}
+
+void cli_signals_restore(const cli_signals *s)
+{
+	sigaction(SIGINT, &s->old_int, NULL);
+	sigaction(SIGTERM, &s->old_term, NULL);
+	sigaction(SIGHUP, &s->old_hup, NULL);
 }

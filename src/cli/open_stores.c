@@ -3,8 +3,10 @@
 #include "open_stores.h"
 #include "cli_machine.h"
 #include "cli_multi.h"
+#include "findings.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/shared.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -21,12 +23,16 @@ void cli_scan_opened(cli *c, opened_store *o, int header_mode)
 	oa_store_set_header_mode(&o->s, header_mode);
 	o->s.platform = c->platform;
 	oa_store_scan(&o->s);
+	cli_account_unreadable(c, &o->s);
 	o->ok = true;
 	c->stores_read++;
 }
 
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 {
+	/* Every store named is looked at when a store's blob files may be
+	 * shared (shared.h), besides the ones discovery finds. */
+	oa_peers_name(c->stores, c->n_stores);
 	if (c->all_users)
 		return cli_open_discovered(c, n, header_mode);
 	const char *how = "--store";

@@ -378,12 +378,27 @@ static oa_junk *junk_add(oa_junk_list *j, enum oa_junk_cat cat, enum oa_junk_whe
 	return e;
 }
 
+static int cmp_group_hex(const void *key, const void *g)
+{
+	return strcmp(key, ((const oa_partial_group *)g)->hex);
+}
+
+const oa_partial_group *oa_junk_group(const oa_junk_list *j, const char *hex)
+{
+	if (!j || !j->n_groups)
+		return NULL;
+	return bsearch(hex, j->groups, j->n_groups, sizeof *j->groups, cmp_group_hex);
+}
+
+/* The blobs come sorted by name, so the groups are made in digest order: a
+ * file's group is the newest one or a new one, and the list stays sorted
+ * for oa_junk_group's bsearch. */
 static int find_group(oa_junk_list *j, const char *hex)
 {
-	for (size_t i = 0; i < j->n_groups; i++)
-		if (strcmp(j->groups[i].hex, hex) == 0)
-			return (int)i;
-	j->groups = oa_xreallocarray(j->groups, j->n_groups + 1, sizeof *j->groups);
+	const oa_partial_group *found = oa_junk_group(j, hex);
+	if (found)
+		return (int)(found - j->groups);
+	OA_ALLOC_GROW(j->groups, j->n_groups + 1, j->groups_cap);
 	oa_partial_group *g = &j->groups[j->n_groups];
 	memset(g, 0, sizeof *g);
 	memcpy(g->hex, hex, sizeof(oa_digest_hex));
@@ -475,6 +490,19 @@ static const char *const holds_keep = "holds the target of a symlinked blob that
 static const char *const incomplete_keep = "not every manifest can be read: no complete blob can be "
                                            "proven unreferenced";
 
+static const char *const links_keep = "it has hard links outside this store, which may be another "
+                                      "store's: it cannot be proven unreferenced";
+
+size_t oa_store_names_of(const oa_store *s, dev_t dev, ino_t ino)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_blobs; i++)
+		n += !s->blobs[i].is_symlink && s->blobs[i].st.st_dev == dev && s->blobs[i].st.st_ino == ino;
+	for (size_t i = 0; i < s->n_models; i++)
+		n += s->models[i].st.st_dev == dev && s->models[i].st.st_ino == ino;
+	return n;
+}
+
 /* Everything a symlinked blob that a manifest uses (or may use) resolves
  * through: removing any of it would break that blob. */
 static void symlink_targets(const oa_store *s, const oa_refset *refs, oa_ino_set *targets)
@@ -500,7 +528,9 @@ static bool blob_category(oa_store *s, const oa_refset *refs, oa_blob *b, enum o
 			return false;
 		*cat = oa_blob_looks_like_manifest(s, b) ? OA_JUNK_MANIFEST_BLOB : OA_JUNK_ORPHAN;
 		if (oa_refset_has(refs, b->hex))
-			*keep = "a file under manifests/ or manifests-v2/ mentions this digest, or reaches it "
+			*keep = refs->n_shared ? "a file under manifests/ or manifests-v2/ here, or in a store "
+			                         "sharing these blob files, reaches this digest" :
+			        "a file under manifests/ or manifests-v2/ mentions this digest, or reaches it "
 			        "through a manifest list (an unparseable manifest may reference it)";
 		break;
 	case OA_BLOB_PARTIAL:
@@ -572,6 +602,9 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 		keep = "cannot stat it";
 	else if (!keep && oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
 		keep = target_keep;
+	else if (!keep && (b->cls == OA_BLOB_VALID || b->cls == OA_BLOB_LEGACY) && S_ISREG(lst.st_mode) &&
+	         (size_t)lst.st_nlink > oa_store_names_of(s, lst.st_dev, lst.st_ino))
+		keep = links_keep;
 	oa_junk *e = junk_add(j, cat, OA_IN_BLOBS, oa_xasprintf("blobs/%s", b->name),
 	                      oa_blob_class_name(b->cls), have ? &lst : NULL, now);
 	e->keep = keep;
@@ -594,6 +627,38 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 	}
 	if (cat == OA_JUNK_PARTIAL && b->hex[0])
 		add_partial(j, s, b, e);
+}
+
+/* The N of a part file's name (blobs/sha256-<hex>-partial-N). */
+static unsigned long long part_number(const oa_junk *e)
+{
+	const char *dash = strrchr(e->path, '-');
+	return dash ? strtoull(dash + 1, NULL, 10) : 0;
+}
+
+static int cmp_part(const void *a, const void *b)
+{
+	const oa_junk *x = a, *y = b;
+	unsigned long long m = part_number(x), n = part_number(y);
+	if (m != n)
+		return m < n ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* Name order puts -partial-10 before -partial-2: each run of one group's
+ * part files is put in the order of N. Only part files move, within their
+ * run, so the group's data index stays valid. */
+static void order_parts(oa_junk_list *j)
+{
+	for (size_t i = 0; i < j->n;) {
+		size_t k = i;
+		while (k < j->n && j->v[k].group >= 0 && strcmp(j->v[k].kind, "partial-part") == 0 &&
+		       j->v[k].group == j->v[i].group)
+			k++;
+		if (k - i > 1)
+			qsort(j->v + i, k - i, sizeof *j->v, cmp_part);
+		i = k > i ? k : i + 1;
+	}
 }
 
 /* A group's total and progress when its part files cannot say. */
@@ -642,6 +707,24 @@ static void collect_root_temps(oa_store *s, double now, const oa_ino_set *target
 	closedir(d);
 }
 
+/* Files the scan found outside blobs/ that are junk by name: interrupted
+ * manifests-v2 tag writes (.manifest-*) and metadata caches whose blob is
+ * gone. Temps: prune removes them after the grace period. */
+static void collect_store_files(oa_store *s, double now, oa_junk_list *j)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		char **v = pass ? s->stale_metadata : s->v2_temps;
+		size_t n = pass ? s->n_stale_metadata : s->n_v2_temps;
+		for (size_t i = 0; i < n; i++) {
+			struct stat lst;
+			if (fstatat(s->root_fd, v[i], &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lst.st_mode))
+				continue;
+			junk_add(j, OA_JUNK_TEMP, pass ? OA_IN_ROOT : OA_IN_MANIFESTS, oa_xstrdup(v[i]),
+			         pass ? "stale-metadata" : "manifest-temp", &lst, now);
+		}
+	}
+}
+
 void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *j)
 {
 	memset(j, 0, sizeof *j);
@@ -650,8 +733,11 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 	for (size_t i = 0; i < s->n_blobs; i++)
 		collect_blob(s, refs, now, &targets, &s->blobs[i], j);
 	finish_partial_groups(j);
+	order_parts(j);
 	if (s->root_fd >= 0)
 		collect_root_temps(s, now, &targets, j);
+	if (s->root_fd >= 0)
+		collect_store_files(s, now, j);
 	/* Empty directories under manifests/ (deepest first), never manifests/ itself. */
 	if (s->manifests_fd >= 0)
 		empty_tree(j, s->manifests_fd, "manifests", now, 0);
@@ -662,6 +748,29 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 		j->apparent[e->cat] += e->apparent;
 		j->allocated[e->cat] += e->allocated;
 	}
+}
+
+void oa_findings_drop_referenced(oa_store *s)
+{
+	oa_refset refs;
+	oa_refset_build(s, NULL, 0, &refs);
+	oa_findings *f = &s->findings;
+	size_t w = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		oa_finding *x = &f->v[i];
+		bool orphan = x->id == OA_FINDING_ORPHAN_BLOB || x->id == OA_FINDING_MANIFEST_BLOB;
+		if (orphan && x->digest && oa_str_has_prefix(x->digest, "sha256:") &&
+		    oa_refset_has(&refs, x->digest + 7)) {
+			free(x->model);
+			free(x->digest);
+			free(x->path);
+			free(x->message);
+			continue;
+		}
+		f->v[w++] = *x;
+	}
+	f->n = w;
+	oa_refset_free(&refs);
 }
 
 void oa_junk_free(oa_junk_list *j)

@@ -1,16 +1,17 @@
 /* prune.c - plans, their JSON form, and applying them safely (prune.h). */
 #include "ollama_audit/prune.h"
-#include "ollama_audit/outfile.h"
 #include "ollama_audit/humanize.h"
 #include "base/platform.h"
 #include "base/util.h"
+#include "base/jsonutil.h"
+#include "space/plan_path.h"
+#include "space/quarantine.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,6 +45,12 @@ static void list_free(oa_plan_list *l)
 
 void oa_plan_free(oa_plan *p)
 {
+	for (size_t i = 0; i < p->n_shared; i++) {
+		free(p->shared_store[i]);
+		free(p->shared_how[i]);
+	}
+	free(p->shared_store);
+	free(p->shared_how);
 	free(p->command);
 	free(p->store);
 	list_free(&p->todo);
@@ -129,6 +136,29 @@ static void plan_totals(oa_plan *p)
 		if (i == 0 || cmp_u64pair(keys[i], keys[i - 1]) != 0)
 			p->apparent += (uint64_t)p->todo.v[keys[i][2]].size;
 	free(keys);
+}
+
+void oa_plan_note_shared(oa_plan *p, const oa_refset *r)
+{
+	p->shared_store = oa_xcalloc(r->n_shared ? r->n_shared : 1, sizeof *p->shared_store);
+	p->shared_how = oa_xcalloc(r->n_shared ? r->n_shared : 1, sizeof *p->shared_how);
+	for (size_t i = 0; i < r->n_shared; i++) {
+		p->shared_store[i] = oa_xstrdup(r->shared_store[i]);
+		p->shared_how[i] = oa_xstrdup(r->shared_how[i]);
+	}
+	p->n_shared = r->n_shared;
+}
+
+size_t oa_plan_blockers(const oa_store *s, const oa_plan *p, oa_blocker **out)
+{
+	const char **removed = oa_xcalloc(p && p->todo.n ? p->todo.n : 1, sizeof *removed);
+	size_t n = 0;
+	for (size_t k = 0; p && k < p->todo.n; k++)
+		if (strcmp(p->todo.v[k].category, "manifest") == 0)
+			removed[n++] = p->todo.v[k].path;
+	size_t nb = oa_store_blockers(s, removed, n, out);
+	free(removed);
+	return nb;
 }
 
 /* ---- prune plans ----------------------------------------------------------------- */
@@ -243,9 +273,9 @@ static bool anchor_of(const oa_store *s, const oa_model *a, const oa_model *m)
 	return true;
 }
 
-/* The models rm removes: those asked for, and the legacy anchor of each
+/* The models rm removes: those asked for, the legacy anchor of each
  * manifests-v2 tag among them (left behind, it would bring the model back:
- * reads fall back to manifests/). */
+ * reads fall back to manifests/), and the other rows (children) of a list. */
 static size_t *with_anchors(const oa_store *s, const size_t *models, size_t n, size_t *out_n)
 {
 	size_t *v = oa_xcalloc(n + s->n_models + 1, sizeof *v);
@@ -258,8 +288,9 @@ static size_t *with_anchors(const oa_store *s, const size_t *models, size_t n, s
 			bool dup = false;
 			for (size_t z = 0; z < k && !dup; z++)
 				dup = v[z] == q;
-			if (!dup && s->models[q].anchor && anchor_of(s, &s->models[q], m))
-				v[k++] = q;
+			if (!dup && ((s->models[q].anchor && anchor_of(s, &s->models[q], m)) ||
+			             (s->models[q].sibling && strcmp(s->models[q].rel_path, m->rel_path) == 0)))
+				v[k++] = q; /* its anchor; a list's other rows are the same tag */
 		}
 	}
 	*out_n = k;
@@ -288,8 +319,8 @@ static void rm_manifests(rm_ctx *c)
 	for (size_t i = 0; i < c->n; i++) {
 		const oa_model *m = &s->models[c->models[i]];
 		struct stat lst;
-		if (fstatat(s->root_fd, m->rel_path, &lst, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
+		if (m->sibling || fstatat(s->root_fd, m->rel_path, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* a list's other row is its tag's file */
 		c->skip[c->n_skip++] = m->rel_path;
 		oa_plan_entry *e = list_add(&c->p->todo);
 		e->path = oa_xstrdup(m->rel_path);
@@ -376,7 +407,9 @@ static void rm_blob(rm_ctx *c, const oa_model *m, oa_blob *b)
 	if (other) {
 		why = oa_xasprintf("also used by %s", other);
 	} else if (oa_refset_has(&c->refs, b->hex)) {
-		why = oa_xstrdup("another file under manifests/ mentions this digest");
+		why = oa_xstrdup(c->refs.n_shared ? "another file under manifests/, or a store sharing these "
+		                 "blob files, references this digest" : "another file under manifests/ mentions "
+		                 "this digest");
 	} else if (oa_ino_set_has(&c->targets, lst.st_dev, lst.st_ino)) {
 		why = oa_xstrdup("a symlinked blob that another manifest uses resolves to it");
 	} else if (c->refs.incomplete) {
@@ -416,6 +449,7 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 	rm_manifests(&c);
 	rm_empty_dirs(&c);
 	rm_keepers(&c);
+	oa_plan_note_shared(p, &c.refs);
 	for (size_t i = 0; i < c.n; i++) {
 		const oa_model *m = &s->models[c.models[i]];
 		oa_blob **reach;
@@ -437,7 +471,7 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 
 /* ---- plan JSON ------------------------------------------------------------------------ */
 
-static const char *type_name(char t)
+const char *plan_type_name(char t)
 {
 	return t == 'd' ? "dir" : t == 'l' ? "symlink" : "file";
 }
@@ -450,7 +484,7 @@ static json_t *entry_json(const oa_plan_entry *e)
 	json_object_set_new(o, "path", json_string(e->path));
 	json_object_set_new(o, "category", json_string(e->category));
 	json_object_set_new(o, "digest", e->hex[0] ? json_sprintf("sha256:%s", e->hex) : json_null());
-	json_object_set_new(o, "type", json_string(type_name(e->type)));
+	json_object_set_new(o, "type", json_string(plan_type_name(e->type)));
 	json_object_set_new(o, "empty_dir", json_boolean(e->empty_dir));
 	json_object_set_new(o, "check_refs", json_boolean(e->check_refs));
 	json_object_set_new(o, "dev", json_integer((json_int_t)e->dev));
@@ -496,23 +530,6 @@ json_t *oa_plan_to_json(const oa_plan *p)
 	return o;
 }
 
-static int write_json_atomic_at(int dirfd, const char *name, json_t *v, char *err, size_t errlen)
-{
-	char *s = json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	if (!s) {
-		snprintf(err, errlen, "cannot serialise JSON");
-		return -1;
-	}
-	size_t len = strlen(s);
-	char *d = oa_xmalloc(len + 2);
-	memcpy(d, s, len);
-	d[len] = '\n';
-	free(s);
-	int rc = oa_outfile_write_at(dirfd, name, d, len + 1, 0644, err, errlen);
-	free(d);
-	return rc;
-}
-
 int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 {
 	char *dir = oa_xstrdup(file);
@@ -532,8 +549,12 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 		return -1;
 	}
 	json_t *v = oa_plan_to_json(p);
+	/* The file may be applied from another directory: name the store absolutely. */
+	char rroot[PATH_MAX];
+	if (realpath(p->store, rroot))
+		json_object_set_new(v, "store", json_string(rroot));
 	char why[512];
-	int rc = write_json_atomic_at(dfd, name, v, why, sizeof why);
+	int rc = oa_json_write_at(dfd, name, v, why, sizeof why);
 	if (rc < 0)
 		snprintf(err, errlen, "--plan %s: %s", file, why);
 	json_decref(v);
@@ -541,17 +562,6 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 	free(dir);
 	return rc;
 }
-
-/* What a plan entry may remove, decided from its path, its type and the
- * plan's command alone (never from the plan's category, digest or flags). */
-typedef enum {
-	PK_BAD,
-	PK_BLOB,          /* blobs/<name>, a file or symlink: unlink */
-	PK_BLOB_TREE,     /* prune: blobs/split-gguf-<digits>/: recursive removal */
-	PK_ROOT_TREE,     /* prune: <root>/ollama-safetensors<digits>/: recursive removal */
-	PK_MANIFEST,      /* rm: manifests/<4 parts>, a file or symlink: unlink */
-	PK_MANIFEST_DIR,  /* a directory under manifests/: rmdir only, never recursive */
-} path_kind;
 
 static bool digits_after(const char *s, const char *prefix)
 {
@@ -584,7 +594,7 @@ static size_t path_parts(const char *path)
  * directories under manifests/ (1..OA_MANIFESTS_DEPTH_MAX deep) and root
  * ollama-safetensors<digits> directories. command "rm": manifest files at
  * depth 4, directories under manifests/, files in blobs/. */
-static path_kind plan_path_kind(const char *command, const char *path, char type)
+path_kind plan_path_kind(const char *command, const char *path, char type)
 {
 	size_t parts = path_parts(path);
 	bool prune = command && strcmp(command, "prune") == 0, rm = command && strcmp(command, "rm") == 0;
@@ -595,6 +605,12 @@ static path_kind plan_path_kind(const char *command, const char *path, char type
 			return PK_BLOB;
 		return prune && digits_after(path + 6, "split-gguf-") ? PK_BLOB_TREE : PK_BAD;
 	}
+	const char *leaf = strrchr(path, '/');
+	if (prune && type != 'd' && leaf && ((oa_str_has_prefix(path, "manifests-v2/") && parts == 5 &&
+	                                      oa_str_has_prefix(leaf + 1, ".manifest-")) ||
+	                                     (oa_str_has_prefix(path, "metadata/sha256-") && parts == 2 &&
+	                                      oa_str_has_suffix(leaf + 1, ".json"))))
+		return PK_STORE_TEMP;
 	if ((oa_str_has_prefix(path, "manifests/") || oa_str_has_prefix(path, "manifests-v2/")) && parts >= 2 &&
 	    parts - 1 <= OA_MANIFESTS_DEPTH_MAX) {
 		if (type == 'd')
@@ -619,35 +635,10 @@ static void path_hex(const char *path, oa_digest_hex hex)
 	hex[64] = '\0';
 }
 
-static char type_char(const char *type)
+char plan_type_char(const char *type)
 {
 	return !type ? 0 : strcmp(type, "dir") == 0 ? 'd' : strcmp(type, "symlink") == 0 ? 'l'
 	                   : strcmp(type, "file") == 0 ? 'f' : 0;
-}
-
-static bool get_u64(json_t *o, const char *k, uint64_t *out)
-{
-	json_t *v = json_object_get(o, k);
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return false;
-	*out = (uint64_t)json_integer_value(v);
-	return true;
-}
-
-static bool get_i64(json_t *o, const char *k, int64_t *out)
-{
-	json_t *v = json_object_get(o, k);
-	if (!json_is_integer(v))
-		return false;
-	*out = json_integer_value(v);
-	return true;
-}
-
-/* An entry's st_size: "apparent_bytes" since plan/2 and quarantine/2,
- * "size" in a quarantine index an older version wrote (still restorable). */
-static bool entry_apparent_bytes(json_t *x, int64_t *v)
-{
-	return get_i64(x, "apparent_bytes", v) || get_i64(x, "size", v);
 }
 
 static int entry_from_json(json_t *o, const char *command, oa_plan_entry *e, char *err,
@@ -661,11 +652,11 @@ static int entry_from_json(json_t *o, const char *command, oa_plan_entry *e, cha
 		snprintf(err, errlen, "entry %zu: path is missing or not a path inside the store", idx);
 		return -1;
 	}
-	if (!cat || !type_char(type)) {
+	if (!cat || !plan_type_char(type)) {
 		snprintf(err, errlen, "entry %zu (%s): bad category or type", idx, path);
 		return -1;
 	}
-	e->type = type_char(type);
+	e->type = plan_type_char(type);
 	path_kind kind = plan_path_kind(command, path, e->type);
 	if (kind == PK_BAD) {
 		snprintf(err, errlen, "entry %zu (%s, %s): not something `%s` removes", idx, path, type, command);
@@ -687,14 +678,14 @@ static int entry_from_json(json_t *o, const char *command, oa_plan_entry *e, cha
 	e->category = oa_xstrdup(kind == PK_MANIFEST ? "manifest"
 	                         : kind == PK_MANIFEST_DIR ? (strcmp(command, "rm") == 0 ? "empty-dir" : "empty-dirs")
 	                         : cat);
-	if (!get_u64(o, "dev", &e->dev) || !get_u64(o, "ino", &e->ino) ||
-	    !get_i64(o, "apparent_bytes", &e->size) || !get_i64(o, "mtime_ns", &e->mtime_ns)) {
+	if (!oa_json_get_u64(o, "dev", &e->dev) || !oa_json_get_u64(o, "ino", &e->ino) ||
+	    !oa_json_get_i64(o, "apparent_bytes", &e->size) || !oa_json_get_i64(o, "mtime_ns", &e->mtime_ns)) {
 		snprintf(err, errlen, "entry %zu (%s): dev, ino, apparent_bytes and mtime_ns are required", idx, path);
 		return -1;
 	}
-	get_u64(o, "nlink", &e->nlink);
-	get_u64(o, "disk_bytes", &e->allocated);
-	get_u64(o, "freed_bytes", &e->freed);
+	oa_json_get_u64(o, "nlink", &e->nlink);
+	oa_json_get_u64(o, "disk_bytes", &e->allocated);
+	oa_json_get_u64(o, "freed_bytes", &e->freed);
 	const char *note = json_string_value(json_object_get(o, "note"));
 	const char *model = json_string_value(json_object_get(o, "model"));
 	if (note)
@@ -728,13 +719,13 @@ int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen)
 		goto out;
 	}
 	if (!cmd || (strcmp(cmd, "prune") && strcmp(cmd, "rm")) || !store || !json_is_array(entries) ||
-	    !get_u64(o, "store_dev", &p->store_dev) || !get_u64(o, "store_ino", &p->store_ino)) {
+	    !oa_json_get_u64(o, "store_dev", &p->store_dev) || !oa_json_get_u64(o, "store_ino", &p->store_ino)) {
 		snprintf(err, errlen, "%s: command, store, store_dev, store_ino and entries are required", file);
 		goto out;
 	}
 	p->command = oa_xstrdup(cmd);
 	p->store = oa_xstrdup(store);
-	get_i64(o, "min_age_seconds", &p->min_age);
+	oa_json_get_i64(o, "min_age_seconds", &p->min_age);
 	const char *created = json_string_value(json_object_get(o, "created"));
 	snprintf(p->created, sizeof p->created, "%s", created ? created : "");
 	size_t i;
@@ -773,6 +764,13 @@ static int open_parent(const oa_store *s, const char *path, const char **leaf)
 	*leaf = slash + 1;
 	int fd = dup(s->root_fd);
 	const char *p = path;
+	/* blobs/ as the store opened it (it may be a symlink to another disk:
+	 * the reference set then holds every store that reaches it). */
+	if (oa_str_has_prefix(path, "blobs/") && s->blobs_fd >= 0) {
+		close(fd);
+		fd = dup(s->blobs_fd);
+		p = path + strlen("blobs/");
+	}
 	while (fd >= 0 && p < slash) {
 		const char *e = strchr(p, '/');
 		char *part = oa_xstrndup(p, (size_t)(e - p));
@@ -838,314 +836,6 @@ static int remove_tree(int parent, const char *name, int depth, const oa_ino_set
 		return -1;
 	}
 	return unlinkat(parent, name, AT_REMOVEDIR);
-}
-
-/* The quarantine: DIR/index.json and DIR/files/. */
-typedef struct quarantine {
-	int fd, files_fd;
-	json_t *index;
-	json_t *entries;
-	size_t next_id;
-} quarantine;
-
-/* A quarantine's DIR, DIR/files and DIR/index.json must be ours and writable
- * by us alone: anyone else who can write there could swap the index or the
- * files, and make a restore (often run as root) link their files into a
- * store. 0, or -1 with err. */
-static int check_private(int fd, const char *dir, const char *what, char *err, size_t errlen)
-{
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "cannot stat %s%s: %s", dir, what, strerror(errno));
-		return -1;
-	}
-	if (st.st_uid != geteuid()) {
-		snprintf(err, errlen, "quarantine %s%s is owned by uid %lu, not by this user (uid %lu): "
-		         "another user could swap what it holds; use a directory of your own (it is created "
-		         "0700 if missing)", dir, what, (unsigned long)st.st_uid, (unsigned long)geteuid());
-		return -1;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(err, errlen, "quarantine %s%s is writable by its group or others (mode %04o): "
-		         "another user could swap what it holds; chmod go-w it, or use a new directory", dir,
-		         what, (unsigned)(st.st_mode & 07777));
-		return -1;
-	}
-	return 0;
-}
-
-static int read_all_fd(int fd, size_t max, uint8_t **out, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = oa_xmalloc(cap + 1);
-	for (;;) {
-		if (n == cap) {
-			if (cap >= max) {
-				free(buf);
-				errno = EFBIG;
-				return -1;
-			}
-			cap = cap * 2 > max ? max : cap * 2;
-			buf = oa_xrealloc(buf, cap + 1);
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			errno = e;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
-static json_t *load_index(int qfd, const char *dir, char *err, size_t errlen, bool *exists)
-{
-	uint8_t *bytes;
-	size_t len;
-	*exists = false;
-	int fd = openat(qfd, "index.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return NULL;
-	*exists = true;
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot read %s/index.json: %s", dir, strerror(errno));
-		return NULL;
-	}
-	if (check_private(fd, dir, "/index.json", err, errlen) < 0) {
-		close(fd);
-		return NULL;
-	}
-	int rc = read_all_fd(fd, 256u << 20, &bytes, &len);
-	int e = errno;
-	close(fd);
-	if (rc < 0) {
-		snprintf(err, errlen, "cannot read %s/index.json: %s", dir, strerror(e));
-		return NULL;
-	}
-	json_error_t jerr;
-	json_t *o = json_loadb((const char *)bytes, len, 0, &jerr);
-	free(bytes);
-	const char *schema = o ? json_string_value(json_object_get(o, "schema")) : NULL;
-	if (!schema || (strcmp(schema, OA_QUARANTINE_SCHEMA) != 0 && strcmp(schema, OA_QUARANTINE_SCHEMA_1) != 0) ||
-	    !json_is_array(json_object_get(o, "entries"))) {
-		snprintf(err, errlen, "index.json is not a quarantine index (%s)",
-		         o ? "wrong schema" : jerr.text);
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-static bool inside(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-/* Where `dir` is (or would be, once created): realpath of it, or of its
- * parent plus its last component. false with errno when neither resolves. */
-static bool resolve_dir(const char *dir, char out[PATH_MAX])
-{
-	if (realpath(dir, out))
-		return true;
-	if (errno != ENOENT)
-		return false;
-	char *copy = oa_xstrdup(dir);
-	size_t len = strlen(copy);
-	while (len > 1 && copy[len - 1] == '/')
-		copy[--len] = '\0';
-	char *slash = strrchr(copy, '/');
-	const char *base = slash ? slash + 1 : copy;
-	const char *parent = slash ? (slash == copy ? "/" : copy) : ".";
-	if (slash && slash != copy)
-		*slash = '\0';
-	bool ok = false;
-	char rp[PATH_MAX];
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		errno = EINVAL;
-	} else if (realpath(parent, rp)) {
-		ok = (size_t)snprintf(out, PATH_MAX, "%s%s%s", rp, strcmp(rp, "/") == 0 ? "" : "/", base) <
-		     PATH_MAX;
-		if (!ok)
-			errno = ENAMETOOLONG;
-	}
-	free(copy);
-	return ok;
-}
-
-/* Refuse a quarantine anywhere inside the store: its root, or what root/blobs,
- * root/manifests or root/manifests-v2 resolve to. Nothing is created before. */
-static int quarantine_check(const oa_store *s, const char *dir, char rq[PATH_MAX], char *err,
-                            size_t errlen)
-{
-	if (!resolve_dir(dir, rq)) {
-		snprintf(err, errlen, "cannot resolve quarantine directory %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	char rroot[PATH_MAX];
-	if (!realpath(s->root, rroot)) {
-		snprintf(err, errlen, "cannot resolve the store %s: %s", s->root, strerror(errno));
-		return -1;
-	}
-	if (inside(rq, rroot)) {
-		snprintf(err, errlen, "quarantine directory %s (%s) is inside the store %s: choose a directory "
-		         "outside it on the same filesystem (e.g. next to the store)", dir, rq, s->root);
-		return -1;
-	}
-	static const char *subs[] = { "blobs", "manifests", "manifests-v2" };
-	for (size_t i = 0; i < 3; i++) {
-		char *sub = oa_path_join(s->root, subs[i]);
-		char rs[PATH_MAX];
-		bool bad = realpath(sub, rs) && inside(rq, rs);
-		free(sub);
-		if (bad) {
-			snprintf(err, errlen, "quarantine directory %s (%s) is inside the store's %s/ (%s)", dir, rq,
-			         subs[i], rs);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err, size_t errlen)
-{
-	memset(q, 0, sizeof *q);
-	q->fd = q->files_fd = -1;
-	char rq[PATH_MAX];
-	if (quarantine_check(s, dir, rq, err, errlen) < 0)
-		return -1;
-	/* A refused quarantine leaves nothing behind: what we created is
-	 * removed again on failure (rmdir: only while still empty). */
-	bool created = mkdir(dir, 0700) == 0;
-	if (!created && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create quarantine directory %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	q->fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (q->fd < 0) {
-		snprintf(err, errlen, "cannot open quarantine directory %s: %s", dir, strerror(errno));
-		goto fail;
-	}
-	struct stat qst, bst, rst;
-	if (fstat(q->fd, &qst) < 0) {
-		snprintf(err, errlen, "cannot stat quarantine directory %s: %s", dir, strerror(errno));
-		goto fail;
-	}
-	if (check_private(q->fd, dir, "", err, errlen) < 0)
-		goto fail;
-	if (stat(rq, &rst) < 0 || rst.st_dev != qst.st_dev || rst.st_ino != qst.st_ino) {
-		snprintf(err, errlen, "quarantine directory %s changed while it was opened", dir);
-		goto fail;
-	}
-	bool same = qst.st_dev == s->root_st.st_dev;
-	if (s->blobs_fd >= 0 && fstat(s->blobs_fd, &bst) == 0 && bst.st_dev != qst.st_dev)
-		same = false;
-	if (s->manifests_fd >= 0 && fstat(s->manifests_fd, &bst) == 0 && bst.st_dev != qst.st_dev)
-		same = false;
-	if (!same) {
-		snprintf(err, errlen,
-		         "quarantine directory %s is on a different filesystem from the store %s: moving "
-		         "would mean copying; choose a directory on the same filesystem (e.g. next to the store)",
-		         dir, s->root);
-		goto fail;
-	}
-	bool exists;
-	q->index = load_index(q->fd, dir, err, errlen, &exists);
-	if (!q->index && exists)
-		goto fail;
-	if (q->index) {
-		/* Entries are added in this version's words: an older index
-		 * (quarantine/1, "size") becomes /2, which restore reads both ways. */
-		json_object_set_new(q->index, "schema", json_string(OA_QUARANTINE_SCHEMA));
-		uint64_t dev = 0, ino = 0;
-		if (!get_u64(q->index, "store_dev", &dev) || !get_u64(q->index, "store_ino", &ino) ||
-		    dev != (uint64_t)s->root_st.st_dev || ino != (uint64_t)s->root_st.st_ino) {
-			snprintf(err, errlen, "quarantine %s holds files of another store (%s)", dir,
-			         json_string_value(json_object_get(q->index, "store")) ? json_string_value(json_object_get(q->index, "store")) : "?");
-			goto fail;
-		}
-	} else {
-		q->index = json_object();
-		json_object_set_new(q->index, "schema", json_string(OA_QUARANTINE_SCHEMA));
-		json_object_set_new(q->index, "store", json_string(s->root));
-		json_object_set_new(q->index, "store_dev", json_integer((json_int_t)s->root_st.st_dev));
-		json_object_set_new(q->index, "store_ino", json_integer((json_int_t)s->root_st.st_ino));
-		json_object_set_new(q->index, "entries", json_array());
-	}
-	q->entries = json_object_get(q->index, "entries");
-	size_t i;
-	json_t *x;
-	json_array_foreach(q->entries, i, x) {
-		json_int_t id = json_integer_value(json_object_get(x, "id"));
-		if (id >= 0 && (size_t)id >= q->next_id)
-			q->next_id = (size_t)id + 1;
-	}
-	if (q->next_id == 0)
-		q->next_id = 1;
-	if (mkdirat(q->fd, "files", 0700) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s/files: %s", dir, strerror(errno));
-		goto fail;
-	}
-	q->files_fd = openat(q->fd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (q->files_fd < 0) {
-		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
-		goto fail;
-	}
-	if (check_private(q->files_fd, dir, "/files", err, errlen) < 0)
-		goto fail;
-	return 0;
-fail:
-	if (q->files_fd >= 0)
-		close(q->files_fd);
-	if (created && q->fd >= 0)
-		unlinkat(q->fd, "files", AT_REMOVEDIR);
-	if (q->fd >= 0)
-		close(q->fd);
-	if (created)
-		rmdir(dir);
-	json_decref(q->index);
-	q->index = NULL;
-	q->fd = q->files_fd = -1;
-	return -1;
-}
-
-static void quarantine_close(quarantine *q)
-{
-	if (q->files_fd >= 0)
-		close(q->files_fd);
-	if (q->fd >= 0)
-		close(q->fd);
-	json_decref(q->index);
-	memset(q, 0, sizeof *q);
-	q->fd = q->files_fd = -1;
-}
-
-static int quarantine_save(quarantine *q, char *err, size_t errlen)
-{
-	char ts[40];
-	oa_iso8601((time_t)oa_wall_now(), 0, ts, sizeof ts);
-	json_object_set_new(q->index, "updated", json_string(ts));
-	return write_json_atomic_at(q->fd, "index.json", q->index, err, errlen);
-}
-
-/* The file name inside DIR/files/: id, then the path with '/' as '%'. */
-static char *stored_name(size_t id, const char *path)
-{
-	oa_buf b;
-	oa_buf_init(&b);
-	oa_buf_printf(&b, "%06zu-", id);
-	for (const char *p = path; *p && b.len < 200; p++)
-		oa_buf_addc(&b, *p == '/' ? '%' : *p);
-	return oa_buf_take(&b);
 }
 
 typedef enum { R_DONE, R_SKIP, R_FAIL } outcome;
@@ -1266,6 +956,15 @@ static bool blob_unreferenced(apply_ctx *c, const oa_plan_entry *e, char *why, s
 		         "proven unreferenced", inc);
 		return false;
 	}
+	/* Links this store does not explain may be another store's names for it. */
+	struct stat st;
+	if (oa_digest_parse(name, hex, NULL) && fstatat(c->s->blobs_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode) && st.st_nlink > 1 &&
+	    (size_t)st.st_nlink > oa_store_names_of(c->s, st.st_dev, st.st_ino)) {
+		snprintf(why, whylen, "it has hard links outside this store, which may be another store's: "
+		         "it cannot be proven unreferenced");
+		return false;
+	}
 	return true;
 }
 
@@ -1336,12 +1035,12 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 			return R_SKIP;
 		}
 		if (rc == 0 && qe)
-			json_object_set_new(qe, "state", json_string("removed-dir"));
+			quarantine_set_state(q, qe, "removed-dir");
 	} else if (q) {
 		const char *stored = json_string_value(json_object_get(qe, "stored")) + strlen("files/");
 		rc = renameat(pfd, leaf, q->files_fd, stored);
 		if (rc == 0)
-			json_object_set_new(qe, "state", json_string("moved"));
+			quarantine_set_state(q, qe, "moved");
 	} else if (kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) {
 		rc = remove_tree(pfd, leaf, 0, &c->targets);
 	} else {
@@ -1389,12 +1088,15 @@ static void apply_ctx_free(apply_ctx *c)
 	oa_ino_set_free(&c->targets);
 }
 
-/* A plan that touches blobs/ or manifests/ through a symlink would fail on
- * every entry (they are opened with O_NOFOLLOW): refuse once, up front. */
-static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t errlen)
+/* A plan that touches manifests/ through a symlink would fail on every
+ * entry (they are opened with O_NOFOLLOW): refuse once, up front. A
+ * symlinked blobs/ is used as the store opened it (open_parent). */
+static int check_top_dirs(const oa_store *s, const oa_plan *p, bool to_quarantine, char *err, size_t errlen)
 {
-	static const char *tops[] = { "blobs", "manifests", "manifests-v2" };
-	for (size_t t = 0; t < 3; t++) {
+	/* restore puts files back without following symlinks: nothing is
+	 * quarantined from a symlinked blobs/ it could not put back */
+	static const char *tops[] = { "manifests", "manifests-v2", "blobs" };
+	for (size_t t = 0; t < (to_quarantine ? 3u : 2u); t++) {
 		size_t n = strlen(tops[t]);
 		bool used = false;
 		for (size_t i = 0; i < p->todo.n && !used; i++)
@@ -1406,9 +1108,46 @@ static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t
 		ssize_t len = readlinkat(s->root_fd, tops[t], target, sizeof target - 1);
 		target[len > 0 ? len : 0] = '\0';
 		char *et = oa_escape(target, strlen(target));
-		snprintf(err, errlen, "%s/ is a symlink to %s; run against the target store (nothing is "
-		         "removed through a symlink)", tops[t], et);
+		if (t == 2)
+			snprintf(err, errlen, "blobs/ is a symlink to %s; --quarantine does not work through it "
+			         "(restore never follows a symlink): prune without --quarantine", et);
+		else
+			snprintf(err, errlen, "%s/ is a symlink to %s; run against the target store (nothing is "
+			         "removed through a symlink)", tops[t], et);
 		free(et);
+		return -1;
+	}
+	return 0;
+}
+
+int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen)
+{
+	if (oa_store_unowned(s)) {
+		oa_refcache *rc = oa_refcache_new(s);
+		oa_refcache_update(rc);
+		const char *why = oa_refcache_incomplete(rc);
+		snprintf(err, errlen, "refusing to %s: %s", p->command, why ? why : "no manifests/ here");
+		oa_refcache_free(rc);
+		return -1;
+	}
+	if (force)
+		return 0;
+	oa_blocker *b;
+	size_t nb = oa_plan_blockers(s, p, &b);
+	free(b);
+	if (nb) {
+		snprintf(err, errlen, "refusing to %s: %zu manifest%s cannot be parsed or read (the server "
+		         "skips its prune too); fix or remove %s, or pass --force", p->command, nb,
+		         nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
+		return -1;
+	}
+	oa_store_user u[1];
+	char why[256] = "";
+	int nu = oa_store_in_use(s, u, 1, why, sizeof why);
+	if (nu > 0) {
+		snprintf(err, errlen, "refusing to %s: %d Ollama server/runner process%s use%s the store (pid "
+		         "%ld: %s); stop %s, or pass --force", p->command, nu, nu == 1 ? "" : "es",
+		         nu == 1 ? "s" : "", u[0].pid, u[0].how, nu == 1 ? "it" : "them");
 		return -1;
 	}
 	return 0;
@@ -1416,17 +1155,17 @@ static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t
 
 #define QUARANTINE_BATCH 64
 
-int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
-                  char *err, size_t errlen)
+static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
+                      char *err, size_t errlen)
 {
-	memset(r, 0, sizeof *r);
-	if (check_top_dirs(s, p, err, errlen) < 0)
-		return -1;
+	apply_ctx ctx = { .s = s, .command = p->command, .refs = oa_refcache_new(s) };
 	quarantine q;
 	bool use_q = o->quarantine != NULL;
-	if (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)
+	if (oa_plan_check(s, p, o->force, err, errlen) < 0 ||
+	    (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)) {
+		apply_ctx_free(&ctx);
 		return -1;
-	apply_ctx ctx = { .s = s, .command = p->command, .refs = oa_refcache_new(s) };
+	}
 	in_use_build(&ctx, p);
 	targets_build(&ctx, p);
 	json_t **qes = oa_xcalloc(p->todo.n ? p->todo.n : 1, sizeof *qes);
@@ -1438,20 +1177,9 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 		}
 		if (use_q) {
 			/* Record the batch as planned before anything moves. */
-			for (size_t i = start; i < end; i++) {
-				const oa_plan_entry *e = &p->todo.v[i];
-				json_t *x = entry_json(e);
-				size_t id = q.next_id++;
-				char *stored = stored_name(id, e->path);
-				json_object_set_new(x, "id", json_integer((json_int_t)id));
-				json_object_set_new(x, "stored", json_sprintf("files/%s", stored));
-				json_object_set_new(x, "state", json_string("planned"));
-				json_object_set_new(x, "command", json_string(p->command));
-				free(stored);
-				json_array_append_new(q.entries, x);
-				qes[i] = x;
-			}
-			if (quarantine_save(&q, err, errlen) < 0) {
+			for (size_t i = start; i < end; i++)
+				qes[i] = quarantine_add(&q, entry_json(&p->todo.v[i]), p->todo.v[i].path, p->command);
+			if (quarantine_flush(&q, err, errlen) < 0) {
 				free(qes);
 				quarantine_close(&q);
 				apply_ctx_free(&ctx);
@@ -1482,11 +1210,11 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 				else
 					r->failed++;
 				if (use_q)
-					json_object_set_new(qes[i], "state", json_string(oc == R_SKIP ? "skipped" : "failed"));
+					quarantine_set_state(&q, qes[i], oc == R_SKIP ? "skipped" : "failed");
 				say(o, oc == R_SKIP ? "skipped" : "FAILED", e, why);
 			}
 		}
-		if (use_q && quarantine_save(&q, err, errlen) < 0) {
+		if (use_q && quarantine_flush(&q, err, errlen) < 0) {
 			free(qes);
 			quarantine_close(&q);
 			apply_ctx_free(&ctx);
@@ -1498,318 +1226,32 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
 	if (o->stop && *o->stop)
 		r->interrupted = true;
 	free(qes);
+	int rc = use_q ? quarantine_commit(&q, err, errlen) : 0;
 	if (use_q)
 		quarantine_close(&q);
 	apply_ctx_free(&ctx);
-	return 0;
+	return rc;
 }
 
-/* ---- restore -------------------------------------------------------------------------------- */
-
-/* mkdir -p of the directories above `path`, relative to root_fd, never
- * following symlinks. Returns the parent fd or -1. */
-static int make_parents(int root_fd, const char *path, const char **leaf)
+int oa_store_write_lock(const oa_store *s, char *err, size_t errlen)
 {
-	const char *slash = strrchr(path, '/');
-	int fd = dup(root_fd);
-	if (!slash) {
-		*leaf = path;
-		return fd;
-	}
-	*leaf = slash + 1;
-	const char *p = path;
-	while (fd >= 0 && p < slash) {
-		const char *e = strchr(p, '/');
-		char *part = oa_xstrndup(p, (size_t)(e - p));
-		if (mkdirat(fd, part, 0755) < 0 && errno != EEXIST) {
-			free(part);
-			close(fd);
-			return -1;
-		}
-		int nfd = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		free(part);
-		close(fd);
-		fd = nfd;
-		p = e + 1;
-	}
-	return fd;
+	return apply_lock(s->root_fd, s->root, err, errlen);
 }
 
-static bool same_content(int afd, const char *a, int bfd, const char *b)
+void oa_store_write_unlock(const oa_store *s)
 {
-	int x = openat(afd, a, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	int y = openat(bfd, b, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	bool same = x >= 0 && y >= 0;
-	static char bx[1 << 16], by[1 << 16];
-	while (same) {
-		ssize_t nx = read(x, bx, sizeof bx), ny = read(y, by, sizeof by);
-		if (nx < 0 || ny < 0 || nx != ny || memcmp(bx, by, (size_t)nx) != 0)
-			same = false;
-		if (nx <= 0)
-			break;
-	}
-	if (x >= 0)
-		close(x);
-	if (y >= 0)
-		close(y);
-	return same;
+	oa_unlock(s->root_fd);
 }
 
-/* What restoring one index entry came to; the caller tallies it. */
-typedef enum restore_outcome {
-	RS_SKIPPED,   /* not something a command removed, or never moved */
-	RS_RESTORED,
-	RS_ALREADY,   /* it was back in place already */
-	RS_CONFLICT,  /* a different file is there */
-	RS_MISSING,   /* gone from the quarantine */
-	RS_FAILED
-} restore_outcome;
-
-typedef struct restore_ctx {
-	const char *dir;  /* the quarantine directory */
-	int root_fd;      /* the store */
-	int files_fd;     /* dir/files */
-	FILE *log;
-} restore_ctx;
-
-__attribute__((format(printf, 2, 3)))
-static void restore_log(const restore_ctx *c, const char *fmt, ...)
-{
-	if (!c->log)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vfprintf(c->log, fmt, ap);
-	va_end(ap);
-}
-
-/* A directory rm or prune removed: made again (empty). */
-static restore_outcome restore_dir(const restore_ctx *c, json_t *x, const char *path, const char *ep)
-{
-	const char *leaf;
-	restore_outcome out;
-	int pfd = make_parents(c->root_fd, path, &leaf);
-	if (pfd >= 0 && (mkdirat(pfd, leaf, 0755) == 0 || errno == EEXIST)) {
-		json_object_set_new(x, "state", json_string("restored"));
-		out = RS_RESTORED;
-		restore_log(c, "restored %s/\n", ep);
-	} else {
-		out = RS_FAILED;
-		restore_log(c, "FAILED %s/: %s\n", ep, strerror(errno));
-	}
-	if (pfd >= 0)
-		close(pfd);
-	return out;
-}
-
-/* The entry's file is not in the quarantine: never moved, moved back by a
- * restore killed before it saved the index, or lost. */
-static restore_outcome restore_gone(const restore_ctx *c, json_t *x, const char *state,
-                                    const char *path, const char *stored, const char *ep)
-{
-	if (strcmp(state, "planned") == 0) {
-		/* The move never happened (a crash or a skip before it): nothing to do. */
-		json_object_set_new(x, "state", json_string("not-moved"));
-		return RS_SKIPPED;
-	}
-	uint64_t want_ino = 0;
-	int64_t want_size = -1;
-	const char *lf;
-	int ppfd;
-	if (get_u64(x, "ino", &want_ino) && entry_apparent_bytes(x, &want_size) &&
-	    (ppfd = make_parents(c->root_fd, path, &lf)) >= 0) {
-		/* A restore killed after moving this file back but before it
-		 * saved the index: the file is home, under its own inode. */
-		struct stat home;
-		bool back = fstatat(ppfd, lf, &home, AT_SYMLINK_NOFOLLOW) == 0 &&
-		            (uint64_t)home.st_ino == want_ino && home.st_size == want_size;
-		close(ppfd);
-		if (back) {
-			json_object_set_new(x, "state", json_string("restored"));
-			restore_log(c, "already in place %s (restored by an earlier run)\n", ep);
-			return RS_ALREADY;
-		}
-	}
-	restore_log(c, "MISSING %s: %s is not in the quarantine any more\n", ep, stored);
-	return RS_MISSING;
-}
-
-/* Something is at the entry's path already: the same file (nothing to do
- * but drop the quarantined copy) or a conflict, left alone. */
-static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd, const char *leaf,
-                                        const struct stat *dst, const struct stat *sst,
-                                        const char *stored, const char *ep)
-{
-	const char *sname = stored + 6;
-	bool same_inode = dst->st_dev == sst->st_dev && dst->st_ino == sst->st_ino;
-	bool same = same_inode || (S_ISREG(dst->st_mode) && S_ISREG(sst->st_mode) &&
-	                           dst->st_size == sst->st_size &&
-	                           same_content(pfd, leaf, c->files_fd, sname));
-	if (same && !S_ISDIR(sst->st_mode)) {
-		unlinkat(c->files_fd, sname, 0);
-		json_object_set_new(x, "state", json_string("restored"));
-		restore_log(c, "already in place %s (identical)\n", ep);
-		return RS_ALREADY;
-	}
-	restore_log(c, "CONFLICT %s: a different file exists there; left in %s/%s\n", ep, c->dir, stored);
-	return RS_CONFLICT;
-}
-
-/* Move the quarantined file files/<name> back to path, as the type it was. */
-static restore_outcome restore_file(const restore_ctx *c, json_t *x, const char *path,
-                                    const char *stored, const struct stat *sst, const char *type,
-                                    const char *ep)
-{
-	const char *sname = stored + 6, *leaf;
-	int pfd = make_parents(c->root_fd, path, &leaf);
-	if (pfd < 0) {
-		restore_log(c, "FAILED %s: cannot create its directory: %s\n", ep, strerror(errno));
-		return RS_FAILED;
-	}
-	restore_outcome out;
-	char have_type = S_ISDIR(sst->st_mode) ? 'd' : S_ISLNK(sst->st_mode) ? 'l' : 'f';
-	struct stat dst;
-	if (have_type != type_char(type)) {
-		/* Something else was put in the quarantine under this name. */
-		restore_log(c, "FAILED %s: %s is a %s, the index says %s; left in %s\n", ep, stored,
-		            type_name(have_type), type, c->dir);
-		out = RS_FAILED;
-	} else if (fstatat(pfd, leaf, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
-		out = restore_occupied(c, x, pfd, leaf, &dst, sst, stored, ep);
-	} else {
-		int rc;
-		if (S_ISREG(sst->st_mode)) {
-			/* link + unlink: never replaces a file that appeared meanwhile. */
-			rc = linkat(c->files_fd, sname, pfd, leaf, 0);
-			if (rc == 0)
-				unlinkat(c->files_fd, sname, 0);
-		} else {
-			rc = renameat(c->files_fd, sname, pfd, leaf);
-		}
-		if (rc == 0) {
-			fsync(pfd);
-			json_object_set_new(x, "state", json_string("restored"));
-			restore_log(c, "restored %s\n", ep);
-			out = RS_RESTORED;
-		} else {
-			restore_log(c, "FAILED %s: %s\n", ep, strerror(errno));
-			out = RS_FAILED;
-		}
-	}
-	close(pfd);
-	return out;
-}
-
-/* Put one index entry back. Only what the command could have removed goes
- * back, as what it was. */
-static restore_outcome restore_entry(const restore_ctx *c, json_t *x)
-{
-	const char *state = json_string_value(json_object_get(x, "state"));
-	const char *path = json_string_value(json_object_get(x, "path"));
-	const char *stored = json_string_value(json_object_get(x, "stored"));
-	const char *type = json_string_value(json_object_get(x, "type"));
-	const char *command = json_string_value(json_object_get(x, "command"));
-	char want_type = type_char(type);
-	if (!state || !path || !want_type || plan_path_kind(command, path, want_type) == PK_BAD)
-		return RS_SKIPPED;
-	bool removed_dir = strcmp(state, "removed-dir") == 0;
-	if (!removed_dir && strcmp(state, "moved") && strcmp(state, "planned"))
-		return RS_SKIPPED;
-	if (!removed_dir &&
-	    (!stored || !oa_str_has_prefix(stored, "files/") || strchr(stored + 6, '/') || !stored[6]))
-		return RS_SKIPPED;
-	char *ep = oa_escape(path, strlen(path));
-	restore_outcome out;
-	struct stat sst;
-	if (removed_dir)
-		out = restore_dir(c, x, path, ep);
-	else if (fstatat(c->files_fd, stored + 6, &sst, AT_SYMLINK_NOFOLLOW) < 0)
-		out = restore_gone(c, x, state, path, stored, ep);
-	else
-		out = restore_file(c, x, path, stored, &sst, type, ep);
-	free(ep);
-	return out;
-}
-
-static void restore_tally(oa_restore_result *r, restore_outcome out)
-{
-	switch (out) {
-	case RS_RESTORED: r->restored++; break;
-	case RS_ALREADY: r->already++; break;
-	case RS_CONFLICT: r->conflicts++; break;
-	case RS_MISSING: r->missing++; break;
-	case RS_FAILED: r->failed++; break;
-	case RS_SKIPPED: break;
-	}
-}
-
-/* Open the store a quarantine goes back to and its files/ directory: the
- * store the index names must still be that store (same device and inode)
- * unless the caller names one. */
-static int restore_open(const char *dir, const char *store, int qfd, json_t *index, restore_ctx *c,
-                        char *err, size_t errlen)
-{
-	const char *root = store ? store : json_string_value(json_object_get(index, "store"));
-	c->root_fd = root ? open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	c->files_fd = openat(qfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	uint64_t dev = 0, ino = 0;
-	struct stat rst;
-	if (c->root_fd < 0 || fstat(c->root_fd, &rst) < 0) {
-		snprintf(err, errlen, "cannot open the store %s: %s", root ? root : "(none in index)",
-		         strerror(errno));
-		return -1;
-	}
-	if (!store && (!get_u64(index, "store_dev", &dev) || !get_u64(index, "store_ino", &ino) ||
-	               dev != (uint64_t)rst.st_dev || ino != (uint64_t)rst.st_ino)) {
-		snprintf(err, errlen, "%s is no longer the store this quarantine came from (device/inode "
-		         "differ); pass --store to restore into it anyway", root);
-		return -1;
-	}
-	if (c->files_fd < 0) {
-		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
-		return -1;
-	}
-	return check_private(c->files_fd, dir, "/files", err, errlen);
-}
-
-int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
-                          char *err, size_t errlen)
+/* Under the store's lock, which restore takes too: a restore is never seen
+ * half done. */
+int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
+                  char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
-	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (qfd < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+	if (check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0 || oa_store_write_lock(s, err, errlen) < 0)
 		return -1;
-	}
-	if (check_private(qfd, dir, "", err, errlen) < 0) {
-		close(qfd);
-		return -1;
-	}
-	bool exists;
-	json_t *index = load_index(qfd, dir, err, errlen, &exists);
-	if (!index) {
-		if (!exists)
-			snprintf(err, errlen, "%s has no index.json: not a quarantine directory", dir);
-		close(qfd);
-		return -1;
-	}
-	restore_ctx c = { .dir = dir, .log = log };
-	int ret = restore_open(dir, store, qfd, index, &c, err, errlen);
-	if (ret == 0) {
-		json_t *entries = json_object_get(index, "entries");
-		/* Newest first: blobs before the manifests that reference them, dirs before their files. */
-		for (size_t k = json_array_size(entries); k-- > 0;)
-			restore_tally(r, restore_entry(&c, json_array_get(entries, k)));
-		char ts[40];
-		oa_iso8601((time_t)oa_wall_now(), 0, ts, sizeof ts);
-		json_object_set_new(index, "updated", json_string(ts));
-		ret = write_json_atomic_at(qfd, "index.json", index, err, errlen);
-	}
-	if (c.files_fd >= 0)
-		close(c.files_fd);
-	if (c.root_fd >= 0)
-		close(c.root_fd);
-	close(qfd);
-	json_decref(index);
-	return ret < 0 ? -1 : 0;
+	int rc = apply_plan(s, p, o, r, err, errlen);
+	oa_store_write_unlock(s);
+	return rc;
 }

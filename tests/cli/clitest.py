@@ -219,13 +219,12 @@ def _hermetic(e, env):
     e["HOME"] = fake_home()
     e["XDG_CACHE_HOME"] = os.path.join(fake_home(), "cache")
     e["NO_COLOR"] = "1"
-    if not any(k in (env or {}) for k in ("OLLAMA_AUDIT_PASSWD", "OLLAMA_AUDIT_SYSROOT")):
-        e["OLLAMA_AUDIT_PASSWD"] = fake_passwd()
     for k, v in (env or {}).items():
         if v is None:
             e.pop(k, None)
         else:
             e[k] = v
+    _no_real_passwd(e, env)
     return e
 
 
@@ -233,7 +232,7 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
     """Run the binary; return a Result. env entries are added to a clean copy
     of the environment in which OLLAMA_MODELS is unset, HOME points at an empty
     temp dir and XDG_CACHE_HOME at a temp dir (never the user's own cache), and
-    the passwd is fake_passwd() unless env names another."""
+    the passwd is fake_passwd() unless env names another (_no_real_passwd)."""
     e = _hermetic(dict(os.environ), env)
     argv = [BIN] + [str(a) for a in args]
     if as_nobody:
@@ -266,6 +265,24 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
 
 
 _globals = {}
+
+
+def _no_real_passwd(e, env):
+    """Every command may read the passwd (the user's home, the stores that
+    share a store's blobs): unless a test sets up a machine of its own
+    (OLLAMA_AUDIT_SYSROOT, OLLAMA_AUDIT_PASSWD), it sees fake_passwd(), or
+    an empty one when env unsets OLLAMA_AUDIT_PASSWD (None); never the real
+    one."""
+    if "OLLAMA_AUDIT_SYSROOT" in e or "OLLAMA_AUDIT_PASSWD" in e:
+        return
+    if "OLLAMA_AUDIT_PASSWD" not in (env or {}):
+        e["OLLAMA_AUDIT_PASSWD"] = fake_passwd()
+        return
+    if "passwd" not in _globals:
+        _globals["passwd"] = os.path.join(tempdir("passwd"), "passwd")
+        open(_globals["passwd"], "w").close()
+        os.chmod(os.path.dirname(_globals["passwd"]), 0o755)
+    e["OLLAMA_AUDIT_PASSWD"] = _globals["passwd"]
 
 
 def run_tty(args, answer, env=None, stdout_tty=False, cols=None):
@@ -373,6 +390,30 @@ def add_gguf_model(s, name, seed="", style="local", mtime=None, **gguf_kw):
     path, data = s.add_manifest(name, cfg, layers, style=style, mtime=mtime)
     return {"name": name, "path": path, "bytes": data, "config": cfg, "layers": layers,
             "gguf": gguf, "id": oa.manifest_id(data), "digest": oa.manifest_id(data, full=True)}
+
+
+def many_models_store(tag, n, name_of=lambda k: "ns%d/model%d:tag%d" % (k % 7, k, k % 3),
+                      params_of=lambda k: {"num_ctx": 1000 + k}):
+    """A store of n models over 10 shared GGUF weights and one template; each
+    model has a params blob of its own (params_of(k)) and the name name_of(k)."""
+    s = new_store(tag)
+    ggufs = [oa.tiny_llama_gguf(name="%s %d" % (tag, k)) for k in range(10)]
+    model_layers = [s.layer("model", g) for g in ggufs]
+    tmpl = s.layer("template", TEMPLATE)
+    cfgs = [oa.gguf_config(s, g, [l], rootfs=False) for g, l in zip(ggufs, model_layers)]
+    for k in range(n):
+        params = s.layer("params", oa.go_json(params_of(k)))
+        s.add_manifest(name_of(k), cfgs[k % 10], [model_layers[k % 10], tmpl, params])
+    return s
+
+
+def passwd_with(name):
+    """A passwd file (for OLLAMA_AUDIT_PASSWD) that names the user running
+    the tests `name`."""
+    p = os.path.join(tempdir("passwd"), "passwd")
+    with open(p, "w", encoding="utf-8") as f:
+        f.write("%s:x:%d:%d::/nonexistent:/bin/sh\n" % (name, os.getuid(), os.getgid()))
+    return p
 
 
 def blob_file(s, digest):

@@ -222,6 +222,29 @@ def names_file(text, path):
     return any(x and x in text for x in cands)
 
 
+def replay_journal(q, doc):
+    """An apply that did not finish left its entries in the journal
+    index.json names (quarantine/3): one JSON line each, a new entry or a
+    later {"id", "state"}; a last line without a newline is ignored."""
+    name = doc.get("journal")
+    if not name or not os.path.exists(os.path.join(q, name)):
+        return []
+    with open(os.path.join(q, name), "rb") as f:
+        lines = f.read().split(b"\n")[:-1]
+    by_id = {e.get("id"): e for e in doc.setdefault("entries", [])}
+    for n, line in enumerate(lines):
+        try:
+            x = json.loads(line)
+        except ValueError:
+            return ["journal line %d is not JSON" % (n + 1)]
+        if "path" in x and x["id"] not in by_id:
+            doc["entries"].append(x)
+            by_id[x["id"]] = x
+        elif x.get("id") in by_id:
+            by_id[x["id"]]["state"] = x.get("state")
+    return []
+
+
 def check_quarantine(c):
     bad = []
     idx = os.path.join(c.q, "index.json")
@@ -233,6 +256,7 @@ def check_quarantine(c):
         doc = json.load(open(idx))
     except ValueError as e:
         return ["index.json is not JSON: %s" % e]
+    bad += replay_journal(c.q, doc)
     stored = {e.get("stored") for e in doc.get("entries", [])}
     files = {"files/" + n for n in os.listdir(os.path.join(c.q, "files"))} \
         if os.path.isdir(os.path.join(c.q, "files")) else set()

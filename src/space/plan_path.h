@@ -1,0 +1,26 @@
+/* plan_path.h - what a plan entry may remove, from its path and type alone
+ * (defined in prune.c; restore.c puts back only what these allow). */
+#ifndef OLLAMA_AUDIT_SPACE_PLAN_PATH_H
+#define OLLAMA_AUDIT_SPACE_PLAN_PATH_H
+
+/* What a plan entry may remove, decided from its path, its type and the
+ * plan's command alone (never from the plan's category, digest or flags). */
+typedef enum {
+	PK_BAD,
+	PK_BLOB,          /* blobs/<name>, a file or symlink: unlink */
+	PK_BLOB_TREE,     /* prune: blobs/split-gguf-<digits>/: recursive removal */
+	PK_ROOT_TREE,     /* prune: <root>/ollama-safetensors<digits>/: recursive removal */
+	PK_MANIFEST,      /* rm: manifests/<4 parts>, a file or symlink: unlink */
+	PK_MANIFEST_DIR,  /* a directory under manifests/: rmdir only, never recursive */
+	PK_STORE_TEMP,    /* prune: a manifests-v2 .manifest-* temp, a metadata/sha256-<hex>.json: unlink */
+} path_kind;
+
+
+/* command "prune" or "rm", a relative path, and 'f', 'l' or 'd'. */
+path_kind plan_path_kind(const char *command, const char *path, char type);
+/* "file", "symlink", "dir" -> 'f', 'l', 'd'; anything else 0. */
+char plan_type_char(const char *type);
+/* 'd' "dir", 'l' "symlink", else "file". */
+const char *plan_type_name(char t);
+
+#endif

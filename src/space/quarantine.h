@@ -1,0 +1,70 @@
+/* quarantine.h - a quarantine directory: DIR/index.json and DIR/files/
+ * (docs/disk-space.md). Private to src/space/: prune.c moves into it,
+ * restore.c moves out of it. */
+#ifndef OLLAMA_AUDIT_SPACE_QUARANTINE_H
+#define OLLAMA_AUDIT_SPACE_QUARANTINE_H
+
+#include "ollama_audit/store.h"
+#include "base/util.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* /3: index.json plus the journal it names (entries appended, one JSON
+ * line each). /2 and /1 (no journal; /1 says "size") are still read. */
+#define OA_QUARANTINE_SCHEMA "ollama-audit.quarantine/3"
+#define OA_QUARANTINE_SCHEMA_2 "ollama-audit.quarantine/2"
+#define OA_QUARANTINE_SCHEMA_1 "ollama-audit.quarantine/1"
+
+/* How long an apply or restore waits for another one holding the store
+ * or the quarantine before it gives up. */
+#define OA_LOCK_WAIT_MS 60000u
+
+/* The quarantine: DIR/index.json, its journal and DIR/files/. While it is
+ * open, DIR is locked (flock) against other applies and restores. */
+typedef struct quarantine {
+	int fd, files_fd, journal_fd;
+	const char *dir;    /* as given, for messages */
+	json_t *index;
+	json_t *entries;    /* index.json's and the journal's, merged */
+	size_t next_id;
+	oa_buf pending;     /* journal lines not yet written */
+} quarantine;
+
+/* Open (creating it 0700 if missing) the quarantine DIR for the store s: on
+ * the store's filesystem, outside it, private to this user, and holding
+ * files of this store only. 0, or -1 with err (nothing left behind). */
+int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err, size_t errlen);
+void quarantine_close(quarantine *q);
+/* Record x (a plan entry's JSON, taken over) as planned: it gets an id, a
+ * stored name and the command; queued for the journal. Returns x. */
+json_t *quarantine_add(quarantine *q, json_t *x, const char *path, const char *command);
+/* A new state of an added entry ("moved", "removed-dir", "skipped",
+ * "failed"), queued for the journal. */
+void quarantine_set_state(quarantine *q, json_t *x, const char *state);
+/* Append what is queued to the journal and sync it. 0, or -1 with err. */
+int quarantine_flush(quarantine *q, char *err, size_t errlen);
+/* At the end of an apply: flush, then fold the journal into index.json
+ * (one write per apply, so index.json alone lists every entry once the
+ * apply is done). 0, or -1 with err. */
+int quarantine_commit(quarantine *q, char *err, size_t errlen);
+/* Write index (entries merged) as DIR/index.json with a fresh journal
+ * name, then drop the old journal. 0, or -1 with err. */
+int quarantine_compact(int qfd, const char *dir, json_t *index, char *err, size_t errlen);
+/* Lock fd (the store's root or a quarantine DIR, named `what`) against
+ * other applies and restores, waiting up to OA_LOCK_WAIT_MS. 0, or -1
+ * with err. */
+int apply_lock(int fd, const char *what, char *err, size_t errlen);
+
+/* fd (DIR, DIR/files or the index, `what` names it after dir) is ours and
+ * not writable by group or others. 0, or -1 with err. */
+int quarantine_check_private(int fd, const char *dir, const char *what, char *err, size_t errlen);
+/* DIR/index.json of a quarantine (any schema) with its journal replayed, or NULL: *exists false
+ * when there is none, else err says why it is unusable. */
+json_t *quarantine_load_index(int qfd, const char *dir, char *err, size_t errlen, bool *exists);
+/* The same, to count what it holds only: whoever owns it, a missing index
+ * is an error too. */
+json_t *quarantine_peek_index(int qfd, const char *dir, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,423 @@
+/* restore.c - putting a quarantine back into its store (restore.h). */
+#include "ollama_audit/restore.h"
+#include "ollama_audit/humanize.h"
+#include "base/jsonutil.h"
+#include "base/platform.h"
+#include "base/util.h"
+#include "space/plan_path.h"
+#include "space/quarantine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* An entry's st_size: "apparent_bytes" since plan/2 and quarantine/2,
+ * "size" in a quarantine index an older version wrote (still restorable). */
+static bool entry_apparent_bytes(json_t *x, int64_t *v)
+{
+	return oa_json_get_i64(x, "apparent_bytes", v) || oa_json_get_i64(x, "size", v);
+}
+
+/* mkdir name in pfd with the owner (as root) and mode of pfd: a restore run
+ * as root into a service user's store leaves nothing the service cannot
+ * write. 0, or -1 with errno (EEXIST when it is there). */
+static int mkdir_like_parent(int pfd, const char *name)
+{
+	struct stat pst;
+	if (fstat(pfd, &pst) < 0 || mkdirat(pfd, name, 0700) < 0)
+		return -1;
+	if (geteuid() == 0)
+		fchownat(pfd, name, pst.st_uid, pst.st_gid, AT_SYMLINK_NOFOLLOW);
+	fchmodat(pfd, name, pst.st_mode & 07777, 0);
+	return 0;
+}
+
+/* mkdir -p of the directories above `path`, relative to root_fd, never
+ * following symlinks. Returns the parent fd or -1. */
+static int make_parents(int root_fd, const char *path, const char **leaf)
+{
+	const char *slash = strrchr(path, '/');
+	int fd = dup(root_fd);
+	if (!slash) {
+		*leaf = path;
+		return fd;
+	}
+	*leaf = slash + 1;
+	const char *p = path;
+	while (fd >= 0 && p < slash) {
+		const char *e = strchr(p, '/');
+		char *part = oa_xstrndup(p, (size_t)(e - p));
+		if (mkdir_like_parent(fd, part) < 0 && errno != EEXIST) {
+			free(part);
+			close(fd);
+			return -1;
+		}
+		int nfd = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		free(part);
+		close(fd);
+		fd = nfd;
+		p = e + 1;
+	}
+	return fd;
+}
+
+static bool same_content(int afd, const char *a, int bfd, const char *b)
+{
+	int x = openat(afd, a, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int y = openat(bfd, b, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool same = x >= 0 && y >= 0;
+	static char bx[1 << 16], by[1 << 16];
+	while (same) {
+		ssize_t nx = read(x, bx, sizeof bx), ny = read(y, by, sizeof by);
+		if (nx < 0 || ny < 0 || nx != ny || memcmp(bx, by, (size_t)nx) != 0)
+			same = false;
+		if (nx <= 0)
+			break;
+	}
+	if (x >= 0)
+		close(x);
+	if (y >= 0)
+		close(y);
+	return same;
+}
+
+/* What restoring one index entry came to; the caller tallies it. */
+typedef enum restore_outcome {
+	RS_SKIPPED,   /* not something a command removed, or never moved */
+	RS_RESTORED,
+	RS_ALREADY,   /* it was back in place already */
+	RS_CONFLICT,  /* a different file is there */
+	RS_MISSING,   /* gone from the quarantine */
+	RS_FAILED
+} restore_outcome;
+
+typedef struct restore_ctx {
+	const char *dir;  /* the quarantine directory */
+	int root_fd;      /* the store */
+	int files_fd;     /* dir/files */
+	FILE *log;
+} restore_ctx;
+
+__attribute__((format(printf, 2, 3)))
+static void restore_log(const restore_ctx *c, const char *fmt, ...)
+{
+	if (!c->log)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(c->log, fmt, ap);
+	va_end(ap);
+}
+
+/* A directory rm or prune removed: made again (empty). */
+static restore_outcome restore_dir(const restore_ctx *c, json_t *x, const char *path, const char *ep)
+{
+	const char *leaf;
+	restore_outcome out;
+	int pfd = make_parents(c->root_fd, path, &leaf);
+	if (pfd >= 0 && (mkdir_like_parent(pfd, leaf) == 0 || errno == EEXIST)) {
+		json_object_set_new(x, "state", json_string("restored"));
+		out = RS_RESTORED;
+		restore_log(c, "restored %s/\n", ep);
+	} else {
+		out = RS_FAILED;
+		restore_log(c, "FAILED %s/: %s\n", ep, strerror(errno));
+	}
+	if (pfd >= 0)
+		close(pfd);
+	return out;
+}
+
+/* The entry's file is not in the quarantine: never moved, moved back by a
+ * restore killed before it saved the index, or lost. */
+static restore_outcome restore_gone(const restore_ctx *c, json_t *x, const char *state,
+                                    const char *path, const char *stored, const char *ep)
+{
+	if (strcmp(state, "planned") == 0) {
+		/* The move never happened (a crash or a skip before it): nothing to do. */
+		json_object_set_new(x, "state", json_string("not-moved"));
+		return RS_SKIPPED;
+	}
+	uint64_t want_ino = 0;
+	int64_t want_size = -1;
+	const char *lf;
+	int ppfd;
+	if (oa_json_get_u64(x, "ino", &want_ino) && entry_apparent_bytes(x, &want_size) &&
+	    (ppfd = make_parents(c->root_fd, path, &lf)) >= 0) {
+		/* A restore killed after moving this file back but before it
+		 * saved the index: the file is home, under its own inode. */
+		struct stat home;
+		bool back = fstatat(ppfd, lf, &home, AT_SYMLINK_NOFOLLOW) == 0 &&
+		            (uint64_t)home.st_ino == want_ino && home.st_size == want_size;
+		close(ppfd);
+		if (back) {
+			json_object_set_new(x, "state", json_string("restored"));
+			restore_log(c, "already in place %s (restored by an earlier run)\n", ep);
+			return RS_ALREADY;
+		}
+	}
+	restore_log(c, "MISSING %s: %s is not in the quarantine any more\n", ep, stored);
+	return RS_MISSING;
+}
+
+/* Something is at the entry's path already: the same file (nothing to do
+ * but drop the quarantined copy) or a conflict, left alone. */
+static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd, const char *leaf,
+                                        const struct stat *dst, const struct stat *sst,
+                                        const char *stored, const char *ep)
+{
+	const char *sname = stored + 6;
+	bool same_inode = dst->st_dev == sst->st_dev && dst->st_ino == sst->st_ino;
+	bool same = same_inode || (S_ISREG(dst->st_mode) && S_ISREG(sst->st_mode) &&
+	                           dst->st_size == sst->st_size &&
+	                           same_content(pfd, leaf, c->files_fd, sname));
+	if (same && !S_ISDIR(sst->st_mode)) {
+		unlinkat(c->files_fd, sname, 0);
+		json_object_set_new(x, "state", json_string("restored"));
+		restore_log(c, "already in place %s (identical)\n", ep);
+		return RS_ALREADY;
+	}
+	restore_log(c, "CONFLICT %s: a different file exists there; left in %s/%s\n", ep, c->dir, stored);
+	return RS_CONFLICT;
+}
+
+/* Move the quarantined file files/<name> back to path, as the type it was. */
+static restore_outcome restore_file(const restore_ctx *c, json_t *x, const char *path,
+                                    const char *stored, const struct stat *sst, const char *type,
+                                    const char *ep)
+{
+	const char *sname = stored + 6, *leaf;
+	int pfd = make_parents(c->root_fd, path, &leaf);
+	if (pfd < 0) {
+		restore_log(c, "FAILED %s: cannot create its directory: %s\n", ep, strerror(errno));
+		return RS_FAILED;
+	}
+	restore_outcome out;
+	char have_type = S_ISDIR(sst->st_mode) ? 'd' : S_ISLNK(sst->st_mode) ? 'l' : 'f';
+	struct stat dst;
+	if (have_type != plan_type_char(type)) {
+		/* Something else was put in the quarantine under this name. */
+		restore_log(c, "FAILED %s: %s is a %s, the index says %s; left in %s\n", ep, stored,
+		            plan_type_name(have_type), type, c->dir);
+		out = RS_FAILED;
+	} else if (fstatat(pfd, leaf, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
+		out = restore_occupied(c, x, pfd, leaf, &dst, sst, stored, ep);
+	} else {
+		int rc;
+		if (S_ISREG(sst->st_mode)) {
+			/* link + unlink: never replaces a file that appeared meanwhile. */
+			rc = linkat(c->files_fd, sname, pfd, leaf, 0);
+			if (rc == 0)
+				unlinkat(c->files_fd, sname, 0);
+		} else {
+			rc = renameat(c->files_fd, sname, pfd, leaf);
+		}
+		if (rc == 0) {
+			fsync(pfd);
+			json_object_set_new(x, "state", json_string("restored"));
+			restore_log(c, "restored %s\n", ep);
+			out = RS_RESTORED;
+		} else {
+			restore_log(c, "FAILED %s: %s\n", ep, strerror(errno));
+			out = RS_FAILED;
+		}
+	}
+	close(pfd);
+	return out;
+}
+
+/* Put one index entry back. Only what the command could have removed goes
+ * back, as what it was. */
+static restore_outcome restore_entry(const restore_ctx *c, json_t *x)
+{
+	const char *state = json_string_value(json_object_get(x, "state"));
+	const char *path = json_string_value(json_object_get(x, "path"));
+	const char *stored = json_string_value(json_object_get(x, "stored"));
+	const char *type = json_string_value(json_object_get(x, "type"));
+	const char *command = json_string_value(json_object_get(x, "command"));
+	char want_type = plan_type_char(type);
+	if (!state || !path || !want_type || plan_path_kind(command, path, want_type) == PK_BAD)
+		return RS_SKIPPED;
+	bool removed_dir = strcmp(state, "removed-dir") == 0;
+	if (!removed_dir && strcmp(state, "moved") && strcmp(state, "planned"))
+		return RS_SKIPPED;
+	if (!removed_dir &&
+	    (!stored || !oa_str_has_prefix(stored, "files/") || strchr(stored + 6, '/') || !stored[6]))
+		return RS_SKIPPED;
+	char *ep = oa_escape(path, strlen(path));
+	restore_outcome out;
+	struct stat sst;
+	if (removed_dir)
+		out = restore_dir(c, x, path, ep);
+	else if (fstatat(c->files_fd, stored + 6, &sst, AT_SYMLINK_NOFOLLOW) < 0)
+		out = restore_gone(c, x, state, path, stored, ep);
+	else
+		out = restore_file(c, x, path, stored, &sst, type, ep);
+	free(ep);
+	return out;
+}
+
+static void restore_tally(oa_restore_result *r, restore_outcome out)
+{
+	switch (out) {
+	case RS_RESTORED: r->restored++; break;
+	case RS_ALREADY: r->already++; break;
+	case RS_CONFLICT: r->conflicts++; break;
+	case RS_MISSING: r->missing++; break;
+	case RS_FAILED: r->failed++; break;
+	case RS_SKIPPED: break;
+	}
+}
+
+/* Open the store a quarantine goes back to and its files/ directory: the
+ * store the index names must still be that store (same device and inode)
+ * unless the caller names one. */
+static int restore_open(const char *dir, const char *store, int qfd, json_t *index, restore_ctx *c,
+                        char *err, size_t errlen)
+{
+	const char *root = store ? store : json_string_value(json_object_get(index, "store"));
+	c->root_fd = root ? open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	c->files_fd = openat(qfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	uint64_t dev = 0, ino = 0;
+	struct stat rst;
+	if (c->root_fd < 0 || fstat(c->root_fd, &rst) < 0) {
+		snprintf(err, errlen, "cannot open the store %s: %s", root ? root : "(none in index)",
+		         strerror(errno));
+		return -1;
+	}
+	if (!store && (!oa_json_get_u64(index, "store_dev", &dev) || !oa_json_get_u64(index, "store_ino", &ino) ||
+	               dev != (uint64_t)rst.st_dev || ino != (uint64_t)rst.st_ino)) {
+		snprintf(err, errlen, "%s is no longer the store this quarantine came from (device/inode "
+		         "differ); pass --store to restore into it anyway", root);
+		return -1;
+	}
+	if (c->files_fd < 0) {
+		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
+		return -1;
+	}
+	return quarantine_check_private(c->files_fd, dir, "/files", err, errlen);
+}
+
+/* Whether entry x puts back a manifest: those go first, so that no blob of
+ * theirs is ever back without them (prune, or the server's own start-up
+ * prune, would take it as an orphan). */
+static bool is_manifest(json_t *x)
+{
+	const char *type = json_string_value(json_object_get(x, "type"));
+	return plan_path_kind(json_string_value(json_object_get(x, "command")),
+	                      json_string_value(json_object_get(x, "path")), plan_type_char(type)) == PK_MANIFEST;
+}
+
+/* Manifests first, then the rest, each newest first (directories before
+ * their files); stops between entries when asked to. */
+static void restore_all(const restore_ctx *c, json_t *entries, const oa_restore_opts *o, oa_restore_result *r)
+{
+	size_t step = 0;
+	for (int manifests = 1; manifests >= 0; manifests--) {
+		for (size_t k = json_array_size(entries); k-- > 0;) {
+			json_t *x = json_array_get(entries, k);
+			if (is_manifest(x) != (manifests == 1))
+				continue;
+			oa_test_pause("OA_TEST_RESTORE_PAUSE", "entry", ++step, o->stop);
+			if (o->stop && *o->stop) {
+				r->interrupted = true;
+				return;
+			}
+			restore_tally(r, restore_entry(c, x));
+		}
+	}
+}
+
+/* The index (its journal replayed) to restore from, read again once both
+ * locks are held: what an apply appended meanwhile is in it. */
+static json_t *index_load(int qfd, const char *dir, char *err, size_t errlen)
+{
+	bool exists;
+	json_t *index = quarantine_load_index(qfd, dir, err, errlen, &exists);
+	if (!index && !exists)
+		snprintf(err, errlen, "%s has no index.json: not a quarantine directory", dir);
+	return index;
+}
+
+int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_result *r, char *err,
+                          size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (qfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (quarantine_check_private(qfd, dir, "", err, errlen) < 0) {
+		close(qfd);
+		return -1;
+	}
+	json_t *index = index_load(qfd, dir, err, errlen);
+	if (!index) {
+		close(qfd);
+		return -1;
+	}
+	restore_ctx c = { .dir = dir, .log = o->log };
+	/* The store first, as an apply takes them: one transaction against
+	 * prune, rm and dedupe --apply, and against another restore. */
+	int ret = restore_open(dir, o->store, qfd, index, &c, err, errlen);
+	if (ret == 0 && (apply_lock(c.root_fd, o->store ? o->store : json_string_value(json_object_get(index, "store")),
+	                            err, errlen) < 0 ||
+	                 apply_lock(qfd, dir, err, errlen) < 0))
+		ret = -1;
+	if (ret == 0) {
+		json_decref(index);
+		index = index_load(qfd, dir, err, errlen);
+		ret = index ? 0 : -1;
+	}
+	if (ret == 0) {
+		restore_all(&c, json_object_get(index, "entries"), o, r);
+		ret = quarantine_compact(qfd, dir, index, err, errlen);
+	}
+	if (c.files_fd >= 0)
+		close(c.files_fd);
+	if (c.root_fd >= 0)
+		close(c.root_fd); /* and the locks go */
+	close(qfd);
+	json_decref(index);
+	return ret < 0 ? -1 : 0;
+}
+
+int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen)
+{
+	memset(q, 0, sizeof *q);
+	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (qfd < 0) {
+		snprintf(err, errlen, "cannot open quarantine %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* Only counted, never acted on: no ownership rule as for restore. */
+	json_t *o = quarantine_peek_index(qfd, dir, err, errlen);
+	close(qfd);
+	if (!o)
+		return -1;
+	if (!oa_json_get_u64(o, "store_dev", &q->store_dev) || !oa_json_get_u64(o, "store_ino", &q->store_ino)) {
+		snprintf(err, errlen, "%s/index.json is not a quarantine index", dir);
+		json_decref(o);
+		return -1;
+	}
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(o, "entries"), i, x) {
+		const char *state = json_string_value(json_object_get(x, "state"));
+		uint64_t b = 0;
+		if (!state || strcmp(state, "moved") != 0)
+			continue;
+		q->entries++;
+		if (oa_json_get_u64(x, "disk_bytes", &b))
+			q->disk_bytes += b;
+	}
+	json_decref(o);
+	return 0;
+}
