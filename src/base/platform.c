@@ -699,3 +699,32 @@ fail:;
 	errno = e;
 	return -1;
 }
+
+void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt)
+{
+	if (!dir || !*dir)
+		return;
+	char *f = oa_xasprintf("%s/%s-%zu", dir, point, idx);
+	char *tmp = oa_xasprintf("%s/.%s-%zu", dir, point, idx);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		/* written under another name first: the test sees the pid or nothing */
+		char pid[32];
+		int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+		bool ok = write(fd, pid, (size_t)len) == len;
+		close(fd);
+		if (!ok || rename(tmp, f) < 0) {
+			unlink(tmp);
+			free(tmp);
+			free(f);
+			return;
+		}
+		struct stat st;
+		for (int i = 0; i < 6000 && stat(f, &st) == 0 && !(interrupt && *interrupt); i++) {
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	free(tmp);
+	free(f);
+}

@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_PLATFORM_H
 #define OLLAMA_AUDIT_PLATFORM_H
 
+#include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -116,5 +118,11 @@ int oa_extents_shared(int fd_a, int fd_b);
 /* Read a whole regular file of at most `max` bytes. Returns 0, or -1 with
  * errno set (EFBIG when larger than max). */
 int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
+
+/* Testing aid: with `dir` set (a test's OA_TEST_*_PAUSE), stop at a named
+ * point: create dir/<point>-<idx> (holding the pid) and wait (up to 60 s, or
+ * until *interrupt) until the test removes it, so a test can change files or
+ * send a signal at an exact moment. NULL or "": nothing. */
+void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt);
 
 #endif

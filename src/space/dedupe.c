@@ -418,39 +418,11 @@ static int blob_good(oa_dedupe_plan *p, const oa_store *s, const oa_blob *b, int
 }
 
 /* Testing aid (tests/cli/test_dedupe.py): with OA_TEST_DEDUPE_PAUSE=DIR,
- * apply stops at named points: it creates DIR/<point>-<action index>
- * (holding its pid) and waits (up to 60 s, or until a signal) until the
- * test removes it, so a test can change files or send a signal at an exact
- * moment. Points: open (before the files are opened), clone (before the
- * FICLONE), rename (before the rename). Unset: nothing. */
+ * apply stops at named points (oa_test_pause): open (before the files are
+ * opened), clone (before the FICLONE), rename (before the rename). */
 static void test_pause(const char *point, size_t idx, volatile sig_atomic_t *interrupt)
 {
-	const char *dir = getenv("OA_TEST_DEDUPE_PAUSE");
-	if (!dir || !*dir)
-		return;
-	char *f = oa_xasprintf("%s/%s-%zu", dir, point, idx);
-	char *tmp = oa_xasprintf("%s/.%s-%zu", dir, point, idx);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		/* written under another name first: the test sees the pid or nothing */
-		char pid[32];
-		int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-		bool ok = write(fd, pid, (size_t)len) == len;
-		close(fd);
-		if (!ok || rename(tmp, f) < 0) {
-			unlink(tmp);
-			free(tmp);
-			free(f);
-			return;
-		}
-		struct stat st;
-		for (int i = 0; i < 6000 && stat(f, &st) == 0 && !(interrupt && *interrupt); i++) {
-			struct timespec ts = { 0, 10 * 1000 * 1000 };
-			nanosleep(&ts, NULL);
-		}
-	}
-	free(tmp);
-	free(f);
+	oa_test_pause(getenv("OA_TEST_DEDUPE_PAUSE"), point, idx, interrupt);
 }
 
 static struct oa_dd_subst *find_subst(const oa_dedupe_plan *p, const oa_blob *b)

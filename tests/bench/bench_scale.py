@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""bench_scale.py - list, check, du and prune on a store of many models,
+each against a baseline measured in the same run, side by side with peak RSS.
+
+The store: N models (default 10,000; OA_BENCH_MODELS=100000 shows growth),
+50 GGUF weight blobs shared between them, one template blob shared by all,
+a config and a params blob per model, and N/5 orphan blobs aged 3 days.
+
+Baselines: list, check and du against a bare walk of the same files (cat of
+every manifest and every small blob, stat of every blob: find+cat+stat);
+prune --apply against its own dry run. It prints figures; it asserts nothing.
+
+    python3 tests/bench/bench_scale.py BUILD_DIR
+    OA_BENCH_MODELS=100000 OA_BENCH_REPS=1 python3 tests/bench/bench_scale.py BUILD_DIR
+"""
+import hashlib, os, shutil, subprocess, sys, tempfile, time
+
+SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "tests", "tools"))
+import oastore as oa  # noqa: E402
+
+N_WEIGHTS = 50
+THREE_DAYS = 3 * 86400
+
+
+def write_blob(blobs, data, mtime=None):
+    hexd = hashlib.sha256(data).hexdigest()
+    p = os.path.join(blobs, "sha256-" + hexd)
+    with open(p, "wb") as f:
+        f.write(data)
+    if mtime is not None:
+        os.utime(p, (mtime, mtime))
+    return "sha256:" + hexd
+
+
+def build(root, n):
+    """A store of n models; returns (blobs, orphans)."""
+    s = oa.Store(root)
+    weights = []
+    for i in range(N_WEIGHTS):
+        g = oa.tiny_llama_gguf(name="base%d" % i, n_layers=2)
+        info = oa.read_gguf(g)
+        weights.append((s.layer("model", g), oa.human_number(info["param_count"])))
+    tmpl = s.layer("template", b"{{ .System }} {{ .Prompt }}")
+    for i in range(n):
+        w, ptype = weights[i % N_WEIGHTS]
+        params = s.layer("params", ('{"seed":%d}' % i).encode())
+        cfg = s.config(oa.config_v2(
+            rootfs={"type": "layers", "diff_ids": [w["digest"], tmpl["digest"], params["digest"]]},
+            model_format="gguf", model_family="llama", model_families=["llama"],
+            model_type=ptype, file_type="Q4_K_M", architecture="amd64", os="linux"))
+        s.add_manifest("bench/model%d:latest" % i, cfg, [w, tmpl, params])
+    blobs = len(os.listdir(s.blobs))
+    return blobs, add_orphans(s.blobs, n // 5, 0)
+
+
+def add_orphans(blobs, n, round_):
+    old = time.time() - THREE_DAYS
+    for i in range(n):
+        write_blob(blobs, ("orphan %d of round %d\n" % (i, round_)).encode() * 4, old)
+    return n
+
+
+def run(cmd, timeout=None):
+    """(seconds, peak RSS in MiB, exit status) of one run; status None when
+    it was stopped after `timeout` seconds."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while timeout is not None:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - t0 > timeout:
+            p.kill()
+            _, status, ru = os.wait4(p.pid, 0)
+            return time.perf_counter() - t0, ru.ru_maxrss / 1024.0, None
+        time.sleep(0.05)
+    else:
+        _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    return dt, ru.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status)
+
+
+def best_of(cmd, reps):
+    runs = [run(cmd) for _ in range(reps)]
+    for r in runs:
+        if r[2] not in (0, 1):
+            sys.exit("%s exited %d" % (" ".join(cmd), r[2]))
+    return min(r[0] for r in runs), max(r[1] for r in runs)
+
+
+BARE = ('find "$1/manifests" -type f -exec cat {} + >/dev/null; '
+        'find "$1/blobs" -type f -size -64k -exec cat {} + >/dev/null; '
+        'find "$1/blobs" -type f -exec stat -c %s {} + >/dev/null')
+
+
+def main():
+    build_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(SRC, "build")
+    n = int(os.environ.get("OA_BENCH_MODELS", "10000"))
+    reps = int(os.environ.get("OA_BENCH_REPS", "3"))
+    binary = os.path.abspath(os.path.join(build_dir, "ollama-audit"))
+    tmp = tempfile.mkdtemp(prefix="oa-bench-scale.")
+    root = os.path.join(tmp, "models")
+    try:
+        t0 = time.perf_counter()
+        n_blobs, n_orphans = build(root, n)
+        print("store: %d models, %d blobs + %d orphans aged 3 days (built in %.0f s)" %
+              (n, n_blobs, n_orphans, time.perf_counter() - t0))
+        env_store = [binary, "--store", root]
+        bare, _ = best_of(["sh", "-c", BARE, "sh", root], reps)
+        print("%-28s %8s %8s %9s" % ("", "seconds", "ratio", "peak RSS"))
+        print("%-28s %8.2f %8s %9s" % ("bare find+cat+stat", bare, "1.00x", "-"))
+        for cmd in (["list"], ["check"], ["verify"], ["du"], ["du", "--format", "prometheus"]):
+            t, rss = best_of(env_store + cmd, reps)
+            print("%-28s %8.2f %7.2fx %6.0f MiB" % (" ".join(cmd), t, t / bare, rss))
+        dry, dry_rss = best_of(env_store + ["prune", "--min-age", "2d"], reps)
+        print("%-28s %8.2f %8s %6.0f MiB" % ("prune (dry run)", dry, "1.00x", dry_rss))
+        limit = float(os.environ.get("OA_BENCH_APPLY_TIMEOUT", "900"))
+        for r in range(reps):
+            if r:
+                add_orphans(os.path.join(root, "blobs"), n_orphans, r)
+            t, rss, code = run(env_store + ["prune", "--min-age", "2d", "--apply", "--yes"], limit)
+            if code is None:
+                print("%-28s %7s+ %7.0fx+ %6.0f MiB (stopped after OA_BENCH_APPLY_TIMEOUT)" %
+                      ("prune --apply (%d orphans)" % n_orphans, "%.0f" % t, t / dry, rss))
+                return
+            left = len(os.listdir(os.path.join(root, "blobs")))
+            if code != 0 or left != n_blobs:
+                sys.exit("prune --apply exited %d and left %d blobs (expected %d)" % (code, left, n_blobs))
+            best = t if r == 0 else min(best, t)
+            best_rss = rss if r == 0 else max(best_rss, rss)
+        print("%-28s %8.2f %7.2fx %6.0f MiB" % ("prune --apply (%d orphans)" % n_orphans, best,
+                                               best / dry, best_rss))
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()
