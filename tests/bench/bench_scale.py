@@ -99,11 +99,16 @@ def main():
     n = int(os.environ.get("OA_BENCH_MODELS", "10000"))
     reps = int(os.environ.get("OA_BENCH_REPS", "3"))
     binary = os.path.abspath(os.path.join(build_dir, "ollama-audit"))
-    tmp = tempfile.mkdtemp(prefix="oa-bench-scale.")
-    root = os.path.join(tmp, "models")
+    keep = os.environ.get("OA_BENCH_STORE")  # build the store there once, and keep it
+    tmp = None if keep else tempfile.mkdtemp(prefix="oa-bench-scale.")
+    root = keep or os.path.join(tmp, "models")
     try:
         t0 = time.perf_counter()
-        n_blobs, n_orphans = build(root, n)
+        if keep and os.path.exists(os.path.join(root, "manifests")):
+            n_orphans = n // 5
+            n_blobs = len(os.listdir(os.path.join(root, "blobs"))) - n_orphans
+        else:
+            n_blobs, n_orphans = build(root, n)
         print("store: %d models, %d blobs + %d orphans aged 3 days (built in %.0f s)" %
               (n, n_blobs, n_orphans, time.perf_counter() - t0))
         env_store = [binary, "--store", root]
@@ -121,8 +126,11 @@ def main():
                 add_orphans(os.path.join(root, "blobs"), n_orphans, r)
             t, rss, code = run(env_store + ["prune", "--min-age", "2d", "--apply", "--yes"], limit)
             if code is None:
-                print("%-28s %7s+ %7.0fx+ %6.0f MiB (stopped after OA_BENCH_APPLY_TIMEOUT)" %
-                      ("prune --apply (%d orphans)" % n_orphans, "%.0f" % t, t / dry, rss))
+                done = n_blobs + n_orphans - len(os.listdir(os.path.join(root, "blobs")))
+                add_orphans(os.path.join(root, "blobs"), n_orphans, r)
+                print("%-28s %7s+ %7.0fx+ %6.0f MiB (stopped after %.0f s with %d removed: %.0f s "
+                      "at that rate)" % ("prune --apply (%d orphans)" % n_orphans, "%.0f" % t, t / dry, rss,
+                                         t, done, t * n_orphans / max(done, 1)))
                 return
             left = len(os.listdir(os.path.join(root, "blobs")))
             if code != 0 or left != n_blobs:
@@ -132,7 +140,8 @@ def main():
         print("%-28s %8.2f %7.2fx %6.0f MiB" % ("prune --apply (%d orphans)" % n_orphans, best,
                                                best / dry, best_rss))
     finally:
-        shutil.rmtree(tmp)
+        if tmp:
+            shutil.rmtree(tmp)
 
 
 if __name__ == "__main__":
