@@ -6,8 +6,9 @@ The store: N models (default 10,000; OA_BENCH_MODELS=100000 shows growth),
 50 GGUF weight blobs shared between them, one template blob shared by all,
 a config and a params blob per model, and N/5 orphan blobs aged 3 days.
 
-Baselines: list, check and du against a bare walk of the same files (cat of
-every manifest and every small blob, stat of every blob: find+cat+stat);
+Baselines: list, check and du against a bare walk of the same files (read
+every manifest and every small blob, lstat every blob): bare_walk.c, the same
+work as find+cat+stat without their process start-ups (both are printed);
 prune --apply against its own dry run. It prints figures; it asserts nothing.
 
     python3 tests/bench/bench_scale.py BUILD_DIR
@@ -62,36 +63,42 @@ def add_orphans(blobs, n, round_):
 
 
 def run(cmd, timeout=None):
-    """(seconds, peak RSS in MiB, exit status) of one run; status None when
-    it was stopped after `timeout` seconds."""
+    """(wall seconds, CPU seconds, peak RSS in MiB, exit status) of one run;
+    status None when it was stopped after `timeout` seconds."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    while timeout is not None:
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+    status = None
+    while True:
+        pid, st, ru = os.wait4(p.pid, os.WNOHANG if timeout is not None else 0)
         if pid:
+            status = os.waitstatus_to_exitcode(st)
             break
         if time.perf_counter() - t0 > timeout:
             p.kill()
-            _, status, ru = os.wait4(p.pid, 0)
-            return time.perf_counter() - t0, ru.ru_maxrss / 1024.0, None
+            _, st, ru = os.wait4(p.pid, 0)
+            break
         time.sleep(0.05)
-    else:
-        _, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    return dt, ru.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, status
 
 
 def best_of(cmd, reps):
+    """The best wall and CPU seconds over reps runs, and the highest peak RSS."""
     runs = [run(cmd) for _ in range(reps)]
     for r in runs:
-        if r[2] not in (0, 1):
-            sys.exit("%s exited %d" % (" ".join(cmd), r[2]))
-    return min(r[0] for r in runs), max(r[1] for r in runs)
+        if r[3] not in (0, 1):
+            sys.exit("%s exited %s" % (" ".join(cmd), r[3]))
+    return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
 
 
 BARE = ('find "$1/manifests" -type f -exec cat {} + >/dev/null; '
         'find "$1/blobs" -type f -size -64k -exec cat {} + >/dev/null; '
         'find "$1/blobs" -type f -exec stat -c %s {} + >/dev/null')
+
+ROW = "%-30s %8.2f %7.2fx %8.2f %7.2fx %9s"
+
+
+def row(what, t, base, rss=None):
+    print(ROW % (what, t[0], t[0] / base[0], t[1], t[1] / base[1], "%.0f MiB" % rss if rss else "-"))
 
 
 def main():
@@ -109,36 +116,39 @@ def main():
             n_blobs = len(os.listdir(os.path.join(root, "blobs"))) - n_orphans
         else:
             n_blobs, n_orphans = build(root, n)
-        print("store: %d models, %d blobs + %d orphans aged 3 days (built in %.0f s)" %
-              (n, n_blobs, n_orphans, time.perf_counter() - t0))
+        print("store: %d models, %d blobs + %d orphans aged 3 days (built in %.0f s); best of %d" %
+              (n, n_blobs, n_orphans, time.perf_counter() - t0, reps))
         env_store = [binary, "--store", root]
-        bare, _ = best_of(["sh", "-c", BARE, "sh", root], reps)
-        print("%-28s %8s %8s %9s" % ("", "seconds", "ratio", "peak RSS"))
-        print("%-28s %8.2f %8s %9s" % ("bare find+cat+stat", bare, "1.00x", "-"))
+        walker = os.path.join(tmp or os.path.dirname(root), "bare_walk")
+        subprocess.run(["cc", "-O2", "-o", walker, os.path.join(os.path.dirname(__file__), "bare_walk.c")],
+                       check=True)
+        bare = best_of([walker, root], reps)
+        print("%-30s %8s %8s %8s %8s %9s" % ("", "wall s", "ratio", "CPU s", "ratio", "peak RSS"))
+        row("bare walk (bare_walk.c)", bare, bare)
+        row("find+cat+stat (processes)", best_of(["sh", "-c", BARE, "sh", root], reps), bare)
         for cmd in (["list"], ["check"], ["verify"], ["du"], ["du", "--format", "prometheus"]):
-            t, rss = best_of(env_store + cmd, reps)
-            print("%-28s %8.2f %7.2fx %6.0f MiB" % (" ".join(cmd), t, t / bare, rss))
-        dry, dry_rss = best_of(env_store + ["prune", "--min-age", "2d"], reps)
-        print("%-28s %8.2f %8s %6.0f MiB" % ("prune (dry run)", dry, "1.00x", dry_rss))
+            t = best_of(env_store + cmd, reps)
+            row(" ".join(cmd), t, bare, t[2])
+        dry = best_of(env_store + ["prune", "--min-age", "2d"], reps)
+        row("prune (dry run)", dry, dry, dry[2])
         limit = float(os.environ.get("OA_BENCH_APPLY_TIMEOUT", "900"))
+        best = None
         for r in range(reps):
             if r:
                 add_orphans(os.path.join(root, "blobs"), n_orphans, r)
-            t, rss, code = run(env_store + ["prune", "--min-age", "2d", "--apply", "--yes"], limit)
-            if code is None:
+            t = run(env_store + ["prune", "--min-age", "2d", "--apply", "--yes"], limit)
+            if t[3] is None:
                 done = n_blobs + n_orphans - len(os.listdir(os.path.join(root, "blobs")))
                 add_orphans(os.path.join(root, "blobs"), n_orphans, r)
-                print("%-28s %7s+ %7.0fx+ %6.0f MiB (stopped after %.0f s with %d removed: %.0f s "
-                      "at that rate)" % ("prune --apply (%d orphans)" % n_orphans, "%.0f" % t, t / dry, rss,
-                                         t, done, t * n_orphans / max(done, 1)))
+                row("prune --apply: STOPPED", t, dry, t[2])
+                print("  (stopped after %.0f s with %d of %d removed: %.0f s at that rate)" %
+                      (t[0], done, n_orphans, t[0] * n_orphans / max(done, 1)))
                 return
             left = len(os.listdir(os.path.join(root, "blobs")))
-            if code != 0 or left != n_blobs:
-                sys.exit("prune --apply exited %d and left %d blobs (expected %d)" % (code, left, n_blobs))
-            best = t if r == 0 else min(best, t)
-            best_rss = rss if r == 0 else max(best_rss, rss)
-        print("%-28s %8.2f %7.2fx %6.0f MiB" % ("prune --apply (%d orphans)" % n_orphans, best,
-                                               best / dry, best_rss))
+            if t[3] != 0 or left != n_blobs:
+                sys.exit("prune --apply exited %d and left %d blobs (expected %d)" % (t[3], left, n_blobs))
+            best = t if best is None else (min(best[0], t[0]), min(best[1], t[1]), max(best[2], t[2]))
+        row("prune --apply (%d orphans)" % n_orphans, best, dry, best[2])
     finally:
         if tmp:
             shutil.rmtree(tmp)
