@@ -112,7 +112,7 @@ def main():
     try:
         t0 = time.perf_counter()
         if keep and os.path.exists(os.path.join(root, "manifests")):
-            n_orphans = n // 5
+            n_orphans = add_orphans(os.path.join(root, "blobs"), n // 5, 0)  # the same names again
             n_blobs = len(os.listdir(os.path.join(root, "blobs"))) - n_orphans
         else:
             n_blobs, n_orphans = build(root, n)
