@@ -15,10 +15,11 @@ FUZZ_TEST_SECONDS ?= 8
 # dedupe test a file system that can reflink, python3-prometheus-client parses the
 # Prometheus output as a second, independent reader, libsystemd-dev lets history read
 # the systemd journal, systemd-journal-remote writes real journal files for its tests,
-# prometheus-node-exporter reads the Prometheus files as a real textfile collector).
+# prometheus-node-exporter reads the Prometheus files as a real textfile collector,
+# chromium renders `report`'s page headless and screenshots it).
 BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev libsystemd-dev
 TEST_PKGS  = python3 clang libclang-rt-dev strace btrfs-progs python3-prometheus-client systemd-journal-remote \
-             prometheus-node-exporter
+             prometheus-node-exporter chromium
 
 .PHONY: all run test install deps test-deps build asan fuzz-build clean fuzz fuzz-long bench
 

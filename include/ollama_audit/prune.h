@@ -27,7 +27,9 @@
 #ifndef OLLAMA_AUDIT_PRUNE_H
 #define OLLAMA_AUDIT_PRUNE_H
 
+#include "ollama_audit/guard.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/refs.h"
 #include "ollama_audit/store.h"
 
 #include <jansson.h>
@@ -71,6 +73,9 @@ typedef struct oa_plan {
 	oa_plan_list todo;   /* what will be removed, in order */
 	oa_plan_list kept;   /* what was considered and is kept, note = why (display only) */
 	uint64_t freed, allocated, apparent;
+	char **shared_store;  /* other stores reaching these blob files: what they */
+	char **shared_how;    /* reference is kept too (shared.h), and how each does */
+	size_t n_shared;
 } oa_plan;
 
 void oa_plan_free(oa_plan *p);
@@ -82,6 +87,13 @@ void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, int64_t mi
  * empty parent directories, and the blobs no other manifest can reference. */
 void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p);
 
+/* Name on the plan the other stores whose references r holds (shared.h). */
+void oa_plan_note_shared(oa_plan *p, const oa_refset *r);
+
+/* The manifests that block applying p (guard.h): the plan's own manifests
+ * (rm of a broken one) excepted. */
+size_t oa_plan_blockers(const oa_store *s, const oa_plan *p, oa_blocker **out);
+
 json_t *oa_plan_to_json(const oa_plan *p);
 /* Write the plan atomically (FILE.tmp, rename). 0, or -1 with err. */
 int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
@@ -91,7 +103,8 @@ int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen);
 typedef struct oa_apply_opts {
 	const char *quarantine;         /* NULL: delete */
 	int64_t min_age;                /* entries younger are skipped (empty dirs exempt) */
-	bool force;                     /* proceed when some manifest cannot be re-read */
+	bool force;                     /* proceed although a server uses the store or a manifest
+	                                 * cannot be read (guard.h); never past a reference check */
 	volatile sig_atomic_t *stop;    /* set by a signal handler: stop after this entry */
 	FILE *log;                      /* one line per entry, or NULL */
 	unsigned delay_us;              /* pause before each entry (tests of crash safety) */
@@ -107,10 +120,17 @@ typedef struct oa_apply_result {
 } oa_apply_result;
 
 /* Apply a plan to an open store. Returns 0 when it ran (see r for what was
- * skipped or failed), -1 when it could not start (err says why: the
- * quarantine directory is unusable or on another filesystem, ...). */
+ * skipped or failed), -1 when it could not start (err says why: an Ollama
+ * server uses the store or a manifest cannot be read, unless o->force; the
+ * store has blobs/ but no manifests (never forced); the quarantine
+ * directory is unusable or on another filesystem, ...). */
 int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                   char *err, size_t errlen);
+
+/* The preconditions oa_plan_apply checks first (guard.h): 0, or -1 with
+ * err saying why it refuses. `force` passes a server using the store and a
+ * manifest that cannot be read, never a store without manifests. */
+int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen);
 
 typedef struct oa_restore_result {
 	size_t restored, already, conflicts, missing, failed;
@@ -121,5 +141,16 @@ typedef struct oa_restore_result {
  * that differs. 0 when it ran, -1 when it could not start. */
 int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
                           char *err, size_t errlen);
+
+/* What a quarantine DIR holds now (report): its entries in state "moved"
+ * (still in DIR, not restored), their allocated bytes, and the store they
+ * came from (device and inode of its root, as the index records them).
+ * Reads DIR/index.json only; 0, or -1 with err. */
+typedef struct oa_quarantine_held {
+	uint64_t store_dev, store_ino;
+	size_t entries;
+	uint64_t disk_bytes;
+} oa_quarantine_held;
+int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen);
 
 #endif

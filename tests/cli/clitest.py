@@ -205,6 +205,7 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
                 e.pop(k, None)
             else:
                 e[k] = v
+    _no_real_passwd(e)
     argv = [BIN] + [str(a) for a in args]
     if as_nobody:
         path, extra, why = bin_for_others()
@@ -238,6 +239,19 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
 _globals = {}
 
 
+def _no_real_passwd(e):
+    """Every command may look for the stores that share a store's blobs
+    (discovery): unless a test sets up a machine of its own, it sees an
+    empty password file, never the real one."""
+    if "OLLAMA_AUDIT_SYSROOT" in e or "OLLAMA_AUDIT_PASSWD" in e:
+        return
+    if "passwd" not in _globals:
+        _globals["passwd"] = os.path.join(tempdir("passwd"), "passwd")
+        open(_globals["passwd"], "w").close()
+        os.chmod(os.path.dirname(_globals["passwd"]), 0o755)
+    e["OLLAMA_AUDIT_PASSWD"] = _globals["passwd"]
+
+
 def run_tty(args, answer, env=None, stdout_tty=False, cols=None):
     """Run the binary with a terminal (a pty) as standard input, type
     `answer`, and return a Result. With stdout_tty standard output is the
@@ -254,6 +268,7 @@ def run_tty(args, answer, env=None, stdout_tty=False, cols=None):
     e.pop("COLUMNS", None)
     e["NO_COLOR"] = "1"
     e.update(env or {})
+    _no_real_passwd(e)
     p = subprocess.Popen([BIN] + [str(a) for a in args], stdin=slave,
                          stdout=slave if stdout_tty else subprocess.PIPE, stderr=subprocess.PIPE,
                          env=e, cwd="/")
@@ -345,6 +360,21 @@ def add_gguf_model(s, name, seed="", style="local", mtime=None, **gguf_kw):
     path, data = s.add_manifest(name, cfg, layers, style=style, mtime=mtime)
     return {"name": name, "path": path, "bytes": data, "config": cfg, "layers": layers,
             "gguf": gguf, "id": oa.manifest_id(data), "digest": oa.manifest_id(data, full=True)}
+
+
+def many_models_store(tag, n, name_of=lambda k: "ns%d/model%d:tag%d" % (k % 7, k, k % 3),
+                      params_of=lambda k: {"num_ctx": 1000 + k}):
+    """A store of n models over 10 shared GGUF weights and one template; each
+    model has a params blob of its own (params_of(k)) and the name name_of(k)."""
+    s = new_store(tag)
+    ggufs = [oa.tiny_llama_gguf(name="%s %d" % (tag, k)) for k in range(10)]
+    model_layers = [s.layer("model", g) for g in ggufs]
+    tmpl = s.layer("template", TEMPLATE)
+    cfgs = [oa.gguf_config(s, g, [l], rootfs=False) for g, l in zip(ggufs, model_layers)]
+    for k in range(n):
+        params = s.layer("params", oa.go_json(params_of(k)))
+        s.add_manifest(name_of(k), cfgs[k % 10], [model_layers[k % 10], tmpl, params])
+    return s
 
 
 def blob_file(s, digest):
