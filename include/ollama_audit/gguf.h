@@ -155,6 +155,8 @@ int oa_gguf_read_mem(const void *buf, size_t len, oa_gguf_mode mode, oa_gguf_inf
 int oa_gguf_read_path(const char *path, oa_gguf_mode mode, oa_gguf_info *out);
 /* Free everything info owns and zero it. Safe on a zeroed struct. */
 void oa_gguf_info_free(oa_gguf_info *info);
+/* *dst becomes a deep copy of *src (free it with oa_gguf_info_free). */
+void oa_gguf_info_copy(oa_gguf_info *dst, const oa_gguf_info *src);
 
 /* First 4 bytes are "GGUF", or the legacy GGLA adapter magic (u32 0x67676C61 in
  * either byte order: bytes "algg" or "ggla"). */

@@ -40,7 +40,11 @@ enum oa_header_mode {
 void oa_store_set_header_mode(oa_store *s, enum oa_header_mode mode);
 
 /* Called by classification: read headers per the store's mode, fill the
- * details Ollama takes from the GGUF, and add cross-check findings. */
+ * details Ollama takes from the GGUF, and add cross-check findings. A weight
+ * blob that several tags share is parsed once, between oa_headers_begin and
+ * oa_headers_end (oa_store_scan calls both). */
+void oa_headers_begin(oa_store *s);
+void oa_headers_end(oa_store *s);
 void oa_headers_apply(oa_store *s, oa_model *m);
 /* ARCH / PARAMS / QUANT fallbacks from the headers when the config is silent. */
 void oa_headers_fill_display(oa_model *m);

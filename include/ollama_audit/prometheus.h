@@ -13,6 +13,7 @@
 #ifndef OLLAMA_AUDIT_PROMETHEUS_H
 #define OLLAMA_AUDIT_PROMETHEUS_H
 
+#include "ollama_audit/du.h"
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
@@ -44,6 +45,8 @@ typedef struct oa_prom_store {
 	bool verified;           /* a content pass ran: verified_bytes is meaningful */
 	uint64_t verified_bytes;
 	bool no_findings;        /* the job looked for none (du): no findings families */
+	const oa_du_store *du;   /* du's result for this store, all rows in du's order, or
+	                          * NULL: reclaimable and unique bytes are computed here */
 } oa_prom_store;
 
 /* Every per-store metric of a scanned store: info, models by format, blobs

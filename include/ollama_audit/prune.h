@@ -4,7 +4,8 @@
  * A plan lists exactly what will be removed, with the identity of each entry
  * (device, inode, size, mtime). Applying a plan re-checks every entry just
  * before it is removed: the file is re-stat'ed without following symlinks,
- * and for blob files every manifest is re-read; anything that changed is
+ * and for blob files the reference set is refreshed before each batch of
+ * blobs (refs.h: new or changed manifests re-read); anything that changed is
  * skipped. Removal uses unlinkat/renameat on directory descriptors opened
  * with O_NOFOLLOW, so no symlink is ever followed out of the store.
  *
@@ -112,6 +113,8 @@ typedef struct oa_apply_opts {
 	volatile sig_atomic_t *stop;    /* set by a signal handler: stop after this entry */
 	FILE *log;                      /* one line per entry, or NULL */
 	unsigned delay_us;              /* pause before each entry (tests of crash safety) */
+	const char *pause_dir;          /* testing aid: stop before each refresh of the
+	                                 * references (oa_test_pause point "refresh") */
 } oa_apply_opts;
 
 typedef struct oa_apply_result {

@@ -52,7 +52,8 @@ typedef struct oa_refset {
  * still read. */
 void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_skip, oa_refset *r);
 
-/* The same set, kept current cheaply while a plan is applied: each update
+/* The same set, kept current cheaply while a plan is applied (prune.c says
+ * how often): each update
  * re-lists manifests/ and manifests-v2/ and re-stats every file and every manifest blob
  * reached, but re-reads only what is new or whose device, inode, size, mtime
  * or ctime changed (or whose timestamps are too recent to trust). */
@@ -66,6 +67,9 @@ const char *oa_refcache_incomplete(const oa_refcache *c);
 /* The set of the last update, without what only the files at skip_paths reach. */
 void oa_refcache_refset(const oa_refcache *c, const char *const *skip_paths, size_t n_skip,
                         oa_refset *r);
+/* How many files and directories the last update looked at: what the next
+ * one costs. */
+size_t oa_refcache_size(const oa_refcache *c);
 void oa_refcache_free(oa_refcache *c);
 
 bool oa_refset_has(const oa_refset *r, const char *hex);

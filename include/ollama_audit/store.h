@@ -161,6 +161,7 @@ typedef struct oa_store {
 	oa_findings findings;
 	double scan_seconds;
 	int header_mode;      /* enum oa_header_mode, see headers.h */
+	struct oa_header_cache *header_cache; /* headers.c, during oa_store_scan only */
 } oa_store;
 
 /* Resolve a store from a user path: the models dir itself, its parent

@@ -868,6 +868,11 @@ void oa_refcache_refset(const oa_refcache *c, const char *const *skip, size_t n_
 	add_shared(c, r);
 }
 
+size_t oa_refcache_size(const oa_refcache *c)
+{
+	return c->status.files + c->n_dirs;
+}
+
 void oa_refcache_free(oa_refcache *c)
 {
 	if (!c)
