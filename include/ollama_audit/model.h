@@ -7,12 +7,14 @@
 #ifndef OLLAMA_AUDIT_MODEL_H
 #define OLLAMA_AUDIT_MODEL_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
-void oa_model_classify(oa_store *s, oa_model *m);
-void oa_model_free(oa_model *m);
+OA_EXPORT void oa_model_classify(oa_store *s, oa_model *m);
+OA_EXPORT void oa_model_free(oa_model *m);
 
 /* The `from` of the last image.model layer (details.parent_model), or "". */
-const char *oa_model_parent(const oa_model *m);
+OA_EXPORT const char *oa_model_parent(const oa_model *m);
 
 #endif

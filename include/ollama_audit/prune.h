@@ -26,6 +26,8 @@
 #ifndef OLLAMA_AUDIT_PRUNE_H
 #define OLLAMA_AUDIT_PRUNE_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/junk.h"
 #include "ollama_audit/store.h"
 
@@ -72,20 +74,20 @@ typedef struct oa_plan {
 	uint64_t freed, allocated, apparent;
 } oa_plan;
 
-void oa_plan_free(oa_plan *p);
+OA_EXPORT void oa_plan_free(oa_plan *p);
 
 /* prune: the junk of the selected categories, older than min_age. */
-void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, int64_t min_age, oa_plan *p);
+OA_EXPORT void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, int64_t min_age, oa_plan *p);
 
 /* rm: the models (indexes into s->models, deduplicated by the caller), their
  * empty parent directories, and the blobs no other manifest can reference. */
-void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p);
+OA_EXPORT void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p);
 
-json_t *oa_plan_to_json(const oa_plan *p);
+OA_EXPORT json_t *oa_plan_to_json(const oa_plan *p);
 /* Write the plan atomically (FILE.tmp, rename). 0, or -1 with err. */
-int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
+OA_EXPORT int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
 /* Read and validate a plan file. 0, or -1 with err. */
-int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen);
+OA_EXPORT int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen);
 
 typedef struct oa_apply_opts {
 	const char *quarantine;         /* NULL: delete */
@@ -106,7 +108,7 @@ typedef struct oa_apply_result {
 /* Apply a plan to an open store. Returns 0 when it ran (see r for what was
  * skipped or failed), -1 when it could not start (err says why: the
  * quarantine directory is unusable or on another filesystem, ...). */
-int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
+OA_EXPORT int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                   char *err, size_t errlen);
 
 typedef struct oa_restore_result {
@@ -116,7 +118,7 @@ typedef struct oa_restore_result {
 /* Put every quarantined entry of DIR back into its store (the one the index
  * names, or `store` if not NULL), newest first, never overwriting a file
  * that differs. 0 when it ran, -1 when it could not start. */
-int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
+OA_EXPORT int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
                           char *err, size_t errlen);
 
 #endif

@@ -13,6 +13,8 @@
 #ifndef OLLAMA_AUDIT_SERVER_PRUNE_H
 #define OLLAMA_AUDIT_SERVER_PRUNE_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
@@ -47,11 +49,11 @@ typedef struct oa_server_prune {
 } oa_server_prune;
 
 /* Predict the server's start-up for store s at time now (Unix seconds). */
-void oa_server_prune_predict(oa_store *s, double now, oa_server_prune *out);
-void oa_server_prune_free(oa_server_prune *p);
+OA_EXPORT void oa_server_prune_predict(oa_store *s, double now, oa_server_prune *out);
+OA_EXPORT void oa_server_prune_free(oa_server_prune *p);
 
 /* OLLAMA_NOPRUNE as the server reads it (envconfig.Bool); *value is the raw
  * variable or NULL. */
-bool oa_server_noprune(const char **value);
+OA_EXPORT bool oa_server_noprune(const char **value);
 
 #endif
