@@ -168,7 +168,7 @@ static void value_cases(FILE *out, const reply *r)
 	        r->after);
 	for (size_t i = 0; i < sizeof option_values / sizeof *option_values; i++)
 		if (option_values[i].kind == 'w')
-			fprintf(out, "\t--%s)\n\t\t%s\"%s\"%s\n\t\treturn\n\t\t;;\n", option_values[i].option,
+			fprintf(out, "\t--%s)\n\t\t%s%s%s\n\t\treturn\n\t\t;;\n", option_values[i].option,
 			        r->before, option_values[i].words, r->after);
 	fputc('\t', out);
 	value_options(out, "--", "|", 'd');
@@ -210,7 +210,7 @@ static void bash_script(FILE *out)
 	find_command(out, "${COMP_WORDS[i]}", "1");
 	fputs("\tcase $cmd in\n", out);
 	per_command_cases(out);
-	static const reply bash = { "COMPREPLY=($(compgen -W ", " -- \"$cur\"))",
+	static const reply bash = { "COMPREPLY=($(compgen -W \"", "\" -- \"$cur\"))",
 		                    "COMPREPLY=($(compgen -d -- \"$cur\"))", "COMPREPLY=($(compgen -f -- \"$cur\"))" };
 	value_cases(out, &bash);
 	fputs("\tif [[ $cur == -* ]]; then\n"
@@ -323,7 +323,7 @@ static void fish_script(FILE *out)
 	      "\tend\n"
 	      "\treturn 1\nend\n\n"
 	      "function __ollama_audit_is\n"
-	      "\ttest (__ollama_audit_command) = $argv[1]\nend\n\n"
+	      "\tset -l cmd (__ollama_audit_command); and test \"$cmd\" = $argv[1]\nend\n\n"
 	      "function __ollama_audit_models\n"
 	      "\tset -l tokens (commandline -opc)\n"
 	      "\tset -l stores\n"
