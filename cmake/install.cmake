@@ -73,13 +73,17 @@ add_custom_target(ollama-audit-dist ALL DEPENDS ${oa_gen_files})
 install(FILES ${OA_GEN}/ollama-audit.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${OA_GEN}/completion.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME ollama-audit)
-# Debian's zsh reads vendor-completions under /usr, site-functions elsewhere.
-if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
-  set(OA_ZSH_DIR ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
-else()
-  set(OA_ZSH_DIR ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
-endif()
-install(FILES ${OA_GEN}/completion.zsh DESTINATION ${OA_ZSH_DIR} RENAME _ollama-audit)
+# Debian's zsh reads vendor-completions under /usr (the .deb), site-functions
+# under /usr/local: chosen by the prefix of the install, not of the configure
+# (OA_ZSH_DIR is set, and the destination expanded, at install time).
+install(CODE "
+  if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+    set(OA_ZSH_DIR \"${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions\")
+  else()
+    set(OA_ZSH_DIR \"${CMAKE_INSTALL_DATADIR}/zsh/site-functions\")
+  endif()
+")
+install(FILES ${OA_GEN}/completion.zsh DESTINATION \${OA_ZSH_DIR} RENAME _ollama-audit)
 install(FILES ${OA_GEN}/completion.fish DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d
         RENAME ollama-audit.fish)
 install(FILES dist/copyright ${OA_GEN}/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
