@@ -7,10 +7,9 @@ include(CMakePackageConfigHelpers)
 
 install(TARGETS ollama-audit RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ollama_audit ollama_audit_static EXPORT ollama_auditTargets
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS ollama_audit LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_ONLY)
 install(FILES ${OA_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ollama_audit)
 
 # pkg-config: the prefix relative to the .pc file's own directory, so the
