@@ -88,15 +88,19 @@ install(FILES ${OA_GEN}/completion.fish DESTINATION ${CMAKE_INSTALL_DATADIR}/fis
 install(FILES dist/copyright ${OA_GEN}/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # The systemd units name the program by its full path, which is known only
-# at install time (cmake --install --prefix P, or /usr in the .deb).
-set(OA_UNIT_DIR ${OA_GEN}/units)
+# at install time (cmake --install --prefix P, or /usr in the .deb): the
+# service is written straight to its destination then (the build tree may
+# not be writable by whoever installs), and listed in install_manifest.txt.
 install(CODE "
   set(OA_FULL_BINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")
   if(IS_ABSOLUTE \"${CMAKE_INSTALL_BINDIR}\")
     set(OA_FULL_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
   endif()
-  configure_file(\"${CMAKE_SOURCE_DIR}/dist/ollama-audit.service.in\" \"${OA_UNIT_DIR}/ollama-audit.service\" @ONLY)
+  set(oa_unit \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/ollama-audit.service\")
+  message(STATUS \"Installing: \${oa_unit}\")
+  configure_file(\"${CMAKE_SOURCE_DIR}/dist/ollama-audit.service.in\" \"\${oa_unit}\" @ONLY)
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${oa_unit}\")
 ")
-install(FILES ${OA_UNIT_DIR}/ollama-audit.service dist/ollama-audit.timer DESTINATION lib/systemd/system)
+install(FILES dist/ollama-audit.timer DESTINATION lib/systemd/system)
 
 include(cmake/package.cmake)
