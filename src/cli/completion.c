@@ -71,8 +71,9 @@ static bool common_option(const char *w, size_t n)
 	return true;
 }
 
-/* Each option (of any command) that takes a value, with sep between them,
- * each as prefix + name. */
+/* Each option (of any command, once) that takes a value of the kind ('d',
+ * 'f', 'w' as in option_values; '-' none of those; '*' any), as prefix +
+ * name, with sep between them. */
 static void value_options(FILE *out, const char *prefix, const char *sep, char kind)
 {
 	bool first = true;

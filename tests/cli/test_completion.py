@@ -105,6 +105,11 @@ def check_shell(shell, complete):
     t.eq(c("ollama-audit", "show", "--format", ""), ["csv", "json", "ndjson", "table"],
          "%s: show produces no tags or prometheus" % shell)
     t.eq(c("ollama-audit", "list", "--units", ""), ["bytes", "iec", "si"], "%s: --units" % shell)
+    if shell == "bash":
+        for opt in ("units", "fail-on", "color", "sort"):
+            for value in c("ollama-audit", "list", "--" + opt, ""):
+                r = t.run("--store", t.DEMO_STORE, "list", "--" + opt, value)
+                t.ne(r.code, 16, "list --%s %s, as completed, is accepted" % (opt, value), r.err)
     t.eq(c("ollama-audit", "--store", t.DEMO_STORE, "show", ""), DEMO_MODELS,
          "%s: show completes the models of the --store given before the command" % shell)
     t.eq(c("ollama-audit", "check", "--store", t.DEMO_STORE, "demo-l"), ["demo-llama:1b"],
