@@ -2,7 +2,8 @@
 # The Debian package, from the tree already built (cpack reruns no compile):
 # `cpack -G DEB`, its control fields and contents (dpkg-deb), then as root
 # `dpkg -i`, the installed program from /usr/bin on the demo store, and
-# `dpkg --purge`, after which no file of the package is left.
+# `dpkg --purge` (remove and purge in one run: each dpkg run costs the
+# man-db and ldconfig triggers), after which no file of the package is left.
 #   test_deb.sh BUILD_DIR SOURCE_DIR
 # Exits 77 (skipped) with the reason when it cannot run here: not root, no
 # dpkg, or an ollama-audit package already installed (never replaced).
@@ -73,8 +74,7 @@ check "/usr/bin/ollama-audit --help" "/usr/bin/ollama-audit --help | grep -q '^u
 check "/usr/bin/ollama-audit list on the demo store" \
   "HOME='$scratch' /usr/bin/ollama-audit --store '$src/fixtures/demo-store' list -q | grep -qx 'demo-llama:1b'"
 check "the library is known to the dynamic linker" "ldconfig -p | grep -q 'libollama_audit\\.so\\.0 '"
-check "dpkg -r removes it" "dpkg -r ollama-audit >'$scratch/dpkg.log' 2>&1 || { cat '$scratch/dpkg.log' >&2; false; }"
-check "dpkg --purge purges it" "dpkg --purge ollama-audit >'$scratch/dpkg.log' 2>&1 || { cat '$scratch/dpkg.log' >&2; false; }"
+check "dpkg --purge removes and purges it" "dpkg --purge ollama-audit >'$scratch/dpkg.log' 2>&1 || { cat '$scratch/dpkg.log' >&2; false; }"
 installed=no
 check "dpkg no longer knows it" "! dpkg-query -W -f='\${Status}' ollama-audit 2>/dev/null | grep -q installed"
 left=$(while read -r f; do [ -d "$f" ] || { [ -e "$f" ] || [ -L "$f" ]; } && [ ! -d "$f" ] && echo "$f"; done <"$scratch/contents")
