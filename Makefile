@@ -18,11 +18,12 @@ FUZZ_TEST_SECONDS ?= 8
 # Prometheus output as a second, independent reader, libsystemd-dev lets history read
 # the systemd journal, systemd-journal-remote writes real journal files for its tests,
 # prometheus-node-exporter reads the Prometheus files as a real textfile collector,
-# zsh and fish run the completion scripts; lintian is not installed: it pulls in
-# ~70 Perl packages, so the .deb test lints only where it is already there).
+# zsh and fish run the completion scripts, chromium renders `report`'s page
+# headless and screenshots it; lintian is not installed: it pulls in ~70 Perl
+# packages, so the .deb test lints only where it is already there).
 BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev libsystemd-dev
 TEST_PKGS  = python3 clang libclang-rt-dev strace btrfs-progs python3-prometheus-client systemd-journal-remote \
-             prometheus-node-exporter zsh fish
+             prometheus-node-exporter chromium zsh fish
 
 .PHONY: all run test install deb deps test-deps build asan fuzz-build clean fuzz fuzz-long bench
 

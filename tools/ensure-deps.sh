@@ -15,7 +15,7 @@ probe() {
     libssl-dev) pkg-config --exists libcrypto ;;
     libsystemd-dev) pkg-config --exists libsystemd ;;
     btrfs-progs) command -v mkfs.btrfs ;;
-    cmake|pkg-config|python3|clang|strace|zsh|fish|lintian) command -v "$1" ;;
+    cmake|pkg-config|python3|clang|strace|zsh|fish|lintian|chromium) command -v "$1" ;;
     *) return 2 ;;
   esac >/dev/null 2>&1 || return 1
 }

@@ -29,9 +29,22 @@ typedef struct oa_du_row {
 	unsigned blobs, missing;  /* distinct blob files; references to missing ones */
 } oa_du_row;
 
+/* A blob file (one inode) that several rows use: each row counts it in
+ * its `shared`, the store once. */
+typedef struct oa_du_shared {
+	const char *blob;        /* its name under blobs/ (the store's string) */
+	uint64_t allocated, apparent;
+	size_t *models;          /* the first tag of each row that uses it (indexes into s->models) */
+	size_t n_rows;
+} oa_du_shared;
+
 typedef struct oa_du {
 	oa_du_row *rows;         /* sorted by unique bytes, then allocated, then name */
 	size_t n_rows;
+	oa_du_shared *shared;    /* largest first */
+	size_t n_shared;
+	uint64_t shared_total;   /* allocated bytes of those, each once: with the rows' unique
+	                            bytes, everything some row uses */
 	uint64_t referenced, referenced_apparent;  /* every inode a manifest references, once */
 	uint64_t blobs_total, blobs_total_apparent; /* blobs/ itself and everything under it, inode
 	                                               once, symlinks as themselves (`du -s blobs`) */

@@ -121,4 +121,15 @@ typedef struct oa_restore_result {
 OA_EXPORT int oa_quarantine_restore(const char *dir, const char *store, FILE *log, oa_restore_result *r,
                           char *err, size_t errlen);
 
+/* What a quarantine DIR holds now (report): its entries in state "moved"
+ * (still in DIR, not restored), their allocated bytes, and the store they
+ * came from (device and inode of its root, as the index records them).
+ * Reads DIR/index.json only; 0, or -1 with err. */
+typedef struct oa_quarantine_held {
+	uint64_t store_dev, store_ino;
+	size_t entries;
+	uint64_t disk_bytes;
+} oa_quarantine_held;
+OA_EXPORT int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen);
+
 #endif

@@ -22,7 +22,7 @@ enum {
 	OA_EXIT_INTERRUPTED = 32,
 };
 
-enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PROMETHEUS };
+enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PROMETHEUS, OUT_HTML };
 
 /* list/du --sort: the command's own order by default (list newest first,
  * du by UNIQUE); names ascending, everything else largest or newest first. */

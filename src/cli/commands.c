@@ -10,6 +10,7 @@
 #include "cmd_history.h"
 #include "cmd_list.h"
 #include "cmd_prune.h"
+#include "cmd_report.h"
 #include "cmd_restore.h"
 #include "cmd_rm.h"
 #include "cmd_show.h"
@@ -260,6 +261,29 @@ const command cli_commands[] = {
 		        "WHEN is an RFC 3339 time, a date (YYYY-MM-DD, UTC) or a duration ago (90d, 12h).\n"
 		        "Lines that cannot be read are reported as FILE:LINE warnings on stderr.\n",
 	},
+	{
+		.name = "report",
+		.run = cmd_report,
+		.synopsis = "report",
+		.summary = "one self-contained HTML page: totals, treemap, models, findings",
+		.options = COMMON READS "all-users quarantine",
+		.formats = "html",
+		.help = "usage: ollama-audit report [--output FILE] [--store DIR]... [--all-users] [--format html]\n"
+		        "                          [--units si|iec|bytes] [--quarantine DIR]\n"
+		        "\n"
+		        "One self-contained HTML page of the stores (inline CSS and SVG, no script, nothing\n"
+		        "fetched; readable in any browser, or mailed): the totals du prints (models,\n"
+		        "referenced, unique, shared, junk, reclaimable), a treemap of where the bytes go\n"
+		        "(each model's unique bytes, each shared blob, junk by category; hover a tile for\n"
+		        "its name and size), the models as list shows them (format, runner, quantization,\n"
+		        "size, last use when the server's logs are found) and the findings of check,\n"
+		        "errors first, each with what to do about it. With several stores (--store A\n"
+		        "--store B, --all-users) a summary of all of them comes first, then a section per\n"
+		        "store and owner. Written to standard output, or atomically to --output FILE\n"
+		        "(never inside a store). The exit status is check's. --format takes html only.\n"
+		        "--quarantine DIR adds what that quarantine (prune/rm --quarantine) still holds\n"
+		        "to its store's totals.\n",
+	},
 	{ .name = NULL },
 };
 
@@ -277,7 +301,8 @@ static const char usage_options[] =
 	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
 	"  --format FMT       table (default), json, ndjson, csv (restore: table only);\n"
 	"                     list also takes tags; check, verify, du and stores also\n"
-	"                     prometheus; any other is refused (exit 16)\n"
+	"                     prometheus; report writes html only; any other is refused\n"
+	"                     (exit 16)\n"
 	"  --all-users        every store on the machine (see `stores`), plus any --store\n"
 	"  --output FILE      write standard output to FILE atomically (temp file + rename)\n"
 	"  --platform OS/ARCH which child of a manifest list a tag uses (default: this\n"

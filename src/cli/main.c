@@ -89,6 +89,16 @@ static bool quiet_ok(const cli *c)
 	return true;
 }
 
+/* Without --format a command writes the first format it lists: a table,
+ * except report's page. */
+static void default_format(cli *c, const command *cmd)
+{
+	if (!c->format_set && strncmp(cmd->formats, "html", 4) == 0) {
+		c->format = OUT_HTML;
+		c->format_name = "html";
+	}
+}
+
 /* Whether the command takes every option given and the format asked for;
  * a usage error (exit status) when not, 0 when it does. */
 static int check_command_line(const cli *c, const cli_request *r, const command *cmd)
@@ -157,6 +167,7 @@ int main(int argc, char **argv)
 		return unknown_command(c.cmd);
 	if (r.help || !cmd)
 		return print_help(&c, cmd);
+	default_format(&c, cmd);
 	rc = check_command_line(&c, &r, cmd);
 	return rc ? rc : run_command(&c, cmd);
 }

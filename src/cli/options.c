@@ -114,15 +114,16 @@ static int parse_format(cli *c, const char *arg)
 {
 	static const char *const names[] = { [OUT_TABLE] = "table", [OUT_JSON] = "json",
 	                                     [OUT_NDJSON] = "ndjson", [OUT_CSV] = "csv",
-	                                     [OUT_TAGS] = "tags", [OUT_PROMETHEUS] = "prometheus" };
+	                                     [OUT_TAGS] = "tags", [OUT_PROMETHEUS] = "prometheus",
+	                                     [OUT_HTML] = "html" };
 	c->format_set = true;
 	c->format_name = arg;
-	for (int k = OUT_TABLE; k <= OUT_PROMETHEUS; k++)
+	for (int k = OUT_TABLE; k <= OUT_HTML; k++)
 		if (strcmp(arg, names[k]) == 0) {
 			c->format = (enum oa_out_format)k;
 			return CLI_GO_ON;
 		}
-	return cli_usage_error("unknown --format '%s' (table, json, ndjson, csv, tags, prometheus)", arg);
+	return cli_usage_error("unknown --format '%s' (table, json, ndjson, csv, tags, prometheus, html)", arg);
 }
 
 static int parse_units(cli *c, const char *arg)

@@ -15,6 +15,7 @@ typedef struct use {
 	ino_t ino;
 	size_t row;
 	uint64_t alloc, size;
+	const oa_blob *b;
 } use;
 
 static int cmp_use(const void *a, const void *b)
@@ -54,7 +55,7 @@ static void uses_add(const oa_store *s, uses *u, const oa_blob *b, size_t row)
 	}
 	OA_ALLOC_GROW(u->v, u->n + 1, u->cap);
 	u->v[u->n++] = (use){ st->st_dev, st->st_ino, row, (uint64_t)st->st_blocks * 512,
-	                      (uint64_t)st->st_size };
+	                      (uint64_t)st->st_size, b };
 }
 
 /* The blobs an unparseable manifest could reference: every digest in its bytes. */
@@ -87,6 +88,26 @@ static int cmp_row(const void *a, const void *b)
 	if (x->allocated != y->allocated)
 		return x->allocated > y->allocated ? -1 : 1;
 	return strcmp(sort_store->models[x->models[0]].display, sort_store->models[y->models[0]].display);
+}
+
+/* The uses of one inode, [first, end), sorted by row: rows >= 2 of them. */
+static void add_shared(oa_du *d, const use *first, const use *end, size_t rows)
+{
+	size_t *models = oa_xcalloc(rows, sizeof *models), n = 0;
+	for (const use *u = first; u < end; u++)
+		if (u == first || u->row != u[-1].row)
+			models[n++] = d->rows[u->row].models[0];
+	d->shared = oa_xreallocarray(d->shared, d->n_shared + 1, sizeof *d->shared);
+	d->shared[d->n_shared++] = (oa_du_shared){ first->b->name, first->alloc, first->size, models, n };
+	d->shared_total += first->alloc;
+}
+
+static int cmp_shared(const void *a, const void *b)
+{
+	const oa_du_shared *x = a, *y = b;
+	if (x->allocated != y->allocated)
+		return x->allocated > y->allocated ? -1 : 1;
+	return strcmp(x->blob, y->blob);
 }
 
 void oa_du_compute(oa_store *s, oa_du *d)
@@ -158,6 +179,8 @@ void oa_du_compute(oa_store *s, oa_du *d)
 				row->shared += alloc;
 			}
 		}
+		if (rows > 1)
+			add_shared(d, &u.v[i], &u.v[j], rows);
 		i = j;
 	}
 	free(u.v);
@@ -172,6 +195,8 @@ void oa_du_compute(oa_store *s, oa_du *d)
 	if (d->n_rows)
 		qsort(d->rows, d->n_rows, sizeof *d->rows, cmp_row);
 	sort_store = NULL;
+	if (d->n_shared)
+		qsort(d->shared, d->n_shared, sizeof *d->shared, cmp_shared);
 }
 
 void oa_du_free(oa_du *d)
@@ -179,6 +204,9 @@ void oa_du_free(oa_du *d)
 	for (size_t i = 0; i < d->n_rows; i++)
 		free(d->rows[i].models);
 	free(d->rows);
+	for (size_t i = 0; i < d->n_shared; i++)
+		free(d->shared[i].models);
+	free(d->shared);
 	memset(d, 0, sizeof *d);
 }
 

@@ -945,6 +945,62 @@ static json_t *load_index(int qfd, const char *dir, char *err, size_t errlen, bo
 	return o;
 }
 
+int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen)
+{
+	memset(q, 0, sizeof *q);
+	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (qfd < 0) {
+		snprintf(err, errlen, "cannot open quarantine %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* Only counted, never acted on: no ownership rule as for restore. */
+	int fd = openat(qfd, "index.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int e = errno;
+	close(qfd);
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	struct stat st;
+	const char *why = NULL;
+	if (fd < 0)
+		why = strerror(e);
+	else if (fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file"; /* a FIFO planted there is never waited on */
+	else if (read_all_fd(fd, 256u << 20, &bytes, &len) < 0)
+		why = strerror(errno);
+	if (fd >= 0)
+		close(fd);
+	if (why) {
+		snprintf(err, errlen, "cannot read %s/index.json: %s", dir, why);
+		return -1;
+	}
+	json_t *o = json_loadb((const char *)bytes, len, 0, NULL);
+	free(bytes);
+	const char *schema = json_string_value(json_object_get(o, "schema"));
+	json_t *entries = json_object_get(o, "entries");
+	if (!schema || (strcmp(schema, OA_QUARANTINE_SCHEMA) != 0 && strcmp(schema, OA_QUARANTINE_SCHEMA_1) != 0) ||
+	    !json_is_array(entries) || !get_u64(o, "store_dev", &q->store_dev) ||
+	    !get_u64(o, "store_ino", &q->store_ino)) {
+		snprintf(err, errlen, "%s/index.json is not a quarantine index", dir);
+		json_decref(o);
+		return -1;
+	}
+	size_t i;
+	json_t *x;
+	json_array_foreach(entries, i, x) {
+		const char *state = json_string_value(json_object_get(x, "state"));
+		uint64_t b = 0;
+		if (!state || strcmp(state, "moved") != 0)
+			continue;
+		q->entries++;
+		if (get_u64(x, "disk_bytes", &b))
+			q->disk_bytes += b;
+	}
+	json_decref(o);
+	return 0;
+}
+
 static bool inside(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);

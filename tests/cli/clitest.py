@@ -347,6 +347,21 @@ def add_gguf_model(s, name, seed="", style="local", mtime=None, **gguf_kw):
             "gguf": gguf, "id": oa.manifest_id(data), "digest": oa.manifest_id(data, full=True)}
 
 
+def many_models_store(tag, n, name_of=lambda k: "ns%d/model%d:tag%d" % (k % 7, k, k % 3),
+                      params_of=lambda k: {"num_ctx": 1000 + k}):
+    """A store of n models over 10 shared GGUF weights and one template; each
+    model has a params blob of its own (params_of(k)) and the name name_of(k)."""
+    s = new_store(tag)
+    ggufs = [oa.tiny_llama_gguf(name="%s %d" % (tag, k)) for k in range(10)]
+    model_layers = [s.layer("model", g) for g in ggufs]
+    tmpl = s.layer("template", TEMPLATE)
+    cfgs = [oa.gguf_config(s, g, [l], rootfs=False) for g, l in zip(ggufs, model_layers)]
+    for k in range(n):
+        params = s.layer("params", oa.go_json(params_of(k)))
+        s.add_manifest(name_of(k), cfgs[k % 10], [model_layers[k % 10], tmpl, params])
+    return s
+
+
 def blob_file(s, digest):
     return s.blob_path(digest)
 

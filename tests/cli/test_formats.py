@@ -24,10 +24,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clitest as t  # noqa: E402
+from reportpage import Page  # noqa: E402
 
 t.check_binary()
 
-FORMATS = ("table", "json", "ndjson", "csv", "tags", "prometheus")
+FORMATS = ("table", "json", "ndjson", "csv", "tags", "prometheus", "html")
 DATA = {"table", "json", "ndjson", "csv"}
 # The contract: what each command produces (the command table, src/cli/commands.c, says the same).
 PRODUCES = {
@@ -42,6 +43,7 @@ PRODUCES = {
     "stores": DATA | {"prometheus"},
     "dedupe": DATA,
     "history": DATA,
+    "report": {"html"},
 }
 
 SYSPY = "/usr/bin/python3"  # Debian's python, where python3-prometheus-client lives
@@ -102,7 +104,14 @@ def vocabulary(doc, where, path="$"):
 def parses(fmt, r, missing, where):
     """Assert that r's stdout is a well-formed document of fmt."""
     out = r.out
-    if fmt == "table":
+    if fmt == "html":
+        if missing:
+            t.eq(out, "", "%s: no page when no store could be read" % where, r.describe())
+        else:
+            page = Page(out)
+            t.eq(page.problems, [], "%s: a well-formed page" % where)
+            t.eq(len(page.stores()), 1, "%s: a section for the store" % where)
+    elif fmt == "table":
         if not missing:
             t.ok(out.strip() != "", "%s: a table" % where, r.describe())
     elif fmt == "tags" and missing:

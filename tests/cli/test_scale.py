@@ -8,21 +8,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clitest as t  # noqa: E402
-from clitest import oa  # noqa: E402
 
 t.check_binary()
 N = 300
 
 with t.guard("check on %d models" % N):
-    s = t.new_store("scale")
-    ggufs = [oa.tiny_llama_gguf(name="scale %d" % k) for k in range(10)]
-    model_layers = [s.layer("model", g) for g in ggufs]
-    tmpl = s.layer("template", t.TEMPLATE)
-    cfgs = [oa.gguf_config(s, g, [l], rootfs=False) for g, l in zip(ggufs, model_layers)]
-    for k in range(N):
-        params = s.layer("params", oa.go_json({"num_ctx": 1000 + k}))
-        s.add_manifest("ns%d/model%d:tag%d" % (k % 7, k, k % 3), cfgs[k % 10],
-                       [model_layers[k % 10], tmpl, params])
+    s = t.many_models_store("scale", N)
     t0 = time.time()
     r = t.audit(s.root, "check", "--format", "json", timeout=120)
     wall = time.time() - t0
