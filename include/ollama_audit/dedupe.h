@@ -99,6 +99,11 @@ typedef struct oa_dedupe_plan {
 	 * none found, or not looked for yet: searched) */
 	struct oa_dd_subst { const oa_blob *bad; size_t store; oa_blob *good; bool searched; } *subst;
 	size_t n_subst;
+	/* Stores an Ollama server or runner uses (guard.h): their actions are
+	 * refused (OA_DD_SERVER) unless `force`. Asked once per store index. */
+	bool force;
+	signed char *busy;            /* per store: 0 not asked, 1 in use, -1 free or cannot tell */
+	size_t n_busy;
 } oa_dedupe_plan;
 
 OA_EXPORT void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_how how,
@@ -111,7 +116,8 @@ OA_EXPORT void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, 
  * scratch file at all, the filesystem type alone answers. */
 OA_EXPORT void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores, bool may_write_scratch);
 /* Carry out one PLANNED action (see above). Sets status, err and note;
- * returns 0 when done, -1 otherwise. */
+ * returns 0 when done, -1 otherwise. An action on a store an Ollama server
+ * uses is refused (OA_DD_SERVER) unless p->force. */
 OA_EXPORT int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,
                     volatile sig_atomic_t *interrupt);
 OA_EXPORT void oa_dedupe_plan_free(oa_dedupe_plan *p);

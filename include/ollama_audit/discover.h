@@ -11,6 +11,8 @@
  *
  * The same store reached by several paths (symlinks, bind mounts) is one
  * store: candidates are merged by the device and inode of their root.
+ * Stores whose blobs/ is one directory stay several stores, each naming the
+ * others (blobs_shared): what one prunes, the others may need.
  *
  * Testing aid (documented in docs/multi-store.md): OLLAMA_AUDIT_SYSROOT=DIR
  * makes every system path (/etc, /usr, /lib, /var, /root, home directories
@@ -58,6 +60,8 @@ typedef struct oa_candidate {
 	size_t n_found;
 	char **paths;        /* every distinct path that reached it */
 	size_t n_paths;
+	char **blobs_shared; /* the roots of the other stores whose blobs/ is this one's (the same */
+	size_t n_blobs_shared; /* directory once followed: a symlink, a bind mount; shared.h) */
 } oa_candidate;
 
 typedef struct oa_discovery {

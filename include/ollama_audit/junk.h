@@ -114,6 +114,17 @@ OA_EXPORT void oa_ino_set_free(oa_ino_set *s);
  * component or after 40 links. */
 OA_EXPORT void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set);
 
+/* How many names this store has for the file (dev, ino): in blobs/, and
+ * tags that are hard links of it. A complete blob with more links than that
+ * may be another store's (a tag or a blob hard-linked there): it is kept. */
+OA_EXPORT size_t oa_store_names_of(const oa_store *s, dev_t dev, ino_t ino);
+
+/* check: an orphan-blob or manifest-blob finding whose digest the reference
+ * set holds is no orphan (it names what another store sharing the blob
+ * files references, or what a manifest the scan does not parse reaches):
+ * drop it, so check and prune agree. */
+OA_EXPORT void oa_findings_drop_referenced(oa_store *s);
+
 /* The one disk-usage walker (du's blobs/ total, stores' SIZE, Prometheus'
  * bytes by state, the size of a temp directory): the directory open at `fd`
  * and everything below it, as `du -s` counts it: lstat only (a symlink

@@ -28,7 +28,9 @@
 
 #include "ollama_audit/export.h"
 
+#include "ollama_audit/guard.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/refs.h"
 #include "ollama_audit/store.h"
 
 #include <jansson.h>
@@ -72,6 +74,9 @@ typedef struct oa_plan {
 	oa_plan_list todo;   /* what will be removed, in order */
 	oa_plan_list kept;   /* what was considered and is kept, note = why (display only) */
 	uint64_t freed, allocated, apparent;
+	char **shared_store;  /* other stores reaching these blob files: what they */
+	char **shared_how;    /* reference is kept too (shared.h), and how each does */
+	size_t n_shared;
 } oa_plan;
 
 OA_EXPORT void oa_plan_free(oa_plan *p);
@@ -83,6 +88,13 @@ OA_EXPORT void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, 
  * empty parent directories, and the blobs no other manifest can reference. */
 OA_EXPORT void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p);
 
+/* Name on the plan the other stores whose references r holds (shared.h). */
+OA_EXPORT void oa_plan_note_shared(oa_plan *p, const oa_refset *r);
+
+/* The manifests that block applying p (guard.h): the plan's own manifests
+ * (rm of a broken one) excepted. */
+OA_EXPORT size_t oa_plan_blockers(const oa_store *s, const oa_plan *p, oa_blocker **out);
+
 OA_EXPORT json_t *oa_plan_to_json(const oa_plan *p);
 /* Write the plan atomically (FILE.tmp, rename). 0, or -1 with err. */
 OA_EXPORT int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
@@ -92,7 +104,8 @@ OA_EXPORT int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errle
 typedef struct oa_apply_opts {
 	const char *quarantine;         /* NULL: delete */
 	int64_t min_age;                /* entries younger are skipped (empty dirs exempt) */
-	bool force;                     /* proceed when some manifest cannot be re-read */
+	bool force;                     /* proceed although a server uses the store or a manifest
+	                                 * cannot be read (guard.h); never past a reference check */
 	volatile sig_atomic_t *stop;    /* set by a signal handler: stop after this entry */
 	FILE *log;                      /* one line per entry, or NULL */
 	unsigned delay_us;              /* pause before each entry (tests of crash safety) */
@@ -106,10 +119,17 @@ typedef struct oa_apply_result {
 } oa_apply_result;
 
 /* Apply a plan to an open store. Returns 0 when it ran (see r for what was
- * skipped or failed), -1 when it could not start (err says why: the
- * quarantine directory is unusable or on another filesystem, ...). */
+ * skipped or failed), -1 when it could not start (err says why: an Ollama
+ * server uses the store or a manifest cannot be read, unless o->force; the
+ * store has blobs/ but no manifests (never forced); the quarantine
+ * directory is unusable or on another filesystem, ...). */
 OA_EXPORT int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                   char *err, size_t errlen);
+
+/* The preconditions oa_plan_apply checks first (guard.h): 0, or -1 with
+ * err saying why it refuses. `force` passes a server using the store and a
+ * manifest that cannot be read, never a store without manifests. */
+OA_EXPORT int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen);
 
 typedef struct oa_restore_result {
 	size_t restored, already, conflicts, missing, failed;

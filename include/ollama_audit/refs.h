@@ -17,6 +17,13 @@
  * leads elsewhere is not read, and the set is then incomplete, like one with
  * a file that could not be read. While the set is incomplete, no complete
  * blob can be proven unreferenced.
+ *
+ * Stores that share blob files (shared.h: one blobs/ directory, tags that
+ * link into this store's blobs/) are one reference set: what any of them
+ * reaches is in the set, and the set is incomplete when one of them cannot
+ * be read in full. A store with blobs/ but neither manifests/ nor
+ * manifests-v2/ cannot tell what its blobs are used by (they may be another
+ * store's, moved to a bigger disk): its set is incomplete.
  */
 #ifndef OLLAMA_AUDIT_REFS_H
 #define OLLAMA_AUDIT_REFS_H
@@ -36,6 +43,9 @@ typedef struct oa_refset {
 	bool incomplete;        /* something could not be read, or leads out of the store */
 	char why[512];          /* the first reason, when incomplete */
 	size_t files;           /* tag files read (manifests*, not blobs) */
+	char **shared_store;    /* other stores reaching these blob files whose references are in */
+	char **shared_how;      /* the set too (shared.h), and how each reaches them */
+	size_t n_shared;
 } oa_refset;
 
 /* The set of the store as it is now. Files at the paths in `skip_paths`

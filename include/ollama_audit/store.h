@@ -130,8 +130,9 @@ typedef struct oa_store {
 	bool has_manifests, has_blobs, has_manifests_v2;
 	const char *platform; /* "os/arch" that chooses a list's child; NULL: this machine */
 
-	char *bounds[4];      /* the resolved root, manifests/, manifests-v2/, blobs/: nothing */
-	size_t n_bounds;      /* outside them is ever read or walked through a symlink */
+	char *bounds[5];      /* the resolved root, manifests/, manifests-v2/, blobs/: nothing */
+	size_t n_bounds;      /* outside them is ever read or walked through a symlink (a fifth:
+	                       * another store's blobs/ its tags link into, shared.h) */
 	char *blobs_real;     /* the resolved blobs/, or NULL */
 
 	oa_model *models;

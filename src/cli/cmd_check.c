@@ -5,6 +5,7 @@
 #include "open_stores.h"
 #include "report_common.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/junk.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
@@ -21,6 +22,7 @@ int cmd_check(cli *c)
 		oa_store *s = &st[i].s;
 		if (!check_args_resolve(c, s))
 			continue;
+		oa_findings_drop_referenced(s); /* what prune keeps is no orphan */
 		cli_log_findings(c, s); /* docs/history.md */
 		cli_runhere_findings(c, s);
 		size_t models = 0;

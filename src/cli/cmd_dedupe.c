@@ -11,6 +11,7 @@
 #include "ollama_audit/dedupe.h"
 #include "ollama_audit/dedupe_report.h"
 #include "ollama_audit/dupes.h"
+#include "ollama_audit/guard.h"
 #include "ollama_audit/headers.h"
 #include "base/platform.h"
 #include "ollama_audit/report.h"
@@ -264,12 +265,10 @@ static bool check_servers(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan 
 			       (p->v[k].src_store == i || p->v[k].dst_store == i);
 		if (!used)
 			continue;
-		char real[PATH_MAX], why[256] = "";
+		char why[256] = "";
 		char *root = esc(sv[i]->root);
-		if (!realpath(sv[i]->root, real))
-			snprintf(real, sizeof real, "%s", sv[i]->root);
-		oa_proc_user users[4];
-		int found = oa_find_store_users(real, users, 4, why, sizeof why);
+		oa_store_user users[4];
+		int found = oa_store_in_use(sv[i], users, 4, why, sizeof why);
 		if (found < 0) {
 			cli_err("%s: %s", root, why[0] ? why : "cannot tell whether a server uses the store");
 			free(root);
@@ -390,6 +389,7 @@ static bool apply_dedupe(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan *
 		return false;
 	}
 	o->applied = true;
+	p->force = c->force; /* else oa_dedupe_apply refuses a store in use by itself */
 	apply_actions(p, sv);
 	return true;
 }

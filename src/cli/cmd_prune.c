@@ -11,6 +11,7 @@
 #include "ollama_audit/junk.h"
 #include "ollama_audit/reclaim.h"
 #include "base/platform.h"
+#include "ollama_audit/guard.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/prune_report.h"
 #include "ollama_audit/report.h"
@@ -104,42 +105,6 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 	}
 }
 
-/* The manifests that block a prune (the server skips its own for them). */
-static bool is_blocker(const oa_finding *f)
-{
-	return f->id == OA_FINDING_PRUNE_BLOCKER ||
-	       (f->id == OA_FINDING_UNREADABLE && f->path && oa_str_has_prefix(f->path, "manifests"));
-}
-
-/* The manifests that block an --apply: one per path, however many findings
- * it has (an unreadable manifest is both `unreadable` and `prune-blocker`). */
-static size_t blockers(const oa_store *s, const oa_plan *p, bool print)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->findings.n; i++) {
-		const oa_finding *f = &s->findings.v[i];
-		if (!is_blocker(f))
-			continue;
-		bool seen = false;
-		for (size_t j = 0; f->path && j < i && !seen; j++)
-			seen = is_blocker(&s->findings.v[j]) && s->findings.v[j].path &&
-			       strcmp(s->findings.v[j].path, f->path) == 0;
-		if (seen)
-			continue;
-		/* rm of the broken manifest itself is fine */
-		bool removing = false;
-		for (size_t k = 0; f->path && k < p->todo.n; k++)
-			if (strcmp(p->todo.v[k].category, "manifest") == 0 && strcmp(p->todo.v[k].path, f->path) == 0)
-				removing = true;
-		if (removing)
-			continue;
-		if (print)
-			cli_err("  %s: %s", f->path ? f->path : "?", f->message);
-		n++;
-	}
-	return n;
-}
-
 static bool confirm(cli *c, const oa_plan *p)
 {
 	if (c->yes)
@@ -224,30 +189,32 @@ static void save_plan(cli *c, const oa_plan *p, bool json)
 	}
 }
 
-/* Refusal 1: a manifest that cannot be parsed or read. */
+/* Refusal 1: a manifest that cannot be parsed or read (guard.h). */
 static bool refused_for_blockers(const cli *c, const oa_store *s, const oa_plan *p)
 {
-	size_t nb = blockers(s, p, false);
-	if (!nb)
-		return false;
-	if (c->force) {
+	oa_blocker *b;
+	size_t nb = oa_plan_blockers(s, p, &b);
+	bool refused = nb && !c->force;
+	if (nb && c->force)
 		cli_err("%s: %zu manifest%s cannot be parsed or read; going on because of --force", s->root, nb,
 		        nb == 1 ? "" : "s");
-		return false;
+	if (refused) {
+		cli_err("%s: refusing to %s: %zu manifest%s cannot be parsed or read (the server skips its prune "
+		        "too); fix or remove %s, or pass --force:",
+		        s->root, p->command, nb, nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
+		for (size_t i = 0; i < nb; i++)
+			cli_err("  %s: %s", b[i].path, b[i].message);
 	}
-	cli_err("%s: refusing to %s: %zu manifest%s cannot be parsed or read (the server skips its prune "
-	        "too); fix or remove %s, or pass --force:",
-	        s->root, p->command, nb, nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
-	blockers(s, p, true);
-	return true;
+	free(b);
+	return refused;
 }
 
-/* Refusal 2: an Ollama server or runner using the store. */
+/* Refusal 2: an Ollama server or runner using the store (guard.h). */
 static bool refused_for_servers(const cli *c, const oa_store *s, const oa_plan *p)
 {
-	oa_proc_user users[8];
+	oa_store_user users[8];
 	char why[256] = "";
-	int nu = oa_find_store_users(s->root, users, 8, why, sizeof why);
+	int nu = oa_store_in_use(s, users, 8, why, sizeof why);
 	if (nu < 0) {
 		cli_err("%s: %s; make sure no Ollama server uses the store", s->root, why);
 		return false;
@@ -326,7 +293,14 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_appl
  * "declined" or "refused". */
 static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, oa_apply_result *r)
 {
+	char why[768];
 	if (refused_for_blockers(c, s, p) || refused_for_servers(c, s, p)) {
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+		return "refused";
+	}
+	/* what --force never passes (a store without manifests) */
+	if (oa_plan_check(s, p, true, why, sizeof why) < 0) {
+		cli_err("%s: %s", s->root, why);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 		return "refused";
 	}
@@ -344,10 +318,23 @@ static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, o
 	return apply_plan(c, s, p, json, r) ? NULL : "refused";
 }
 
+/* The other stores that reach this store's blob files: what they
+ * reference is kept too (shared.h). */
+static void print_shared(const oa_store *s, const oa_plan *p)
+{
+	if (!p->n_shared)
+		return;
+	cli_err("%s: also keeps what %zu other store%s sharing its blob files reference%s:", s->root,
+	        p->n_shared, p->n_shared == 1 ? "" : "s", p->n_shared == 1 ? "s" : "");
+	for (size_t i = 0; i < p->n_shared; i++)
+		cli_err("  %s: %s", p->shared_store[i], p->shared_how[i]);
+}
+
 void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, bool from_file,
                   bool first, bool last)
 {
 	bool json = c->format != OUT_TABLE; /* json, ndjson, csv: from the plan's report */
+	print_shared(s, p);
 	if (!json)
 		print_plan(c, s, p, junk, from_file, first);
 	if (!c->apply && c->plan_path)
@@ -355,7 +342,7 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	oa_apply_result r;
 	const char *not_applied = NULL;
 	bool ran = false;
-	if (c->apply && p->todo.n)
+	if (c->apply && (p->todo.n || oa_store_unowned(s)))
 		ran = !(not_applied = run_apply(c, s, p, json, &r));
 	else if (c->apply && !json)
 		printf("nothing to remove\n");

@@ -212,6 +212,10 @@ static void table_store_row(cli *c, const row *r, size_t w0, size_t w1)
 			oa_buf_adds(&fb, "; also at ");
 			oa_buf_add_escaped(&fb, k->paths[j], strlen(k->paths[j]));
 		}
+	for (size_t j = 0; j < k->n_blobs_shared; j++) {
+		oa_buf_adds(&fb, j ? ", " : "; shares blobs/ with ");
+		oa_buf_add_escaped(&fb, k->blobs_shared[j], strlen(k->blobs_shared[j]));
+	}
 	char *er = oa_escape(root, strlen(root));
 	cli_put_cell(stdout, er, w0, false);
 	fputs("   ", stdout);

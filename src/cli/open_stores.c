@@ -5,6 +5,7 @@
 #include "cli_multi.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/shared.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -26,6 +27,9 @@ void cli_scan_opened(cli *c, opened_store *o, int header_mode)
 
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 {
+	/* Every store named is looked at when a store's blob files may be
+	 * shared (shared.h), besides the ones discovery finds. */
+	oa_peers_name(c->stores, c->n_stores);
 	if (c->all_users)
 		return cli_open_discovered(c, n, header_mode);
 	const char *how = "--store";

@@ -1,5 +1,6 @@
 /* dedupe.c - replace duplicate blobs by reflinks or hard links; see dedupe.h. */
 #include "ollama_audit/dedupe.h"
+#include "ollama_audit/guard.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -230,6 +231,7 @@ void oa_dedupe_plan_free(oa_dedupe_plan *p)
 	free(p->v);
 	free(p->verified);
 	free(p->subst);
+	free(p->busy);
 	memset(p, 0, sizeof *p);
 }
 
@@ -791,6 +793,22 @@ static int apply_once(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_acti
 	return ret;
 }
 
+/* Whether an Ollama server uses store i (asked once). Cannot tell: no. */
+static bool store_busy(oa_dedupe_plan *p, oa_store *const *stores, size_t i)
+{
+	if (i >= p->n_busy) {
+		p->busy = oa_xreallocarray(p->busy, i + 1, sizeof *p->busy);
+		memset(p->busy + p->n_busy, 0, i + 1 - p->n_busy);
+		p->n_busy = i + 1;
+	}
+	if (!p->busy[i]) {
+		oa_store_user u[1];
+		char why[256];
+		p->busy[i] = oa_store_in_use(stores[i], u, 1, why, sizeof why) > 0 ? 1 : -1;
+	}
+	return p->busy[i] == 1;
+}
+
 int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,
                     volatile sig_atomic_t *interrupt)
 {
@@ -798,6 +816,11 @@ int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action
 		return -1;
 	if (interrupt && *interrupt)
 		return fail(a, OA_DD_NOT_DONE, 0, "interrupted");
+	for (int k = 0; k < 2 && !p->force; k++) {
+		size_t i = k ? a->dst_store : a->src_store;
+		if (store_busy(p, stores, i))
+			return fail(a, OA_DD_SERVER, 0, "an Ollama server uses %s", stores[i]->root);
+	}
 	if (stores[a->src_store]->blobs_fd < 0 || stores[a->dst_store]->blobs_fd < 0)
 		return fail(a, OA_DD_FAILED, EBADF, "blobs/ is not open");
 	/* at most one attempt per copy of the digest */

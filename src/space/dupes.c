@@ -119,6 +119,15 @@ static bool unreferenced(oa_store *const *stores, refs_by_store *r, size_t store
 	return !r->refs[store].incomplete && !oa_refset_has(&r->refs[store], hex);
 }
 
+/* Stores whose blobs/ is one directory (a symlink, a bind mount) hold one
+ * copy of each blob, not two: the second is not counted (shared.h). */
+static bool same_blobs_dir(const oa_store *a, const oa_store *b)
+{
+	struct stat x, y;
+	return a->blobs_fd >= 0 && b->blobs_fd >= 0 && fstat(a->blobs_fd, &x) == 0 && fstat(b->blobs_fd, &y) == 0 &&
+	       x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 /* Every complete regular blob of every store, once per store root (one
  * store given by two paths counts once), sorted by digest then store. */
 static entry *collect_blobs(oa_store *const *stores, size_t n, size_t *out_k)
@@ -136,8 +145,9 @@ static entry *collect_blobs(oa_store *const *stores, size_t n, size_t *out_k)
 			continue;
 		bool again = false;
 		for (size_t j = 0; j < i && !again; j++)
-			again = stores[j] && stores[j]->root_st.st_dev == stores[i]->root_st.st_dev &&
-			        stores[j]->root_st.st_ino == stores[i]->root_st.st_ino;
+			again = stores[j] && ((stores[j]->root_st.st_dev == stores[i]->root_st.st_dev &&
+			                       stores[j]->root_st.st_ino == stores[i]->root_st.st_ino) ||
+			                      same_blobs_dir(stores[j], stores[i]));
 		if (again)
 			continue;
 		for (size_t j = 0; j < stores[i]->n_blobs; j++) {

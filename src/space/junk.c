@@ -475,6 +475,19 @@ static const char *const holds_keep = "holds the target of a symlinked blob that
 static const char *const incomplete_keep = "not every manifest can be read: no complete blob can be "
                                            "proven unreferenced";
 
+static const char *const links_keep = "it has hard links outside this store, which may be another "
+                                      "store's: it cannot be proven unreferenced";
+
+size_t oa_store_names_of(const oa_store *s, dev_t dev, ino_t ino)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_blobs; i++)
+		n += !s->blobs[i].is_symlink && s->blobs[i].st.st_dev == dev && s->blobs[i].st.st_ino == ino;
+	for (size_t i = 0; i < s->n_models; i++)
+		n += s->models[i].st.st_dev == dev && s->models[i].st.st_ino == ino;
+	return n;
+}
+
 /* Everything a symlinked blob that a manifest uses (or may use) resolves
  * through: removing any of it would break that blob. */
 static void symlink_targets(const oa_store *s, const oa_refset *refs, oa_ino_set *targets)
@@ -500,7 +513,9 @@ static bool blob_category(oa_store *s, const oa_refset *refs, oa_blob *b, enum o
 			return false;
 		*cat = oa_blob_looks_like_manifest(s, b) ? OA_JUNK_MANIFEST_BLOB : OA_JUNK_ORPHAN;
 		if (oa_refset_has(refs, b->hex))
-			*keep = "a file under manifests/ or manifests-v2/ mentions this digest, or reaches it "
+			*keep = refs->n_shared ? "a file under manifests/ or manifests-v2/ here, or in a store "
+			                         "sharing these blob files, reaches this digest" :
+			        "a file under manifests/ or manifests-v2/ mentions this digest, or reaches it "
 			        "through a manifest list (an unparseable manifest may reference it)";
 		break;
 	case OA_BLOB_PARTIAL:
@@ -572,6 +587,9 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 		keep = "cannot stat it";
 	else if (!keep && oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
 		keep = target_keep;
+	else if (!keep && (b->cls == OA_BLOB_VALID || b->cls == OA_BLOB_LEGACY) && S_ISREG(lst.st_mode) &&
+	         (size_t)lst.st_nlink > oa_store_names_of(s, lst.st_dev, lst.st_ino))
+		keep = links_keep;
 	oa_junk *e = junk_add(j, cat, OA_IN_BLOBS, oa_xasprintf("blobs/%s", b->name),
 	                      oa_blob_class_name(b->cls), have ? &lst : NULL, now);
 	e->keep = keep;
@@ -662,6 +680,29 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 		j->apparent[e->cat] += e->apparent;
 		j->allocated[e->cat] += e->allocated;
 	}
+}
+
+void oa_findings_drop_referenced(oa_store *s)
+{
+	oa_refset refs;
+	oa_refset_build(s, NULL, 0, &refs);
+	oa_findings *f = &s->findings;
+	size_t w = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		oa_finding *x = &f->v[i];
+		bool orphan = x->id == OA_FINDING_ORPHAN_BLOB || x->id == OA_FINDING_MANIFEST_BLOB;
+		if (orphan && x->digest && oa_str_has_prefix(x->digest, "sha256:") &&
+		    oa_refset_has(&refs, x->digest + 7)) {
+			free(x->model);
+			free(x->digest);
+			free(x->path);
+			free(x->message);
+			continue;
+		}
+		f->v[w++] = *x;
+	}
+	f->n = w;
+	oa_refset_free(&refs);
 }
 
 void oa_junk_free(oa_junk_list *j)

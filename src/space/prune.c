@@ -44,6 +44,12 @@ static void list_free(oa_plan_list *l)
 
 void oa_plan_free(oa_plan *p)
 {
+	for (size_t i = 0; i < p->n_shared; i++) {
+		free(p->shared_store[i]);
+		free(p->shared_how[i]);
+	}
+	free(p->shared_store);
+	free(p->shared_how);
 	free(p->command);
 	free(p->store);
 	list_free(&p->todo);
@@ -129,6 +135,29 @@ static void plan_totals(oa_plan *p)
 		if (i == 0 || cmp_u64pair(keys[i], keys[i - 1]) != 0)
 			p->apparent += (uint64_t)p->todo.v[keys[i][2]].size;
 	free(keys);
+}
+
+void oa_plan_note_shared(oa_plan *p, const oa_refset *r)
+{
+	p->shared_store = oa_xcalloc(r->n_shared ? r->n_shared : 1, sizeof *p->shared_store);
+	p->shared_how = oa_xcalloc(r->n_shared ? r->n_shared : 1, sizeof *p->shared_how);
+	for (size_t i = 0; i < r->n_shared; i++) {
+		p->shared_store[i] = oa_xstrdup(r->shared_store[i]);
+		p->shared_how[i] = oa_xstrdup(r->shared_how[i]);
+	}
+	p->n_shared = r->n_shared;
+}
+
+size_t oa_plan_blockers(const oa_store *s, const oa_plan *p, oa_blocker **out)
+{
+	const char **removed = oa_xcalloc(p && p->todo.n ? p->todo.n : 1, sizeof *removed);
+	size_t n = 0;
+	for (size_t k = 0; p && k < p->todo.n; k++)
+		if (strcmp(p->todo.v[k].category, "manifest") == 0)
+			removed[n++] = p->todo.v[k].path;
+	size_t nb = oa_store_blockers(s, removed, n, out);
+	free(removed);
+	return nb;
 }
 
 /* ---- prune plans ----------------------------------------------------------------- */
@@ -376,7 +405,9 @@ static void rm_blob(rm_ctx *c, const oa_model *m, oa_blob *b)
 	if (other) {
 		why = oa_xasprintf("also used by %s", other);
 	} else if (oa_refset_has(&c->refs, b->hex)) {
-		why = oa_xstrdup("another file under manifests/ mentions this digest");
+		why = oa_xstrdup(c->refs.n_shared ? "another file under manifests/, or a store sharing these "
+		                 "blob files, references this digest" : "another file under manifests/ mentions "
+		                 "this digest");
 	} else if (oa_ino_set_has(&c->targets, lst.st_dev, lst.st_ino)) {
 		why = oa_xstrdup("a symlinked blob that another manifest uses resolves to it");
 	} else if (c->refs.incomplete) {
@@ -416,6 +447,7 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 	rm_manifests(&c);
 	rm_empty_dirs(&c);
 	rm_keepers(&c);
+	oa_plan_note_shared(p, &c.refs);
 	for (size_t i = 0; i < c.n; i++) {
 		const oa_model *m = &s->models[c.models[i]];
 		oa_blob **reach;
@@ -773,6 +805,13 @@ static int open_parent(const oa_store *s, const char *path, const char **leaf)
 	*leaf = slash + 1;
 	int fd = dup(s->root_fd);
 	const char *p = path;
+	/* blobs/ as the store opened it (it may be a symlink to another disk:
+	 * the reference set then holds every store that reaches it). */
+	if (oa_str_has_prefix(path, "blobs/") && s->blobs_fd >= 0) {
+		close(fd);
+		fd = dup(s->blobs_fd);
+		p = path + strlen("blobs/");
+	}
 	while (fd >= 0 && p < slash) {
 		const char *e = strchr(p, '/');
 		char *part = oa_xstrndup(p, (size_t)(e - p));
@@ -1322,6 +1361,15 @@ static bool blob_unreferenced(apply_ctx *c, const oa_plan_entry *e, char *why, s
 		         "proven unreferenced", inc);
 		return false;
 	}
+	/* Links this store does not explain may be another store's names for it. */
+	struct stat st;
+	if (oa_digest_parse(name, hex, NULL) && fstatat(c->s->blobs_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode) && st.st_nlink > 1 &&
+	    (size_t)st.st_nlink > oa_store_names_of(c->s, st.st_dev, st.st_ino)) {
+		snprintf(why, whylen, "it has hard links outside this store, which may be another store's: "
+		         "it cannot be proven unreferenced");
+		return false;
+	}
 	return true;
 }
 
@@ -1445,12 +1493,15 @@ static void apply_ctx_free(apply_ctx *c)
 	oa_ino_set_free(&c->targets);
 }
 
-/* A plan that touches blobs/ or manifests/ through a symlink would fail on
- * every entry (they are opened with O_NOFOLLOW): refuse once, up front. */
-static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t errlen)
+/* A plan that touches manifests/ through a symlink would fail on every
+ * entry (they are opened with O_NOFOLLOW): refuse once, up front. A
+ * symlinked blobs/ is used as the store opened it (open_parent). */
+static int check_top_dirs(const oa_store *s, const oa_plan *p, bool to_quarantine, char *err, size_t errlen)
 {
-	static const char *tops[] = { "blobs", "manifests", "manifests-v2" };
-	for (size_t t = 0; t < 3; t++) {
+	/* restore puts files back without following symlinks: nothing is
+	 * quarantined from a symlinked blobs/ it could not put back */
+	static const char *tops[] = { "manifests", "manifests-v2", "blobs" };
+	for (size_t t = 0; t < (to_quarantine ? 3u : 2u); t++) {
 		size_t n = strlen(tops[t]);
 		bool used = false;
 		for (size_t i = 0; i < p->todo.n && !used; i++)
@@ -1462,9 +1513,46 @@ static int check_top_dirs(const oa_store *s, const oa_plan *p, char *err, size_t
 		ssize_t len = readlinkat(s->root_fd, tops[t], target, sizeof target - 1);
 		target[len > 0 ? len : 0] = '\0';
 		char *et = oa_escape(target, strlen(target));
-		snprintf(err, errlen, "%s/ is a symlink to %s; run against the target store (nothing is "
-		         "removed through a symlink)", tops[t], et);
+		if (t == 2)
+			snprintf(err, errlen, "blobs/ is a symlink to %s; --quarantine does not work through it "
+			         "(restore never follows a symlink): prune without --quarantine", et);
+		else
+			snprintf(err, errlen, "%s/ is a symlink to %s; run against the target store (nothing is "
+			         "removed through a symlink)", tops[t], et);
 		free(et);
+		return -1;
+	}
+	return 0;
+}
+
+int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen)
+{
+	if (oa_store_unowned(s)) {
+		oa_refcache *rc = oa_refcache_new(s);
+		oa_refcache_update(rc);
+		const char *why = oa_refcache_incomplete(rc);
+		snprintf(err, errlen, "refusing to %s: %s", p->command, why ? why : "no manifests/ here");
+		oa_refcache_free(rc);
+		return -1;
+	}
+	if (force)
+		return 0;
+	oa_blocker *b;
+	size_t nb = oa_plan_blockers(s, p, &b);
+	free(b);
+	if (nb) {
+		snprintf(err, errlen, "refusing to %s: %zu manifest%s cannot be parsed or read (the server "
+		         "skips its prune too); fix or remove %s, or pass --force", p->command, nb,
+		         nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
+		return -1;
+	}
+	oa_store_user u[1];
+	char why[256] = "";
+	int nu = oa_store_in_use(s, u, 1, why, sizeof why);
+	if (nu > 0) {
+		snprintf(err, errlen, "refusing to %s: %d Ollama server/runner process%s use%s the store (pid "
+		         "%ld: %s); stop %s, or pass --force", p->command, nu, nu == 1 ? "" : "es",
+		         nu == 1 ? "s" : "", u[0].pid, u[0].how, nu == 1 ? "it" : "them");
 		return -1;
 	}
 	return 0;
@@ -1476,13 +1564,16 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
                   char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
-	if (check_top_dirs(s, p, err, errlen) < 0)
-		return -1;
-	quarantine q;
-	bool use_q = o->quarantine != NULL;
-	if (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)
+	if (check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0)
 		return -1;
 	apply_ctx ctx = { .s = s, .command = p->command, .refs = oa_refcache_new(s) };
+	quarantine q;
+	bool use_q = o->quarantine != NULL;
+	if (oa_plan_check(s, p, o->force, err, errlen) < 0 ||
+	    (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)) {
+		apply_ctx_free(&ctx);
+		return -1;
+	}
 	in_use_build(&ctx, p);
 	targets_build(&ctx, p);
 	json_t **qes = oa_xcalloc(p->todo.n ? p->todo.n : 1, sizeof *qes);

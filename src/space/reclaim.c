@@ -14,8 +14,9 @@ void oa_reclaim_plan(oa_store *s, unsigned what, int64_t min_age, double now, oa
 	if (refs.incomplete)
 		snprintf(out->why, sizeof out->why, "%s", refs.why);
 	oa_junk_collect(s, &refs, now, &out->junk);
-	oa_refset_free(&refs);
 	oa_plan_prune(s, &out->junk, what, min_age, &out->plan);
+	oa_plan_note_shared(&out->plan, &refs);
+	oa_refset_free(&refs);
 }
 
 void oa_reclaim_free(oa_reclaim *r)

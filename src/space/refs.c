@@ -1,6 +1,7 @@
 /* refs.c - the conservative reference set and its cache (refs.h). */
 #include "ollama_audit/refs.h"
 #include "ollama_audit/manifest.h"
+#include "ollama_audit/shared.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -79,6 +80,12 @@ bool oa_refset_has(const oa_refset *r, const char *hex)
 void oa_refset_free(oa_refset *r)
 {
 	free(r->hex);
+	for (size_t i = 0; i < r->n_shared; i++) {
+		free(r->shared_store[i]);
+		free(r->shared_how[i]);
+	}
+	free(r->shared_store);
+	free(r->shared_how);
 	memset(r, 0, sizeof *r);
 }
 
@@ -258,6 +265,11 @@ struct oa_refcache {
 	unsigned long changes;  /* tags added, re-read or re-linked since `all` was computed */
 	size_t all_tags;        /* tag files `all` was computed from */
 	size_t all_followed;    /* blobs it followed through lists (they are re-checked each time) */
+	bool own_only;          /* a peer's cache: its own tags only */
+	bool peers_found;
+	oa_peers peers;         /* the stores that reach these blob files (shared.h) */
+	oa_refcache **peer;     /* their caches */
+	oa_refset shared;       /* what they reach, as of the last update */
 };
 
 static uint64_t str_hash(const char *s)
@@ -717,6 +729,69 @@ static size_t rc_closure(const oa_refcache *c, oa_refcache *read, const char *co
 	return done.n;
 }
 
+/* Add what the stores sharing these blob files reach, and their names. */
+static void add_shared(const oa_refcache *c, oa_refset *r)
+{
+	refset_add_all(r, c->shared.hex, c->shared.n);
+	oa_refset_sort(r);
+	r->shared_store = oa_xcalloc(c->peers.n ? c->peers.n : 1, sizeof *r->shared_store);
+	r->shared_how = oa_xcalloc(c->peers.n ? c->peers.n : 1, sizeof *r->shared_how);
+	for (size_t i = 0; i < c->peers.n; i++) {
+		r->shared_store[i] = oa_xstrdup(c->peers.v[i].s.root);
+		r->shared_how[i] = oa_xstrdup(c->peers.v[i].how);
+	}
+	r->n_shared = c->peers.n;
+}
+
+/* Find the stores that reach these blob files (once), bring their caches
+ * up to date and take what they reach; one that cannot be read in full
+ * makes this set incomplete too. */
+static void rc_peers_update(oa_refcache *c)
+{
+	if (!c->peers_found) {
+		c->peers_found = true;
+		oa_peers_find(c->s, &c->peers);
+		c->peer = oa_xcalloc(c->peers.n ? c->peers.n : 1, sizeof *c->peer);
+		for (size_t i = 0; i < c->peers.n; i++) {
+			c->peer[i] = oa_refcache_new(&c->peers.v[i].s);
+			c->peer[i]->own_only = true;
+		}
+	}
+	oa_refset_free(&c->shared);
+	for (size_t i = 0; i < c->peers.n; i++) {
+		oa_refcache_update(c->peer[i]);
+		refset_add_all(&c->shared, c->peer[i]->all.hex, c->peer[i]->all.n);
+		const char *inc = oa_refcache_incomplete(c->peer[i]);
+		if (inc) {
+			char after[700];
+			snprintf(after, sizeof after, " (%s) cannot be read in full: %s", c->peers.v[i].how, inc);
+			refset_fail(&c->status, "the store ", c->peers.v[i].s.root, after, 0);
+		}
+	}
+	oa_refset_sort(&c->shared);
+}
+
+/* blobs/ without manifests/ or manifests-v2/: whose blobs these are cannot
+ * be told here (a blobs/ moved to a bigger disk behind a symlink). */
+static void rc_unowned(oa_refcache *c)
+{
+	char after[700];
+	const oa_peers *p = &c->peers;
+	size_t k = 0;
+	while (k < p->n && !p->v[k].links_here)
+		k++;
+	if (k < p->n) {
+		char *root = oa_escape(p->v[k].s.root, strlen(p->v[k].s.root));
+		snprintf(after, sizeof after, "; the store %s links its blobs/ here: run prune there", root);
+		free(root);
+	} else {
+		snprintf(after, sizeof after, "; if another store links its blobs/ here, run prune on the store "
+		         "that owns the manifests");
+	}
+	refset_fail(&c->status, "no manifests/ or manifests-v2/ here, so which blobs are referenced cannot be "
+	            "told", "", after, 0);
+}
+
 oa_refcache *oa_refcache_new(const oa_store *s)
 {
 	oa_refcache *c = oa_xcalloc(1, sizeof *c);
@@ -742,12 +817,16 @@ void oa_refcache_update(oa_refcache *c)
 		rc_dir_first(c, rst.st_dev, rst.st_ino);
 	if (c->blobs_fd >= 0 && fstat(c->blobs_fd, &rst) == 0)
 		rc_dir_first(c, rst.st_dev, rst.st_ino);
+	if (!c->own_only)
+		rc_peers_update(c);
 	static const char *dirs[] = { "manifests", "manifests-v2" };
+	size_t absent = 0;
 	for (size_t i = 0; i < 2; i++) {
 		int fd = openat(c->root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
 			if (errno != ENOENT)
 				refset_fail(&c->status, "cannot open ", dirs[i], "", errno);
+			absent += errno == ENOENT;
 			continue;
 		}
 		struct stat st, lst;
@@ -756,6 +835,8 @@ void oa_refcache_update(oa_refcache *c)
 			rc_walk(c, fd, dirs[i], 1, physical);
 		close(fd);
 	}
+	if (absent == 2 && c->blobs_fd >= 0 && !c->own_only)
+		rc_unowned(c);
 	rc_aliases(c);
 	/* Follow the lists now, reading what they name; later closures (with
 	 * files skipped) reach a subset of this and only consult the cache.
@@ -773,7 +854,7 @@ void oa_refcache_update(oa_refcache *c)
 
 bool oa_refcache_has(const oa_refcache *c, const char *hex)
 {
-	return oa_refset_has(&c->all, hex);
+	return oa_refset_has(&c->all, hex) || oa_refset_has(&c->shared, hex);
 }
 
 const char *oa_refcache_incomplete(const oa_refcache *c)
@@ -784,6 +865,7 @@ const char *oa_refcache_incomplete(const oa_refcache *c)
 void oa_refcache_refset(const oa_refcache *c, const char *const *skip, size_t n_skip, oa_refset *r)
 {
 	rc_closure(c, NULL, skip, n_skip, r);
+	add_shared(c, r);
 }
 
 void oa_refcache_free(oa_refcache *c)
@@ -799,6 +881,11 @@ void oa_refcache_free(oa_refcache *c)
 	free(c->slot);
 	free(c->dirs);
 	oa_refset_free(&c->all);
+	for (size_t i = 0; i < c->peers.n; i++)
+		oa_refcache_free(c->peer[i]);
+	free(c->peer);
+	oa_peers_free(&c->peers);
+	oa_refset_free(&c->shared);
 	free(c);
 }
 

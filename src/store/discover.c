@@ -576,6 +576,9 @@ static void candidate_free(oa_candidate *c)
 	for (size_t i = 0; i < c->n_paths; i++)
 		free(c->paths[i]);
 	free(c->paths);
+	for (size_t i = 0; i < c->n_blobs_shared; i++)
+		free(c->blobs_shared[i]);
+	free(c->blobs_shared);
 }
 
 /* Add a candidate: `given` is the path as the source states it, `path` the
@@ -819,6 +822,29 @@ static void read_dropins(oa_discovery *d, const char *absdir)
 	free(p);
 }
 
+/* Which stores share one blobs/ directory (followed: a symlink, a bind
+ * mount): each names the others. */
+static void note_shared_blobs(oa_discovery *d)
+{
+	struct stat *st = oa_xcalloc(d->n ? d->n : 1, sizeof *st);
+	bool *have = oa_xcalloc(d->n ? d->n : 1, sizeof *have);
+	for (size_t i = 0; i < d->n; i++) {
+		char *b = d->v[i].root && d->v[i].state == OA_CAND_STORE ? oa_path_join(d->v[i].root, "blobs") : NULL;
+		have[i] = b && stat(b, &st[i]) == 0 && S_ISDIR(st[i].st_mode);
+		free(b);
+	}
+	for (size_t i = 0; i < d->n; i++)
+		for (size_t j = 0; have[i] && j < d->n; j++) {
+			if (j == i || !have[j] || st[i].st_dev != st[j].st_dev || st[i].st_ino != st[j].st_ino)
+				continue;
+			oa_candidate *c = &d->v[i];
+			c->blobs_shared = oa_xreallocarray(c->blobs_shared, c->n_blobs_shared + 1, sizeof *c->blobs_shared);
+			c->blobs_shared[c->n_blobs_shared++] = oa_xstrdup(d->v[j].root);
+		}
+	free(st);
+	free(have);
+}
+
 void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
 {
 	memset(d, 0, sizeof *d);
@@ -887,6 +913,7 @@ void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
 		add_candidate(d, "default", "$HOME", p, p);
 		free(p);
 	}
+	note_shared_blobs(d);
 }
 
 void oa_discovery_free(oa_discovery *d)

@@ -525,6 +525,31 @@ static void mark_weak_refs(oa_store *s, const uint8_t *bytes, size_t len)
 	oa_digest_scan(bytes, len, weak_ref, s);
 }
 
+/* The same for a file too large to read whole (over OA_MANIFEST_MAX): read
+ * in windows that overlap by more than any spelling of a digest, as the
+ * reference set does, so check and prune agree on what it names. */
+#define WEAK_WINDOW (1u << 20)
+#define WEAK_OVERLAP 1024u
+static void mark_weak_refs_file(oa_store *s, int dirfd, const char *file)
+{
+	int fd = oa_openat_ro(dirfd, file, O_NONBLOCK);
+	if (fd < 0)
+		return;
+	uint8_t *buf = oa_xmalloc(WEAK_WINDOW + WEAK_OVERLAP);
+	size_t carry = 0;
+	ssize_t got;
+	while ((got = read(fd, buf + carry, WEAK_WINDOW)) > 0 || (got < 0 && errno == EINTR)) {
+		if (got < 0)
+			continue;
+		size_t n = carry + (size_t)got;
+		mark_weak_refs(s, buf, n);
+		carry = n < WEAK_OVERLAP ? n : WEAK_OVERLAP;
+		memmove(buf, buf + n - carry, carry);
+	}
+	free(buf);
+	close(fd);
+}
+
 /* The name of a manifests-v2 tag: its host directory has ':' written %3A,
  * and ollama.com is the default registry (spec §2.5). */
 static bool v2_name(walk_ctx *w, const char *file, oa_name *name, const char **why)
@@ -714,6 +739,8 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		if (oa_read_file_at(dirfd, file, OA_MANIFEST_MAX, &bytes, &len) == 0) {
 			mark_weak_refs(s, bytes, len);
 			free(bytes);
+		} else if (errno == EFBIG) {
+			mark_weak_refs_file(s, dirfd, file);
 		}
 		free(rel);
 		return;
@@ -735,6 +762,8 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		int e = errno;
 		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
 		                                 : e == EINVAL ? "not a regular file" : strerror(e));
+		if (e == EFBIG) /* what it names is not an orphan (issue 19, 11c) */
+			mark_weak_refs_file(s, dirfd, file);
 		oa_finding_code code = e == EFBIG || e == EINVAL ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE;
 		oa_findings_add(&s->findings, code, m->display, NULL, rel, "manifest %s", m->manifest_error);
 		if (!w->v2) {

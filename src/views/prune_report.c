@@ -48,6 +48,12 @@ json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r,
 {
 	json_t *doc = oa_plan_to_json(p);
 	json_object_set_new(doc, "dry_run", json_boolean(dry_run));
+	/* the other stores whose references were kept too (shared.h) */
+	json_t *shared = json_array();
+	for (size_t i = 0; i < p->n_shared; i++)
+		json_array_append_new(shared, json_pack("{s:s,s:s}", "store", p->shared_store[i], "how",
+		                                        p->shared_how[i]));
+	json_object_set_new(doc, "shared_with", shared);
 	if (r)
 		json_object_set_new(doc, "result", apply_result_json(r));
 	else if (not_applied)

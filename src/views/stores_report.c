@@ -106,6 +106,10 @@ json_t *oa_stores_view_row(const oa_stores_row *r)
 		json_array_append_new(paths, oa_json_str(k->paths[i]));
 	json_object_set_new(o, "paths", paths);
 	json_object_set_new(o, "found_by", found_json(k));
+	json_t *shared = json_array();
+	for (size_t i = 0; i < k->n_blobs_shared; i++)
+		json_array_append_new(shared, oa_json_str(k->blobs_shared[i]));
+	json_object_set_new(o, "shares_blobs_with", shared);
 	if (r->opened) {
 		json_object_set_new(o, "models", json_integer((json_int_t)oa_store_listed_models(&r->s)));
 		json_object_set_new(o, "blob_files", json_integer((json_int_t)r->s.n_blobs));

@@ -205,6 +205,7 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
                 e.pop(k, None)
             else:
                 e[k] = v
+    _no_real_passwd(e)
     argv = [BIN] + [str(a) for a in args]
     if as_nobody:
         path, extra, why = bin_for_others()
@@ -238,6 +239,19 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
 _globals = {}
 
 
+def _no_real_passwd(e):
+    """Every command may look for the stores that share a store's blobs
+    (discovery): unless a test sets up a machine of its own, it sees an
+    empty password file, never the real one."""
+    if "OLLAMA_AUDIT_SYSROOT" in e or "OLLAMA_AUDIT_PASSWD" in e:
+        return
+    if "passwd" not in _globals:
+        _globals["passwd"] = os.path.join(tempdir("passwd"), "passwd")
+        open(_globals["passwd"], "w").close()
+        os.chmod(os.path.dirname(_globals["passwd"]), 0o755)
+    e["OLLAMA_AUDIT_PASSWD"] = _globals["passwd"]
+
+
 def run_tty(args, answer, env=None, stdout_tty=False, cols=None):
     """Run the binary with a terminal (a pty) as standard input, type
     `answer`, and return a Result. With stdout_tty standard output is the
@@ -254,6 +268,7 @@ def run_tty(args, answer, env=None, stdout_tty=False, cols=None):
     e.pop("COLUMNS", None)
     e["NO_COLOR"] = "1"
     e.update(env or {})
+    _no_real_passwd(e)
     p = subprocess.Popen([BIN] + [str(a) for a in args], stdin=slave,
                          stdout=slave if stdout_tty else subprocess.PIPE, stderr=subprocess.PIPE,
                          env=e, cwd="/")

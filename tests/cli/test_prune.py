@@ -623,20 +623,28 @@ with t.guard("a quarantine inside the target of a symlinked manifests/ is refuse
     t.exit_code(r, 8, "refused")
     t.ok(not os.path.exists(os.path.join(real, "q")), "nothing created in manifests/'s target")
 
-with t.guard("a symlinked blobs/ is refused once, with the target named (S4)"):
+with t.guard("a symlinked blobs/ is pruned through the link; its blobs-only target is refused (S4, issue 19)"):
     s = t.new_store("blobslink")
-    t.add_gguf_model(s, "m:latest")
+    info = t.add_gguf_model(s, "m:latest")
     o = s.add_blob(b"orphan" * 100)
     s.age_all(7200)
     real = os.path.join(t.tempdir("realblobs"), "blobs")
     os.rename(s.blobs, real)
     os.symlink(real, s.blobs)
+    r = t.audit(os.path.dirname(real), "prune", "--apply", "--yes")
+    t.exit_code(r, 8, "the directory holding only blobs/ is refused")
+    t.contains(r.err, "no manifests/ or manifests-v2/ here", "says why")
+    t.ok(os.path.exists(os.path.join(real, "sha256-" + o.split(":")[1])), "orphan untouched there")
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", os.path.join(t.tempdir("qbl"), "q"))
+    t.exit_code(r, 8, "--quarantine through the symlinked blobs/ is refused (restore could not put it back)")
+    t.contains(r.err, "--quarantine does not work through it", "says why")
+    t.ok(os.path.exists(os.path.join(real, "sha256-" + o.split(":")[1])), "orphan untouched by the refusal")
     r = t.audit(s.root, "prune", "--apply", "--yes")
-    t.exit_code(r, 8, "refused")
-    t.contains(r.err, "blobs/ is a symlink to " + real, "names the target")
-    t.contains(r.err, "run against the target store", "says what to do")
+    t.exit_code(r, 0, "the store that owns the manifests prunes through its symlinked blobs/")
     t.not_contains(r.out + r.err, "Not a directory", "no per-entry failures")
-    t.ok(os.path.exists(os.path.join(real, "sha256-" + o.split(":")[1])), "orphan untouched")
+    t.ok(not os.path.exists(os.path.join(real, "sha256-" + o.split(":")[1])), "orphan removed")
+    t.eq([l["digest"] for l in info["layers"] if not os.path.exists(s.blob_path(l["digest"]))], [],
+         "the model's blobs are kept")
 
 with t.guard("a quarantine run reports bytes moved, not freed (S5)"):
     s = t.new_store("qmoved")

@@ -36,6 +36,24 @@ with t.guard("blobs of a manifest under an invalid name are not orphans"):
     t.ok("invalid-name" in got, "the invalid name is reported", got)
     t.ok("orphan-blob" not in got, "its blobs are not called orphans", got)
 
+with t.guard("a blob named only by an oversized manifest: check and prune agree (issue 19, 11c)"):
+    s, info = t.clean_store("oversized", name="tiny:latest")
+    only = s.add_blob(b"named only by the oversized manifest")
+    path = s.manifest_path("tiny:latest")
+    data = open(path, "rb").read()
+    # Over 16 MiB: too large to parse, but the digest is in its bytes
+    # (placed across a 1 MiB window boundary).
+    pad = b" " * ((1 << 20) - 20)
+    with open(path, "wb") as f:
+        f.write(data.rstrip(b"\n")[:-1] + b',"x":"' + pad + only.encode() + b'"' + b" " * (17 << 20) + b"}")
+    r = t.audit(s.root, "check", "--format", "json")
+    got = t.findings_of(r.json())
+    orphans = [f["path"] for f in got if f["code"] == "orphan-blob"]
+    t.eq(orphans, [], "check calls none of its blobs an orphan", got)
+    r = t.audit(s.root, "prune", "--format", "json", "--min-age", "0")
+    planned = [e["path"] for p in r.json().get("stores", []) for e in p.get("entries", [])]
+    t.ok("blobs/" + only.replace(":", "-") not in planned, "prune keeps it too", planned)
+
 with t.guard("an ID prefix shared by copied tags is ambiguous"):
     s, info = t.clean_store("cp", name="tiny:latest")
     src = s.manifest_path("tiny:latest")

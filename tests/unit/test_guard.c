@@ -1,0 +1,191 @@
+/* test_guard.c - applying a plan refuses by itself (guard.h): a store an
+ * Ollama server uses (a fake one, through the test seam), one with a
+ * manifest that cannot be read, and one with blobs/ but no manifests/.
+ * The CLI prints these refusals; the library must not depend on it. */
+#include "testutil.h"
+
+#include "ollama_audit/digest.h"
+#include "ollama_audit/guard.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/prune.h"
+#include "ollama_audit/reclaim.h"
+#include "ollama_audit/scan.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static char g_tmp[] = "/tmp/oa-unit-guard-XXXXXX";
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void mkdirs(const char *path)
+{
+	char *p = oa_xstrdup(path);
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	mkdir(p, 0755);
+	free(p);
+}
+
+/* blobs/sha256-<hex of text> in root; its hex in hex. */
+static void add_blob(const char *root, const char *text, oa_digest_hex hex)
+{
+	oa_sha256_hex(text, strlen(text), hex);
+	char *path = oa_xasprintf("%s/blobs/sha256-%s", root, hex);
+	write_file(path, text);
+	free(path);
+}
+
+static bool blob_exists(const char *root, const char *hex)
+{
+	char *path = oa_xasprintf("%s/blobs/sha256-%s", root, hex);
+	bool yes = access(path, F_OK) == 0;
+	free(path);
+	return yes;
+}
+
+/* A store with one model (config + one layer) and, when `with_manifests`,
+ * its manifest; plus an orphan blob. Returns the root. */
+static char *make_store(const char *name, bool with_manifests, oa_digest_hex orphan)
+{
+	char *root = oa_xasprintf("%s/%s", g_tmp, name);
+	char *blobs = oa_xasprintf("%s/blobs", root);
+	mkdirs(blobs);
+	oa_digest_hex cfg, layer;
+	add_blob(root, "{}", cfg);
+	add_blob(root, "weights", layer);
+	add_blob(root, "an orphan", orphan);
+	if (with_manifests) {
+		char *dir = oa_xasprintf("%s/manifests/registry.ollama.ai/library/m", root);
+		mkdirs(dir);
+		char *m = oa_xasprintf("{\"schemaVersion\":2,\"mediaType\":\"application/vnd.docker.distribution."
+		                       "manifest.v2+json\",\"config\":{\"mediaType\":\"application/vnd.docker."
+		                       "container.image.v1+json\",\"digest\":\"sha256:%s\",\"size\":2},\"layers\":"
+		                       "[{\"mediaType\":\"application/vnd.ollama.image.model\",\"digest\":"
+		                       "\"sha256:%s\",\"size\":7}]}", cfg, layer);
+		char *path = oa_xasprintf("%s/latest", dir);
+		write_file(path, m);
+		free(path);
+		free(m);
+		free(dir);
+	}
+	free(blobs);
+	return root;
+}
+
+static int fake_server(const char *root, oa_store_user *users, int max, char *why, size_t whylen)
+{
+	(void)root;
+	(void)why;
+	(void)whylen;
+	if (max > 0) {
+		users[0].pid = 4242;
+		snprintf(users[0].cmd, sizeof users[0].cmd, "ollama serve");
+		snprintf(users[0].how, sizeof users[0].how, "cwd %s", root);
+	}
+	return 1;
+}
+
+/* Open, scan, plan the default prune (no age limit) and apply it. */
+static int apply(const char *root, bool force, char *err, size_t errlen, size_t *planned)
+{
+	oa_store s;
+	CHECK(oa_store_open(&s, root, "--store", err, errlen) == 0);
+	oa_store_set_header_mode(&s, OA_HEADERS_NONE);
+	oa_store_scan(&s);
+	oa_reclaim r;
+	oa_reclaim_plan(&s, OA_JUNK_DEFAULT, 0, (double)time(NULL) + 10, &r);
+	*planned = r.plan.todo.n;
+	oa_apply_opts o = { .force = force };
+	oa_apply_result res;
+	int rc = oa_plan_apply(&s, &r.plan, &o, &res, err, errlen);
+	oa_reclaim_free(&r);
+	oa_store_close(&s);
+	return rc;
+}
+
+static void test_server_in_use(void)
+{
+	oa_digest_hex orphan;
+	char *root = make_store("served", true, orphan);
+	char err[768] = "";
+	size_t planned;
+	oa_store_in_use_set_probe(fake_server);
+	CHECK(apply(root, false, err, sizeof err, &planned) == -1);
+	CHECK(planned == 1);
+	CHECK(strstr(err, "Ollama server") != NULL);
+	CHECK(blob_exists(root, orphan));
+	CHECK(apply(root, true, err, sizeof err, &planned) == 0); /* force: it goes */
+	CHECK(!blob_exists(root, orphan));
+	oa_store_in_use_set_probe(NULL);
+	free(root);
+}
+
+static void test_unreadable_manifest(void)
+{
+	oa_digest_hex orphan;
+	char *root = make_store("blocked", true, orphan);
+	char *dir = oa_xasprintf("%s/manifests/registry.ollama.ai/library/broken", root);
+	mkdirs(dir);
+	char *path = oa_xasprintf("%s/latest", dir);
+	write_file(path, "{\"schemaVersion\":2,");
+	char err[768] = "";
+	size_t planned;
+	CHECK(apply(root, false, err, sizeof err, &planned) == -1);
+	CHECK(strstr(err, "cannot be parsed or read") != NULL);
+	CHECK(blob_exists(root, orphan));
+	free(path);
+	free(dir);
+	free(root);
+}
+
+static void test_no_manifests(void)
+{
+	oa_digest_hex orphan;
+	char *root = make_store("blobs-only", false, orphan);
+	char err[768] = "";
+	size_t planned;
+	CHECK(apply(root, true, err, sizeof err, &planned) == -1); /* not even forced */
+	CHECK(strstr(err, "no manifests/") != NULL);
+	CHECK(blob_exists(root, orphan));
+	free(root);
+}
+
+int main(void)
+{
+	if (!mkdtemp(g_tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	/* discovery (the stores that may share blobs) sees an empty machine */
+	char *sys = oa_xasprintf("%s/sysroot", g_tmp);
+	mkdir(sys, 0755);
+	setenv("OLLAMA_AUDIT_SYSROOT", sys, 1);
+	setenv("HOME", sys, 1);
+	unsetenv("OLLAMA_MODELS");
+	test_server_in_use();
+	test_unreadable_manifest();
+	test_no_manifests();
+	char *cmd = oa_xasprintf("rm -rf '%s'", g_tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", g_tmp);
+	free(cmd);
+	free(sys);
+	TEST_MAIN_END();
+}
