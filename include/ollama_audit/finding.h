@@ -97,7 +97,17 @@
 	X(NO_RUNTIME_FOR_MODEL, "no-runtime-for-model", WARNING, "history.md#what-can-run-here-show-and-check", \
 	  "a safetensors (MLX) model on a machine without Ollama's MLX runtime: it cannot run here") \
 	X(RUNNER_CHANGED, "runner-changed", INFO, "history.md#findings-in-check", \
-	  "the server's logs show the tag ran on another engine than its files select now (re-pulled as another child)")
+	  "the server's logs show the tag ran on another engine than its files select now (re-pulled as another child)") \
+	X(COMPAT_SHADOW, "compat-shadow", INFO, "store-format-notes.md#the-state-ollama-040s-compatibility-migration-leaves", \
+	  "a legacy tag llamacpp:<hex> the compatibility migration wrote so that an older Ollama keeps a converted child") \
+	X(ORPHANED_SHADOW, "orphaned-shadow", WARNING, "store-format-notes.md#the-state-ollama-040s-compatibility-migration-leaves", \
+	  "a compatibility shadow whose model is gone: no list names its child, and it alone holds those bytes") \
+	X(DOWNGRADE_LOSS, "downgrade-loss", WARNING, "store-format-notes.md#the-state-ollama-040s-compatibility-migration-leaves", \
+	  "a model only manifests-v2/ names: one start of an Ollama from before manifest lists deletes its blobs") \
+	X(STALE_METADATA, "stale-metadata", INFO, "store-format-notes.md#the-state-ollama-040s-compatibility-migration-leaves", \
+	  "a metadata/sha256-<hex>.json cache whose blob is gone (prune removes it)") \
+	X(UNSERVABLE, "unservable", WARNING, "store-format-notes.md#the-state-ollama-040s-compatibility-migration-leaves", \
+	  "a model the current server refuses to load (mllama; image generation)")
 
 typedef enum oa_finding_code {
 #define OA_FINDING_ENUM_(id, code, sev, anchor, summary) OA_FINDING_##id,

@@ -85,8 +85,8 @@ typedef struct oa_partial_group {
 typedef struct oa_junk_list {
 	oa_junk *v;
 	size_t n, cap;
-	oa_partial_group *groups;
-	size_t n_groups;
+	oa_partial_group *groups; /* sorted by hex */
+	size_t n_groups, groups_cap;
 	size_t count[OA_JUNK_CAT_COUNT];
 	uint64_t apparent[OA_JUNK_CAT_COUNT], allocated[OA_JUNK_CAT_COUNT];
 } oa_junk_list;
@@ -159,6 +159,8 @@ OA_EXPORT void oa_usage_sum(const oa_usage *const *v, size_t n, uint64_t *appare
  * target, or a temp directory holding it). */
 OA_EXPORT void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *out);
 OA_EXPORT void oa_junk_free(oa_junk_list *j);
+/* The interrupted download of digest hex, or NULL (bsearch). */
+OA_EXPORT const oa_partial_group *oa_junk_group(const oa_junk_list *j, const char *hex);
 
 /* Sizes of a directory tree (oa_usage_walk of dirfd/name, not following a
  * symlink at name). freed = allocated bytes of the inodes all of whose links

@@ -17,4 +17,11 @@ OA_EXPORT void oa_model_free(oa_model *m);
 /* The `from` of the last image.model layer (details.parent_model), or "". */
 OA_EXPORT const char *oa_model_parent(const oa_model *m);
 
+/* RUNNER as a list shows it: a manifest list's row names its child's runner
+ * (details.runner: "ggml" for the original, "llamacpp" for a converted
+ * copy); any other model the engine that runs it. */
+OA_EXPORT const char *oa_model_list_runner(const oa_model *m);
+/* The row a load of the tag would use, among several children here. */
+OA_EXPORT bool oa_model_row_in_use(const oa_model *m);
+
 #endif

@@ -4,7 +4,8 @@
  *   - a missing name or a regular file is replaced atomically: a temporary
  *     file beside it (".NAME.PID.tmp", O_EXCL|O_NOFOLLOW), fsync, rename;
  *     the rename is refused if something else than a regular file took the
- *     name meanwhile;
+ *     name meanwhile; the new file keeps the permission bits of the one it
+ *     replaces, and its owner and group when run as root;
  *   - a FIFO or a character device (/dev/null, a terminal) is written
  *     through (opened O_WRONLY, never replaced);
  *   - a symlink is written through only when it leads to a FIFO or a
@@ -49,8 +50,9 @@ OA_EXPORT int oa_outfile_write_at(int dirfd, const char *name, const void *data,
 
 /* Whether `path` (which need not exist yet) is inside the store rooted at
  * `root`: its nearest existing directory, or any directory above that, is
- * the root or what root/blobs, root/manifests or root/manifests-v2 resolve
- * to (compared by device and inode, so symlinks and bind mounts count). */
+ * the root, what root/blobs, root/manifests or root/manifests-v2 resolve to,
+ * or any directory below those (compared by device and inode, so symlinks
+ * and bind mounts of a directory deep in manifests/ count). */
 OA_EXPORT bool oa_outfile_inside(const char *path, const char *root);
 
 #endif

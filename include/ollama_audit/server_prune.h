@@ -34,7 +34,27 @@ typedef struct oa_sp_delete {
 	int64_t after;       /* deleted_later only: Unix time after which a start deletes it */
 } oa_sp_delete;
 
+/* Which start-up prune: the one before manifest lists reads manifests/ only
+ * and keeps what a legacy manifest's config and layers name; 0.40's also
+ * reads manifests-v2/ and keeps every manifest blob, list and child. */
+enum oa_server_era { OA_SERVER_AUTO, OA_SERVER_LEGACY, OA_SERVER_LISTS };
+
+/* A model whose blobs the prune deletes: an older server, a model only
+ * manifests-v2/ names. That server does not list it either: it is gone. */
+typedef struct oa_sp_model {
+	const char *name;     /* the store's display name */
+	const char *runner;   /* a list row's runner, or NULL */
+	size_t n_blobs;       /* its config and layers deleted */
+	uint64_t bytes;
+	bool weights;         /* its weights (model or tensor layers) go too */
+} oa_sp_model;
+
 typedef struct oa_server_prune {
+	enum oa_server_era era;
+	const char *server;    /* "0.40" or "0.33" (before manifest lists) */
+	bool assumed;          /* from the store's layout, not --server-version */
+	oa_sp_model *destroyed;
+	size_t n_destroyed;
 	const char *nothing;   /* why the server prunes nothing, or NULL */
 	bool noprune;          /* OLLAMA_NOPRUNE is set (the reason above) */
 	oa_sp_rename *renames;
@@ -48,8 +68,12 @@ typedef struct oa_server_prune {
 	uint64_t bytes_freed;  /* by the deletes */
 } oa_server_prune;
 
-/* Predict the server's start-up for store s at time now (Unix seconds). */
-OA_EXPORT void oa_server_prune_predict(oa_store *s, double now, oa_server_prune *out);
+/* Predict the server's start-up for store s at time now (Unix seconds), for
+ * era (OA_SERVER_AUTO: the newest the layout implies, 0.40 when
+ * manifests-v2/ exists). */
+OA_EXPORT void oa_server_prune_predict(oa_store *s, double now, enum oa_server_era era, oa_server_prune *out);
+/* "0.33", "0.39.2", "0.40" ...: the era, or -1 when V is not MAJOR.MINOR[.PATCH]. */
+OA_EXPORT int oa_server_era_parse(const char *v);
 OA_EXPORT void oa_server_prune_free(oa_server_prune *p);
 
 /* OLLAMA_NOPRUNE as the server reads it (envconfig.Bool); *value is the raw

@@ -118,6 +118,22 @@ typedef struct oa_model {
 	long child;               /* the entry in use, or -1 */
 	long child_pull;          /* the entry a pull on the --platform would fetch, or -1 */
 	const char *d_runner;     /* /api/tags details.runner as 0.40 reports it, or NULL */
+
+	/* A list with several children here lists one row per child, as 0.40's
+	 * buildModelListSummaries does: the tag's model is the child in use and
+	 * each other present child is a row of its own (sibling), with the
+	 * tag's name, never resolved by name, never removed on its own. */
+	bool sibling;             /* a row for another present child of a list tag */
+	const oa_list_entry *row_entry; /* a sibling's list entry (in its tag's list), or NULL */
+	unsigned list_rows;       /* on the tag's model: its children here (rows listed) */
+	bool *child_row;          /* on the tag's model, per list entry: a sibling row is it */
+
+	/* Ollama 0.40's compatibility migration (compatmigrate/, spec §2.5.1). */
+	bool shadow;              /* a legacy tag llamacpp:<hex> whose bytes hash to <hex> */
+	const char *shadow_of;    /* the display name of the tag whose list names that child, or NULL */
+	bool migration_anchor;    /* an anchor equal to its list's ggml child */
+	uint64_t downgrade_loss;  /* allocated bytes of its config and layers no legacy tag names */
+	const char *unservable;   /* why the current server refuses to load it, or NULL */
 } oa_model;
 
 typedef struct oa_store {
@@ -141,6 +157,15 @@ typedef struct oa_store {
 	size_t n_blobs;
 	unsigned n_manifest_files; /* depth-4 files seen, valid or not */
 	bool prune_blocked;   /* the server's start-up prune would be skipped */
+
+	/* Ollama 0.40 (spec §2.5.1): interrupted tag writes in manifests-v2/
+	 * (.manifest-*), and the metadata/sha256-<hex>.json caches. */
+	char **v2_temps;      /* paths relative to the root */
+	size_t n_v2_temps;
+	size_t n_metadata;    /* cache files whose blob is here */
+	uint64_t metadata_bytes; /* allocated bytes of every cache file, stale included */
+	char **stale_metadata; /* metadata/<name> of caches whose blob is gone */
+	size_t n_stale_metadata;
 	oa_findings findings;
 	double scan_seconds;
 	int header_mode;      /* enum oa_header_mode, see headers.h */
@@ -207,11 +232,30 @@ OA_EXPORT void oa_model_blob_usage(const oa_model *m, uint64_t *alloc, uint64_t 
  * with what it names. A new array (free it); the blobs are the store's. */
 OA_EXPORT size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out);
 
+/* The index of the tag's model a row belongs to: itself, or for a list's
+ * other row (sibling) the tag's. */
+OA_EXPORT size_t oa_store_row_tag(const oa_store *s, size_t idx);
+
 /* The models `ollama list` shows: all but legacy anchors. */
 OA_EXPORT size_t oa_store_listed_models(const oa_store *s);
 
 /* The blob file sha256-<hex> when it is a complete, present file, or NULL. */
 OA_EXPORT oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex);
+
+/* A tag the compatibility migration converted (spec §2.5.1): its list has a
+ * ggml and a llamacpp child here. The converted copy doubles the model. */
+typedef struct oa_conversion {
+	const oa_model *ggml, *llamacpp; /* the two rows (one is the tag's own) */
+	uint64_t duplicated;     /* allocated bytes of the llamacpp child's config and layers its
+	                            ggml source does not have: what the copy adds */
+	uint64_t drop_llamacpp;  /* freed by dropping the converted child (its shadow too) */
+	uint64_t drop_ggml;      /* freed by dropping the source child (its anchor too) */
+} oa_conversion;
+/* Every converted tag of the store; a new array (free it). Only blobs no
+ * other tag names count as freed. */
+OA_EXPORT size_t oa_store_conversions(const oa_store *s, oa_conversion **out);
+/* The conversion of m's tag (m: the tag's model or one of its rows). */
+OA_EXPORT bool oa_model_conversion(const oa_store *s, const oa_model *m, oa_conversion *out);
 
 /* Read the first bytes of a blob (the manifest-blob and GGUF magic tests). */
 OA_EXPORT bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b);

@@ -2,6 +2,7 @@
 #include "ollama_audit/outfile.h"
 #include "base/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +21,16 @@ static const char *kind_of(mode_t m)
 static bool write_through(mode_t m)
 {
 	return S_ISFIFO(m) || S_ISCHR(m);
+}
+
+/* The file that replaces an existing one keeps its permissions (a 0600
+ * report stays private) and, when we may (root), its owner and group. The
+ * owner goes first: chown() may clear mode bits. Set-id bits are dropped. */
+static void keep_owner_mode(int fd, const struct stat *old)
+{
+	if (geteuid() == 0)
+		(void)fchown(fd, old->st_uid, old->st_gid);
+	(void)fchmod(fd, old->st_mode & 0777);
 }
 
 /* Close and free everything; the temporary file, if any, is removed. */
@@ -84,6 +95,8 @@ int oa_outfile_openat(oa_outfile *o, int dirfd, const char *name, mode_t mode, i
 		outfile_done(o, false);
 		return -1;
 	}
+	if (exists)
+		keep_owner_mode(o->fd, &st);
 	return 0;
 }
 
@@ -179,18 +192,47 @@ int oa_outfile_write_at(int dirfd, const char *name, const void *data, size_t le
 
 /* ---- inside a store -------------------------------------------------------- */
 
-bool oa_outfile_inside(const char *path, const char *root)
+/* Device and inode of every directory of a store: the ones a bind mount or
+ * a symlink elsewhere can show under another path. */
+typedef struct dir_ids {
+	struct stat *v;
+	size_t n, cap;
+} dir_ids;
+
+enum { STORE_DEPTH_MAX = 64 }; /* manifests/ nests 4 deep; a deeper tree is not walked further */
+
+/* Adds dfd's directory and, not following symlinks, every directory below
+ * it; dfd is closed. */
+static void collect_dirs(int dfd, dir_ids *ids, int depth)
 {
-	static const char *subs[] = { "", "blobs", "manifests", "manifests-v2" };
-	struct stat in[4];
-	bool have[4];
-	for (size_t i = 0; i < 4; i++) {
-		char *p = *subs[i] ? oa_path_join(root, subs[i]) : oa_xstrdup(root);
-		have[i] = stat(p, &in[i]) == 0 && S_ISDIR(in[i].st_mode);
-		free(p);
+	struct stat st;
+	if (fstat(dfd, &st) < 0) {
+		close(dfd);
+		return;
 	}
-	/* The directory that will hold the file: the nearest one that exists. */
-	char dir[PATH_MAX];
+	OA_ALLOC_GROW(ids->v, ids->n + 1, ids->cap);
+	ids->v[ids->n++] = st;
+	DIR *d = depth < STORE_DEPTH_MAX ? fdopendir(dfd) : NULL;
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+			continue;
+		int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			collect_dirs(sub, ids, depth + 1);
+	}
+	closedir(d);
+}
+
+/* The nearest directory of path that exists, resolved (realpath). */
+static bool nearest_dir(const char *path, char dir[PATH_MAX])
+{
 	char *copy = oa_xstrdup(path);
 	char *slash = strrchr(copy, '/');
 	if (slash)
@@ -204,18 +246,37 @@ bool oa_outfile_inside(const char *path, const char *root)
 		ok = realpath(slash ? (*copy ? copy : "/") : ".", dir) != NULL;
 	}
 	free(copy);
-	if (!ok)
+	return ok;
+}
+
+bool oa_outfile_inside(const char *path, const char *root)
+{
+	char dir[PATH_MAX];
+	if (!nearest_dir(path, dir))
 		return false;
-	/* It and every directory above it, up to "/". */
-	for (;;) {
+	/* The root, and its top directories even where they are symlinks; below
+	 * them no symlink is followed (it leads out of the store). */
+	dir_ids ids = { NULL, 0, 0 };
+	static const char *tops[] = { "", "blobs", "manifests", "manifests-v2" };
+	for (size_t i = 0; i < sizeof tops / sizeof tops[0]; i++) {
+		char *p = *tops[i] ? oa_path_join(root, tops[i]) : oa_xstrdup(root);
+		int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		free(p);
+		if (fd >= 0)
+			collect_dirs(fd, &ids, *tops[i] ? 1 : STORE_DEPTH_MAX);
+	}
+	/* The target's directory and every directory above it, up to "/". */
+	bool found = false;
+	while (!found) {
 		struct stat st;
 		if (stat(dir, &st) == 0)
-			for (size_t i = 0; i < 4; i++)
-				if (have[i] && st.st_dev == in[i].st_dev && st.st_ino == in[i].st_ino)
-					return true;
+			for (size_t i = 0; i < ids.n && !found; i++)
+				found = st.st_dev == ids.v[i].st_dev && st.st_ino == ids.v[i].st_ino;
 		char *up = strrchr(dir, '/');
 		if (!up || (up == dir && !dir[1]))
-			return false;
+			break;
 		up[up == dir] = '\0';
 	}
+	free(ids.v);
+	return found;
 }

@@ -183,29 +183,79 @@ size_t oa_utf8_seq(const unsigned char *p, size_t n)
 	return len;
 }
 
-void oa_buf_add_escaped(oa_buf *b, const void *p, size_t n)
+/* A code point that must not reach a terminal as it is: C0 controls, DEL,
+ * C1 controls (U+0080..U+009F: 0x9B is a CSI, 0x9D an OSC to a terminal
+ * that takes 8-bit controls) and the bidi overrides and isolates that
+ * reorder what follows them (U+202A..U+202E, U+2066..U+2069). */
+static bool unsafe_cp(uint32_t cp)
 {
-	const unsigned char *s = p;
+	return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+uint32_t oa_utf8_cp(const unsigned char *p, size_t len)
+{
+	if (len == 1)
+		return p[0];
+	uint32_t cp = p[0] & (0x7F >> len);
+	for (size_t i = 1; i < len; i++)
+		cp = (cp << 6) | (p[i] & 0x3F);
+	return cp;
+}
+
+/* The one escaper of everything printed: unsafe code points become \xNN
+ * (one byte) or \uNNNN, bytes that are not UTF-8 \xNN. `backslash`
+ * doubles a backslash, so the escape reads back unambiguously; text that
+ * may be escaped already (oa_buf_add_printable) leaves it, so escaping
+ * twice changes nothing. */
+static void add_escaped(oa_buf *b, const unsigned char *s, size_t n, bool backslash)
+{
 	size_t i = 0;
 	while (i < n) {
-		unsigned c = s[i];
-		if (c == '\\') {
+		size_t len = oa_utf8_seq(s + i, n - i);
+		uint32_t cp = len ? oa_utf8_cp(s + i, len) : 0;
+		if (backslash && s[i] == '\\')
 			oa_buf_add(b, "\\\\", 2);
-			i++;
-		} else if (c < 0x20 || c == 0x7F) {
-			oa_buf_printf(b, "\\x%02x", c);
-			i++;
-		} else {
-			size_t len = oa_utf8_seq(s + i, n - i);
-			if (len == 0) {
-				oa_buf_printf(b, "\\x%02x", c);
-				i++;
-			} else {
-				oa_buf_add(b, s + i, len);
-				i += len;
-			}
-		}
+		else if (!len || (cp < 0x80 && unsafe_cp(cp)))
+			oa_buf_printf(b, "\\x%02x", s[i]);
+		else if (unsafe_cp(cp))
+			oa_buf_printf(b, "\\u%04x", (unsigned)cp);
+		else
+			oa_buf_add(b, s + i, len);
+		i += len ? len : 1;
 	}
+}
+
+void oa_buf_add_escaped(oa_buf *b, const void *p, size_t n)
+{
+	add_escaped(b, p, n, true);
+}
+
+void oa_buf_add_printable(oa_buf *b, const void *p, size_t n)
+{
+	add_escaped(b, p, n, false);
+}
+
+char *oa_printable(const char *s)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	if (s)
+		add_escaped(&b, (const unsigned char *)s, strlen(s), false);
+	return oa_buf_take(&b);
+}
+
+bool oa_is_printable(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t len = oa_utf8_seq(p + i, n - i);
+		if (!len || unsafe_cp(oa_utf8_cp(p + i, len)))
+			return false;
+		i += len;
+	}
+	return true;
 }
 
 char *oa_escape(const void *p, size_t n)

@@ -46,11 +46,20 @@ void oa_buf_printf(oa_buf *b, const char *fmt, ...) __attribute__((format(printf
 char *oa_buf_take(oa_buf *b); /* returns data (never NULL) and resets b */
 
 /* Append `n` bytes from an untrusted file, printable: control bytes and
- * bytes that are not valid UTF-8 become \xNN, a backslash becomes \\. */
+ * bytes that are not valid UTF-8 become \xNN, C1 controls and bidi
+ * overrides/isolates \uNNNN, a backslash becomes \\. */
 void oa_buf_add_escaped(oa_buf *b, const void *p, size_t n);
+/* The same escapes for text about to be printed that may hold escapes
+ * already: a backslash stays, so escaping twice changes nothing. Every
+ * table cell, csv field and message goes through it. */
+void oa_buf_add_printable(oa_buf *b, const void *p, size_t n);
+char *oa_printable(const char *s); /* NULL gives "" */
+bool oa_is_printable(const char *s); /* nothing oa_printable would change */
 /* Length (1..4) of the well-formed UTF-8 sequence at p (n bytes available),
  * or 0: strict (no overlong forms, no surrogates, nothing above U+10FFFF). */
 size_t oa_utf8_seq(const unsigned char *p, size_t n);
+/* The code point of the len-byte sequence at p that oa_utf8_seq accepted. */
+uint32_t oa_utf8_cp(const unsigned char *p, size_t len);
 char *oa_escape(const void *p, size_t n);
 
 char *oa_path_join(const char *a, const char *b);

@@ -58,6 +58,8 @@ typedef struct cli {
 	long long min_age;  /* --min-age in seconds; -1 = not given */
 	bool force;         /* --force: past corrupt manifests and running servers */
 	bool predict_server; /* prune --predict-server */
+	const char *server_version; /* --server-version V, or NULL: the newest the layout implies */
+	int server_era;     /* enum oa_server_era of it (0: from the layout) */
 	/* every store on the machine (docs/multi-store.md; cli_multi.h) */
 	bool all_users;     /* --all-users: the stores come from discovery (plus any --store) */
 	bool duplicates;    /* du --duplicates: digests in several stores */

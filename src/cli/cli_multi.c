@@ -2,6 +2,7 @@
  * the combined totals of check/verify; see cli_multi.h. */
 #include "cli_multi.h"
 #include "cli_machine.h"
+#include "findings.h"
 #include "host.h"
 #include "output.h"
 #include "usage.h"
@@ -112,6 +113,7 @@ opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 			oa_store_set_header_mode(&v[k].s, header_mode);
 			v[k].s.platform = c->platform;
 			oa_store_scan(&v[k].s);
+			cli_account_unreadable(c, &v[k].s);
 			v[k].ok = true;
 			c->stores_read++;
 			k++;
@@ -240,7 +242,7 @@ static void print_total(const cli *c, const oa_audit_total *x)
 	char failed[48] = "";
 	if (x->unreadable_stores)
 		snprintf(failed, sizeof failed, " (%lld unreadable)", x->unreadable_stores);
-	printf("%s: %lld store%s%s, %lld model%s, %lld error%s, %lld warning%s%s\n", label, x->stores,
+	printf("%s: %lld store%s%s, %lld model%s, %lld error%s, %lld warning%s%s\n", cli_safe(label), x->stores,
 	       x->stores == 1 ? "" : "s", failed, x->models, x->models == 1 ? "" : "s", x->errors,
 	       x->errors == 1 ? "" : "s", x->warnings, x->warnings == 1 ? "" : "s", hashed);
 }

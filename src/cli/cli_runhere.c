@@ -83,7 +83,7 @@ void cli_runhere_findings(const cli *c, oa_store *s)
 		const oa_model *m = &s->models[i];
 		oa_runhere r;
 		oa_runhere_model(mc, m, &r);
-		if (m->anchor || !r.engine || r.can_run)
+		if (m->anchor || m->sibling || !r.engine || r.can_run)
 			continue;
 		oa_findings_add(&s->findings, OA_FINDING_NO_RUNTIME_FOR_MODEL, m->display, NULL, NULL,
 		                "a safetensors model runs only on MLX, and %s", !mc->mlx_platform_ok ?

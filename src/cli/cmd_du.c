@@ -154,6 +154,22 @@ static void du_table(cli *c, const oa_store *s, const oa_du_store *d, bool first
 	oa_format_size(d->du.blobs_total, c->units, b1, sizeof b1);
 	oa_format_size(d->du.blobs_total_apparent, c->units, b2, sizeof b2);
 	printf("blobs/ total   %10s on disk (%s apparent)\n", b1, b2);
+	if (s->n_metadata || s->n_stale_metadata) {
+		oa_format_size(s->metadata_bytes, c->units, b1, sizeof b1);
+		printf("metadata/      %10s  %zu cache%s, %zu stale\n", b1, s->n_metadata + s->n_stale_metadata,
+		       s->n_metadata + s->n_stale_metadata == 1 ? "" : "s", s->n_stale_metadata);
+	}
+	oa_conversion *cv;
+	size_t ncv = oa_store_conversions(s, &cv);
+	for (size_t i = 0; i < ncv; i++) {
+		char b3[48];
+		oa_format_size(cv[i].duplicated, c->units, b1, sizeof b1);
+		oa_format_size(cv[i].drop_llamacpp, c->units, b2, sizeof b2);
+		oa_format_size(cv[i].drop_ggml, c->units, b3, sizeof b3);
+		printf("converted      %s: the llamacpp child duplicates %s of its ggml source; dropping the "
+		       "llamacpp child frees %s, the ggml child %s\n", cv[i].ggml->display, b1, b2, b3);
+	}
+	free(cv);
 }
 
 static void total_table(cli *c, const oa_du_total *t)
@@ -205,7 +221,7 @@ static void du_names(const oa_store *s, const oa_du_store *d)
 {
 	for (size_t k = 0; k < d->du.n_rows; k++)
 		for (size_t m = 0; m < d->du.rows[k].n_models; m++)
-			if (!s->models[d->du.rows[k].models[m]].anchor)
+			if (!s->models[d->du.rows[k].models[m]].anchor && !s->models[d->du.rows[k].models[m]].sibling)
 				cli_print_name(s->models[d->du.rows[k].models[m]].display);
 }
 

@@ -36,29 +36,59 @@ static void src_add(src_list *l, const char *name)
 	l->names[l->n++] = oa_xstrdup(name);
 }
 
-/* Standard input can be read once: keep it for every store. */
-static oa_buf stdin_data;
-static bool stdin_read, stdin_failed;
+/* Standard input can be read once. `history` of one store parses it as it
+ * comes, in bounded memory; otherwise (several stores, list/du/rm reading
+ * the logs per store) it is first copied to an unnamed temporary file
+ * (tmpfile(), as cli_machine.c holds output) that each store reads. */
+static struct {
+	bool shared;   /* more than one store may read it */
+	bool used, failed;
+	FILE *spool;
+} in = { .shared = true };
 
-static int read_stdin(void)
+static FILE *spool_stdin(void)
 {
-	if (stdin_read)
-		return stdin_failed ? -1 : 0;
-	stdin_read = true;
-	oa_buf_init(&stdin_data);
+	FILE *f = tmpfile();
+	if (!f)
+		return NULL;
 	char chunk[65536];
 	for (;;) {
 		ssize_t got = read(STDIN_FILENO, chunk, sizeof chunk);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got < 0) {
-			stdin_failed = true;
-			return -1;
+		if (got <= 0 || fwrite(chunk, 1, (size_t)got, f) != (size_t)got) {
+			int e = got < 0 ? errno : EIO;
+			if (got == 0 && fflush(f) == 0)
+				return f;
+			fclose(f);
+			errno = e;
+			return NULL;
 		}
-		if (got == 0)
-			return 0;
-		oa_buf_add(&stdin_data, chunk, (size_t)got);
 	}
+}
+
+static int read_stdin(oa_history *h)
+{
+	if (in.failed)
+		return -1;
+	int fd = STDIN_FILENO;
+	if (in.shared) {
+		if (!in.used)
+			in.spool = spool_stdin();
+		if (!in.spool || lseek(fileno(in.spool), 0, SEEK_SET) < 0)
+			fd = -1;
+		else
+			fd = fileno(in.spool);
+	} else if (in.used) {
+		errno = EBADF; /* read already: cannot happen with one store */
+		fd = -1;
+	}
+	in.used = true;
+	if (fd < 0 || oa_history_read_fd(h, fd, "(stdin)") < 0) {
+		in.failed = true;
+		return -1;
+	}
+	return 0;
 }
 
 /* Read what the options name, else what lies beside the store and the
@@ -69,13 +99,12 @@ static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *use
 	bool ok = true;
 	for (size_t i = 0; i < c->n_logs; i++) {
 		if (strcmp(c->logs[i], "-") == 0) {
-			if (read_stdin() < 0) {
+			if (read_stdin(h) < 0) {
 				if (report)
 					cli_err("standard input: %s", strerror(errno));
 				ok = false;
 				continue;
 			}
-			oa_history_read_mem(h, stdin_data.data, stdin_data.len, "(stdin)");
 			src_add(used, "(stdin)");
 		} else if (oa_logs_read_file(h, c->logs[i], false, err, sizeof err) < 0) {
 			if (report)
@@ -202,8 +231,11 @@ typedef struct table {
 static void table_add(table *t, char **cells)
 {
 	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->cols, sizeof *t->cell);
-	for (size_t i = 0; i < t->cols; i++)
-		t->cell[t->rows * t->cols + i] = cells[i];
+	for (size_t i = 0; i < t->cols; i++) {
+		/* escaped (oa_printable) before the widths are taken */
+		t->cell[t->rows * t->cols + i] = oa_printable(cells[i]);
+		free(cells[i]);
+	}
 	t->rows++;
 }
 
@@ -242,7 +274,7 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		utc_time(h->first_ns, from, sizeof from);
 		utc_time(h->last_ns, to, sizeof to);
 	}
-	printf("%s: %zu load%s", s->root, n, n == 1 ? "" : "s");
+	printf("%s: %zu load%s", cli_safe(s->root), n, n == 1 ? "" : "s");
 	if (src->n) {
 		printf(" in %zu log source%s", src->n, src->n == 1 ? "" : "s");
 		if (h->any_time)
@@ -352,7 +384,7 @@ static void history_store(cli *c, oa_store *s, const window *w, bool first)
 	if (!read_sources(c, s, &h, &src, first))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	for (size_t i = 0; first && i < h.n_warnings; i++)
-		fprintf(stderr, "ollama-audit: warning: %s\n", h.warnings[i]);
+		fprintf(stderr, "ollama-audit: warning: %s\n", cli_safe(h.warnings[i]));
 	if (first && h.warnings_dropped)
 		fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
 	oa_history_match(&h, s);
@@ -393,6 +425,10 @@ int cmd_history(cli *c)
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
+	size_t readable = 0;
+	for (size_t i = 0; i < n; i++)
+		readable += st[i].ok;
+	in.shared = readable > 1;
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok || (c->n_args && !check_args_resolve(c, &st[i].s)))
@@ -402,7 +438,8 @@ int cmd_history(cli *c)
 	}
 	if (c->format == OUT_JSON)
 		cli_put_stream_end(HISTORY_SCHEMA, !first);
-	free(stdin_data.data);
+	if (in.spool)
+		fclose(in.spool);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }
@@ -446,8 +483,8 @@ const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 	u->logs_to = h.last_ns;
 	u->last_ns = oa_xcalloc(s->n_models + 1, sizeof *u->last_ns);
 	u->loaded = oa_xcalloc(s->n_models + 1, sizeof *u->loaded);
-	for (size_t i = 0; i < s->n_models; i++)
-		u->loaded[i] = oa_history_last_load(&h, i, &u->last_ns[i]);
+	for (size_t i = 0; i < s->n_models; i++) /* a list's other rows: their tag's loads */
+		u->loaded[i] = oa_history_last_load(&h, oa_store_row_tag(s, i), &u->last_ns[i]);
 	oa_free_names(src.names, src.n);
 	oa_history_free(&h);
 	return u;
@@ -478,7 +515,7 @@ bool cli_unused_for_ready(cli *c, const oa_store *s)
 	}
 	/* Never loaded means: not in the logs we have. */
 	fprintf(stderr, "ollama-audit: %s: the logs go back to %s (newest line %s): a model not loaded "
-	        "in them is taken as unused\n", s->root, from, to);
+	        "in them is taken as unused\n", cli_safe(s->root), from, to);
 	return true;
 }
 

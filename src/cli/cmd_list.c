@@ -10,6 +10,7 @@
 #include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/list_report.h"
+#include "ollama_audit/model.h"
 #include "base/platform.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
@@ -88,7 +89,7 @@ static size_t *list_order(cli *c, oa_store *s, size_t *n)
 }
 
 typedef struct row {
-	char *cell[10];
+	char *cell[11];
 } row;
 
 /* Which models of a store are listed (the prefix, --unused-for). */
@@ -118,7 +119,8 @@ static oa_list_total totals(const cli *c, const opened_store *st, size_t n)
 typedef struct table {
 	row *rows;
 	size_t n, ncol;
-	size_t width[10];
+	size_t width[11];
+	size_t shadow_col;  /* SHADOW OF: the last column when a compatibility shadow is listed, else 0 */
 } table;
 
 static row *table_add(table *tb)
@@ -150,11 +152,15 @@ static void model_row(cli *c, table *tb, const oa_store *s, size_t j, int64_t no
 	r->cell[2] = oa_xstrdup(size);
 	r->cell[3] = oa_xstrdup(mod);
 	r->cell[4] = oa_xstrdup(m->manifest_ok ? oa_format_name(m->format) : "invalid");
-	r->cell[5] = oa_xstrdup(m->manifest_ok ? oa_runner_name(m->runner) : "-");
+	/* "*": the child a load uses, when the tag lists several */
+	r->cell[5] = m->manifest_ok ? oa_xasprintf("%s%s", oa_model_list_runner(m), oa_model_row_in_use(m) ? "*" : "")
+	                            : oa_xstrdup("-");
 	r->cell[6] = escaped_or_dash(m->arch);
 	r->cell[7] = escaped_or_dash(m->params);
 	r->cell[8] = escaped_or_dash(m->quant);
-	r->cell[9] = tb->ncol > 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL;
+	r->cell[9] = tb->ncol > 9 && tb->shadow_col != 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL;
+	if (tb->shadow_col) /* the tag whose converted child a llamacpp:<hex> shadow keeps */
+		r->cell[tb->shadow_col] = oa_xstrdup(!m->shadow ? "-" : m->shadow_of ? m->shadow_of : "(gone)");
 	for (size_t k = 0; k < tb->ncol; k++)
 		if (cli_text_width(r->cell[k]) > tb->width[k])
 			tb->width[k] = cli_text_width(r->cell[k]);
@@ -168,7 +174,7 @@ static void table_fill(cli *c, table *tb, opened_store *st, size_t n, size_t n_o
 			continue;
 		oa_store *s = &st[i].s;
 		if (n_open > 1)
-			table_add(tb)->cell[0] = oa_xasprintf("# %s", s->root); /* a section header row per store */
+			table_add(tb)->cell[0] = oa_xasprintf("# %s", cli_safe(s->root)); /* a section header row per store */
 		size_t n_sel;
 		size_t *order = list_order(c, s, &n_sel);
 		for (size_t o = 0; o < n_sel; o++)
@@ -208,15 +214,22 @@ static void print_table(cli *c, opened_store *st, size_t n)
 {
 	/* SIZE and PARAMS read better right-aligned, but ollama list aligns
 	 * every column left: so do we. */
-	static const char *head[10] = { "NAME", "ID", "SIZE", "MODIFIED", "FORMAT", "RUNNER",
-	                                "ARCH", "PARAMS", "QUANT", "LAST USED" };
-	table tb = { NULL, 0, 9, { 0 } };
+	const char *head[11] = { "NAME", "ID", "SIZE", "MODIFIED", "FORMAT", "RUNNER",
+	                         "ARCH", "PARAMS", "QUANT", "LAST USED", NULL };
+	table tb = { NULL, 0, 9, { 0 }, 0 };
 	size_t n_open = 0;
+	bool shadows = false;
 	for (size_t i = 0; i < n; i++) {
 		n_open += st[i].ok;
 		/* LAST USED only when some store has server logs (docs/history.md). */
 		if (st[i].ok && cli_usage_of(c, &st[i].s)->have_logs)
 			tb.ncol = 10;
+		for (size_t j = 0; st[i].ok && j < st[i].s.n_models; j++)
+			shadows |= st[i].s.models[j].shadow && selected(c, &st[i].s, &st[i].s.models[j]);
+	}
+	if (shadows) {
+		tb.shadow_col = tb.ncol++;
+		head[tb.shadow_col] = "SHADOW OF";
 	}
 	if (!n_open)
 		return; /* the error said it; an empty table would only add noise */
@@ -282,7 +295,7 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 			csv_field(stdout, num, false);
 			csv_field(stdout, json_string_value(json_object_get(o, "modified_at")), false);
 			csv_field(stdout, oa_format_name(m->format), false);
-			csv_field(stdout, oa_runner_name(m->runner), false);
+			csv_field(stdout, oa_model_list_runner(m), false);
 			csv_field(stdout, m->arch, false);
 			csv_field(stdout, m->params, false);
 			csv_field(stdout, m->quant, false);

@@ -50,15 +50,12 @@ static void age_text(double age, char *buf, size_t len)
 		snprintf(buf, len, "%.0fd", age / 86400);
 }
 
-static const oa_partial_group *group_of(const oa_junk_list *j, const char *path)
+/* The download a -partial data file holds, found by its digest. */
+static const oa_partial_group *group_of(const oa_junk_list *j, const oa_plan_entry *e)
 {
-	if (!j)
+	if (!e->hex[0] || !oa_str_has_suffix(e->path, "-partial"))
 		return NULL;
-	for (size_t i = 0; i < j->n; i++)
-		if (j->v[i].group >= 0 && strcmp(j->v[i].path, path) == 0 &&
-		    strcmp(j->v[i].kind, "partial") == 0)
-			return &j->groups[j->v[i].group];
-	return NULL;
+	return oa_junk_group(j, e->hex);
 }
 
 static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *junk, bool kept)
@@ -77,16 +74,16 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 		oa_format_size(e->freed, c->units, fr, sizeof fr);
 		char *p = oa_escape(e->path, strlen(e->path));
 		if (kept) {
-			printf("  %s: %s\n", p, e->note ? e->note : "kept");
+			printf("  %s: %s\n", p, cli_safe(e->note ? e->note : "kept"));
 		} else {
-			printf("  %-*s  %5s  %9s  %9s  %s%s", (int)wcat, e->category, age, al, fr, p,
+			printf("  %-*s  %5s  %9s  %9s  %s%s", (int)wcat, cli_safe(e->category), age, al, fr, p,
 			       e->type == 'd' ? "/" : "");
 			if (e->model)
-				printf("  [%s]", e->model);
+				printf("  [%s]", cli_safe(e->model));
 			printf("\n");
 			if (e->note)
-				printf("  %*s  note: %s\n", (int)wcat, "", e->note);
-			const oa_partial_group *g = group_of(junk, e->path);
+				printf("  %*s  note: %s\n", (int)wcat, "", cli_safe(e->note));
+			const oa_partial_group *g = group_of(junk, e);
 			if (g) {
 				char a[48], b[48];
 				if (g->downloaded >= 0 && g->total > 0) {
@@ -160,8 +157,8 @@ static void plan_csv(json_t *doc, bool header)
 static void print_plan(cli *c, const oa_store *s, const oa_plan *p, const oa_junk_list *junk,
                        bool from_file, bool first)
 {
-	printf("%s%s: %s plan%s%s\n", first ? "" : "\n", s->root, p->command, from_file ? " from " : "",
-	       from_file ? c->plan_path : "");
+	printf("%s%s: %s plan%s%s\n", first ? "" : "\n", cli_safe(s->root), p->command, from_file ? " from " : "",
+	       from_file ? cli_safe(c->plan_path) : "");
 	if (p->todo.n)
 		print_entries(c, &p->todo, junk, false);
 	if (p->kept.n) {
@@ -185,7 +182,7 @@ static void save_plan(cli *c, const oa_plan *p, bool json)
 		cli_err("%s", err);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	} else if (!json) {
-		printf("plan written to %s\n", c->plan_path);
+		printf("plan written to %s\n", cli_safe(c->plan_path));
 	}
 }
 
@@ -241,7 +238,7 @@ static void print_apply_result(const cli *c, const oa_apply_result *r)
 	if (c->quarantine)
 		/* moving frees nothing until the quarantine is deleted */
 		printf("moved %zu, skipped %zu, failed %zu: %s moved to %s%s\n", r->done, r->skipped, r->failed,
-		       mv, c->quarantine, r->interrupted ? " (interrupted)" : "");
+		       mv, cli_safe(c->quarantine), r->interrupted ? " (interrupted)" : "");
 	else
 		printf("removed %zu, skipped %zu, failed %zu: %s freed%s\n", r->done, r->skipped, r->failed, fr,
 		       r->interrupted ? " (interrupted)" : "");
@@ -367,28 +364,40 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 
 static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p, bool first)
 {
-	printf("%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n", s->root);
+	printf("%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n", cli_safe(s->root));
+	printf("  server: Ollama %s%s (%s)\n", c->server_version && !p->assumed ? c->server_version : p->server,
+	       p->era == OA_SERVER_LISTS ? "" : ", before manifest lists",
+	       p->assumed ? "assumed: the newest this store's layout implies; --server-version to choose"
+	       : p->era == OA_SERVER_LISTS ? "reads manifests/ and manifests-v2/" : "reads manifests/ only");
 	for (size_t i = 0; i < p->n_renames; i++)
-		printf("  rename  %s -> %s\n", p->renames[i].from, p->renames[i].to);
+		printf("  rename  %s -> %s\n", cli_safe(p->renames[i].from), cli_safe(p->renames[i].to));
 	if (p->nothing) {
 		printf("  prune: %s\n", p->nothing);
 		if (s->prune_blocked && !p->noprune)
 			for (size_t k = 0; k < s->findings.n; k++)
 				if (s->findings.v[k].id == OA_FINDING_PRUNE_BLOCKER)
-					printf("    %s: %s\n", s->findings.v[k].path ? s->findings.v[k].path : "?",
-					       s->findings.v[k].message);
+					printf("    %s: %s\n", cli_safe(s->findings.v[k].path ? s->findings.v[k].path : "?"),
+					       cli_safe(s->findings.v[k].message));
 		return;
 	}
+	for (size_t i = 0; i < p->n_destroyed; i++) {
+		const oa_sp_model *d = &p->destroyed[i];
+		char b[48];
+		oa_format_size(d->bytes, c->units, b, sizeof b);
+		printf("  destroys %s%s%s%s  (%zu blob%s%s, %s)\n", cli_safe(d->name), d->runner ? " [" : "",
+		       d->runner ? d->runner : "", d->runner ? "]" : "", d->n_blobs, d->n_blobs == 1 ? "" : "s",
+		       d->weights ? ", its weights included" : "", b);
+	}
 	for (size_t i = 0; i < p->n_deletes; i++)
-		printf("  delete  %s  (%s)\n", p->deletes[i].path, p->deletes[i].reason);
+		printf("  delete  %s  (%s)\n", cli_safe(p->deletes[i].path), cli_safe(p->deletes[i].reason));
 	for (size_t i = 0; i < p->n_later; i++) {
 		char when[48];
 		oa_iso8601((time_t)p->later[i].after, 0, when, sizeof when);
-		printf("  later   %s  (%s; younger than 1 h: kept until a start after %s)\n", p->later[i].path,
-		       p->later[i].reason, when);
+		printf("  later   %s  (%s; younger than 1 h: kept until a start after %s)\n", cli_safe(p->later[i].path),
+		       cli_safe(p->later[i].reason), when);
 	}
 	for (size_t i = 0; i < p->n_dirs; i++)
-		printf("  rmdir   %s\n", p->dirs[i]);
+		printf("  rmdir   %s\n", cli_safe(p->dirs[i]));
 	char fr[48];
 	oa_format_size(p->bytes_freed, c->units, fr, sizeof fr);
 	printf("  %zu file%s deleted, %s freed%s\n", p->n_deletes, p->n_deletes == 1 ? "" : "s", fr,
@@ -398,7 +407,7 @@ static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p
 static void predict(cli *c, oa_store *s, bool first, bool last)
 {
 	oa_server_prune p;
-	oa_server_prune_predict(s, oa_wall_now(), &p);
+	oa_server_prune_predict(s, oa_wall_now(), (enum oa_server_era)c->server_era, &p);
 	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
 		cli_put_stream_item(OA_PREDICT_SERVER_SCHEMA, oa_report_server_prune(s, &p), first, last);
 	else
@@ -434,6 +443,10 @@ static bool prune_args_ok(cli *c, int *rc)
 	*rc = OA_EXIT_USAGE;
 	if (c->n_args) {
 		cli_err("prune takes no arguments (to remove models: ollama-audit rm MODEL...)");
+		return false;
+	}
+	if (c->server_version && !c->predict_server) {
+		cli_err("--server-version goes with --predict-server");
 		return false;
 	}
 	if (c->predict_server && (c->apply || c->plan_path || c->quarantine)) {

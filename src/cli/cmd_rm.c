@@ -38,7 +38,7 @@ static void report_other_empty_dirs(oa_store *s, const oa_plan *p)
 		if (!shown++)
 			cli_err("%s: ollama rm would also remove these empty directories, which have nothing "
 			        "to do with the model; kept (prune --what empty-dirs removes them):", s->root);
-		fprintf(stderr, "  %s/\n", j.v[i].path);
+		fprintf(stderr, "  %s/\n", cli_safe(j.v[i].path));
 	}
 	oa_junk_free(&j);
 }
@@ -52,7 +52,7 @@ static size_t select_unused(cli *c, const oa_store *s, size_t **sel, size_t ns)
 	if (!c->n_args) {
 		*sel = oa_xreallocarray(*sel, s->n_models + 1, sizeof **sel);
 		for (size_t i = 0; i < s->n_models; i++)
-			if (!s->models[i].anchor)
+			if (!s->models[i].anchor && !s->models[i].sibling) /* a list's other child goes with its tag */
 				(*sel)[ns++] = i;
 	}
 	size_t k = 0;
@@ -60,7 +60,7 @@ static size_t select_unused(cli *c, const oa_store *s, size_t **sel, size_t ns)
 		if (cli_model_unused(c, s, (*sel)[i]))
 			(*sel)[k++] = (*sel)[i];
 	if (!k)
-		fprintf(stderr, "ollama-audit: %s: no model went unused that long: nothing to plan\n", s->root);
+		fprintf(stderr, "ollama-audit: %s: no model went unused that long: nothing to plan\n", cli_safe(s->root));
 	return k;
 }
 

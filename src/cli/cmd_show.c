@@ -69,7 +69,7 @@ static void show_gguf(const oa_gguf_info *g, bool tensors)
 	printf("\n");
 	for (size_t i = 0; i < g->n_diags; i++)
 		if (g->diags[i].severity > 0)
-			printf("      %s: %s\n", oa_severity_name(g->diags[i].severity), g->diags[i].message);
+			printf("      %s: %s\n", oa_severity_name(g->diags[i].severity), pr(0, g->diags[i].message));
 	if (tensors)
 		for (size_t i = 0; i < g->n_tensors_kept; i++) {
 			const oa_gguf_tensor *t = &g->tensors[i];
@@ -95,7 +95,7 @@ static void show_st(const oa_st_blob *st, bool tensors)
 	printf("\n");
 	for (size_t i = 0; i < st->n_diags; i++)
 		if (st->diags[i].severity > 0)
-			printf("      %s: %s\n", oa_severity_name(st->diags[i].severity), st->diags[i].message);
+			printf("      %s: %s\n", oa_severity_name(st->diags[i].severity), pr(0, st->diags[i].message));
 	if (tensors)
 		for (size_t i = 0; i < st->n_tensors; i++) {
 			const oa_st_tensor *t = &st->tensors[i];
@@ -109,9 +109,24 @@ static void show_st(const oa_st_blob *st, bool tensors)
 		}
 }
 
+/* A tag the compatibility migration converted: the copy doubles it. */
+static void show_conversion(cli *c, const oa_store *s, const oa_model *m)
+{
+	oa_conversion cv;
+	if (!oa_model_conversion(s, m, &cv))
+		return;
+	char d[32], l[32], g[32], buf[256];
+	oa_format_size(cv.duplicated, c->units, d, sizeof d);
+	oa_format_size(cv.drop_llamacpp, c->units, l, sizeof l);
+	oa_format_size(cv.drop_ggml, c->units, g, sizeof g);
+	snprintf(buf, sizeof buf, "the llamacpp child duplicates %s of its ggml source; dropping the llamacpp "
+	         "child frees %s, the ggml child %s", d, l, g);
+	kv("converted", buf);
+}
+
 /* How the tag is stored (0.40: a manifests-v2 link to a manifest blob) and,
  * for a manifest list, every child and which one is in use. */
-static void show_tag(const oa_store *s, const oa_model *m)
+static void show_tag(cli *c, const oa_store *s, const oa_model *m)
 {
 	char buf[256];
 	if (m->v2 || strcmp(m->tag_kind ? m->tag_kind : "file", "file") != 0) {
@@ -135,10 +150,11 @@ static void show_tag(const oa_store *s, const oa_model *m)
 		       e->digest_valid ? "…" : "", state, (long)i == m->child_pull && (long)i != m->child
 		       ? " (a pull here would fetch it)" : "");
 	}
+	show_conversion(c, s, m);
 }
 
 /* Name, ID, manifest file, modification time and how the tag is stored. */
-static void show_identity(const oa_store *s, const oa_model *m)
+static void show_identity(cli *c, const oa_store *s, const oa_model *m)
 {
 	char buf[OA_NAME_DISPLAY_MAX + 64], when[64];
 	printf("%s\n", pr(0, m->display));
@@ -154,7 +170,7 @@ static void show_identity(const oa_store *s, const oa_model *m)
 	char mod[OA_NAME_DISPLAY_MAX + 160];
 	snprintf(mod, sizeof mod, "%s (%s)", buf, when);
 	kv("modified", mod);
-	show_tag(s, m);
+	show_tag(c, s, m);
 }
 
 /* Sizes, format and what the config and weights say the model is. */
@@ -172,6 +188,8 @@ static void show_summary(cli *c, const oa_model *m)
 	kv("size", buf);
 	snprintf(buf, sizeof buf, "%s, runner %s", oa_format_name(m->format), oa_runner_name(m->runner));
 	kv("format", buf);
+	if (m->unservable)
+		kv("unservable", m->unservable);
 	kv("architecture", m->arch);
 	kv("parameters", m->params);
 	kv("quantization", m->quant);
@@ -208,7 +226,7 @@ static void show_config(const oa_model *m)
 		kv("os/architecture", *cf->os || *cf->architecture ? (snprintf(buf, sizeof buf, "%s/%s", cf->os, cf->architecture), buf) : NULL);
 	} else if (m->config_state != OA_CONFIG_NONE) {
 		printf("config %s: %s\n", pr(0, m->m.config.digest),
-		       m->config_error ? m->config_error : "missing");
+		       m->config_error ? pr(1, m->config_error) : "missing");
 	}
 }
 
@@ -246,7 +264,7 @@ static void show_layers(cli *c, const oa_model *m)
 		oa_human_number(sm->params, human, sizeof human);
 		printf("safetensors totals: %llu tensors, %s parameters (%llu), quantization %s\n",
 		       (unsigned long long)sm->n_tensors, human, (unsigned long long)sm->params,
-		       sm->quant_level && *sm->quant_level ? sm->quant_level : "none");
+		       sm->quant_level && *sm->quant_level ? pr(0, sm->quant_level) : "none");
 	}
 }
 
@@ -267,7 +285,7 @@ static void show_findings(cli *c, const oa_store *s, const oa_model *m)
 
 static void show_table(cli *c, const oa_store *s, const oa_model *m)
 {
-	show_identity(s, m);
+	show_identity(c, s, m);
 	if (!m->manifest_ok) {
 		kv("manifest error", m->manifest_error);
 		return;
@@ -338,7 +356,7 @@ int cmd_show(cli *c)
 				q += 7;
 			for (size_t j = 0; j < s->n_models; j++)
 				if (strncasecmp(s->models[j].m.id, q, strlen(q)) == 0)
-					fprintf(stderr, "  %.12s  %s\n", s->models[j].m.id, s->models[j].display);
+					fprintf(stderr, "  %.12s  %s\n", s->models[j].m.id, pr(0, s->models[j].display));
 			c->exit_code |= OA_EXIT_USAGE;
 			continue;
 		}

@@ -220,7 +220,7 @@ static void table_store_row(cli *c, const row *r, size_t w0, size_t w1)
 	cli_put_cell(stdout, er, w0, false);
 	fputs("   ", stdout);
 	cli_put_cell(stdout, k->user ? k->user : "?", w1, false);
-	printf("   %6s   %10s   %-17s   %s\n", models, size, r->state, fb.data ? fb.data : "");
+	printf("   %6s   %10s   %-17s   %s\n", models, size, r->state, cli_safe(fb.data));
 	free(er);
 	oa_buf_free(&fb);
 }

@@ -1,5 +1,6 @@
 /* cmd_verify.c - `ollama-audit verify`: sha256 of every referenced blob. */
 #include "cmd_verify.h"
+#include "output.h"
 #include "cli_multi.h"
 #include "open_stores.h"
 #include "report_common.h"
@@ -110,7 +111,7 @@ static void progress(void *ctx, uint64_t done, uint64_t total, const char *label
 	oa_human_bytes((int64_t)rate, r, sizeof r);
 	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
 	fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta,
-	        progress_label(p, label));
+	        cli_safe(progress_label(p, label)));
 }
 
 /* Structure findings that a content pass cannot do without; the rest of

@@ -135,12 +135,12 @@ const command cli_commands[] = {
 		.synopsis = "prune",
 		.summary = "remove junk (orphans, partials, temps): a dry run unless --apply",
 		.options = COMMON "platform all-users apply yes plan quarantine what min-age force "
-		           "predict-server",
+		           "predict-server server-version",
 		.formats = DATA,
 		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		        "                         [--format table|json|ndjson|csv]\n"
 		        "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
-		        "       ollama-audit prune --predict-server [--format table|json]\n"
+		        "       ollama-audit prune --predict-server [--server-version V] [--format table|json]\n"
 		        "\n"
 		        "Remove junk from the store. Without --apply this is a dry run: it prints exactly\n"
 		        "what would be removed and the bytes freed (allocated), and --plan FILE saves that\n"
@@ -157,6 +157,9 @@ const command cli_commands[] = {
 		        "  --force            go on although a manifest cannot be parsed or an Ollama\n"
 		        "                     server/runner uses the store (both refuse by default, exit 8)\n"
 		        "  --predict-server   print what the server's own start-up prune would delete\n"
+		        "  --server-version V which server starts: 0.40 or later reads manifests-v2/; an\n"
+		        "                     older one (0.33) only manifests/, and destroys the models only\n"
+		        "                     manifests-v2/ names (default: the newest the layout implies)\n"
 		        "\n"
 		        "Exit: 0 done, 8 refused or failed, 16 usage (or --apply without --yes and no\n"
 		        "terminal), 32 interrupted. Declining the prompt exits 0: nothing done.\n",

@@ -1,6 +1,7 @@
 /* confirm.c - the one yes/no question of the commands that change files
  * (prune, rm, dedupe); see confirm.h. */
 #include "confirm.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,7 @@ bool cli_confirm(const char *question)
 	/* Only a person at a terminal can answer: piped input is never consent. */
 	if (!isatty(STDIN_FILENO))
 		return false;
-	fprintf(stderr, "%s [y/N] ", question);
+	fprintf(stderr, "%s [y/N] ", cli_safe(question));
 	fflush(stderr);
 	char line[64];
 	if (!fgets(line, sizeof line, stdin))

@@ -1,6 +1,8 @@
 /* findings.c - a store's findings as the command line shows them: printed
  * on a line each, and folded into the exit status under --fail-on. */
 #include "findings.h"
+#include "output.h"
+#include "usage.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -16,6 +18,31 @@ bool cli_finding_is_listing(const oa_finding *f)
 			return !(strcmp(f->code, "unreadable") == 0 && f->path &&
 			         oa_str_has_prefix(f->path, "blobs/") && !f->model);
 	return false;
+}
+
+/* Commands that report a store's unreadable parts themselves (as findings,
+ * or du's and prune's own lines); the others are told here, so exit 8
+ * never comes unexplained. */
+static bool says_unreadable(const cli *c)
+{
+	static const char *cmds[] = { "list", "check", "verify", "du", "prune" };
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		if (c->cmd && strcmp(c->cmd, cmds[i]) == 0)
+			return true;
+	return false;
+}
+
+void cli_account_unreadable(cli *c, const oa_store *s)
+{
+	for (size_t i = 0; i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (f->id != OA_FINDING_UNREADABLE || (f->path && oa_str_has_prefix(f->path, "blobs/")))
+			continue;
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+		if (!says_unreadable(c))
+			cli_err("%s: %s%s%s", s->root, f->path ? f->path : "", f->path ? ": " : "",
+			        f->message ? f->message : "unreadable");
+	}
 }
 
 void cli_account_findings(cli *c, const oa_store *s, bool listing)
@@ -46,6 +73,6 @@ void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
 		fputs("ollama-audit: ", out); /* like every other message there */
 	fprintf(out, "%s%s%s %s: ", on, oa_severity_name(f->severity), off, f->code);
 	if (f->path)
-		fprintf(out, "%s: ", f->path);
-	fprintf(out, "%s\n", f->message);
+		fprintf(out, "%s: ", cli_safe(f->path));
+	fprintf(out, "%s\n", cli_safe(f->message));
 }

@@ -13,6 +13,10 @@
  * to what affects the list of models. */
 void cli_account_findings(cli *c, const oa_store *s, bool listing);
 bool cli_finding_is_listing(const oa_finding *f);
+/* A store just scanned: a directory or manifest of it that could not be
+ * read (an `unreadable` finding outside blobs/ files) ORs 8 into the exit
+ * code, whatever the command (a blob file is the commands' own business). */
+void cli_account_unreadable(cli *c, const oa_store *s);
 void cli_print_finding(cli *c, FILE *out, const oa_finding *f);
 
 #endif

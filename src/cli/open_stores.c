@@ -3,6 +3,7 @@
 #include "open_stores.h"
 #include "cli_machine.h"
 #include "cli_multi.h"
+#include "findings.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/shared.h"
@@ -21,6 +22,7 @@ void cli_scan_opened(cli *c, opened_store *o, int header_mode)
 	oa_store_set_header_mode(&o->s, header_mode);
 	o->s.platform = c->platform;
 	oa_store_scan(&o->s);
+	cli_account_unreadable(c, &o->s);
 	o->ok = true;
 	c->stores_read++;
 }

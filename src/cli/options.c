@@ -4,6 +4,7 @@
 #include "options.h"
 #include "usage.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/server_prune.h"
 #include "ollama_audit/manifest_list.h"
 #include "base/util.h"
 
@@ -16,7 +17,8 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_JOBS, OPT_ALL, OPT_CHANGED, OPT_QUICK, OPT_MAX_DURATION, OPT_CACHE, OPT_PROGRESS,
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
-       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER };
+       OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER,
+       OPT_SERVER_VERSION };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -44,6 +46,7 @@ static const struct option long_opts[] = {
 	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "predict-server", no_argument, NULL, OPT_PREDICT_SERVER },
+	{ "server-version", required_argument, NULL, OPT_SERVER_VERSION },
 	{ "all-users", no_argument, NULL, OPT_ALL_USERS },
 	{ "duplicates", no_argument, NULL, OPT_DUPLICATES },
 	{ "hardlink", no_argument, NULL, OPT_HARDLINK },
@@ -271,6 +274,14 @@ static int space_option(cli *c, int opt, const char *arg)
 	}
 	case OPT_FORCE: c->force = true; return CLI_GO_ON;
 	case OPT_PREDICT_SERVER: c->predict_server = true; return CLI_GO_ON;
+	case OPT_SERVER_VERSION: {
+		int era = oa_server_era_parse(arg);
+		if (era < 0)
+			return cli_usage_error("--server-version takes an Ollama version such as 0.33 or 0.40.8, not '%s'", arg);
+		c->server_version = arg;
+		c->server_era = era;
+		return CLI_GO_ON;
+	}
 	case OPT_DUPLICATES: c->duplicates = true; return CLI_GO_ON;
 	case OPT_HARDLINK: c->hardlink = true; return CLI_GO_ON;
 	}

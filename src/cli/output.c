@@ -15,22 +15,45 @@ void cli_print_name(const char *name)
 	free(e);
 }
 
+/* A text cell a spreadsheet would run as a formula (OWASP's rule: =, +,
+ * -, @, tab or CR first) gets a ' in front; a number such as -1 or +2.5
+ * is no text and stays as it is. */
+static bool csv_formula_like(const char *s)
+{
+	if (!*s || !strchr("=+-@\t\r", *s))
+		return false;
+	size_t digits = strspn(s + 1, "0123456789.");
+	bool number = (*s == '-' || *s == '+') && digits > 0 && !s[1 + digits];
+	return !number;
+}
+
 void csv_field(FILE *out, const char *s, bool last)
 {
-	if (!s)
-		s = "";
-	if (strpbrk(s, ",\"\r\n")) {
+	char *e = oa_printable(s);
+	bool quote = strpbrk(e, ",\"\r\n") != NULL;
+	if (quote)
 		fputc('"', out);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', out);
-			fputc(*s, out);
-		}
-		fputc('"', out);
-	} else {
-		fputs(s, out);
+	if (csv_formula_like(e))
+		fputc('\'', out);
+	for (const char *p = e; *p; p++) {
+		if (*p == '"')
+			fputc('"', out);
+		fputc(*p, out);
 	}
+	if (quote)
+		fputc('"', out);
 	fputc(last ? '\n' : ',', out);
+	free(e);
+}
+
+const char *cli_safe(const char *s)
+{
+	static char *ring[8];
+	static size_t next;
+	size_t k = next++ % (sizeof ring / sizeof ring[0]);
+	free(ring[k]);
+	ring[k] = oa_printable(s);
+	return ring[k];
 }
 
 void cli_put_record(json_t *rec)

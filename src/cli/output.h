@@ -9,6 +9,10 @@
 
 /* One csv field, quoted when it needs to be, then ',' or (last) '\n'. */
 void csv_field(FILE *out, const char *s, bool last);
+/* Text from a store as printed (oa_printable: controls, bidi and invalid
+ * UTF-8 escaped), for a printf argument. The result stays valid for the
+ * next 7 calls. */
+const char *cli_safe(const char *s);
 /* -q (list, du): one name per line. */
 void cli_print_name(const char *name);
 

@@ -120,7 +120,7 @@ static void model_findings_table(const cli *c, const oa_store *s, const bool *se
 		if (!f->model || strcmp(f->model, m->display) != 0 || !selected[i])
 			continue;
 		if (!header)
-			printf("  %s\n", m->display);
+			printf("  %s\n", cli_safe(m->display));
 		header = true;
 		printf("    ");
 		cli_print_finding((cli *)c, stdout, f);
@@ -131,7 +131,7 @@ static void model_findings_table(const cli *c, const oa_store *s, const bool *se
 static void findings_table(const cli *c, const oa_store *s, const bool *selected, const char *summary_line,
                            const oa_audit_summary *sum, bool first)
 {
-	printf("%s%s\n", first ? "" : "\n", s->root);
+	printf("%s%s\n", first ? "" : "\n", cli_safe(s->root));
 	for (size_t j = 0; j < s->n_models; j++)
 		model_findings_table(c, s, selected, j);
 	bool header = false;

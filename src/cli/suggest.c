@@ -18,7 +18,7 @@ const char *cli_suggest_model(const oa_store *s, const char *query)
 	size_t best_d = (size_t)-1;
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		if (m->anchor)
+		if (m->anchor || m->sibling)
 			continue;
 		char *cand = oa_xstrdup(m->display);
 		char *last = strrchr(cand, '/');

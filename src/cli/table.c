@@ -38,16 +38,6 @@ static int fallback_width(uint32_t cp)
 	return 1;
 }
 
-static uint32_t utf8_decode(const unsigned char *p, size_t k)
-{
-	if (k == 1)
-		return p[0];
-	uint32_t cp = p[0] & (0x7F >> k);
-	for (size_t i = 1; i < k; i++)
-		cp = (cp << 6) | (p[i] & 0x3F);
-	return cp;
-}
-
 /* The user's LC_CTYPE for wcwidth, used only here: set globally it would
  * change what isspace() and friends say elsewhere (a Latin-1 locale calls
  * 0xA0 a blank; the server's parsers do not). */
@@ -83,7 +73,7 @@ static int char_width(const unsigned char *p, size_t n, size_t *len)
 		return 1;
 	}
 	*len = k;
-	return fallback_width(utf8_decode(p, k));
+	return fallback_width(oa_utf8_cp(p, k));
 }
 
 /* Walks s up to `max` columns (SIZE_MAX: all); returns the columns and
@@ -110,32 +100,53 @@ static size_t walk(const char *s, size_t max, size_t *bytes)
 	return w;
 }
 
+/* A cell as printed: escaped (oa_printable) when it holds a control, bidi
+ * or invalid byte, so widths are those of what the terminal gets. */
+static char *printed(const char *s)
+{
+	return oa_is_printable(s) ? NULL : oa_printable(s);
+}
+
 size_t cli_text_width(const char *s)
 {
-	return walk(s, (size_t)-1, NULL);
+	char *e = printed(s);
+	size_t w = walk(e ? e : s, (size_t)-1, NULL);
+	free(e);
+	return w;
 }
 
 void cli_put_cell(FILE *out, const char *s, size_t width, bool right)
 {
-	size_t w = cli_text_width(s);
+	char *e = printed(s);
+	if (e)
+		s = e;
+	size_t w = walk(s, (size_t)-1, NULL);
 	size_t pad = w < width ? width - w : 0;
 	if (right)
 		fprintf(out, "%*s%s", (int)pad, "", s);
 	else
 		fprintf(out, "%s%*s", s, (int)pad, "");
+	free(e);
 }
 
 char *cli_fit(const char *s, size_t width)
 {
-	if (cli_text_width(s) <= width)
-		return oa_xstrdup(s);
-	if (width == 0)
-		return oa_xstrdup("");
-	size_t bytes;
-	walk(s, width - 1, &bytes);
-	char *r = oa_xmalloc(bytes + sizeof ELLIPSIS);
-	memcpy(r, s, bytes);
-	memcpy(r + bytes, ELLIPSIS, sizeof ELLIPSIS);
+	char *e = printed(s);
+	if (e)
+		s = e;
+	char *r;
+	if (walk(s, (size_t)-1, NULL) <= width) {
+		r = oa_xstrdup(s);
+	} else if (width == 0) {
+		r = oa_xstrdup("");
+	} else {
+		size_t bytes;
+		walk(s, width - 1, &bytes);
+		r = oa_xmalloc(bytes + sizeof ELLIPSIS);
+		memcpy(r, s, bytes);
+		memcpy(r + bytes, ELLIPSIS, sizeof ELLIPSIS);
+	}
+	free(e);
 	return r;
 }
 

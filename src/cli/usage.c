@@ -32,13 +32,14 @@ const char *cli_last_error(void)
 __attribute__((format(printf, 1, 0)))
 static void say(const char *fmt, va_list ap)
 {
-	va_list again;
-	va_copy(again, ap);
-	vsnprintf(last_error, sizeof last_error, fmt, again);
-	va_end(again);
-	fputs("ollama-audit: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	/* Messages name paths and models from a store: escaped like every
+	 * other printed text (oa_printable), so none can drive the terminal. */
+	char *msg = oa_xvasprintf(fmt, ap);
+	char *e = oa_printable(msg);
+	snprintf(last_error, sizeof last_error, "%s", e);
+	fprintf(stderr, "ollama-audit: %s\n", e);
+	free(e);
+	free(msg);
 }
 
 int cli_usage_error(const char *fmt, ...)

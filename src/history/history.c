@@ -363,7 +363,7 @@ static digest_ref *digest_index(oa_store *s, size_t *n)
 	size_t cnt = 0, cap = 0;
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		if (m->anchor)
+		if (m->anchor || m->sibling) /* a list's other rows: the tag reaches their blobs */
 			continue;
 		oa_blob **bl;
 		size_t nb = oa_model_reach(s, m, &bl);

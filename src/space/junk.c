@@ -378,12 +378,27 @@ static oa_junk *junk_add(oa_junk_list *j, enum oa_junk_cat cat, enum oa_junk_whe
 	return e;
 }
 
+static int cmp_group_hex(const void *key, const void *g)
+{
+	return strcmp(key, ((const oa_partial_group *)g)->hex);
+}
+
+const oa_partial_group *oa_junk_group(const oa_junk_list *j, const char *hex)
+{
+	if (!j || !j->n_groups)
+		return NULL;
+	return bsearch(hex, j->groups, j->n_groups, sizeof *j->groups, cmp_group_hex);
+}
+
+/* The blobs come sorted by name, so the groups are made in digest order: a
+ * file's group is the newest one or a new one, and the list stays sorted
+ * for oa_junk_group's bsearch. */
 static int find_group(oa_junk_list *j, const char *hex)
 {
-	for (size_t i = 0; i < j->n_groups; i++)
-		if (strcmp(j->groups[i].hex, hex) == 0)
-			return (int)i;
-	j->groups = oa_xreallocarray(j->groups, j->n_groups + 1, sizeof *j->groups);
+	const oa_partial_group *found = oa_junk_group(j, hex);
+	if (found)
+		return (int)(found - j->groups);
+	OA_ALLOC_GROW(j->groups, j->n_groups + 1, j->groups_cap);
 	oa_partial_group *g = &j->groups[j->n_groups];
 	memset(g, 0, sizeof *g);
 	memcpy(g->hex, hex, sizeof(oa_digest_hex));
@@ -614,6 +629,38 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 		add_partial(j, s, b, e);
 }
 
+/* The N of a part file's name (blobs/sha256-<hex>-partial-N). */
+static unsigned long long part_number(const oa_junk *e)
+{
+	const char *dash = strrchr(e->path, '-');
+	return dash ? strtoull(dash + 1, NULL, 10) : 0;
+}
+
+static int cmp_part(const void *a, const void *b)
+{
+	const oa_junk *x = a, *y = b;
+	unsigned long long m = part_number(x), n = part_number(y);
+	if (m != n)
+		return m < n ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* Name order puts -partial-10 before -partial-2: each run of one group's
+ * part files is put in the order of N. Only part files move, within their
+ * run, so the group's data index stays valid. */
+static void order_parts(oa_junk_list *j)
+{
+	for (size_t i = 0; i < j->n;) {
+		size_t k = i;
+		while (k < j->n && j->v[k].group >= 0 && strcmp(j->v[k].kind, "partial-part") == 0 &&
+		       j->v[k].group == j->v[i].group)
+			k++;
+		if (k - i > 1)
+			qsort(j->v + i, k - i, sizeof *j->v, cmp_part);
+		i = k > i ? k : i + 1;
+	}
+}
+
 /* A group's total and progress when its part files cannot say. */
 static void finish_partial_groups(oa_junk_list *j)
 {
@@ -660,6 +707,24 @@ static void collect_root_temps(oa_store *s, double now, const oa_ino_set *target
 	closedir(d);
 }
 
+/* Files the scan found outside blobs/ that are junk by name: interrupted
+ * manifests-v2 tag writes (.manifest-*) and metadata caches whose blob is
+ * gone. Temps: prune removes them after the grace period. */
+static void collect_store_files(oa_store *s, double now, oa_junk_list *j)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		char **v = pass ? s->stale_metadata : s->v2_temps;
+		size_t n = pass ? s->n_stale_metadata : s->n_v2_temps;
+		for (size_t i = 0; i < n; i++) {
+			struct stat lst;
+			if (fstatat(s->root_fd, v[i], &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lst.st_mode))
+				continue;
+			junk_add(j, OA_JUNK_TEMP, pass ? OA_IN_ROOT : OA_IN_MANIFESTS, oa_xstrdup(v[i]),
+			         pass ? "stale-metadata" : "manifest-temp", &lst, now);
+		}
+	}
+}
+
 void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *j)
 {
 	memset(j, 0, sizeof *j);
@@ -668,8 +733,11 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 	for (size_t i = 0; i < s->n_blobs; i++)
 		collect_blob(s, refs, now, &targets, &s->blobs[i], j);
 	finish_partial_groups(j);
+	order_parts(j);
 	if (s->root_fd >= 0)
 		collect_root_temps(s, now, &targets, j);
+	if (s->root_fd >= 0)
+		collect_store_files(s, now, j);
 	/* Empty directories under manifests/ (deepest first), never manifests/ itself. */
 	if (s->manifests_fd >= 0)
 		empty_tree(j, s->manifests_fd, "manifests", now, 0);

@@ -272,9 +272,9 @@ static bool anchor_of(const oa_store *s, const oa_model *a, const oa_model *m)
 	return true;
 }
 
-/* The models rm removes: those asked for, and the legacy anchor of each
+/* The models rm removes: those asked for, the legacy anchor of each
  * manifests-v2 tag among them (left behind, it would bring the model back:
- * reads fall back to manifests/). */
+ * reads fall back to manifests/), and the other rows (children) of a list. */
 static size_t *with_anchors(const oa_store *s, const size_t *models, size_t n, size_t *out_n)
 {
 	size_t *v = oa_xcalloc(n + s->n_models + 1, sizeof *v);
@@ -287,8 +287,9 @@ static size_t *with_anchors(const oa_store *s, const size_t *models, size_t n, s
 			bool dup = false;
 			for (size_t z = 0; z < k && !dup; z++)
 				dup = v[z] == q;
-			if (!dup && s->models[q].anchor && anchor_of(s, &s->models[q], m))
-				v[k++] = q;
+			if (!dup && ((s->models[q].anchor && anchor_of(s, &s->models[q], m)) ||
+			             (s->models[q].sibling && strcmp(s->models[q].rel_path, m->rel_path) == 0)))
+				v[k++] = q; /* its anchor; a list's other rows are the same tag */
 		}
 	}
 	*out_n = k;
@@ -317,8 +318,8 @@ static void rm_manifests(rm_ctx *c)
 	for (size_t i = 0; i < c->n; i++) {
 		const oa_model *m = &s->models[c->models[i]];
 		struct stat lst;
-		if (fstatat(s->root_fd, m->rel_path, &lst, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
+		if (m->sibling || fstatat(s->root_fd, m->rel_path, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* a list's other row is its tag's file */
 		c->skip[c->n_skip++] = m->rel_path;
 		oa_plan_entry *e = list_add(&c->p->todo);
 		e->path = oa_xstrdup(m->rel_path);
@@ -583,6 +584,7 @@ typedef enum {
 	PK_ROOT_TREE,     /* prune: <root>/ollama-safetensors<digits>/: recursive removal */
 	PK_MANIFEST,      /* rm: manifests/<4 parts>, a file or symlink: unlink */
 	PK_MANIFEST_DIR,  /* a directory under manifests/: rmdir only, never recursive */
+	PK_STORE_TEMP,    /* prune: a manifests-v2 .manifest-* temp, a metadata/sha256-<hex>.json: unlink */
 } path_kind;
 
 static bool digits_after(const char *s, const char *prefix)
@@ -627,6 +629,12 @@ static path_kind plan_path_kind(const char *command, const char *path, char type
 			return PK_BLOB;
 		return prune && digits_after(path + 6, "split-gguf-") ? PK_BLOB_TREE : PK_BAD;
 	}
+	const char *leaf = strrchr(path, '/');
+	if (prune && type != 'd' && leaf && ((oa_str_has_prefix(path, "manifests-v2/") && parts == 5 &&
+	                                      oa_str_has_prefix(leaf + 1, ".manifest-")) ||
+	                                     (oa_str_has_prefix(path, "metadata/sha256-") && parts == 2 &&
+	                                      oa_str_has_suffix(leaf + 1, ".json"))))
+		return PK_STORE_TEMP;
 	if ((oa_str_has_prefix(path, "manifests/") || oa_str_has_prefix(path, "manifests-v2/")) && parts >= 2 &&
 	    parts - 1 <= OA_MANIFESTS_DEPTH_MAX) {
 		if (type == 'd')
@@ -1107,6 +1115,14 @@ static int quarantine_check(const oa_store *s, const char *dir, char rq[PATH_MAX
 			         subs[i], rs);
 			return -1;
 		}
+	}
+	/* a bind mount of a directory deep in the store, compared by inode */
+	char *probe = oa_path_join(dir, "x");
+	bool deep = oa_outfile_inside(probe, s->root);
+	free(probe);
+	if (deep) {
+		snprintf(err, errlen, "quarantine directory %s (%s) is a directory of the store %s", dir, rq, s->root);
+		return -1;
 	}
 	return 0;
 }

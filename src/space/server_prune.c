@@ -143,14 +143,23 @@ static bool manifest_names(const oa_manifest *m, const char *key)
 	return false;
 }
 
-static bool server_referenced(const oa_store *s, const go_decoded *g, const char *key)
+/* The manifests a server of that era reads: before manifest lists only
+ * manifests/, where a list decodes to a manifest naming nothing. */
+static bool server_reads(const oa_model *m, enum oa_server_era era)
+{
+	if (!m->manifest_ok)
+		return false;
+	return era == OA_SERVER_LISTS || (!m->v2 && !m->is_list && !m->sibling);
+}
+
+static bool server_referenced(const oa_store *s, const go_decoded *g, enum oa_server_era era, const char *key)
 {
 	for (size_t i = 0; i < g->n; i++)
 		if (manifest_names(&g->v[i], key))
 			return true;
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		if (m->manifest_ok && manifest_names(&m->m, key))
+		if (server_reads(m, era) && manifest_names(&m->m, key))
 			return true;
 	}
 	return false;
@@ -220,19 +229,26 @@ static bool tree_has_files(int dirfd, int depth)
 
 /* Why the server deletes a top-level blob (its name after fixBlobs), or
  * NULL when it keeps it. */
-static const char *delete_reason(oa_store *s, const go_decoded *g, oa_blob *b, const char *name)
+static const char *delete_reason(oa_store *s, const go_decoded *g, enum oa_server_era era, oa_blob *b,
+                                 const char *name)
 {
 	if (!server_blob_name(name))
 		return "not a blob name";
 	char key[80];
 	snprintf(key, sizeof key, "sha256:%s", name + 7);
-	if (server_referenced(s, g, key))
+	if (server_referenced(s, g, era, key))
 		return NULL;
 	for (const char *p = name + 7; *p; p++)
 		if (isupper((unsigned char)*p))
 			return "unreferenced (upper-case hex never matches a manifest digest)";
+	/* 0.40 keeps every blob a tag reaches: manifest blobs, lists, children */
+	if (era == OA_SERVER_LISTS && (b->refs || b->weak_refs))
+		return NULL;
 	if (b->cls == OA_BLOB_VALID && oa_blob_looks_like_manifest(s, b))
-		return "unreferenced; its content is a manifest (current Ollama does not know these)";
+		return era == OA_SERVER_LISTS ? "unreferenced; its content is a manifest no tag reaches"
+		                              : "unreferenced; its content is a manifest (an Ollama before manifest lists does not know these)";
+	if (era == OA_SERVER_LEGACY && b->refs)
+		return "named only under manifests-v2/, which an Ollama before manifest lists does not read";
 	return "unreferenced";
 }
 
@@ -243,7 +259,8 @@ static void add_delete(oa_sp_delete **v, size_t *n, oa_sp_delete d)
 }
 
 /* The top-level blobs the server deletes now or at a later start. */
-static void predict_deletes(oa_store *s, const go_decoded *g, double now, oa_server_prune *p)
+static void predict_deletes(oa_store *s, const go_decoded *g, enum oa_server_era era, double now,
+                            oa_server_prune *p)
 {
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		oa_blob *b = &s->blobs[i];
@@ -251,7 +268,7 @@ static void predict_deletes(oa_store *s, const go_decoded *g, double now, oa_ser
 		if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(lst.st_mode))
 			continue;
 		char *name = fixed_blob_name(b->name); /* after fixBlobs */
-		const char *why = delete_reason(s, g, b, name);
+		const char *why = delete_reason(s, g, era, b, name);
 		if (why) {
 			int64_t mtime = oa_stat_mtime_ns(&lst) / 1000000000;
 			oa_sp_delete d = { .path = oa_xasprintf("blobs/%s", name), .reason = why,
@@ -275,9 +292,76 @@ static void add_dir(oa_server_prune *p, const char *path)
 	p->dirs[p->n_dirs++] = oa_xstrdup(path);
 }
 
-void oa_server_prune_predict(oa_store *s, double now, oa_server_prune *p)
+int oa_server_era_parse(const char *v)
+{
+	char *end;
+	if (!v || !isdigit((unsigned char)*v))
+		return -1;
+	unsigned long major = strtoul(v, &end, 10), minor = 0;
+	if (*end != '.' || !isdigit((unsigned char)end[1]))
+		return -1;
+	minor = strtoul(end + 1, &end, 10);
+	if (*end == '.') {
+		if (!isdigit((unsigned char)end[1]))
+			return -1;
+		strtoul(end + 1, &end, 10);
+	}
+	if (*end)
+		return -1;
+	return major > 0 || minor >= 40 ? OA_SERVER_LISTS : OA_SERVER_LEGACY;
+}
+
+static bool deleted(const oa_server_prune *p, const oa_blob *b)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const oa_sp_delete *v = pass ? p->later : p->deletes;
+		size_t n = pass ? p->n_later : p->n_deletes;
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(v[i].path + strlen("blobs/"), b->name) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* The models whose config or layers the prune deletes (each list row on
+ * its own). */
+static void predict_destroyed(const oa_store *s, oa_server_prune *p)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		if (!m->manifest_ok || m->anchor)
+			continue;
+		oa_sp_model d = { .name = m->display };
+		if (m->is_list || m->sibling)
+			d.runner = m->d_runner;
+		const oa_blob *prev = NULL;
+		for (size_t k = 0; k <= m->m.n_layers; k++) {
+			const oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
+			if (!b || b == prev)
+				continue;
+			prev = b;
+			if (!deleted(p, b))
+				continue;
+			d.n_blobs++;
+			d.weights |= k > 0 && (m->m.layers[k - 1].kind == OA_LAYER_MODEL ||
+			                       m->m.layers[k - 1].kind == OA_LAYER_TENSOR);
+			d.bytes += b->stat_ok ? (uint64_t)b->st.st_blocks * 512 : 0;
+		}
+		if (!d.n_blobs)
+			continue;
+		p->destroyed = oa_xreallocarray(p->destroyed, p->n_destroyed + 1, sizeof *p->destroyed);
+		p->destroyed[p->n_destroyed++] = d;
+	}
+}
+
+void oa_server_prune_predict(oa_store *s, double now, enum oa_server_era era, oa_server_prune *p)
 {
 	memset(p, 0, sizeof *p);
+	p->assumed = era == OA_SERVER_AUTO;
+	if (era == OA_SERVER_AUTO)
+		era = s->has_manifests_v2 ? OA_SERVER_LISTS : OA_SERVER_LEGACY;
+	p->era = era;
+	p->server = era == OA_SERVER_LISTS ? "0.40" : "0.33";
 	const char *nv;
 	p->noprune = oa_server_noprune(&nv);
 	/* 1. fixBlobs: sha256:* files become sha256-*, in subdirectories too */
@@ -290,7 +374,8 @@ void oa_server_prune_predict(oa_store *s, double now, oa_server_prune *p)
 	else if (go_prune_blocked(s, &g))
 		p->nothing = "nothing: a corrupt manifest blocks it";
 	if (!p->nothing) {
-		predict_deletes(s, &g, now, p);
+		predict_deletes(s, &g, era, now, p);
+		predict_destroyed(s, p);
 		oa_junk_list j;
 		oa_refset r = { 0 };
 		oa_junk_collect(s, &r, now, &j);
@@ -320,6 +405,7 @@ void oa_server_prune_free(oa_server_prune *p)
 	free(p->renames);
 	free_deletes(p->deletes, p->n_deletes);
 	free_deletes(p->later, p->n_later);
+	free(p->destroyed);
 	oa_free_names(p->dirs, p->n_dirs);
 	memset(p, 0, sizeof *p);
 }

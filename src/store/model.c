@@ -37,6 +37,8 @@ static bool unknown_quant(const char *q)
 static void runner_label(oa_store *s, oa_model *m)
 {
 	const oa_list_entry *e = m->is_list && m->child >= 0 ? &m->list.entries[m->child] : NULL;
+	if (m->sibling)
+		e = m->row_entry;
 	const char *runner = m->m.runner && *m->m.runner ? m->m.runner : e && *e->runner ? e->runner : NULL;
 	const char *format = m->m.format && *m->m.format ? m->m.format : e && *e->format ? e->format : NULL;
 	bool have_cfg = m->config_state == OA_CONFIG_OK;
@@ -153,6 +155,8 @@ static void add_capabilities(oa_model *m)
 		add_cap(m, "vision");
 }
 
+static void unservable(oa_store *s, oa_model *m);
+
 void oa_model_classify(oa_store *s, oa_model *m)
 {
 	const oa_config *cfg = &m->cfg;
@@ -186,6 +190,27 @@ void oa_model_classify(oa_store *s, oa_model *m)
 	m->params = *m->d_parameter_size ? m->d_parameter_size : NULL;
 	m->quant = !unknown_quant(m->d_quantization) ? m->d_quantization : NULL;
 	oa_headers_fill_display(m);
+	unservable(s, m);
+}
+
+/* Models on disk that the current server refuses (spec §2.5.1): mllama
+ * (llama3.2-vision) is "no longer compatible"; serving image-generation
+ * models (capabilities ["image"], a model_index.json layer) was removed. */
+static void unservable(oa_store *s, oa_model *m)
+{
+	if (!m->manifest_ok || m->anchor || m->sibling)
+		return;
+	if (m->arch && strcmp(m->arch, "mllama") == 0)
+		m->unservable = "architecture mllama (llama3.2-vision) is refused by current Ollama: \"no longer compatible\"";
+	bool image = false;
+	for (size_t i = 0; i < m->n_caps; i++)
+		image |= strcmp(m->caps[i], "image") == 0;
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		image |= m->m.layers[i].name && strcmp(m->m.layers[i].name, "model_index.json") == 0;
+	if (image && !m->unservable)
+		m->unservable = "an image-generation model: current Ollama no longer serves these (removed in 0.32.6)";
+	if (m->unservable)
+		oa_findings_add(&s->findings, OA_FINDING_UNSERVABLE, m->display, NULL, m->rel_path, "%s", m->unservable);
 }
 
 void oa_model_free(oa_model *m)
@@ -196,6 +221,7 @@ void oa_model_free(oa_model *m)
 	oa_manifest_free(&m->m);
 	oa_manifest_free(&m->list);
 	free(m->child_present);
+	free(m->child_row);
 	oa_config_free(&m->cfg);
 	free(m->layer_blobs);
 	free(m->template_text);
@@ -204,4 +230,16 @@ void oa_model_free(oa_model *m)
 	free(m->caps);
 	oa_headers_free(m->headers);
 	memset(m, 0, sizeof *m);
+}
+
+const char *oa_model_list_runner(const oa_model *m)
+{
+	if ((m->is_list || m->sibling) && m->d_runner && *m->d_runner)
+		return m->d_runner;
+	return oa_runner_name(m->runner);
+}
+
+bool oa_model_row_in_use(const oa_model *m)
+{
+	return m->is_list && m->list_rows > 1;
 }

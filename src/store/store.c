@@ -1,6 +1,7 @@
 /* store.c - find a store, walk it as the server does, read manifests and configs. */
 #include "ollama_audit/store.h"
 #include "ollama_audit/manifest_list.h"
+#include "ollama_audit/humanize.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -720,6 +721,14 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 {
 	oa_store *s = w->s;
 	char *rel = rel_path(w, 3, file);
+	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
+		/* a tag write the server did not finish (its temp name): junk, not a model */
+		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel,
+		                "an interrupted manifests-v2 tag write; prune removes it after the grace period");
+		s->v2_temps = oa_xreallocarray(s->v2_temps, s->n_v2_temps + 1, sizeof *s->v2_temps);
+		s->v2_temps[s->n_v2_temps++] = rel;
+		return;
+	}
 	oa_name name;
 	const char *why = NULL;
 	bool valid = w->v2 ? v2_name(w, file, &name, &why)
@@ -814,8 +823,32 @@ static char *fold_key(const oa_name *n)
 	return k;
 }
 
+/* The runner a tag's row names: its manifest's own, else its list entry's. */
+static const char *row_runner(const oa_model *r)
+{
+	const oa_list_entry *e = r->sibling ? r->row_entry
+	                         : r->is_list && r->child >= 0 ? &r->list.entries[r->child] : NULL;
+	if (r->m.runner && *r->m.runner)
+		return r->m.runner;
+	return e ? e->runner : "";
+}
+
+/* Whether two parsed manifests name the same config and layers, in order
+ * (the anchor is the child re-serialised: other bytes, same model). */
+static bool same_manifest(const oa_model *a, const oa_model *b)
+{
+	if (!a->manifest_ok || !b->manifest_ok || a->m.n_layers != b->m.n_layers ||
+	    strcmp(a->m.config.digest, b->m.config.digest) != 0)
+		return false;
+	for (size_t k = 0; k < a->m.n_layers; k++)
+		if (strcmp(a->m.layers[k].digest, b->m.layers[k].digest) != 0)
+			return false;
+	return true;
+}
+
 /* Reads try manifests-v2 first (spec §2.5): a legacy tag of the same name
- * is only a downgrade anchor. Say whether it still matches. */
+ * is only a downgrade anchor. Say whether it still matches one of the
+ * list's rows (the migration's anchor is its ggml child). */
 static void mark_anchors(oa_store *s)
 {
 	char **keys = NULL;
@@ -839,14 +872,21 @@ static void mark_anchors(oa_store *s)
 		free(k);
 		if (!m->anchor)
 			continue;
-		const oa_model *v = NULL;
-		for (size_t j = 0; j < s->n_models && !v; j++)
-			if (s->models[j].v2 && oa_name_equal_fold(&s->models[j].name, &m->name))
-				v = &s->models[j];
-		bool same = v && strcmp(v->m.id, m->m.id) == 0;
+		const oa_model *v = NULL, *same = NULL;
+		for (size_t j = 0; j < s->n_models; j++) {
+			const oa_model *r = &s->models[j];
+			if (!r->v2 || !oa_name_equal_fold(&r->name, &m->name))
+				continue;
+			if (!v)
+				v = r;
+			if (!same && (strcmp(r->m.id, m->m.id) == 0 || same_manifest(r, m)))
+				same = r;
+		}
+		m->migration_anchor = same && same->is_list + same->sibling && strcmp(row_runner(same), "ggml") == 0;
 		oa_findings_add_sev(&s->findings, OA_FINDING_LEGACY_ANCHOR, same ? OA_SEV_INFO : OA_SEV_WARNING,
 		                    m->display, NULL, m->rel_path,
-		                    same ? "a legacy tag kept for a downgrade; the manifests-v2 tag of the same model takes precedence"
+		                    m->migration_anchor ? "the downgrade anchor the compatibility migration wrote: the list's ggml child (ID %.12s), kept for an Ollama before 0.40%.0s"
+		                    : same ? "a legacy tag kept for a downgrade; the manifests-v2 tag of the same model takes precedence%.0s%.0s"
 		                         : "a legacy tag that differs from the manifests-v2 tag of the same name (ID %.12s, not %.12s): an Ollama before 0.40 would load another model",
 		                    m->m.id, v ? v->m.id : "?");
 	}
@@ -892,7 +932,7 @@ static void reach_child(oa_store *s, const oa_list_entry *e, int depth, blob_fn 
 /* The manifest blobs a tag is or names, beyond its config and layers: the
  * blob the tag is, and for a list every child here with what it names (the
  * child in use only as a manifest blob: its config and layers are m's). */
-static void reach_manifests(oa_store *s, const oa_model *m, blob_fn fn, void *ctx)
+static void reach_manifests(oa_store *s, const oa_model *m, bool rows_count, blob_fn fn, void *ctx)
 {
 	oa_blob *b;
 	if (m->tag_blob[0] && (b = blob_by_hex(s, m->tag_blob)))
@@ -901,7 +941,9 @@ static void reach_manifests(oa_store *s, const oa_model *m, blob_fn fn, void *ct
 		const oa_list_entry *e = &m->list.entries[i];
 		if (!m->child_present[i])
 			continue;
-		if ((long)i != m->child || !m->manifest_ok)
+		if (rows_count && m->child_row && m->child_row[i]) /* its row counts its config and layers */
+			fn(ctx, entry_blob(s, e));
+		else if ((long)i != m->child || !m->manifest_ok)
 			reach_child(s, e, 0, fn, ctx);
 		else if ((b = entry_blob(s, e)))
 			fn(ctx, b);
@@ -968,9 +1010,18 @@ size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out)
 			if (m->layer_blobs[i])
 				collect_blob(&bv, m->layer_blobs[i]);
 	}
-	reach_manifests(s, m, collect_blob, &bv);
+	reach_manifests(s, m, false, collect_blob, &bv); /* the tag reaches every child here */
 	*out = bv.v;
 	return unique_blobs(bv.v, bv.n);
+}
+
+size_t oa_store_row_tag(const oa_store *s, size_t idx)
+{
+	const oa_model *r = &s->models[idx];
+	for (size_t i = 0; r->sibling && i < s->n_models; i++)
+		if (!s->models[i].sibling && s->models[i].is_list && strcmp(s->models[i].rel_path, r->rel_path) == 0)
+			return i;
+	return idx;
 }
 
 size_t oa_store_listed_models(const oa_store *s)
@@ -988,7 +1039,7 @@ oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex)
 
 static void ref_manifest_blobs(oa_store *s, oa_model *m)
 {
-	reach_manifests(s, m, count_ref, NULL);
+	reach_manifests(s, m, true, count_ref, NULL);
 	if (!m->is_list)
 		return;
 	const char *platform = s->platform ? s->platform : oa_platform_default();
@@ -1233,10 +1284,293 @@ static void check_blob_files(oa_store *s)
 static int cmp_model_mtime(const void *a, const void *b)
 {
 	const oa_model *x = a, *y = b;
-	/* Newest first by Unix seconds; ties keep walk (name) order. */
+	/* Newest first by Unix seconds; ties keep walk (name) order, a list's
+	 * rows in list order after the child in use. */
 	if (x->st.st_mtime != y->st.st_mtime)
 		return x->st.st_mtime > y->st.st_mtime ? -1 : 1;
-	return strcmp(x->rel_path, y->rel_path);
+	int c = strcmp(x->rel_path, y->rel_path);
+	if (c || x->sibling != y->sibling)
+		return c ? c : x->sibling ? 1 : -1;
+	return x->row_entry < y->row_entry ? -1 : x->row_entry > y->row_entry;
+}
+
+/* A row for entry e of list tag p (0.40 lists every child here): the
+ * child's manifest, its digest as the ID, its SIZE over unique digests. */
+static bool sibling_row(oa_store *s, const oa_model *p, const oa_list_entry *e, oa_model *r)
+{
+	size_t len;
+	uint8_t *bytes = child_bytes(s, e, &len);
+	char err[256];
+	memset(r, 0, sizeof *r);
+	bool ok = bytes && oa_manifest_parse(bytes, len, &r->m, err, sizeof err) == 0 && !r->m.is_list;
+	free(bytes);
+	if (!ok) { /* the tag's own findings already say what is wrong with it */
+		if (r->m.media_type)
+			oa_manifest_free(&r->m);
+		return false;
+	}
+	r->name = p->name;
+	memcpy(r->display, p->display, sizeof r->display);
+	r->rel_path = oa_xstrdup(p->rel_path);
+	r->st = p->st;
+	r->v2 = p->v2;
+	r->tag_kind = p->tag_kind;
+	r->manifest_ok = true;
+	r->manifest_bytes = len;
+	r->child = r->child_pull = -1;
+	r->sibling = true;
+	r->row_entry = e;
+	if (e->digest_valid)
+		memcpy(r->m.id, e->hex, sizeof r->m.id);
+	r->m.size = unique_size(&r->m);
+	return true;
+}
+
+static void add_list_rows(oa_store *s, size_t *cap)
+{
+	size_t n = s->n_models;
+	for (size_t i = 0; i < n; i++) {
+		oa_model *p = &s->models[i];
+		if (!p->is_list || !p->manifest_ok)
+			continue;
+		p->list_rows = 1;
+		p->child_row = oa_xcalloc(p->list.n_manifests + 1, sizeof *p->child_row);
+		for (size_t k = 0; k < p->list.n_manifests; k++) {
+			if ((long)k == p->child || !p->child_present[k])
+				continue;
+			oa_model r;
+			if (!sibling_row(s, p, &s->models[i].list.entries[k], &r))
+				continue;
+			OA_ALLOC_GROW(s->models, s->n_models + 1, *cap);
+			s->models[s->n_models++] = r;
+			p = &s->models[i];
+			p->child_row[k] = true;
+			p->list_rows++;
+		}
+	}
+}
+
+/* The row of a list tag whose child digest is hex, or NULL. */
+static const oa_model *list_row_of(const oa_store *s, const char *hex)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *r = &s->models[i];
+		if ((r->is_list || r->sibling) && r->manifest_ok && strcmp(r->m.id, hex) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* Allocated bytes of the blobs m reaches that no other tag reaches. */
+static uint64_t bytes_only_in(oa_store *s, const oa_model *m)
+{
+	oa_blob **mine;
+	size_t n = oa_model_reach(s, m, &mine);
+	bool *shared = oa_xcalloc(n + 1, sizeof *shared);
+	for (size_t i = 0; i < s->n_models; i++) {
+		if (&s->models[i] == m)
+			continue;
+		oa_blob **other;
+		size_t k = oa_model_reach(s, &s->models[i], &other);
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = 0; b < k && !shared[a]; b++)
+				shared[a] = mine[a] == other[b];
+		free(other);
+	}
+	uint64_t bytes = 0;
+	for (size_t a = 0; a < n; a++)
+		if (!shared[a] && mine[a]->stat_ok)
+			bytes += (uint64_t)mine[a]->st.st_blocks * 512;
+	free(shared);
+	free(mine);
+	return bytes;
+}
+
+/* Compatibility shadows (compatmigrate: writeConvertedLegacyShadow): a
+ * legacy tag registry.ollama.ai/library/llamacpp:<hex> holding the
+ * converted child whose digest is <hex>, so that an older server keeps its
+ * blobs. Its ID (the sha256 of its bytes) is that hex. */
+static void mark_shadows(oa_store *s)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		oa_model *m = &s->models[i];
+		if (m->v2 || !m->manifest_ok || strcmp(m->name.host, "registry.ollama.ai") != 0 ||
+		    strcmp(m->name.ns, "library") != 0 || strcmp(m->name.model, "llamacpp") != 0 ||
+		    strcmp(m->name.tag, m->m.id) != 0)
+			continue;
+		m->shadow = true;
+		const oa_model *of = list_row_of(s, m->m.id);
+		if (of) {
+			m->shadow_of = of->display;
+			oa_findings_add(&s->findings, OA_FINDING_COMPAT_SHADOW, m->display, NULL, m->rel_path,
+			                "the compatibility shadow of %s's converted (llamacpp) child, kept for an Ollama "
+			                "before manifest lists", of->display);
+			continue;
+		}
+		char h[32];
+		oa_human_bytes(bytes_only_in(s, m), h, sizeof h);
+		oa_findings_add(&s->findings, OA_FINDING_ORPHANED_SHADOW, m->display, NULL, m->rel_path,
+		                "a compatibility shadow whose model is gone (no tag's list names this child): "
+		                "it alone holds %s; `rm` it to free them", h);
+	}
+}
+
+static bool legacy_names(const oa_store *s, const char *digest)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *l = &s->models[i];
+		if (l->v2 || !l->manifest_ok)
+			continue;
+		if (strcmp(l->m.config.digest, digest) == 0)
+			return true;
+		for (size_t k = 0; k < l->m.n_layers; k++)
+			if (strcmp(l->m.layers[k].digest, digest) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* An Ollama from before manifest lists reads manifests/ only: its start-up
+ * prune deletes every blob no legacy tag names (spec §2.5.1, the
+ * downgrade hazard). Count, per manifests-v2 row, what it would lose. */
+static void mark_downgrade_loss(oa_store *s)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		oa_model *m = &s->models[i];
+		if (!m->v2 || !m->manifest_ok)
+			continue;
+		oa_blob *seen = NULL;
+		for (size_t k = 0; k <= m->m.n_layers; k++) {
+			const oa_layer *l = k == 0 ? &m->m.config : &m->m.layers[k - 1];
+			oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
+			if (b && b != seen && b->stat_ok && !legacy_names(s, l->digest))
+				m->downgrade_loss += (uint64_t)b->st.st_blocks * 512;
+			seen = b;
+		}
+		if (!m->downgrade_loss)
+			continue;
+		char h[32];
+		oa_human_bytes(m->downgrade_loss, h, sizeof h);
+		oa_findings_add(&s->findings, OA_FINDING_DOWNGRADE_LOSS, m->display, m->sibling ? m->m.id : NULL,
+		                m->rel_path, "no legacy tag names the blobs of %s%s: one start of an Ollama from before manifest "
+		                "lists deletes %s of its blobs (see prune --predict-server --server-version 0.33)",
+		                m->display, m->sibling || m->list_rows > 1 ? " (this child)" : "", h);
+	}
+}
+
+/* metadata/sha256-<hex>.json: extracted GGUF key-values, deleted with its
+ * blob (PR #17858); one whose blob is gone is stale. */
+static void scan_metadata(oa_store *s)
+{
+	int fd = s->root_fd < 0 ? -1 : openat(s->root_fd, "metadata", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size_t n;
+	char **names = oa_list_dir(fd, &n, NULL);
+	for (size_t i = 0; names && i < n; i++) {
+		const char *nm = names[i];
+		struct stat st;
+		if (strlen(nm) != 7 + 64 + 5 || strncmp(nm, "sha256-", 7) != 0 || !oa_is_hex(nm + 7, 64) ||
+		    strcmp(nm + 71, ".json") != 0 || fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		char hex[65];
+		memcpy(hex, nm + 7, 64);
+		hex[64] = '\0';
+		s->metadata_bytes += (uint64_t)st.st_blocks * 512;
+		if (blob_by_hex(s, hex)) {
+			s->n_metadata++;
+			continue;
+		}
+		char *rel = oa_xasprintf("metadata/%s", nm);
+		oa_findings_add(&s->findings, OA_FINDING_STALE_METADATA, NULL, NULL, rel,
+		                "a metadata cache whose blob is gone; prune removes it after the grace period");
+		s->stale_metadata = oa_xreallocarray(s->stale_metadata, s->n_stale_metadata + 1, sizeof *s->stale_metadata);
+		s->stale_metadata[s->n_stale_metadata++] = rel;
+	}
+	oa_free_names(names, n);
+	close(fd);
+}
+
+/* Whether model o goes with row r when r's child is dropped: r itself, or
+ * a legacy copy of it (the migration's anchor, a shadow). */
+static bool goes_with(const oa_model *o, const oa_model *r)
+{
+	return o == r || (!o->v2 && (o->anchor || o->shadow) && (strcmp(o->m.id, r->m.id) == 0 || same_manifest(o, r)));
+}
+
+static bool names_blob(const oa_model *o, const oa_blob *b)
+{
+	if (!o->manifest_ok)
+		return false;
+	if (o->config_blob == b)
+		return true;
+	for (size_t k = 0; o->layer_blobs && k < o->m.n_layers; k++)
+		if (o->layer_blobs[k] == b)
+			return true;
+	return false;
+}
+
+/* Allocated bytes of r's config and layers: all of them (other == NULL)
+ * or those that model `other` does not name; with drop, those no model
+ * but r and its legacy copies names. */
+static uint64_t row_bytes(const oa_store *s, const oa_model *r, const oa_model *other, bool drop)
+{
+	uint64_t bytes = 0;
+	const oa_blob *prev = NULL;
+	for (size_t k = 0; k <= r->m.n_layers; k++) {
+		const oa_blob *b = k == 0 ? r->config_blob : r->layer_blobs ? r->layer_blobs[k - 1] : NULL;
+		if (!b || b == prev || !b->stat_ok || (other && names_blob(other, b)))
+			continue;
+		prev = b;
+		bool kept = false;
+		for (size_t i = 0; drop && i < s->n_models && !kept; i++)
+			kept = !goes_with(&s->models[i], r) && names_blob(&s->models[i], b);
+		if (!kept)
+			bytes += (uint64_t)b->st.st_blocks * 512;
+	}
+	return bytes;
+}
+
+/* The conversion of list tag t, when it has a ggml and a llamacpp row. */
+static bool conversion_of(const oa_store *s, const oa_model *t, oa_conversion *c)
+{
+	memset(c, 0, sizeof *c);
+	if (!t->is_list || t->list_rows < 2)
+		return false;
+	for (size_t j = 0; j < s->n_models; j++) {
+		const oa_model *r = &s->models[j];
+		if (r != t && !(r->sibling && strcmp(r->rel_path, t->rel_path) == 0))
+			continue;
+		if (strcmp(row_runner(r), "ggml") == 0)
+			c->ggml = r;
+		else if (strcmp(row_runner(r), "llamacpp") == 0)
+			c->llamacpp = r;
+	}
+	if (!c->ggml || !c->llamacpp)
+		return false;
+	c->duplicated = row_bytes(s, c->llamacpp, c->ggml, false);
+	c->drop_llamacpp = row_bytes(s, c->llamacpp, NULL, true);
+	c->drop_ggml = row_bytes(s, c->ggml, NULL, true);
+	return true;
+}
+
+size_t oa_store_conversions(const oa_store *s, oa_conversion **out)
+{
+	size_t n = 0;
+	*out = NULL;
+	oa_conversion c;
+	for (size_t i = 0; i < s->n_models; i++) {
+		if (!conversion_of(s, &s->models[i], &c))
+			continue;
+		*out = oa_xreallocarray(*out, n + 1, sizeof **out);
+		(*out)[n++] = c;
+	}
+	return n;
+}
+
+bool oa_model_conversion(const oa_store *s, const oa_model *m, oa_conversion *out)
+{
+	return m->v2 && conversion_of(s, &s->models[oa_store_row_tag(s, (size_t)(m - s->models))], out);
 }
 
 void oa_store_read(oa_store *s)
@@ -1249,12 +1583,16 @@ void oa_store_read(oa_store *s)
 	w.v2 = true;
 	if (s->manifests_v2_fd >= 0)
 		walk(&w, s->manifests_v2_fd, 0);
+	add_list_rows(s, &w.cap);
 	mark_anchors(s);
 	if (s->n_models)
 		qsort(s->models, s->n_models, sizeof *s->models, cmp_model_mtime);
 	for (size_t i = 0; i < s->n_models; i++)
 		resolve_model(s, &s->models[i]);
 	check_blob_files(s);
+	mark_shadows(s);
+	mark_downgrade_loss(s);
+	scan_metadata(s);
 }
 
 long oa_store_resolve(const oa_store *s, const char *query)
@@ -1264,7 +1602,7 @@ long oa_store_resolve(const oa_store *s, const char *query)
 		long folded = -1;
 		size_t n_folded = 0;
 		for (size_t i = 0; i < s->n_models; i++) {
-			if (s->models[i].anchor) /* manifests-v2 takes precedence */
+			if (s->models[i].anchor || s->models[i].sibling) /* manifests-v2 takes precedence */
 				continue;
 			if (oa_name_equal(&s->models[i].name, &want))
 				return (long)i;
@@ -1285,7 +1623,7 @@ long oa_store_resolve(const oa_store *s, const char *query)
 	 * ambiguous even then, as the user must say which name is meant. */
 	long found = -1;
 	for (size_t i = 0; i < s->n_models; i++) {
-		if (!s->models[i].anchor && strncasecmp(s->models[i].m.id, query, n) == 0) {
+		if (!s->models[i].anchor && !s->models[i].sibling && strncasecmp(s->models[i].m.id, query, n) == 0) {
 			if (found >= 0)
 				return OA_RESOLVE_AMBIGUOUS_ID;
 			found = (long)i;
@@ -1297,6 +1635,8 @@ long oa_store_resolve(const oa_store *s, const char *query)
 void oa_store_release(oa_store *s)
 {
 	free(s->models);
+	oa_free_names(s->v2_temps, s->n_v2_temps);
+	oa_free_names(s->stale_metadata, s->n_stale_metadata);
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		free(s->blobs[i].name);
 		free(s->blobs[i].link_target);

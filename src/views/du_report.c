@@ -54,7 +54,25 @@ json_t *oa_du_view_store(const oa_store *s, const oa_du_store *d, const oa_last_
 	for (size_t i = 0; i < d->du.n_rows; i++)
 		json_array_append_new(rows, row_json(s, &d->du.rows[i], lu));
 	json_object_set_new(o, "models", rows);
-	json_object_set_new(o, "totals", totals_json(d));
+	json_t *t = totals_json(d);
+	if (s->n_metadata || s->n_stale_metadata) /* 0.40's metadata/ caches, when there are any */
+		json_object_set_new(t, "metadata", json_pack("{s:I,s:I,s:I}", "caches", (json_int_t)s->n_metadata,
+	                                             "stale", (json_int_t)s->n_stale_metadata, "disk_bytes",
+	                                             (json_int_t)s->metadata_bytes));
+	json_object_set_new(o, "totals", t);
+	oa_conversion *cv;
+	size_t ncv = oa_store_conversions(s, &cv);
+	json_t *conv = json_array();
+	for (size_t i = 0; i < ncv; i++)
+		json_array_append_new(conv, json_pack("{s:s,s:I,s:I,s:I}", "name", cv[i].ggml->display,
+		                                      "duplicated_bytes", (json_int_t)cv[i].duplicated,
+		                                      "drop_llamacpp_frees_bytes", (json_int_t)cv[i].drop_llamacpp,
+		                                      "drop_ggml_frees_bytes", (json_int_t)cv[i].drop_ggml));
+	free(cv);
+	if (ncv) /* tags the compatibility migration converted */
+		json_object_set_new(o, "conversions", conv);
+	else
+		json_decref(conv);
 	return o;
 }
 

@@ -224,6 +224,16 @@ const char *oa_finding_remedy(oa_finding_code id)
 		return "Pull the tag again on this platform, or remove it with ollama-audit rm.";
 	case OA_FINDING_LEGACY_ANCHOR:
 		return "Nothing to do: the manifests-v2 tag is the one used; rm the legacy tag to tidy.";
+	case OA_FINDING_COMPAT_SHADOW:
+		return "Nothing to do: it keeps the converted copy for an older Ollama; rm it if you never downgrade.";
+	case OA_FINDING_ORPHANED_SHADOW:
+		return "Remove it with ollama-audit rm: no model uses the converted copy it keeps.";
+	case OA_FINDING_DOWNGRADE_LOSS:
+		return "Do not start an Ollama older than 0.40 on this store, or pull the model again after a downgrade.";
+	case OA_FINDING_STALE_METADATA:
+		return "Run ollama-audit prune: the cache's blob is gone.";
+	case OA_FINDING_UNSERVABLE:
+		return "Remove it (ollama-audit rm) or keep an Ollama version that still serves it.";
 	case OA_FINDING_LOAD_FAILED:
 		return "See the server's reason in ollama-audit history for the model (often memory).";
 	case OA_FINDING_NO_RUNTIME_FOR_MODEL:

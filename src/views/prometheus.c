@@ -225,7 +225,7 @@ static void add_models(oa_prom *p, oa_store *s, const char *st, const char *us)
 	size_t invalid = 0;
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		if (m->anchor) /* a legacy anchor is not a model of its own */
+		if (m->anchor || m->sibling) /* a legacy anchor, a list's other child: not a model of its own */
 			continue;
 		if (!m->manifest_ok) {
 			invalid++;
@@ -323,7 +323,7 @@ static void add_per_model(oa_prom *p, oa_store *s, const char *st, const char *u
 {
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		if (!m->manifest_ok || m->anchor)
+		if (!m->manifest_ok || m->anchor || m->sibling)
 			continue;
 		oa_prom_add(p, "ollama_store_model_info", 1, "store", st, "user", us, "model", m->display,
 		            "format", oa_format_name(m->format), "arch", m->arch ? m->arch : "",
@@ -337,7 +337,7 @@ static void add_per_model(oa_prom *p, oa_store *s, const char *st, const char *u
 	for (size_t r = 0; r < du.n_rows; r++)
 		for (size_t k = 0; k < du.rows[r].n_models; k++) {
 			const oa_model *m = &s->models[du.rows[r].models[k]];
-			if (!m->manifest_ok || m->anchor)
+			if (!m->manifest_ok || m->anchor || m->sibling)
 				continue;
 			oa_prom_add(p, "ollama_store_model_unique_bytes", (double)du.rows[r].unique, "store", st,
 			            "user", us, "model", m->display, (const char *)NULL);

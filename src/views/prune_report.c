@@ -28,6 +28,19 @@ json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p)
 		                                         p->renames[i].to));
 	for (size_t i = 0; i < p->n_dirs; i++)
 		json_array_append_new(dirs, json_string(p->dirs[i]));
+	json_object_set_new(o, "server_version", json_string(p->server));
+	json_object_set_new(o, "server_version_assumed", json_boolean(p->assumed));
+	json_object_set_new(o, "reads_manifests_v2", json_boolean(p->era == OA_SERVER_LISTS));
+	json_t *models = json_array();
+	for (size_t i = 0; i < p->n_destroyed; i++) {
+		const oa_sp_model *d = &p->destroyed[i];
+		json_t *x = json_pack("{s:s,s:I,s:I,s:b}", "name", d->name, "blobs", (json_int_t)d->n_blobs,
+		                      "disk_bytes", (json_int_t)d->bytes, "weights_deleted", d->weights);
+		if (d->runner)
+			json_object_set_new(x, "runner", json_string(d->runner));
+		json_array_append_new(models, x);
+	}
+	json_object_set_new(o, "models_destroyed", models);
 	json_object_set_new(o, "nothing", p->nothing ? json_string(p->nothing) : json_null());
 	json_object_set_new(o, "renames", renames);
 	json_object_set_new(o, "deletes", deletes_json(p->deletes, p->n_deletes, false));

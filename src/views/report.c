@@ -133,6 +133,11 @@ static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
 		free(d);
 	}
 	json_object_set_new(o, "legacy_anchor", json_boolean(m->anchor));
+	if (m->shadow) /* compatmigrate's llamacpp:<hex> legacy tag; null: its model is gone */
+		json_object_set_new(o, "shadow_of", m->shadow_of ? json_string(m->shadow_of) : json_null());
+	if (m->sibling || m->is_list) /* one row per child here (0.40) */
+		json_object_set_new(o, "list_child", json_pack("{s:s, s:b}", "runner", oa_model_list_runner(m),
+		                                               "in_use", !m->sibling && m->child >= 0));
 	if (!m->is_list)
 		return;
 	json_t *l = json_object();
@@ -154,6 +159,12 @@ static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
 		json_array_append_new(kids, k);
 	}
 	json_object_set_new(l, "children", kids);
+	oa_conversion cv;
+	if (oa_model_conversion(s, m, &cv)) /* compatmigrate's converted copy */
+		json_object_set_new(l, "conversion", json_pack("{s:I,s:I,s:I}", "duplicated_bytes",
+		                                               (json_int_t)cv.duplicated, "drop_llamacpp_frees_bytes",
+		                                               (json_int_t)cv.drop_llamacpp, "drop_ggml_frees_bytes",
+		                                               (json_int_t)cv.drop_ggml));
 	json_object_set_new(o, "manifest_list", l);
 }
 
@@ -189,7 +200,7 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	static const char *cfg_states[] = { "none", "ok", "missing", "invalid", "invalid-digest" };
 	json_object_set_new(o, "config", json_string(cfg_states[m->config_state]));
 	json_object_set_new(o, "format", json_string(oa_format_name(m->format)));
-	json_object_set_new(o, "runner", json_string(oa_runner_name(m->runner)));
+	json_object_set_new(o, "runner", json_string(oa_model_list_runner(m)));
 	json_object_set_new(o, "arch", str_or_null(m->arch));
 	json_object_set_new(o, "parameter_size", str_or_null(m->params));
 	json_object_set_new(o, "quantization_level", str_or_null(m->quant));
@@ -210,6 +221,8 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	json_object_set(o, "details", json_object_get(tags, "details"));
 	json_decref(tags);
 	json_object_set_new(o, "capabilities", caps(m));
+	if (m->unservable)
+		json_object_set_new(o, "unservable", json_string(m->unservable));
 	tag_json(s, m, o);
 	return o;
 }

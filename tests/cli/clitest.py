@@ -377,6 +377,15 @@ def many_models_store(tag, n, name_of=lambda k: "ns%d/model%d:tag%d" % (k % 7, k
     return s
 
 
+def passwd_with(name):
+    """A passwd file (for OLLAMA_AUDIT_PASSWD) that names the user running
+    the tests `name`."""
+    p = os.path.join(tempdir("passwd"), "passwd")
+    with open(p, "w", encoding="utf-8") as f:
+        f.write("%s:x:%d:%d::/nonexistent:/bin/sh\n" % (name, os.getuid(), os.getgid()))
+    return p
+
+
 def blob_file(s, digest):
     return s.blob_path(digest)
 

@@ -34,13 +34,6 @@ def end_col(line, text, start=0):
     return dwidth(line[:line.index(text, start) + len(text)])
 
 
-def passwd_with(name):
-    p = os.path.join(t.tempdir("passwd"), "passwd")
-    with open(p, "w", encoding="utf-8") as f:
-        f.write("%s:x:%d:%d::/nonexistent:/bin/sh\n" % (name, os.getuid(), os.getgid()))
-    return p
-
-
 with t.guard("stores: columns by display width, the total row in its column"):
     base = t.tempdir("cjk")
     wide_dir = os.path.join(base, "模型库")
@@ -49,7 +42,7 @@ with t.guard("stores: columns by display width, the total row in its column"):
     s2 = t.oa.Store(os.path.join(wide_dir, "models"))
     t.add_gguf_model(s2, "tiny:latest", seed="w")
     for user in ("山田太郎", "bob", "q"):
-        env = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("sysroot"), "OLLAMA_AUDIT_PASSWD": passwd_with(user)}
+        env = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("sysroot"), "OLLAMA_AUDIT_PASSWD": t.passwd_with(user)}
         for lc in ("C", "C.UTF-8"):
             env["LC_ALL"] = lc
             r = t.run("--store", s1.root, "--store", s2.root, "stores", env=env)

@@ -77,7 +77,13 @@ def v2_store(tag="v2"):
 
 
 def models(r):
-    return {m["name"]: m for st in r.json().get("stores", []) for m in st.get("models", [])}
+    """Rows by name; of a list's rows (one per child here) the one in use."""
+    out = {}
+    for st in r.json().get("stores", []):
+        for m in st.get("models", []):
+            if m["name"] not in out or m.get("list_child", {}).get("in_use"):
+                out[m["name"]] = m
+    return out
 
 
 with t.guard("list shows manifests-v2 models as ollama list 0.40 does"):
@@ -119,9 +125,9 @@ with t.guard("the child in use follows --platform"):
         t.eq(m.get("id"), hexof(digest)[:12], "%s: the ID is the %s child's" % (platform, runner))
         t.eq((m.get("format"), m.get("runner")), (fmt, runner), "%s: format and runner" % platform)
         r = t.audit(s.root, "list", "--format", "tags", "--platform", platform)
-        tags = {x["name"]: x for x in r.json().get("models", [])}
-        t.eq(tags.get("gemma:12b", {}).get("details", {}).get("runner"), runner,
-             "%s: /api/tags details.runner" % platform)
+        rows = [x for x in r.json().get("models", []) if x["name"] == "gemma:12b"]
+        t.eq(sorted(x["details"]["runner"] for x in rows), ["llamacpp", "mlx"],
+             "%s: /api/tags has a row per child here, each with its details.runner" % platform)
     # qwen3.5:4b has only the GGUF child: a Mac audit still uses it, and says a pull would fetch MLX
     r = t.audit(s.root, "check", "--format", "json", "--platform", "darwin/arm64")
     msgs = [f["message"] for f in t.findings_of(r.json()) if f["code"] == "manifest-list" and f["model"] == "qwen3.5:4b"]

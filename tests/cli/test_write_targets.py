@@ -136,6 +136,74 @@ with t.guard("--output, --plan and --cache never write into a store"):
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "the store is untouched")
     t.eq(t.diff_snapshots(before_other, t.snapshot(other.root)), [], "the other store is untouched")
 
+with t.guard("--output over an existing file keeps its mode (and, as root, its owner)"):
+    s, info = t.clean_store("wt-mode")
+    d = t.tempdir("wt-mode-out")
+    out = os.path.join(d, "report.txt")
+    with open(out, "w") as f:
+        f.write("old\n")
+    os.chmod(out, 0o600)
+    owner = (12345, 12346) if t.IS_ROOT else (os.getuid(), os.getgid())
+    if t.IS_ROOT:
+        os.chown(out, *owner)
+    r = t.audit(s.root, "check", "--output", out)
+    t.exit_code(r, 0, "check --output over a 0600 file")
+    st = os.stat(out)
+    t.eq(oct(stat.S_IMODE(st.st_mode)), oct(0o600), "the report stays 0600")
+    t.eq((st.st_uid, st.st_gid), owner, "the report keeps its owner and group")
+    t.contains(open(out).read(), "1 model", "the report was written")
+
+
+def run_with_bind(src, dst, *args):
+    """Run the binary in a mount namespace of its own where src is bind
+    mounted on dst (unshare -m as root, unshare -rm, a user namespace, as a
+    normal user). (Result, None) or (None, why it cannot)."""
+    ns = ["unshare", "-m"] if t.IS_ROOT else ["unshare", "-rm"]
+    try:
+        probe = subprocess.run(ns + ["sh", "-c", 'mount --bind "$1" "$2"', "sh", src, dst],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    except OSError as e:
+        return None, "no unshare: %s" % e
+    if probe.returncode != 0:
+        return None, "cannot bind mount in a namespace of its own: %s" % probe.stderr.decode(errors="replace").strip()
+    env = dict(os.environ, HOME=t.tempdir("bind-home"), NO_COLOR="1")
+    env["XDG_CACHE_HOME"] = env["HOME"]
+    env.pop("OLLAMA_MODELS", None)
+    argv = ns + ["sh", "-c", 'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", src, dst, t.BIN] + list(args)
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
+    return t.Result(args, p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")), None
+
+
+with t.guard("a bind mount or a symlink of a directory deep in the store is inside the store"):
+    s, info = t.clean_store("wt-bind")
+    before = t.snapshot(s.root)
+    tagdir = os.path.dirname(info["path"])  # manifests/registry.ollama.ai/library/tiny
+    outside = t.tempdir("wt-bind-out")
+    # a symlink to a directory four levels into manifests/
+    link = os.path.join(outside, "tags-link")
+    os.symlink(tagdir, link)
+    r = t.audit(s.root, "check", "--output", os.path.join(link, "newtag"))
+    t.exit_code(r, 16, "--output through a symlink to a tag directory is refused")
+    # the same directory, and blobs/, bind mounted elsewhere
+    for src, opt in ((tagdir, ["check", "--output"]), (s.blobs, ["prune", "--plan"]),
+                     (tagdir, ["verify", "--cache"]), (s.blobs, ["list", "--output"])):
+        mnt = t.tempdir("wt-bind-mnt")
+        r, why = run_with_bind(src, mnt, "--store", s.root, *opt, os.path.join(mnt, "newtag"))
+        if why:
+            t.skip("bind mounts: %s" % why)
+            break
+        t.exit_code(r, 16, "%s %s through a bind mount of %s is refused" % (opt[0], opt[1], t.rel(s, src)))
+        t.contains(r.err, "the tool never writes to a store", "%s %s: says why" % tuple(opt))
+    s.add_blob(b"nothing references this", mtime=1e9)  # something for prune to move
+    before = t.snapshot(s.root)
+    mnt = t.tempdir("wt-bind-q")
+    r, why = run_with_bind(tagdir, mnt, "--store", s.root, "prune", "--apply", "--yes",
+                           "--quarantine", os.path.join(mnt, "q"))
+    if not why:
+        t.ne(r.code, 0, "--quarantine in a bind mount of a tag directory is refused", r.describe())
+        t.contains(r.err, "store", "--quarantine: says why")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "the store is untouched")
+
 with t.guard("quarantine on another filesystem leaves nothing behind"):
     mnt, why = tmpfs()
     if not mnt:

@@ -351,6 +351,18 @@ static void test_escape(void)
 	char *e = oa_escape("a\nb\\c\xff\xc3\xa9", 8);
 	CHECK_STR(e, "a\\x0ab\\\\c\\xff\xc3\xa9");
 	free(e);
+	/* C1 controls (CSI U+009B) and bidi overrides/isolates become \uNNNN */
+	e = oa_escape("\xc2\x9b" "2J\xe2\x80\xae" "x\xe2\x81\xa6" "\xe2\x80\xa9", 14);
+	CHECK_STR(e, "\\u009b2J\\u202ex\\u2066\xe2\x80\xa9");
+	free(e);
+	/* printable: the same escapes, a backslash kept: twice is once */
+	char *p = oa_printable("a\\x1b\x1b[\xc2\x9d");
+	CHECK_STR(p, "a\\x1b\\x1b[\\u009d");
+	char *q = oa_printable(p);
+	CHECK_STR(q, p);
+	CHECK(oa_is_printable(p) && !oa_is_printable("\x1b"));
+	free(p);
+	free(q);
 }
 
 /* One strict grammar for every duration option (issue 11, defect 10). */
