@@ -5,6 +5,8 @@
 #ifndef OLLAMA_AUDIT_SHOW_REPORT_H
 #define OLLAMA_AUDIT_SHOW_REPORT_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/runhere.h"
 #include "ollama_audit/store.h"
 
@@ -13,12 +15,12 @@
 
 /* What can run the model on this machine: engine, fit, sizes, memory; null
  * for a model no engine runs. */
-json_t *oa_runhere_view(const oa_machine *mc, const oa_model *m);
+OA_EXPORT json_t *oa_runhere_view(const oa_machine *mc, const oa_model *m);
 /* The json document: oa_report_model_detail plus "schema", "store" and
  * "runs_here". */
-json_t *oa_show_view(const oa_store *s, const oa_model *m, bool tensors, const oa_machine *mc);
+OA_EXPORT json_t *oa_show_view(const oa_store *s, const oa_model *m, bool tensors, const oa_machine *mc);
 /* ndjson from that document: the model (without its layers and findings),
  * then one record per layer (config first) and per finding. */
-json_t *oa_show_view_records(const oa_store *s, json_t *doc, const char *host);
+OA_EXPORT json_t *oa_show_view_records(const oa_store *s, json_t *doc, const char *host);
 
 #endif

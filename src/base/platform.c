@@ -700,9 +700,8 @@ fail:;
 	return -1;
 }
 
-void oa_test_pause(const char *env, const char *point, size_t idx, volatile sig_atomic_t *interrupt)
+void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt)
 {
-	const char *dir = getenv(env);
 	if (!dir || !*dir)
 		return;
 	char *f = oa_xasprintf("%s/%s-%zu", dir, point, idx);

@@ -6,9 +6,9 @@
 #ifndef OLLAMA_AUDIT_PLATFORM_H
 #define OLLAMA_AUDIT_PLATFORM_H
 
-#include <stdint.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Open a file read-only, close-on-exec, without updating its atime where the
@@ -119,12 +119,13 @@ int oa_extents_shared(int fd_a, int fd_b);
  * errno set (EFBIG when larger than max). */
 int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
 
-/* Testing aid: with the environment variable `env` set to DIR, create
- * DIR/<point>-<idx> (holding the pid) and wait (up to 60 s, or until
- * *interrupt) until the test removes it, so a test can change files or send
- * a signal at an exact moment. Unset: nothing. Used by dedupe
- * (OA_TEST_DEDUPE_PAUSE) and restore (OA_TEST_RESTORE_PAUSE). */
-void oa_test_pause(const char *env, const char *point, size_t idx, volatile sig_atomic_t *interrupt);
+/* Testing aid: with `dir` set (a test's OA_TEST_*_PAUSE), stop at a named
+ * point: create dir/<point>-<idx> (holding the pid) and wait (up to 60 s, or
+ * until *interrupt) until the test removes it, so a test can change files or
+ * send a signal at an exact moment. NULL or "": nothing. Used by dedupe
+ * (OA_TEST_DEDUPE_PAUSE), restore (OA_TEST_RESTORE_PAUSE) and prune/rm
+ * apply (OA_TEST_APPLY_PAUSE, through oa_apply_opts.pause_dir). */
+void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt);
 
 /* An exclusive advisory lock (flock) on fd, an open directory: it needs no
  * file of its own. Waits up to timeout_ms. 0 locked; -1 (errno

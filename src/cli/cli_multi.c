@@ -239,11 +239,11 @@ void cli_multi_store_done(cli *c, oa_store *s, const oa_audit_summary *sum)
 }
 
 /* Add a ready-made store's metrics (the stores and du commands). */
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds)
+void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du)
 {
 	oa_prom_store info = { .user = cli_store_user(s), .source = s->how, .timestamp = oa_wall_now(),
 	                       .duration = seconds, .success = store_readable(s),
-	                       .no_findings = strcmp(c->cmd, "du") == 0 };
+	                       .no_findings = strcmp(c->cmd, "du") == 0, .du = du };
 	oa_prom_add_store(prom(c), s, &info);
 }
 

@@ -7,6 +7,7 @@
 #define OA_CLI_MULTI_H
 
 #include "cli.h"
+#include "ollama_audit/du.h"
 
 #include <stdbool.h>
 
@@ -27,7 +28,7 @@ void cli_multi_store_done(cli *c, oa_store *s, const struct oa_audit_summary *su
 
 /* A store's metrics for --format prometheus (stores, du): sizes, models,
  * audit time; du leaves out the findings, which it does not look for. */
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds);
+void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du);
 /* One more sample of a metric for --format prometheus (stores). */
 void cli_multi_prom_add(const char *metric, double value);
 

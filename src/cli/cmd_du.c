@@ -215,7 +215,9 @@ static void du_render(cli *c, oa_store *s, const oa_du_store *d, bool first, jso
 		oa_json_dump_lines(recs, stdout);
 		json_decref(recs);
 	} else if (c->format == OUT_PROMETHEUS) {
-		cli_multi_prom_store(c, s, s->scan_seconds);
+		/* its rows, unless --unused-for or --sort changed them */
+		bool all_rows = c->unused_for < 0 && (c->sort == SORT_DEFAULT || c->sort == SORT_UNIQUE);
+		cli_multi_prom_store(c, s, s->scan_seconds, all_rows ? d : NULL);
 	} else if (c->format == OUT_CSV) {
 		du_csv(s, d);
 	} else if (c->quiet) {

@@ -277,6 +277,7 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, bool json, oa_appl
 		.stop = &stop_requested,
 		.log = json ? stderr : stdout,
 		.delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0,
+		.pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
 	};
 	char err[768];
 	bool ran = oa_plan_apply(s, p, &o, r, err, sizeof err) == 0;

@@ -63,6 +63,14 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+bool cli_option_takes_value(const char *name)
+{
+	for (const struct option *o = long_opts; o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o->has_arg == required_argument;
+	return false;
+}
+
 /* A group's answer for an option that is not one of its own. */
 enum { NOT_MINE = -2 };
 

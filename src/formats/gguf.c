@@ -2,6 +2,7 @@
  * docs/gguf-limits.md. Spec: shared/spec/gguf.md. */
 #include "ollama_audit/gguf.h"
 #include "base/platform.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1593,6 +1594,30 @@ int oa_gguf_read_path(const char *path, oa_gguf_mode mode, oa_gguf_info *out)
 	int rc = oa_gguf_read_fd(fd, (uint64_t)st.st_size, mode, out);
 	close(fd);
 	return rc;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? oa_xstrdup(s) : NULL;
+}
+
+void oa_gguf_info_copy(oa_gguf_info *dst, const oa_gguf_info *src)
+{
+	*dst = *src;
+	dst->architecture = dup_or_null(src->architecture);
+	dst->general_type = dup_or_null(src->general_type);
+	dst->general_name = dup_or_null(src->general_name);
+	dst->tokenizer_model = dup_or_null(src->tokenizer_model);
+	dst->tensors = src->n_tensors_kept ? oa_xcalloc(src->n_tensors_kept, sizeof *dst->tensors) : NULL;
+	for (size_t i = 0; i < src->n_tensors_kept; i++) {
+		dst->tensors[i] = src->tensors[i];
+		dst->tensors[i].name = dup_or_null(src->tensors[i].name);
+	}
+	dst->diags = src->n_diags ? oa_xcalloc(src->n_diags, sizeof *dst->diags) : NULL;
+	for (size_t i = 0; i < src->n_diags; i++) {
+		dst->diags[i] = src->diags[i];
+		dst->diags[i].message = dup_or_null(src->diags[i].message);
+	}
 }
 
 void oa_gguf_info_free(oa_gguf_info *info)

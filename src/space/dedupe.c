@@ -419,12 +419,12 @@ static int blob_good(oa_dedupe_plan *p, const oa_store *s, const oa_blob *b, int
 	}
 }
 
-/* Testing aid (tests/cli/test_dedupe.py), oa_test_pause: points open
- * (before the files are opened), clone (before the FICLONE), rename
- * (before the rename). */
+/* Testing aid (tests/cli/test_dedupe.py): with OA_TEST_DEDUPE_PAUSE=DIR,
+ * apply stops at named points (oa_test_pause): open (before the files are
+ * opened), clone (before the FICLONE), rename (before the rename). */
 static void test_pause(const char *point, size_t idx, volatile sig_atomic_t *interrupt)
 {
-	oa_test_pause("OA_TEST_DEDUPE_PAUSE", point, idx, interrupt);
+	oa_test_pause(getenv("OA_TEST_DEDUPE_PAUSE"), point, idx, interrupt);
 }
 
 static struct oa_dd_subst *find_subst(const oa_dedupe_plan *p, const oa_blob *b)

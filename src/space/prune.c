@@ -854,12 +854,17 @@ static void say(const oa_apply_opts *o, const char *verb, const oa_plan_entry *e
 }
 
 /* What applying consults besides the entry itself: the store's reference
- * cache (built once, refreshed before each blob) and the blob files the
- * parseable manifests that stay reference by path. */
+ * cache (built once, refreshed before each batch of blobs, see refs_current)
+ * and the blob files the parseable manifests that stay reference by path. */
 typedef struct apply_ctx {
 	oa_store *s;
 	const char *command;
+	const oa_apply_opts *o;
 	oa_refcache *refs;
+	size_t since_refresh;   /* blobs checked against the last refresh */
+	size_t refreshes;
+	double refreshed_at, refresh_took; /* when the last refresh ended, and its cost (s) */
+	bool refresh_due;       /* before the next blob check, whatever the count */
 	char **in_use;      /* sorted blob names */
 	size_t n_in_use;
 	oa_ino_set targets; /* what the symlinked blobs that stay resolve through */
@@ -930,8 +935,38 @@ static void targets_build(apply_ctx *c, const oa_plan *p)
 	oa_ino_set_sort(&c->targets);
 }
 
+/* How long the blobs checked against one refresh of the reference cache
+ * may go on: until as much time has passed as the refresh took (so
+ * refreshing is at most half of the apply, linear in manifests + entries,
+ * and a slow apply refreshes before every blob), and never more than
+ * REFS_BATCH blobs, or one per REFS_BATCH_SHARE files and directories the
+ * refresh stats in a larger store. A pull that lands during the apply is
+ * seen within one batch. */
+#define REFS_BATCH 64
+#define REFS_BATCH_SHARE 16
+
+/* Refresh the reference cache when a batch is over, or when a manifest was
+ * removed (rm: the blobs it used must see it gone). */
+static void refs_current(apply_ctx *c)
+{
+	size_t size = oa_refcache_size(c->refs);
+	size_t batch = size / REFS_BATCH_SHARE > REFS_BATCH ? size / REFS_BATCH_SHARE : REFS_BATCH;
+	double now = oa_now();
+	if (c->refresh_due || c->since_refresh >= batch || now - c->refreshed_at >= c->refresh_took) {
+		oa_test_pause(c->o->pause_dir, "refresh", c->refreshes++, c->o->stop);
+		double t0 = oa_now();
+		oa_refcache_update(c->refs);
+		c->refreshed_at = oa_now();
+		c->refresh_took = c->refreshed_at - t0;
+		c->refresh_due = false;
+		c->since_refresh = 0;
+	}
+	c->since_refresh++;
+}
+
 /* 1. Nothing may reference a blob: by path, and by its digest in any file
- * under manifests/ re-read now. False (why set) when something does. */
+ * under manifests/ as of the last refresh (refs_current). False (why set)
+ * when something does. */
 static bool blob_unreferenced(apply_ctx *c, const oa_plan_entry *e, char *why, size_t whylen)
 {
 	const char *name = e->path + strlen("blobs/");
@@ -943,7 +978,7 @@ static bool blob_unreferenced(apply_ctx *c, const oa_plan_entry *e, char *why, s
 	path_hex(e->path, hex);
 	if (!hex[0])
 		return true;
-	oa_refcache_update(c->refs);
+	refs_current(c);
 	const char *inc = oa_refcache_incomplete(c->refs);
 	if (oa_refcache_has(c->refs, hex)) {
 		snprintf(why, whylen, "a manifest references it now");
@@ -1047,8 +1082,10 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 		rc = unlinkat(pfd, leaf, 0);
 	}
 	int err = errno;
-	if (rc == 0 && kind == PK_MANIFEST)
+	if (rc == 0 && kind == PK_MANIFEST) {
 		fsync(pfd); /* the manifest is gone for good before any of its blobs goes */
+		c->refresh_due = true;
+	}
 	if (rc < 0) {
 		snprintf(why, whylen, "%s", strerror(err));
 		return R_FAIL;
@@ -1158,7 +1195,7 @@ int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t e
 static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                       char *err, size_t errlen)
 {
-	apply_ctx ctx = { .s = s, .command = p->command, .refs = oa_refcache_new(s) };
+	apply_ctx ctx = { .s = s, .command = p->command, .o = o, .refs = oa_refcache_new(s), .refresh_due = true };
 	quarantine q;
 	bool use_q = o->quarantine != NULL;
 	if (oa_plan_check(s, p, o->force, err, errlen) < 0 ||

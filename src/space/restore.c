@@ -324,7 +324,7 @@ static void restore_all(const restore_ctx *c, json_t *entries, const oa_restore_
 			json_t *x = json_array_get(entries, k);
 			if (is_manifest(x) != (manifests == 1))
 				continue;
-			oa_test_pause("OA_TEST_RESTORE_PAUSE", "entry", ++step, o->stop);
+			oa_test_pause(getenv("OA_TEST_RESTORE_PAUSE"), "entry", ++step, o->stop);
 			if (o->stop && *o->stop) {
 				r->interrupted = true;
 				return;

@@ -53,6 +53,8 @@ static const char *digest_of(const oa_model *m, size_t i)
  * still reads the key-values from the start of whatever file is there (it
  * never looks at tensor data), so a blob truncated after its header still
  * gives /api/tags its values: read it the quick way, without more findings. */
+static void gguf_findings(oa_store *s, oa_model *m, size_t i);
+
 static void read_gguf_quietly(oa_store *s, oa_blob *b, oa_layer_header *lh)
 {
 	if (!b || b->dangling || !b->stat_ok || b->st.st_size <= 0)
@@ -68,6 +70,56 @@ static void read_gguf_quietly(oa_store *s, oa_blob *b, oa_layer_header *lh)
 	close(fd);
 }
 
+/* Each blob's GGUF header as parsed by this scan, per mode: a weight blob
+ * that 200 tags share is opened and parsed once, the others get a copy (the
+ * findings are still each model's own). Indexed like s->blobs. */
+struct oa_header_cache {
+	oa_gguf_info *parsed[2]; /* [mode == OA_GGUF_FULL] */
+	bool *have[2];
+};
+
+void oa_headers_begin(oa_store *s)
+{
+	struct oa_header_cache *c = oa_xcalloc(1, sizeof *c);
+	size_t n = s->n_blobs ? s->n_blobs : 1;
+	for (int k = 0; k < 2; k++) {
+		c->parsed[k] = oa_xcalloc(n, sizeof *c->parsed[k]);
+		c->have[k] = oa_xcalloc(n, sizeof *c->have[k]);
+	}
+	s->header_cache = c;
+}
+
+void oa_headers_end(oa_store *s)
+{
+	struct oa_header_cache *c = s->header_cache;
+	if (!c)
+		return;
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < s->n_blobs; i++)
+			if (c->have[k][i])
+				oa_gguf_info_free(&c->parsed[k][i]);
+		free(c->parsed[k]);
+		free(c->have[k]);
+	}
+	free(c);
+	s->header_cache = NULL;
+}
+
+/* The cached parse of b in that mode, or NULL; `slot` is where to keep one. */
+static oa_gguf_info *cached_gguf(oa_store *s, const oa_blob *b, oa_gguf_mode mode, bool **slot)
+{
+	struct oa_header_cache *c = s->header_cache;
+	*slot = NULL;
+	if (!c || b < s->blobs || b >= s->blobs + s->n_blobs)
+		return NULL;
+	int k = mode == OA_GGUF_FULL;
+	size_t i = (size_t)(b - s->blobs);
+	if (c->have[k][i])
+		return &c->parsed[k][i];
+	*slot = &c->have[k][i];
+	return NULL;
+}
+
 static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mode)
 {
 	oa_model_headers *h = m->headers;
@@ -75,6 +127,14 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 	oa_blob *b = m->layer_blobs[i];
 	if (!usable_blob(m, i)) {
 		read_gguf_quietly(s, b, lh);
+		return;
+	}
+	bool *keep;
+	const oa_gguf_info *seen = cached_gguf(s, b, mode, &keep);
+	if (seen) {
+		lh->have_gguf = true;
+		oa_gguf_info_copy(&lh->gguf, seen);
+		gguf_findings(s, m, i);
 		return;
 	}
 	int fd = oa_store_open_blob(s, b);
@@ -101,7 +161,20 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 	lh->have_gguf = true;
 	oa_gguf_read_fd(fd, (uint64_t)b->st.st_size, mode, &lh->gguf);
 	close(fd);
-	const oa_gguf_info *g = &lh->gguf;
+	if (keep) {
+		size_t at = (size_t)(b - s->blobs);
+		oa_gguf_info_copy(&s->header_cache->parsed[mode == OA_GGUF_FULL][at], &lh->gguf);
+		*keep = true;
+	}
+	gguf_findings(s, m, i);
+}
+
+/* The findings a layer's GGUF header gives its model. */
+static void gguf_findings(oa_store *s, oa_model *m, size_t i)
+{
+	const oa_gguf_info *g = &m->headers->layers[i].gguf;
+	char path[96];
+	snprintf(path, sizeof path, "blobs/%s", m->layer_blobs[i]->name);
 	for (size_t d = 0; d < g->n_diags; d++) {
 		const oa_gguf_diag *dg = &g->diags[d];
 		if (dg->severity == OA_SEV_ERROR) {

@@ -1,5 +1,6 @@
 /* scan.c - read a store, then classify its models. */
 #include "ollama_audit/scan.h"
+#include "ollama_audit/headers.h"
 #include "ollama_audit/model.h"
 #include "base/platform.h"
 
@@ -7,8 +8,10 @@ void oa_store_scan(oa_store *s)
 {
 	double t0 = oa_now();
 	oa_store_read(s);
+	oa_headers_begin(s);
 	for (size_t i = 0; i < s->n_models; i++)
 		oa_model_classify(s, &s->models[i]);
+	oa_headers_end(s);
 	s->scan_seconds = oa_now() - t0;
 }
 

@@ -101,7 +101,9 @@ bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, oa_digest_h
 	       strlen(slash + 1) == 7 + 64 && oa_digest_parse(slash + 1, hex, NULL);
 }
 
-int oa_store_resolve_path(const oa_store *s, const char *rel, char out[PATH_MAX])
+_Static_assert(OA_PATH_MAX >= PATH_MAX, "realpath() may write PATH_MAX bytes into an OA_PATH_MAX buffer");
+
+int oa_store_resolve_path(const oa_store *s, const char *rel, char out[OA_PATH_MAX])
 {
 	char *p = oa_path_join(s->root, rel);
 	char *r = realpath(p, out);
@@ -291,7 +293,7 @@ static void scan_blobs(oa_store *s)
 				b->st = st;
 				char *full = oa_path_join(s->root, "blobs");
 				char *p = oa_path_join(full, b->name);
-				char resolved[PATH_MAX];
+				char resolved[OA_PATH_MAX];
 				b->link_outside = !realpath(p, resolved) || !inside_root(s, resolved);
 				free(full);
 				free(p);
@@ -402,7 +404,7 @@ static bool leads_out(walk_ctx *w, int dirfd, int depth, const char *name)
 	}
 	oa_buf_addc(&raw, '/');
 	oa_buf_adds(&raw, name);
-	char resolved[PATH_MAX];
+	char resolved[OA_PATH_MAX];
 	bool out = oa_store_resolve_path(w->s, raw.data, resolved) == 0;
 	oa_buf_free(&raw);
 	if (out) {
@@ -611,7 +613,7 @@ static void tag_blob(walk_ctx *w, oa_model *m, int dirfd, const char *file, cons
 	if (is_symlink_at(dirfd, file)) {
 		m->tag_kind = "symlink";
 		char *raw = oa_xasprintf("%s/%s/%s/%s/%s", w->top, w->parts[0], w->parts[1], w->parts[2], file);
-		char resolved[PATH_MAX];
+		char resolved[OA_PATH_MAX];
 		if (oa_store_resolve_path(w->s, raw, resolved) == 1 && oa_store_blob_path_hex(w->s, resolved, hex))
 			memcpy(m->tag_blob, hex, sizeof hex);
 		free(raw);

@@ -307,10 +307,15 @@ static void add_findings(oa_prom *p, oa_store *s, const char *st, const char *us
 }
 
 /* Reclaimable: what prune would free now (same numbers as du). */
-static void add_reclaimable(oa_prom *p, oa_store *s, const char *st, const char *us)
+static void add_reclaimable(oa_prom *p, oa_store *s, const oa_du_store *du, const char *st, const char *us)
 {
 	if (s->root_fd < 0)
 		return;
+	if (du) { /* the reference set and the junk were just walked: not again */
+		oa_prom_add(p, "ollama_store_reclaimable_bytes", (double)du->reclaimable, "store", st, "user", us,
+		            (const char *)NULL);
+		return;
+	}
 	oa_reclaim r;
 	oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
 	oa_prom_add(p, "ollama_store_reclaimable_bytes", (double)r.plan.freed, "store", st, "user", us,
@@ -319,7 +324,7 @@ static void add_reclaimable(oa_prom *p, oa_store *s, const char *st, const char 
 }
 
 /* Per model: what it is, its size and what only it uses. */
-static void add_per_model(oa_prom *p, oa_store *s, const char *st, const char *us)
+static void add_per_model(oa_prom *p, oa_store *s, const oa_du_store *given, const char *st, const char *us)
 {
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
@@ -332,17 +337,20 @@ static void add_per_model(oa_prom *p, oa_store *s, const char *st, const char *u
 		oa_prom_add(p, "ollama_store_model_size_bytes", (double)(m->m.size < 0 ? 0 : m->m.size),
 		            "store", st, "user", us, "model", m->display, (const char *)NULL);
 	}
-	oa_du du;
-	oa_du_compute(s, &du);
-	for (size_t r = 0; r < du.n_rows; r++)
-		for (size_t k = 0; k < du.rows[r].n_models; k++) {
-			const oa_model *m = &s->models[du.rows[r].models[k]];
+	oa_du own;
+	if (!given)
+		oa_du_compute(s, &own);
+	const oa_du *du = given ? &given->du : &own;
+	for (size_t r = 0; r < du->n_rows; r++)
+		for (size_t k = 0; k < du->rows[r].n_models; k++) {
+			const oa_model *m = &s->models[du->rows[r].models[k]];
 			if (!m->manifest_ok || m->anchor || m->sibling)
 				continue;
-			oa_prom_add(p, "ollama_store_model_unique_bytes", (double)du.rows[r].unique, "store", st,
+			oa_prom_add(p, "ollama_store_model_unique_bytes", (double)du->rows[r].unique, "store", st,
 			            "user", us, "model", m->display, (const char *)NULL);
 		}
-	oa_du_free(&du);
+	if (!given)
+		oa_du_free(&own);
 }
 
 void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
@@ -354,8 +362,8 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 	add_blobs(p, s, st, us);
 	if (!info->no_findings)
 		add_findings(p, s, st, us);
-	add_reclaimable(p, s, st, us);
-	add_per_model(p, s, st, us);
+	add_reclaimable(p, s, info->du, st, us);
+	add_per_model(p, s, info->du, st, us);
 	oa_prom_add(p, "ollama_store_last_audit_timestamp_seconds", info->timestamp, "store", st, "user",
 	            us, (const char *)NULL);
 	oa_prom_add(p, "ollama_store_audit_duration_seconds", info->duration, "store", st, "user", us,

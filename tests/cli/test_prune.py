@@ -905,4 +905,45 @@ with t.guard("--plan with --all-users is refused, nothing is written"):
     r = m7.run("prune", "--all-users", "--apply", "--yes", "--plan", plan)
     t.exit_code(r, 16, "prune --all-users --apply --plan")
 
+# ------------------------------------------------------------------ a pull lands between two batches
+with t.guard("a manifest written between two batches of removals keeps its blobs"):
+    import threading
+    s = t.new_store("midpull")
+    t.add_gguf_model(s, "keep:latest", seed="k")
+    orphans = [s.add_blob(oa.det_bytes(100 + i, "mid%d" % i)) for i in range(150)]
+    s.age_all(7200)
+    pdir = t.tempdir("pause")
+    box, seen, at_pull = {}, [], {}
+
+    def pull_lands():
+        """What a pull writes last: a manifest naming blobs already there."""
+        left = [d for d in orphans if os.path.exists(s.blob_path(d))]
+        at_pull["left"] = left
+        layers = [{"mediaType": "application/vnd.ollama.image.layer", "digest": d,
+                   "size": os.path.getsize(s.blob_path(d))} for d in left]
+        s.add_manifest("pulled:latest", layers[0], layers[1:])
+
+    args = ("--store", s.root, "prune", "--apply", "--yes")
+    th = threading.Thread(target=lambda: box.setdefault(
+        "r", t.run(*args, env={"OA_TEST_APPLY_PAUSE": pdir})))
+    th.start()
+    while th.is_alive() or [n for n in os.listdir(pdir) if not n.startswith(".")]:
+        for n in sorted(n for n in os.listdir(pdir) if not n.startswith(".")):
+            if n == "refresh-1":
+                pull_lands()
+            seen.append(n)
+            os.unlink(os.path.join(pdir, n))
+        time.sleep(0.005)
+    th.join()
+    r = box["r"]
+    t.exit_code(r, 0, "prune --apply with a pull landing mid-apply")
+    t.contains(seen, "refresh-1", "the apply re-read the manifests between two batches")
+    left = at_pull.get("left", [])
+    t.ok(0 < len(left) < len(orphans), "the pull landed after some orphans went and before the rest",
+         len(left))
+    gone = [d for d in left if not os.path.exists(s.blob_path(d))]
+    t.eq(len(gone), 0, "no blob the new manifest names was removed", gone[:3])
+    t.eq(r.out.count("a manifest references it now"), len(left), "each is skipped, saying why")
+    check_clean(s, "after a pull mid-apply")
+
 t.done()

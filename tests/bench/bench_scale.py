@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""bench_scale.py - list, check, du and prune on a store of many models,
+each against a baseline measured in the same run, side by side with peak RSS.
+
+The store: N models (default 10,000; OA_BENCH_MODELS=100000 shows growth),
+50 GGUF weight blobs shared between them, one template blob shared by all,
+a config and a params blob per model, and N/5 orphan blobs aged 3 days.
+
+Baselines: list, check and du against a bare walk of the same files (read
+every manifest and every small blob, lstat every blob): bare_walk.c, the same
+work as find+cat+stat without their process start-ups (both are printed);
+prune --apply against its own dry run. It prints figures; it asserts nothing.
+
+    python3 tests/bench/bench_scale.py BUILD_DIR
+    OA_BENCH_MODELS=100000 OA_BENCH_REPS=1 python3 tests/bench/bench_scale.py BUILD_DIR
+"""
+import hashlib, os, shutil, subprocess, sys, tempfile, time
+
+SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "tests", "tools"))
+import oastore as oa  # noqa: E402
+
+N_WEIGHTS = 50
+THREE_DAYS = 3 * 86400
+
+
+def write_blob(blobs, data, mtime=None):
+    hexd = hashlib.sha256(data).hexdigest()
+    p = os.path.join(blobs, "sha256-" + hexd)
+    with open(p, "wb") as f:
+        f.write(data)
+    if mtime is not None:
+        os.utime(p, (mtime, mtime))
+    return "sha256:" + hexd
+
+
+def build(root, n):
+    """A store of n models; returns (blobs, orphans)."""
+    s = oa.Store(root)
+    weights = []
+    for i in range(N_WEIGHTS):
+        g = oa.tiny_llama_gguf(name="base%d" % i, n_layers=2)
+        info = oa.read_gguf(g)
+        weights.append((s.layer("model", g), oa.human_number(info["param_count"])))
+    tmpl = s.layer("template", b"{{ .System }} {{ .Prompt }}")
+    for i in range(n):
+        w, ptype = weights[i % N_WEIGHTS]
+        params = s.layer("params", ('{"seed":%d}' % i).encode())
+        cfg = s.config(oa.config_v2(
+            rootfs={"type": "layers", "diff_ids": [w["digest"], tmpl["digest"], params["digest"]]},
+            model_format="gguf", model_family="llama", model_families=["llama"],
+            model_type=ptype, file_type="Q4_K_M", architecture="amd64", os="linux"))
+        s.add_manifest("bench/model%d:latest" % i, cfg, [w, tmpl, params])
+    blobs = len(os.listdir(s.blobs))
+    return blobs, add_orphans(s.blobs, n // 5, 0)
+
+
+def add_orphans(blobs, n, round_):
+    old = time.time() - THREE_DAYS
+    for i in range(n):
+        write_blob(blobs, ("orphan %d of round %d\n" % (i, round_)).encode() * 4, old)
+    return n
+
+
+def run(cmd, timeout=None):
+    """(wall seconds, CPU seconds, peak RSS in MiB, exit status) of one run;
+    status None when it was stopped after `timeout` seconds."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    status = None
+    while True:
+        pid, st, ru = os.wait4(p.pid, os.WNOHANG if timeout is not None else 0)
+        if pid:
+            status = os.waitstatus_to_exitcode(st)
+            break
+        if time.perf_counter() - t0 > timeout:
+            p.kill()
+            _, st, ru = os.wait4(p.pid, 0)
+            break
+        time.sleep(0.05)
+    return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, status
+
+
+def best_of(cmd, reps):
+    """The best wall and CPU seconds over reps runs, and the highest peak RSS."""
+    runs = [run(cmd) for _ in range(reps)]
+    for r in runs:
+        if r[3] not in (0, 1):
+            sys.exit("%s exited %s" % (" ".join(cmd), r[3]))
+    return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
+
+
+BARE = ('find "$1/manifests" -type f -exec cat {} + >/dev/null; '
+        'find "$1/blobs" -type f -size -64k -exec cat {} + >/dev/null; '
+        'find "$1/blobs" -type f -exec stat -c %s {} + >/dev/null')
+
+ROW = "%-30s %8.2f %7.2fx %8.2f %7.2fx %9s"
+
+
+def row(what, t, base, rss=None):
+    print(ROW % (what, t[0], t[0] / base[0], t[1], t[1] / base[1], "%.0f MiB" % rss if rss else "-"))
+
+
+def main():
+    build_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(SRC, "build")
+    n = int(os.environ.get("OA_BENCH_MODELS", "10000"))
+    reps = int(os.environ.get("OA_BENCH_REPS", "3"))
+    binary = os.path.abspath(os.path.join(build_dir, "ollama-audit"))
+    keep = os.environ.get("OA_BENCH_STORE")  # build the store there once, and keep it
+    tmp = None if keep else tempfile.mkdtemp(prefix="oa-bench-scale.")
+    root = keep or os.path.join(tmp, "models")
+    try:
+        t0 = time.perf_counter()
+        if keep and os.path.exists(os.path.join(root, "manifests")):
+            n_orphans = add_orphans(os.path.join(root, "blobs"), n // 5, 0)  # the same names again
+            n_blobs = len(os.listdir(os.path.join(root, "blobs"))) - n_orphans
+        else:
+            n_blobs, n_orphans = build(root, n)
+        print("store: %d models, %d blobs + %d orphans aged 3 days (built in %.0f s); best of %d" %
+              (n, n_blobs, n_orphans, time.perf_counter() - t0, reps))
+        env_store = [binary, "--store", root]
+        walker = os.path.join(tmp or os.path.dirname(root), "bare_walk")
+        subprocess.run(["cc", "-O2", "-o", walker, os.path.join(os.path.dirname(__file__), "bare_walk.c")],
+                       check=True)
+        bare = best_of([walker, root], reps)
+        print("%-30s %8s %8s %8s %8s %9s" % ("", "wall s", "ratio", "CPU s", "ratio", "peak RSS"))
+        row("bare walk (bare_walk.c)", bare, bare)
+        row("find+cat+stat (processes)", best_of(["sh", "-c", BARE, "sh", root], reps), bare)
+        for cmd in (["list"], ["check"], ["verify"], ["du"], ["du", "--format", "prometheus"]):
+            t = best_of(env_store + cmd, reps)
+            row(" ".join(cmd), t, bare, t[2])
+        dry = best_of(env_store + ["prune", "--min-age", "2d"], reps)
+        row("prune (dry run)", dry, dry, dry[2])
+        limit = float(os.environ.get("OA_BENCH_APPLY_TIMEOUT", "900"))
+        best = None
+        for r in range(reps):
+            if r:
+                add_orphans(os.path.join(root, "blobs"), n_orphans, r)
+            t = run(env_store + ["prune", "--min-age", "2d", "--apply", "--yes"], limit)
+            if t[3] is None:
+                done = n_blobs + n_orphans - len(os.listdir(os.path.join(root, "blobs")))
+                add_orphans(os.path.join(root, "blobs"), n_orphans, r)
+                row("prune --apply: STOPPED", t, dry, t[2])
+                print("  (stopped after %.0f s with %d of %d removed: %.0f s at that rate)" %
+                      (t[0], done, n_orphans, t[0] * n_orphans / max(done, 1)))
+                return
+            left = len(os.listdir(os.path.join(root, "blobs")))
+            if t[3] != 0 or left != n_blobs:
+                sys.exit("prune --apply exited %d and left %d blobs (expected %d)" % (t[3], left, n_blobs))
+            best = t if best is None else (min(best[0], t[0]), min(best[1], t[1]), max(best[2], t[2]))
+        row("prune --apply (%d orphans)" % n_orphans, best, dry, best[2])
+    finally:
+        if tmp:
+            shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()
