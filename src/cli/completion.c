@@ -59,14 +59,15 @@ static bool takes_value(const char *w, size_t n)
 	return as_word(word, w, n) && cli_option_takes_value(word);
 }
 
-/* The options every command takes: what is offered before the command. */
+/* The options every command that reads a store takes: what is offered
+ * before the command (`version` reads none and takes none of them). */
 static bool common_option(const char *w, size_t n)
 {
 	char word[64];
 	if (!as_word(word, w, n))
 		return false;
 	for (const command *k = cli_commands; k->name; k++)
-		if (!cli_word_in(k->options, word))
+		if (cli_word_in(k->options, "store") && !cli_word_in(k->options, word))
 			return false;
 	return true;
 }
