@@ -233,27 +233,50 @@ static size_t widest_cuttable(const cli_table *t, const size_t *w, const bool *s
 	return best;
 }
 
-/* Widths for a terminal of `cols` columns (0: no limit): hide the
- * lowest-priority columns while the row cannot fit with every cuttable
- * column at its minimum, then cut those columns only as far as needed. */
+/* Hides the shown column of the largest priority above `above`; false
+ * when there is none. */
+static bool hide_lowest(const cli_table *t, bool *shown, unsigned above)
+{
+	size_t drop = t->ncol;
+	for (size_t k = 0; k < t->ncol; k++)
+		if (shown[k] && t->col[k].priority > above &&
+		    (drop == t->ncol || t->col[k].priority >= t->col[drop].priority))
+			drop = k;
+	if (drop == t->ncol)
+		return false;
+	shown[drop] = false;
+	return true;
+}
+
+/* Whole cells at the price of the columns beyond CLI_PRIORITY_CORE, when
+ * that price buys them; shown is changed only then. */
+static bool fit_whole(const cli_table *t, size_t cols, const size_t *w, bool *shown)
+{
+	bool *try = oa_xcalloc(t->ncol, sizeof *try);
+	memcpy(try, shown, t->ncol * sizeof *try);
+	while (row_width(t, w, try) > cols && hide_lowest(t, try, CLI_PRIORITY_CORE))
+		;
+	bool fits = row_width(t, w, try) <= cols;
+	if (fits)
+		memcpy(shown, try, t->ncol * sizeof *try);
+	free(try);
+	return fits;
+}
+
+/* Widths for a terminal of `cols` columns (0: no limit): whole cells if
+ * hiding optional columns gets there; else hide the lowest-priority columns
+ * while the row cannot fit with every cuttable column at its minimum, then
+ * cut those columns only as far as needed. */
 static void layout(const cli_table *t, size_t cols, size_t *w, bool *shown)
 {
-	if (!cols)
+	if (!cols || fit_whole(t, cols, w, shown))
 		return;
 	size_t *at_min = oa_xcalloc(t->ncol, sizeof *at_min);
 	for (;;) {
 		for (size_t k = 0; k < t->ncol; k++)
 			at_min[k] = t->col[k].min && w[k] > t->col[k].min ? t->col[k].min : w[k];
-		if (row_width(t, at_min, shown) <= cols)
+		if (row_width(t, at_min, shown) <= cols || !hide_lowest(t, shown, 0))
 			break;
-		size_t drop = t->ncol;
-		for (size_t k = 0; k < t->ncol; k++)
-			if (shown[k] && t->col[k].priority &&
-			    (drop == t->ncol || t->col[k].priority >= t->col[drop].priority))
-				drop = k;
-		if (drop == t->ncol)
-			break;
-		shown[drop] = false;
 	}
 	free(at_min);
 	for (int below_min = 0; below_min < 2; below_min++)

@@ -18,11 +18,16 @@ size_t cli_term_width(void);                /* 0: no limit (not a terminal) */
 
 /* A table that fits the terminal. Each column has a priority (0: always
  * shown; the largest is hidden first) and a minimum width (0: never cut).
- * On a terminal narrower than the table the lowest-priority columns are
- * hidden until the rest fits with the cuttable columns at their minimum,
- * then those are cut (ellipsis) only as far as needed; no line is ever
+ * On a terminal narrower than the table, columns of a priority above
+ * CLI_PRIORITY_CORE (the ones `ollama list` does not show) are hidden first
+ * when that lets every cell show whole: a cut name costs more than an extra
+ * column. Otherwise the lowest-priority columns are hidden until the rest
+ * fits with the cuttable columns at their minimum, then those are cut
+ * (ellipsis) only as far as needed; no line is ever
  * wider than the terminal, and stderr says once which columns were hidden.
  * Piped, with --output or --wide: every column, nothing cut. */
+#define CLI_PRIORITY_CORE 3
+
 typedef struct cli_column {
 	const char *head;
 	unsigned priority;

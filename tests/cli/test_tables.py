@@ -7,6 +7,7 @@ of list and du cut with an ellipsis on a terminal narrower than the table
 
 import os
 import sys
+import time
 import unicodedata
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -78,7 +79,16 @@ with t.guard("a terminal narrower than the table: NAME cut with an ellipsis, nev
     widest = max(dwidth(ln) for ln in full.out.splitlines())
     # list's other columns take ~90 columns, du's ~40; the footers of du are
     # sentences, not table rows
-    for cmd, sizes in ((["list"], (110, 100)), (["du"], (70, 60))):
+    # list at 110 and 100: hiding the columns `ollama list` does not show
+    # keeps every name whole, so those go first
+    for cols in (110, 100):
+        r = t.run_tty(("--store", s.root, "list"), None, stdout_tty=True, cols=cols)
+        t.ok(all(n in r.out for n in names) and ELLIPSIS not in r.out,
+             "list, %d columns: every long name whole" % cols, r.out)
+        t.contains(r.err, "hidden to fit", "list, %d columns: says which columns it hid" % cols)
+        t.ok(all(dwidth(ln) <= cols for ln in r.out.splitlines()), "list, %d columns: every line fits" % cols,
+             r.out)
+    for cmd, sizes in ((["list"], (80, 70)), (["du"], (70, 60))):
         for cols in sizes:
             r = t.run_tty(("--store", s.root) + tuple(cmd), None, stdout_tty=True, cols=cols)
             t.exit_code(r, 0, "%s on a %d-column terminal" % (cmd[0], cols))
@@ -142,11 +152,17 @@ with t.guard("tables that fit 60, 80, 100 and 140 columns: columns hidden by pri
                      "%s --wide, %d columns: every column" % (cmd, cols), w.out)
                 t.not_contains(w.err, "hidden", "%s --wide: nothing hidden" % cmd)
     r = t.run_tty(("--store", demo.root, "list"), None, stdout_tty=True, cols=80)
-    # NAME keeps 24 columns before a column hides, so a longer name may be cut
-    # or whole depending on the other columns (MODIFIED's "2 hours ago" or
-    # "About an hour ago": the fixture's age); 24 or fewer always show whole.
-    t.ok(all(n in r.out for n in demo_names if len(n) <= 24), "list, 80 columns: every short demo name whole",
-         r.out)
+    t.ok(all(n in r.out for n in demo_names), "list, 80 columns: every demo name whole", r.out)
+    # Whatever the fixture's age makes MODIFIED ("About an hour ago" is wider
+    # than "2 hours ago"): a store pulled long ago and one pulled now.
+    for when, age in (("old", 400 * 86400), ("new", 3600)):
+        aged = t.copy_demo_store("aged-" + when)
+        for dirpath, _dirs, files in os.walk(os.path.join(aged.root, "manifests")):
+            for f in files:
+                os.utime(os.path.join(dirpath, f), (time.time() - age, time.time() - age))
+        r = t.run_tty(("--store", aged.root, "list"), None, stdout_tty=True, cols=80)
+        t.ok(all(n in r.out for n in demo_names), "list, 80 columns, %s pulls: every demo name whole" % when,
+             r.out)
 
 with t.guard("show: the paragraphs wrap at the width"):
     demo = t.copy_demo_store("wrap")
