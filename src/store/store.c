@@ -772,7 +772,9 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	oa_model *m = &s->models[s->n_models++];
 	memset(m, 0, sizeof *m);
 	m->name = name;
-	oa_name_display(&name, m->display, sizeof m->display);
+	char shown[OA_NAME_DISPLAY_MAX];
+	oa_name_display(&name, shown, sizeof shown);
+	m->display = oa_xstrdup(shown);
 	m->rel_path = rel;
 	m->st = *st;
 	m->v2 = w->v2;
@@ -1323,7 +1325,7 @@ static bool sibling_row(oa_store *s, const oa_model *p, const oa_list_entry *e, 
 		return false;
 	}
 	r->name = p->name;
-	memcpy(r->display, p->display, sizeof r->display);
+	r->display = oa_xstrdup(p->display);
 	r->rel_path = oa_xstrdup(p->rel_path);
 	r->st = p->st;
 	r->v2 = p->v2;
