@@ -16,7 +16,8 @@
 typedef struct oa_layer_header {
 	bool have_gguf;     /* gguf holds the parse (ok or not) */
 	bool not_gguf;      /* a GGUF media type whose blob lacks the magic */
-	oa_gguf_info gguf;
+	oa_gguf_info *gguf; /* when have_gguf, else NULL; shared with the scan's other layers
+	                     * of the same blob: read-only (headers.c owns it) */
 	bool have_st;
 	oa_st_blob st;
 } oa_layer_header;

@@ -73,7 +73,7 @@ struct oa_model_headers; /* weight-header facts, see headers.h */
 
 typedef struct oa_model {
 	oa_name name;
-	char display[OA_NAME_DISPLAY_MAX]; /* DisplayShortest */
+	char *display;            /* DisplayShortest (a model is ~1.9 KB: no 598-byte array per tag) */
 	char *rel_path;           /* manifests/<host>/<ns>/<model>/<tag> */
 	struct stat st;           /* of the manifest file (following a symlink) */
 	bool manifest_ok;

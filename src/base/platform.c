@@ -661,6 +661,13 @@ int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size
 		errno = EINVAL;
 		return -1;
 	}
+	return oa_read_regular_at(dirfd, name, max, out, len);
+}
+
+int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
 	int fd = oa_openat_ro(dirfd, name, O_NONBLOCK);
 	if (fd < 0)
 		return -1;

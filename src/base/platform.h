@@ -118,6 +118,9 @@ int oa_extents_shared(int fd_a, int fd_b);
 /* Read a whole regular file of at most `max` bytes. Returns 0, or -1 with
  * errno set (EFBIG when larger than max). */
 int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
+/* The same for a name a stat has just shown to be a regular file: no second
+ * look before opening (O_NONBLOCK and the fstat after it still cover a swap). */
+int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
 
 /* Testing aid: with `dir` set (a test's OA_TEST_*_PAUSE), stop at a named
  * point: create dir/<point>-<idx> (holding the pid) and wait (up to 60 s, or

@@ -273,7 +273,7 @@ static void show_layers(cli *c, const oa_model *m)
 		if (m->headers && i < m->headers->n_layers) {
 			const oa_layer_header *lh = &m->headers->layers[i];
 			if (lh->have_gguf)
-				show_gguf(&lh->gguf, c->tensors);
+				show_gguf(lh->gguf, c->tensors);
 			else if (lh->have_st)
 				show_st(&lh->st, c->tensors);
 		}

@@ -110,19 +110,46 @@ static int cmp_shared(const void *a, const void *b)
 	return strcmp(x->blob, y->blob);
 }
 
+static const oa_store *id_store;
+static int cmp_model_id(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(id_store->models[x].m.id, id_store->models[y].m.id);
+	return c ? c : (x > y) - (x < y);
+}
+
+/* For each parseable model, the first model with the same manifest ID
+ * (itself when it is the first): by sorting, not a scan of every row. */
+static size_t *first_with_id(const oa_store *s)
+{
+	size_t *first = oa_xcalloc(s->n_models ? s->n_models : 1, sizeof *first);
+	size_t *order = oa_xcalloc(s->n_models ? s->n_models : 1, sizeof *order), n = 0;
+	for (size_t i = 0; i < s->n_models; i++) {
+		first[i] = i;
+		if (s->models[i].manifest_ok)
+			order[n++] = i;
+	}
+	id_store = s;
+	if (n)
+		qsort(order, n, sizeof *order, cmp_model_id);
+	id_store = NULL;
+	for (size_t k = 1; k < n; k++)
+		if (strcmp(s->models[order[k]].m.id, s->models[order[k - 1]].m.id) == 0)
+			first[order[k]] = first[order[k - 1]];
+	free(order);
+	return first;
+}
+
 void oa_du_compute(oa_store *s, oa_du *d)
 {
 	memset(d, 0, sizeof *d);
 	d->rows = oa_xcalloc(s->n_models ? s->n_models : 1, sizeof *d->rows);
 	size_t *row_of = oa_xcalloc(s->n_models ? s->n_models : 1, sizeof *row_of);
+	size_t *first = first_with_id(s);
 	/* Rows: one per distinct manifest ID (parseable), one per unparseable file. */
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		size_t r = d->n_rows;
-		if (m->manifest_ok)
-			for (size_t k = 0; k < d->n_rows; k++)
-				if (d->rows[k].manifest_ok && strcmp(d->rows[k].id, m->m.id) == 0)
-					r = k;
+		size_t r = first[i] != i ? row_of[first[i]] : d->n_rows;
 		if (r == d->n_rows) {
 			oa_du_row *nr = &d->rows[d->n_rows++];
 			memcpy(nr->id, m->m.id, sizeof nr->id);
@@ -185,6 +212,7 @@ void oa_du_compute(oa_store *s, oa_du *d)
 	}
 	free(u.v);
 	free(row_of);
+	free(first);
 	/* blobs/ and everything under it, each inode once, as `du -s` counts it. */
 	oa_usage bu;
 	oa_usage_walk(s->blobs_fd, &bu);

@@ -603,6 +603,7 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 	else if (!keep && oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
 		keep = target_keep;
 	else if (!keep && (b->cls == OA_BLOB_VALID || b->cls == OA_BLOB_LEGACY) && S_ISREG(lst.st_mode) &&
+	         lst.st_nlink > 1 && /* one link is this name: no need to count the store's names */
 	         (size_t)lst.st_nlink > oa_store_names_of(s, lst.st_dev, lst.st_ino))
 		keep = links_keep;
 	oa_junk *e = junk_add(j, cat, OA_IN_BLOBS, oa_xasprintf("blobs/%s", b->name),

@@ -55,6 +55,36 @@ static const char *digest_of(const oa_model *m, size_t i)
  * gives /api/tags its values: read it the quick way, without more findings. */
 static void gguf_findings(oa_store *s, oa_model *m, size_t i);
 
+/* A layer's GGUF parse, shared by every layer of the scan that names the
+ * same blob (10,000 tags over 50 weight blobs hold 50 parses, not 10,000
+ * copies): freed with the last layer, or the scan's cache, that holds it. */
+typedef struct shared_gguf {
+	oa_gguf_info info; /* first: a layer's gguf points here */
+	size_t refs;
+} shared_gguf;
+
+static oa_gguf_info *gguf_new(void)
+{
+	shared_gguf *g = oa_xcalloc(1, sizeof *g);
+	g->refs = 1;
+	return &g->info;
+}
+
+static oa_gguf_info *gguf_hold(oa_gguf_info *info)
+{
+	((shared_gguf *)(void *)info)->refs++;
+	return info;
+}
+
+static void gguf_release(oa_gguf_info *info)
+{
+	shared_gguf *g = (shared_gguf *)(void *)info;
+	if (g && --g->refs == 0) {
+		oa_gguf_info_free(&g->info);
+		free(g);
+	}
+}
+
 static void read_gguf_quietly(oa_store *s, oa_blob *b, oa_layer_header *lh)
 {
 	if (!b || b->dangling || !b->stat_ok || b->st.st_size <= 0)
@@ -65,27 +95,26 @@ static void read_gguf_quietly(oa_store *s, oa_blob *b, oa_layer_header *lh)
 	unsigned char magic[4] = { 0 };
 	if (oa_pread_full(fd, magic, 4, 0) == 4 && oa_gguf_is_magic(magic)) {
 		lh->have_gguf = true;
-		oa_gguf_read_fd(fd, (uint64_t)b->st.st_size, OA_GGUF_QUICK, &lh->gguf);
+		lh->gguf = gguf_new();
+		oa_gguf_read_fd(fd, (uint64_t)b->st.st_size, OA_GGUF_QUICK, lh->gguf);
 	}
 	close(fd);
 }
 
 /* Each blob's GGUF header as parsed by this scan, per mode: a weight blob
- * that 200 tags share is opened and parsed once, the others get a copy (the
- * findings are still each model's own). Indexed like s->blobs. */
+ * that 200 tags share is opened and parsed once, the others share that
+ * parse (the findings are still each model's own). Indexed like s->blobs;
+ * NULL where not parsed yet. */
 struct oa_header_cache {
-	oa_gguf_info *parsed[2]; /* [mode == OA_GGUF_FULL] */
-	bool *have[2];
+	oa_gguf_info **parsed[2]; /* [mode == OA_GGUF_FULL] */
 };
 
 void oa_headers_begin(oa_store *s)
 {
 	struct oa_header_cache *c = oa_xcalloc(1, sizeof *c);
 	size_t n = s->n_blobs ? s->n_blobs : 1;
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 2; k++)
 		c->parsed[k] = oa_xcalloc(n, sizeof *c->parsed[k]);
-		c->have[k] = oa_xcalloc(n, sizeof *c->have[k]);
-	}
 	s->header_cache = c;
 }
 
@@ -96,27 +125,24 @@ void oa_headers_end(oa_store *s)
 		return;
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < s->n_blobs; i++)
-			if (c->have[k][i])
-				oa_gguf_info_free(&c->parsed[k][i]);
+			gguf_release(c->parsed[k][i]);
 		free(c->parsed[k]);
-		free(c->have[k]);
 	}
 	free(c);
 	s->header_cache = NULL;
 }
 
 /* The cached parse of b in that mode, or NULL; `slot` is where to keep one. */
-static oa_gguf_info *cached_gguf(oa_store *s, const oa_blob *b, oa_gguf_mode mode, bool **slot)
+static oa_gguf_info *cached_gguf(oa_store *s, const oa_blob *b, oa_gguf_mode mode, oa_gguf_info ***slot)
 {
 	struct oa_header_cache *c = s->header_cache;
 	*slot = NULL;
 	if (!c || b < s->blobs || b >= s->blobs + s->n_blobs)
 		return NULL;
-	int k = mode == OA_GGUF_FULL;
-	size_t i = (size_t)(b - s->blobs);
-	if (c->have[k][i])
-		return &c->parsed[k][i];
-	*slot = &c->have[k][i];
+	oa_gguf_info **at = &c->parsed[mode == OA_GGUF_FULL][b - s->blobs];
+	if (*at)
+		return *at;
+	*slot = at;
 	return NULL;
 }
 
@@ -129,11 +155,11 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 		read_gguf_quietly(s, b, lh);
 		return;
 	}
-	bool *keep;
-	const oa_gguf_info *seen = cached_gguf(s, b, mode, &keep);
+	oa_gguf_info **keep;
+	oa_gguf_info *seen = cached_gguf(s, b, mode, &keep);
 	if (seen) {
 		lh->have_gguf = true;
-		oa_gguf_info_copy(&lh->gguf, seen);
+		lh->gguf = gguf_hold(seen);
 		gguf_findings(s, m, i);
 		return;
 	}
@@ -159,20 +185,18 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 		return;
 	}
 	lh->have_gguf = true;
-	oa_gguf_read_fd(fd, (uint64_t)b->st.st_size, mode, &lh->gguf);
+	lh->gguf = gguf_new();
+	oa_gguf_read_fd(fd, (uint64_t)b->st.st_size, mode, lh->gguf);
 	close(fd);
-	if (keep) {
-		size_t at = (size_t)(b - s->blobs);
-		oa_gguf_info_copy(&s->header_cache->parsed[mode == OA_GGUF_FULL][at], &lh->gguf);
-		*keep = true;
-	}
+	if (keep)
+		*keep = gguf_hold(lh->gguf);
 	gguf_findings(s, m, i);
 }
 
 /* The findings a layer's GGUF header gives its model. */
 static void gguf_findings(oa_store *s, oa_model *m, size_t i)
 {
-	const oa_gguf_info *g = &m->headers->layers[i].gguf;
+	const oa_gguf_info *g = m->headers->layers[i].gguf;
 	char path[96];
 	snprintf(path, sizeof path, "blobs/%s", m->layer_blobs[i]->name);
 	for (size_t d = 0; d < g->n_diags; d++) {
@@ -291,7 +315,7 @@ static void cross_check(oa_store *s, oa_model *m)
 		if (!lh->have_gguf)
 			continue;
 		enum oa_layer_kind k = m->m.layers[i].kind;
-		int gk = lh->gguf.kind;
+		int gk = lh->gguf->kind;
 		if (k == OA_LAYER_MODEL && gk == OA_GGUF_KIND_PROJECTOR)
 			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, i),
 			                m->rel_path, "layer %zu is stored as a model but its GGUF header describes a projector (mmproj)", i);
@@ -305,7 +329,7 @@ static void cross_check(oa_store *s, oa_model *m)
 	size_t last = last_model_layer(m);
 	if (!have_cfg || last == SIZE_MAX || !h->layers[last].have_gguf)
 		return;
-	const oa_gguf_info *g = &h->layers[last].gguf;
+	const oa_gguf_info *g = h->layers[last].gguf;
 	if (*cfg->model_family && g->architecture && strcasecmp(cfg->model_family, g->architecture) != 0)
 		oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, last),
 		                m->rel_path, "config family \"%s\" but the GGUF architecture is \"%s\"",
@@ -363,8 +387,8 @@ void oa_headers_apply(oa_store *s, oa_model *m)
 	/* What Ollama's list cache takes from the last model layer's GGUF (§4.3,
 	 * server/model_list_cache.go readModelListGGUF). Any read error there
 	 * discards all of it, so a broken header contributes nothing here. */
-	if (last != SIZE_MAX && h->layers[last].have_gguf && h->layers[last].gguf.ok) {
-		const oa_gguf_info *g = &h->layers[last].gguf;
+	if (last != SIZE_MAX && h->layers[last].have_gguf && h->layers[last].gguf->ok) {
+		const oa_gguf_info *g = h->layers[last].gguf;
 		if (!m->d_context_length)
 			m->d_context_length = (int64_t)g->context_length;
 		if (!m->d_embedding_length)
@@ -392,7 +416,7 @@ void oa_headers_fill_display(oa_model *m)
 	if (!h)
 		return;
 	size_t last = last_model_layer(m);
-	const oa_gguf_info *g = last != SIZE_MAX && h->layers[last].have_gguf ? &h->layers[last].gguf
+	const oa_gguf_info *g = last != SIZE_MAX && h->layers[last].have_gguf ? h->layers[last].gguf
 	                                                                       : NULL;
 	if (!m->arch) {
 		if (g && g->architecture)
@@ -430,8 +454,7 @@ void oa_headers_free(struct oa_model_headers *h)
 	if (!h)
 		return;
 	for (size_t i = 0; i < h->n_layers; i++) {
-		if (h->layers[i].have_gguf)
-			oa_gguf_info_free(&h->layers[i].gguf);
+		gguf_release(h->layers[i].gguf);
 		if (h->layers[i].have_st)
 			oa_st_blob_free(&h->layers[i].st);
 	}

@@ -215,6 +215,7 @@ static void unservable(oa_store *s, oa_model *m)
 
 void oa_model_free(oa_model *m)
 {
+	free(m->display);
 	free(m->rel_path);
 	free(m->manifest_error);
 	free(m->config_error);

@@ -245,6 +245,25 @@ static bool inside_root(const oa_store *s, const char *resolved)
 	return strncmp(resolved, root, n) == 0 && (resolved[n] == '/' || resolved[n] == '\0');
 }
 
+/* Read a file whose stat (`st`, through any symlink) was just taken: a
+ * regular file is opened without a second look, anything else goes through
+ * oa_read_file_at, which refuses it with the right errno. */
+static int read_looked_at(int dirfd, const char *name, const struct stat *st, size_t max, uint8_t **out,
+                          size_t *len)
+{
+	if (S_ISREG(st->st_mode))
+		return oa_read_regular_at(dirfd, name, max, out, len);
+	return oa_read_file_at(dirfd, name, max, out, len);
+}
+
+/* A blob's bytes, by the stat scan_blobs took. */
+static int read_blob(const oa_store *s, const oa_blob *b, size_t max, uint8_t **out, size_t *len)
+{
+	if (b->stat_ok)
+		return read_looked_at(s->blobs_fd, b->name, &b->st, max, out, len);
+	return oa_read_file_at(s->blobs_fd, b->name, max, out, len);
+}
+
 static void scan_blobs(oa_store *s)
 {
 	if (s->blobs_fd < 0)
@@ -336,7 +355,7 @@ bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b)
 		return false;
 	uint8_t *buf;
 	size_t len;
-	if (oa_read_file_at(s->blobs_fd, b->name, 1 << 20, &buf, &len) < 0)
+	if (read_blob(s, b, 1 << 20, &buf, &len) < 0)
 		return false;
 	size_t i = 0;
 	while (i < len && isspace(buf[i]))
@@ -379,22 +398,13 @@ static char *rel_path(walk_ctx *w, int depth, const char *leaf)
 	return oa_buf_take(&b);
 }
 
-static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st);
+static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st, bool link);
 
-static bool is_symlink_at(int dirfd, const char *name)
+/* A symlink (`name` is one) that leads out of the store is never followed,
+ * as a directory or as a manifest: what it hides is a finding (and makes
+ * prune keep every complete blob, see refs.h). */
+static bool leads_out(walk_ctx *w, int depth, const char *name)
 {
-	struct stat lst;
-	return fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
-}
-
-/* A symlink that leads out of the store is never followed, as a directory or
- * as a manifest: what it hides is a finding (and makes prune keep every
- * complete blob, see refs.h). */
-static bool leads_out(walk_ctx *w, int dirfd, int depth, const char *name)
-{
-	struct stat lst;
-	if (fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(lst.st_mode))
-		return false;
 	oa_buf raw;
 	oa_buf_init(&raw);
 	oa_buf_adds(&raw, w->top);
@@ -441,21 +451,27 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *name = names[i];
-		if (leads_out(w, dirfd, depth, name))
-			continue;
+		/* One lstat: only a symlink needs a second stat, through it, once
+		 * it is known to stay in the store. */
 		struct stat st;
-		bool ok = fstatat(dirfd, name, &st, 0) == 0;
+		bool ok = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		int serr = errno;
+		bool link = ok && S_ISLNK(st.st_mode);
+		if (link && leads_out(w, depth, name))
+			continue;
+		if (link) {
+			ok = fstatat(dirfd, name, &st, 0) == 0;
+			serr = errno;
+		}
 		if (depth == 3) {
 			w->parts[3] = names[i];
 			char *rel = rel_path(w, 3, name);
-			if (!ok && w->v2 && is_symlink_at(dirfd, name)) {
+			if (!ok && w->v2 && link) {
 				/* 0.40 writes the blob first, then the link: the manifest is gone. */
 				oa_findings_add(&s->findings, OA_FINDING_DANGLING_TAG, NULL, NULL, rel,
 				                "a manifests-v2 tag whose symlink leads nowhere: %s", strerror(serr));
 				s->n_manifest_files++;
 			} else if (!ok) {
-				bool link = is_symlink_at(dirfd, name);
 				oa_findings_add(&s->findings, link ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE, NULL,
 				                NULL, rel, "%s: %s", link ? "dangling symlink" : "cannot stat",
 				                strerror(serr));
@@ -468,7 +484,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 				                "a directory where a manifest file belongs; the server skips it");
 			} else {
 				s->n_manifest_files++;
-				read_manifest(w, dirfd, name, &st);
+				read_manifest(w, dirfd, name, &st, link);
 			}
 			free(rel);
 			continue;
@@ -605,12 +621,12 @@ static oa_blob *entry_blob(const oa_store *s, const oa_list_entry *e)
 
 /* Which manifest blob a tag is: the one its symlink resolves to, else the
  * one its bytes hash to (a hard link or a copy). */
-static void tag_blob(walk_ctx *w, oa_model *m, int dirfd, const char *file, const uint8_t *bytes,
+static void tag_blob(walk_ctx *w, oa_model *m, const char *file, bool link, const uint8_t *bytes,
                      size_t len)
 {
 	oa_digest_hex hex;
 	m->tag_kind = "file";
-	if (is_symlink_at(dirfd, file)) {
+	if (link) {
 		m->tag_kind = "symlink";
 		char *raw = oa_xasprintf("%s/%s/%s/%s/%s", w->top, w->parts[0], w->parts[1], w->parts[2], file);
 		char resolved[OA_PATH_MAX];
@@ -637,7 +653,7 @@ static uint8_t *child_bytes(oa_store *s, const oa_list_entry *e, size_t *len)
 	}
 	oa_blob *b = entry_blob(s, e);
 	uint8_t *bytes;
-	if (!b || oa_read_file_at(s->blobs_fd, b->name, OA_MANIFEST_MAX, &bytes, len) < 0)
+	if (!b || read_blob(s, b, OA_MANIFEST_MAX, &bytes, len) < 0)
 		return NULL;
 	return bytes;
 }
@@ -717,7 +733,7 @@ static int64_t unique_size(const oa_manifest *mf)
 	return total;
 }
 
-static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st)
+static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st, bool link)
 {
 	oa_store *s = w->s;
 	char *rel = rel_path(w, 3, file);
@@ -745,7 +761,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		 * whatever it references out of the orphans. */
 		uint8_t *bytes;
 		size_t len;
-		if (oa_read_file_at(dirfd, file, OA_MANIFEST_MAX, &bytes, &len) == 0) {
+		if (read_looked_at(dirfd, file, st, OA_MANIFEST_MAX, &bytes, &len) == 0) {
 			mark_weak_refs(s, bytes, len);
 			free(bytes);
 		} else if (errno == EFBIG) {
@@ -758,7 +774,9 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	oa_model *m = &s->models[s->n_models++];
 	memset(m, 0, sizeof *m);
 	m->name = name;
-	oa_name_display(&name, m->display, sizeof m->display);
+	char shown[OA_NAME_DISPLAY_MAX];
+	oa_name_display(&name, shown, sizeof shown);
+	m->display = oa_xstrdup(shown);
 	m->rel_path = rel;
 	m->st = *st;
 	m->v2 = w->v2;
@@ -767,7 +785,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	uint8_t *bytes;
 	size_t len;
 	char err[256];
-	if (oa_read_file_at(dirfd, file, OA_MANIFEST_MAX, &bytes, &len) < 0) {
+	if (read_looked_at(dirfd, file, st, OA_MANIFEST_MAX, &bytes, &len) < 0) {
 		int e = errno;
 		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
 		                                 : e == EINVAL ? "not a regular file" : strerror(e));
@@ -786,7 +804,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		return;
 	}
 	m->manifest_bytes = len;
-	tag_blob(w, m, dirfd, file, bytes, len);
+	tag_blob(w, m, file, link, bytes, len);
 	if (oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0) {
 		m->manifest_error = oa_escape(err, strlen(err));
 		oa_findings_add(&s->findings, OA_FINDING_INVALID_MANIFEST, m->display, NULL, rel, "manifest is %s%s",
@@ -1146,7 +1164,7 @@ static void read_config(oa_store *s, oa_model *m)
 	uint8_t *bytes;
 	size_t len;
 	char err[256];
-	if (oa_read_file_at(s->blobs_fd, m->config_blob->name, OA_CONFIG_MAX, &bytes, &len) < 0) {
+	if (read_blob(s, m->config_blob, OA_CONFIG_MAX, &bytes, &len) < 0) {
 		m->config_state = OA_CONFIG_INVALID;
 		int e = errno;
 		bool bad_file = e == EINVAL || e == EFBIG;
@@ -1191,8 +1209,7 @@ static void resolve_model(oa_store *s, oa_model *m)
 		    !m->template_text) {
 			uint8_t *t;
 			size_t tlen;
-			if (oa_read_file_at(s->blobs_fd, m->layer_blobs[i]->name, OA_TEMPLATE_MAX, &t,
-			                    &tlen) == 0)
+			if (read_blob(s, m->layer_blobs[i], OA_TEMPLATE_MAX, &t, &tlen) == 0)
 				m->template_text = (char *)t;
 			else if (errno != EFBIG) {
 				/* The server cannot read it either: ollama list drops the model. */
@@ -1319,7 +1336,7 @@ static bool sibling_row(oa_store *s, const oa_model *p, const oa_list_entry *e, 
 		return false;
 	}
 	r->name = p->name;
-	memcpy(r->display, p->display, sizeof r->display);
+	r->display = oa_xstrdup(p->display);
 	r->rel_path = oa_xstrdup(p->rel_path);
 	r->st = p->st;
 	r->v2 = p->v2;

@@ -378,7 +378,7 @@ static json_t *layer_json(const oa_store *s, const oa_model *m, const oa_layer *
 			json_object_set_new(o, "symlink_target", jstr(b->link_target));
 	}
 	if (lh && lh->have_gguf)
-		json_object_set_new(o, "header", gguf_header_json(&lh->gguf, tensors));
+		json_object_set_new(o, "header", gguf_header_json(lh->gguf, tensors));
 	else if (lh && lh->have_st)
 		json_object_set_new(o, "header", st_header_json(&lh->st, tensors));
 	(void)m;
