@@ -161,6 +161,17 @@ void oa_peers_find(const oa_store *s, oa_peers *out)
 	struct stat mine;
 	if (!blobs_id(s, &mine))
 		return;
+	/* A blobs/ that is a symlink into another store's blobs/ shares it
+	 * with that store wherever it is, found by discovery or not. */
+	if (s->blobs_real && is_symlink_at(s->root_fd, "blobs")) {
+		char *owner = oa_xstrdup(s->blobs_real);
+		char *slash = strrchr(owner, '/');
+		if (slash && slash != owner) {
+			*slash = '\0';
+			consider(s, owner, out);
+		}
+		free(owner);
+	}
 	oa_discovery d;
 	oa_discover(&d, named, n_named);
 	for (size_t i = 0; i < d.n; i++)
