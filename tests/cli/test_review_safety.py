@@ -3,7 +3,8 @@
 nothing outside the store is removed, whatever the layout or the flags.
 
 - a store whose blobs/ is a symlink into another store's blobs/, where that
-  store is nowhere discovery looks: its referenced blobs are kept;
+  store is nowhere discovery looks (also through a chain of links): its
+  referenced blobs are kept;
 - a blobs/ that is a symlink to a directory that is no blob directory (here
   another store's root, holding its key): prune --what all, and a --plan
   naming the file, never remove a name Ollama does not write through it.
@@ -51,6 +52,24 @@ with t.guard("blobs/ is a symlink into a store that discovery does not find: its
     r = prune_apply(mine.root, "--what", "all")
     t.eq(missing(needed), [], "every blob the other store's manifest references is still there", r.describe())
     t.contains(r.err, other.root, "the other store is named as sharing the blob files")
+
+with t.guard("blobs/ -> b/blobs/ -> c/blobs: what b and c reference is kept"):
+    base = t.tempdir("linkchain")
+    c = oa.Store(os.path.join(base, "c"))
+    cinfo = t.add_gguf_model(c, "cee:latest")
+    b = oa.Store(os.path.join(base, "b"))
+    binfo = t.add_gguf_model(b, "bee:latest", seed="b")
+    for n in os.listdir(b.blobs):
+        os.rename(os.path.join(b.blobs, n), os.path.join(c.blobs, n))
+    os.rmdir(b.blobs)
+    os.symlink(os.path.join("..", "c", "blobs") + "/", b.blobs)
+    a = oa.Store(os.path.join(base, "a"))
+    t.add_gguf_model(a, "a:latest", seed="a")
+    shutil.rmtree(a.blobs)
+    os.symlink(b.blobs, a.blobs)
+    needed = blob_files(cinfo, c) + blob_files(binfo, c)
+    r = prune_apply(a.root)
+    t.eq(missing(needed), [], "every blob b's and c's manifests reference is still there", r.describe())
 
 with t.guard("blobs/ is a symlink to another store's root: no file Ollama does not write is removed there"):
     base = t.tempdir("linkedroot")
