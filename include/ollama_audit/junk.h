@@ -168,4 +168,8 @@ OA_EXPORT const oa_partial_group *oa_junk_group(const oa_junk_list *j, const cha
 OA_EXPORT void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
                   uint64_t *freed);
 
+/* Why a file Ollama does not write is kept in a blobs/ that is a symlink:
+ * the link may lead anywhere (a store's root, /), so only Ollama's names go. */
+#define OA_LINKED_FOREIGN_KEEP "blobs/ is a symlink and Ollama does not write this name: look at it and remove it yourself"
+
 #endif

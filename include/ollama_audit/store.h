@@ -42,6 +42,8 @@ enum oa_blob_class {
 	OA_BLOB_CLASS_COUNT
 };
 OA_EXPORT const char *oa_blob_class_name(enum oa_blob_class c);
+/* The class of a file named `name` in blobs/ (a regular file, not a directory). */
+OA_EXPORT enum oa_blob_class oa_blob_name_class(const char *name);
 
 typedef struct oa_blob {
 	char *name;              /* entry name in blobs/ */

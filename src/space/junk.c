@@ -580,6 +580,12 @@ static void add_partial(oa_junk_list *j, const oa_store *s, const oa_blob *b, oa
 		pg->parts_ok = false;
 }
 
+static bool blobs_linked(const oa_store *s)
+{
+	struct stat lst;
+	return s->root_fd >= 0 && fstatat(s->root_fd, "blobs", &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
+}
+
 /* One file in blobs/ that is not a referenced blob, with why it is kept. */
 static void collect_blob(oa_store *s, const oa_refset *refs, double now, const oa_ino_set *targets,
                          oa_blob *b, oa_junk_list *j)
@@ -602,6 +608,8 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 		keep = "cannot stat it";
 	else if (!keep && oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
 		keep = target_keep;
+	else if (!keep && b->cls == OA_BLOB_FOREIGN && blobs_linked(s))
+		keep = OA_LINKED_FOREIGN_KEEP;
 	else if (!keep && (b->cls == OA_BLOB_VALID || b->cls == OA_BLOB_LEGACY) && S_ISREG(lst.st_mode) &&
 	         lst.st_nlink > 1 && /* one link is this name: no need to count the store's names */
 	         (size_t)lst.st_nlink > oa_store_names_of(s, lst.st_dev, lst.st_ino))

@@ -865,6 +865,7 @@ typedef struct apply_ctx {
 	size_t refreshes;
 	double refreshed_at, refresh_took; /* when the last refresh ended, and its cost (s) */
 	bool refresh_due;       /* before the next blob check, whatever the count */
+	bool blobs_linked;      /* blobs/ is a symlink: only names Ollama writes go */
 	char **in_use;      /* sorted blob names */
 	size_t n_in_use;
 	oa_ino_set targets; /* what the symlinked blobs that stay resolve through */
@@ -1104,6 +1105,10 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 	}
 	if (kind == PK_BLOB && !blob_unreferenced(c, e, why, whylen))
 		return R_SKIP;
+	if (kind == PK_BLOB && c->blobs_linked && oa_blob_name_class(e->path + strlen("blobs/")) == OA_BLOB_FOREIGN) {
+		snprintf(why, whylen, "%s", OA_LINKED_FOREIGN_KEEP);
+		return R_SKIP;
+	}
 	const char *leaf;
 	int pfd = open_parent(c->s, e->path, &leaf);
 	if (pfd < 0) {
@@ -1203,6 +1208,8 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 		apply_ctx_free(&ctx);
 		return -1;
 	}
+	struct stat blst;
+	ctx.blobs_linked = fstatat(s->root_fd, "blobs", &blst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(blst.st_mode);
 	in_use_build(&ctx, p);
 	targets_build(&ctx, p);
 	json_t **qes = oa_xcalloc(p->todo.n ? p->todo.n : 1, sizeof *qes);

@@ -155,12 +155,48 @@ static void consider(const oa_store *s, const char *path, oa_peers *out)
 	oa_store_release(&x.s);
 }
 
+/* A blobs/ that is a symlink into another store's blobs/ shares it with
+ * that store wherever it is, found by discovery or not: the directory
+ * holding each hop of the link chain (a -> b/blobs -> c/blobs: b and c). */
+static void consider_link_owners(const oa_store *s, oa_peers *out)
+{
+	char *link = oa_path_join(s->root, "blobs");
+	for (int hop = 0; hop < 8; hop++) {
+		char target[PATH_MAX];
+		struct stat lst;
+		ssize_t len = lstat(link, &lst) == 0 && S_ISLNK(lst.st_mode) ?
+		              readlink(link, target, sizeof target - 1) : -1;
+		if (len <= 0)
+			break;
+		while (len > 1 && target[len - 1] == '/')
+			len--; /* b/blobs/ is b's blobs/ */
+		target[len] = '\0';
+		char *dir = oa_xstrdup(link);
+		char *slash = strrchr(dir, '/');
+		*slash = '\0';
+		char *next = target[0] == '/' ? oa_xstrdup(target) : oa_path_join(dir, target);
+		free(dir);
+		free(link);
+		link = next;
+		char *owner = oa_xstrdup(link);
+		slash = strrchr(owner, '/');
+		if (slash && slash != owner) {
+			*slash = '\0';
+			char real[PATH_MAX];
+			consider(s, realpath(owner, real) ? real : owner, out);
+		}
+		free(owner);
+	}
+	free(link);
+}
+
 void oa_peers_find(const oa_store *s, oa_peers *out)
 {
 	memset(out, 0, sizeof *out);
 	struct stat mine;
 	if (!blobs_id(s, &mine))
 		return;
+	consider_link_owners(s, out);
 	oa_discovery d;
 	oa_discover(&d, named, n_named);
 	for (size_t i = 0; i < d.n; i++)

@@ -230,6 +230,13 @@ static enum oa_blob_class classify_blob_name(const char *name, bool is_dir, oa_d
 	return OA_BLOB_FOREIGN;
 }
 
+enum oa_blob_class oa_blob_name_class(const char *name)
+{
+	oa_digest_hex hex;
+	unsigned long part;
+	return classify_blob_name(name, false, hex, &part);
+}
+
 static int cmp_blob_name(const void *a, const void *b)
 {
 	return strcmp(((const oa_blob *)a)->name, ((const oa_blob *)b)->name);

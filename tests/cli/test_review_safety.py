@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Safety review of the deletion paths: nothing referenced is ever lost, and
+nothing outside the store is removed, whatever the layout or the flags.
+
+- a store whose blobs/ is a symlink into another store's blobs/, where that
+  store is nowhere discovery looks (also through a chain of links): its
+  referenced blobs are kept;
+- a blobs/ that is a symlink to a directory that is no blob directory (here
+  another store's root, holding its key): prune --what all, and a --plan
+  naming the file, never remove a name Ollama does not write through it.
+"""
+import json
+import os
+import shutil
+
+import clitest as t
+import oastore as oa
+
+
+def prune_apply(root, *extra):
+    return t.audit(root, "prune", "--apply", "--yes", "--min-age", "0", *extra)
+
+
+def blob_files(info, store):
+    return [store.blob_path(l["digest"]) for l in info["layers"]] + [store.blob_path(info["config"]["digest"])]
+
+
+def missing(paths):
+    return [p for p in paths if not os.path.exists(p)]
+
+
+def plan_entry(root, rel):
+    st = os.lstat(os.path.join(root, rel))
+    return {"path": rel, "category": "foreign", "type": "file", "dev": st.st_dev, "ino": st.st_ino,
+            "apparent_bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+with t.guard("blobs/ is a symlink into a store that discovery does not find: its blobs are kept"):
+    base = t.tempdir("undiscovered")
+    other = oa.Store(os.path.join(base, "srv", "models"))
+    theirs = t.add_gguf_model(other, "theirs:latest")
+    mine = oa.Store(os.path.join(base, "mine"))
+    t.add_gguf_model(mine, "mine:latest")
+    shutil.rmtree(mine.blobs)
+    os.symlink(other.blobs, mine.blobs)
+    needed = blob_files(theirs, other)
+
+    r = t.audit(mine.root, "prune", "--format", "json", "--min-age", "0")
+    planned = [e["path"] for p in r.json().get("stores", []) for e in p.get("entries", [])]
+    t.eq([p for p in planned if p.startswith("blobs/sha256-")], [], "the dry run plans none of its blobs",
+         planned)
+    r = prune_apply(mine.root, "--what", "all")
+    t.eq(missing(needed), [], "every blob the other store's manifest references is still there", r.describe())
+    t.contains(r.err, other.root, "the other store is named as sharing the blob files")
+
+with t.guard("blobs/ -> b/blobs/ -> c/blobs: what b and c reference is kept"):
+    base = t.tempdir("linkchain")
+    c = oa.Store(os.path.join(base, "c"))
+    cinfo = t.add_gguf_model(c, "cee:latest")
+    b = oa.Store(os.path.join(base, "b"))
+    binfo = t.add_gguf_model(b, "bee:latest", seed="b")
+    for n in os.listdir(b.blobs):
+        os.rename(os.path.join(b.blobs, n), os.path.join(c.blobs, n))
+    os.rmdir(b.blobs)
+    os.symlink(os.path.join("..", "c", "blobs") + "/", b.blobs)
+    a = oa.Store(os.path.join(base, "a"))
+    t.add_gguf_model(a, "a:latest", seed="a")
+    shutil.rmtree(a.blobs)
+    os.symlink(b.blobs, a.blobs)
+    needed = blob_files(cinfo, c) + blob_files(binfo, c)
+    r = prune_apply(a.root)
+    t.eq(missing(needed), [], "every blob b's and c's manifests reference is still there", r.describe())
+
+with t.guard("blobs/ is a symlink to another store's root: no file Ollama does not write is removed there"):
+    base = t.tempdir("linkedroot")
+    home = oa.Store(os.path.join(base, "ollama"))
+    t.add_gguf_model(home, "home:latest")
+    key = os.path.join(home.root, "id_ed25519")
+    with open(key, "w") as f:
+        f.write("a private key\n")
+    os.utime(key, (1, 1))
+    mine = oa.Store(os.path.join(base, "mine"))
+    t.add_gguf_model(mine, "mine:latest")
+    shutil.rmtree(mine.blobs)
+    os.symlink(home.root, mine.blobs)
+
+    r = t.audit(mine.root, "prune", "--format", "json", "--what", "all", "--min-age", "0")
+    planned = [e["path"] for p in r.json().get("stores", []) for e in p.get("entries", [])]
+    t.eq(planned, [], "the dry run plans nothing through the link", planned)
+    r = prune_apply(mine.root, "--what", "all")
+    t.ok(os.path.exists(key), "the other store's key is still there", r.describe())
+
+    plan = os.path.join(t.tempdir("linkedplan"), "plan.json")
+    r = t.audit(mine.root, "prune", "--plan", plan, "--what", "all", "--min-age", "0")
+    doc = json.load(open(plan))
+    doc["entries"] = [plan_entry(mine.root, "blobs/id_ed25519")]
+    json.dump(doc, open(plan, "w"))
+    r = t.audit(mine.root, "prune", "--apply", "--yes", "--plan", plan)
+    t.ok(os.path.exists(key), "a plan naming it does not remove it either", r.describe())
+    t.contains(r.out, "blobs/ is a symlink", "the skip says why")
+
+t.done()
