@@ -1,14 +1,58 @@
 /* cli_runhere.c - "what can run here" for show and check (runhere.h,
  * docs/history.md). */
 #include "cli_runhere.h"
+#include "ollama_audit/humanize.h"
 #include "ollama_audit/runhere.h"
+#include "ollama_audit/show_report.h"
+#include "ollama_audit/verify_cache.h"
 #include "base/util.h"
+#include "usage.h"
+
+#include <time.h>
 
 #include <stdlib.h>
 #include <string.h>
 
 static oa_machine machine;
 static bool probed;
+static oa_verify_cache *vcache;
+static bool vcache_opened;
+
+static void close_vcache(void)
+{
+	oa_verify_cache_close(vcache);
+}
+
+oa_verify_cache *cli_runhere_cache(const cli *c)
+{
+	if (vcache_opened)
+		return vcache;
+	vcache_opened = true;
+	char def[4096], err[512];
+	const char *path = c->cache_path;
+	/* No cache anywhere (no HOME, no file) is simply nothing verified. */
+	if (!path && oa_verify_cache_default_path(def, sizeof def) != 0)
+		return NULL;
+	vcache = oa_verify_cache_open(path ? path : def, err, sizeof err);
+	if (*err)
+		cli_err("verification cache: %s", err);
+	if (vcache)
+		atexit(close_vcache);
+	return vcache;
+}
+
+/* "cannot run": the weights verify found corrupt, whatever the engine. */
+static char *failed_verify_text(const cli *c, const oa_store *s, const oa_model *m, const char *where)
+{
+	oa_verify_cache_entry e;
+	long i = oa_weights_failed_verify(s, m, cli_runhere_cache(c), &e);
+	if (i < 0)
+		return NULL;
+	char when[64];
+	oa_iso8601((time_t)e.verified_at, 0, when, sizeof when);
+	return oa_xasprintf("cannot run %s: its weights blob %s failed verify at %s (%s) and has not "
+	                    "changed since; pull the model again", where, m->m.layers[i].digest, when, e.failed);
+}
 
 /* --root, else the tests' fake machine, else this one; OLLAMA_LLM_LIBRARY
  * and OLLAMA_GPU_OVERHEAD as this environment sets them for a server. */
@@ -26,16 +70,19 @@ static const oa_machine *cli_machine(const cli *c)
 	return &machine;
 }
 
-char *cli_runhere_text(const cli *c, const oa_model *m)
+char *cli_runhere_text(const cli *c, const oa_store *s, const oa_model *m)
 {
 	const oa_machine *mc = cli_machine(c);
 	oa_runhere r;
 	oa_runhere_model(mc, m, &r);
 	if (!r.engine)
 		return NULL;
+	const char *where = mc->root ? "on that machine" : "here";
+	char *corrupt = failed_verify_text(c, s, m, where);
+	if (corrupt)
+		return corrupt;
 	oa_buf b;
 	oa_buf_init(&b);
-	const char *where = mc->root ? "on that machine" : "here";
 	if (!r.can_run) {
 		oa_buf_printf(&b, "cannot run %s: a safetensors model runs only on MLX, ", where);
 		if (!mc->mlx_platform_ok)
