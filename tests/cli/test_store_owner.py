@@ -38,4 +38,19 @@ with t.guard("user and found_by in every per-store object and record"):
     r = t.audit(s.root, "show", "tiny", "--format", "json")
     t.eq((r.json().get("store") or {}).get("user"), user, "show json: the store's user")
 
+with t.guard("--all-users: found_by keeps every way discovery reached the store"):
+    sysroot = t.tempdir("owner-sys")
+    os.makedirs(os.path.join(sysroot, "etc"))
+    with open(os.path.join(sysroot, "etc", "passwd"), "w") as f:
+        f.write("alice:x:23002:23000::/home/alice:/bin/sh\n")
+    s = t.oa.Store(os.path.join(sysroot, "home", "alice", ".ollama", "models"))
+    t.add_gguf_model(s, "tiny:latest")
+    env = {"OLLAMA_AUDIT_SYSROOT": sysroot}
+    r = t.run("--all-users", "stores", "--format", "json", env=env)
+    want = [x.get("found_by") for x in r.json().get("stores", []) if x.get("root") == s.root]
+    r = t.run("--all-users", "list", "--format", "json", env=env)
+    got = [x.get("found_by") for x in r.json().get("stores", []) if x.get("root") == s.root]
+    t.eq(got, want, "list's found_by is stores' for a discovered store")
+    t.eq([(fb or [{}])[0].get("source") for fb in got], ["home"], "found in a home directory")
+
 t.done()
