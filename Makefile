@@ -5,6 +5,8 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 PREFIX     ?= /usr/local
+# make install PREFIX=~/.local: a shell that leaves the ~ alone (zsh, sh) still works.
+PREFIX_DIR  = $(patsubst ~%,$(HOME)%,$(PREFIX))
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # Seconds each fuzz target runs: under `make fuzz`, and in the short run of `make test`.
 FUZZ_SECONDS ?= 60
@@ -16,12 +18,14 @@ FUZZ_TEST_SECONDS ?= 8
 # Prometheus output as a second, independent reader, libsystemd-dev lets history read
 # the systemd journal, systemd-journal-remote writes real journal files for its tests,
 # prometheus-node-exporter reads the Prometheus files as a real textfile collector,
-# chromium renders `report`'s page headless and screenshots it).
+# zsh and fish run the completion scripts, chromium renders `report`'s page
+# headless and screenshots it; lintian is not installed: it pulls in ~70 Perl
+# packages, so the .deb test lints only where it is already there).
 BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev libsystemd-dev
 TEST_PKGS  = python3 clang libclang-rt-dev strace btrfs-progs python3-prometheus-client systemd-journal-remote \
-             prometheus-node-exporter chromium
+             prometheus-node-exporter chromium zsh fish
 
-.PHONY: all run test install deps test-deps build asan fuzz-build clean fuzz fuzz-long bench
+.PHONY: all run test install deb deps test-deps build asan fuzz-build clean fuzz fuzz-long bench
 
 all: build
 
@@ -32,14 +36,15 @@ test-deps:
 	@sh tools/ensure-deps.sh $(BUILD_PKGS) $(TEST_PKGS)
 
 build: deps
-	cmake -S . -B "$(BUILD)" -DCMAKE_INSTALL_PREFIX="$(PREFIX)" >/dev/null
+	cmake -S . -B "$(BUILD)" -DCMAKE_INSTALL_PREFIX="$(PREFIX_DIR)" >/dev/null
 	cmake --build "$(BUILD)" -j $(JOBS)
 
 # List the user's store, or the bundled demo store when the user has none.
 # Quiet: only the binary is built, with one line of progress (none when it is
 # up to date), then the table.
 run: deps
-	@sh tools/quiet-build.sh "$(BUILD)" $(JOBS) -DCMAKE_INSTALL_PREFIX="$(PREFIX)"
+	@sh tools/quiet-build.sh "$(BUILD)" $(JOBS) -DCMAKE_INSTALL_PREFIX="$(PREFIX_DIR)"
+	@echo "ollama-audit: the program is $(BUILD)/ollama-audit (make install PREFIX=~/.local puts it in ~/.local/bin)" >&2
 	@sh tools/run-demo.sh "$(BUILD)/ollama-audit"
 
 asan: test-deps
@@ -78,8 +83,15 @@ fuzz-long: fuzz
 bench: build
 	sh tests/bench/run.sh "$(BUILD)"
 
+# Into PREFIX (default /usr/local; PREFIX=~/.local needs no root): the program,
+# both libraries, headers, pkg-config file, CMake package, man page, bash/zsh/fish
+# completions, the systemd service and timer.
 install: build
-	cmake --install "$(BUILD)"
+	cmake --install "$(BUILD)" --prefix "$(PREFIX_DIR)"
+
+# The Debian package, $(BUILD)/ollama-audit_<version>_<arch>.deb, from the built tree.
+deb: build
+	cd "$(BUILD)" && cpack -G DEB
 
 clean:
 	rm -rf "$(BUILD)" "$(ASAN_BUILD)" "$(FUZZ_BUILD)"

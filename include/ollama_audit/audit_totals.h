@@ -7,6 +7,8 @@
 #ifndef OLLAMA_AUDIT_AUDIT_TOTALS_H
 #define OLLAMA_AUDIT_AUDIT_TOTALS_H
 
+#include "ollama_audit/export.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,7 +31,7 @@ typedef struct oa_audit_summary {
 
 /* A store's "summary" object in docs/schema.md's field order (check or
  * verify, as s->verify says). */
-json_t *oa_audit_summary_json(const oa_audit_summary *s);
+OA_EXPORT json_t *oa_audit_summary_json(const oa_audit_summary *s);
 
 /* Stores added up: every store counts, an unreadable one only as such. */
 typedef struct oa_audit_total {
@@ -45,12 +47,12 @@ typedef struct oa_audit_totals {
 	bool verify;             /* some store was verified: totals carry bytes_hashed */
 } oa_audit_totals;
 
-void oa_audit_totals_init(oa_audit_totals *t);
+OA_EXPORT void oa_audit_totals_init(oa_audit_totals *t);
 /* Add a store owned by `user` (NULL: unknown); `s` NULL: it could not be read. */
-void oa_audit_totals_add(oa_audit_totals *t, const char *user, const oa_audit_summary *s);
-void oa_audit_totals_free(oa_audit_totals *t);
+OA_EXPORT void oa_audit_totals_add(oa_audit_totals *t, const char *user, const oa_audit_summary *s);
+OA_EXPORT void oa_audit_totals_free(oa_audit_totals *t);
 
 /* The ndjson record of a total: {"type":"user_total"|"total", "host", ...}. */
-json_t *oa_audit_total_record(const oa_audit_totals *t, const oa_audit_total *x, const char *host);
+OA_EXPORT json_t *oa_audit_total_record(const oa_audit_totals *t, const oa_audit_total *x, const char *host);
 
 #endif

@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_CONFIG_H
 #define OLLAMA_AUDIT_CONFIG_H
 
+#include "ollama_audit/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +31,7 @@ typedef struct oa_config {
 	bool has_rootfs;
 } oa_config;
 
-int oa_config_parse(const uint8_t *bytes, size_t len, oa_config *out, char *err, size_t errlen);
-void oa_config_free(oa_config *c);
+OA_EXPORT int oa_config_parse(const uint8_t *bytes, size_t len, oa_config *out, char *err, size_t errlen);
+OA_EXPORT void oa_config_free(oa_config *c);
 
 #endif

@@ -43,6 +43,8 @@
 #ifndef OLLAMA_AUDIT_DEDUPE_H
 #define OLLAMA_AUDIT_DEDUPE_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/store.h"
 
@@ -51,7 +53,7 @@
 #include <stdint.h>
 
 typedef enum oa_dedupe_how { OA_DEDUPE_REFLINK, OA_DEDUPE_HARDLINK } oa_dedupe_how;
-const char *oa_dedupe_how_name(oa_dedupe_how h); /* "reflink", "hardlink" */
+OA_EXPORT const char *oa_dedupe_how_name(oa_dedupe_how h); /* "reflink", "hardlink" */
 
 typedef enum oa_dedupe_status {
 	OA_DD_PLANNED,        /* would be done (dry run) */
@@ -69,7 +71,7 @@ typedef enum oa_dedupe_status {
 } oa_dedupe_status;
 /* "planned", "done", "refused-owner", "other-filesystem", "reflink-unsupported",
  * "changed", "digest-mismatch", "server-running", "failed", "not-done", "junk" */
-const char *oa_dedupe_status_name(oa_dedupe_status s);
+OA_EXPORT const char *oa_dedupe_status_name(oa_dedupe_status s);
 
 typedef struct oa_dedupe_action {
 	oa_digest_hex hex;
@@ -104,7 +106,7 @@ typedef struct oa_dedupe_plan {
 	size_t n_busy;
 } oa_dedupe_plan;
 
-void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_how how,
+OA_EXPORT void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_how how,
                           oa_dedupe_plan *out);
 /* Before promising reflinks: ask each target filesystem whether it can
  * (oa_reflink_probe; nothing is left in the store). A PLANNED reflink onto
@@ -112,12 +114,12 @@ void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_
  * cannot be tested stays PLANNED with a note. Hard-link plans are as built. */
 /* may_write_scratch false (a read-only listing such as `stores`): no
  * scratch file at all, the filesystem type alone answers. */
-void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores, bool may_write_scratch);
+OA_EXPORT void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores, bool may_write_scratch);
 /* Carry out one PLANNED action (see above). Sets status, err and note;
  * returns 0 when done, -1 otherwise. An action on a store an Ollama server
  * uses is refused (OA_DD_SERVER) unless p->force. */
-int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,
+OA_EXPORT int oa_dedupe_apply(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_action *a,
                     volatile sig_atomic_t *interrupt);
-void oa_dedupe_plan_free(oa_dedupe_plan *p);
+OA_EXPORT void oa_dedupe_plan_free(oa_dedupe_plan *p);
 
 #endif

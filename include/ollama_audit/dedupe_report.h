@@ -7,6 +7,8 @@
 #ifndef OLLAMA_AUDIT_DEDUPE_REPORT_H
 #define OLLAMA_AUDIT_DEDUPE_REPORT_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/dedupe.h"
 #include "ollama_audit/dupes.h"
 
@@ -21,10 +23,10 @@ typedef struct oa_dupes_user {
 } oa_dupes_user;
 
 /* The owners in the order their first copy appears; *n of them. */
-oa_dupes_user *oa_dupes_users(const oa_dupes *d, const char *const *users, size_t *n);
+OA_EXPORT oa_dupes_user *oa_dupes_users(const oa_dupes *d, const char *const *users, size_t *n);
 
 /* {"schema", "host", "duplicates", "users", "total"}; stores_ok: the stores compared. */
-json_t *oa_dupes_report(oa_store *const *stores, const char *const *users, const oa_dupes *d,
+OA_EXPORT json_t *oa_dupes_report(oa_store *const *stores, const char *const *users, const oa_dupes *d,
                         size_t stores_ok, const char *host);
 
 /* What a dedupe run planned and did. */
@@ -43,12 +45,12 @@ typedef struct oa_dedupe_outcome {
 } oa_dedupe_outcome;
 
 /* {"schema", "host", "actions", "summary"}. */
-json_t *oa_dedupe_report(oa_store *const *stores, const char *const *users, const oa_dedupe_plan *p,
+OA_EXPORT json_t *oa_dedupe_report(oa_store *const *stores, const char *const *users, const oa_dedupe_plan *p,
                          const oa_dedupe_outcome *o, const char *host);
 
 /* A report's ndjson records, in order: for du --duplicates "duplicate",
  * "user" and "summary" (the total); for dedupe "action" and "summary". */
-json_t *oa_dupes_records(json_t *report);
-json_t *oa_dedupe_records(json_t *report);
+OA_EXPORT json_t *oa_dupes_records(json_t *report);
+OA_EXPORT json_t *oa_dedupe_records(json_t *report);
 
 #endif

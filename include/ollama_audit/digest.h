@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_DIGEST_H
 #define OLLAMA_AUDIT_DIGEST_H
 
+#include "ollama_audit/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -13,9 +15,9 @@
 typedef char oa_digest_hex[OA_DIGEST_HEX_LEN + 1];
 
 /* "sha256:<64 hex>" (or "sha256-"), the only digests ever turned into paths. */
-bool oa_digest_parse(const char *digest, oa_digest_hex hex, bool *uppercase);
+OA_EXPORT bool oa_digest_parse(const char *digest, oa_digest_hex hex, bool *uppercase);
 
 /* Lowercase hex of sha256(bytes). */
-void oa_sha256_hex(const void *bytes, size_t len, oa_digest_hex hex);
+OA_EXPORT void oa_sha256_hex(const void *bytes, size_t len, oa_digest_hex hex);
 
 #endif

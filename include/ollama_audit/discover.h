@@ -24,6 +24,8 @@
 #ifndef OLLAMA_AUDIT_DISCOVER_H
 #define OLLAMA_AUDIT_DISCOVER_H
 
+#include "ollama_audit/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -71,26 +73,26 @@ typedef struct oa_discovery {
 
 /* Discover every candidate. `extra` (n_extra paths) are stores named on the
  * command line (--store): they are merged in with source "--store". */
-void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra);
-void oa_discovery_free(oa_discovery *d);
-const char *oa_cand_state_name(oa_cand_state s);
+OA_EXPORT void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra);
+OA_EXPORT void oa_discovery_free(oa_discovery *d);
+OA_EXPORT const char *oa_cand_state_name(oa_cand_state s);
 
 /* The user name of a uid: the sysroot / OLLAMA_AUDIT_PASSWD file when set,
  * else getpwuid(), else the decimal uid. */
-void oa_user_name(uid_t uid, char *buf, size_t len);
+OA_EXPORT void oa_user_name(uid_t uid, char *buf, size_t len);
 
 /* The home directory of a uid from the same account data (the sysroot
  * applied), or NULL when it has none we may use. Free the result. */
-char *oa_user_home(uid_t uid);
+OA_EXPORT char *oa_user_home(uid_t uid);
 
 /* Parse one systemd `Environment=` value (after the '='): space-separated
  * assignments, each possibly quoted with "..." or '...' and with C escapes.
  * Calls fn for every NAME=VALUE. Exposed for unit tests. */
 typedef void (*oa_env_fn)(void *ctx, const char *name, const char *value);
-void oa_systemd_env_parse(const char *value, oa_env_fn fn, void *ctx);
+OA_EXPORT void oa_systemd_env_parse(const char *value, oa_env_fn fn, void *ctx);
 /* Parse one line of an environment file (KEY=VALUE, optional `export `,
  * quotes, # comments). Calls fn when the line is an assignment. */
-void oa_envfile_line_parse(const char *line, oa_env_fn fn, void *ctx);
+OA_EXPORT void oa_envfile_line_parse(const char *line, oa_env_fn fn, void *ctx);
 
 
 #endif

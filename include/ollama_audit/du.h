@@ -9,6 +9,8 @@
 #ifndef OLLAMA_AUDIT_DU_H
 #define OLLAMA_AUDIT_DU_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/junk.h"
 #include "ollama_audit/store.h"
 
@@ -51,8 +53,8 @@ typedef struct oa_du {
 /* An unparseable manifest gets a row of its own whose blobs are every
  * "sha256[:-]<hex>" its bytes mention: those then count as shared, never as
  * unique to another model. `referenced` counts parseable manifests only. */
-void oa_du_compute(oa_store *s, oa_du *out);
-void oa_du_free(oa_du *d);
+OA_EXPORT void oa_du_compute(oa_store *s, oa_du *out);
+OA_EXPORT void oa_du_free(oa_du *d);
 
 /* One store as `du` reports it: the rows and totals above, the junk by
  * category, and what `prune` (the default categories, past the server's
@@ -64,8 +66,8 @@ typedef struct oa_du_store {
 	size_t reclaimable_entries;
 } oa_du_store;
 /* now: Unix seconds, the time junk ages are measured against. */
-void oa_du_store_compute(oa_store *s, double now, oa_du_store *out);
-void oa_du_store_free(oa_du_store *d);
+OA_EXPORT void oa_du_store_compute(oa_store *s, double now, oa_du_store *out);
+OA_EXPORT void oa_du_store_free(oa_du_store *d);
 
 /* Combined totals of several stores (--all-users, repeated --store): the
  * sum of the stores' own figures. A blob hard-linked between two stores
@@ -75,6 +77,6 @@ typedef struct oa_du_total {
 	uint64_t referenced, referenced_apparent, reclaimable, blobs, blobs_apparent;
 	uint64_t junk_count[OA_JUNK_CAT_COUNT], junk_bytes[OA_JUNK_CAT_COUNT];
 } oa_du_total;
-void oa_du_total_add(oa_du_total *t, const oa_du_store *d);
+OA_EXPORT void oa_du_total_add(oa_du_total *t, const oa_du_store *d);
 
 #endif

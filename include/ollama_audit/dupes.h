@@ -14,6 +14,8 @@
 #ifndef OLLAMA_AUDIT_DUPES_H
 #define OLLAMA_AUDIT_DUPES_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
@@ -59,7 +61,7 @@ typedef struct oa_dupes {
 } oa_dupes;
 
 /* Find the duplicates among n scanned stores (NULL entries are skipped). */
-void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out);
-void oa_dupes_free(oa_dupes *d);
+OA_EXPORT void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out);
+OA_EXPORT void oa_dupes_free(oa_dupes *d);
 
 #endif

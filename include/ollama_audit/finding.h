@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_FINDING_H
 #define OLLAMA_AUDIT_FINDING_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/severity.h"
 
 #include <stddef.h>
@@ -122,7 +124,7 @@ typedef struct oa_finding_kind {
 } oa_finding_kind;
 
 /* The kind of every code, indexed by oa_finding_code. */
-extern const oa_finding_kind oa_finding_kinds[OA_FINDING_NCODES];
+OA_EXPORT extern const oa_finding_kind oa_finding_kinds[OA_FINDING_NCODES];
 
 typedef struct oa_finding {
 	oa_finding_code id;
@@ -140,13 +142,13 @@ typedef struct oa_findings {
 } oa_findings;
 
 /* Add a finding with the code's default severity. */
-void oa_findings_add(oa_findings *f, oa_finding_code code, const char *model, const char *digest,
+OA_EXPORT void oa_findings_add(oa_findings *f, oa_finding_code code, const char *model, const char *digest,
                      const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* Same with an explicit severity. */
-void oa_findings_add_sev(oa_findings *f, oa_finding_code code, oa_severity sev, const char *model,
+OA_EXPORT void oa_findings_add_sev(oa_findings *f, oa_finding_code code, oa_severity sev, const char *model,
                          const char *digest, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
-void oa_findings_free(oa_findings *f);
-size_t oa_findings_count(const oa_findings *f, oa_severity sev);
+OA_EXPORT void oa_findings_free(oa_findings *f);
+OA_EXPORT size_t oa_findings_count(const oa_findings *f, oa_severity sev);
 
 #endif

@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_FINDINGS_REPORT_H
 #define OLLAMA_AUDIT_FINDINGS_REPORT_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/audit_totals.h"
 #include "ollama_audit/store.h"
 
@@ -14,11 +16,11 @@
 
 /* One entry of the document's "stores": the store, its findings (only those
  * with selected[i] set; selected NULL: all) and its summary. */
-json_t *oa_findings_store_json(const oa_store *s, const bool *selected, const oa_audit_summary *sum);
+OA_EXPORT json_t *oa_findings_store_json(const oa_store *s, const bool *selected, const oa_audit_summary *sum);
 /* ndjson: {"type":"finding", "host", "store", ...the finding}. */
-json_t *oa_finding_record(const oa_store *s, const oa_finding *f, const char *host);
+OA_EXPORT json_t *oa_finding_record(const oa_store *s, const oa_finding *f, const char *host);
 /* ndjson: {"type":"summary", "schema", "host", "store", ...the summary}. */
-json_t *oa_audit_summary_record(const oa_store *s, const char *schema, const char *host,
+OA_EXPORT json_t *oa_audit_summary_record(const oa_store *s, const char *schema, const char *host,
                                 const oa_audit_summary *sum);
 
 #endif

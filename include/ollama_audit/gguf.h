@@ -14,6 +14,8 @@
 #ifndef OLLAMA_AUDIT_GGUF_H
 #define OLLAMA_AUDIT_GGUF_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/severity.h"
 
 #include <stdbool.h>
@@ -148,36 +150,36 @@ typedef struct oa_gguf_info {
  * size from fstat). Returns 0 when ok (maybe with warnings), -1 when invalid or
  * on an I/O error (a diag says which). *out is always initialised and must be
  * released with oa_gguf_info_free. */
-int oa_gguf_read_fd(int fd, uint64_t file_size, oa_gguf_mode mode, oa_gguf_info *out);
+OA_EXPORT int oa_gguf_read_fd(int fd, uint64_t file_size, oa_gguf_mode mode, oa_gguf_info *out);
 /* Same, on bytes in memory (tests, fuzzing, mmap). */
-int oa_gguf_read_mem(const void *buf, size_t len, oa_gguf_mode mode, oa_gguf_info *out);
+OA_EXPORT int oa_gguf_read_mem(const void *buf, size_t len, oa_gguf_mode mode, oa_gguf_info *out);
 /* Same, opening path read-only (fstat gives the size). */
-int oa_gguf_read_path(const char *path, oa_gguf_mode mode, oa_gguf_info *out);
+OA_EXPORT int oa_gguf_read_path(const char *path, oa_gguf_mode mode, oa_gguf_info *out);
 /* Free everything info owns and zero it. Safe on a zeroed struct. */
-void oa_gguf_info_free(oa_gguf_info *info);
+OA_EXPORT void oa_gguf_info_free(oa_gguf_info *info);
 /* *dst becomes a deep copy of *src (free it with oa_gguf_info_free). */
-void oa_gguf_info_copy(oa_gguf_info *dst, const oa_gguf_info *src);
+OA_EXPORT void oa_gguf_info_copy(oa_gguf_info *dst, const oa_gguf_info *src);
 
 /* First 4 bytes are "GGUF", or the legacy GGLA adapter magic (u32 0x67676C61 in
  * either byte order: bytes "algg" or "ggla"). */
-bool oa_gguf_is_magic(const void *first4bytes);
+OA_EXPORT bool oa_gguf_is_magic(const void *first4bytes);
 
 /* ggml's type_name ("q4_K", "mxfp4"), NULL for unknown or removed ids. */
-const char *oa_ggml_type_name(uint32_t type);
+OA_EXPORT const char *oa_ggml_type_name(uint32_t type);
 /* Elements and bytes per block; false for unknown or removed ids. */
-bool oa_ggml_type_block(uint32_t type, uint32_t *blck, uint32_t *bytes);
+OA_EXPORT bool oa_ggml_type_block(uint32_t type, uint32_t *blck, uint32_t *bytes);
 /* Ollama's FileType.String(): "Q4_K_M", "F16", ...; "unknown" when !present, for
  * ftype 0 (Ollama's FileType() needs a u32 > 0, so ALL_F32 shows "unknown"),
  * removed ids and ids Ollama does not know (41 Q2_0 and above). */
-const char *oa_ftype_ollama_string(uint32_t ftype, bool present);
+OA_EXPORT const char *oa_ftype_ollama_string(uint32_t ftype, bool present);
 /* What Ollama's list cache (/api/tags) prints for a general.file_type of any
  * integer type: ggml.FileType(v).String(), where 0 is "F32". */
-const char *oa_ftype_list_string(uint32_t ftype);
+OA_EXPORT const char *oa_ftype_list_string(uint32_t ftype);
 /* llama.cpp's llama_ftype_name ("Q4_K - Medium", "all F32"), NULL if unknown. */
-const char *oa_ftype_llama_name(uint32_t ftype);
+OA_EXPORT const char *oa_ftype_llama_name(uint32_t ftype);
 /* Ollama's format.HumanNumber: "8.0B", "136.73M", "7B", "1K", "999". */
-void oa_human_number(uint64_t n, char *buf, size_t len);
+OA_EXPORT void oa_human_number(uint64_t n, char *buf, size_t len);
 /* Name of a metadata value type ("u32", "string", ...), "?" when out of range. */
-const char *oa_gguf_value_type_name(uint32_t type);
+OA_EXPORT const char *oa_gguf_value_type_name(uint32_t type);
 
 #endif

@@ -14,6 +14,8 @@
 #ifndef OLLAMA_AUDIT_GUARD_H
 #define OLLAMA_AUDIT_GUARD_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
@@ -28,13 +30,13 @@ typedef struct oa_store_user {
 /* The Ollama server or runner processes that use the store: fills up to max
  * and returns how many there are (may exceed max), 0 when none, -1 when it
  * cannot be told here (why says so; the caller warns and goes on). */
-int oa_store_in_use(const oa_store *s, oa_store_user *users, int max, char *why, size_t whylen);
+OA_EXPORT int oa_store_in_use(const oa_store *s, oa_store_user *users, int max, char *why, size_t whylen);
 
 /* Test seam: while set, oa_store_in_use asks fn (a unit test's fake
  * server) instead of the processes of the machine. NULL restores them. */
 typedef int (*oa_store_users_fn)(const char *real_root, oa_store_user *users, int max, char *why,
                                  size_t whylen);
-void oa_store_in_use_set_probe(oa_store_users_fn fn);
+OA_EXPORT void oa_store_in_use_set_probe(oa_store_users_fn fn);
 
 /* A manifest that blocks --apply: one per path (an unreadable manifest is
  * both `unreadable` and `prune-blocker`), those at the `removed` paths
@@ -45,9 +47,9 @@ typedef struct oa_blocker {
 	const char *message;  /* the finding's */
 } oa_blocker;
 /* How many; *out (free it; may be NULL) lists them. */
-size_t oa_store_blockers(const oa_store *s, const char *const *removed, size_t n_removed, oa_blocker **out);
+OA_EXPORT size_t oa_store_blockers(const oa_store *s, const char *const *removed, size_t n_removed, oa_blocker **out);
 
 /* Whether the store has blobs/ but neither manifests/ nor manifests-v2/. */
-bool oa_store_unowned(const oa_store *s);
+OA_EXPORT bool oa_store_unowned(const oa_store *s);
 
 #endif

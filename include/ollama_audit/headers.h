@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_HEADERS_H
 #define OLLAMA_AUDIT_HEADERS_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/gguf.h"
 #include "ollama_audit/safetensors.h"
 #include "ollama_audit/store.h"
@@ -37,17 +39,17 @@ enum oa_header_mode {
 };
 
 /* Set before oa_store_scan(); the default is OA_HEADERS_QUICK. */
-void oa_store_set_header_mode(oa_store *s, enum oa_header_mode mode);
+OA_EXPORT void oa_store_set_header_mode(oa_store *s, enum oa_header_mode mode);
 
 /* Called by classification: read headers per the store's mode, fill the
  * details Ollama takes from the GGUF, and add cross-check findings. A weight
  * blob that several tags share is parsed once, between oa_headers_begin and
  * oa_headers_end (oa_store_scan calls both). */
-void oa_headers_begin(oa_store *s);
-void oa_headers_end(oa_store *s);
-void oa_headers_apply(oa_store *s, oa_model *m);
+OA_EXPORT void oa_headers_begin(oa_store *s);
+OA_EXPORT void oa_headers_end(oa_store *s);
+OA_EXPORT void oa_headers_apply(oa_store *s, oa_model *m);
 /* ARCH / PARAMS / QUANT fallbacks from the headers when the config is silent. */
-void oa_headers_fill_display(oa_model *m);
-void oa_headers_free(struct oa_model_headers *h);
+OA_EXPORT void oa_headers_fill_display(oa_model *m);
+OA_EXPORT void oa_headers_free(struct oa_model_headers *h);
 
 #endif

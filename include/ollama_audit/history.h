@@ -8,6 +8,8 @@
 #ifndef OLLAMA_AUDIT_HISTORY_H
 #define OLLAMA_AUDIT_HISTORY_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/logline.h"
 #include "ollama_audit/store.h"
 
@@ -16,7 +18,7 @@
 #include <stdint.h>
 
 enum oa_load_result { OA_LOAD_UNKNOWN, OA_LOAD_OK, OA_LOAD_FAILED };
-const char *oa_load_result_name(enum oa_load_result r);
+OA_EXPORT const char *oa_load_result_name(enum oa_load_result r);
 
 typedef struct oa_load {
 	bool has_time;
@@ -57,27 +59,27 @@ typedef struct oa_history {
 
 #define OA_HISTORY_WARN_MAX 50
 
-void oa_history_init(oa_history *h);
-void oa_history_free(oa_history *h);
+OA_EXPORT void oa_history_init(oa_history *h);
+OA_EXPORT void oa_history_free(oa_history *h);
 
 /* Feed one source: begin, every line in order, end. */
-void oa_history_begin(oa_history *h, const char *source);
+OA_EXPORT void oa_history_begin(oa_history *h, const char *source);
 /* One line; fallback_ns (or -1) is the time the storage gave it (the
  * journal's own timestamp) for lines that carry none. */
-void oa_history_line(oa_history *h, const char *p, size_t n, unsigned long lineno, int64_t fallback_ns);
-void oa_history_end(oa_history *h);
+OA_EXPORT void oa_history_line(oa_history *h, const char *p, size_t n, unsigned long lineno, int64_t fallback_ns);
+OA_EXPORT void oa_history_end(oa_history *h);
 
 /* Read a whole stream as one source. Lines longer than 1 MiB are cut (with
  * a warning). Returns 0, or -1 with errno on a read error. */
-int oa_history_read_fd(oa_history *h, int fd, const char *source);
+OA_EXPORT int oa_history_read_fd(oa_history *h, int fd, const char *source);
 
 /* The same for bytes in memory (standard input read once, a journal). */
-void oa_history_read_mem(oa_history *h, const void *data, size_t len, const char *source);
+OA_EXPORT void oa_history_read_mem(oa_history *h, const void *data, size_t len, const char *source);
 
 /* Match every load to the store's models and sort newest first. */
-void oa_history_match(oa_history *h, oa_store *s);
+OA_EXPORT void oa_history_match(oa_history *h, oa_store *s);
 
 /* Does the store's model `idx` have loads, and the newest one's time. */
-bool oa_history_last_load(const oa_history *h, size_t idx, int64_t *ns);
+OA_EXPORT bool oa_history_last_load(const oa_history *h, size_t idx, int64_t *ns);
 
 #endif

@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_HISTORY_REPORT_H
 #define OLLAMA_AUDIT_HISTORY_REPORT_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/history.h"
 #include "ollama_audit/store.h"
 
@@ -22,22 +24,22 @@ typedef struct oa_history_model {
 } oa_history_model;
 
 /* Per model of the loads v (newest first), in the order first seen. */
-size_t oa_history_models(const oa_store *s, const oa_load *const *v, size_t n, oa_history_model **out);
-void oa_history_models_free(oa_history_model *m, size_t n);
+OA_EXPORT size_t oa_history_models(const oa_store *s, const oa_load *const *v, size_t n, oa_history_model **out);
+OA_EXPORT void oa_history_models_free(oa_history_model *m, size_t n);
 
 /* The model a load ran, as a reader names it (escaped for a terminal). */
-char *oa_history_load_label(const oa_store *s, const oa_load *e);
+OA_EXPORT char *oa_history_load_label(const oa_store *s, const oa_load *e);
 /* The ID prefix of the load's model, "-" when it is not in the store. */
-const char *oa_history_load_id(const oa_store *s, const oa_load *e, char id[13]);
+OA_EXPORT const char *oa_history_load_id(const oa_store *s, const oa_load *e, char id[13]);
 /* "llamacpp,mlx" ("-": none). */
-void oa_history_runners_text(unsigned mask, char *buf, size_t len);
+OA_EXPORT void oa_history_runners_text(unsigned mask, char *buf, size_t len);
 
 /* A store's entry: the store, "sources", "logs_from", "logs_to",
  * "warnings", "loads" (v) and "models". */
-json_t *oa_history_store_json(const oa_store *s, const oa_history *h, char *const *sources,
+OA_EXPORT json_t *oa_history_store_json(const oa_store *s, const oa_history *h, char *const *sources,
                               size_t n_sources, const oa_load *const *v, size_t n);
 /* Its ndjson records: "load" and "model" per entry, then "sources" (the
  * entry without the two lists). */
-json_t *oa_history_records(const oa_store *s, json_t *store_entry, const char *host);
+OA_EXPORT json_t *oa_history_records(const oa_store *s, json_t *store_entry, const char *host);
 
 #endif

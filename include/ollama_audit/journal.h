@@ -5,6 +5,8 @@
 #ifndef OLLAMA_AUDIT_JOURNAL_H
 #define OLLAMA_AUDIT_JOURNAL_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/history.h"
 
 #include <stdbool.h>
@@ -13,7 +15,7 @@
  * shows them, from root's /var/log/journal and /run/log/journal (root NULL:
  * this machine's). Returns the entries read (>= 0), or -1 with a reason
  * (including a build without libsystemd). */
-long oa_logs_read_journal(oa_history *h, const char *root, const char *unit, char *err, size_t errlen);
-bool oa_logs_have_journal(void); /* built with libsystemd */
+OA_EXPORT long oa_logs_read_journal(oa_history *h, const char *root, const char *unit, char *err, size_t errlen);
+OA_EXPORT bool oa_logs_have_journal(void); /* built with libsystemd */
 
 #endif

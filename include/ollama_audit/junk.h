@@ -10,6 +10,8 @@
 #ifndef OLLAMA_AUDIT_JUNK_H
 #define OLLAMA_AUDIT_JUNK_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/refs.h"
 #include "ollama_audit/store.h"
 
@@ -17,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h> /* dev_t, ino_t, nlink_t: <sys/stat.h> has them only for POSIX programs */
 
 #define OA_SERVER_GRACE_SECONDS 3600 /* server/images.go: layerPruneGracePeriod */
 
@@ -41,11 +44,11 @@ enum oa_junk_cat {
 #define OA_JUNK_ALL ((1u << OA_JUNK_CAT_COUNT) - 1)
 
 /* "orphans", "manifest-blobs", "partials", "temps", "legacy", "foreign", "empty-dirs" */
-const char *oa_junk_cat_name(enum oa_junk_cat c);
+OA_EXPORT const char *oa_junk_cat_name(enum oa_junk_cat c);
 /* The same as a JSON key: snake_case ("manifest_blobs", "empty_dirs"). */
-const char *oa_junk_cat_key(enum oa_junk_cat c);
+OA_EXPORT const char *oa_junk_cat_key(enum oa_junk_cat c);
 /* Parse a comma list of category names ("all" and "default" too). 0, or -1 with err. */
-int oa_junk_parse_what(const char *list, unsigned *mask, char *err, size_t errlen);
+OA_EXPORT int oa_junk_parse_what(const char *list, unsigned *mask, char *err, size_t errlen);
 
 enum oa_junk_where { OA_IN_BLOBS, OA_IN_MANIFESTS, OA_IN_ROOT };
 
@@ -98,10 +101,10 @@ typedef struct oa_ino_set {
 	size_t n, cap;
 	bool sorted;
 } oa_ino_set;
-void oa_ino_set_add(oa_ino_set *s, dev_t dev, ino_t ino);
-void oa_ino_set_sort(oa_ino_set *s); /* also drops duplicates */
-bool oa_ino_set_has(const oa_ino_set *s, dev_t dev, ino_t ino); /* linear until sorted */
-void oa_ino_set_free(oa_ino_set *s);
+OA_EXPORT void oa_ino_set_add(oa_ino_set *s, dev_t dev, ino_t ino);
+OA_EXPORT void oa_ino_set_sort(oa_ino_set *s); /* also drops duplicates */
+OA_EXPORT bool oa_ino_set_has(const oa_ino_set *s, dev_t dev, ino_t ino); /* linear until sorted */
+OA_EXPORT void oa_ino_set_free(oa_ino_set *s);
 
 /* Add to `set` the (device, inode) of every name that resolving the symlink
  * dirfd/name goes through: its target, and every directory and further
@@ -109,18 +112,18 @@ void oa_ino_set_free(oa_ino_set *s);
  * names breaks the link; this is what prune and rm refuse to remove while a
  * manifest that stays uses a symlinked blob. Stops quietly at a dangling
  * component or after 40 links. */
-void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set);
+OA_EXPORT void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set);
 
 /* How many names this store has for the file (dev, ino): in blobs/, and
  * tags that are hard links of it. A complete blob with more links than that
  * may be another store's (a tag or a blob hard-linked there): it is kept. */
-size_t oa_store_names_of(const oa_store *s, dev_t dev, ino_t ino);
+OA_EXPORT size_t oa_store_names_of(const oa_store *s, dev_t dev, ino_t ino);
 
 /* check: an orphan-blob or manifest-blob finding whose digest the reference
  * set holds is no orphan (it names what another store sharing the blob
  * files references, or what a manifest the scan does not parse reaches):
  * drop it, so check and prune agree. */
-void oa_findings_drop_referenced(oa_store *s);
+OA_EXPORT void oa_findings_drop_referenced(oa_store *s);
 
 /* The one disk-usage walker (du's blobs/ total, stores' SIZE, Prometheus'
  * bytes by state, the size of a temp directory): the directory open at `fd`
@@ -145,24 +148,24 @@ typedef struct oa_usage {
 	uint64_t apparent, allocated; /* each inode once */
 	bool incomplete;        /* something could not be listed or stat'ed, or was too deep */
 } oa_usage;
-void oa_usage_walk(int fd, oa_usage *u);
-void oa_usage_free(oa_usage *u);
+OA_EXPORT void oa_usage_walk(int fd, oa_usage *u);
+OA_EXPORT void oa_usage_free(oa_usage *u);
 /* Bytes of several walks together (stores that share hard links), each inode once. */
-void oa_usage_sum(const oa_usage *const *v, size_t n, uint64_t *apparent, uint64_t *allocated);
+OA_EXPORT void oa_usage_sum(const oa_usage *const *v, size_t n, uint64_t *apparent, uint64_t *allocated);
 
 /* Collect the junk of a scanned store. `refs` is a built reference set:
  * blobs it names are kept (listed with a keep reason), never removable; so
  * is any entry that a symlinked blob a manifest uses resolves through (its
  * target, or a temp directory holding it). */
-void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *out);
-void oa_junk_free(oa_junk_list *j);
+OA_EXPORT void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *out);
+OA_EXPORT void oa_junk_free(oa_junk_list *j);
 /* The interrupted download of digest hex, or NULL (bsearch). */
-const oa_partial_group *oa_junk_group(const oa_junk_list *j, const char *hex);
+OA_EXPORT const oa_partial_group *oa_junk_group(const oa_junk_list *j, const char *hex);
 
 /* Sizes of a directory tree (oa_usage_walk of dirfd/name, not following a
  * symlink at name). freed = allocated bytes of the inodes all of whose links
  * lie in the tree (directories always). */
-void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
+OA_EXPORT void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
                   uint64_t *freed);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef OLLAMA_AUDIT_LIST_REPORT_H
 #define OLLAMA_AUDIT_LIST_REPORT_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/last_used.h"
 #include "ollama_audit/store.h"
 
@@ -22,7 +24,7 @@ typedef struct oa_list_total {
 	uint64_t size, disk;
 } oa_list_total;
 /* Add a store; selected[i]: model i of s is listed. */
-void oa_list_total_add(oa_list_total *t, const oa_store *s, const bool *selected);
+OA_EXPORT void oa_list_total_add(oa_list_total *t, const oa_store *s, const bool *selected);
 
 /* The models listed (indexes into s->models, in order) and the findings
  * that affect the listing, of one store. */
@@ -36,17 +38,18 @@ typedef struct oa_list_store {
 } oa_list_store;
 
 /* One model: oa_report_model plus "last_used" when there are logs. */
-json_t *oa_list_view_model(const oa_store *s, size_t idx, const oa_last_used *lu);
-/* One store: oa_report_store's fields, "models" and "problems". */
-json_t *oa_list_view_store(const oa_list_store *ls);
+OA_EXPORT json_t *oa_list_view_model(const oa_store *s, size_t idx, const oa_last_used *lu);
+/* One store: oa_report_store's fields, "models", "problems" and, when
+ * there are logs, "log_sources". */
+OA_EXPORT json_t *oa_list_view_store(const oa_list_store *ls);
 /* The json document: the stores' views (an array, stolen) and the total. */
-json_t *oa_list_view_document(json_t *stores, const oa_list_total *t);
+OA_EXPORT json_t *oa_list_view_document(json_t *stores, const oa_list_total *t);
 /* ndjson: a "model" record per model, then a "problem" record per problem. */
-json_t *oa_list_view_records(const oa_list_store *ls, const char *host);
+OA_EXPORT json_t *oa_list_view_records(const oa_list_store *ls, const char *host);
 /* ndjson: the closing "total" record. */
-json_t *oa_list_view_total_record(const oa_list_total *t, const char *host);
+OA_EXPORT json_t *oa_list_view_total_record(const oa_list_total *t, const char *host);
 /* /api/tags: {"models":[...]} of these models, newest first as the server
  * sorts (equal times keep their order). Reorders v. */
-json_t *oa_list_view_tags(const oa_model **v, size_t n);
+OA_EXPORT json_t *oa_list_view_tags(const oa_model **v, size_t n);
 
 #endif

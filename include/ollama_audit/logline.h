@@ -11,6 +11,8 @@
 #ifndef OLLAMA_AUDIT_LOGLINE_H
 #define OLLAMA_AUDIT_LOGLINE_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/digest.h"
 
 #include <stdbool.h>
@@ -31,7 +33,7 @@ enum oa_log_kind {
 
 /* The engine a runner uses, as `ollama ps` labels it. */
 enum oa_log_runner { OA_LR_UNKNOWN, OA_LR_LLAMACPP, OA_LR_OLLAMA, OA_LR_MLX };
-const char *oa_log_runner_name(enum oa_log_runner r);
+OA_EXPORT const char *oa_log_runner_name(enum oa_log_runner r);
 
 #define OA_LOG_MODEL_MAX 1024
 #define OA_LOG_TEXT_MAX 256
@@ -56,19 +58,19 @@ typedef struct oa_log_line {
  * or -1 when the line claims to be slog but is malformed (bad time, an
  * unterminated quote, a load line without its model): *why says what. The
  * output is filled as far as it could be either way. */
-int oa_log_parse_line(const char *p, size_t n, oa_log_line *out, char *why, size_t whylen);
+OA_EXPORT int oa_log_parse_line(const char *p, size_t n, oa_log_line *out, char *why, size_t whylen);
 
 /* An RFC 3339 time (2024-09-26T18:08:31.326+02:00, ...Z, or +0200) into Unix
  * nanoseconds and the zone in minutes. Returns the bytes used, 0 if none. */
-size_t oa_log_parse_time(const char *p, size_t n, int64_t *ns, int *tz_min);
+OA_EXPORT size_t oa_log_parse_time(const char *p, size_t n, int64_t *ns, int *tz_min);
 
 /* A size as slog prints Ollama's format.HumanBytes2: "5.8 GiB", "787.5 MiB",
  * "0 B" (also SI "1.2 GB"; brackets around a list take its first entry).
  * Returns 0, or -1 when it is not one. */
-int oa_log_parse_size(const char *s, uint64_t *bytes);
+OA_EXPORT int oa_log_parse_size(const char *s, uint64_t *bytes);
 
 /* The sha256 hex of a blob path (sha256-<64 hex> or sha256:<64 hex>, any
  * directory, any machine's path), lowercase into hex; false when none. */
-bool oa_log_blob_digest(const char *path, oa_digest_hex hex);
+OA_EXPORT bool oa_log_blob_digest(const char *path, oa_digest_hex hex);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef OLLAMA_AUDIT_LOGSRC_H
 #define OLLAMA_AUDIT_LOGSRC_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/history.h"
 #include "ollama_audit/journal.h" /* the journal, the other source */
 
@@ -15,14 +17,18 @@
 
 /* server.log and its rotated siblings server-1.log, server-2.log, ... (a
  * higher number is older), oldest first, from <store root>/../logs and then
- * from the store owner's ~/.ollama/logs when that is another directory.
+ * from the store owner's ~/.ollama/logs when that is another directory, of
+ * those only the files that served this store (oa_log_serves_store).
  * NULL with *n = 0 when there are none. Free with oa_free_names. */
-char **oa_logs_of_store(const char *store_root, size_t *n);
+OA_EXPORT char **oa_logs_of_store(const char *store_root, size_t *n);
+/* Does the log file name the store: a blob path under it (a load) or the
+ * store as OLLAMA_MODELS (the server config line)? */
+OA_EXPORT bool oa_log_serves_store(const char *log_path, const char *store_root);
 
 /* Read one log file into h as a source. Returns 0, or -1 with a reason.
  * regular_only: a file found rather than named by the user must be a
  * regular file (a FIFO or device planted as server.log is refused, never
  * waited on). */
-int oa_logs_read_file(oa_history *h, const char *path, bool regular_only, char *err, size_t errlen);
+OA_EXPORT int oa_logs_read_file(oa_history *h, const char *path, bool regular_only, char *err, size_t errlen);
 
 #endif

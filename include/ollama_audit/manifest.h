@@ -11,6 +11,8 @@
 #ifndef OLLAMA_AUDIT_MANIFEST_H
 #define OLLAMA_AUDIT_MANIFEST_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/digest.h"
 
 #include <stdbool.h>
@@ -41,8 +43,8 @@ enum oa_layer_kind {
 	OA_LAYER_KIND_COUNT
 };
 
-const char *oa_layer_kind_name(enum oa_layer_kind kind); /* "model", "tensor", ... */
-enum oa_layer_kind oa_layer_kind_of(const char *media_type);
+OA_EXPORT const char *oa_layer_kind_name(enum oa_layer_kind kind); /* "model", "tensor", ... */
+OA_EXPORT enum oa_layer_kind oa_layer_kind_of(const char *media_type);
 
 typedef struct oa_layer {
 	char *media_type;   /* as written, may carry ";" parameters; "" when absent */
@@ -90,14 +92,14 @@ typedef struct oa_manifest {
 
 /* Parse manifest bytes. Returns 0, or -1 with a one-line reason in err.
  * The ID is computed in both cases when the bytes hold a complete JSON value. */
-int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *out, char *err, size_t errlen);
-void oa_manifest_free(oa_manifest *m);
+OA_EXPORT int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *out, char *err, size_t errlen);
+OA_EXPORT void oa_manifest_free(oa_manifest *m);
 
 /* The bytes Go's json.Decoder pulls in before it sees the end of the
  * top-level value: min(len, first refill boundary >= end of value). */
-size_t oa_manifest_hashed_length(const uint8_t *bytes, size_t len);
+OA_EXPORT size_t oa_manifest_hashed_length(const uint8_t *bytes, size_t len);
 /* Offset just past the top-level JSON value, or 0 if there is none. */
-size_t oa_json_value_end(const uint8_t *bytes, size_t len);
+OA_EXPORT size_t oa_json_value_end(const uint8_t *bytes, size_t len);
 
 /* Call fn for every "sha256:<64 hex>" or "sha256-<64 hex>" in raw bytes,
  * with the 64 hex digits as written, also where JSON \u escapes spell any of
@@ -105,6 +107,6 @@ size_t oa_json_value_end(const uint8_t *bytes, size_t len);
  * that do not parse: what they might reference must not be deleted. A digest
  * may be reported more than once. */
 typedef void (*oa_digest_fn)(void *ctx, const oa_digest_hex hex);
-void oa_digest_scan(const uint8_t *bytes, size_t len, oa_digest_fn fn, void *ctx);
+OA_EXPORT void oa_digest_scan(const uint8_t *bytes, size_t len, oa_digest_fn fn, void *ctx);
 
 #endif

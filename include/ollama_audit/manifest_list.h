@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_MANIFEST_LIST_H
 #define OLLAMA_AUDIT_MANIFEST_LIST_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/manifest.h"
 
 #include <stdbool.h>
@@ -13,20 +15,20 @@
 
 /* "os/arch" as Go spells GOOS/GOARCH: this machine's ("darwin/arm64",
  * "linux/amd64", ...). A static string. */
-const char *oa_platform_default(void);
+OA_EXPORT const char *oa_platform_default(void);
 /* Whether `p` is of the form os/arch (lowercase letters, digits, '_'). */
-bool oa_platform_valid(const char *p);
+OA_EXPORT bool oa_platform_valid(const char *p);
 
 /* The child a pull on `platform` chooses: the first runner of its preference
  * order (darwin/arm64: mlx, llamacpp, ggml; everywhere else: llamacpp, ggml,
  * mlx) that some entry has, among the entries with usable[i] (all when
  * usable is NULL); the first entry of that runner. -1 when none has one of
  * those runners. */
-long oa_list_select(const oa_manifest *list, const bool *usable, const char *platform);
+OA_EXPORT long oa_list_select(const oa_manifest *list, const bool *usable, const char *platform);
 
 /* The runner 0.40 reports for a manifest without "runner" (MetadataForConfig):
  * "mlx" for model_format safetensors, "ggml" for gguf, ggml or "" (legacy
  * GGUF models), NULL for anything else. */
-const char *oa_runner_label_for_format(const char *model_format);
+OA_EXPORT const char *oa_runner_label_for_format(const char *model_format);
 
 #endif

@@ -17,6 +17,8 @@
 #ifndef OLLAMA_AUDIT_OUTFILE_H
 #define OLLAMA_AUDIT_OUTFILE_H
 
+#include "ollama_audit/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -34,16 +36,16 @@ typedef struct oa_outfile {
  * one reads is an error at once (ENXIO), not a wait; for files we also read
  * back (the verify cache), where a FIFO is never what the user meant. */
 enum { OA_OUT_NOWAIT = 1 };
-int oa_outfile_open(oa_outfile *o, const char *path, mode_t mode, int flags, char *err, size_t errlen);
-int oa_outfile_openat(oa_outfile *o, int dirfd, const char *name, mode_t mode, int flags, char *err,
+OA_EXPORT int oa_outfile_open(oa_outfile *o, const char *path, mode_t mode, int flags, char *err, size_t errlen);
+OA_EXPORT int oa_outfile_openat(oa_outfile *o, int dirfd, const char *name, mode_t mode, int flags, char *err,
                       size_t errlen);
 /* fsync and rename into place (or just close a written-through file). */
-int oa_outfile_commit(oa_outfile *o, char *err, size_t errlen);
+OA_EXPORT int oa_outfile_commit(oa_outfile *o, char *err, size_t errlen);
 /* Drop what was written: the temporary file is removed, the old file kept. */
-void oa_outfile_abort(oa_outfile *o);
+OA_EXPORT void oa_outfile_abort(oa_outfile *o);
 
 /* Write `len` bytes to `name` in dirfd under the rules above. */
-int oa_outfile_write_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+OA_EXPORT int oa_outfile_write_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
                         char *err, size_t errlen);
 
 /* Whether `path` (which need not exist yet) is inside the store rooted at
@@ -51,6 +53,6 @@ int oa_outfile_write_at(int dirfd, const char *name, const void *data, size_t le
  * the root, what root/blobs, root/manifests or root/manifests-v2 resolve to,
  * or any directory below those (compared by device and inode, so symlinks
  * and bind mounts of a directory deep in manifests/ count). */
-bool oa_outfile_inside(const char *path, const char *root);
+OA_EXPORT bool oa_outfile_inside(const char *path, const char *root);
 
 #endif

@@ -10,6 +10,8 @@
 #ifndef OLLAMA_AUDIT_OVERVIEW_H
 #define OLLAMA_AUDIT_OVERVIEW_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/du.h"
 #include "ollama_audit/finding.h"
 #include "ollama_audit/junk.h"
@@ -72,13 +74,13 @@ typedef struct oa_overview_store {
 	size_t n_findings;
 } oa_overview_store;
 
-void oa_overview_build(const oa_store *s, const oa_du_store *d, const oa_last_used *lu,
+OA_EXPORT void oa_overview_build(const oa_store *s, const oa_du_store *d, const oa_last_used *lu,
                        const char *user, oa_overview_store *out);
-void oa_overview_free(oa_overview_store *o);
+OA_EXPORT void oa_overview_free(oa_overview_store *o);
 /* The fleet: add a store's totals. */
-void oa_overview_totals_add(oa_overview_totals *sum, const oa_overview_totals *t);
+OA_EXPORT void oa_overview_totals_add(oa_overview_totals *sum, const oa_overview_totals *t);
 
 /* What to do about a finding of this code, in one line. */
-const char *oa_finding_remedy(oa_finding_code id);
+OA_EXPORT const char *oa_finding_remedy(oa_finding_code id);
 
 #endif

@@ -14,6 +14,8 @@
 #define OLLAMA_AUDIT_PROMETHEUS_H
 
 #include "ollama_audit/du.h"
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
@@ -22,18 +24,18 @@
 
 typedef struct oa_prom oa_prom;
 
-oa_prom *oa_prom_new(void);
+OA_EXPORT oa_prom *oa_prom_new(void);
 /* The same for one job (check, verify, du): every family is written as
  * ollama_<job>_... instead of ollama_store_..., so that the files of several
  * jobs can lie in one textfile-collector directory (node_exporter rejects a
  * family that two files define). NULL is oa_prom_new(). */
-oa_prom *oa_prom_new_job(const char *job);
-void oa_prom_free(oa_prom *p);
+OA_EXPORT oa_prom *oa_prom_new_job(const char *job);
+OA_EXPORT void oa_prom_free(oa_prom *p);
 
 /* One sample of a metric of the fixed table (name without checks at run
  * time beyond "is it in the table": an unknown name aborts in debug builds
  * and is dropped otherwise). Labels: name/value string pairs, NULL-ended. */
-void oa_prom_add(oa_prom *p, const char *metric, double value, ...);
+OA_EXPORT void oa_prom_add(oa_prom *p, const char *metric, double value, ...);
 
 /* What the caller knows about one store's audit. */
 typedef struct oa_prom_store {
@@ -53,14 +55,14 @@ typedef struct oa_prom_store {
  * and bytes by state, findings by code and severity, reclaimable bytes,
  * model info and unique bytes, audit timestamp/duration/success, verified
  * bytes. The store is not changed (du and junk need it non-const). */
-void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info);
+OA_EXPORT void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info);
 /* A store that could not be opened: info, timestamp and success 0. */
-void oa_prom_add_failed(oa_prom *p, const char *store, const oa_prom_store *info);
+OA_EXPORT void oa_prom_add_failed(oa_prom *p, const char *store, const oa_prom_store *info);
 
 /* Write every family (HELP, TYPE, samples) in the table's order. */
-void oa_prom_write(const oa_prom *p, FILE *out);
+OA_EXPORT void oa_prom_write(const oa_prom *p, FILE *out);
 
 /* The blob state of a blobs/ entry: referenced, orphaned, partial, temp, foreign. */
-const char *oa_prom_blob_state(const oa_blob *b);
+OA_EXPORT const char *oa_prom_blob_state(const oa_blob *b);
 
 #endif

@@ -28,6 +28,8 @@
 #ifndef OLLAMA_AUDIT_PRUNE_H
 #define OLLAMA_AUDIT_PRUNE_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/guard.h"
 #include "ollama_audit/junk.h"
 #include "ollama_audit/refs.h"
@@ -77,33 +79,33 @@ typedef struct oa_plan {
 	size_t n_shared;
 } oa_plan;
 
-void oa_plan_free(oa_plan *p);
+OA_EXPORT void oa_plan_free(oa_plan *p);
 
 /* prune: the junk of the selected categories, older than min_age. */
-void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, int64_t min_age, oa_plan *p);
+OA_EXPORT void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, int64_t min_age, oa_plan *p);
 
 /* rm: the models (indexes into s->models, deduplicated by the caller), their
  * empty parent directories, and the blobs no other manifest can reference. */
-void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p);
+OA_EXPORT void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p);
 
 /* Name on the plan the other stores whose references r holds (shared.h). */
-void oa_plan_note_shared(oa_plan *p, const oa_refset *r);
+OA_EXPORT void oa_plan_note_shared(oa_plan *p, const oa_refset *r);
 
 /* The manifests that block applying p (guard.h): the plan's own manifests
  * (rm of a broken one) excepted. */
-size_t oa_plan_blockers(const oa_store *s, const oa_plan *p, oa_blocker **out);
+OA_EXPORT size_t oa_plan_blockers(const oa_store *s, const oa_plan *p, oa_blocker **out);
 
-json_t *oa_plan_to_json(const oa_plan *p);
+OA_EXPORT json_t *oa_plan_to_json(const oa_plan *p);
 /* Write the plan atomically (FILE.tmp, rename). 0, or -1 with err. */
-int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
+OA_EXPORT int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
 /* Read and validate a plan file. 0, or -1 with err. */
-int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen);
+OA_EXPORT int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen);
 
 /* The lock prune/rm --apply, dedupe --apply and restore hold on a store
  * while they write it: an exclusive flock on its root directory (no file),
  * waited for up to 60 s. 0, or -1 with err ("... is busy"). */
-int oa_store_write_lock(const oa_store *s, char *err, size_t errlen);
-void oa_store_write_unlock(const oa_store *s);
+OA_EXPORT int oa_store_write_lock(const oa_store *s, char *err, size_t errlen);
+OA_EXPORT void oa_store_write_unlock(const oa_store *s);
 
 typedef struct oa_apply_opts {
 	const char *quarantine;         /* NULL: delete */
@@ -129,12 +131,12 @@ typedef struct oa_apply_result {
  * server uses the store or a manifest cannot be read, unless o->force; the
  * store has blobs/ but no manifests (never forced); the quarantine
  * directory is unusable or on another filesystem, ...). */
-int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
+OA_EXPORT int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                   char *err, size_t errlen);
 
 /* The preconditions oa_plan_apply checks first (guard.h): 0, or -1 with
  * err saying why it refuses. `force` passes a server using the store and a
  * manifest that cannot be read, never a store without manifests. */
-int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen);
+OA_EXPORT int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen);
 
 #endif

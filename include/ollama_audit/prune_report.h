@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_PRUNE_REPORT_H
 #define OLLAMA_AUDIT_PRUNE_REPORT_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/prune.h"
 #include "ollama_audit/server_prune.h"
 
@@ -14,16 +16,16 @@
 #define OA_PREDICT_SERVER_SCHEMA "ollama-audit.predict-server/2"
 
 /* The store's report object plus the prediction's fields. */
-json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p);
+OA_EXPORT json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p);
 
 /* A store's entry of the prune/rm document: the plan (oa_plan_to_json),
  * "dry_run", and with --apply what it did (r; NULL when nothing ran), or
  * "not_applied": why --apply did nothing ("declined" at the prompt,
  * "refused": see "errors"; not_applied NULL otherwise). */
-json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r, const char *not_applied);
+OA_EXPORT json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r, const char *not_applied);
 /* Its ndjson records, each with the host: an "entry" per entry (state
  * planned or kept), then the "summary": the plan report without the two
  * lists. */
-json_t *oa_plan_records(json_t *report, const char *host);
+OA_EXPORT json_t *oa_plan_records(json_t *report, const char *host);
 
 #endif

@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_RECLAIM_H
 #define OLLAMA_AUDIT_RECLAIM_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/junk.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/store.h"
@@ -22,7 +24,7 @@ typedef struct oa_reclaim {
 
 /* Plan the prune of `what` (OA_JUNK_* mask) for entries older than min_age
  * seconds, at time now (Unix seconds). Free with oa_reclaim_free. */
-void oa_reclaim_plan(oa_store *s, unsigned what, int64_t min_age, double now, oa_reclaim *out);
-void oa_reclaim_free(oa_reclaim *r);
+OA_EXPORT void oa_reclaim_plan(oa_store *s, unsigned what, int64_t min_age, double now, oa_reclaim *out);
+OA_EXPORT void oa_reclaim_free(oa_reclaim *r);
 
 #endif

@@ -28,6 +28,8 @@
 #ifndef OLLAMA_AUDIT_REFS_H
 #define OLLAMA_AUDIT_REFS_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
@@ -50,7 +52,7 @@ typedef struct oa_refset {
  * ("manifests/...", relative to the root) are left out: `rm` plans as if
  * they were gone. Another name of the same file (a hard link, a symlink) is
  * still read. */
-void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_skip, oa_refset *r);
+OA_EXPORT void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_skip, oa_refset *r);
 
 /* The same set, kept current cheaply while a plan is applied (prune.c says
  * how often): each update
@@ -58,24 +60,24 @@ void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_
  * reached, but re-reads only what is new or whose device, inode, size, mtime
  * or ctime changed (or whose timestamps are too recent to trust). */
 typedef struct oa_refcache oa_refcache;
-oa_refcache *oa_refcache_new(const oa_store *s);
-void oa_refcache_update(oa_refcache *c);
+OA_EXPORT oa_refcache *oa_refcache_new(const oa_store *s);
+OA_EXPORT void oa_refcache_update(oa_refcache *c);
 /* Whether the last update reached the digest. */
-bool oa_refcache_has(const oa_refcache *c, const char *hex);
+OA_EXPORT bool oa_refcache_has(const oa_refcache *c, const char *hex);
 /* NULL when the last update read everything, else the first reason. */
-const char *oa_refcache_incomplete(const oa_refcache *c);
+OA_EXPORT const char *oa_refcache_incomplete(const oa_refcache *c);
 /* The set of the last update, without what only the files at skip_paths reach. */
-void oa_refcache_refset(const oa_refcache *c, const char *const *skip_paths, size_t n_skip,
+OA_EXPORT void oa_refcache_refset(const oa_refcache *c, const char *const *skip_paths, size_t n_skip,
                         oa_refset *r);
 /* How many files and directories the last update looked at: what the next
  * one costs. */
-size_t oa_refcache_size(const oa_refcache *c);
-void oa_refcache_free(oa_refcache *c);
+OA_EXPORT size_t oa_refcache_size(const oa_refcache *c);
+OA_EXPORT void oa_refcache_free(oa_refcache *c);
 
-bool oa_refset_has(const oa_refset *r, const char *hex);
-void oa_refset_free(oa_refset *r);
+OA_EXPORT bool oa_refset_has(const oa_refset *r, const char *hex);
+OA_EXPORT void oa_refset_free(oa_refset *r);
 /* Add every digest mentioned in `bytes` to r (unsorted until oa_refset_sort). */
-void oa_refset_scan(oa_refset *r, const uint8_t *bytes, size_t len);
-void oa_refset_sort(oa_refset *r);
+OA_EXPORT void oa_refset_scan(oa_refset *r, const uint8_t *bytes, size_t len);
+OA_EXPORT void oa_refset_sort(oa_refset *r);
 
 #endif

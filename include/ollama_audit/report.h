@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_REPORT_H
 #define OLLAMA_AUDIT_REPORT_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 #include <jansson.h>
@@ -27,31 +29,31 @@
 #define OA_SCHEMA_HISTORY "ollama-audit.history/3"
 
 /* The schema of a command's json document ("list", "du", ...), or NULL. */
-const char *oa_report_schema(const char *command);
+OA_EXPORT const char *oa_report_schema(const char *command);
 
 /* One model in our schema (every field, raw bytes, ISO-8601 times). */
-json_t *oa_report_model(const oa_store *s, const oa_model *m);
+OA_EXPORT json_t *oa_report_model(const oa_store *s, const oa_model *m);
 /* One model as an entry of /api/tags "models". */
-json_t *oa_report_tags_model(const oa_model *m);
-json_t *oa_report_finding(const oa_finding *f);
+OA_EXPORT json_t *oa_report_tags_model(const oa_model *m);
+OA_EXPORT json_t *oa_report_finding(const oa_finding *f);
 /* The store's identity: input, root, owner ("user"), how it was found. */
-json_t *oa_report_store(const oa_store *s);
+OA_EXPORT json_t *oa_report_store(const oa_store *s);
 /* The user name of the store root's owner (one lookup per uid a run). */
-const char *oa_report_owner(const oa_store *s);
+OA_EXPORT const char *oa_report_owner(const oa_store *s);
 /* "found_by": [{"source", "detail", "path"}], every way a store was reached. */
 struct oa_found_by;
-json_t *oa_report_found_by(const struct oa_found_by *f, size_t n);
+OA_EXPORT json_t *oa_report_found_by(const struct oa_found_by *f, size_t n);
 /* An ndjson record of a store (records.h) with its owner after "store". */
-json_t *oa_store_record(const char *type, const char *schema, const char *host, const oa_store *s,
+OA_EXPORT json_t *oa_store_record(const char *type, const char *schema, const char *host, const oa_store *s,
                         json_t *fields);
 /* A full per-model view for `show`: layers, config, headers, findings. */
-json_t *oa_report_model_detail(const oa_store *s, const oa_model *m, bool tensors);
+OA_EXPORT json_t *oa_report_model_detail(const oa_store *s, const oa_model *m, bool tensors);
 
 /* Dump compactly the way Go's encoding/json does (escapes <, >, &, U+2028/9). */
-void oa_json_dump_go(json_t *v, FILE *out);
+OA_EXPORT void oa_json_dump_go(json_t *v, FILE *out);
 /* Dump for people and programs: compact, one value, with a newline. */
-void oa_json_dump_line(json_t *v, FILE *out);
+OA_EXPORT void oa_json_dump_line(json_t *v, FILE *out);
 /* Each element of an array of records with oa_json_dump_line (ndjson). */
-void oa_json_dump_lines(json_t *records, FILE *out);
+OA_EXPORT void oa_json_dump_lines(json_t *records, FILE *out);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef OLLAMA_AUDIT_REPORT_HTML_H
 #define OLLAMA_AUDIT_REPORT_HTML_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/overview.h"
 
@@ -21,7 +23,7 @@ typedef struct oa_report_html_opts {
 
 /* The page: with several stores a fleet summary first, then a section per
  * store (its owner, totals, treemap, models, findings). */
-void oa_report_html(FILE *out, const oa_overview_store *stores, size_t n, const oa_overview_totals *fleet,
+OA_EXPORT void oa_report_html(FILE *out, const oa_overview_store *stores, size_t n, const oa_overview_totals *fleet,
                     const oa_report_html_opts *o);
 
 /* Text as HTML: oa_escape's \xNN for control and invalid bytes, then
@@ -29,6 +31,6 @@ void oa_report_html(FILE *out, const oa_overview_store *stores, size_t n, const 
  * UTF-8, but they reorder or hide what follows) as \u+XXXX. At most
  * max_chars characters of the escaped text (0: all), with an ellipsis
  * when cut. */
-void oa_html_text(FILE *out, const char *s, size_t max_chars);
+OA_EXPORT void oa_html_text(FILE *out, const char *s, size_t max_chars);
 
 #endif

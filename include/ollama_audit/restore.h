@@ -4,6 +4,8 @@
 #ifndef OLLAMA_AUDIT_RESTORE_H
 #define OLLAMA_AUDIT_RESTORE_H
 
+#include "ollama_audit/export.h"
+
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +29,7 @@ typedef struct oa_restore_result {
  * quarantine's. Run again after an
  * interruption, it finishes the job. 0 when it ran, -1 when it could not
  * start. */
-int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_result *r, char *err,
+OA_EXPORT int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_result *r, char *err,
                           size_t errlen);
 
 /* What a quarantine DIR holds now (report): its entries in state "moved"
@@ -39,6 +41,6 @@ typedef struct oa_quarantine_held {
 	size_t entries;
 	uint64_t disk_bytes;
 } oa_quarantine_held;
-int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen);
+OA_EXPORT int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen);
 
 #endif

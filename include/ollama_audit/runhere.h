@@ -11,6 +11,8 @@
 #ifndef OLLAMA_AUDIT_RUNHERE_H
 #define OLLAMA_AUDIT_RUNHERE_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 #include <limits.h>
@@ -20,7 +22,7 @@
 typedef struct oa_machine {
 	const char *root;          /* another machine's root, or NULL: this one */
 	bool mlx_found;
-	char mlx_lib[PATH_MAX];    /* the libmlxc the server would load */
+	char mlx_lib[OA_PATH_MAX];    /* the libmlxc the server would load */
 	char searched[2048];       /* the directories looked in, for messages */
 	bool mlx_platform_ok;      /* MLX runs on this OS/arch (not on Intel Macs) */
 	bool metal;                /* Apple GPU: the larger reserve */
@@ -32,10 +34,10 @@ typedef struct oa_machine {
 /* Look at root (NULL: this machine; else its usr/lib/ollama, ... and its
  * proc/meminfo when there is one). llm_library is OLLAMA_LLM_LIBRARY and
  * gpu_overhead OLLAMA_GPU_OVERHEAD as set for the server (either NULL). */
-void oa_machine_probe(oa_machine *mc, const char *root, const char *llm_library, const char *gpu_overhead);
+OA_EXPORT void oa_machine_probe(oa_machine *mc, const char *root, const char *llm_library, const char *gpu_overhead);
 
 enum oa_fit { OA_FIT_UNKNOWN, OA_FIT_FITS, OA_FIT_TIGHT, OA_FIT_NO };
-const char *oa_fit_name(enum oa_fit f); /* "fits", "tight", "won't fit", "unknown" */
+OA_EXPORT const char *oa_fit_name(enum oa_fit f); /* "fits", "tight", "won't fit", "unknown" */
 
 typedef struct oa_runhere {
 	const char *engine;        /* "llamacpp", "mlx", or NULL (remote, unknown format) */
@@ -45,12 +47,12 @@ typedef struct oa_runhere {
 	uint64_t reserve;          /* minimum reserve + OLLAMA_GPU_OVERHEAD */
 } oa_runhere;
 
-void oa_runhere_model(const oa_machine *mc, const oa_model *m, oa_runhere *out);
+OA_EXPORT void oa_runhere_model(const oa_machine *mc, const oa_model *m, oa_runhere *out);
 
 /* Layer i is one of the weights the engine loads (and the fit weighs). */
-bool oa_runhere_weight_layer(const oa_model *m, size_t i);
+OA_EXPORT bool oa_runhere_weight_layer(const oa_model *m, size_t i);
 
 /* MemTotal and MemAvailable of a meminfo-format text (bytes). -1 if absent. */
-int oa_meminfo_parse(const char *text, uint64_t *total, uint64_t *available);
+OA_EXPORT int oa_meminfo_parse(const char *text, uint64_t *total, uint64_t *available);
 
 #endif

@@ -19,6 +19,8 @@
 #ifndef OLLAMA_AUDIT_SAFETENSORS_H
 #define OLLAMA_AUDIT_SAFETENSORS_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/severity.h"
 
 #include <stdbool.h>
@@ -139,20 +141,20 @@ typedef struct oa_st_blob {
  * oa_st_read_mem:  the whole blob in memory (tests, fuzzing, small blobs).
  * oa_st_read_path: opens read-only (O_NOATIME where allowed), regular files only.
  */
-int oa_st_read_fd(int fd, uint64_t file_size, const char *layer_name, oa_st_blob *out);
-int oa_st_read_mem(const void *buf, size_t len, const char *layer_name, oa_st_blob *out);
-int oa_st_read_path(const char *path, const char *layer_name, oa_st_blob *out);
-void oa_st_blob_free(oa_st_blob *b);
+OA_EXPORT int oa_st_read_fd(int fd, uint64_t file_size, const char *layer_name, oa_st_blob *out);
+OA_EXPORT int oa_st_read_mem(const void *buf, size_t len, const char *layer_name, oa_st_blob *out);
+OA_EXPORT int oa_st_read_path(const char *path, const char *layer_name, oa_st_blob *out);
+OA_EXPORT void oa_st_blob_free(oa_st_blob *b);
 
 /* Bits of a quant type or alias, case-insensitive (nvfp4 mxfp4 int4 fp4 q4 ->
  * 4; mxfp8 int8 fp8 q8 -> 8); 0 if unknown or NULL. */
-int oa_st_quant_bits(const char *quant_type);
+OA_EXPORT int oa_st_quant_bits(const char *quant_type);
 /* Canonical lowercase name ("int4", "int8", "nvfp4", "mxfp4", "mxfp8") of a
  * quant type or alias, case-insensitive; NULL if unknown. Static storage. */
-const char *oa_st_quant_canonical(const char *quant_type);
+OA_EXPORT const char *oa_st_quant_canonical(const char *quant_type);
 /* Bits per element of a safetensors dtype (exact, case-sensitive as the
  * format defines them: "BF16" -> 16, "F4" -> 4, "BOOL" -> 8); 0 if unknown. */
-unsigned oa_st_dtype_bits(const char *dtype);
+OA_EXPORT unsigned oa_st_dtype_bits(const char *dtype);
 
 /* ---- Per-model totals over all image.tensor blobs of one manifest ---- */
 
@@ -189,14 +191,14 @@ typedef struct oa_st_model {
 	bool oom;              /* an allocation failed in add/finish */
 } oa_st_model;
 
-void oa_st_model_init(oa_st_model *m);
+OA_EXPORT void oa_st_model_init(oa_st_model *m);
 /* Adds every tensor with a usable shape/offsets; bad blobs still count. 0, or
  * -1 on allocation failure (m->oom set). */
-int oa_st_model_add(oa_st_model *m, const oa_st_blob *b);
+OA_EXPORT int oa_st_model_add(oa_st_model *m, const oa_st_blob *b);
 /* torch_dtype: config.json torch_dtype / dtype (oa_hf_config.torch_dtype), may
  * be NULL. 0, or -1 on allocation failure. */
-int oa_st_model_finish(oa_st_model *m, const char *torch_dtype);
-void oa_st_model_free(oa_st_model *m);
+OA_EXPORT int oa_st_model_finish(oa_st_model *m, const char *torch_dtype);
+OA_EXPORT void oa_st_model_free(oa_st_model *m);
 
 /* ---- Hugging Face config.json ---- */
 
@@ -223,7 +225,7 @@ typedef struct oa_hf_config {
 
 /* 0 if parsed (out->ok), -1 otherwise (out->error set, or errno ENOMEM with
  * out->error possibly NULL). Always free with oa_hf_config_free. */
-int oa_hf_config_parse(const void *buf, size_t len, oa_hf_config *out);
-void oa_hf_config_free(oa_hf_config *c);
+OA_EXPORT int oa_hf_config_parse(const void *buf, size_t len, oa_hf_config *out);
+OA_EXPORT void oa_hf_config_free(oa_hf_config *c);
 
 #endif

@@ -7,13 +7,15 @@
 #ifndef OLLAMA_AUDIT_SCAN_H
 #define OLLAMA_AUDIT_SCAN_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 /* Walk manifests/ and blobs/, read manifests and configs, resolve every
  * reference to a blob, classify every model. */
-void oa_store_scan(oa_store *s);
+OA_EXPORT void oa_store_scan(oa_store *s);
 
 /* Free everything oa_store_open and oa_store_scan made and close the store. */
-void oa_store_close(oa_store *s);
+OA_EXPORT void oa_store_close(oa_store *s);
 
 #endif

@@ -13,6 +13,8 @@
 #ifndef OLLAMA_AUDIT_SERVER_PRUNE_H
 #define OLLAMA_AUDIT_SERVER_PRUNE_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
@@ -69,13 +71,13 @@ typedef struct oa_server_prune {
 /* Predict the server's start-up for store s at time now (Unix seconds), for
  * era (OA_SERVER_AUTO: the newest the layout implies, 0.40 when
  * manifests-v2/ exists). */
-void oa_server_prune_predict(oa_store *s, double now, enum oa_server_era era, oa_server_prune *out);
+OA_EXPORT void oa_server_prune_predict(oa_store *s, double now, enum oa_server_era era, oa_server_prune *out);
 /* "0.33", "0.39.2", "0.40" ...: the era, or -1 when V is not MAJOR.MINOR[.PATCH]. */
-int oa_server_era_parse(const char *v);
-void oa_server_prune_free(oa_server_prune *p);
+OA_EXPORT int oa_server_era_parse(const char *v);
+OA_EXPORT void oa_server_prune_free(oa_server_prune *p);
 
 /* OLLAMA_NOPRUNE as the server reads it (envconfig.Bool); *value is the raw
  * variable or NULL. */
-bool oa_server_noprune(const char **value);
+OA_EXPORT bool oa_server_noprune(const char **value);
 
 #endif

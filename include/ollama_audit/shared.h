@@ -17,6 +17,8 @@
 #ifndef OLLAMA_AUDIT_SHARED_H
 #define OLLAMA_AUDIT_SHARED_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/store.h"
 
 #include <stddef.h>
@@ -34,10 +36,10 @@ typedef struct oa_peers {
 
 /* The stores named on the command line, looked at besides discovery's
  * (copied; NULL, 0 forgets them). */
-void oa_peers_name(char *const *paths, size_t n);
+OA_EXPORT void oa_peers_name(char *const *paths, size_t n);
 
 /* Every other store that reaches s's blob files. */
-void oa_peers_find(const oa_store *s, oa_peers *out);
-void oa_peers_free(oa_peers *p);
+OA_EXPORT void oa_peers_find(const oa_store *s, oa_peers *out);
+OA_EXPORT void oa_peers_free(oa_peers *p);
 
 #endif

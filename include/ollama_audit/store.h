@@ -9,6 +9,14 @@
 #ifndef OLLAMA_AUDIT_STORE_H
 #define OLLAMA_AUDIT_STORE_H
 
+#include "ollama_audit/export.h"
+
+/* Room for a resolved path (oa_store_resolve_path, the paths in the structs):
+ * realpath() writes at most PATH_MAX bytes, and <limits.h> defines PATH_MAX
+ * only for POSIX programs, not for a consumer built with plain -std=c17.
+ * 4096 is Linux's PATH_MAX and at least the others' (store.c checks it). */
+#define OA_PATH_MAX 4096
+
 #include "ollama_audit/config.h"
 #include "ollama_audit/finding.h"
 #include "ollama_audit/manifest.h"
@@ -33,7 +41,7 @@ enum oa_blob_class {
 	OA_BLOB_FOREIGN,      /* anything else */
 	OA_BLOB_CLASS_COUNT
 };
-const char *oa_blob_class_name(enum oa_blob_class c);
+OA_EXPORT const char *oa_blob_class_name(enum oa_blob_class c);
 
 typedef struct oa_blob {
 	char *name;              /* entry name in blobs/ */
@@ -58,8 +66,8 @@ enum oa_config_state { OA_CONFIG_NONE, OA_CONFIG_OK, OA_CONFIG_MISSING, OA_CONFI
 enum oa_format { OA_FORMAT_UNKNOWN, OA_FORMAT_GGUF, OA_FORMAT_SAFETENSORS, OA_FORMAT_REMOTE,
                  OA_FORMAT_MIXED };
 enum oa_runner { OA_RUNNER_NONE, OA_RUNNER_LLAMACPP, OA_RUNNER_MLX, OA_RUNNER_REMOTE };
-const char *oa_format_name(enum oa_format f);
-const char *oa_runner_name(enum oa_runner r);
+OA_EXPORT const char *oa_format_name(enum oa_format f);
+OA_EXPORT const char *oa_runner_name(enum oa_runner r);
 
 struct oa_model_headers; /* weight-header facts, see headers.h */
 
@@ -169,33 +177,33 @@ typedef struct oa_store {
 /* Resolve a store from a user path: the models dir itself, its parent
  * `.ollama`, or any dir holding manifests/ and/or blobs/. Returns 0, or -1
  * with a one-line reason. */
-int oa_store_open(oa_store *s, const char *path, const char *how, char *err, size_t errlen);
+OA_EXPORT int oa_store_open(oa_store *s, const char *path, const char *how, char *err, size_t errlen);
 
 /* Resolve root/rel (rel relative to the store root, not escaped). Returns 1
  * when the result lies inside the store's bounds (written to out), 0 when it
  * leads elsewhere, -1 when it cannot be resolved (errno). */
-int oa_store_resolve_path(const oa_store *s, const char *rel, char out[PATH_MAX]);
+OA_EXPORT int oa_store_resolve_path(const oa_store *s, const char *rel, char out[OA_PATH_MAX]);
 
 /* The digest a resolved path names when it is <blobs>/sha256-<64 hex>. */
-bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, oa_digest_hex hex);
+OA_EXPORT bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, oa_digest_hex hex);
 
 /* The default store: $OLLAMA_MODELS (trimmed of blanks and quotes, as the
  * server does), else $HOME/.ollama/models. Writes how it was chosen. */
-char *oa_store_default_path(const char **how);
+OA_EXPORT char *oa_store_default_path(const char **how);
 
 /* The reading half of oa_store_scan (scan.h): walk manifests/ and blobs/,
  * read manifests and configs, resolve every reference to a blob. */
-void oa_store_read(oa_store *s);
+OA_EXPORT void oa_store_read(oa_store *s);
 
 /* What oa_store_close (scan.h) does once each model is freed: free the
  * arrays, findings and names, close the directories. */
-void oa_store_release(oa_store *s);
+OA_EXPORT void oa_store_release(oa_store *s);
 
 /* The blob file for a validated layer digest, or NULL. */
-oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l);
+OA_EXPORT oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l);
 /* The same for a lowercase hex digest: whatever blobs/ holds under
  * sha256-<hex> (partial, dangling or unreadable included), or NULL. */
-oa_blob *oa_store_find_blob_hex(const oa_store *s, const char *hex);
+OA_EXPORT oa_blob *oa_store_find_blob_hex(const oa_store *s, const char *hex);
 
 /* Resolve MODEL as the user typed it: a reference as the server's handlers
  * read it (oa_name_parse_ref: trimmed, source suffix handled, defaults
@@ -208,34 +216,34 @@ oa_blob *oa_store_find_blob_hex(const oa_store *s, const char *hex);
  * case-insensitively (tiny vs TINY and Tiny: the server would pick one at
  * random, so we refuse to guess). */
 enum { OA_RESOLVE_AMBIGUOUS_ID = -2, OA_RESOLVE_AMBIGUOUS_NAME = -3 };
-long oa_store_resolve(const oa_store *s, const char *query);
+OA_EXPORT long oa_store_resolve(const oa_store *s, const char *query);
 
 /* Open a blob file for reading (never following a symlink out of... well,
  * reading through a symlink is fine; only deletion refuses to). */
-int oa_store_open_blob(const oa_store *s, const oa_blob *b);
+OA_EXPORT int oa_store_open_blob(const oa_store *s, const oa_blob *b);
 
 /* Allocated bytes of the distinct blob files (by device and inode) that the
  * store's models reference (only models[i] with selected[i], when selected
  * is not NULL): their real footprint, unlike the sum of per-model
  * disk_bytes, which counts a shared blob once per model. */
-uint64_t oa_store_models_disk_bytes(const oa_store *s, const bool *selected);
+OA_EXPORT uint64_t oa_store_models_disk_bytes(const oa_store *s, const bool *selected);
 /* The same for one model: allocated and apparent bytes of its blob files. */
-void oa_model_blob_usage(const oa_model *m, uint64_t *alloc, uint64_t *apparent);
+OA_EXPORT void oa_model_blob_usage(const oa_model *m, uint64_t *alloc, uint64_t *apparent);
 
 /* Every blob file the model's tag reaches: its config and layers, the
  * manifest blob the tag is (0.40), and for a manifest list each child here
  * with what it names. A new array (free it); the blobs are the store's. */
-size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out);
+OA_EXPORT size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out);
 
 /* The index of the tag's model a row belongs to: itself, or for a list's
  * other row (sibling) the tag's. */
-size_t oa_store_row_tag(const oa_store *s, size_t idx);
+OA_EXPORT size_t oa_store_row_tag(const oa_store *s, size_t idx);
 
 /* The models `ollama list` shows: all but legacy anchors. */
-size_t oa_store_listed_models(const oa_store *s);
+OA_EXPORT size_t oa_store_listed_models(const oa_store *s);
 
 /* The blob file sha256-<hex> when it is a complete, present file, or NULL. */
-oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex);
+OA_EXPORT oa_blob *oa_store_blob_by_hex(const oa_store *s, const char *hex);
 
 /* A tag the compatibility migration converted (spec §2.5.1): its list has a
  * ggml and a llamacpp child here. The converted copy doubles the model. */
@@ -248,11 +256,11 @@ typedef struct oa_conversion {
 } oa_conversion;
 /* Every converted tag of the store; a new array (free it). Only blobs no
  * other tag names count as freed. */
-size_t oa_store_conversions(const oa_store *s, oa_conversion **out);
+OA_EXPORT size_t oa_store_conversions(const oa_store *s, oa_conversion **out);
 /* The conversion of m's tag (m: the tag's model or one of its rows). */
-bool oa_model_conversion(const oa_store *s, const oa_model *m, oa_conversion *out);
+OA_EXPORT bool oa_model_conversion(const oa_store *s, const oa_model *m, oa_conversion *out);
 
 /* Read the first bytes of a blob (the manifest-blob and GGUF magic tests). */
-bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b);
+OA_EXPORT bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b);
 
 #endif

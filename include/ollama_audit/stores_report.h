@@ -6,6 +6,8 @@
 #ifndef OLLAMA_AUDIT_STORES_REPORT_H
 #define OLLAMA_AUDIT_STORES_REPORT_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/discover.h"
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/junk.h"
@@ -29,9 +31,9 @@ typedef struct oa_stores_row {
 } oa_stores_row;
 
 /* The root a row shows: the store's when opened, else the candidate's. */
-const char *oa_stores_row_root(const oa_stores_row *r);
+OA_EXPORT const char *oa_stores_row_root(const oa_stores_row *r);
 /* Walk an opened row's blobs/ and set bytes and apparent. */
-void oa_stores_row_measure(oa_stores_row *r);
+OA_EXPORT void oa_stores_row_measure(oa_stores_row *r);
 
 /* Stores (found or denied), models listed and blobs/ bytes, each inode once. */
 typedef struct oa_stores_tally {
@@ -45,8 +47,8 @@ typedef struct oa_stores_totals {
 	size_t n_users;
 	oa_stores_tally all;
 } oa_stores_totals;
-void oa_stores_totals_compute(const oa_stores_row *rows, size_t n, oa_stores_totals *out);
-void oa_stores_totals_free(oa_stores_totals *t);
+OA_EXPORT void oa_stores_totals_compute(const oa_stores_row *rows, size_t n, oa_stores_totals *out);
+OA_EXPORT void oa_stores_totals_free(oa_stores_totals *t);
 
 /* The duplicates among the opened stores and what `dedupe` can free of them. */
 typedef struct oa_stores_dupes {
@@ -55,13 +57,13 @@ typedef struct oa_stores_dupes {
 	bool by_hardlink;
 } oa_stores_dupes;
 
-json_t *oa_stores_view_row(const oa_stores_row *r);
+OA_EXPORT json_t *oa_stores_view_row(const oa_stores_row *r);
 /* The json document. */
-json_t *oa_stores_view_document(const char *host, const oa_stores_row *rows, size_t n,
+OA_EXPORT json_t *oa_stores_view_document(const char *host, const oa_stores_row *rows, size_t n,
                                 const oa_stores_totals *t, const oa_stores_dupes *d);
 /* ndjson: a "store" record per row, a "user" record per owner, then the
  * "total" and "duplicates" records. */
-json_t *oa_stores_view_records(const char *host, const oa_stores_row *rows, size_t n,
+OA_EXPORT json_t *oa_stores_view_records(const char *host, const oa_stores_row *rows, size_t n,
                                const oa_stores_totals *t, const oa_stores_dupes *d);
 
 #endif

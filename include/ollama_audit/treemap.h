@@ -7,6 +7,8 @@
 #ifndef OLLAMA_AUDIT_TREEMAP_H
 #define OLLAMA_AUDIT_TREEMAP_H
 
+#include "ollama_audit/export.h"
+
 #include <stddef.h>
 
 typedef struct oa_rect {
@@ -17,6 +19,6 @@ typedef struct oa_rect {
  * the bounds' corner) inside bounds: out[i] is the rect of sizes[i]. The
  * rects tile bounds exactly when some size is positive; largest first,
  * rows laid along the shorter side. */
-void oa_treemap_layout(const double *sizes, size_t n, oa_rect bounds, oa_rect *out);
+OA_EXPORT void oa_treemap_layout(const double *sizes, size_t n, oa_rect bounds, oa_rect *out);
 
 #endif

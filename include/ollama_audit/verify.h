@@ -19,6 +19,8 @@
 #ifndef OLLAMA_AUDIT_VERIFY_H
 #define OLLAMA_AUDIT_VERIFY_H
 
+#include "ollama_audit/export.h"
+
 #include "ollama_audit/digest.h"
 
 #include <signal.h>
@@ -112,7 +114,7 @@ typedef struct oa_verify_opts {
 
 /* Defaults: jobs 0, SHA256, no limit, progress every 0.1 s, buffer
  * OA_VERIFY_DEFAULT_BUFFER, racy_window OA_VERIFY_DEFAULT_RACY_WINDOW. */
-void oa_verify_opts_init(oa_verify_opts *opts);
+OA_EXPORT void oa_verify_opts_init(oa_verify_opts *opts);
 
 /* Verify n jobs; results[i] belongs to jobs[i] (the caller allocates n).
  * totals may be NULL. Returns 0 when every job was processed, 1 when stopped
@@ -121,14 +123,14 @@ void oa_verify_opts_init(oa_verify_opts *opts);
  * err set and every result NOT_DONE. Successful SHA-256 verifications update
  * opts->cache; mismatches remove the entry of that file. Saving the cache is
  * the caller's job (oa_verify_cache_save). */
-int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opts,
+OA_EXPORT int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opts,
                   oa_verify_result *results, oa_verify_totals *totals, char *err, size_t errlen);
 
 /* "ok", "digest-mismatch", "fingerprint-mismatch", "size-mismatch", "missing",
  * "unreadable", "skipped-unchanged", "not-done", "error". */
-const char *oa_verify_status_name(oa_verify_status s);
+OA_EXPORT const char *oa_verify_status_name(oa_verify_status s);
 
 /* True for statuses that mean the blob is bad (mismatch, size, missing, unreadable). */
-bool oa_verify_status_is_failure(oa_verify_status s);
+OA_EXPORT bool oa_verify_status_is_failure(oa_verify_status s);
 
 #endif

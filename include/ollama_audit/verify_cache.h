@@ -32,6 +32,8 @@
 #ifndef OLLAMA_AUDIT_VERIFY_CACHE_H
 #define OLLAMA_AUDIT_VERIFY_CACHE_H
 
+#include "ollama_audit/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,55 +65,55 @@ enum oa_verify_state {
 	OA_VSTATE_FAILED,     /* this very file (same stamp) failed verify */
 };
 
-const char *oa_verify_state_name(enum oa_verify_state s); /* "unverified", "verified", "failed" */
+OA_EXPORT const char *oa_verify_state_name(enum oa_verify_state s); /* "unverified", "verified", "failed" */
 
 /* All five stamp fields equal. */
-bool oa_file_stamp_equal(const oa_file_stamp *a, const oa_file_stamp *b);
+OA_EXPORT bool oa_file_stamp_equal(const oa_file_stamp *a, const oa_file_stamp *b);
 
 /* The stamp of path without following a final symlink (a symlink's own
  * stamp never matches a verified file's). 0, or -1 with errno. */
-int oa_file_stamp_of(const char *path, oa_file_stamp *out);
+OA_EXPORT int oa_file_stamp_of(const char *path, oa_file_stamp *out);
 
 /* The state of the file stamped `now` that claims digest hex; *e (may be
  * NULL) gets the entry when the state is VERIFIED or FAILED. */
-enum oa_verify_state oa_verify_cache_judge(oa_verify_cache *c, const char *hex, const oa_file_stamp *now,
+OA_EXPORT enum oa_verify_state oa_verify_cache_judge(oa_verify_cache *c, const char *hex, const oa_file_stamp *now,
                                            oa_verify_cache_entry *e);
 
 /* Default cache file path into buf. Returns 0, or -1 (no XDG_CACHE_HOME/HOME,
  * or buf too small). */
-int oa_verify_cache_default_path(char *buf, size_t len);
+OA_EXPORT int oa_verify_cache_default_path(char *buf, size_t len);
 
 /* Open (load) a cache. path NULL = the default path. A missing file is an empty
  * cache. An unreadable or corrupt file (bad JSON, wrong schema) is an empty
  * cache plus a warning in err; invalid single entries are dropped with a
  * warning. So: on success err is "" or a warning to print. Returns NULL only
  * when no path can be determined or memory runs out (err says why). */
-oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen);
+OA_EXPORT oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen);
 
 /* The file path this cache loads from / saves to. */
-const char *oa_verify_cache_path(const oa_verify_cache *c);
+OA_EXPORT const char *oa_verify_cache_path(const oa_verify_cache *c);
 
 /* Copy the entry for hex into *out. Returns true if present. */
-bool oa_verify_cache_lookup(oa_verify_cache *c, const char *hex, oa_verify_cache_entry *out);
+OA_EXPORT bool oa_verify_cache_lookup(oa_verify_cache *c, const char *hex, oa_verify_cache_entry *out);
 
 /* Insert or replace the entry for hex (a good result replaces a failure and
  * the reverse). Returns 0, -1 on a bad hex/xxh128/failed code or OOM. */
-int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e);
+OA_EXPORT int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e);
 
 /* Remove the entry for hex (no-op if absent). */
-void oa_verify_cache_remove(oa_verify_cache *c, const char *hex);
+OA_EXPORT void oa_verify_cache_remove(oa_verify_cache *c, const char *hex);
 
 /* Number of entries. */
-size_t oa_verify_cache_count(oa_verify_cache *c);
+OA_EXPORT size_t oa_verify_cache_count(oa_verify_cache *c);
 
 /* True when there are changes not yet saved. */
-bool oa_verify_cache_dirty(oa_verify_cache *c);
+OA_EXPORT bool oa_verify_cache_dirty(oa_verify_cache *c);
 
 /* Write the cache atomically: mkdir -p the directory (0700), write
  * "<path>.tmp.<pid>" (0600), fsync, rename over path, fsync the directory.
  * Writes even when not dirty. Returns 0, or -1 with err set. */
-int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen);
+OA_EXPORT int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen);
 
-void oa_verify_cache_close(oa_verify_cache *c);
+OA_EXPORT void oa_verify_cache_close(oa_verify_cache *c);
 
 #endif

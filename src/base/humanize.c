@@ -185,8 +185,8 @@ int oa_parse_duration(const char *s, double *secs)
 			return -1;
 		v += digits / scale;
 	}
-	static const char units[] = "smhd";
-	static const double mul[] = { 1, 60, 3600, 86400 };
+	static const char units[] = "smhdw";
+	static const double mul[] = { 1, 60, 3600, 86400, 7 * 86400 };
 	const char *u = *p ? strchr(units, *p) : NULL;
 	if (u)
 		v *= mul[u - units], p++;

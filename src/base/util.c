@@ -1,5 +1,6 @@
 /* util.c - see util.h. */
 #include "base/util.h"
+#include "base/oom_private.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -12,17 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void oom(void)
-{
-	fputs("ollama-audit: out of memory\n", stderr);
-	exit(8);
-}
-
 void *oa_xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
-		oom();
+		oa_out_of_memory(n);
 	return p;
 }
 
@@ -30,7 +25,7 @@ void *oa_xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (!p)
-		oom();
+		oa_out_of_memory(n * size);
 	return p;
 }
 
@@ -38,7 +33,7 @@ void *oa_xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p)
-		oom();
+		oa_out_of_memory(n);
 	return p;
 }
 
@@ -46,7 +41,7 @@ void *oa_xreallocarray(void *p, size_t n, size_t size)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
-		oom();
+		oa_out_of_memory(SIZE_MAX); /* the size overflowed */
 	return oa_xrealloc(p, total);
 }
 
@@ -82,7 +77,7 @@ char *oa_xvasprintf(const char *fmt, va_list ap)
 	int n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
 	if (n < 0)
-		oom();
+		oa_out_of_memory(SIZE_MAX); /* the size overflowed */
 	char *p = oa_xmalloc((size_t)n + 1);
 	vsnprintf(p, (size_t)n + 1, fmt, ap);
 	return p;
@@ -113,7 +108,7 @@ static void buf_grow(oa_buf *b, size_t extra)
 {
 	size_t need;
 	if (__builtin_add_overflow(b->len, extra + 1, &need))
-		oom();
+		oa_out_of_memory(SIZE_MAX); /* the size overflowed */
 	OA_ALLOC_GROW(b->data, need, b->cap);
 }
 

@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Allocation failure is the one error we do not recover from: the tool
- * prints a message and exits with the operational-error code. */
+/* Allocation failure is the one error we do not recover from: the oa_x*
+ * functions call oa_out_of_memory (oom.c), which runs the handler the
+ * program set with oa_set_oom_handler (the CLI's prints a message and exits
+ * with the operational-error code) and aborts if it returns. */
 void *oa_xmalloc(size_t n);
 void *oa_xcalloc(size_t n, size_t size);
 void *oa_xrealloc(void *p, size_t n);

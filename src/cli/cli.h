@@ -43,6 +43,7 @@ typedef struct cli {
 	bool quiet;
 	enum cli_sort sort; /* list, du --sort */
 	bool no_header;     /* list, du --no-header */
+	bool wide;          /* --wide: every column of a table, nothing cut */
 	bool all;           /* verify --all */
 	bool changed;       /* verify --changed */
 	bool quick;         /* verify --quick */

@@ -53,6 +53,11 @@ void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
 	free(msg);
 }
 
+void cli_note_error(cli *c, const char *code, const char *path, const char *msg)
+{
+	add_error(c, code, msg, path);
+}
+
 void cli_capture_begin(cli *c)
 {
 	if (c->format != OUT_JSON && c->format != OUT_CSV && c->format != OUT_TAGS)

@@ -11,6 +11,8 @@
  * caller's. */
 void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* The same error kept for machine output only: the caller has said it. */
+void cli_note_error(cli *c, const char *code, const char *path, const char *msg);
 /* Around the command: json and csv are held back until the end, which adds
  * "status" and "errors" to the json document and keeps a csv empty when no
  * store could be read. */

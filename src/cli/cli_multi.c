@@ -44,6 +44,33 @@ static const char *how_literal(const char *source)
 	return "discovered";
 }
 
+char *cli_machine_store(const char **how)
+{
+	oa_discovery d;
+	oa_discover(&d, NULL, 0);
+	size_t n = 0, one = 0;
+	for (size_t i = 0; i < d.n; i++)
+		if (d.v[i].state == OA_CAND_STORE && d.v[i].root) {
+			n++;
+			one = i;
+		}
+	char *root = NULL;
+	if (n == 1) {
+		root = oa_xstrdup(d.v[one].root);
+		*how = how_literal(d.v[one].found[0].source);
+		fprintf(stderr, "ollama-audit: reading %s, the one store on this machine (found by %s)\n", root,
+		        *how);
+	} else if (n > 1) {
+		fprintf(stderr, "ollama-audit: %zu stores on this machine; name one with --store DIR (or "
+		        "--all-users for all):\n", n);
+		for (size_t i = 0; i < d.n; i++)
+			if (d.v[i].state == OA_CAND_STORE && d.v[i].root)
+				fprintf(stderr, "  %s\n", d.v[i].root);
+	}
+	oa_discovery_free(&d);
+	return root;
+}
+
 static bool configured(const oa_candidate *k, bool *explicit_store)
 {
 	bool yes = false;

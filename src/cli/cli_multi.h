@@ -43,4 +43,10 @@ bool cli_refuse_store_path(const cli *c, const char *opt, const char *path);
 int cli_output_begin(cli *c);
 int cli_output_end(cli *c, int rc);
 
+/* No --store, no OLLAMA_MODELS and no ~/.ollama/models: the one store this
+ * machine has (a Linux service's /usr/share/ollama/.ollama/models), said on
+ * stderr, with *how the way discovery found it; NULL when there is none or
+ * several (stderr names them). Free the result. */
+char *cli_machine_store(const char **how);
+
 #endif

@@ -1,17 +1,17 @@
 /* cli_runhere.c - "what can run here" for show and check (runhere.h,
  * docs/history.md). */
 #include "cli_runhere.h"
+#include "cmd_history.h"
+#include "usage.h"
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/runhere.h"
 #include "ollama_audit/show_report.h"
 #include "ollama_audit/verify_cache.h"
 #include "base/util.h"
-#include "usage.h"
-
-#include <time.h>
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static oa_machine machine;
 static bool probed;
@@ -70,19 +70,69 @@ static const oa_machine *cli_machine(const cli *c)
 	return &machine;
 }
 
-char *cli_runhere_text(const cli *c, const oa_store *s, const oa_model *m)
+static bool is_weights(enum oa_layer_kind k)
+{
+	return k == OA_LAYER_MODEL || k == OA_LAYER_TENSOR || k == OA_LAYER_PROJECTOR || k == OA_LAYER_ADAPTER ||
+	       k == OA_LAYER_DRAFT;
+}
+
+/* What keeps the weights from loading at all, into b; false when nothing
+ * does: a weight blob missing or shorter than the manifest says. */
+static bool weights_broken(const cli *c, const oa_model *m, oa_buf *b)
+{
+	for (size_t i = 0; i < m->m.n_layers; i++) {
+		const oa_layer *l = &m->m.layers[i];
+		const oa_blob *bl = m->layer_blobs ? m->layer_blobs[i] : NULL;
+		if (!is_weights(l->kind))
+			continue;
+		char dg[13];
+		snprintf(dg, sizeof dg, "%.12s", l->digest_valid ? l->digest + 7 : "?");
+		if (!bl || !bl->stat_ok || bl->dangling) {
+			oa_buf_printf(b, "its %s weights (sha256:%s) are missing", oa_layer_kind_name(l->kind), dg);
+			return true;
+		}
+		if (l->size >= 0 && bl->st.st_size < l->size) {
+			char have[32], want[32];
+			oa_format_size((uint64_t)bl->st.st_size, c->units, have, sizeof have);
+			oa_format_size((uint64_t)l->size, c->units, want, sizeof want);
+			oa_buf_printf(b, "its %s weights (sha256:%s) are truncated: %s of %s", oa_layer_kind_name(l->kind),
+			              dg, have, want);
+			return true;
+		}
+	}
+	return false;
+}
+
+char *cli_runhere_text(cli *c, const oa_store *s, const oa_model *m)
 {
 	const oa_machine *mc = cli_machine(c);
 	oa_runhere r;
 	oa_runhere_model(mc, m, &r);
 	if (!r.engine)
 		return NULL;
-	const char *where = mc->root ? "on that machine" : "here";
-	char *corrupt = failed_verify_text(c, s, m, where);
-	if (corrupt)
-		return corrupt;
 	oa_buf b;
 	oa_buf_init(&b);
+	const char *where = mc->root ? "on that machine" : "here";
+	const cli_usage *u = s ? cli_usage_of(c, s) : NULL;
+	const char *failure = u && u->failure ? u->failure[m - s->models] : NULL;
+	oa_buf broken;
+	oa_buf_init(&broken);
+	if (weights_broken(c, m, &broken)) {
+		oa_buf_printf(&b, "cannot run %s: %s (`ollama pull` fetches them again)", where, broken.data);
+		if (failure)
+			oa_buf_printf(&b, "; the logs' last failed load: %s", failure);
+		oa_buf_free(&broken);
+		return oa_buf_take(&b);
+	}
+	oa_buf_free(&broken);
+	char *corrupt = failed_verify_text(c, s, m, where);
+	if (corrupt) {
+		oa_buf_adds(&b, corrupt);
+		free(corrupt);
+		if (failure)
+			oa_buf_printf(&b, "; the logs' last failed load: %s", failure);
+		return oa_buf_take(&b);
+	}
 	if (!r.can_run) {
 		oa_buf_printf(&b, "cannot run %s: a safetensors model runs only on MLX, ", where);
 		if (!mc->mlx_platform_ok)
@@ -115,6 +165,8 @@ char *cli_runhere_text(const cli *c, const oa_store *s, const oa_model *m)
 	else
 		oa_buf_adds(&b, " (llama.cpp keeps what the GPU cannot hold in system memory)");
 	oa_buf_adds(&b, ". GPU memory is not visible offline: system memory stands in, as on Apple Silicon");
+	if (failure)
+		oa_buf_printf(&b, ". The logs' last failed load: %s", failure);
 	return oa_buf_take(&b);
 }
 

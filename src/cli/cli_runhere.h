@@ -6,7 +6,8 @@
 
 #include "cli.h"
 
-char *cli_runhere_text(const cli *c, const oa_store *s, const oa_model *m);
+/* s: the model's store, whose logs may hold its last failed load. */
+char *cli_runhere_text(cli *c, const oa_store *s, const oa_model *m);
 /* verify's cache (--cache, else the default), read once, never written;
  * NULL when there is none to read. */
 struct oa_verify_cache *cli_runhere_cache(const cli *c);

@@ -87,56 +87,35 @@ static void sort_rows(cli *c, const oa_store *s, oa_du *du)
 
 static void du_table(cli *c, const oa_store *s, const oa_du_store *d, bool first)
 {
-	static const char *head[6] = { "NAME", "UNIQUE", "SHARED", "ON DISK", "APPARENT", "LAST USED" };
+	/* On a narrow terminal NAME keeps 24 columns while APPARENT, SHARED,
+	 * LAST USED and ON DISK give way; UNIQUE (what rm frees) stays. */
+	static const cli_column cols[6] = {
+		{ "NAME", 0, 24, false },    { "UNIQUE", 0, 0, true },   { "SHARED", 4, 0, true },
+		{ "ON DISK", 2, 0, true }, { "APPARENT", 5, 0, true }, { "LAST USED", 3, 0, false },
+	};
 	size_t n = d->du.n_rows;
 	/* LAST USED when the store has server logs (docs/history.md). */
-	int ncol = cli_usage_of(c, s)->have_logs ? 6 : 5;
+	cli_table tb = { .col = cols, .ncol = cli_usage_of(c, s)->have_logs ? 6 : 5, .gap = "   " };
 	int64_t now = oa_wall_now_ns();
-	char *(*cells)[6] = oa_xcalloc(n ? n : 1, sizeof *cells);
-	size_t w[6];
-	for (int k = 0; k < ncol; k++)
-		w[k] = strlen(head[k]);
 	for (size_t i = 0; i < n; i++) {
 		const oa_du_row *r = &d->du.rows[i];
 		uint64_t v[4] = { r->unique, r->shared, r->allocated, r->apparent };
-		cells[i][0] = row_name(s, r, ", ");
+		char *cell[6] = { row_name(s, r, ", ") };
 		for (int k = 0; k < 4; k++) {
 			char b[48];
 			oa_format_size(v[k], c->units, b, sizeof b);
-			cells[i][k + 1] = oa_xstrdup(b);
+			cell[k + 1] = oa_xstrdup(b);
 		}
-		if (ncol > 5)
-			cells[i][5] = cli_last_used_text(c, s, r->models, r->n_models, now);
-		for (int k = 0; k < ncol; k++)
-			if (cli_text_width(cells[i][k]) > w[k])
-				w[k] = cli_text_width(cells[i][k]);
+		if (tb.ncol > 5)
+			cell[5] = cli_last_used_text(c, s, r->models, r->n_models, now);
+		cli_table_add(&tb, cell);
 	}
-	size_t rest = 0;
-	for (int k = 1; k < ncol; k++)
-		rest += 3 + w[k];
-	w[0] = cli_name_width(w[0], rest);
 	if (!c->no_header) {
 		char *er = oa_escape(s->root, strlen(s->root));
 		printf("%s%s\n", first ? "" : "\n", er);
 		free(er);
 	}
-	/* Sizes right-aligned; the names and LAST USED left. */
-	for (size_t i = 0; i <= n; i++) {
-		if (i == 0 && c->no_header)
-			continue;
-		for (int k = 0; k < ncol; k++) {
-			const char *cell = i == 0 ? head[k] : cells[i - 1][k];
-			char *fit = k == 0 && i ? cli_fit(cell, w[0]) : NULL;
-			if (k)
-				fputs("   ", stdout);
-			cli_put_cell(stdout, fit ? fit : cell, k == 5 ? 0 : w[k], k > 0 && k < 5);
-			free(fit);
-			if (i)
-				free(cells[i - 1][k]);
-		}
-		printf("\n");
-	}
-	free(cells);
+	cli_table_print(c, &tb, stdout);
 	char b1[48], b2[48];
 	printf("\n");
 	oa_format_size(d->du.referenced, c->units, b1, sizeof b1);

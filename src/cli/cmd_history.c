@@ -5,6 +5,7 @@
 #include "open_stores.h"
 #include "output.h"
 #include "report_common.h"
+#include "table.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/history.h"
@@ -34,6 +35,18 @@ static void src_add(src_list *l, const char *name)
 {
 	l->names = oa_xreallocarray(l->names, l->n + 1, sizeof *l->names);
 	l->names[l->n++] = oa_xstrdup(name);
+}
+
+/* Says on stderr which logs a store's loads come from: a log of another
+ * store read by mistake shows up here, not as silently wrong times. */
+static void say_sources(const oa_store *s, const src_list *l, const char *what)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t i = 0; i < l->n; i++)
+		oa_buf_printf(&b, "%s%s", i ? ", " : "", cli_safe(l->names[i]));
+	fprintf(stderr, "ollama-audit: %s: %s %s\n", cli_safe(s->root), what, b.data);
+	oa_buf_free(&b);
 }
 
 /* Standard input can be read once. `history` of one store parses it as it
@@ -222,48 +235,6 @@ static bool load_selected(cli *c, const oa_store *s, const oa_load *e)
 	return false;
 }
 
-/* A table whose columns fit their widest cell. */
-typedef struct table {
-	char **cell;
-	size_t cols, rows;
-} table;
-
-static void table_add(table *t, char **cells)
-{
-	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->cols, sizeof *t->cell);
-	for (size_t i = 0; i < t->cols; i++) {
-		/* escaped (oa_printable) before the widths are taken */
-		t->cell[t->rows * t->cols + i] = oa_printable(cells[i]);
-		free(cells[i]);
-	}
-	t->rows++;
-}
-
-static void table_print(table *t)
-{
-	size_t w[16] = { 0 };
-	for (size_t r = 0; r < t->rows; r++)
-		for (size_t i = 0; i < t->cols; i++) {
-			size_t l = strlen(t->cell[r * t->cols + i]);
-			if (l > w[i])
-				w[i] = l;
-		}
-	for (size_t r = 0; r < t->rows; r++) {
-		for (size_t i = 0; i < t->cols; i++) {
-			const char *s = t->cell[r * t->cols + i];
-			if (i + 1 < t->cols)
-				printf("%-*s  ", (int)w[i], s);
-			else
-				printf("%s\n", s);
-		}
-	}
-	for (size_t i = 0; i < t->rows * t->cols; i++)
-		free(t->cell[i]);
-	free(t->cell);
-	t->cell = NULL;
-	t->rows = 0;
-}
-
 static void print_table(cli *c, const oa_store *s, const oa_history *h, const src_list *src,
                         const oa_load **v, size_t n, bool first)
 {
@@ -275,6 +246,8 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		utc_time(h->last_ns, to, sizeof to);
 	}
 	printf("%s: %zu load%s", cli_safe(s->root), n, n == 1 ? "" : "s");
+	if (src->n)
+		say_sources(s, src, "read");
 	if (src->n) {
 		printf(" in %zu log source%s", src->n, src->n == 1 ? "" : "s");
 		if (h->any_time)
@@ -285,10 +258,14 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 	printf("\n");
 	if (!n)
 		return;
-	table t = { .cols = 7 };
-	char *head[] = { oa_xstrdup("TIME"), oa_xstrdup("MODEL"), oa_xstrdup("ID"), oa_xstrdup("RUNNER"),
-	                 oa_xstrdup("RESULT"), oa_xstrdup("MEMORY"), oa_xstrdup("VERSION") };
-	table_add(&t, head);
+	/* RESULT last: a failure's reason is the longest cell, cut first on a
+	 * terminal and padding nothing after it. */
+	static const cli_column load_cols[7] = {
+		{ "TIME", 0, 0, false },   { "MODEL", 0, 20, false },  { "ID", 4, 0, false },
+		{ "RUNNER", 3, 0, false }, { "MEMORY", 5, 0, false },  { "VERSION", 6, 0, false },
+		{ "RESULT", 0, 30, false },
+	};
+	cli_table t = { .col = load_cols, .ncol = 7, .gap = "  " };
 	for (size_t i = 0; i < n; i++) {
 		char when[48], id[13];
 		local_time(v[i], when, sizeof when);
@@ -296,19 +273,19 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		               oa_xasprintf("failed: %s", v[i]->reason) :
 		               oa_xstrdup(oa_load_result_name(v[i]->result));
 		char *row[] = { oa_xstrdup(when), oa_history_load_label(s, v[i]), oa_xstrdup(oa_history_load_id(s, v[i], id)),
-		                oa_xstrdup(oa_log_runner_name(v[i]->runner)), result, memory_text(c, v[i]),
-		                oa_xstrdup(v[i]->version ? v[i]->version : "-") };
-		table_add(&t, row);
+		                oa_xstrdup(oa_log_runner_name(v[i]->runner)), memory_text(c, v[i]),
+		                oa_xstrdup(v[i]->version ? v[i]->version : "-"), result };
+		cli_table_add(&t, row);
 	}
-	/* The RESULT column holds reasons: keep it last but one in width only. */
-	table_print(&t);
+	cli_table_print(c, &t, stdout);
 	oa_history_model *sum;
 	size_t k = oa_history_models(s, v, n, &sum);
 	printf("\n");
-	t.cols = 5;
-	char *shead[] = { oa_xstrdup("MODEL"), oa_xstrdup("ID"), oa_xstrdup("LAST LOADED"), oa_xstrdup("LOADS"),
-	                  oa_xstrdup("RUNNERS") };
-	table_add(&t, shead);
+	static const cli_column models[5] = {
+		{ "MODEL", 0, 24, false }, { "ID", 3, 0, false },      { "LAST LOADED", 0, 0, false },
+		{ "LOADS", 1, 0, false },  { "RUNNERS", 2, 0, false },
+	};
+	t = (cli_table){ .col = models, .ncol = 5, .gap = "  " };
 	for (size_t i = 0; i < k; i++) {
 		char when[48], runners[48];
 		local_time(sum[i].last, when, sizeof when);
@@ -317,9 +294,9 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 		                              oa_xasprintf("%zu", sum[i].loads);
 		char *row[] = { oa_xstrdup(sum[i].label), oa_xstrdup(sum[i].id), oa_xstrdup(when), loads,
 		                oa_xstrdup(runners) };
-		table_add(&t, row);
+		cli_table_add(&t, row);
 	}
-	table_print(&t);
+	cli_table_print(c, &t, stdout);
 	oa_history_models_free(sum, k);
 }
 
@@ -483,9 +460,30 @@ const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 	u->logs_to = h.last_ns;
 	u->last_ns = oa_xcalloc(s->n_models + 1, sizeof *u->last_ns);
 	u->loaded = oa_xcalloc(s->n_models + 1, sizeof *u->loaded);
-	for (size_t i = 0; i < s->n_models; i++) /* a list's other rows: their tag's loads */
+	for (size_t i = 0; i < s->n_models; i++)
 		u->loaded[i] = oa_history_last_load(&h, oa_store_row_tag(s, i), &u->last_ns[i]);
-	oa_free_names(src.names, src.n);
+	u->failure = oa_xcalloc(s->n_models + 1, sizeof *u->failure);
+	u->n_failure = s->n_models;
+	for (size_t i = 0; i < h.n; i++) { /* newest first after match */
+		const oa_load *ld = &h.v[i];
+		if (ld->result != OA_LOAD_FAILED)
+			continue;
+		char when[48] = "at an unknown time";
+		if (ld->has_time)
+			utc_time(ld->time_ns, when, sizeof when);
+		for (size_t k = 0; k < ld->n_models; k++)
+			if (ld->models[k] < s->n_models && !u->failure[ld->models[k]])
+				u->failure[ld->models[k]] = oa_xasprintf("%s: %s", when, ld->reason ? ld->reason : "failed");
+	}
+	for (size_t i = 0; i < s->n_models; i++) { /* a list's other rows: their tag's failure */
+		size_t tag = oa_store_row_tag(s, i);
+		if (tag != i && !u->failure[i] && u->failure[tag])
+			u->failure[i] = oa_xstrdup(u->failure[tag]);
+	}
+	u->sources = src.names;
+	u->n_sources = src.n;
+	if (src.n && c->format == OUT_TABLE && (strcmp(c->cmd, "list") == 0 || strcmp(c->cmd, "du") == 0))
+		say_sources(s, &src, "LAST USED from");
 	oa_history_free(&h);
 	return u;
 }
@@ -496,6 +494,10 @@ bool cli_model_unused(const cli *c, const oa_store *s, size_t idx)
 	if (!u || !u->have_logs)
 		return false; /* without logs nothing is taken as unused */
 	int64_t cutoff = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9);
+	/* A pull (the manifest written) is a use too: a model pulled an hour
+	 * ago and not loaded yet is new, not unused. */
+	if (oa_stat_mtime_ns(&s->models[idx].st) >= cutoff)
+		return false;
 	return !u->loaded[idx] || u->last_ns[idx] < cutoff;
 }
 
@@ -524,6 +526,8 @@ void cli_usage_release(void)
 	for (size_t i = 0; i < usage_n; i++) {
 		free(usage_cache[i].u.last_ns);
 		free(usage_cache[i].u.loaded);
+		oa_free_names(usage_cache[i].u.sources, usage_cache[i].u.n_sources);
+		oa_free_names(usage_cache[i].u.failure, usage_cache[i].u.n_failure);
 	}
 	free(usage_cache);
 	usage_cache = NULL;
@@ -602,4 +606,14 @@ void cli_log_findings(cli *c, oa_store *s)
 			model_findings(s, i, &h);
 	oa_free_names(src.names, src.n);
 	oa_history_free(&h);
+}
+
+int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n)
+{
+	const cli_usage *u = cli_usage_of(c, s);
+	int64_t best = INT64_MIN;
+	for (size_t i = 0; u && u->have_logs && i < n; i++)
+		if (u->loaded[models[i]] && u->last_ns[models[i]] > best)
+			best = u->last_ns[models[i]];
+	return best;
 }

@@ -19,12 +19,16 @@ typedef struct cli_usage {
 	int64_t logs_from, logs_to;
 	bool *loaded;       /* per model: a load of it is in the logs */
 	int64_t *last_ns;   /* per model: its newest load */
+	char **failure;     /* per model: its newest failed load ("TIME: reason"), or NULL */
+	size_t n_failure;   /* the models failure covers (the store may be closed before release) */
+	char **sources;     /* the log sources read */
+	size_t n_sources;
 } cli_usage;
 const cli_usage *cli_usage_of(cli *c, const oa_store *s);
 /* The same, as the list and du views take it (reads the logs on first use). */
 static inline oa_last_used cli_usage_last_used(const cli_usage *u)
 {
-	return (oa_last_used){ u->have_logs, u->loaded, u->last_ns };
+	return (oa_last_used){ u->have_logs, u->loaded, u->last_ns, u->sources, u->n_sources };
 }
 static inline oa_last_used cli_last_used(cli *c, const oa_store *s)
 {
@@ -41,5 +45,9 @@ bool cli_unused_for_ready(cli *c, const oa_store *s);
 void cli_usage_release(void);
 /* check: load-failed and runner-changed findings from the server's logs. */
 void cli_log_findings(cli *c, oa_store *s);
+
+/* The newest load (ns) of any of the models in the server's logs, or
+ * INT64_MIN when none is there: --sort last-used puts those last. */
+int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n);
 
 #endif

@@ -45,8 +45,6 @@ static void size_cell(const cli *c, int64_t size, char *buf, size_t len)
 		snprintf(buf, len, c->units == OA_UNITS_BYTES ? "%lld" : "%lld B", (long long)size);
 }
 
-#define COL_PAD "    "
-
 /* The selected models of a store in the order asked for (--sort); the
  * default is the store's own, newest first as ollama list sorts. */
 static size_t *list_order(cli *c, oa_store *s, size_t *n)
@@ -88,10 +86,6 @@ static size_t *list_order(cli *c, oa_store *s, size_t *n)
 	return v;
 }
 
-typedef struct row {
-	char *cell[11];
-} row;
-
 /* Which models of a store are listed (the prefix, --unused-for). */
 static bool *selection(const cli *c, const oa_store *s)
 {
@@ -114,20 +108,11 @@ static oa_list_total totals(const cli *c, const opened_store *st, size_t n)
 	return t;
 }
 
-/* The table's cells, a row per model and, for several stores, a "# ROOT"
- * row before each store's (cell[1] NULL). */
-typedef struct table {
-	row *rows;
-	size_t n, ncol;
-	size_t width[11];
-	size_t shadow_col;  /* SHADOW OF: the last column when a compatibility shadow is listed, else 0 */
-} table;
-
-static row *table_add(table *tb)
+/* The SHADOW OF column: the last one when a compatibility shadow is
+ * listed, else 0. */
+static size_t shadow_col(const cli_table *tb)
 {
-	tb->rows = oa_xreallocarray(tb->rows, tb->n + 1, sizeof *tb->rows);
-	memset(&tb->rows[tb->n], 0, sizeof tb->rows[tb->n]);
-	return &tb->rows[tb->n++];
+	return strcmp(tb->col[tb->ncol - 1].head, "SHADOW OF") == 0 ? tb->ncol - 1 : 0;
 }
 
 static char *escaped_or_dash(const char *s)
@@ -135,7 +120,7 @@ static char *escaped_or_dash(const char *s)
 	return oa_escape(s ? s : "-", strlen(s ? s : "-"));
 }
 
-static void model_row(cli *c, table *tb, const oa_store *s, size_t j, int64_t now)
+static void model_row(cli *c, cli_table *tb, const oa_store *s, size_t j, int64_t now)
 {
 	const oa_model *m = &s->models[j];
 	char size[32], mod[64];
@@ -146,27 +131,27 @@ static void model_row(cli *c, table *tb, const oa_store *s, size_t j, int64_t no
 	else
 		size_cell(c, m->m.size, size, sizeof size);
 	oa_human_age(oa_age_ns(oa_stat_mtime_ns(&m->st), now), mod, sizeof mod);
-	row *r = table_add(tb);
-	r->cell[0] = oa_escape(m->display, strlen(m->display));
-	r->cell[1] = oa_xasprintf("%.12s", m->m.id);
-	r->cell[2] = oa_xstrdup(size);
-	r->cell[3] = oa_xstrdup(mod);
-	r->cell[4] = oa_xstrdup(m->manifest_ok ? oa_format_name(m->format) : "invalid");
-	/* "*": the child a load uses, when the tag lists several */
-	r->cell[5] = m->manifest_ok ? oa_xasprintf("%s%s", oa_model_list_runner(m), oa_model_row_in_use(m) ? "*" : "")
-	                            : oa_xstrdup("-");
-	r->cell[6] = escaped_or_dash(m->arch);
-	r->cell[7] = escaped_or_dash(m->params);
-	r->cell[8] = escaped_or_dash(m->quant);
-	r->cell[9] = tb->ncol > 9 && tb->shadow_col != 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL;
-	if (tb->shadow_col) /* the tag whose converted child a llamacpp:<hex> shadow keeps */
-		r->cell[tb->shadow_col] = oa_xstrdup(!m->shadow ? "-" : m->shadow_of ? m->shadow_of : "(gone)");
-	for (size_t k = 0; k < tb->ncol; k++)
-		if (cli_text_width(r->cell[k]) > tb->width[k])
-			tb->width[k] = cli_text_width(r->cell[k]);
+	size_t shadow = shadow_col(tb);
+	char *cell[11] = {
+		oa_escape(m->display, strlen(m->display)),
+		oa_xasprintf("%.12s", m->m.id),
+		oa_xstrdup(size),
+		oa_xstrdup(mod),
+		oa_xstrdup(m->manifest_ok ? oa_format_name(m->format) : "invalid"),
+		/* "*": the child a load uses, when the tag lists several */
+		m->manifest_ok ? oa_xasprintf("%s%s", oa_model_list_runner(m), oa_model_row_in_use(m) ? "*" : "")
+		               : oa_xstrdup("-"),
+		escaped_or_dash(m->arch),
+		escaped_or_dash(m->params),
+		escaped_or_dash(m->quant),
+		tb->ncol > 9 && shadow != 9 ? cli_last_used_text(c, s, &j, 1, now) : NULL,
+	};
+	if (shadow) /* the tag whose converted child a llamacpp:<hex> shadow keeps */
+		cell[shadow] = oa_xstrdup(!m->shadow ? "-" : m->shadow_of ? m->shadow_of : "(gone)");
+	cli_table_add(tb, cell);
 }
 
-static void table_fill(cli *c, table *tb, opened_store *st, size_t n, size_t n_open)
+static void table_fill(cli *c, cli_table *tb, opened_store *st, size_t n, size_t n_open)
 {
 	int64_t now = oa_wall_now_ns();
 	for (size_t i = 0; i < n; i++) {
@@ -174,7 +159,7 @@ static void table_fill(cli *c, table *tb, opened_store *st, size_t n, size_t n_o
 			continue;
 		oa_store *s = &st[i].s;
 		if (n_open > 1)
-			table_add(tb)->cell[0] = oa_xasprintf("# %s", cli_safe(s->root)); /* a section header row per store */
+			cli_table_line(tb, oa_xasprintf("# %s", s->root)); /* a section header row per store */
 		size_t n_sel;
 		size_t *order = list_order(c, s, &n_sel);
 		for (size_t o = 0; o < n_sel; o++)
@@ -183,40 +168,23 @@ static void table_fill(cli *c, table *tb, opened_store *st, size_t n, size_t n_o
 	}
 }
 
-/* ollama list pads its table columns with four spaces (tablewriter's table
- * padding in cmd.ListHandler); every column is left-aligned. */
-static void table_print(const cli *c, table *tb, const char *const *head)
-{
-	size_t ncol = tb->ncol, *width = tb->width;
-	if (!c->no_header)
-		for (size_t k = 0; k < ncol; k++) {
-			cli_put_cell(stdout, head[k], k == ncol - 1 ? 0 : width[k], false);
-			fputs(k == ncol - 1 ? "\n" : COL_PAD, stdout);
-		}
-	for (size_t r = 0; r < tb->n; r++) {
-		if (!tb->rows[r].cell[1]) {
-			printf("%s\n", tb->rows[r].cell[0]);
-			free(tb->rows[r].cell[0]);
-			continue;
-		}
-		for (size_t k = 0; k < ncol; k++) {
-			char *cell = k == 0 ? cli_fit(tb->rows[r].cell[k], width[k]) : tb->rows[r].cell[k];
-			cli_put_cell(stdout, cell, k == ncol - 1 ? 0 : width[k], false);
-			fputs(k == ncol - 1 ? "\n" : COL_PAD, stdout);
-			if (k == 0)
-				free(cell);
-			free(tb->rows[r].cell[k]);
-		}
-	}
-}
-
 static void print_table(cli *c, opened_store *st, size_t n)
 {
 	/* SIZE and PARAMS read better right-aligned, but ollama list aligns
-	 * every column left: so do we. */
-	const char *head[11] = { "NAME", "ID", "SIZE", "MODIFIED", "FORMAT", "RUNNER",
-	                         "ARCH", "PARAMS", "QUANT", "LAST USED", NULL };
-	table tb = { NULL, 0, 9, { 0 }, 0 };
+	 * every column left: so do we. On a narrow terminal NAME keeps 24
+	 * columns while SHADOW OF, RUNNER, ARCH, PARAMS, QUANT, FORMAT and ID
+	 * give way, in that order; what `ollama list` shows goes last. */
+	static const cli_column all[11] = {
+		{ "NAME", 0, 24, false },   { "ID", 3, 0, false },     { "SIZE", 1, 0, false },
+		{ "MODIFIED", 2, 0, false }, { "FORMAT", 4, 0, false }, { "RUNNER", 8, 0, false },
+		{ "ARCH", 7, 0, false },    { "PARAMS", 6, 0, false }, { "QUANT", 5, 0, false },
+		{ "LAST USED", 2, 0, false },
+	};
+	cli_column cols[11];
+	memcpy(cols, all, sizeof cols);
+	/* ollama list pads its table columns with four spaces (tablewriter's
+	 * table padding in cmd.ListHandler). */
+	cli_table tb = { .col = cols, .ncol = 9, .gap = "    " };
 	size_t n_open = 0;
 	bool shadows = false;
 	for (size_t i = 0; i < n; i++) {
@@ -227,22 +195,12 @@ static void print_table(cli *c, opened_store *st, size_t n)
 		for (size_t j = 0; st[i].ok && j < st[i].s.n_models; j++)
 			shadows |= st[i].s.models[j].shadow && selected(c, &st[i].s, &st[i].s.models[j]);
 	}
-	if (shadows) {
-		tb.shadow_col = tb.ncol++;
-		head[tb.shadow_col] = "SHADOW OF";
-	}
+	if (shadows) /* dropped first on a narrow terminal */
+		cols[tb.ncol++] = (cli_column){ "SHADOW OF", 9, 0, false };
 	if (!n_open)
 		return; /* the error said it; an empty table would only add noise */
-	for (size_t k = 0; k < tb.ncol; k++)
-		tb.width[k] = strlen(head[k]);
 	table_fill(c, &tb, st, n, n_open);
-	/* On a narrow terminal NAME gives way. */
-	size_t rest = 0;
-	for (size_t k = 1; k < tb.ncol; k++)
-		rest += strlen(COL_PAD) + tb.width[k];
-	tb.width[0] = cli_name_width(tb.width[0], rest + strlen(COL_PAD));
-	table_print(c, &tb, head);
-	free(tb.rows);
+	cli_table_print(c, &tb, stdout);
 	if (n_open > 1) {
 		oa_list_total t = totals(c, st, n);
 		char size[32], disk[32];

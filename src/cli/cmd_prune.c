@@ -1,6 +1,7 @@
 /* cmd_prune.c - `ollama-audit prune` and the plan/confirm/apply steps that
  * `rm` shares (docs/disk-space.md). */
 #include "cmd_prune.h"
+#include "cli_machine.h"
 #include "cli_multi.h"
 #include "host.h"
 #include "confirm.h"
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +66,7 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 	for (size_t i = 0; i < l->n; i++)
 		if (strlen(l->v[i].category) > wcat)
 			wcat = strlen(l->v[i].category);
-	if (!kept)
-		printf("  %-*s  %5s  %9s  %9s  %s\n", (int)wcat, "CATEGORY", "AGE", "ON DISK", "FREED", "PATH");
+	printf("  %-*s  %5s  %9s  %9s  %s\n", (int)wcat, "CATEGORY", "AGE", "ON DISK", kept ? "" : "FREED", "PATH");
 	for (size_t i = 0; i < l->n; i++) {
 		const oa_plan_entry *e = &l->v[i];
 		char age[16], al[48], fr[48];
@@ -74,7 +75,9 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 		oa_format_size(e->freed, c->units, fr, sizeof fr);
 		char *p = oa_escape(e->path, strlen(e->path));
 		if (kept) {
-			printf("  %s: %s\n", p, cli_safe(e->note ? e->note : "kept"));
+			/* the same columns as the plan, so a kept entry's kind and size show */
+			printf("  %-*s  %5s  %9s  %9s  %s%s: %s\n", (int)wcat, cli_safe(e->category), age, al, "kept", p,
+			       e->type == 'd' ? "/" : "", cli_safe(e->note ? e->note : "kept"));
 		} else {
 			printf("  %-*s  %5s  %9s  %9s  %s%s", (int)wcat, cli_safe(e->category), age, al, fr, p,
 			       e->type == 'd' ? "/" : "");
@@ -168,7 +171,8 @@ static void print_plan(cli *c, const oa_store *s, const oa_plan *p, const oa_jun
 	char fr[48], al[48];
 	oa_format_size(p->freed, c->units, fr, sizeof fr);
 	oa_format_size(p->allocated, c->units, al, sizeof al);
-	printf("%zu entr%s, %s freed (%s allocated)%s\n", p->todo.n, p->todo.n == 1 ? "y" : "ies", fr, al,
+	/* planned, not freed: whether anything goes is said after the prompt */
+	printf("%zu entr%s, %s to free (%s allocated)%s\n", p->todo.n, p->todo.n == 1 ? "y" : "ies", fr, al,
 	       c->apply ? "" : "; dry run, nothing removed: --apply removes");
 }
 
@@ -186,8 +190,24 @@ static void save_plan(cli *c, const oa_plan *p, bool json)
 	}
 }
 
+/* Why the last --apply removed nothing, for the line that says so. */
+static char refusal[512];
+
+/* A refusal: said on stderr after the store's path, and kept for machine
+ * output as the reason alone, with the store as its path. */
+__attribute__((format(printf, 4, 5)))
+static void refuse(cli *c, const oa_store *s, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(refusal, sizeof refusal, fmt, ap);
+	va_end(ap);
+	cli_err("%s: %s", s->root, refusal);
+	cli_note_error(c, code, s->root, refusal);
+}
+
 /* Refusal 1: a manifest that cannot be parsed or read (guard.h). */
-static bool refused_for_blockers(const cli *c, const oa_store *s, const oa_plan *p)
+static bool refused_for_blockers(cli *c, const oa_store *s, const oa_plan *p)
 {
 	oa_blocker *b;
 	size_t nb = oa_plan_blockers(s, p, &b);
@@ -196,9 +216,9 @@ static bool refused_for_blockers(const cli *c, const oa_store *s, const oa_plan 
 		cli_err("%s: %zu manifest%s cannot be parsed or read; going on because of --force", s->root, nb,
 		        nb == 1 ? "" : "s");
 	if (refused) {
-		cli_err("%s: refusing to %s: %zu manifest%s cannot be parsed or read (the server skips its prune "
-		        "too); fix or remove %s, or pass --force:",
-		        s->root, p->command, nb, nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
+		refuse(c, s, "refused", "refusing to %s: %zu manifest%s cannot be parsed or read (the server skips "
+		       "its prune too); fix or remove %s, or pass --force:",
+		       p->command, nb, nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
 		for (size_t i = 0; i < nb; i++)
 			cli_err("  %s: %s", b[i].path, b[i].message);
 	}
@@ -207,7 +227,7 @@ static bool refused_for_blockers(const cli *c, const oa_store *s, const oa_plan 
 }
 
 /* Refusal 2: an Ollama server or runner using the store (guard.h). */
-static bool refused_for_servers(const cli *c, const oa_store *s, const oa_plan *p)
+static bool refused_for_servers(cli *c, const oa_store *s, const oa_plan *p)
 {
 	oa_store_user users[8];
 	char why[256] = "";
@@ -222,9 +242,8 @@ static bool refused_for_servers(const cli *c, const oa_store *s, const oa_plan *
 		cli_err("%s: an Ollama server or runner uses the store; going on because of --force", s->root);
 		return false;
 	}
-	cli_err("%s: refusing to %s: %d Ollama server/runner process%s use%s the store (stop %s, or pass "
-	        "--force):", s->root, p->command, nu, nu == 1 ? "" : "es", nu == 1 ? "s" : "",
-	        nu == 1 ? "it" : "them");
+	refuse(c, s, "refused", "refusing to %s: %d Ollama server/runner process%s use%s the store (stop %s, or "
+	       "pass --force):", p->command, nu, nu == 1 ? "" : "es", nu == 1 ? "s" : "", nu == 1 ? "it" : "them");
 	for (int k = 0; k < nu && k < 8; k++)
 		cli_err("  pid %ld (%s): %s", users[k].pid, users[k].cmd, users[k].how);
 	return true;
@@ -291,21 +310,23 @@ static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, bool json, o
 	}
 	/* what --force never passes (a store without manifests) */
 	if (oa_plan_check(s, p, true, why, sizeof why) < 0) {
-		cli_err("%s: %s", s->root, why);
+		refuse(c, s, "refused", "%s", why);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 		return "refused";
 	}
 	if (!c->yes && !isatty(STDIN_FILENO)) {
-		cli_err("refusing to --apply without --yes: standard input is not a terminal, so nothing can be "
-		        "confirmed");
+		refuse(c, s, "usage", "refusing to --apply without --yes: standard input is not a terminal, so "
+		       "nothing can be confirmed");
 		c->exit_code |= OA_EXIT_USAGE;
 		return "refused";
 	}
 	if (!confirm(c, p)) {
 		/* a "no" is an answer, not an interruption: exit 0 */
 		cli_err("declined: nothing done");
+		snprintf(refusal, sizeof refusal, "declined at the prompt");
 		return "declined";
 	}
+	snprintf(refusal, sizeof refusal, "the plan could not be applied (see above)");
 	return apply_plan(c, s, p, json, r) ? NULL : "refused";
 }
 
@@ -333,9 +354,11 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	oa_apply_result r;
 	const char *not_applied = NULL;
 	bool ran = false;
-	if (c->apply && (p->todo.n || oa_store_unowned(s)))
+	if (c->apply && (p->todo.n || oa_store_unowned(s))) {
 		ran = !(not_applied = run_apply(c, s, p, json, &r));
-	else if (c->apply && !json)
+		if (not_applied && !json)
+			printf("nothing removed: %s\n", cli_safe(refusal));
+	} else if (c->apply && !json)
 		printf("nothing to remove\n");
 	if (!json)
 		return;

@@ -7,6 +7,7 @@
 #include "open_stores.h"
 #include "output.h"
 #include "suggest.h"
+#include "table.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/manifest_list.h"
@@ -45,25 +46,36 @@ static void show_gguf(const oa_gguf_info *g, bool tensors)
 	oa_human_number(g->parameter_count, human, sizeof human);
 	if (g->has_file_type) {
 		const char *ln = oa_ftype_llama_name(g->file_type);
-		snprintf(ft, sizeof ft, "%s (%u%s%s)", oa_ftype_ollama_string(g->file_type, g->file_type_is_u32),
+		/* 0 (all F32) prints F32, as ggml.FileType's String does */
+		snprintf(ft, sizeof ft, "%s (%u%s%s)",
+		         g->file_type_is_u32 ? oa_ftype_list_string(g->file_type) : "unknown",
 		         g->file_type, ln ? ", " : "", ln ? ln : "");
 	} else if (g->file_type_guessed) {
 		snprintf(ft, sizeof ft, "not set; guessed %s from the tensor types",
-		         oa_ftype_ollama_string(g->guessed_file_type, true));
+		         oa_ftype_list_string(g->guessed_file_type));
 	} else {
 		snprintf(ft, sizeof ft, "not set");
 	}
+	/* A header read only in part (a truncated blob is read the quick way)
+	 * has no tensor count, params or data offset: say so, not "0". */
+	bool partial = g->quick_stopped || g->kv_parsed < g->kv_count;
 	printf("      GGUF v%u, %s-endian, %s, arch %s%s%s\n", g->version, g->big_endian ? "big" : "little",
-	       g->ok ? "ok" : "INVALID", g->architecture ? pr(0, g->architecture) : "?",
-	       g->general_name ? ", name " : "", pr(1, g->general_name));
-	printf("      file type %s; %s params; context %llu; embedding %llu; blocks %llu",
-	       ft, human, (unsigned long long)g->context_length, (unsigned long long)g->embedding_length,
-	       (unsigned long long)g->block_count);
+	       !g->ok ? "INVALID" : partial ? "header read in part" : "ok",
+	       g->architecture ? pr(0, g->architecture) : "?", g->general_name ? ", name " : "",
+	       pr(1, g->general_name));
+	printf("      file type %s; %s params; context %llu; embedding %llu; blocks %llu", ft,
+	       partial ? "unknown" : human, (unsigned long long)g->context_length,
+	       (unsigned long long)g->embedding_length, (unsigned long long)g->block_count);
 	if (g->expert_count)
 		printf("; experts %llu", (unsigned long long)g->expert_count);
-	printf("\n      %llu keys, %llu tensors, alignment %llu, data at %llu",
-	       (unsigned long long)g->kv_count, (unsigned long long)g->tensor_count,
-	       (unsigned long long)g->alignment, (unsigned long long)g->data_offset);
+	if (partial)
+		printf("\n      %llu of %llu keys read, %llu tensors declared, not read; data offset unknown",
+		       (unsigned long long)g->kv_parsed, (unsigned long long)g->kv_count,
+		       (unsigned long long)g->tensor_count);
+	else
+		printf("\n      %llu keys, %llu tensors, alignment %llu, data at %llu",
+		       (unsigned long long)g->kv_count, (unsigned long long)g->tensor_count,
+		       (unsigned long long)g->alignment, (unsigned long long)g->data_offset);
 	if (g->tokenizer_model)
 		printf("; tokenizer %s, vocab %llu", pr(0, g->tokenizer_model), (unsigned long long)g->vocab_size);
 	printf("\n");
@@ -237,11 +249,19 @@ static void show_layers(cli *c, const oa_model *m)
 	for (size_t i = 0; i < m->m.n_layers; i++) {
 		const oa_layer *l = &m->m.layers[i];
 		const oa_blob *b = m->layer_blobs[i];
-		char dsize[32], ondisk[48];
+		char dsize[32], ondisk[96];
 		oa_format_size((uint64_t)(l->size < 0 ? 0 : l->size), c->units, dsize, sizeof dsize);
-		if (b && b->stat_ok && !b->dangling)
-			snprintf(ondisk, sizeof ondisk, "%lld on disk", (long long)b->st.st_size);
-		else
+		if (b && b->stat_ok && !b->dangling) {
+			/* one unit for both figures; the file's own size only when it is
+			 * not the declared one (a truncated or grown blob) */
+			char alloc[32], file[32];
+			oa_format_size((uint64_t)b->st.st_blocks * 512, c->units, alloc, sizeof alloc);
+			oa_format_size((uint64_t)b->st.st_size, c->units, file, sizeof file);
+			if (b->st.st_size != l->size)
+				snprintf(ondisk, sizeof ondisk, "%s on disk (file %s)", alloc, file);
+			else
+				snprintf(ondisk, sizeof ondisk, "%s on disk", alloc);
+		} else
 			snprintf(ondisk, sizeof ondisk, "MISSING");
 		printf("  %3zu %-9s %.19s%s %9s  %s", i, oa_layer_kind_name(l->kind),
 		       l->digest_valid ? l->digest : pr(2, l->digest), l->digest_valid ? "…" : "", dsize, ondisk);
@@ -294,8 +314,10 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 	show_config(m);
 	show_layers(c, m);
 	char *here = cli_runhere_text(c, s, m);
-	if (here)
-		printf("what can run here\n  %s\n", here);
+	if (here) {
+		printf("what can run here\n");
+		cli_print_wrapped(c, stdout, "  ", here);
+	}
 	free(here);
 	show_findings(c, s, m);
 }

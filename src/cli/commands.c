@@ -19,6 +19,14 @@
 #include "base/util.h"
 
 #include <stdio.h>
+
+/* `ollama-audit version`, the same line as -V and --version. */
+static int cmd_version(cli *c)
+{
+	(void)c;
+	printf("ollama-audit %s\n", OA_VERSION);
+	return 0;
+}
 #include <string.h>
 
 #define COMMON "store format units fail-on color help version output "
@@ -31,10 +39,10 @@ const command cli_commands[] = {
 		.run = cmd_list,
 		.synopsis = "list [PREFIX]",
 		.summary = "the models, as `ollama list` shows them, plus format and runner",
-		.options = COMMON READS "all-users unused-for quiet sort no-header",
+		.options = COMMON READS "all-users unused-for quiet sort no-header wide",
 		.formats = DATA " tags",
 		.help = "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
-		        "                        [--unused-for DURATION] [--sort KEY] [--no-header]\n"
+		        "                        [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
 		        "\n"
 		        "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
 		        "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
@@ -42,12 +50,13 @@ const command cli_commands[] = {
 		        "--format tags prints the JSON of Ollama's /api/tags. Problems found on the way\n"
 		        "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n"
 		        "When the server's logs are found (see history), a LAST USED column is added;\n"
-		        "--unused-for DURATION lists only the models not loaded within it.\n"
+		        "--unused-for DURATION lists only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line (like docker images -q).\n"
 		        "--sort name|size|unique|modified|last-used (default modified, newest first;\n"
 		        "last-used puts models the logs never saw last); --no-header drops the heading.\n"
-		        "On a terminal narrower than the table (COLUMNS, else its size) NAME is cut\n"
-		        "with an ellipsis; piped or with --output, names are always whole.\n",
+		        "On a terminal narrower than the table (COLUMNS, else its size) the least\n"
+		        "important columns are hidden (stderr says which; --wide shows them all) before\n"
+		        "NAME is cut below 24 columns; piped or with --output, nothing is hidden or cut.\n",
 	},
 	{
 		.name = "show",
@@ -112,10 +121,10 @@ const command cli_commands[] = {
 		.run = cmd_du,
 		.synopsis = "du",
 		.summary = "disk usage: per model unique/shared bytes, junk, reclaimable",
-		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header",
+		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide",
 		.formats = DATA " prometheus",
 		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
-		        "                       [--unused-for DURATION] [--sort KEY] [--no-header]\n"
+		        "                       [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
 		        "                       [--all-users --duplicates]\n"
 		        "\n"
 		        "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
@@ -125,12 +134,12 @@ const command cli_commands[] = {
 		        "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
 		        "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
 		        "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
-		        "DURATION shows only the models the logs show no load of within it.\n"
+		        "DURATION shows only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line, in the table's order (every\n"
 		        "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
 		        "modified|last-used (default unique; size is ON DISK) orders the rows, and\n"
-		        "--no-header drops the store and column headings. NAME is cut with an ellipsis\n"
-		        "on a terminal narrower than the table, as in list.\n",
+		        "--no-header drops the store and column headings. On a terminal narrower than\n"
+		        "the table, columns are hidden and NAME is cut as in list (--wide: all).\n",
 	},
 	{
 		.name = "prune",
@@ -185,8 +194,9 @@ const command cli_commands[] = {
 		        "then the empty directories, then the blobs, so a crash never leaves a manifest\n"
 		        "pointing at a removed blob. Same confirmation, --plan, --quarantine and safety\n"
 		        "rules as prune; --min-age applies to blobs only when given.\n"
-		        "--unused-for DURATION (a dry run only) plans the models (named, or all) that the\n"
-		        "server's logs show no load of within it, and says how far back the logs go.\n",
+		        "--unused-for DURATION (a dry run only) plans the models (named, or all) neither\n"
+		        "loaded (the server's logs) nor pulled (manifest mtime) within it, and says how\n"
+		        "far back the logs go.\n",
 	},
 	{
 		.name = "restore",
@@ -249,10 +259,10 @@ const command cli_commands[] = {
 		.run = cmd_history,
 		.synopsis = "history [MODEL...]",
 		.summary = "every model load the server logs recorded: when, runner, result",
-		.options = COMMON READS "all-users since until unused-for",
+		.options = COMMON READS "all-users since until unused-for wide",
 		.formats = DATA,
 		.help = "usage: ollama-audit history [MODEL...] [--log FILE]... [--root DIR] [--since WHEN]\n"
-		        "                           [--until WHEN] [--format table|json|ndjson|csv]\n"
+		        "                           [--until WHEN] [--format table|json|ndjson|csv] [--wide]\n"
 		        "\n"
 		        "Every model load an Ollama server recorded in its logs, newest first: the time,\n"
 		        "the model (a blob path matched by its digest, from any machine's paths; an MLX\n"
@@ -266,6 +276,17 @@ const command cli_commands[] = {
 		        "logs (-t) output or plain server output.\n"
 		        "WHEN is an RFC 3339 time, a date (YYYY-MM-DD, UTC) or a duration ago (90d, 12h).\n"
 		        "Lines that cannot be read are reported as FILE:LINE warnings on stderr.\n",
+	},
+	{
+		.name = "version",
+		.run = cmd_version,
+		.synopsis = "version",
+		.summary = "print the version (also -V, --version)",
+		.options = "help version",
+		.formats = "table",
+		.help = "usage: ollama-audit version\n"
+		        "\n"
+		        "Print the version: `ollama-audit VERSION`. -V and --version do the same.\n",
 	},
 	{
 		.name = "report",
@@ -304,7 +325,8 @@ static const char usage_head[] =
 static const char usage_options[] =
 	"\n"
 	"Options (`ollama-audit COMMAND --help` lists the ones a command takes):\n"
-	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models\n"
+	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models,\n"
+	"                     else the one store on the machine (see `stores`)\n"
 	"  --format FMT       table (default), json, ndjson, csv (restore: table only);\n"
 	"                     list also takes tags; check, verify, du and stores also\n"
 	"                     prometheus; report writes html only; any other is refused\n"
@@ -318,7 +340,7 @@ static const char usage_options[] =
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
 	"  -q, --quiet        list, du: the model names only, one per line\n"
 	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
-	"  --version          print the version\n"
+	"  -V, --version      print the version (also: ollama-audit version)\n"
 	"\n"
 	"Exit status (bits, ORed across stores): 0 ok, 1 warnings (with --fail-on warning),\n"
 	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n"

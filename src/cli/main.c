@@ -6,14 +6,25 @@
 #include "cli_multi.h"
 #include "cmd_history.h"
 #include "commands.h"
+#include "completion.h"
 #include "options.h"
 #include "usage.h"
+#include "ollama_audit/oom.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The library calls this when memory runs out: the tool's answer is the
+ * operational-error status, as for any error it cannot get past. */
+static void out_of_memory(size_t bytes)
+{
+	(void)bytes;
+	fputs("ollama-audit: out of memory\n", stderr);
+	exit(OA_EXIT_OPERATIONAL);
+}
 
 /* Defaults before any option: OLLAMA_AUDIT_UNITS picks the units. */
 static void environment_defaults(cli *c)
@@ -94,8 +105,7 @@ static int check_command_line(const cli *c, const cli_request *r, const command 
 {
 	for (size_t i = 0; i < r->n_given; i++)
 		if (!cli_word_in(cmd->options, r->given[i])) {
-			cli_err("--%s is not an option of %s; see ollama-audit %s --help", r->given[i], c->cmd,
-			        c->cmd);
+			cli_err("--%s is not an option of %s", r->given[i], c->cmd);
 			return OA_EXIT_USAGE;
 		}
 	if (!cli_word_in(cmd->formats, c->format_name))
@@ -131,6 +141,7 @@ int main(int argc, char **argv)
 	cli c = { .format = OUT_TABLE, .format_name = "table", .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR,
 	          .min_age = -1, .unused_for = -1 };
 	cli_request r = { .color = "auto", .progress = -1 };
+	oa_set_oom_handler(out_of_memory);
 	environment_defaults(&c);
 	const char *named = cli_scan_command(argc, argv);
 	if (named && cli_find_command(named))
@@ -147,6 +158,9 @@ int main(int argc, char **argv)
 	c.cmd = argv[optind];
 	c.args = argv + optind + 1;
 	c.n_args = (size_t)(argc - optind - 1);
+	/* Hidden: the shells' completion scripts (installed by make install). */
+	if (strcmp(c.cmd, "completion") == 0 && !r.help)
+		return cli_completion(stdout, c.n_args == 1 ? c.args[0] : NULL);
 	const command *cmd = cli_find_command(c.cmd);
 	if (!cmd && strcmp(c.cmd, "help") != 0)
 		return unknown_command(c.cmd);
@@ -154,5 +168,7 @@ int main(int argc, char **argv)
 		return print_help(&c, cmd);
 	default_format(&c, cmd);
 	rc = check_command_line(&c, &r, cmd);
+	if (rc)
+		cli_usage_hint(); /* the one style: the error, then "Try '...'" */
 	return rc ? rc : run_command(&c, cmd);
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void cli_scan_opened(cli *c, opened_store *o, int header_mode)
 {
@@ -44,6 +45,18 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 			path = c->stores[i];
 		} else {
 			def = oa_store_default_path(&how);
+			struct stat st;
+			/* A standard Linux install has its store under the service
+			 * user (/usr/share/ollama), none in the caller's home. */
+			if (strcmp(how, "default") == 0 && stat(def, &st) < 0) {
+				char *found = cli_machine_store(&how);
+				if (found) {
+					free(def);
+					def = found;
+				} else {
+					how = "default";
+				}
+			}
 			path = def;
 		}
 		char err[512];

@@ -18,7 +18,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
        OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER,
-       OPT_SERVER_VERSION };
+       OPT_SERVER_VERSION, OPT_WIDE };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -59,8 +59,17 @@ static const struct option long_opts[] = {
 	{ "unused-for", required_argument, NULL, OPT_UNUSED_FOR },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "no-header", no_argument, NULL, OPT_NO_HEADER },
+	{ "wide", no_argument, NULL, OPT_WIDE },
 	{ NULL, 0, NULL, 0 },
 };
+
+bool cli_option_takes_value(const char *name)
+{
+	for (const struct option *o = long_opts; o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o->has_arg == required_argument;
+	return false;
+}
 
 /* A group's answer for an option that is not one of its own. */
 enum { NOT_MINE = -2 };
@@ -173,6 +182,7 @@ static int output_option(cli *c, cli_request *r, int opt, const char *arg)
 	case 'q': c->quiet = true; return CLI_GO_ON;
 	case OPT_SORT: return parse_sort(c, arg);
 	case OPT_NO_HEADER: c->no_header = true; return CLI_GO_ON;
+	case OPT_WIDE: c->wide = true; return CLI_GO_ON;
 	}
 	return NOT_MINE;
 }
@@ -313,8 +323,11 @@ int cli_parse_options(cli *c, cli_request *r, int argc, char **argv)
 	opterr = 0;
 	int opt, li;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
-	while ((li = -1, opt = getopt_long(argc, argv, ":hq", long_opts, &li)) != -1) {
-		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet" : NULL;
+	while ((li = -1, opt = getopt_long(argc, argv, ":hqV", long_opts, &li)) != -1) {
+		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet"
+		                   : opt == 'V' ? "version" : NULL;
+		if (opt == 'V')
+			opt = OPT_VERSION;
 		if (name && r->n_given < sizeof r->given / sizeof r->given[0])
 			r->given[r->n_given++] = name;
 		int rc = parse_option(c, r, opt, argv);

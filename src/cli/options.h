@@ -25,6 +25,8 @@ enum { CLI_GO_ON = -1 };
 /* The first argument that is not an option or an option's value: the
  * command (getopt_long finds it only after every option is parsed). */
 const char *cli_scan_command(int argc, char **argv);
+/* Whether the long option NAME (without --) takes a value. */
+bool cli_option_takes_value(const char *name);
 /* Parse every option into c and r; the positional arguments are left at
  * argv + optind, in order. CLI_GO_ON, or the exit status when the command
  * line is wrong (said on stderr) or --version was printed. */

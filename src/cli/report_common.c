@@ -6,6 +6,7 @@
 #include "open_stores.h"
 #include "output.h"
 #include "suggest.h"
+#include "table.h"
 #include "ollama_audit/findings_report.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
@@ -138,6 +139,102 @@ static void model_findings_table(const cli *c, const oa_store *s, const bool *se
 	}
 }
 
+/* The worst severity among the selected findings of one model (NULL:
+ * store-wide), and their codes, each once, into codes. */
+static int worst_of(const oa_store *s, const bool *selected, const char *model, oa_buf *codes)
+{
+	int worst = -1;
+	for (size_t i = 0; i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (!selected[i] || (model ? !f->model || strcmp(f->model, model) : f->model != NULL))
+			continue;
+		if ((int)f->severity > worst)
+			worst = (int)f->severity;
+		bool seen = false;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = selected[k] && s->findings.v[k].id == f->id &&
+			       (model ? s->findings.v[k].model && !strcmp(s->findings.v[k].model, model)
+			              : !s->findings.v[k].model);
+		if (!seen)
+			oa_buf_printf(codes, "%s%s", codes->len ? ", " : "", f->code);
+	}
+	return worst;
+}
+
+/* Is one of the codes v in the ", "-separated list? */
+static bool has_code(const char *codes, const char *const *v)
+{
+	for (; *v; v++) {
+		size_t n = strlen(*v);
+		for (const char *p = codes; (p = strstr(p, *v)); p += n)
+			if ((p == codes || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+				return true;
+	}
+	return false;
+}
+
+/* The command that fixes a model's findings: a manifest that cannot be used
+ * goes (rm), a blob that is missing or bad comes again (pull). */
+static char *model_fix(const char *name, const char *codes, int worst)
+{
+	static const char *const unusable[] = { "invalid-manifest", "invalid-name", "dangling-tag", "nested-list",
+	                                        NULL };
+	if (worst < OA_SEV_ERROR)
+		return oa_xasprintf("see: ollama-audit show %s", name);
+	if (has_code(codes, unusable))
+		return oa_xasprintf("fix: ollama-audit rm %s --apply", name);
+	return oa_xasprintf("fix: ollama pull %s", name);
+}
+
+/* The one-screen answer: models by severity, each with the command that
+ * fixes it, then what prune would clear. */
+static void findings_answer(const cli *c, const oa_store *s, const bool *selected)
+{
+	static const cli_column cols[4] = {
+		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
+		{ "FIX", 1, 24, false },
+	};
+	static const char *const junk[] = { "orphan-blob", "partial-download", "temp-file", NULL };
+	cli_table t = { .col = cols, .ncol = 4, .gap = "  " };
+	size_t models = 0, broken = 0, warned = 0;
+	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_WARNING; sev--)
+		for (size_t j = 0; j < s->n_models; j++) {
+			const oa_model *m = &s->models[j];
+			bool dup = false;
+			for (size_t k = 0; k < j && !dup; k++)
+				dup = strcmp(s->models[k].display, m->display) == 0;
+			if (dup)
+				continue;
+			models += sev == OA_SEV_ERROR;
+			oa_buf codes;
+			oa_buf_init(&codes);
+			int worst = worst_of(s, selected, m->display, &codes);
+			if (worst == sev) {
+				broken += sev == OA_SEV_ERROR;
+				warned += sev == OA_SEV_WARNING;
+				char *row[4] = { oa_xstrdup(oa_severity_name(worst)), oa_escape(m->display, strlen(m->display)),
+				                 oa_buf_take(&codes), NULL };
+				row[3] = model_fix(m->display, row[2], worst);
+				cli_table_add(&t, row);
+			}
+			oa_buf_free(&codes);
+		}
+	oa_buf codes;
+	oa_buf_init(&codes);
+	int worst = worst_of(s, selected, NULL, &codes);
+	if (worst >= OA_SEV_WARNING) {
+		char *row[4] = { oa_xstrdup(oa_severity_name(worst)), oa_xstrdup("(store)"), oa_buf_take(&codes),
+		                 NULL };
+		row[3] = oa_xstrdup(has_code(row[2], junk) ? "fix: ollama-audit prune" :
+		                    "see: ollama-audit check --format json");
+		cli_table_add(&t, row);
+	}
+	oa_buf_free(&codes);
+	printf("%zu of %zu model%s broken, %zu with warnings\n", broken, models, models == 1 ? "" : "s", warned);
+	if (t.rows)
+		cli_table_print(c, &t, stdout); /* no rows: nothing allocated, the count says it */
+}
+
 /* People: per model, then store-wide, then the summary line. */
 static void findings_table(const cli *c, const oa_store *s, const bool *selected, const char *summary_line,
                            const oa_audit_summary *sum, bool first)
@@ -158,6 +255,7 @@ static void findings_table(const cli *c, const oa_store *s, const bool *selected
 	}
 	printf("%s: %zu error%s, %zu warning%s\n", summary_line, sum->errors, sum->errors == 1 ? "" : "s",
 	       sum->warnings, sum->warnings == 1 ? "" : "s");
+	findings_answer(c, s, selected);
 }
 
 void report_findings(cli *c, const oa_store *s, const char *summary_line, oa_audit_summary *sum, bool first)

@@ -1,12 +1,12 @@
 /* table.c - the columns of the human tables: padded by display width (a CJK
  * character takes two columns, a combining mark none), and the NAME column
- * cut to fit a terminal narrower than the table (see table.h). */
+ * layout of a table for the terminal: columns hidden by priority and cut
+ * to fit (see table.h). */
 /* wcwidth() is XSI */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
 #endif
 #include "table.h"
-#include "cmd_history.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -115,7 +115,8 @@ size_t cli_text_width(const char *s)
 	return w;
 }
 
-void cli_put_cell(FILE *out, const char *s, size_t width, bool right)
+/* A cell padded to width columns (0: unpadded). */
+static void add_cell(oa_buf *b, const char *s, size_t width, bool right)
 {
 	char *e = printed(s);
 	if (e)
@@ -123,10 +124,19 @@ void cli_put_cell(FILE *out, const char *s, size_t width, bool right)
 	size_t w = walk(s, (size_t)-1, NULL);
 	size_t pad = w < width ? width - w : 0;
 	if (right)
-		fprintf(out, "%*s%s", (int)pad, "", s);
+		oa_buf_printf(b, "%*s%s", (int)pad, "", s);
 	else
-		fprintf(out, "%s%*s", s, (int)pad, "");
+		oa_buf_printf(b, "%s%*s", s, (int)pad, "");
 	free(e);
+}
+
+void cli_put_cell(FILE *out, const char *s, size_t width, bool right)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	add_cell(&b, s, width, right);
+	fputs(b.data, out);
+	oa_buf_free(&b);
 }
 
 char *cli_fit(const char *s, size_t width)
@@ -165,18 +175,218 @@ size_t cli_term_width(void)
 	return cols > 0 ? (size_t)cols : 0;
 }
 
-size_t cli_name_width(size_t name_width, size_t rest)
+void cli_table_add(cli_table *t, char **cells)
 {
-	size_t cols = cli_term_width();
-	if (!cols || name_width + rest <= cols)
-		return name_width;
-	/* NAME gives way down to a few columns; a terminal narrower than the
-	 * other columns still gets whole rows, never wrapped by us. */
-	size_t min = 8;
-	size_t fit = cols > rest ? cols - rest : 0;
-	if (fit < min)
-		fit = min;
-	return fit < name_width ? fit : name_width;
+	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->ncol, sizeof *t->cell);
+	t->line = oa_xreallocarray(t->line, t->rows + 1, sizeof *t->line);
+	for (size_t k = 0; k < t->ncol; k++)
+		t->cell[t->rows * t->ncol + k] = cells[k] ? cells[k] : oa_xstrdup("");
+	t->line[t->rows++] = NULL;
+}
+
+void cli_table_line(cli_table *t, char *text)
+{
+	char *e = printed(text); /* lines are printed whole: escape here */
+	if (e) {
+		free(text);
+		text = e;
+	}
+	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->ncol, sizeof *t->cell);
+	t->line = oa_xreallocarray(t->line, t->rows + 1, sizeof *t->line);
+	for (size_t k = 0; k < t->ncol; k++)
+		t->cell[t->rows * t->ncol + k] = NULL;
+	t->line[t->rows++] = text;
+}
+
+size_t cli_table_width(const cli *c)
+{
+	return c->wide ? 0 : cli_term_width();
+}
+
+/* The columns a row takes with the shown columns at widths w. */
+static size_t row_width(const cli_table *t, const size_t *w, const bool *shown)
+{
+	size_t sum = 0, n = 0;
+	for (size_t k = 0; k < t->ncol; k++)
+		if (shown[k]) {
+			sum += w[k];
+			n++;
+		}
+	return sum + (n ? n - 1 : 0) * strlen(t->gap);
+}
+
+/* The shown column that can still give a column of width, the one most
+ * above its floor first (so two cut columns shrink together). */
+static size_t widest_cuttable(const cli_table *t, const size_t *w, const bool *shown, bool below_min)
+{
+	size_t best = t->ncol, best_over = 0;
+	for (size_t k = 0; k < t->ncol; k++) {
+		if (!shown[k] || !t->col[k].min)
+			continue;
+		size_t floor = below_min ? 4 : t->col[k].min; /* 4: three characters and the ellipsis */
+		size_t over = w[k] > floor ? w[k] - floor : 0;
+		if (over > best_over) {
+			best = k;
+			best_over = over;
+		}
+	}
+	return best;
+}
+
+/* Widths for a terminal of `cols` columns (0: no limit): hide the
+ * lowest-priority columns while the row cannot fit with every cuttable
+ * column at its minimum, then cut those columns only as far as needed. */
+static void layout(const cli_table *t, size_t cols, size_t *w, bool *shown)
+{
+	if (!cols)
+		return;
+	size_t *at_min = oa_xcalloc(t->ncol, sizeof *at_min);
+	for (;;) {
+		for (size_t k = 0; k < t->ncol; k++)
+			at_min[k] = t->col[k].min && w[k] > t->col[k].min ? t->col[k].min : w[k];
+		if (row_width(t, at_min, shown) <= cols)
+			break;
+		size_t drop = t->ncol;
+		for (size_t k = 0; k < t->ncol; k++)
+			if (shown[k] && t->col[k].priority &&
+			    (drop == t->ncol || t->col[k].priority >= t->col[drop].priority))
+				drop = k;
+		if (drop == t->ncol)
+			break;
+		shown[drop] = false;
+	}
+	free(at_min);
+	for (int below_min = 0; below_min < 2; below_min++)
+		while (row_width(t, w, shown) > cols) {
+			size_t k = widest_cuttable(t, w, shown, below_min);
+			if (k == t->ncol)
+				break;
+			w[k]--;
+		}
+}
+
+/* Says once per run which columns the terminal had no room for. */
+static void note_hidden(const cli_table *t, const bool *shown, size_t cols)
+{
+	static bool said;
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t k = 0; k < t->ncol; k++)
+		if (!shown[k])
+			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", t->col[k].head);
+	if (b.len && !said) {
+		said = true;
+		fprintf(stderr, "ollama-audit: hidden to fit %zu columns: %s (--wide shows every column)\n", cols,
+		        b.data);
+	}
+	oa_buf_free(&b);
+}
+
+/* One row: its shown cells, each cut to its column, the last one unpadded,
+ * the whole cut to the terminal should the columns alone not fit. */
+static void put_row(FILE *out, const cli_table *t, char *const *cells, const size_t *w, const bool *shown,
+                    size_t cols)
+{
+	oa_buf b = { 0 };
+	oa_buf_init(&b);
+	size_t last = 0;
+	for (size_t k = 0; k < t->ncol; k++)
+		if (shown[k])
+			last = k;
+	bool first = true;
+	for (size_t k = 0; k < t->ncol; k++) {
+		if (!shown[k])
+			continue;
+		if (!first)
+			oa_buf_adds(&b, t->gap);
+		first = false;
+		char *fit = cli_fit(cells[k], w[k]);
+		add_cell(&b, fit, k == last && !t->col[k].right ? 0 : w[k], t->col[k].right);
+		free(fit);
+	}
+	char *line = cols ? cli_fit(b.data, cols) : oa_xstrdup(b.data);
+	fprintf(out, "%s\n", line);
+	free(line);
+	oa_buf_free(&b);
+}
+
+void cli_table_print(const cli *c, cli_table *t, FILE *out)
+{
+	size_t cols = cli_table_width(c), n = t->ncol;
+	size_t *w = oa_xcalloc(n, sizeof *w);
+	bool *shown = oa_xcalloc(n, sizeof *shown);
+	for (size_t k = 0; k < n; k++) {
+		shown[k] = true;
+		w[k] = c->no_header ? 0 : cli_text_width(t->col[k].head);
+		for (size_t r = 0; r < t->rows; r++)
+			if (!t->line[r] && cli_text_width(t->cell[r * n + k]) > w[k])
+				w[k] = cli_text_width(t->cell[r * n + k]);
+	}
+	layout(t, cols, w, shown);
+	if (cols)
+		note_hidden(t, shown, cols);
+	if (!c->no_header) {
+		char **head = oa_xcalloc(n, sizeof *head);
+		for (size_t k = 0; k < n; k++)
+			head[k] = (char *)t->col[k].head;
+		put_row(out, t, head, w, shown, cols);
+		free(head);
+	}
+	for (size_t r = 0; r < t->rows; r++) {
+		if (t->line[r]) {
+			char *line = cols ? cli_fit(t->line[r], cols) : oa_xstrdup(t->line[r]);
+			fprintf(out, "%s\n", line);
+			free(line);
+			free(t->line[r]);
+			continue;
+		}
+		put_row(out, t, t->cell + r * n, w, shown, cols);
+		for (size_t k = 0; k < n; k++)
+			free(t->cell[r * n + k]);
+	}
+	free(t->cell);
+	free(t->line);
+	t->cell = NULL;
+	t->line = NULL;
+	t->rows = 0;
+	free(w);
+	free(shown);
+}
+
+void cli_print_wrapped(const cli *c, FILE *out, const char *indent, const char *text)
+{
+	size_t cols = cli_table_width(c);
+	if (!cols)
+		cols = 80; /* piped: still lines a reader can take in */
+	size_t in = cli_text_width(indent), room = cols > in + 20 ? cols - in : 20;
+	const char *p = text;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		/* the longest run of whole words that fits; a word longer than the line is a line */
+		const char *end = p, *cut = NULL;
+		size_t width = 0;
+		while (*end) {
+			const char *word = end;
+			while (*end && *end != ' ')
+				end++;
+			char *w = oa_xstrndup(word, (size_t)(end - word));
+			size_t ww = cli_text_width(w);
+			free(w);
+			if (cut && width + 1 + ww > room) {
+				end = word;
+				break;
+			}
+			width += (cut ? 1 : 0) + ww;
+			cut = end;
+			while (*end == ' ')
+				end++;
+		}
+		fprintf(out, "%s%.*s\n", indent, (int)(cut - p), p);
+		p = cut;
+	}
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -198,14 +408,4 @@ void cli_sort_keys(cli_sort_key *v, size_t n)
 {
 	if (n > 1)
 		qsort(v, n, sizeof *v, cmp_key);
-}
-
-int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n)
-{
-	const cli_usage *u = cli_usage_of(c, s);
-	int64_t best = INT64_MIN;
-	for (size_t i = 0; u && u->have_logs && i < n; i++)
-		if (u->loaded[models[i]] && u->last_ns[models[i]] > best)
-			best = u->last_ns[models[i]];
-	return best;
 }

@@ -70,8 +70,7 @@ int cli_refuse_format(const cli *c, const char *what, const char *formats)
 		else
 			oa_buf_addc(&b, *p);
 	char *list = oa_buf_take(&b);
-	cli_err("%s: --format %s is not a format of %s (it takes: %s); see ollama-audit %s --help", c->cmd,
-	        c->format_name, what, list, c->cmd);
+	cli_err("%s: --format %s is not a format of %s (it takes: %s)", c->cmd, c->format_name, what, list);
 	free(list);
 	return OA_EXIT_USAGE;
 }

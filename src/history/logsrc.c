@@ -67,6 +67,77 @@ static bool seen_dir(const char *dir, struct stat *seen, size_t n_seen, struct s
 	return false;
 }
 
+/* Is needle (len n) in hay (len h)? memmem is not POSIX. */
+static bool has_bytes(const char *hay, size_t h, const char *needle, size_t n)
+{
+	for (size_t i = 0; n && i + n <= h; i++)
+		if (hay[i] == needle[0] && memcmp(hay + i, needle, n) == 0)
+			return true;
+	return false;
+}
+
+/* Does the log at path mention the store's blobs (<root>/blobs/sha256-,
+ * how a load names its model) or name the store as OLLAMA_MODELS (the
+ * server config line)? Read in chunks, the needles found across a chunk's
+ * end; a file that is not regular is not read (a FIFO is never waited on). */
+static bool mentions(const char *path, char *const *needles, size_t n_needles)
+{
+	int fd = oa_openat_ro(AT_FDCWD, path, O_NONBLOCK);
+	struct stat st;
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
+	size_t keep = 0;
+	for (size_t i = 0; i < n_needles; i++)
+		if (strlen(needles[i]) > keep)
+			keep = strlen(needles[i]);
+	size_t cap = 65536 + keep, have = 0;
+	char *buf = oa_xmalloc(cap);
+	bool found = false;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, cap - have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+		for (size_t i = 0; i < n_needles && !found; i++)
+			found = has_bytes(buf, have, needles[i], strlen(needles[i]));
+		if (found)
+			break;
+		/* keep the tail a needle may start in */
+		size_t tail = have < keep ? have : keep;
+		memmove(buf, buf + have - tail, tail);
+		have = tail;
+	}
+	free(buf);
+	close(fd);
+	return found;
+}
+
+bool oa_log_serves_store(const char *log_path, const char *store_root)
+{
+	char *real = realpath(store_root, NULL);
+	const char *roots[2] = { store_root, real };
+	char *needles[6];
+	size_t n = 0;
+	for (size_t i = 0; i < 2; i++) {
+		if (!roots[i] || (i == 1 && strcmp(roots[1], roots[0]) == 0))
+			continue;
+		needles[n++] = oa_xasprintf("%s/blobs/sha256-", roots[i]);
+		needles[n++] = oa_xasprintf("OLLAMA_MODELS:%s ", roots[i]);
+		needles[n++] = oa_xasprintf("OLLAMA_MODELS:%s]", roots[i]);
+	}
+	bool yes = mentions(log_path, needles, n);
+	for (size_t i = 0; i < n; i++)
+		free(needles[i]);
+	free(real);
+	return yes;
+}
+
 char **oa_logs_of_store(const char *store_root, size_t *n)
 {
 	*n = 0;
@@ -90,9 +161,26 @@ char **oa_logs_of_store(const char *store_root, size_t *n)
 	for (size_t i = 0; i < 2; i++) {
 		if (dirs[i] && !seen_dir(dirs[i], seen, n_seen, &seen[n_seen])) {
 			n_seen++;
+			size_t before = *n;
 			logs_in_dir(dirs[i], &out, n);
+			/* The owner's logs are of whatever store that server served: a
+			 * backup copy, a disk or a test fixture of the same owner is
+			 * not it. Keep only the files that show this store. */
+			for (size_t k = before; i == 1 && k < *n;) {
+				if (oa_log_serves_store(out[k], store_root)) {
+					k++;
+					continue;
+				}
+				free(out[k]);
+				memmove(&out[k], &out[k + 1], (*n - k - 1) * sizeof *out);
+				(*n)--;
+			}
 		}
 		free(dirs[i]);
+	}
+	if (!*n) {
+		free(out);
+		out = NULL;
 	}
 	return out;
 }

@@ -489,7 +489,7 @@ static void rc_entry(oa_refcache *c, int dirfd, const char *name, char *sub, int
 		/* 0.40's usual tag: ../../../../blobs/sha256-<hex>, a regular file */
 	} else if (S_ISLNK(lst.st_mode)) {
 		link_hex[0] = '\0';
-		char resolved[PATH_MAX];
+		char resolved[OA_PATH_MAX];
 		int in = oa_store_resolve_path(c->s, sub, resolved);
 		if (in < 0 && (errno == ENOENT || errno == ENOTDIR)) {
 			free(sub); /* dangling: it references nothing */
@@ -599,7 +599,7 @@ static rc_file *rc_blob_named(oa_refcache *c, const char *name)
 		return NULL;
 	}
 	if (S_ISLNK(lst.st_mode)) {
-		char resolved[PATH_MAX];
+		char resolved[OA_PATH_MAX];
 		int in = oa_store_resolve_path(c->s, label, resolved);
 		if (in == 0) /* never read out of the store, and never assume it names nothing */
 			refset_fail(&c->status, "", label, " (a manifest a list names) is a symlink out of the "

@@ -410,11 +410,11 @@ void oa_headers_fill_display(oa_model *m)
 	}
 	if (!m->quant) {
 		if (g && g->has_file_type) {
-			const char *gs = oa_ftype_ollama_string(g->file_type, true);
+			const char *gs = oa_ftype_list_string(g->file_type); /* 0: F32 */
 			if (gs && strcmp(gs, "unknown") != 0)
 				m->quant = gs;
 		} else if (g && g->file_type_guessed) {
-			const char *gs = oa_ftype_ollama_string(g->guessed_file_type, true);
+			const char *gs = oa_ftype_list_string(g->guessed_file_type);
 			if (gs && strcmp(gs, "unknown") != 0) {
 				snprintf(h->quant_buf, sizeof h->quant_buf, "%s?", gs);
 				m->quant = h->quant_buf;

@@ -101,7 +101,9 @@ bool oa_store_blob_path_hex(const oa_store *s, const char *resolved, oa_digest_h
 	       strlen(slash + 1) == 7 + 64 && oa_digest_parse(slash + 1, hex, NULL);
 }
 
-int oa_store_resolve_path(const oa_store *s, const char *rel, char out[PATH_MAX])
+_Static_assert(OA_PATH_MAX >= PATH_MAX, "realpath() may write PATH_MAX bytes into an OA_PATH_MAX buffer");
+
+int oa_store_resolve_path(const oa_store *s, const char *rel, char out[OA_PATH_MAX])
 {
 	char *p = oa_path_join(s->root, rel);
 	char *r = realpath(p, out);
@@ -291,7 +293,7 @@ static void scan_blobs(oa_store *s)
 				b->st = st;
 				char *full = oa_path_join(s->root, "blobs");
 				char *p = oa_path_join(full, b->name);
-				char resolved[PATH_MAX];
+				char resolved[OA_PATH_MAX];
 				b->link_outside = !realpath(p, resolved) || !inside_root(s, resolved);
 				free(full);
 				free(p);
@@ -402,7 +404,7 @@ static bool leads_out(walk_ctx *w, int dirfd, int depth, const char *name)
 	}
 	oa_buf_addc(&raw, '/');
 	oa_buf_adds(&raw, name);
-	char resolved[PATH_MAX];
+	char resolved[OA_PATH_MAX];
 	bool out = oa_store_resolve_path(w->s, raw.data, resolved) == 0;
 	oa_buf_free(&raw);
 	if (out) {
@@ -611,7 +613,7 @@ static void tag_blob(walk_ctx *w, oa_model *m, int dirfd, const char *file, cons
 	if (is_symlink_at(dirfd, file)) {
 		m->tag_kind = "symlink";
 		char *raw = oa_xasprintf("%s/%s/%s/%s/%s", w->top, w->parts[0], w->parts[1], w->parts[2], file);
-		char resolved[PATH_MAX];
+		char resolved[OA_PATH_MAX];
 		if (oa_store_resolve_path(w->s, raw, resolved) == 1 && oa_store_blob_path_hex(w->s, resolved, hex))
 			memcpy(m->tag_blob, hex, sizeof hex);
 		free(raw);
@@ -1106,10 +1108,14 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 			oa_findings_add(&s->findings, OA_FINDING_EMPTY_BLOB, m->display, digest, path,
 			                "%s blob is empty; the manifest declares %lld bytes", what,
 			                (long long)l->size);
-		else
+		else {
+			char have[32], want[32];
+			oa_format_size((uint64_t)b->st.st_size, OA_UNITS_SI, have, sizeof have);
+			oa_format_size((uint64_t)(l->size < 0 ? 0 : l->size), OA_UNITS_SI, want, sizeof want);
 			oa_findings_add(&s->findings, OA_FINDING_SIZE_MISMATCH, m->display, digest, path,
-			                "%s blob has %lld bytes on disk; the manifest declares %lld", what,
-			                (long long)b->st.st_size, (long long)l->size);
+			                "%s blob has %s (%lld bytes) on disk; the manifest declares %s (%lld)", what,
+			                have, (long long)b->st.st_size, want, (long long)l->size);
+		}
 	}
 }
 
@@ -1231,11 +1237,13 @@ static void check_blob_files(oa_store *s)
 				if (oa_blob_looks_like_manifest(s, b))
 					oa_findings_add(&s->findings, OA_FINDING_MANIFEST_BLOB, NULL, dg, path,
 					                "unreferenced, but its content is a manifest (newer Ollama keeps these; older ones prune them)");
-				else
+				else {
+					char size[32];
+					oa_format_size((uint64_t)b->st.st_size, OA_UNITS_SI, size, sizeof size);
 					oa_findings_add(&s->findings, OA_FINDING_ORPHAN_BLOB, NULL, dg, path,
-					                "no manifest references this blob (%lld bytes)%s",
-					                (long long)b->st.st_size,
+					                "no manifest references this blob (%s)%s", size,
 					                s->prune_blocked ? "; the server's prune is blocked, so it stays" : "");
+				}
 			}
 			break;
 		case OA_BLOB_LEGACY:
@@ -1243,11 +1251,14 @@ static void check_blob_files(oa_store *s)
 			                "old blob name with ':'; the server renames it to sha256-%s at start",
 			                b->hex);
 			break;
-		case OA_BLOB_PARTIAL:
+		case OA_BLOB_PARTIAL: {
+			char alloc[32], size[32];
+			oa_format_size((uint64_t)b->st.st_blocks * 512, OA_UNITS_SI, alloc, sizeof alloc);
+			oa_format_size((uint64_t)b->st.st_size, OA_UNITS_SI, size, sizeof size);
 			oa_findings_add(&s->findings, OA_FINDING_PARTIAL_DOWNLOAD, NULL, dg, path,
-			                "interrupted download: %lld bytes allocated of %lld",
-			                (long long)b->st.st_blocks * 512, (long long)b->st.st_size);
+			                "interrupted download: %s allocated for a %s file", alloc, size);
 			break;
+		}
 		case OA_BLOB_PARTIAL_PART:
 			break; /* reported with its -partial file, or below when alone */
 		case OA_BLOB_TMP:

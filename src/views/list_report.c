@@ -37,6 +37,13 @@ json_t *oa_list_view_store(const oa_list_store *ls)
 		json_array_append_new(problems, oa_report_finding(ls->problems[i]));
 	json_object_set_new(so, "models", models);
 	json_object_set_new(so, "problems", problems);
+	if (ls->lu && ls->lu->have_logs) {
+		/* which logs LAST USED comes from, so a reader can tell them wrong */
+		json_t *src = json_array();
+		for (size_t i = 0; i < ls->lu->n_sources; i++)
+			json_array_append_new(src, json_string(ls->lu->sources[i]));
+		json_object_set_new(so, "log_sources", src);
+	}
 	return so;
 }
 

@@ -60,6 +60,9 @@ static json_t *apply_result_json(const oa_apply_result *r)
 json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r, const char *not_applied)
 {
 	json_t *doc = oa_plan_to_json(p);
+	/* What the plan would free is planned; freed is only what went. */
+	json_object_set_new(doc, "planned_bytes", json_integer((json_int_t)p->freed));
+	json_object_set_new(doc, "freed_bytes", json_integer(r ? (json_int_t)r->freed : 0));
 	json_object_set_new(doc, "dry_run", json_boolean(dry_run));
 	/* the other stores whose references were kept too (shared.h) */
 	json_t *shared = json_array();

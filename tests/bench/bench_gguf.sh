@@ -27,10 +27,10 @@ fi
 SYN="$CACHE/synth-llama.gguf"
 [ -f "$SYN" ] || node "$ROOT/tests/bench/gguf_oracle.mjs" --make-synth "$SYN"
 
-# 4. Our bench program, optimised, straight from the two sources it needs.
+# 4. Our bench program, optimised, straight from the sources it needs.
 BIN="$CACHE/bench_gguf"
 ${CC:-cc} -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$ROOT/include" -I"$ROOT/src" \
-	"$ROOT/src/formats/gguf.c" "$ROOT/src/base/platform.c" "$ROOT/src/base/util.c" "$ROOT/tests/bench/bench_gguf.c" -lxxhash -o "$BIN"
+	"$ROOT/src/formats/gguf.c" "$ROOT/src/base/platform.c" "$ROOT/src/base/util.c" "$ROOT/src/base/oom.c" "$ROOT/tests/bench/bench_gguf.c" -lxxhash -o "$BIN"
 
 FILES=$(ls -S -r "$CACHE"/lc/models/ggml-vocab-*.gguf)
 FILES="$FILES $SYN"

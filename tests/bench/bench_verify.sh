@@ -23,7 +23,7 @@ trap 'rm -rf "$WORK"' EXIT INT TERM
 BIN=$WORK/bench_verify
 $CC -std=c17 -O2 -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$SRC/include" -I"$SRC/src" \
 	"$SRC/tests/bench/bench_verify.c" "$SRC/src/verify/verify.c" "$SRC/src/verify/verify_cache.c" \
-	"$SRC/src/base/platform.c" "$SRC/src/base/util.c" $(pkg-config --cflags --libs jansson libxxhash libcrypto) -lpthread \
+	"$SRC/src/base/platform.c" "$SRC/src/base/util.c" "$SRC/src/base/oom.c" "$SRC/src/base/outfile.c" $(pkg-config --cflags --libs jansson libxxhash libcrypto) -lpthread \
 	-o "$BIN"
 
 now() { date +%s.%N; }

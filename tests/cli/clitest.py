@@ -185,27 +185,55 @@ def open_up():
             os.chmod(d, 0o755)
 
 
-def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
-    """Run the binary; return a Result. env entries are added to a clean copy
-    of the environment in which OLLAMA_MODELS is unset, HOME points at an empty
-    temp dir and XDG_CACHE_HOME at a temp dir (never the user's own cache)."""
-    e = dict(os.environ)
-    e.pop("OLLAMA_MODELS", None)
-    e.pop("OLLAMA_AUDIT_UNITS", None)
-    e.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+def fake_home():
+    """The temp dir that is HOME and, in the fake passwd, the home of the
+    user running the tests: what the binary takes for ~ (never the real one)."""
     if "OA_TEST_HOME" not in _globals:
         _globals["OA_TEST_HOME"] = tempdir("home")
         os.makedirs(os.path.join(_globals["OA_TEST_HOME"], "cache"), exist_ok=True)
-    e["HOME"] = _globals["OA_TEST_HOME"]
-    e["XDG_CACHE_HOME"] = os.path.join(_globals["OA_TEST_HOME"], "cache")
+    return _globals["OA_TEST_HOME"]
+
+
+def fake_passwd():
+    """A passwd file for every run that names no other (OLLAMA_AUDIT_PASSWD,
+    or a fake machine's /etc/passwd): the tests' user, whose home is
+    fake_home(), and nobody. The real passwd, and so the real ~/.ollama/logs,
+    are never read."""
+    if "OA_TEST_PASSWD" not in _globals:
+        p = os.path.join(tempdir("passwd"), "passwd")
+        with open(p, "w") as f:
+            f.write("tester:x:%d:%d::%s:/bin/sh\n" % (os.getuid(), os.getgid(), fake_home()))
+            if os.getuid() != 65534:
+                f.write("nobody:x:65534:65534::/nonexistent:/usr/sbin/nologin\n")
+        os.chmod(os.path.dirname(p), 0o755)
+        os.chmod(p, 0o644)
+        _globals["OA_TEST_PASSWD"] = p
+    return _globals["OA_TEST_PASSWD"]
+
+
+def _hermetic(e, env):
+    """The environment of a run: HOME, the cache and the passwd are fakes."""
+    e.pop("OLLAMA_MODELS", None)
+    e.pop("OLLAMA_AUDIT_UNITS", None)
+    e.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+    e["HOME"] = fake_home()
+    e["XDG_CACHE_HOME"] = os.path.join(fake_home(), "cache")
     e["NO_COLOR"] = "1"
-    if env:
-        for k, v in env.items():
-            if v is None:
-                e.pop(k, None)
-            else:
-                e[k] = v
-    _no_real_passwd(e)
+    for k, v in (env or {}).items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    _no_real_passwd(e, env)
+    return e
+
+
+def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
+    """Run the binary; return a Result. env entries are added to a clean copy
+    of the environment in which OLLAMA_MODELS is unset, HOME points at an empty
+    temp dir and XDG_CACHE_HOME at a temp dir (never the user's own cache), and
+    the passwd is fake_passwd() unless env names another (_no_real_passwd)."""
+    e = _hermetic(dict(os.environ), env)
     argv = [BIN] + [str(a) for a in args]
     if as_nobody:
         path, extra, why = bin_for_others()
@@ -239,11 +267,16 @@ def run(*args, env=None, timeout=120, cwd=None, input=None, as_nobody=False):
 _globals = {}
 
 
-def _no_real_passwd(e):
-    """Every command may look for the stores that share a store's blobs
-    (discovery): unless a test sets up a machine of its own, it sees an
-    empty password file, never the real one."""
+def _no_real_passwd(e, env):
+    """Every command may read the passwd (the user's home, the stores that
+    share a store's blobs): unless a test sets up a machine of its own
+    (OLLAMA_AUDIT_SYSROOT, OLLAMA_AUDIT_PASSWD), it sees fake_passwd(), or
+    an empty one when env unsets OLLAMA_AUDIT_PASSWD (None); never the real
+    one."""
     if "OLLAMA_AUDIT_SYSROOT" in e or "OLLAMA_AUDIT_PASSWD" in e:
+        return
+    if "OLLAMA_AUDIT_PASSWD" not in (env or {}):
+        e["OLLAMA_AUDIT_PASSWD"] = fake_passwd()
         return
     if "passwd" not in _globals:
         _globals["passwd"] = os.path.join(tempdir("passwd"), "passwd")
@@ -264,11 +297,8 @@ def run_tty(args, answer, env=None, stdout_tty=False, cols=None):
     if cols:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
     e = dict(os.environ)
-    e.pop("OLLAMA_MODELS", None)
     e.pop("COLUMNS", None)
-    e["NO_COLOR"] = "1"
-    e.update(env or {})
-    _no_real_passwd(e)
+    e = _hermetic(e, env)
     p = subprocess.Popen([BIN] + [str(a) for a in args], stdin=slave,
                          stdout=slave if stdout_tty else subprocess.PIPE, stderr=subprocess.PIPE,
                          env=e, cwd="/")
@@ -530,6 +560,12 @@ def guard(name):
         fail("exception in %s" % name, traceback.format_exc())
 
 
+# The exit status of a script whose every check was skipped (each with its
+# reason): ctest's SKIP_RETURN_CODE (tests/CMakeLists.txt), so it shows as
+# skipped, not passed.
+SKIPPED = 77
+
+
 def done():
     for d in _tmpdirs:
         # make everything removable again (chmod 000 tests)
@@ -548,7 +584,7 @@ def done():
             print("  - " + f.splitlines()[0])
     print("%d passed, %d failed%s" % (_passed, _failed, ", %d skipped" % _skipped if _skipped else ""),
           flush=True)
-    sys.exit(1 if _failed else 0)
+    sys.exit(1 if _failed else SKIPPED if _skipped and not _passed else 0)
 
 
 def check_binary():

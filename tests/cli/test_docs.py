@@ -83,4 +83,40 @@ with t.guard("every command has --help and a man page entry"):
         t.contains(r.out, "usage: ollama-audit %s" % c, "%s --help shows its usage" % c)
         t.ok(re.search(r"^\.(TP|B|BR|BI)\b.*\b%s\b" % c, man, re.M) is not None, "the man page has %s" % c)
 
+with t.guard("the docs say what runs, cite only what the repository has, and render"):
+    man = open(os.path.join(SRC, "docs", "ollama-audit.1")).read()
+    t.ok("\\(u2026" not in man, "the man page has no \\(u2026 (troff renders it '(026)'; \\[u2026] is the ellipsis)")
+    disk = open(os.path.join(SRC, "docs", "disk-space.md")).read()
+    t.ok(re.search(r"Declining\s+exits\s+32", disk) is None, "disk-space.md: declining does not exit 32 (it exits 0)")
+    for name in sorted(os.listdir(os.path.join(SRC, "docs"))):
+        if name.endswith(".md"):
+            text = open(os.path.join(SRC, "docs", name)).read()
+            t.ok("/work/" not in text and "anchors-and-user-asks" not in text,
+                 "docs/%s cites no file outside the repository" % name)
+    multi = open(os.path.join(SRC, "docs", "multi-store.md")).read()
+    cron = [ln for ln in multi.splitlines() if re.match(r"^\s+[\d*]+ [\d*]+ .*\broot\b", ln)]
+    t.ok(cron, "the cron recipe is there")
+    for ln in cron:
+        t.ok(re.search(r"\broot\s+/", ln) is not None, "a cron line names the program by its full path: %r" % ln)
+    files = {}
+    for cmd, prom in re.findall(r"ollama-audit (check|verify|du)\b[^\n]*?(?:\\\n\s+)?[^\n]*?--output (\S+\.prom)",
+                                multi):
+        files.setdefault(cmd, set()).add(os.path.basename(prom))
+    t.ok(files and all(len(v) == 1 for v in files.values()),
+         "each job writes one file whichever recipe runs it (no metric family in two files)", files)
+
+with t.guard("version, -V and --version say the same"):
+    outs = [t.run(*a) for a in (["version"], ["-V"], ["--version"])]
+    for r in outs:
+        t.exit_code(r, 0, "version")
+        t.ok(re.match(r"^ollama-audit \d+\.\d+", r.out) is not None, "prints the version", r.out)
+    t.eq(len(set(r.out for r in outs)), 1, "one line for all three")
+
+with t.guard("one style of usage hint: the error, then Try '...'"):
+    for args in (["list", "--min-age", "1h"], ["check", "--format", "tags"], ["list", "--bogus"]):
+        r = t.run(*args)
+        t.exit_code(r, 16, " ".join(args))
+        t.not_contains(r.err, "; see ollama-audit", "%s: no inline 'see ... --help'" % " ".join(args))
+        t.contains(r.err, "Try 'ollama-audit %s --help'." % args[0], "%s: the Try line" % " ".join(args))
+
 t.done()

@@ -136,8 +136,11 @@ COMMANDS = [
 def run_case(cmd, tag, fault):
     c = Case(cmd, tag)
     log = os.path.join(c.dir, "fault.log")
+    # OLLAMA_AUDIT_PASSWD unset: the matrix faults the store's files, not the
+    # tests' fake passwd file (an unreadable one only changes owner names).
     env = {"LD_PRELOAD": SHIM, "OA_FAULT_LOG": log, "OA_FAULT": fault or None,
-           "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0:verify_asan_link_order=0"}
+           "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0:verify_asan_link_order=0",
+           "OLLAMA_AUDIT_PASSWD": None}
     r = t.run(*c.argv(cmd), env=env, timeout=60)
     lines = open(log).read().splitlines() if os.path.exists(log) else []
     calls = {}

@@ -227,7 +227,7 @@ with t.guard("server.log and its rotated siblings beside the store"):
     t.exit_code(r, 0, "table")
     lines = r.out.splitlines()
     t.contains(lines[0], "7 loads in 3 log sources covering 2024-09-26T16:00:00Z", "the header line")
-    t.ok(lines[1].split()[:7] == ["TIME", "MODEL", "ID", "RUNNER", "RESULT", "MEMORY", "VERSION"], "columns",
+    t.ok(lines[1].split()[:7] == ["TIME", "MODEL", "ID", "RUNNER", "MEMORY", "VERSION", "RESULT"], "columns (the reason last)",
          lines[1])
     t.ok(lines[3].startswith("2026-10-22 09:20:00-07:00  qwen3.5:4b"), "time in the logged zone, newest first",
          lines[3])
@@ -379,8 +379,12 @@ with t.guard("logs in the store owner's home when the store is elsewhere"):
     os.makedirs(os.path.join(sysroot, "etc"))
     with open(os.path.join(sysroot, "etc", "passwd"), "w") as fh:
         fh.write("me:x:%d:%d::/home/me:/bin/sh\n" % (os.stat(s.root).st_uid, os.getgid()))
-    write(os.path.join(home, ".ollama", "logs", "server.log"), era040(f))
-    write(os.path.join(home, ".ollama", "logs", "server-1.log"), era2025(f))
+    # server.log names the store in its config line; server-1.log by its blob paths
+    config = ('time=2026-10-22T07:59:59.000-07:00 level=INFO source=routes.go:1600 msg="server config" '
+              'env="map[OLLAMA_HOST:http://127.0.0.1:11434 OLLAMA_MODELS:%s OLLAMA_NOPRUNE:false]"' % s.root)
+    write(os.path.join(home, ".ollama", "logs", "server.log"), [config] + era040(f))
+    write(os.path.join(home, ".ollama", "logs", "server-1.log"),
+          [x.replace("/root/.ollama/models", s.root) for x in era2025(f)])
     r = t.run("--store", s.root, "history", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": sysroot})
     t.exit_code(r, 0, "history finds the owner's logs")
     st = r.json()["stores"][0]
@@ -440,6 +444,11 @@ with t.guard("a blob two tags share: one summary row per tag, each with its own 
 with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     s, f = build()
     write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era2025(f) + era040(f))
+    # pulled long ago (2020), so only the loads decide; a duration that reaches
+    # back to just before the 2025 load of qwen3:8b
+    import time
+    s.age_all(int(time.time()) - 1577836800)
+    unused = "%dd" % (int((time.time() - 1741157999) / 86400) + 2)
     r = run("--store", s.root, "list")
     t.exit_code(r, 0, "list with logs beside the store")
     head, *rows = r.out.splitlines()
@@ -451,7 +460,7 @@ with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     lu = {m["name"]: m.get("last_used", "absent") for m in doc["stores"][0]["models"]}
     t.eq(lu, {"qwen3:8b": "2025-03-05T07:00:00Z", "qwen3.5:4b": "2026-10-22T16:20:00Z",
               "llama3.2:latest": None, "never:used": None}, "list json: last_used, null when never loaded")
-    r = run("--store", s.root, "list", "--unused-for", "36500d", "--format", "json")
+    r = run("--store", s.root, "list", "--unused-for", unused, "--format", "json")
     t.eq(sorted(m["name"] for m in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
          "list --unused-for: only the models not loaded in that time")
     t.contains(r.err, "the logs go back to 2025-03-05T06:00:00Z", "and how far back the logs go")
@@ -463,21 +472,21 @@ with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     t.eq({x["names"][0]: x["last_used"] for x in r.json()["stores"][0]["models"]},
          {"qwen3:8b": "2025-03-05T07:00:00Z", "qwen3.5:4b": "2026-10-22T16:20:00Z",
           "llama3.2:latest": None, "never:used": None}, "du json: last_used per row")
-    r = run("--store", s.root, "du", "--unused-for", "36500d", "--format", "json")
+    r = run("--store", s.root, "du", "--unused-for", unused, "--format", "json")
     t.eq(sorted(x["names"][0] for x in r.json()["stores"][0]["models"]), ["llama3.2:latest", "never:used"],
          "du --unused-for")
     before = t.snapshot(s.root)
-    r = run("--store", s.root, "rm", "--unused-for", "36500d", "--format", "json")
+    r = run("--store", s.root, "rm", "--unused-for", unused, "--format", "json")
     t.exit_code(r, 0, "rm --unused-for: a dry run")
     planned = r.out
     t.contains(planned, "llama3.2/latest", "plans the never-loaded llama3.2")
     t.contains(planned, "never/used", "and never:used")
     t.not_contains(planned, "qwen3/8b", "not a model the logs show loaded")
     t.contains(r.err, "the logs go back to", "says how far back the logs go")
-    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", "36500d")
+    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", unused)
     t.not_contains(r.out, "qwen3/8b", "named models are filtered too")
     t.contains(r.out, "never/used", "the unused one stays")
-    r = run("--store", s.root, "rm", "--unused-for", "36500d", "--apply", "--yes")
+    r = run("--store", s.root, "rm", "--unused-for", unused, "--apply", "--yes")
     t.exit_code(r, 16, "rm --unused-for --apply is refused: plan, review, apply the plan")
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing in the store changed")
     r = run("--store", s.root, "--platform", "linux/amd64", "check", "--format", "json")
@@ -585,5 +594,102 @@ with t.guard("no logs, and garbage"):
     t.contains(w[1], "junk.log:2: binary data", "binary bytes warned")
     t.eq(len(w), 50, "at most 50 warnings kept")
     t.contains(r.err, "more lines could not be read", "the rest counted on stderr")
+
+with t.guard("history: the failure reason last, cut on a terminal; no row padded to the longest reason"):
+    s, f = build()
+    long_reason = ("model requires 20.1 GiB but only 12.0 GiB are available" + " and then some more words" * 7)
+    lines = era040(f)
+    lines[-1] = lines[-1].replace("model requires 20.1 GiB but only 12.0 GiB are available", long_reason)
+    write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), lines)
+    r = hist(s)
+    t.exit_code(r, 0, "history piped")
+    head = next(ln for ln in r.out.splitlines() if ln.startswith("TIME"))
+    t.eq(head.split()[-1], "RESULT", "RESULT is the last column", head)
+    t.contains(r.out, long_reason.strip(), "piped: the whole reason")
+    rows = [ln for ln in r.out.splitlines() if ln[:4].isdigit()]
+    t.ok(rows and all(not ln.endswith(" ") for ln in rows), "piped: no row padded after its reason", r.out)
+    t.ok(all(len(ln) < 200 for ln in rows if "failed" not in ln),
+         "a row without a failure is not padded to the longest reason", r.out)
+    for cols in (60, 80, 100, 140):
+        r = t.run_tty(("--store", s.root, "history"), None, stdout_tty=True, cols=cols, env=NO_SYSTEM)
+        t.exit_code(r, 0, "history on a %d-column terminal" % cols)
+        table = [ln for ln in r.out.splitlines() if ln.startswith("TIME") or ln[:4].isdigit()]
+        t.ok(table and all(len(ln) <= cols for ln in table), "%d columns: no table line wider" % cols, r.out)
+        t.ok(any("\u2026" in ln and "failed: " in ln for ln in table),
+             "%d columns: the long reason is cut with an ellipsis" % cols, r.out)
+
+with t.guard("the owner's ~/.ollama/logs feed only the store that server served"):
+    s, f = build()
+    other, _ = build()
+    # a fake machine (its journal, its passwd) where the tests' user lives in /home/tester
+    sysroot = t.tempdir("owner-logs")
+    os.makedirs(os.path.join(sysroot, "etc"))
+    with open(os.path.join(sysroot, "etc", "passwd"), "w") as fh:
+        fh.write("tester:x:%d:%d::/home/tester:/bin/sh\n" % (os.getuid(), os.getgid()))
+    home = os.path.join(sysroot, "home", "tester")
+    me = {"OLLAMA_AUDIT_SYSROOT": sysroot}
+    logs = os.path.join(home, ".ollama", "logs")
+    try:
+        # the server of `other` logged its loads; s is a copy with the same blobs
+        write(os.path.join(logs, "server.log"), [x.replace("/root/.ollama/models", other.root) for x in era2025(f)])
+        write(os.path.join(logs, "server-1.log"), era040(f))   # another machine's paths: no store of ours
+        for store, want in ((s, False), (other, True)):
+            r = run("--store", store.root, "list", "--format", "json", env=me)
+            t.exit_code(r, 0, "list")
+            st = r.json()["stores"][0]
+            got = [m.get("last_used") for m in st["models"] if "last_used" in m]
+            if want:
+                t.eq(st.get("log_sources"), [os.path.join(logs, "server.log")],
+                     "the store the log shows: its log read, and named", st.get("log_sources"))
+                t.ok(any(got), "its LAST USED comes from it", st["models"])
+            else:
+                t.ok("log_sources" not in st and not got, "a store the logs do not show gets no LAST USED", st)
+            r = run("--store", store.root, "list", env=me)
+            t.eq("LAST USED" in r.out, want, "list table: LAST USED %s" % ("shown" if want else "not shown"), r.out)
+            if want:
+                t.contains(r.err, "LAST USED from " + os.path.join(logs, "server.log"), "stderr names the log")
+            r = run("--store", store.root, "history", "--format", "json", env=me)
+            t.eq(r.json()["stores"][0]["sources"], [os.path.join(logs, "server.log")] if want else [],
+                 "history reads the same")
+            r = run("--store", store.root, "history", env=me)
+            if want:
+                t.contains(r.err, "read " + os.path.join(logs, "server.log"), "history's table names the log")
+    finally:
+        shutil.rmtree(os.path.join(home, ".ollama"), ignore_errors=True)
+
+with t.guard("a server.log in the home the tests run with changes nothing for the demo store"):
+    s, f = build()
+    logs = os.path.join(t.fake_home(), ".ollama", "logs")
+    try:
+        write(os.path.join(logs, "server.log"), era040(f) + [x.replace("/root/.ollama/models", s.root)
+                                                            for x in era2025(f)])
+        demo = t.copy_demo_store("demo-logs")
+        for args in (("list",), ("du",), ("list", "--format", "csv")):
+            r = t.run("--store", demo.root, *args)   # the default fakes: HOME, passwd
+            t.exit_code(r, 0, " ".join(args))
+            t.ok("LAST USED" not in r.out and "last_used" not in r.out and "never" not in r.out,
+                 "%s: no LAST USED from a log of another store" % " ".join(args), r.out)
+        r = t.run("--store", s.root, "list", "--format", "json")
+        t.ok(r.json()["stores"][0].get("log_sources") == [os.path.join(logs, "server.log")],
+             "the store that log shows does read it", r.out)
+    finally:
+        shutil.rmtree(os.path.join(t.fake_home(), ".ollama"), ignore_errors=True)
+
+with t.guard("--unused-for: a model pulled within the duration is not unused, loaded or not"):
+    s, f = build()
+    write(os.path.join(os.path.dirname(s.root), "logs", "server.log"), era2025(f) + era040(f))
+    import time
+    s.age_all(90 * 86400)                          # everything pulled 90 days ago...
+    fresh = t.add_gguf_model(s, "fresh:latest", seed="fresh")   # ...but this one just now, never loaded
+    r = run("--store", s.root, "rm", "--unused-for", "30d", "--format", "json")
+    t.exit_code(r, 0, "rm --unused-for 30d")
+    planned = [e.get("model") for e in r.json()["stores"][0]["entries"]]
+    t.ok("fresh:latest" not in planned, "a model pulled two minutes ago is not planned", planned)
+    t.ok("never:used" in planned, "an old model never loaded is", planned)
+    r = run("--store", s.root, "list", "--unused-for", "30d", "-q")
+    t.ok("fresh:latest" not in r.out.split(), "list --unused-for leaves out the fresh pull", r.out)
+    t.ok("never:used" in r.out.split(), "and lists the old unused one", r.out)
+    r = run("--store", s.root, "du", "--unused-for", "30d", "-q")
+    t.ok("fresh:latest" not in r.out.split(), "du --unused-for too", r.out)
 
 t.done()

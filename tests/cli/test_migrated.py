@@ -94,6 +94,16 @@ with t.guard("compatibility shadows: named, kept, and orphaned ones said"):
     t.eq([m.get("shadow_of", "absent") for m in orph], [None], "an orphaned shadow shadows nothing")
     r = t.audit(root, "list")
     t.contains(r.out, "SHADOW OF", "the table has a SHADOW OF column")
+    # on a terminal the column is the first to give way (docs/ollama-audit.1, COLUMNS)
+    shadow_only = False
+    for cols in range(60, 240, 10):
+        r = t.run_tty(("--store", root, "list"), None, stdout_tty=True, cols=cols)
+        head = next((ln for ln in r.out.splitlines() if ln.startswith("NAME")), "")
+        others = [c for c in ("RUNNER", "ARCH", "PARAMS", "QUANT", "FORMAT") if c not in head]
+        t.ok(not others or "SHADOW OF" not in head,
+             "%d columns: SHADOW OF hides before %s" % (cols, ", ".join(others)), r.out)
+        shadow_only |= "SHADOW OF" not in head and not others
+    t.ok(shadow_only, "some width hides SHADOW OF alone", r.out)
     cs = findings(root, "compat-shadow")
     t.eq([(f["model"], f["severity"]) for f in cs], [(info["gemma_shadow"], "info")], "compat-shadow is info")
     os_ = findings(root, "orphaned-shadow")

@@ -5,6 +5,7 @@ list row `list` shows, a broken manifest too, never a legacy anchor
 not parse: 32 models checked, 31 verified."""
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -19,8 +20,8 @@ def counts(root):
         r = t.audit(root, cmd, "--format", "json")
         out[cmd] = [st.get("summary", {}).get("models") for st in r.json().get("stores", [])]
         r = t.audit(root, cmd)
-        last = r.out.strip().splitlines()[-1] if r.out.strip() else ""
-        out[cmd + " table"] = last.split(" model")[0]
+        said = re.search(r"(\d+) models?, ", r.out + r.err)
+        out[cmd + " table"] = said.group(1) if said else None
     r = t.audit(root, "list", "--format", "json")
     out["list"] = (r.json().get("total") or {}).get("models")
     return out

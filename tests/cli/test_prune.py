@@ -89,7 +89,8 @@ with t.guard("dry run lists the default categories and changes nothing"):
         t.ok(p not in e, "not in the default set: " + p)
     t.ok(not any(k.startswith("manifests/") for k in e), "no empty dirs by default")
     t.eq(doc["stores"][0]["dry_run"], True, "dry_run flag")
-    t.eq(doc["stores"][0]["freed_bytes"], sum(x["freed_bytes"] for x in e.values()), "freed_bytes = sum of entries")
+    t.eq(doc["stores"][0]["planned_bytes"], sum(x["freed_bytes"] for x in e.values()),
+         "planned_bytes = sum of entries")
     r = t.audit(s.root, "prune")
     t.contains(r.out, "dry run, nothing removed", "table says dry run")
     t.contains(r.out, "download: ", "partial download progress shown")
@@ -240,6 +241,50 @@ with t.guard("an Ollama server using the store blocks --apply unless --force"):
     finally:
         p.kill()
         p.wait()
+
+
+with t.guard("a run that removed nothing says so: no bytes freed, the planned bytes named planned"):
+    s = t.new_store("nothing-freed")
+    t.add_gguf_model(s, "m:latest")
+    orphan = s.add_blob(b"orphan" * 10)
+    t.add_gguf_model(s, "gone:latest", seed="g")
+    s.age_all(7200)
+    cases = [("rm without --yes off a terminal", ["rm", "gone:latest", "--apply"], None, 16),
+             ("prune without --yes off a terminal", ["prune", "--apply"], None, 16),
+             ("prune refused: a server uses the store", ["prune", "--apply", "--yes"], s.blobs, 8)]
+    for what, args, server_cwd, code in cases:
+        p = dummy_server(cwd=server_cwd) if server_cwd else None
+        try:
+            r = t.audit(s.root, *args, input=b"")
+            t.exit_code(r, code, what)
+            t.contains(r.out, "nothing removed", "%s: the table says nothing was removed" % what)
+            last = r.out.strip().splitlines()[-1]
+            t.ok(last.startswith("nothing removed: refusing"), "%s: and why, last: %r" % (what, last), r.out)
+            t.ok(" freed" not in r.out, "%s: no line claims bytes freed" % what, r.out)
+            j = t.audit(s.root, *args, "--format", "json", input=b"")
+            doc = j.json()
+            st = doc["stores"][0]
+            t.eq(doc["schema"], "ollama-audit.%s/3" % args[0], "%s: the schema version says freed_bytes changed" % what)
+            t.eq(st.get("not_applied"), "refused", "%s: not_applied" % what)
+            t.eq(st["freed_bytes"], 0, "%s: freed_bytes 0" % what)
+            t.ok(st.get("planned_bytes", 0) > 0, "%s: planned_bytes holds what the plan would free" % what, st)
+            err = doc["errors"][0]
+            t.eq(err["message"], err["message"].strip(), "%s: the message is trimmed" % what, err)
+            t.contains(err["message"], "refusing to", "%s: errors[0] is the reason" % what, err)
+            t.eq(err["path"], s.root, "%s: errors[0] names the store" % what, err)
+        finally:
+            if p:
+                p.kill()
+                p.wait()
+    t.ok(os.path.exists(s.blob_path(orphan)), "nothing was removed")
+    r = t.audit(s.root, "prune", "--format", "json")
+    st = r.json()["stores"][0]
+    t.eq((st["freed_bytes"], st["dry_run"]), (0, True), "a dry run frees nothing")
+    t.eq(st["planned_bytes"], sum(x["freed_bytes"] for x in st["entries"]), "planned_bytes = sum of entries")
+    r = t.audit(s.root, "prune", "--apply", "--yes", "--format", "json")
+    st = r.json()["stores"][0]
+    t.eq(st["freed_bytes"], st["result"]["freed_bytes"], "applied: freed_bytes is what went")
+    t.ok(st["freed_bytes"] > 0, "applied: something went", st)
 
 with t.guard("a server whose use of the store cannot be seen blocks --apply (another user's)"):
     import multistore as ms

@@ -43,7 +43,7 @@ with t.guard("rm of a model sharing blobs with another"):
     t.ok(all("also used by" in e["note"] for e in doc["kept"]), "kept because another model uses them")
     want = sum(alloc(s.blob_path(x["digest"])) for x in uniq) + alloc(a["path"]) + \
         alloc(os.path.dirname(a["path"]))
-    t.eq(doc["freed_bytes"], want, "exact bytes freed")
+    t.eq(doc["planned_bytes"], want, "exact bytes the plan frees")
     r = t.audit(s.root, "rm", "alpha:latest", "--apply", "--yes")
     t.exit_code(r, 0, "apply")
     t.ok(not os.path.exists(a["path"]), "manifest removed")

@@ -1,4 +1,5 @@
 /* test_core.c - names, manifests (ID and SIZE), configs, human formats. */
+#include "ollama_audit/oom.h"
 #include "testutil.h"
 
 #include "ollama_audit/config.h"
@@ -10,6 +11,7 @@
 #include "base/util.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -417,6 +419,12 @@ static void test_outfile_recheck(void)
 
 /* OA_ALLOC_GROW keeps what is there, grows geometrically and dies cleanly
  * (exit 8, "out of memory") rather than wrapping when the size overflows. */
+/* An OOM handler: exit 8 when told the size overflowed, 9 otherwise. */
+static void exit_with_size_check(size_t bytes)
+{
+	_exit(bytes == SIZE_MAX ? 8 : 9);
+}
+
 static void test_alloc_grow(void)
 {
 	size_t *v = NULL, n = 0, cap = 0, reallocs = 0;
@@ -435,16 +443,26 @@ static void test_alloc_grow(void)
 	size_t had = cap;
 	OA_ALLOC_GROW(v, 3, cap);
 	CHECK_U64(cap, had);
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(2);
-		OA_ALLOC_GROW(v, SIZE_MAX / 4, cap); /* * sizeof(size_t) overflows */
-		_exit(0);
+	/* Running out: the program's handler decides (the CLI's exits 8); with
+	 * none, or when it returns, the library aborts: it never exits for its
+	 * caller. */
+	for (int with_handler = 0; with_handler <= 1; with_handler++) {
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(2);
+			if (with_handler)
+				oa_set_oom_handler(exit_with_size_check);
+			OA_ALLOC_GROW(v, SIZE_MAX / 4, cap); /* * sizeof(size_t) overflows */
+			_exit(0);
+		}
+		int st = 0;
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+		if (with_handler)
+			CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 8);
+		else
+			CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 	}
-	int st = 0;
-	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 8);
 	free(v);
 }
 

@@ -56,7 +56,7 @@ static void test_du_view(void)
 	/* With logs: the newest load of the row's tags, or null. */
 	bool *loaded = calloc(s.n_models + 1, sizeof *loaded);
 	int64_t *last = calloc(s.n_models + 1, sizeof *last);
-	oa_last_used lu = { true, loaded, last };
+	oa_last_used lu = { true, loaded, last, NULL, 0 };
 	o = oa_du_view_store(&s, &d, &lu);
 	r = row_named(o, "demo-vision:latest");
 	CHECK(r && json_is_null(json_object_get(r, "last_used")));
