@@ -1,6 +1,6 @@
 /*
  * findings_report.h - the documents of check and verify (docs/schema.md,
- * ollama-audit.check/1 and ollama-audit.verify/1): per store its identity,
+ * ollama-audit.check/2 and ollama-audit.verify/2): per store its identity,
  * the findings reported and the summary.
  */
 #ifndef OLLAMA_AUDIT_FINDINGS_REPORT_H

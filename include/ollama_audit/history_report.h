@@ -1,6 +1,6 @@
 /*
  * history_report.h - the document of `history` (docs/schema.md,
- * ollama-audit.history/2): per store the log sources read, the loads found
+ * ollama-audit.history/3): per store the log sources read, the loads found
  * (oa_load, history.h) and per model its last load.
  */
 #ifndef OLLAMA_AUDIT_HISTORY_REPORT_H

@@ -16,17 +16,17 @@
 
 /* Each json document's schema name and version (docs/schema.md lists the
  * renames behind each version). */
-#define OA_SCHEMA_LIST "ollama-audit.list/1"
-#define OA_SCHEMA_SHOW "ollama-audit.show/2"
-#define OA_SCHEMA_CHECK "ollama-audit.check/1"
-#define OA_SCHEMA_VERIFY "ollama-audit.verify/1"
-#define OA_SCHEMA_DU "ollama-audit.du/2"
+#define OA_SCHEMA_LIST "ollama-audit.list/2"
+#define OA_SCHEMA_SHOW "ollama-audit.show/3"
+#define OA_SCHEMA_CHECK "ollama-audit.check/2"
+#define OA_SCHEMA_VERIFY "ollama-audit.verify/2"
+#define OA_SCHEMA_DU "ollama-audit.du/3"
 #define OA_SCHEMA_PRUNE "ollama-audit.prune/3"
 #define OA_SCHEMA_RM "ollama-audit.rm/3"
 #define OA_SCHEMA_STORES "ollama-audit.stores/2"
 #define OA_SCHEMA_DUPLICATES "ollama-audit.duplicates/2"
 #define OA_SCHEMA_DEDUPE "ollama-audit.dedupe/2"
-#define OA_SCHEMA_HISTORY "ollama-audit.history/2"
+#define OA_SCHEMA_HISTORY "ollama-audit.history/3"
 
 /* The schema of a command's json document ("list", "du", ...), or NULL. */
 OA_EXPORT const char *oa_report_schema(const char *command);
@@ -36,8 +36,16 @@ OA_EXPORT json_t *oa_report_model(const oa_store *s, const oa_model *m);
 /* One model as an entry of /api/tags "models". */
 OA_EXPORT json_t *oa_report_tags_model(const oa_model *m);
 OA_EXPORT json_t *oa_report_finding(const oa_finding *f);
-/* The store's identity: input, root, how it was found. */
+/* The store's identity: input, root, owner ("user"), how it was found. */
 OA_EXPORT json_t *oa_report_store(const oa_store *s);
+/* The user name of the store root's owner (one lookup per uid a run). */
+OA_EXPORT const char *oa_report_owner(const oa_store *s);
+/* "found_by": [{"source", "detail", "path"}], every way a store was reached. */
+struct oa_found_by;
+OA_EXPORT json_t *oa_report_found_by(const struct oa_found_by *f, size_t n);
+/* An ndjson record of a store (records.h) with its owner after "store". */
+OA_EXPORT json_t *oa_store_record(const char *type, const char *schema, const char *host, const oa_store *s,
+                        json_t *fields);
 /* A full per-model view for `show`: layers, config, headers, findings. */
 OA_EXPORT json_t *oa_report_model_detail(const oa_store *s, const oa_model *m, bool tensors);
 

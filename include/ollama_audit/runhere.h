@@ -49,6 +49,9 @@ typedef struct oa_runhere {
 
 OA_EXPORT void oa_runhere_model(const oa_machine *mc, const oa_model *m, oa_runhere *out);
 
+/* Layer i is one of the weights the engine loads (and the fit weighs). */
+OA_EXPORT bool oa_runhere_weight_layer(const oa_model *m, size_t i);
+
 /* MemTotal and MemAvailable of a meminfo-format text (bytes). -1 if absent. */
 OA_EXPORT int oa_meminfo_parse(const char *text, uint64_t *total, uint64_t *available);
 

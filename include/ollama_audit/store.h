@@ -142,6 +142,8 @@ typedef struct oa_store {
 	char *input;          /* the path as given */
 	char *root;           /* the models directory (holds manifests/ and blobs/) */
 	const char *how;      /* "--store", "OLLAMA_MODELS", "default" */
+	const struct oa_found_by *found; /* with --all-users: every way discovery reached it */
+	size_t n_found;                  /* (borrowed; 0: how and input say it) */
 	int root_fd, manifests_fd, blobs_fd; /* -1 when absent */
 	int manifests_v2_fd;  /* -1 when absent */
 	struct stat root_st;

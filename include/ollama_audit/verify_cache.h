@@ -4,9 +4,17 @@
  * One JSON file, by default $XDG_CACHE_HOME/ollama-audit/verify-cache.json
  * (else $HOME/.cache/ollama-audit/verify-cache.json), never inside a store:
  *
- *   {"schema":"ollama-audit.verify-cache/1",
+ *   {"schema":"ollama-audit.verify-cache/2",
  *    "entries":{"<64 hex sha256>":{"dev":..,"ino":..,"size":..,"mtime_ns":..,
- *               "ctime_ns":..,"xxh128":"<32 hex>","verified_at":<unix s, fractional>}}}
+ *               "ctime_ns":..,"xxh128":"<32 hex>","verified_at":<unix s, fractional>
+ *               [,"failed":"digest-mismatch"|"fingerprint-mismatch"]}}}
+ *
+ * /2 added "failed": the entry then records a verify that found this very
+ * file corrupt (xxh128 is what the file holds, not what it should), so `show`
+ * can say the model cannot run until the file changes or verifies good. A
+ * failed entry is never a fingerprint for --quick and never skipped by
+ * --changed. A /1 file loads as all-good entries and is saved back as /2;
+ * any other schema is ignored with a warning.
  *
  * Keying: by the blob's sha256 hex alone. An entry means "a file with this
  * content was verified with SHA-256, and its XXH3-128 is xxh128"; the
@@ -30,7 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OA_VERIFY_CACHE_SCHEMA "ollama-audit.verify-cache/1"
+#define OA_VERIFY_CACHE_SCHEMA "ollama-audit.verify-cache/2"
+#define OA_VERIFY_CACHE_SCHEMA_V1 "ollama-audit.verify-cache/1" /* still read */
 
 typedef struct oa_verify_cache oa_verify_cache;
 
@@ -45,7 +54,30 @@ typedef struct oa_verify_cache_entry {
 	char xxh128[33];    /* XXH3-128 of the content, 32 lowercase hex (canonical, big-endian) */
 	double verified_at; /* wall-clock seconds since the epoch when the verification
 	                       started reading the file (the racy-window reference) */
+	char failed[24];    /* "" = verified good; else the finding code verify raised
+	                       ("digest-mismatch", "fingerprint-mismatch") */
 } oa_verify_cache_entry;
+
+/* What the cache says about one file now. */
+enum oa_verify_state {
+	OA_VSTATE_UNVERIFIED, /* no entry, or one that describes another file or an older state of it */
+	OA_VSTATE_VERIFIED,   /* this very file (same stamp) verified good */
+	OA_VSTATE_FAILED,     /* this very file (same stamp) failed verify */
+};
+
+OA_EXPORT const char *oa_verify_state_name(enum oa_verify_state s); /* "unverified", "verified", "failed" */
+
+/* All five stamp fields equal. */
+OA_EXPORT bool oa_file_stamp_equal(const oa_file_stamp *a, const oa_file_stamp *b);
+
+/* The stamp of path without following a final symlink (a symlink's own
+ * stamp never matches a verified file's). 0, or -1 with errno. */
+OA_EXPORT int oa_file_stamp_of(const char *path, oa_file_stamp *out);
+
+/* The state of the file stamped `now` that claims digest hex; *e (may be
+ * NULL) gets the entry when the state is VERIFIED or FAILED. */
+OA_EXPORT enum oa_verify_state oa_verify_cache_judge(oa_verify_cache *c, const char *hex, const oa_file_stamp *now,
+                                           oa_verify_cache_entry *e);
 
 /* Default cache file path into buf. Returns 0, or -1 (no XDG_CACHE_HOME/HOME,
  * or buf too small). */
@@ -64,7 +96,8 @@ OA_EXPORT const char *oa_verify_cache_path(const oa_verify_cache *c);
 /* Copy the entry for hex into *out. Returns true if present. */
 OA_EXPORT bool oa_verify_cache_lookup(oa_verify_cache *c, const char *hex, oa_verify_cache_entry *out);
 
-/* Insert or replace the entry for hex. Returns 0, -1 on a bad hex/xxh128 or OOM. */
+/* Insert or replace the entry for hex (a good result replaces a failure and
+ * the reverse). Returns 0, -1 on a bad hex/xxh128/failed code or OOM. */
 OA_EXPORT int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e);
 
 /* Remove the entry for hex (no-op if absent). */

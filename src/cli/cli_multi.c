@@ -10,6 +10,7 @@
 #include "ollama_audit/discover.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/outfile.h"
+#include "ollama_audit/report.h"
 #include "base/platform.h"
 #include "ollama_audit/prometheus.h"
 #include "ollama_audit/report.h"
@@ -27,20 +28,7 @@
 
 const char *cli_store_user(const oa_store *s)
 {
-	/* One name per uid, for the whole run: each name is its own allocation,
-	 * so a returned pointer stays valid however many owners follow. */
-	static struct { uid_t uid; char *name; } *cache;
-	static size_t n;
-	uid_t uid = s->root_st.st_uid;
-	for (size_t i = 0; i < n; i++)
-		if (cache[i].uid == uid)
-			return cache[i].name;
-	char name[256];
-	oa_user_name(uid, name, sizeof name);
-	cache = oa_xreallocarray(cache, n + 1, sizeof *cache);
-	cache[n].uid = uid;
-	cache[n].name = oa_xstrdup(name);
-	return cache[n++].name;
+	return oa_report_owner(s);
 }
 
 /* ---- --all-users ------------------------------------------------------------ */
@@ -106,8 +94,17 @@ static char *found_text(const oa_candidate *k)
 	return oa_buf_take(&b);
 }
 
+/* The stores opened borrow their candidates' found_by until the run ends. */
+static oa_discovery discovered;
+
+static void free_discovered(void)
+{
+	oa_discovery_free(&discovered);
+}
+
 opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 {
+	oa_discovery_free(&discovered);
 	oa_discovery d;
 	oa_discover(&d, c->stores, c->n_stores);
 	for (size_t i = 0; i < d.n_notes; i++)
@@ -139,6 +136,8 @@ opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 				cli_err("%s: no blobs/ directory: every referenced blob is missing", v[k].s.root);
 			oa_store_set_header_mode(&v[k].s, header_mode);
 			v[k].s.platform = c->platform;
+			v[k].s.found = cand->found;
+			v[k].s.n_found = cand->n_found;
 			oa_store_scan(&v[k].s);
 			cli_account_unreadable(c, &v[k].s);
 			v[k].ok = true;
@@ -168,7 +167,11 @@ opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
 		}
 		free(found);
 	}
-	oa_discovery_free(&d);
+	discovered = d; /* kept: the stores borrow found_by from it */
+	static bool hooked;
+	if (!hooked)
+		atexit(free_discovered);
+	hooked = true;
 	if (k == 0) {
 		/* Printing nothing and exit 0 would read as "no models anywhere". */
 		cli_fail(c, "no-store", NULL, "--all-users: no Ollama store found on this machine%s",

@@ -2,14 +2,57 @@
  * docs/history.md). */
 #include "cli_runhere.h"
 #include "cmd_history.h"
+#include "usage.h"
+#include "ollama_audit/humanize.h"
 #include "ollama_audit/runhere.h"
+#include "ollama_audit/show_report.h"
+#include "ollama_audit/verify_cache.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static oa_machine machine;
 static bool probed;
+static oa_verify_cache *vcache;
+static bool vcache_opened;
+
+static void close_vcache(void)
+{
+	oa_verify_cache_close(vcache);
+}
+
+oa_verify_cache *cli_runhere_cache(const cli *c)
+{
+	if (vcache_opened)
+		return vcache;
+	vcache_opened = true;
+	char def[4096], err[512];
+	const char *path = c->cache_path;
+	/* No cache anywhere (no HOME, no file) is simply nothing verified. */
+	if (!path && oa_verify_cache_default_path(def, sizeof def) != 0)
+		return NULL;
+	vcache = oa_verify_cache_open(path ? path : def, err, sizeof err);
+	if (*err)
+		cli_err("verification cache: %s", err);
+	if (vcache)
+		atexit(close_vcache);
+	return vcache;
+}
+
+/* "cannot run": the weights verify found corrupt, whatever the engine. */
+static char *failed_verify_text(const cli *c, const oa_store *s, const oa_model *m, const char *where)
+{
+	oa_verify_cache_entry e;
+	long i = oa_weights_failed_verify(s, m, cli_runhere_cache(c), &e);
+	if (i < 0)
+		return NULL;
+	char when[64];
+	oa_iso8601((time_t)e.verified_at, 0, when, sizeof when);
+	return oa_xasprintf("cannot run %s: its weights blob %s failed verify at %s (%s) and has not "
+	                    "changed since; pull the model again", where, m->m.layers[i].digest, when, e.failed);
+}
 
 /* --root, else the tests' fake machine, else this one; OLLAMA_LLM_LIBRARY
  * and OLLAMA_GPU_OVERHEAD as this environment sets them for a server. */
@@ -82,6 +125,14 @@ char *cli_runhere_text(cli *c, const oa_store *s, const oa_model *m)
 		return oa_buf_take(&b);
 	}
 	oa_buf_free(&broken);
+	char *corrupt = failed_verify_text(c, s, m, where);
+	if (corrupt) {
+		oa_buf_adds(&b, corrupt);
+		free(corrupt);
+		if (failure)
+			oa_buf_printf(&b, "; the logs' last failed load: %s", failure);
+		return oa_buf_take(&b);
+	}
 	if (!r.can_run) {
 		oa_buf_printf(&b, "cannot run %s: a safetensors model runs only on MLX, ", where);
 		if (!mc->mlx_platform_ok)

@@ -25,9 +25,7 @@ int cmd_check(cli *c)
 		oa_findings_drop_referenced(s); /* what prune keeps is no orphan */
 		cli_log_findings(c, s); /* docs/history.md */
 		cli_runhere_findings(c, s);
-		size_t models = 0;
-		for (size_t j = 0; j < s->n_models; j++)
-			models += model_selected(c, s, s->models[j].display);
+		size_t models = selected_models(c, s);
 		oa_audit_summary sum = { .models = models, .blob_files = s->n_blobs,
 		                         .seconds = s->scan_seconds, .prune_blocked = s->prune_blocked };
 		char line[256];

@@ -387,7 +387,7 @@ int cmd_show(cli *c)
 		found = true;
 		const oa_model *m = &s->models[idx];
 		if (c->format == OUT_JSON || c->format == OUT_NDJSON || c->format == OUT_CSV) {
-			json_t *o = oa_show_view(s, m, c->tensors, cli_runhere_machine(c));
+			json_t *o = oa_show_view(s, m, c->tensors, cli_runhere_machine(c), cli_runhere_cache(c));
 			if (c->format == OUT_JSON) {
 				oa_json_dump_line(o, stdout);
 			} else if (c->format == OUT_NDJSON) {

@@ -140,16 +140,14 @@ static void keep_structure_findings(oa_store *s)
 
 /* The blobs to hash, per blob of the store: the selected models' layers and
  * configs (the first model that references one names it), with --all every
- * other valid blob too. Counts the models in *models. */
-static job_ref *collect_refs(const cli *c, oa_store *s, size_t *models)
+ * other valid blob too. */
+static job_ref *collect_refs(const cli *c, oa_store *s)
 {
 	job_ref *refs = oa_xcalloc(s->n_blobs + 1, sizeof *refs);
-	*models = 0;
 	for (size_t j = 0; j < s->n_models; j++) {
 		const oa_model *m = &s->models[j];
 		if (!model_selected(c, s, m->display) || !m->manifest_ok)
 			continue;
-		(*models)++;
 		for (size_t k = 0; k <= m->m.n_layers; k++) {
 			oa_blob *b = k < m->m.n_layers ? m->layer_blobs[k] : m->config_blob;
 			const oa_layer *l = k < m->m.n_layers ? &m->m.layers[k] : &m->m.config;
@@ -300,7 +298,10 @@ static void verify_store(cli *c, oa_store *s, oa_verify_cache *cache, bool first
 {
 	keep_structure_findings(s);
 	oa_audit_summary sum = { .verify = true };
-	verify_run r = { .refs = collect_refs(c, s, &sum.models) };
+	/* Counted as check counts them (a broken manifest too), not by what
+	 * there is to hash: the two passes name the same number of models. */
+	sum.models = selected_models(c, s);
+	verify_run r = { .refs = collect_refs(c, s) };
 	build_jobs(s, &r);
 	run_jobs(c, s, &r, cache);
 	for (size_t j = 0; j < r.n; j++)

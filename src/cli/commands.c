@@ -63,9 +63,10 @@ const command cli_commands[] = {
 		.run = cmd_show,
 		.synopsis = "show MODEL",
 		.summary = "one model in full: manifest, config, layers, weight headers",
-		.options = COMMON READS "all-users tensors",
+		.options = COMMON READS "all-users tensors cache",
 		.formats = DATA,
-		.help = "usage: ollama-audit show MODEL [--tensors] [--format table|json|ndjson|csv]\n"
+		.help = "usage: ollama-audit show MODEL [--tensors] [--cache FILE]\n"
+		        "                        [--format table|json|ndjson|csv]\n"
 		        "\n"
 		        "Show one model in full: name, ID, paths, config fields, every layer (media type,\n"
 		        "digest, declared size, name/from, whether the blob exists and its size on disk),\n"
@@ -75,7 +76,9 @@ const command cli_commands[] = {
 		        "least 6 hex digits. An exact-case match wins; a name several models match\n"
 		        "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n"
 		        "The last paragraph says whether this machine (or --root DIR) can run it, on which\n"
-		        "engine, and whether its weights fit the memory (docs/history.md).\n",
+		        "engine, and whether its weights fit the memory (docs/history.md); weights that\n"
+		        "verify found corrupt, and that have not changed since, cannot run (the verify\n"
+		        "cache, --cache FILE, is read, never written).\n",
 	},
 	{
 		.name = "check",

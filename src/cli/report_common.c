@@ -32,6 +32,17 @@ bool model_selected(const cli *c, const oa_store *s, const char *display)
 	return false;
 }
 
+/* The models check and verify count: the selected models `list` shows
+ * (every tag and list row, a broken manifest too, never a legacy anchor),
+ * whether or not they have anything to hash. */
+size_t selected_models(const cli *c, const oa_store *s)
+{
+	size_t n = 0;
+	for (size_t j = 0; j < s->n_models; j++)
+		n += !s->models[j].anchor && model_selected(c, s, s->models[j].display);
+	return n;
+}
+
 /* With MODEL arguments only those models' findings count; without, all. */
 bool finding_selected(const cli *c, const oa_store *s, const oa_finding *f)
 {

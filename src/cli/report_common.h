@@ -9,6 +9,8 @@
 #include <stdbool.h>
 
 bool model_selected(const cli *c, const oa_store *s, const char *display);
+/* The models check and verify count (docs/schema.md): selected, not anchors. */
+size_t selected_models(const cli *c, const oa_store *s);
 bool finding_selected(const cli *c, const oa_store *s, const oa_finding *f);
 bool check_args_resolve(cli *c, const oa_store *s);
 /* Print one store's findings in the chosen format and fold them into the

@@ -155,6 +155,12 @@ void oa_machine_probe(oa_machine *mc, const char *root, const char *llm_library,
 	read_memory(mc);
 }
 
+bool oa_runhere_weight_layer(const oa_model *m, size_t i)
+{
+	enum oa_layer_kind k = m->m.layers[i].kind;
+	return m->runner == OA_RUNNER_MLX ? k == OA_LAYER_TENSOR : k == OA_LAYER_MODEL || k == OA_LAYER_PROJECTOR;
+}
+
 void oa_runhere_model(const oa_machine *mc, const oa_model *m, oa_runhere *out)
 {
 	memset(out, 0, sizeof *out);
@@ -165,11 +171,9 @@ void oa_runhere_model(const oa_machine *mc, const oa_model *m, oa_runhere *out)
 	out->can_run = !mlx || (mc->mlx_found && mc->mlx_platform_ok);
 	/* The MLX client weighs the tensor layers; for GGUF the model and
 	 * projector weights are the comparable figure. */
-	for (size_t i = 0; i < m->m.n_layers; i++) {
-		enum oa_layer_kind k = m->m.layers[i].kind;
-		if (m->m.layers[i].size > 0 && (mlx ? k == OA_LAYER_TENSOR : k == OA_LAYER_MODEL || k == OA_LAYER_PROJECTOR))
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		if (m->m.layers[i].size > 0 && oa_runhere_weight_layer(m, i))
 			out->weights += (uint64_t)m->m.layers[i].size;
-	}
 	out->reserve = (mc->metal ? 512 : 457) * MIB + mc->gpu_overhead;
 	if (!out->can_run || !mc->mem_known)
 		return;

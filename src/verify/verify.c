@@ -120,11 +120,6 @@ static void stamp_from_stat(const struct stat *st, oa_file_stamp *s)
 	s->ctime_ns = oa_stat_ctime_ns(st);
 }
 
-static bool stamp_equal(const oa_file_stamp *a, const oa_file_stamp *b)
-{
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
-}
 
 /* True when the run must stop; records why. Cheap: an atomic load, a
  * volatile load and (with a deadline) a vDSO clock read. */
@@ -382,6 +377,33 @@ static bool hash_file(struct worker *w, int fd, bool quick, struct dropper *dr, 
 	return true;
 }
 
+/* Remember what this file was found to be (failed: "" good, else the
+ * finding code), when it did not change while it was read: a change would
+ * leave the stamp describing content we did not hash. A failure replaces
+ * whatever the cache held for the digest, even another copy's good entry:
+ * that costs --quick a fingerprint (it falls back to sha256), never a wrong
+ * answer, and lets `show` say this very file is corrupt. */
+static void cache_result(struct run *r, int fd, const char *hex, double read_started, const char *failed,
+                         oa_verify_result *res)
+{
+	const oa_verify_opts *o = r->o;
+	struct stat after;
+	oa_file_stamp st2;
+	if (failed[0])
+		cache_forget(r, hex, &res->st);
+	if (!o->cache || fstat(fd, &after) != 0 || res->bytes_hashed != res->st.size || !res->xxh128_hex[0])
+		return;
+	stamp_from_stat(&after, &st2);
+	if (!oa_file_stamp_equal(&st2, &res->st))
+		return;
+	oa_verify_cache_entry ne;
+	ne.st = res->st;
+	memcpy(ne.xxh128, res->xxh128_hex, sizeof ne.xxh128);
+	ne.verified_at = read_started;
+	snprintf(ne.failed, sizeof ne.failed, "%s", failed);
+	res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
+}
+
 /* The sha256 against the name; a match is cached when the file did not
  * change while it was read (a change would leave the stamp describing
  * content we did not hash). */
@@ -389,7 +411,6 @@ static void judge_sha256(struct worker *w, int fd, const char *hex, double read_
                          oa_verify_result *res)
 {
 	struct run *r = w->r;
-	const oa_verify_opts *o = r->o;
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 	if (EVP_DigestFinal_ex(w->ctx, md, &mdlen) != 1 || mdlen != 32) {
@@ -399,20 +420,11 @@ static void judge_sha256(struct worker *w, int fd, const char *hex, double read_
 	to_hex(md, 32, res->sha256_hex);
 	if (strcmp(res->sha256_hex, hex) != 0) {
 		res->status = OA_VERIFY_DIGEST_MISMATCH;
-		cache_forget(r, hex, &res->st);
+		cache_result(r, fd, hex, read_started, "digest-mismatch", res);
 		return;
 	}
 	res->status = OA_VERIFY_OK;
-	struct stat after;
-	oa_file_stamp st2;
-	if (o->cache && fstat(fd, &after) == 0 && (stamp_from_stat(&after, &st2), 1) &&
-	    stamp_equal(&st2, &res->st) && res->bytes_hashed == res->st.size) {
-		oa_verify_cache_entry ne;
-		ne.st = res->st;
-		memcpy(ne.xxh128, res->xxh128_hex, sizeof ne.xxh128);
-		ne.verified_at = read_started;
-		res->cache_updated = oa_verify_cache_update(o->cache, hex, &ne) == 0;
-	}
+	cache_result(r, fd, hex, read_started, "", res);
 }
 
 static void verify_one(struct worker *w, size_t i)
@@ -446,8 +458,10 @@ static void verify_one(struct worker *w, size_t i)
 	if (!check_file(r, job, fd, hex, res))
 		goto out;
 	oa_verify_cache_entry ce;
-	bool cached = o->cache && oa_verify_cache_lookup(o->cache, hex, &ce);
-	if (cached && o->changed_only && stamp_equal(&ce.st, &res->st) &&
+	/* A failed entry is neither a fingerprint nor a reason to skip: the
+	 * corrupt file is hashed and reported again. */
+	bool cached = o->cache && oa_verify_cache_lookup(o->cache, hex, &ce) && !ce.failed[0];
+	if (cached && o->changed_only && oa_file_stamp_equal(&ce.st, &res->st) &&
 	    (double)res->st.ctime_ns / 1e9 + (o->racy_window > 0 ? o->racy_window : 0) < ce.verified_at) {
 		res->status = OA_VERIFY_SKIPPED_UNCHANGED;
 		goto out;
@@ -461,7 +475,7 @@ static void verify_one(struct worker *w, size_t i)
 			res->status = OA_VERIFY_OK;
 		} else {
 			res->status = OA_VERIFY_FINGERPRINT_MISMATCH;
-			cache_forget(r, hex, &res->st);
+			cache_result(r, fd, hex, read_started, "fingerprint-mismatch", res);
 		}
 	} else {
 		judge_sha256(w, fd, hex, read_started, res);

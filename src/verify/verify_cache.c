@@ -155,6 +155,12 @@ static bool get_int(json_t *o, const char *key, int64_t *out)
 	return true;
 }
 
+/* The finding codes a failed entry may carry. */
+static bool failed_code_ok(const char *s)
+{
+	return !*s || strcmp(s, "digest-mismatch") == 0 || strcmp(s, "fingerprint-mismatch") == 0;
+}
+
 /* Parse a stored entry; false when any field is missing or malformed. */
 static bool entry_from_json(json_t *o, oa_verify_cache_entry *e)
 {
@@ -177,6 +183,14 @@ static bool entry_from_json(json_t *o, oa_verify_cache_entry *e)
 	if (!json_is_number(va))
 		return false;
 	e->verified_at = json_number_value(va);
+	e->failed[0] = '\0';
+	json_t *fv = json_object_get(o, "failed");
+	if (fv) {
+		const char *f = json_string_value(fv);
+		if (!f || !*f || strlen(f) >= sizeof e->failed || !failed_code_ok(f))
+			return false;
+		strcpy(e->failed, f);
+	}
 	return e->verified_at >= 0 && e->verified_at < 1e15; /* also rejects NaN */
 }
 
@@ -206,7 +220,9 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 	}
 	const char *schema = json_string_value(json_object_get(root, "schema"));
 	json_t *entries = json_object_get(root, "entries");
-	if (!json_is_object(root) || !schema || strcmp(schema, OA_VERIFY_CACHE_SCHEMA) != 0 ||
+	/* /1 had no "failed"; its entries read as good ones. */
+	if (!json_is_object(root) || !schema ||
+	    (strcmp(schema, OA_VERIFY_CACHE_SCHEMA) != 0 && strcmp(schema, OA_VERIFY_CACHE_SCHEMA_V1) != 0) ||
 	    !json_is_object(entries)) {
 		oa_seterr(err, errlen, "verify cache %s: unknown schema or layout; starting with an empty cache",
 		       c->path);
@@ -291,7 +307,8 @@ int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_
 {
 	if (!c || !hex || strlen(hex) != 64 || !is_lower_hex(hex, 64) ||
 	    strnlen(e->xxh128, sizeof e->xxh128) != 32 || !is_lower_hex(e->xxh128, 32) ||
-	    !(e->verified_at >= 0 && e->verified_at < 1e15))
+	    !(e->verified_at >= 0 && e->verified_at < 1e15) ||
+	    strnlen(e->failed, sizeof e->failed) >= sizeof e->failed || !failed_code_ok(e->failed))
 		return -1;
 	pthread_mutex_lock(&c->mu);
 	int rc = put(c, hex, e);
@@ -325,6 +342,43 @@ bool oa_verify_cache_dirty(oa_verify_cache *c)
 	bool d = c->gen != c->saved_gen;
 	pthread_mutex_unlock(&c->mu);
 	return d;
+}
+
+const char *oa_verify_state_name(enum oa_verify_state s)
+{
+	return s == OA_VSTATE_VERIFIED ? "verified" : s == OA_VSTATE_FAILED ? "failed" : "unverified";
+}
+
+bool oa_file_stamp_equal(const oa_file_stamp *a, const oa_file_stamp *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+int oa_file_stamp_of(const char *path, oa_file_stamp *out)
+{
+	struct stat st;
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return -1;
+	out->dev = (uint64_t)st.st_dev;
+	out->ino = (uint64_t)st.st_ino;
+	out->size = (uint64_t)st.st_size;
+	out->mtime_ns = oa_stat_mtime_ns(&st);
+	out->ctime_ns = oa_stat_ctime_ns(&st);
+	return 0;
+}
+
+enum oa_verify_state oa_verify_cache_judge(oa_verify_cache *c, const char *hex, const oa_file_stamp *now,
+                                           oa_verify_cache_entry *e)
+{
+	oa_verify_cache_entry tmp;
+	if (!e)
+		e = &tmp;
+	/* An entry about another copy, or this file before it changed, says
+	 * nothing about what is there now. */
+	if (!c || !oa_verify_cache_lookup(c, hex, e) || !oa_file_stamp_equal(&e->st, now))
+		return OA_VSTATE_UNVERIFIED;
+	return e->failed[0] ? OA_VSTATE_FAILED : OA_VSTATE_VERIFIED;
 }
 
 /* mkdir -p with mode 0700 for the directories we create. */
@@ -383,10 +437,12 @@ static int write_json(oa_verify_cache *c, int fd)
 		const oa_verify_cache_entry *e = &v[i]->e;
 		fprintf(f,
 		        "%s\n\"%s\":{\"dev\":%lld,\"ino\":%lld,\"size\":%lld,\"mtime_ns\":%lld,"
-		        "\"ctime_ns\":%lld,\"xxh128\":\"%s\",\"verified_at\":%.17g}",
+		        "\"ctime_ns\":%lld,\"xxh128\":\"%s\",\"verified_at\":%.17g",
 		        i ? "," : "", v[i]->hex, (long long)(int64_t)e->st.dev,
 		        (long long)(int64_t)e->st.ino, (long long)(int64_t)e->st.size,
 		        (long long)e->st.mtime_ns, (long long)e->st.ctime_ns, e->xxh128, e->verified_at);
+		/* failed holds one of two known codes: nothing to escape. */
+		fprintf(f, e->failed[0] ? ",\"failed\":\"%s\"}" : "%s}", e->failed);
 	}
 	fputs("}}\n", f);
 	free(v);

@@ -99,7 +99,7 @@ json_t *oa_du_view_document(json_t *stores, const oa_du_total *t)
 
 static json_t *record(const char *type, const char *host, const oa_store *s)
 {
-	return oa_record(type, OA_SCHEMA_DU, host, s->root, NULL);
+	return oa_store_record(type, OA_SCHEMA_DU, host, s, NULL);
 }
 
 json_t *oa_du_view_records(const oa_store *s, const oa_du_store *d, const oa_last_used *lu,

@@ -18,7 +18,7 @@ json_t *oa_findings_store_json(const oa_store *s, const bool *selected, const oa
 json_t *oa_finding_record(const oa_store *s, const oa_finding *f, const char *host)
 {
 	json_t *fo = oa_report_finding(f);
-	json_t *rec = oa_record("finding", NULL, host, s->root, fo);
+	json_t *rec = oa_store_record("finding", NULL, host, s, fo);
 	json_decref(fo);
 	return rec;
 }
@@ -27,7 +27,7 @@ json_t *oa_audit_summary_record(const oa_store *s, const char *schema, const cha
                                 const oa_audit_summary *sum)
 {
 	json_t *so = oa_audit_summary_json(sum);
-	json_t *rec = oa_record("summary", schema, host, s->root, so);
+	json_t *rec = oa_store_record("summary", schema, host, s, so);
 	json_decref(so);
 	return rec;
 }

@@ -204,7 +204,7 @@ json_t *oa_history_records(const oa_store *s, json_t *store_entry, const char *h
 	for (size_t t = 0; t < 2; t++) {
 		json_t *v = json_object_get(store_entry, lists[t]);
 		for (size_t i = 0; i < json_array_size(v); i++)
-			json_array_append_new(out, oa_record(types[t], OA_SCHEMA_HISTORY, host, s->root,
+			json_array_append_new(out, oa_store_record(types[t], OA_SCHEMA_HISTORY, host, s,
 			                                     json_array_get(v, i)));
 	}
 	json_t *so = json_copy(store_entry);

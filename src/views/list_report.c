@@ -58,10 +58,11 @@ json_t *oa_list_view_document(json_t *stores, const oa_list_total *t)
 	return json_pack("{s:s,s:o,s:o}", "schema", OA_SCHEMA_LIST, "stores", stores, "total", total_json(t));
 }
 
-/* A record of the list schema with the body's fields (stolen). */
-static json_t *record(const char *type, const char *schema, const char *host, const char *store, json_t *body)
+/* A record of the list schema with the body's fields (stolen); of store s
+ * (with its owner) unless s is NULL. */
+static json_t *record(const char *type, const char *schema, const char *host, const oa_store *s, json_t *body)
 {
-	json_t *rec = oa_record(type, schema, host, store, body);
+	json_t *rec = s ? oa_store_record(type, schema, host, s, body) : oa_record(type, schema, host, NULL, body);
 	json_decref(body);
 	return rec;
 }
@@ -69,12 +70,11 @@ static json_t *record(const char *type, const char *schema, const char *host, co
 json_t *oa_list_view_records(const oa_list_store *ls, const char *host)
 {
 	json_t *out = json_array();
-	const char *root = ls->s->root;
 	for (size_t i = 0; i < ls->n_models; i++)
-		json_array_append_new(out, record("model", OA_SCHEMA_LIST, host, root,
+		json_array_append_new(out, record("model", OA_SCHEMA_LIST, host, ls->s,
 		                                  oa_list_view_model(ls->s, ls->models[i], ls->lu)));
 	for (size_t i = 0; i < ls->n_problems; i++)
-		json_array_append_new(out, record("problem", NULL, host, root, oa_report_finding(ls->problems[i])));
+		json_array_append_new(out, record("problem", NULL, host, ls->s, oa_report_finding(ls->problems[i])));
 	return out;
 }
 

@@ -1,5 +1,7 @@
 /* report.c - JSON views of stores, models and findings. */
 #include "ollama_audit/report.h"
+#include "ollama_audit/discover.h"
+#include "ollama_audit/records.h"
 #include "ollama_audit/manifest_list.h"
 #include "ollama_audit/headers.h"
 #include "base/jsonutil.h"
@@ -111,12 +113,54 @@ json_t *oa_report_tags_model(const oa_model *m)
 	return o;
 }
 
+const char *oa_report_owner(const oa_store *s)
+{
+	/* One name per uid for the whole run; each its own allocation, so a
+	 * returned pointer stays valid however many owners follow. */
+	static struct { uid_t uid; char *name; } *cache;
+	static size_t n;
+	uid_t uid = s->root_st.st_uid;
+	for (size_t i = 0; i < n; i++)
+		if (cache[i].uid == uid)
+			return cache[i].name;
+	char name[256];
+	oa_user_name(uid, name, sizeof name);
+	cache = oa_xreallocarray(cache, n + 1, sizeof *cache);
+	cache[n].uid = uid;
+	cache[n].name = oa_xstrdup(name);
+	return cache[n++].name;
+}
+
+json_t *oa_report_found_by(const oa_found_by *f, size_t n)
+{
+	json_t *found = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(found, json_pack("{s:o,s:o,s:o}", "source", oa_json_str(f[i].source), "detail",
+		                                       oa_json_str(f[i].detail), "path", oa_json_str(f[i].path)));
+	return found;
+}
+
+json_t *oa_store_record(const char *type, const char *schema, const char *host, const oa_store *s,
+                        json_t *fields)
+{
+	json_t *rec = oa_record(type, schema, host, s->root, NULL);
+	json_object_set_new(rec, "user", oa_json_str(oa_report_owner(s)));
+	if (fields)
+		json_object_update(rec, fields);
+	return rec;
+}
+
 json_t *oa_report_store(const oa_store *s)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "path", jstr(s->input));
 	json_object_set_new(o, "root", jstr(s->root));
-	json_object_set_new(o, "found_by", json_string(s->how));
+	json_object_set_new(o, "user", oa_json_str(oa_report_owner(s)));
+	/* One shape everywhere, the one `stores` gives: a store opened by
+	 * --store or the default was reached one way, its path as given. */
+	oa_found_by one = { (char *)s->how, NULL, s->input };
+	json_object_set_new(o, "found_by", s->n_found ? oa_report_found_by(s->found, s->n_found)
+	                                              : oa_report_found_by(&one, 1));
 	json_object_set_new(o, "has_manifests", json_boolean(s->has_manifests));
 	json_object_set_new(o, "has_blobs", json_boolean(s->has_blobs));
 	return o;

@@ -83,16 +83,6 @@ void oa_stores_totals_free(oa_stores_totals *t)
 	memset(t, 0, sizeof *t);
 }
 
-static json_t *found_json(const oa_candidate *k)
-{
-	json_t *found = json_array();
-	for (size_t i = 0; i < k->n_found; i++)
-		json_array_append_new(found, json_pack("{s:o,s:o,s:o}", "source", oa_json_str(k->found[i].source),
-		                                       "detail", oa_json_str(k->found[i].detail), "path",
-		                                       oa_json_str(k->found[i].path)));
-	return found;
-}
-
 json_t *oa_stores_view_row(const oa_stores_row *r)
 {
 	const oa_candidate *k = r->cand;
@@ -105,7 +95,7 @@ json_t *oa_stores_view_row(const oa_stores_row *r)
 	for (size_t i = 0; i < k->n_paths; i++)
 		json_array_append_new(paths, oa_json_str(k->paths[i]));
 	json_object_set_new(o, "paths", paths);
-	json_object_set_new(o, "found_by", found_json(k));
+	json_object_set_new(o, "found_by", oa_report_found_by(k->found, k->n_found));
 	json_t *shared = json_array();
 	for (size_t i = 0; i < k->n_blobs_shared; i++)
 		json_array_append_new(shared, oa_json_str(k->blobs_shared[i]));

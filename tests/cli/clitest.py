@@ -370,6 +370,15 @@ def copy_demo_store(tag="demo"):
     return oa.Store(dst)
 
 
+def flip_last_byte(p):
+    """Corrupt a blob in place: its last byte's low bit flipped."""
+    with open(p, "r+b") as f:
+        f.seek(-1, 2)
+        c = f.read(1)
+        f.seek(-1, 2)
+        f.write(bytes([c[0] ^ 0x01]))
+
+
 def clean_store(tag="clean", name="tiny:latest", mtime=None):
     """A small store that `check` finds clean: one tiny GGUF model with a
     config, a template and params. Returns (store, info dict)."""

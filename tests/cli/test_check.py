@@ -98,14 +98,6 @@ with t.guard("clean store"):
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing in the store was written")
 
 
-def flip_last_byte(p):
-    with open(p, "r+b") as f:
-        f.seek(-1, 2)
-        c = f.read(1)
-        f.seek(-1, 2)
-        f.write(bytes([c[0] ^ 0x01]))
-
-
 def zero(p):
     n = os.path.getsize(p)
     with open(p, "r+b") as f:
@@ -118,10 +110,10 @@ def truncate(p, n):
 
 # ------------------------------------------------------------------ content defects
 run_case("flipped byte in the model blob",
-         lambda s, i: flip_last_byte(os.path.join(s.root, blob(i, 0))),
+         lambda s, i: t.flip_last_byte(os.path.join(s.root, blob(i, 0))),
          [], 0, lambda s, i: [("digest-mismatch", blob(i, 0))], 4)
 run_case("flipped byte in the template blob",
-         lambda s, i: flip_last_byte(os.path.join(s.root, blob(i, 1))),
+         lambda s, i: t.flip_last_byte(os.path.join(s.root, blob(i, 1))),
          [], 0, lambda s, i: [("digest-mismatch", blob(i, 1))], 4)
 run_case("zeroed params blob of the right size",
          lambda s, i: zero(os.path.join(s.root, blob(i, 2))),
@@ -347,7 +339,7 @@ with t.guard("warnings and --fail-on"):
         t.exit_code(r, want, " ".join(args) + " with an orphan")
     # verify --all hashes the orphan too; a wrong-content orphan is a digest-mismatch
     p = s.blob_path(info["orphan"])
-    flip_last_byte(p)
+    t.flip_last_byte(p)
     r = t.audit(s.root, "verify", "--format", "json")
     t.exit_code(r, 0, "verify without --all ignores unreferenced blobs")
     r = t.audit(s.root, "verify", "--all", "--format", "json")

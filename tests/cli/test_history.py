@@ -172,7 +172,7 @@ with t.guard("server.log and its rotated siblings beside the store"):
     r = hist(s, "--format", "json")
     t.exit_code(r, 0, "history reads the logs beside the store")
     doc = r.json()
-    t.eq(doc["schema"], "ollama-audit.history/2", "versioned schema")
+    t.eq(doc["schema"], "ollama-audit.history/3", "versioned schema")
     st = doc["stores"][0]
     t.eq([os.path.basename(x) for x in st["sources"]], ["server-2.log", "server-1.log", "server.log"],
          "server*.log found, oldest first; app.log is not a server log")
@@ -261,7 +261,7 @@ with t.guard("server.log and its rotated siblings beside the store"):
     r = hist(s, "--format", "ndjson")
     recs = [json.loads(x) for x in r.out.splitlines()]
     t.eq(sorted(set(x["type"] for x in recs)), ["load", "model", "sources"], "ndjson record types")
-    t.ok(all(x["schema"] == "ollama-audit.history/2" for x in recs), "every record names the schema")
+    t.ok(all(x["schema"] == "ollama-audit.history/3" for x in recs), "every record names the schema")
 
 with t.guard("--log: journalctl and docker exports, standard input"):
     s, f = build()

@@ -329,9 +329,9 @@ static void test_cache_roundtrip(void)
 	base_opts(&o);
 	o.cache = c;
 	CHECK(run(j, N, &o, r, NULL) == 0);
-	CHECK_U64(oa_verify_cache_count(c), N - 1); /* the mismatch is not cached */
+	CHECK_U64(oa_verify_cache_count(c), N); /* the mismatch is cached as a failure */
 	CHECK(oa_verify_cache_dirty(c));
-	CHECK(r[0].cache_updated && !r[4].cache_updated);
+	CHECK(r[0].cache_updated && r[4].cache_updated);
 	CHECK(oa_verify_cache_save(c, err, sizeof err) == 0);
 	CHECK(!oa_verify_cache_dirty(c));
 
@@ -344,7 +344,7 @@ static void test_cache_roundtrip(void)
 	oa_verify_cache *c2 = oa_verify_cache_open(cpath, err, sizeof err);
 	CHECK(c2 != NULL);
 	CHECK_STR(err, "");
-	CHECK_U64(oa_verify_cache_count(c2), N - 1);
+	CHECK_U64(oa_verify_cache_count(c2), N);
 	int equal = 1;
 	for (int i = 0; i < N; i++) {
 		oa_verify_cache_entry e1, e2;
@@ -352,13 +352,17 @@ static void test_cache_roundtrip(void)
 		bool h2 = oa_verify_cache_lookup(c2, b[i].hex, &e2);
 		if (h1 != h2 || (h1 && !entry_equal(&e1, &e2)))
 			equal = 0;
-		if (h1 && (strcmp(e1.xxh128, b[i].xxh) || e1.st.size != b[i].size ||
+		if (h1 && i != 4 && (strcmp(e1.xxh128, b[i].xxh) || e1.st.size != b[i].size ||
 		           e1.st.ino != r[i].st.ino || e1.st.mtime_ns != r[i].st.mtime_ns))
 			equal = 0;
 	}
 	CHECK(equal);
 	oa_verify_cache_entry e;
-	CHECK(!oa_verify_cache_lookup(c2, b[4].hex, &e));
+	CHECK(oa_verify_cache_lookup(c2, b[4].hex, &e) && strcmp(e.failed, "digest-mismatch") == 0);
+	CHECK(oa_verify_cache_lookup(c2, b[0].hex, &e) && e.failed[0] == '\0');
+	oa_verify_cache_entry badcode = e;
+	strcpy(badcode.failed, "rot");
+	CHECK(oa_verify_cache_update(c2, b[1].hex, &badcode) == -1);
 
 	/* update / remove / validation */
 	CHECK(oa_verify_cache_lookup(c2, b[0].hex, &e));
@@ -376,7 +380,7 @@ static void test_cache_roundtrip(void)
 	oa_verify_cache_entry e3;
 	CHECK(oa_verify_cache_lookup(c3, b[0].hex, &e3) && entry_equal(&e, &e3));
 	CHECK(!oa_verify_cache_lookup(c3, b[2].hex, &e3));
-	CHECK_U64(oa_verify_cache_count(c3), N - 2);
+	CHECK_U64(oa_verify_cache_count(c3), N - 1);
 	CHECK_STR(oa_verify_cache_path(c3), cpath);
 	/* No stray temp file left behind. */
 	char tmp[800];
@@ -601,9 +605,10 @@ static void test_changed_only(void)
 	CHECK(r[1].status == OA_VERIFY_OK && r[1].bytes_hashed == b[1].size);
 	CHECK(r[2].status == OA_VERIFY_DIGEST_MISMATCH);
 	CHECK_U64(t.count[OA_VERIFY_SKIPPED_UNCHANGED], N - 2);
-	/* The mismatch removed its entry: the next run re-reports it. */
+	/* The mismatch replaced its entry with a failure, never skipped: the
+	 * next run re-reports it. */
 	oa_verify_cache_entry e;
-	CHECK(!oa_verify_cache_lookup(c, b[2].hex, &e));
+	CHECK(oa_verify_cache_lookup(c, b[2].hex, &e) && e.failed[0]);
 	CHECK(run(j, N, &o, r, &t) == 0);
 	CHECK(r[2].status == OA_VERIFY_DIGEST_MISMATCH);
 	CHECK(r[1].status == OA_VERIFY_SKIPPED_UNCHANGED);
