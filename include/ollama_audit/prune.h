@@ -64,6 +64,14 @@ typedef struct oa_plan_list {
 	size_t n, cap;
 } oa_plan_list;
 
+/* rm: a compatibility shadow (llamacpp:<hex>) of a removed tag's converted
+ * child. Ollama's rm leaves it; rm --with-shadow removes it too. */
+typedef struct oa_plan_shadow {
+	char *name, *path;
+	uint64_t bytes_only_it_holds; /* once the tag is gone: what removing it frees */
+	bool removed;
+} oa_plan_shadow;
+
 typedef struct oa_plan {
 	char *command;       /* "prune" or "rm" */
 	char *store;         /* root path */
@@ -77,6 +85,8 @@ typedef struct oa_plan {
 	char **shared_store;  /* other stores reaching these blob files: what they */
 	char **shared_how;    /* reference is kept too (shared.h), and how each does */
 	size_t n_shared;
+	oa_plan_shadow *shadows;  /* rm: the removed tags' compatibility shadows */
+	size_t n_shadows;
 } oa_plan;
 
 OA_EXPORT void oa_plan_free(oa_plan *p);
@@ -85,8 +95,11 @@ OA_EXPORT void oa_plan_free(oa_plan *p);
 OA_EXPORT void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, int64_t min_age, oa_plan *p);
 
 /* rm: the models (indexes into s->models, deduplicated by the caller), their
- * empty parent directories, and the blobs no other manifest can reference. */
-OA_EXPORT void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, oa_plan *p);
+ * empty parent directories, and the blobs no other manifest can reference.
+ * Their compatibility shadows are named in p->shadows, and removed too (with
+ * the blobs only they then hold) when with_shadow. */
+OA_EXPORT void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, bool with_shadow,
+                          oa_plan *p);
 
 /* Name on the plan the other stores whose references r holds (shared.h). */
 OA_EXPORT void oa_plan_note_shared(oa_plan *p, const oa_refset *r);

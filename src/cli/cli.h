@@ -53,6 +53,7 @@ typedef struct cli {
 	/* du / prune / rm / restore (docs/disk-space.md) */
 	bool apply;         /* --apply: remove instead of a dry run */
 	bool yes;           /* --yes: no confirmation prompt */
+	bool with_shadow;   /* rm --with-shadow: remove the tags' compatibility shadows too */
 	const char *plan_path;   /* --plan FILE */
 	const char *quarantine;  /* --quarantine DIR */
 	unsigned what;      /* --what: junk category mask (0 = the default set) */

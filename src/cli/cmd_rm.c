@@ -7,6 +7,7 @@
 #include "suggest.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/humanize.h"
 #include "ollama_audit/junk.h"
 #include "base/platform.h"
 #include "ollama_audit/prune.h"
@@ -41,6 +42,20 @@ static void report_other_empty_dirs(oa_store *s, const oa_plan *p)
 		fprintf(stderr, "  %s/\n", cli_safe(j.v[i].path));
 	}
 	oa_junk_free(&j);
+}
+
+/* Ollama's rm leaves a converted model's compatibility shadow, and so do we
+ * unless --with-shadow: say what it keeps. */
+static void report_shadows_left(const cli *c, const oa_plan *p)
+{
+	for (size_t i = 0; i < p->n_shadows; i++) {
+		if (p->shadows[i].removed)
+			continue;
+		char h[32];
+		oa_format_size(p->shadows[i].bytes_only_it_holds, c->units, h, sizeof h);
+		cli_err("%s: removing the tag leaves its compatibility shadow %s, %s only it holds; --with-shadow "
+		        "removes it too", cli_safe(p->store), cli_safe(p->shadows[i].name), h);
+	}
 }
 
 /* --unused-for: of the models named (all listed models when none are),
@@ -122,9 +137,10 @@ static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p)
 		free(sel);
 		return false;
 	}
-	oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, p);
+	oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, c->with_shadow, p);
 	free(sel);
 	report_other_empty_dirs(s, p);
+	report_shadows_left(c, p);
 	return true;
 }
 

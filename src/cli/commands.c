@@ -181,11 +181,11 @@ const command cli_commands[] = {
 		.run = cmd_rm,
 		.synopsis = "rm MODEL...",
 		.summary = "remove models offline, keeping every blob another manifest may use",
-		.options = COMMON READS "apply yes plan quarantine min-age force unused-for",
+		.options = COMMON READS "apply yes plan quarantine min-age force unused-for with-shadow",
 		.formats = DATA,
 		.help = "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
 		        "                        [--apply [--yes] [--quarantine DIR]\n"
-		        "                        [--force] [--min-age DURATION]]\n"
+		        "                        [--force] [--min-age DURATION]] [--with-shadow]\n"
 		        "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
 		        "\n"
 		        "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
@@ -196,7 +196,10 @@ const command cli_commands[] = {
 		        "rules as prune; --min-age applies to blobs only when given.\n"
 		        "--unused-for DURATION (a dry run only) plans the models (named, or all) neither\n"
 		        "loaded (the server's logs) nor pulled (manifest mtime) within it, and says how\n"
-		        "far back the logs go.\n",
+		        "far back the logs go.\n"
+		        "A converted model's compatibility shadow (llamacpp:<hex>) stays, as with\n"
+		        "`ollama rm`, and rm says so; --with-shadow removes it too, with the blobs only\n"
+		        "it then holds.\n",
 	},
 	{
 		.name = "restore",

@@ -51,6 +51,11 @@ void oa_plan_free(oa_plan *p)
 	}
 	free(p->shared_store);
 	free(p->shared_how);
+	for (size_t i = 0; i < p->n_shadows; i++) {
+		free(p->shadows[i].name);
+		free(p->shadows[i].path);
+	}
+	free(p->shadows);
 	free(p->command);
 	free(p->store);
 	list_free(&p->todo);
@@ -436,12 +441,14 @@ static void rm_blob(rm_ctx *c, const oa_model *m, oa_blob *b)
 	}
 }
 
-void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_age, oa_plan *p)
+/* The rm plan of exactly these models (anchors and siblings included). */
+static void plan_rm_models(oa_store *s, size_t *models, size_t n, int64_t min_age, oa_plan *p)
 {
 	plan_init(p, s, "rm");
 	p->min_age = min_age;
 	rm_ctx c = { .s = s, .p = p, .min_age = min_age };
-	c.models = with_anchors(s, asked, n_asked, &c.n);
+	c.models = models;
+	c.n = n;
 	/* The reference set leaves out exactly the paths being removed; another
 	 * name of the same file (a hard link, a symlink) is another tag that stays. */
 	c.skip = oa_xcalloc(c.n ? c.n : 1, sizeof *c.skip);
@@ -465,8 +472,66 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 		free(c.gone[i]);
 	free(c.gone);
 	free(c.skip);
-	free(c.models);
 	plan_totals(p);
+}
+
+/* Whether model q is the compatibility shadow of one of the n models v
+ * (and not one of them itself). */
+static bool shadow_of_any(const oa_store *s, size_t q, const size_t *v, size_t n)
+{
+	const oa_model *sh = &s->models[q];
+	if (!sh->shadow || !sh->shadow_of)
+		return false;
+	bool of = false;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] == q)
+			return false;
+		of |= s->models[v[i]].v2 && strcmp(s->models[v[i]].display, sh->shadow_of) == 0;
+	}
+	return of;
+}
+
+/* What the plan frees, computed without touching anything. */
+static uint64_t rm_frees(oa_store *s, size_t *models, size_t n)
+{
+	oa_plan p;
+	plan_rm_models(s, models, n, 0, &p);
+	uint64_t freed = p.freed;
+	oa_plan_free(&p);
+	return freed;
+}
+
+void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_age, bool with_shadow, oa_plan *p)
+{
+	size_t n;
+	size_t *v = with_anchors(s, asked, n_asked, &n); /* room for every model */
+	size_t n_tags = n;
+	oa_plan_shadow *sh = NULL;
+	size_t n_sh = 0;
+	uint64_t base = 0;
+	size_t *probe = oa_xcalloc(n_tags + 1, sizeof *probe); /* the tags and one shadow */
+	memcpy(probe, v, n_tags * sizeof *probe);
+	for (size_t q = 0; q < s->n_models; q++) {
+		if (!shadow_of_any(s, q, v, n_tags))
+			continue;
+		/* Ollama's rm leaves the shadow: what it alone holds once the tag is gone. */
+		if (!n_sh)
+			base = rm_frees(s, v, n_tags);
+		probe[n_tags] = q;
+		uint64_t with = rm_frees(s, probe, n_tags + 1);
+		sh = oa_xreallocarray(sh, n_sh + 1, sizeof *sh);
+		sh[n_sh++] = (oa_plan_shadow){ .name = oa_xstrdup(s->models[q].display),
+		                               .path = oa_xstrdup(s->models[q].rel_path),
+		                               .bytes_only_it_holds = with > base ? with - base : 0,
+		                               .removed = with_shadow };
+		if (with_shadow)
+			v[n++] = q;
+	}
+	free(probe);
+	plan_rm_models(s, v, n, min_age, p);
+	p->shadows = sh;
+	p->n_shadows = n_sh;
+	free(v);
 }
 
 /* ---- plan JSON ------------------------------------------------------------------------ */
@@ -527,6 +592,15 @@ json_t *oa_plan_to_json(const oa_plan *p)
 	for (size_t i = 0; i < p->kept.n; i++)
 		json_array_append_new(k, entry_json(&p->kept.v[i]));
 	json_object_set_new(o, "kept", k);
+	if (strcmp(p->command, "rm") == 0) {
+		json_t *sv = json_array();
+		for (size_t i = 0; i < p->n_shadows; i++)
+			json_array_append_new(sv, json_pack("{s:s, s:s, s:I, s:b}", "name", p->shadows[i].name, "path",
+			                                    p->shadows[i].path, "bytes_only_it_holds",
+			                                    (json_int_t)p->shadows[i].bytes_only_it_holds, "removed",
+			                                    p->shadows[i].removed));
+		json_object_set_new(o, "shadows", sv);
+	}
 	return o;
 }
 

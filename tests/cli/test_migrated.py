@@ -192,4 +192,48 @@ with t.guard("prune --apply removes nothing a tag, list, child, anchor or shadow
     r = t.audit(root, "list", "--format", "json")
     t.eq(len(rows(r, "gemma3:4b")), 2, "both children still listed")
 
+with t.guard("rm of a converted model says it leaves the compatibility shadow; --with-shadow removes it"):
+    root, info = migrated_store("mig-rm-shadow")
+    shadow = info["gemma_shadow"]
+    conv = "blobs/sha256-" + hexof(info["gemma_converted_weights"])
+    before = t.snapshot(root)
+    r = t.audit(root, "rm", "gemma3:4b", "--format", "json")
+    t.contains(r.err, "leaves its compatibility shadow " + shadow, "the dry run names the shadow it leaves")
+    t.contains(r.err, "--with-shadow", "and how to remove it too")
+    doc = r.json()
+    doc = doc["stores"][0] if "stores" in doc else doc
+    sh = doc.get("shadows", [])
+    t.eq([(x["name"], x["removed"]) for x in sh], [(shadow, False)], "the plan names the shadow, kept", sh)
+    t.ok(sh and sh[0]["bytes_only_it_holds"] > 0, "with the bytes only it holds once the tag is gone", sh)
+    t.ok(conv in {e["path"] for e in doc.get("kept", [])}, "its weights are not in the plan")
+    t.eq(sorted(before), sorted(t.snapshot(root)), "a dry run changes nothing")
+
+    r = t.audit(root, "rm", "gemma3:4b", "--with-shadow", "--format", "json")
+    doc = r.json()
+    doc = doc["stores"][0] if "stores" in doc else doc
+    t.eq([(x["name"], x["removed"]) for x in doc.get("shadows", [])], [(shadow, True)], "--with-shadow plans it")
+    t.eq(sum(e["bytes_only_it_holds"] for e in doc["shadows"]) > 0, True, "same bytes field")
+    t.ok(conv in {e["path"] for e in doc.get("entries", [])}, "and the converted weights with it")
+
+    r = t.audit(root, "rm", "gemma3:4b", "--with-shadow", "--apply", "--yes")
+    t.exit_code(r, 0, "rm --with-shadow --apply runs")
+    r = t.audit(root, "list", "--format", "json")
+    names = {m["name"] for st in r.json().get("stores", []) for m in st.get("models", [])}
+    t.ok("gemma3:4b" not in names and shadow not in names, "the tag and its shadow are gone", sorted(names))
+    t.ok(info["orphan_shadow"] in names, "another shadow stays", sorted(names))
+    t.ok(not os.path.exists(os.path.join(root, conv)), "the converted weights are gone")
+    r = t.audit(root, "check", "--format", "json")
+    bad = [f for f in t.findings_of(r.json()) if f["severity"] == "error" or f["code"].startswith("missing")]
+    t.eq(bad, [], "nothing another tag references went: no missing blob")
+
+with t.guard("rm --apply without --with-shadow leaves an orphaned shadow, as ollama rm does"):
+    root, info = migrated_store("mig-rm-noshadow")
+    r = t.audit(root, "rm", "gemma3:4b", "--apply", "--yes")
+    t.exit_code(r, 0, "rm --apply runs")
+    t.contains(r.err, "leaves its compatibility shadow " + info["gemma_shadow"], "--apply says it too")
+    t.eq(sorted(f["model"] for f in findings(root, "orphaned-shadow")),
+         sorted([info["gemma_shadow"], info["orphan_shadow"]]), "check reports the shadow left behind")
+    t.ok(os.path.exists(os.path.join(root, "blobs/sha256-" + hexof(info["gemma_converted_weights"]))),
+         "its weights stay")
+
 t.done()
