@@ -53,8 +53,9 @@ static void report_shadows_left(const cli *c, const oa_plan *p)
 			continue;
 		char h[32];
 		oa_format_size(p->shadows[i].bytes_only_it_holds, c->units, h, sizeof h);
-		cli_err("%s: removing the tag leaves its compatibility shadow %s, %s only it holds; --with-shadow "
-		        "removes it too", cli_safe(p->store), cli_safe(p->shadows[i].name), h);
+		cli_err("%s: removing the tag leaves its compatibility shadow %s, %s%s only it holds; --with-shadow "
+		        "removes it too", cli_safe(p->store), cli_safe(p->shadows[i].name), h,
+		        c->units == OA_UNITS_BYTES ? " bytes" : "");
 	}
 }
 

@@ -205,6 +205,9 @@ with t.guard("rm of a converted model says it leaves the compatibility shadow; -
     sh = doc.get("shadows", [])
     t.eq([(x["name"], x["removed"]) for x in sh], [(shadow, False)], "the plan names the shadow, kept", sh)
     t.ok(sh and sh[0]["bytes_only_it_holds"] > 0, "with the bytes only it holds once the tag is gone", sh)
+    r = t.audit(root, "rm", "gemma3:4b", "--units", "bytes")
+    t.contains(r.err, ", %d bytes only it holds" % (sh[0]["bytes_only_it_holds"] if sh else -1),
+               "stderr says the same bytes")
     t.ok(conv in {e["path"] for e in doc.get("kept", [])}, "its weights are not in the plan")
     t.eq(sorted(before), sorted(t.snapshot(root)), "a dry run changes nothing")
 
