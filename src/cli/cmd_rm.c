@@ -151,6 +151,11 @@ static bool rm_args_ok(const cli *c, bool from_file)
 		cli_err("rm needs at least one MODEL (a name or an ID prefix), or --unused-for DURATION");
 		return false;
 	}
+	if (from_file && c->with_shadow) {
+		cli_err("rm --apply --plan FILE removes exactly what the plan holds: plan with --with-shadow, "
+		        "save it with --plan FILE, then apply that");
+		return false;
+	}
 	if (c->unused_for >= 0 && c->apply) {
 		cli_err("rm --unused-for only plans: review it, save it with --plan FILE, then "
 		        "rm --apply --plan FILE removes exactly that");

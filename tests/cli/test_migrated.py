@@ -218,6 +218,12 @@ with t.guard("rm of a converted model says it leaves the compatibility shadow; -
     t.eq(sum(e["bytes_only_it_holds"] for e in doc["shadows"]) > 0, True, "same bytes field")
     t.ok(conv in {e["path"] for e in doc.get("entries", [])}, "and the converted weights with it")
 
+    plan = os.path.join(t.tempdir("mig-rm-plan"), "plan.json")
+    r = t.audit(root, "rm", "gemma3:4b", "--plan", plan)
+    r = t.audit(root, "rm", "--apply", "--yes", "--plan", plan, "--with-shadow")
+    t.exit_code(r, 16, "--with-shadow with --apply --plan FILE is a usage error (the plan decides)")
+    t.eq(sorted(before), sorted(t.snapshot(root)), "and it changes nothing")
+
     r = t.audit(root, "rm", "gemma3:4b", "--with-shadow", "--apply", "--yes")
     t.exit_code(r, 0, "rm --with-shadow --apply runs")
     r = t.audit(root, "list", "--format", "json")
