@@ -14,7 +14,8 @@ probe() {
     libxxhash-dev) pkg-config --exists libxxhash ;;
     libssl-dev) pkg-config --exists libcrypto ;;
     libsystemd-dev) pkg-config --exists libsystemd ;;
-    btrfs-progs) command -v mkfs.btrfs ;;
+    # a normal user's PATH has no sbin: look there too
+    btrfs-progs) command -v mkfs.btrfs || [ -x /usr/sbin/mkfs.btrfs ] || [ -x /sbin/mkfs.btrfs ] ;;
     cmake|pkg-config|python3|clang|strace|zsh|fish|lintian|chromium) command -v "$1" ;;
     *) return 2 ;;
   esac >/dev/null 2>&1 || return 1

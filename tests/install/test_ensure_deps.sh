@@ -24,5 +24,11 @@ check "a library pkg-config does not find is missing, by its package name" \
 check "a test package no probe knows is reported as unchecked, not missing" \
   "PATH='$bin' sh '$src/tools/ensure-deps.sh' pkg-config systemd-journal-remote 2>'$bin/err' &&
    grep -q 'cannot tell.*systemd-journal-remote' '$bin/err'"
+# A normal user's PATH has no /usr/sbin, where mkfs.btrfs lives: found all
+# the same (make test as a normal user stopped here, asking for sudo).
+if [ -x /usr/sbin/mkfs.btrfs ] || [ -x /sbin/mkfs.btrfs ]; then
+  check "btrfs-progs is found in sbin with a PATH that has no sbin" \
+    "PATH='$bin' sh '$src/tools/ensure-deps.sh' btrfs-progs 2>'$bin/err'"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
