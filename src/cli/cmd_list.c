@@ -171,9 +171,10 @@ static void table_fill(cli *c, cli_table *tb, opened_store *st, size_t n, size_t
 static void print_table(cli *c, opened_store *st, size_t n)
 {
 	/* SIZE and PARAMS read better right-aligned, but ollama list aligns
-	 * every column left: so do we. On a narrow terminal NAME keeps 24
-	 * columns while SHADOW OF, RUNNER, ARCH, PARAMS, QUANT, FORMAT and ID
-	 * give way, in that order; what `ollama list` shows goes last. */
+	 * every column left: so do we. On a narrow terminal the columns beyond
+	 * CLI_PRIORITY_CORE (all but what `ollama list` shows) go first when
+	 * that keeps names whole; else NAME keeps 24 columns while SHADOW OF,
+	 * RUNNER, ARCH, PARAMS, QUANT, FORMAT and ID give way, in that order. */
 	static const cli_column all[11] = {
 		{ "NAME", 0, 24, false },   { "ID", 3, 0, false },     { "SIZE", 1, 0, false },
 		{ "MODIFIED", 2, 0, false }, { "FORMAT", 4, 0, false }, { "RUNNER", 8, 0, false },

@@ -54,9 +54,11 @@ const command cli_commands[] = {
 		        "-q, --quiet prints the names only, one per line (like docker images -q).\n"
 		        "--sort name|size|unique|modified|last-used (default modified, newest first;\n"
 		        "last-used puts models the logs never saw last); --no-header drops the heading.\n"
-		        "On a terminal narrower than the table (COLUMNS, else its size) the least\n"
-		        "important columns are hidden (stderr says which; --wide shows them all) before\n"
-		        "NAME is cut below 24 columns; piped or with --output, nothing is hidden or cut.\n",
+		        "On a terminal narrower than the table (COLUMNS, else its size) the columns\n"
+		        "ollama list does not show are hidden first when that keeps every name whole,\n"
+		        "else the least important columns (stderr says which; --wide shows them all)\n"
+		        "before NAME is cut below 24 columns; piped or with --output, nothing is hidden\n"
+		        "or cut.\n",
 	},
 	{
 		.name = "show",
