@@ -138,6 +138,26 @@ typedef struct oa_model {
 	const char *unservable;   /* why the current server refuses to load it, or NULL */
 } oa_model;
 
+/* What the scan's one walk of manifests/ and manifests-v2/ read, kept for
+ * the read-only views' reference set (refs.h: oa_refset_scanned) and the
+ * empty directories prune removes (junk.h), so that neither walks the tree
+ * again. Only when `plain` is true are the facts complete: directories
+ * three deep, every entry below them a regular file (or a symlink to one
+ * in the store) read in full, nothing hard-linked, nothing unreadable;
+ * otherwise the views walk the tree themselves. */
+typedef struct oa_tag_facts {
+	bool plain;
+	oa_digest_hex *hex;      /* lowercase: every digest mentioned, every file's sha256, every blob a
+	                          * tag symlink resolves to; sorted and unique once the scan is done */
+	size_t n_hex, cap_hex, sorted_hex;
+	oa_digest_hex *list_hex; /* what the files that mention a "manifests" key mention */
+	size_t n_list_hex, cap_list_hex, sorted_list_hex;
+	size_t files;            /* tag files read */
+	char **empty_dirs;       /* manifests/<...> holding no file at any depth, deepest first */
+	struct stat *empty_st;   /* their lstat */
+	size_t n_empty_dirs;
+} oa_tag_facts;
+
 typedef struct oa_store {
 	char *input;          /* the path as given */
 	char *root;           /* the models directory (holds manifests/ and blobs/) */
@@ -174,6 +194,7 @@ typedef struct oa_store {
 	double scan_seconds;
 	int header_mode;      /* enum oa_header_mode, see headers.h */
 	struct oa_header_cache *header_cache; /* headers.c, during oa_store_scan only */
+	oa_tag_facts tags;    /* what the walk read, for the reference set and empty directories */
 } oa_store;
 
 /* Resolve a store from a user path: the models dir itself, its parent

@@ -747,8 +747,13 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 		collect_root_temps(s, now, &targets, j);
 	if (s->root_fd >= 0)
 		collect_store_files(s, now, j);
-	/* Empty directories under manifests/ (deepest first), never manifests/ itself. */
-	if (s->manifests_fd >= 0)
+	/* Empty directories under manifests/ (deepest first), never manifests/
+	 * itself: as the scan saw them when its walk was complete. */
+	if (s->manifests_fd >= 0 && s->tags.plain)
+		for (size_t i = 0; i < s->tags.n_empty_dirs; i++)
+			junk_add(j, OA_JUNK_EMPTY_DIR, OA_IN_MANIFESTS, oa_xstrdup(s->tags.empty_dirs[i]), "empty-dir",
+			         &s->tags.empty_st[i], now);
+	else if (s->manifests_fd >= 0)
 		empty_tree(j, s->manifests_fd, "manifests", now, 0);
 	oa_ino_set_free(&targets);
 	for (size_t i = 0; i < j->n; i++) {
@@ -762,7 +767,7 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 void oa_findings_drop_referenced(oa_store *s)
 {
 	oa_refset refs;
-	oa_refset_build(s, NULL, 0, &refs);
+	oa_refset_scanned(s, &refs);
 	oa_findings *f = &s->findings;
 	size_t w = 0;
 	for (size_t i = 0; i < f->n; i++) {

@@ -389,20 +389,147 @@ typedef struct walk_ctx {
 	char *parts[4];
 } walk_ctx;
 
-static char *rel_path(walk_ctx *w, int depth, const char *leaf)
+/* The path of an entry under the walk's top: escaped for findings, or as
+ * the file system spells it (raw). */
+static char *walk_path(walk_ctx *w, int depth, const char *leaf, bool raw)
 {
 	oa_buf b;
 	oa_buf_init(&b);
 	oa_buf_adds(&b, w->top);
-	for (int i = 0; i < depth; i++) {
+	for (int i = 0; i <= depth; i++) {
+		const char *part = i < depth ? w->parts[i] : leaf;
+		if (!part)
+			break;
 		oa_buf_addc(&b, '/');
-		oa_buf_add_escaped(&b, w->parts[i], strlen(w->parts[i]));
-	}
-	if (leaf) {
-		oa_buf_addc(&b, '/');
-		oa_buf_add_escaped(&b, leaf, strlen(leaf));
+		if (raw)
+			oa_buf_adds(&b, part);
+		else
+			oa_buf_add_escaped(&b, part, strlen(part));
 	}
 	return oa_buf_take(&b);
+}
+
+static char *rel_path(walk_ctx *w, int depth, const char *leaf)
+{
+	return walk_path(w, depth, leaf, false);
+}
+
+static char *raw_path(walk_ctx *w, int depth, const char *leaf)
+{
+	return walk_path(w, depth, leaf, true);
+}
+
+/* ---- what the walk tells the reference set (oa_tag_facts) ------------------ */
+
+static int cmp_hex64(const void *a, const void *b)
+{
+	return memcmp(a, b, 64);
+}
+
+static void hex_unique(oa_digest_hex *v, size_t *n)
+{
+	if (*n)
+		qsort(v, *n, sizeof *v, cmp_hex64);
+	size_t w = 0;
+	for (size_t i = 0; i < *n; i++)
+		if (w == 0 || memcmp(v[w - 1], v[i], 64) != 0)
+			memmove(v[w++], v[i], sizeof *v);
+	*n = w;
+}
+
+/* Append a digest, lowercased; sorted and deduplicated whenever it doubled,
+ * so memory is bounded by the distinct digests, not the mentions. */
+static void hex_push(oa_digest_hex **v, size_t *n, size_t *cap, size_t *sorted, const char *hex)
+{
+	if (*n >= 4096 && *n >= 2 * *sorted) {
+		hex_unique(*v, n);
+		*sorted = *n;
+	}
+	OA_ALLOC_GROW(*v, *n + 1, *cap);
+	for (int k = 0; k < 64; k++)
+		(*v)[*n][k] = (char)tolower((unsigned char)hex[k]);
+	(*v)[*n][64] = '\0';
+	(*n)++;
+}
+
+static void fact_mention(void *ctx, const oa_digest_hex hex)
+{
+	oa_tag_facts *f = ctx;
+	hex_push(&f->hex, &f->n_hex, &f->cap_hex, &f->sorted_hex, hex);
+}
+
+static void fact_list_mention(void *ctx, const oa_digest_hex hex)
+{
+	oa_tag_facts *f = ctx;
+	hex_push(&f->list_hex, &f->n_list_hex, &f->cap_list_hex, &f->sorted_list_hex, hex);
+}
+
+/* A tag file read in full: what refs.c would take from its bytes (every
+ * digest they mention, their sha256, the blob its symlink resolves to,
+ * and, when they may be a list, the digests to follow). */
+static void note_tag_file(oa_store *s, const uint8_t *bytes, size_t len, const oa_digest_hex self,
+                          const oa_digest_hex link_hex)
+{
+	oa_tag_facts *f = &s->tags;
+	f->files++;
+	oa_digest_scan(bytes, len, fact_mention, f);
+	fact_mention(f, self);
+	if (link_hex[0])
+		fact_mention(f, link_hex);
+	if (oa_mentions_manifests_key(bytes, len))
+		oa_digest_scan(bytes, len, fact_list_mention, f);
+}
+
+/* Something the facts cannot stand for: the views walk the tree themselves. */
+static void not_plain(oa_store *s)
+{
+	s->tags.plain = false;
+}
+
+static void free_tag_facts(oa_tag_facts *f)
+{
+	free(f->hex);
+	free(f->list_hex);
+	oa_free_names(f->empty_dirs, f->n_empty_dirs);
+	free(f->empty_st);
+	memset(f, 0, sizeof *f);
+}
+
+/* Done walking: sort what was gathered, or drop it when it is not complete. */
+static void finish_tag_facts(oa_store *s)
+{
+	oa_tag_facts *f = &s->tags;
+	if (!f->plain) {
+		free_tag_facts(f);
+		return;
+	}
+	hex_unique(f->hex, &f->n_hex);
+	hex_unique(f->list_hex, &f->n_list_hex);
+	f->sorted_hex = f->n_hex;
+	f->sorted_list_hex = f->n_list_hex;
+}
+
+/* manifests/ or manifests-v2/: absent, or a directory (not a symlink) that
+ * opened. */
+static bool top_plain(const oa_store *s, const char *name, int fd, bool *present)
+{
+	struct stat lst;
+	*present = false;
+	if (s->root_fd < 0)
+		return false;
+	if (fstatat(s->root_fd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT;
+	*present = true;
+	return fd >= 0 && S_ISDIR(lst.st_mode);
+}
+
+static void note_empty_dir(oa_store *s, char *rel, const struct stat *st)
+{
+	oa_tag_facts *f = &s->tags;
+	f->empty_dirs = oa_xreallocarray(f->empty_dirs, f->n_empty_dirs + 1, sizeof *f->empty_dirs);
+	f->empty_st = oa_xreallocarray(f->empty_st, f->n_empty_dirs + 1, sizeof *f->empty_st);
+	f->empty_dirs[f->n_empty_dirs] = rel;
+	f->empty_st[f->n_empty_dirs++] = *st;
 }
 
 static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st, bool link);
@@ -412,18 +539,10 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
  * prune keep every complete blob, see refs.h). */
 static bool leads_out(walk_ctx *w, int depth, const char *name)
 {
-	oa_buf raw;
-	oa_buf_init(&raw);
-	oa_buf_adds(&raw, w->top);
-	for (int i = 0; i < depth; i++) {
-		oa_buf_addc(&raw, '/');
-		oa_buf_adds(&raw, w->parts[i]);
-	}
-	oa_buf_addc(&raw, '/');
-	oa_buf_adds(&raw, name);
+	char *raw = raw_path(w, depth, name);
 	char resolved[OA_PATH_MAX];
-	bool out = oa_store_resolve_path(w->s, raw.data, resolved) == 0;
-	oa_buf_free(&raw);
+	bool out = oa_store_resolve_path(w->s, raw, resolved) == 0;
+	free(raw);
 	if (out) {
 		char *rel = rel_path(w, depth, name);
 		char *where = oa_escape(resolved, strlen(resolved));
@@ -436,19 +555,23 @@ static bool leads_out(walk_ctx *w, int depth, const char *name)
 	return out;
 }
 
-static void walk(walk_ctx *w, int dirfd, int depth)
+/* Walk one directory; true when nothing but directories holding nothing
+ * is below it (junk.c's empty directories, recorded for manifests/). */
+static bool walk(walk_ctx *w, int dirfd, int depth)
 {
 	oa_store *s = w->s;
 	size_t n;
 	int err;
+	bool empty = true;
 	char **names = oa_list_dir(dirfd, &n, &err);
 	if (err) {
+		not_plain(s);
 		char *rel = rel_path(w, depth, NULL);
 		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot list %s: %s", rel,
 		                strerror(err));
 		/* The server's glob silently skips what it cannot read. */
 		free(rel);
-		return;
+		return false;
 	}
 	if (n == 0 && depth > 0) {
 		char *rel = rel_path(w, depth, NULL);
@@ -464,12 +587,22 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 		bool ok = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		int serr = errno;
 		bool link = ok && S_ISLNK(st.st_mode);
-		if (link && leads_out(w, depth, name))
-			continue;
+		bool was_dir = ok && S_ISDIR(st.st_mode);
+		if (!ok || (link && leads_out(w, depth, name))) {
+			not_plain(s);
+			empty = false;
+			if (link)
+				continue;
+		}
 		if (link) {
 			ok = fstatat(dirfd, name, &st, 0) == 0;
 			serr = errno;
+			/* only a tag symlink to a regular file is read as refs.c reads it */
+			if (!ok || !S_ISREG(st.st_mode) || depth != 3)
+				not_plain(s);
 		}
+		if (!was_dir)
+			empty = false;
 		if (depth == 3) {
 			w->parts[3] = names[i];
 			char *rel = rel_path(w, 3, name);
@@ -487,6 +620,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 				s->prune_blocked = true;
 				s->n_manifest_files++;
 			} else if (S_ISDIR(st.st_mode)) {
+				not_plain(s); /* refs.c reads what it holds */
 				oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
 				                "a directory where a manifest file belongs; the server skips it");
 			} else {
@@ -497,6 +631,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 			continue;
 		}
 		if (!ok || !S_ISDIR(st.st_mode)) {
+			not_plain(s); /* refs.c reads a file at any depth */
 			char *rel = rel_path(w, depth, name);
 			oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
 			                ok ? "a file at depth %d under manifests/; the server only reads depth 4"
@@ -507,6 +642,8 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 		}
 		int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (sub < 0) {
+			not_plain(s);
+			empty = false;
 			w->parts[depth] = names[i];
 			char *rel = rel_path(w, depth + 1, NULL);
 			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot open %s: %s",
@@ -515,12 +652,16 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 			continue;
 		}
 		w->parts[depth] = names[i];
-		walk(w, sub, depth + 1);
+		if (!walk(w, sub, depth + 1))
+			empty = false;
+		else if (!w->v2)
+			note_empty_dir(s, raw_path(w, depth + 1, NULL), &st);
 		close(sub);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	return empty;
 }
 
 /* A manifest that does not parse may still be the only thing that needs
@@ -626,27 +767,31 @@ static oa_blob *entry_blob(const oa_store *s, const oa_list_entry *e)
 	return b && b->cls == OA_BLOB_VALID && !b->dangling && b->stat_ok ? b : NULL;
 }
 
-/* Which manifest blob a tag is: the one its symlink resolves to, else the
- * one its bytes hash to (a hard link or a copy). */
-static void tag_blob(walk_ctx *w, oa_model *m, const char *file, bool link, const uint8_t *bytes,
-                     size_t len)
+/* The manifest blob a tag symlink resolves to, or "". */
+static void link_blob(walk_ctx *w, const char *file, oa_digest_hex hex)
 {
-	oa_digest_hex hex;
+	hex[0] = '\0';
+	char *raw = raw_path(w, 3, file);
+	char resolved[OA_PATH_MAX];
+	if (oa_store_resolve_path(w->s, raw, resolved) != 1 || !oa_store_blob_path_hex(w->s, resolved, hex))
+		hex[0] = '\0';
+	free(raw);
+}
+
+/* Which manifest blob a tag is: the one its symlink resolves to (link_hex),
+ * else the one its bytes hash to (self: a hard link or a copy). */
+static void tag_blob(walk_ctx *w, oa_model *m, bool link, const oa_digest_hex self, const oa_digest_hex link_hex)
+{
 	m->tag_kind = "file";
 	if (link) {
 		m->tag_kind = "symlink";
-		char *raw = oa_xasprintf("%s/%s/%s/%s/%s", w->top, w->parts[0], w->parts[1], w->parts[2], file);
-		char resolved[OA_PATH_MAX];
-		if (oa_store_resolve_path(w->s, raw, resolved) == 1 && oa_store_blob_path_hex(w->s, resolved, hex))
-			memcpy(m->tag_blob, hex, sizeof hex);
-		free(raw);
+		memcpy(m->tag_blob, link_hex, sizeof m->tag_blob);
 		return;
 	}
-	oa_sha256_hex(bytes, len, hex);
-	oa_blob *b = blob_by_hex(w->s, hex);
+	oa_blob *b = blob_by_hex(w->s, self);
 	if (!b)
 		return;
-	memcpy(m->tag_blob, hex, sizeof hex);
+	memcpy(m->tag_blob, self, sizeof m->tag_blob);
 	m->tag_kind = b->st.st_dev == m->st.st_dev && b->st.st_ino == m->st.st_ino ? "hardlink" : "copy";
 }
 
@@ -744,7 +889,10 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 {
 	oa_store *s = w->s;
 	char *rel = rel_path(w, 3, file);
+	if (!S_ISREG(st->st_mode) || st->st_nlink > 1)
+		not_plain(s); /* refs.c skips the one, looks for the other's names in blobs/ */
 	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
+		not_plain(s); /* refs.c reads it */
 		/* a tag write the server did not finish (its temp name): junk, not a model */
 		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel,
 		                "an interrupted manifests-v2 tag write; prune removes it after the grace period");
@@ -770,9 +918,16 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		size_t len;
 		if (read_looked_at(dirfd, file, st, OA_MANIFEST_MAX, &bytes, &len) == 0) {
 			mark_weak_refs(s, bytes, len);
+			oa_digest_hex self, lh = "";
+			oa_sha256_hex(bytes, len, self);
+			if (link)
+				link_blob(w, file, lh);
+			note_tag_file(s, bytes, len, self, lh);
 			free(bytes);
-		} else if (errno == EFBIG) {
-			mark_weak_refs_file(s, dirfd, file);
+		} else {
+			not_plain(s);
+			if (errno == EFBIG)
+				mark_weak_refs_file(s, dirfd, file);
 		}
 		free(rel);
 		return;
@@ -794,6 +949,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	char err[256];
 	if (read_looked_at(dirfd, file, st, OA_MANIFEST_MAX, &bytes, &len) < 0) {
 		int e = errno;
+		not_plain(s);
 		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
 		                                 : e == EINVAL ? "not a regular file" : strerror(e));
 		if (e == EFBIG) /* what it names is not an orphan (issue 19, 11c) */
@@ -811,7 +967,12 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		return;
 	}
 	m->manifest_bytes = len;
-	tag_blob(w, m, file, link, bytes, len);
+	oa_digest_hex self, lh = ""; /* a manifest blob's digest is the sha256 of all its bytes */
+	oa_sha256_hex(bytes, len, self);
+	if (link)
+		link_blob(w, file, lh);
+	note_tag_file(s, bytes, len, self, lh);
+	tag_blob(w, m, link, self, lh);
 	if (oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0) {
 		m->manifest_error = oa_escape(err, strlen(err));
 		oa_findings_add(&s->findings, OA_FINDING_INVALID_MANIFEST, m->display, NULL, rel, "manifest is %s%s",
@@ -825,8 +986,8 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		mark_weak_refs(s, bytes, len);
 	} else {
 		m->manifest_ok = true;
-		if (w->v2) /* a manifest blob's digest is the sha256 of all its bytes */
-			oa_sha256_hex(bytes, len, m->m.id);
+		if (w->v2)
+			memcpy(m->m.id, self, sizeof m->m.id);
 		if (m->m.is_list)
 			use_list_child(s, m);
 		if (m->v2 || m->is_list)
@@ -1609,6 +1770,9 @@ bool oa_model_conversion(const oa_store *s, const oa_model *m, oa_conversion *ou
 void oa_store_read(oa_store *s)
 {
 	scan_blobs(s);
+	bool here, here_v2;
+	s->tags.plain = top_plain(s, "manifests", s->manifests_fd, &here) &&
+	                top_plain(s, "manifests-v2", s->manifests_v2_fd, &here_v2) && (here || here_v2);
 	walk_ctx w = { .s = s, .top = "manifests" };
 	if (s->manifests_fd >= 0)
 		walk(&w, s->manifests_fd, 0);
@@ -1616,6 +1780,7 @@ void oa_store_read(oa_store *s)
 	w.v2 = true;
 	if (s->manifests_v2_fd >= 0)
 		walk(&w, s->manifests_v2_fd, 0);
+	finish_tag_facts(s);
 	add_list_rows(s, &w.cap);
 	mark_anchors(s);
 	if (s->n_models)
@@ -1675,6 +1840,7 @@ void oa_store_release(oa_store *s)
 		free(s->blobs[i].link_target);
 	}
 	free(s->blobs);
+	free_tag_facts(&s->tags);
 	oa_findings_free(&s->findings);
 	if (s->manifests_fd >= 0)
 		close(s->manifests_fd);
