@@ -73,8 +73,20 @@ OA_EXPORT const char *oa_runner_name(enum oa_runner r);
 
 struct oa_model_headers; /* weight-header facts, see headers.h */
 
+/* A model's name: the four parts of an oa_name in one allocation (an
+ * oa_name holds 594 bytes of arrays: 6 MB over 10,000 tags). */
+typedef struct oa_model_name {
+	char *host;                   /* the allocation: "host\0ns\0model\0tag\0" */
+	const char *ns, *model, *tag; /* into it */
+} oa_model_name;
+OA_EXPORT void oa_model_name_set(oa_model_name *dst, const oa_name *n);
+OA_EXPORT void oa_model_name_get(const oa_model_name *n, oa_name *out);
+OA_EXPORT void oa_model_name_free(oa_model_name *n);
+/* oa_name_equal, or with fold oa_name_equal_fold, of a model's name and n. */
+OA_EXPORT bool oa_model_name_is(const oa_model_name *a, const oa_name *n, bool fold);
+
 typedef struct oa_model {
-	oa_name name;
+	oa_model_name name;
 	char *display;            /* DisplayShortest (a model is ~1.9 KB: no 598-byte array per tag) */
 	char *rel_path;           /* manifests/<host>/<ns>/<model>/<tag> */
 	struct stat st;           /* of the manifest file (following a symlink) */
@@ -179,6 +191,7 @@ typedef struct oa_store {
 	size_t n_models;
 	oa_blob *blobs;       /* sorted by name */
 	size_t n_blobs;
+	bool blobs_listed;    /* every entry of blobs/ is in blobs (the listing did not fail) */
 	unsigned n_manifest_files; /* depth-4 files seen, valid or not */
 	bool prune_blocked;   /* the server's start-up prune would be skipped */
 

@@ -215,6 +215,7 @@ static void unservable(oa_store *s, oa_model *m)
 
 void oa_model_free(oa_model *m)
 {
+	oa_model_name_free(&m->name);
 	free(m->display);
 	free(m->rel_path);
 	free(m->manifest_error);

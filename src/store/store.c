@@ -329,6 +329,7 @@ static void scan_blobs(oa_store *s)
 		                            &b->partial_index);
 		errno = 0;
 	}
+	s->blobs_listed = !errno;
 	if (errno)
 		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs",
 		                "error while listing blobs/: %s", strerror(errno));
@@ -377,6 +378,51 @@ bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b)
 	}
 	free(buf);
 	return b->is_manifest_blob;
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+void oa_model_name_set(oa_model_name *dst, const oa_name *n)
+{
+	size_t h = strlen(n->host) + 1, ns = strlen(n->ns) + 1, m = strlen(n->model) + 1, t = strlen(n->tag) + 1;
+	char *p = oa_xmalloc(h + ns + m + t);
+	memcpy(p, n->host, h);
+	memcpy(p + h, n->ns, ns);
+	memcpy(p + h + ns, n->model, m);
+	memcpy(p + h + ns + m, n->tag, t);
+	*dst = (oa_model_name){ p, p + h, p + h + ns, p + h + ns + m };
+}
+
+void oa_model_name_get(const oa_model_name *n, oa_name *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!n->host)
+		return;
+	snprintf(out->host, sizeof out->host, "%s", n->host);
+	snprintf(out->ns, sizeof out->ns, "%s", n->ns);
+	snprintf(out->model, sizeof out->model, "%s", n->model);
+	snprintf(out->tag, sizeof out->tag, "%s", n->tag);
+}
+
+void oa_model_name_free(oa_model_name *n)
+{
+	free(n->host);
+	memset(n, 0, sizeof *n);
+}
+
+bool oa_model_name_is(const oa_model_name *a, const oa_name *n, bool fold)
+{
+	oa_name x;
+	oa_model_name_get(a, &x);
+	return fold ? oa_name_equal_fold(&x, n) : oa_name_equal(&x, n);
+}
+
+/* The same for two models' names. */
+static bool names_match(const oa_model_name *a, const oa_model_name *b, bool fold)
+{
+	oa_name y;
+	oa_model_name_get(b, &y);
+	return oa_model_name_is(a, &y, fold);
 }
 
 /* ---- manifests/ ----------------------------------------------------------- */
@@ -935,7 +981,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	OA_ALLOC_GROW(s->models, s->n_models + 1, w->cap);
 	oa_model *m = &s->models[s->n_models++];
 	memset(m, 0, sizeof *m);
-	m->name = name;
+	oa_model_name_set(&m->name, &name);
 	char shown[OA_NAME_DISPLAY_MAX];
 	oa_name_display(&name, shown, sizeof shown);
 	m->display = oa_xstrdup(shown);
@@ -1001,7 +1047,7 @@ static int cmp_key(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char *fold_key(const oa_name *n)
+static char *fold_key(const oa_model_name *n)
 {
 	char *k = oa_xasprintf("%s/%s/%s:%s", n->host, n->ns, n->model, n->tag);
 	for (char *p = k; *p; p++)
@@ -1061,7 +1107,7 @@ static void mark_anchors(oa_store *s)
 		const oa_model *v = NULL, *same = NULL;
 		for (size_t j = 0; j < s->n_models; j++) {
 			const oa_model *r = &s->models[j];
-			if (!r->v2 || !oa_name_equal_fold(&r->name, &m->name))
+			if (!r->v2 || !names_match(&r->name, &m->name, true))
 				continue;
 			if (!v)
 				v = r;
@@ -1503,7 +1549,9 @@ static bool sibling_row(oa_store *s, const oa_model *p, const oa_list_entry *e, 
 			oa_manifest_free(&r->m);
 		return false;
 	}
-	r->name = p->name;
+	oa_name pn;
+	oa_model_name_get(&p->name, &pn);
+	oa_model_name_set(&r->name, &pn);
 	r->display = oa_xstrdup(p->display);
 	r->rel_path = oa_xstrdup(p->rel_path);
 	r->st = p->st;
@@ -1802,9 +1850,9 @@ long oa_store_resolve(const oa_store *s, const char *query)
 		for (size_t i = 0; i < s->n_models; i++) {
 			if (s->models[i].anchor || s->models[i].sibling) /* manifests-v2 takes precedence */
 				continue;
-			if (oa_name_equal(&s->models[i].name, &want))
+			if (oa_model_name_is(&s->models[i].name, &want, false))
 				return (long)i;
-			if (oa_name_equal_fold(&s->models[i].name, &want))
+			if (oa_model_name_is(&s->models[i].name, &want, true))
 				folded = (long)i, n_folded++;
 		}
 		if (n_folded > 1)
