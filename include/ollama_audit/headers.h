@@ -19,7 +19,8 @@ typedef struct oa_layer_header {
 	oa_gguf_info *gguf; /* when have_gguf, else NULL; shared with the scan's other layers
 	                     * of the same blob: read-only (headers.c owns it) */
 	bool have_st;
-	oa_st_blob st;
+	oa_st_blob *st;     /* when have_st, else NULL (most layers are not tensors: 150 bytes
+	                     * less per layer of every tag) */
 } oa_layer_header;
 
 typedef struct oa_model_headers {

@@ -109,7 +109,8 @@ typedef struct oa_model {
 	uint64_t apparent_bytes;  /* st_size of the same files */
 	bool remote;
 	bool hidden_from_list;
-	char *template_text;      /* for capability hints; NULL if none */
+	const char *template_text; /* for capability hints; NULL if none (the store's copy, one per
+	                              template blob, shared by the tags naming it) */
 
 	/* /api/tags details: pointers into cfg or headers, or static strings. */
 	const char *d_format, *d_family, *d_parameter_size, *d_quantization, *d_parent_model;
@@ -159,11 +160,11 @@ typedef struct oa_model {
  * otherwise the views walk the tree themselves. */
 typedef struct oa_tag_facts {
 	bool plain;
-	oa_digest_hex *hex;      /* lowercase: every digest mentioned, every file's sha256, every blob a
-	                          * tag symlink resolves to; sorted and unique once the scan is done */
-	size_t n_hex, cap_hex, sorted_hex;
-	oa_digest_hex *list_hex; /* what the files that mention a "manifests" key mention */
-	size_t n_list_hex, cap_list_hex, sorted_list_hex;
+	unsigned char (*dig)[32];      /* binary: every digest mentioned, every file's sha256, every blob
+	                                * a tag symlink resolves to; sorted and unique once the scan is done */
+	size_t n_dig, cap_dig, sorted_dig;
+	unsigned char (*list_dig)[32]; /* what the files that mention a "manifests" key mention */
+	size_t n_list_dig, cap_list_dig, sorted_list_dig;
 	size_t files;            /* tag files read */
 	char **empty_dirs;       /* manifests/<...> holding no file at any depth, deepest first */
 	struct stat *empty_st;   /* their lstat */
@@ -208,6 +209,7 @@ typedef struct oa_store {
 	int header_mode;      /* enum oa_header_mode, see headers.h */
 	struct oa_header_cache *header_cache; /* headers.c, during oa_store_scan only */
 	oa_tag_facts tags;    /* what the walk read, for the reference set and empty directories */
+	char **blob_text;     /* per blob: its bytes once read as a template, or NULL */
 } oa_store;
 
 /* Resolve a store from a user path: the models dir itself, its parent

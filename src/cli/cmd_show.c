@@ -275,7 +275,7 @@ static void show_layers(cli *c, const oa_model *m)
 			if (lh->have_gguf)
 				show_gguf(lh->gguf, c->tensors);
 			else if (lh->have_st)
-				show_st(&lh->st, c->tensors);
+				show_st(lh->st, c->tensors);
 		}
 	}
 	if (m->headers && m->headers->have_st_model) {

@@ -868,15 +868,21 @@ void oa_refcache_free(oa_refcache *c)
 }
 
 /* A cache entry holding digests the scan gathered (not a file). */
-static void rc_seed(oa_refcache *c, const char *label, const oa_digest_hex *hex, size_t n, bool list)
+static void rc_seed(oa_refcache *c, const char *label, const unsigned char (*dig)[32], size_t n, bool list)
 {
+	static const char digits[] = "0123456789abcdef";
 	rc_file *f = rc_add(c, oa_xstrdup(label), str_hash(label));
 	f->gen = c->gen;
 	f->list = list;
 	f->n_hex = n;
 	f->hex = oa_xcalloc(n ? n : 1, sizeof *f->hex);
-	if (n)
-		memcpy(f->hex, hex, n * sizeof *hex);
+	for (size_t i = 0; i < n; i++) { /* sorted binary is sorted lowercase hex */
+		for (int k = 0; k < 32; k++) {
+			f->hex[i][2 * k] = digits[dig[i][k] >> 4];
+			f->hex[i][2 * k + 1] = digits[dig[i][k] & 15];
+		}
+		f->hex[i][64] = '\0';
+	}
 }
 
 void oa_refset_scanned(const oa_store *s, oa_refset *r)
@@ -891,8 +897,8 @@ void oa_refset_scanned(const oa_store *s, oa_refset *r)
 	rc_peers_update(c);
 	/* What every tag file says, then what the lists among them name: the
 	 * closure follows the latter through blobs/, as an update would. */
-	rc_seed(c, "(scan) tags", t->hex, t->n_hex, false);
-	rc_seed(c, "(scan) lists", t->list_hex, t->n_list_hex, true);
+	rc_seed(c, "(scan) tags", (const unsigned char (*)[32])t->dig, t->n_dig, false);
+	rc_seed(c, "(scan) lists", (const unsigned char (*)[32])t->list_dig, t->n_list_dig, true);
 	rc_closure(c, c, NULL, 0, r);
 	r->files = t->files;
 	add_shared(c, r);

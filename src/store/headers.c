@@ -231,11 +231,12 @@ static void read_tensor_layer(oa_store *s, oa_model *m, size_t i)
 		return;
 	}
 	lh->have_st = true;
-	oa_st_read_fd(fd, (uint64_t)b->st.st_size, m->m.layers[i].name, &lh->st);
+	lh->st = oa_xcalloc(1, sizeof *lh->st);
+	oa_st_read_fd(fd, (uint64_t)b->st.st_size, m->m.layers[i].name, lh->st);
 	close(fd);
-	oa_st_model_add(&h->st_model, &lh->st);
+	oa_st_model_add(&h->st_model, lh->st);
 	h->have_st_model = true;
-	const oa_st_blob *st = &lh->st;
+	const oa_st_blob *st = lh->st;
 	for (size_t d = 0; d < st->n_diags; d++) {
 		if (st->diags[d].severity == OA_SEV_ERROR) {
 			oa_findings_add(&s->findings, OA_FINDING_INVALID_SAFETENSORS, m->display, digest_of(m, i),
@@ -455,8 +456,10 @@ void oa_headers_free(struct oa_model_headers *h)
 		return;
 	for (size_t i = 0; i < h->n_layers; i++) {
 		gguf_release(h->layers[i].gguf);
-		if (h->layers[i].have_st)
-			oa_st_blob_free(&h->layers[i].st);
+		if (h->layers[i].have_st) {
+			oa_st_blob_free(h->layers[i].st);
+			free(h->layers[i].st);
+		}
 	}
 	free(h->layers);
 	oa_st_model_free(&h->st_model);

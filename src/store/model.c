@@ -226,7 +226,6 @@ void oa_model_free(oa_model *m)
 	free(m->child_row);
 	oa_config_free(&m->cfg);
 	free(m->layer_blobs);
-	free(m->template_text);
 	for (size_t i = 0; i < m->n_caps; i++)
 		free(m->caps[i]);
 	free(m->caps);

@@ -467,47 +467,52 @@ static char *raw_path(walk_ctx *w, int depth, const char *leaf)
 
 /* ---- what the walk tells the reference set (oa_tag_facts) ------------------ */
 
-static int cmp_hex64(const void *a, const void *b)
+static int cmp_dig(const void *a, const void *b)
 {
-	return memcmp(a, b, 64);
+	return memcmp(a, b, 32);
 }
 
-static void hex_unique(oa_digest_hex *v, size_t *n)
+static void dig_unique(unsigned char (*v)[32], size_t *n)
 {
 	if (*n)
-		qsort(v, *n, sizeof *v, cmp_hex64);
+		qsort(v, *n, sizeof *v, cmp_dig);
 	size_t w = 0;
 	for (size_t i = 0; i < *n; i++)
-		if (w == 0 || memcmp(v[w - 1], v[i], 64) != 0)
+		if (w == 0 || memcmp(v[w - 1], v[i], 32) != 0)
 			memmove(v[w++], v[i], sizeof *v);
 	*n = w;
 }
 
-/* Append a digest, lowercased; sorted and deduplicated whenever it doubled,
- * so memory is bounded by the distinct digests, not the mentions. */
-static void hex_push(oa_digest_hex **v, size_t *n, size_t *cap, size_t *sorted, const char *hex)
+static int hex_nibble(char c)
+{
+	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* Append a digest (64 hex digits, either case) in binary; sorted and
+ * deduplicated whenever it doubled, so memory is bounded by the distinct
+ * digests, not the mentions. */
+static void dig_push(unsigned char (**v)[32], size_t *n, size_t *cap, size_t *sorted, const char *hex)
 {
 	if (*n >= 4096 && *n >= 2 * *sorted) {
-		hex_unique(*v, n);
+		dig_unique(*v, n);
 		*sorted = *n;
 	}
 	OA_ALLOC_GROW(*v, *n + 1, *cap);
-	for (int k = 0; k < 64; k++)
-		(*v)[*n][k] = (char)tolower((unsigned char)hex[k]);
-	(*v)[*n][64] = '\0';
+	for (int k = 0; k < 32; k++)
+		(*v)[*n][k] = (unsigned char)(hex_nibble(hex[2 * k]) << 4 | hex_nibble(hex[2 * k + 1]));
 	(*n)++;
 }
 
 static void fact_mention(void *ctx, const oa_digest_hex hex)
 {
 	oa_tag_facts *f = ctx;
-	hex_push(&f->hex, &f->n_hex, &f->cap_hex, &f->sorted_hex, hex);
+	dig_push(&f->dig, &f->n_dig, &f->cap_dig, &f->sorted_dig, hex);
 }
 
 static void fact_list_mention(void *ctx, const oa_digest_hex hex)
 {
 	oa_tag_facts *f = ctx;
-	hex_push(&f->list_hex, &f->n_list_hex, &f->cap_list_hex, &f->sorted_list_hex, hex);
+	dig_push(&f->list_dig, &f->n_list_dig, &f->cap_list_dig, &f->sorted_list_dig, hex);
 }
 
 /* A tag file read in full: what refs.c would take from its bytes (every
@@ -534,8 +539,8 @@ static void not_plain(oa_store *s)
 
 static void free_tag_facts(oa_tag_facts *f)
 {
-	free(f->hex);
-	free(f->list_hex);
+	free(f->dig);
+	free(f->list_dig);
 	oa_free_names(f->empty_dirs, f->n_empty_dirs);
 	free(f->empty_st);
 	memset(f, 0, sizeof *f);
@@ -549,10 +554,10 @@ static void finish_tag_facts(oa_store *s)
 		free_tag_facts(f);
 		return;
 	}
-	hex_unique(f->hex, &f->n_hex);
-	hex_unique(f->list_hex, &f->n_list_hex);
-	f->sorted_hex = f->n_hex;
-	f->sorted_list_hex = f->n_list_hex;
+	dig_unique(f->dig, &f->n_dig);
+	dig_unique(f->list_dig, &f->n_list_dig);
+	f->sorted_dig = f->n_dig;
+	f->sorted_list_dig = f->n_list_dig;
 }
 
 /* manifests/ or manifests-v2/: absent, or a directory (not a symlink) that
@@ -1422,9 +1427,14 @@ static void resolve_model(oa_store *s, oa_model *m)
 		if (l->kind == OA_LAYER_TEMPLATE && m->layer_blobs[i] && !m->layer_blobs[i]->dangling &&
 		    !m->template_text) {
 			uint8_t *t;
-			size_t tlen;
-			if (read_blob(s, m->layer_blobs[i], OA_TEMPLATE_MAX, &t, &tlen) == 0)
-				m->template_text = (char *)t;
+			size_t tlen, at = (size_t)(m->layer_blobs[i] - s->blobs);
+			if (!s->blob_text)
+				s->blob_text = oa_xcalloc(s->n_blobs, sizeof *s->blob_text);
+			/* every tag of a family names the same template: read it once */
+			if (s->blob_text[at])
+				m->template_text = s->blob_text[at];
+			else if (read_blob(s, m->layer_blobs[i], OA_TEMPLATE_MAX, &t, &tlen) == 0)
+				m->template_text = s->blob_text[at] = (char *)t;
 			else if (errno != EFBIG) {
 				/* The server cannot read it either: ollama list drops the model. */
 				int e = errno;
@@ -1887,6 +1897,9 @@ void oa_store_release(oa_store *s)
 		free(s->blobs[i].name);
 		free(s->blobs[i].link_target);
 	}
+	for (size_t i = 0; s->blob_text && i < s->n_blobs; i++)
+		free(s->blob_text[i]);
+	free(s->blob_text);
 	free(s->blobs);
 	free_tag_facts(&s->tags);
 	oa_findings_free(&s->findings);

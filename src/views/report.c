@@ -424,7 +424,7 @@ static json_t *layer_json(const oa_store *s, const oa_model *m, const oa_layer *
 	if (lh && lh->have_gguf)
 		json_object_set_new(o, "header", gguf_header_json(lh->gguf, tensors));
 	else if (lh && lh->have_st)
-		json_object_set_new(o, "header", st_header_json(&lh->st, tensors));
+		json_object_set_new(o, "header", st_header_json(lh->st, tensors));
 	(void)m;
 	return o;
 }
