@@ -128,7 +128,7 @@ typedef struct oa_model {
 	const char *tag_kind;     /* "file", "symlink", "hardlink" or "copy" (of a manifest blob) */
 	oa_digest_hex tag_blob;   /* the manifest blob the tag is, or "" */
 	bool is_list;             /* the tag is a manifest list; m is the child in use */
-	oa_manifest list;         /* the list itself, when is_list */
+	oa_manifest *list;        /* the list itself when is_list, else NULL */
 	bool *child_present;      /* per list entry: its manifest is here */
 	long child;               /* the entry in use, or -1 */
 	long child_pull;          /* the entry a pull on the --platform would fetch, or -1 */

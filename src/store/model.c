@@ -36,7 +36,7 @@ static bool unknown_quant(const char *q)
  * finding: the server starts what the config says. */
 static void runner_label(oa_store *s, oa_model *m)
 {
-	const oa_list_entry *e = m->is_list && m->child >= 0 ? &m->list.entries[m->child] : NULL;
+	const oa_list_entry *e = m->is_list && m->child >= 0 ? &m->list->entries[m->child] : NULL;
 	if (m->sibling)
 		e = m->row_entry;
 	const char *runner = m->m.runner && *m->m.runner ? m->m.runner : e && *e->runner ? e->runner : NULL;
@@ -221,7 +221,9 @@ void oa_model_free(oa_model *m)
 	free(m->manifest_error);
 	free(m->config_error);
 	oa_manifest_free(&m->m);
-	oa_manifest_free(&m->list);
+	if (m->list)
+		oa_manifest_free(m->list);
+	free(m->list);
 	free(m->child_present);
 	free(m->child_row);
 	oa_config_free(&m->cfg);

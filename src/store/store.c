@@ -867,17 +867,18 @@ static uint8_t *child_bytes(oa_store *s, const oa_list_entry *e, size_t *len)
 static void use_list_child(oa_store *s, oa_model *m)
 {
 	m->is_list = true;
-	m->list = m->m;
+	m->list = oa_xmalloc(sizeof *m->list);
+	*m->list = m->m;
 	memset(&m->m, 0, sizeof m->m);
-	size_t n = m->list.n_manifests;
+	size_t n = m->list->n_manifests;
 	m->child_present = oa_xcalloc(n ? n : 1, sizeof *m->child_present);
 	for (size_t i = 0; i < n; i++) {
-		const oa_list_entry *e = &m->list.entries[i];
+		const oa_list_entry *e = &m->list->entries[i];
 		m->child_present[i] = e->inline_json || entry_blob(s, e);
 	}
 	const char *platform = s->platform ? s->platform : oa_platform_default();
-	m->child_pull = oa_list_select(&m->list, NULL, platform);
-	m->child = oa_list_select(&m->list, m->child_present, platform);
+	m->child_pull = oa_list_select(m->list, NULL, platform);
+	m->child = oa_list_select(m->list, m->child_present, platform);
 	for (size_t i = 0; i < n && m->child < 0; i++)
 		if (m->child_present[i])
 			m->child = (long)i; /* a runner no preference names: the first that is here */
@@ -885,7 +886,7 @@ static void use_list_child(oa_store *s, oa_model *m)
 	uint8_t *bytes = NULL;
 	size_t len = 0;
 	if (m->child >= 0)
-		bytes = child_bytes(s, &m->list.entries[m->child], &len);
+		bytes = child_bytes(s, &m->list->entries[m->child], &len);
 	if (!bytes || oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0 || m->m.is_list) {
 		if (!*err)
 			snprintf(err, sizeof err, "%s", m->child < 0 ? "no child of the list is here"
@@ -907,11 +908,11 @@ static void use_list_child(oa_store *s, oa_model *m)
 	}
 	free(bytes);
 	/* ollama list shows the child's digest as the ID (the list's when none is here) */
-	const oa_list_entry *e = m->child >= 0 ? &m->list.entries[m->child] : NULL;
+	const oa_list_entry *e = m->child >= 0 ? &m->list->entries[m->child] : NULL;
 	if (e && e->digest_valid)
 		memcpy(m->m.id, e->hex, sizeof m->m.id);
 	else if (!e || !e->inline_json)
-		memcpy(m->m.id, m->list.id, sizeof m->m.id);
+		memcpy(m->m.id, m->list->id, sizeof m->m.id);
 }
 
 static int cmp_layer_digest(const void *a, const void *b)
@@ -1064,7 +1065,7 @@ static char *fold_key(const oa_model_name *n)
 static const char *row_runner(const oa_model *r)
 {
 	const oa_list_entry *e = r->sibling ? r->row_entry
-	                         : r->is_list && r->child >= 0 ? &r->list.entries[r->child] : NULL;
+	                         : r->is_list && r->child >= 0 ? &r->list->entries[r->child] : NULL;
 	if (r->m.runner && *r->m.runner)
 		return r->m.runner;
 	return e ? e->runner : "";
@@ -1174,8 +1175,8 @@ static void reach_manifests(oa_store *s, const oa_model *m, bool rows_count, blo
 	oa_blob *b;
 	if (m->tag_blob[0] && (b = blob_by_hex(s, m->tag_blob)))
 		fn(ctx, b);
-	for (size_t i = 0; m->is_list && i < m->list.n_manifests; i++) {
-		const oa_list_entry *e = &m->list.entries[i];
+	for (size_t i = 0; m->is_list && i < m->list->n_manifests; i++) {
+		const oa_list_entry *e = &m->list->entries[i];
 		if (!m->child_present[i])
 			continue;
 		if (rows_count && m->child_row && m->child_row[i]) /* its row counts its config and layers */
@@ -1280,8 +1281,8 @@ static void ref_manifest_blobs(oa_store *s, oa_model *m)
 	if (!m->is_list)
 		return;
 	const char *platform = s->platform ? s->platform : oa_platform_default();
-	const oa_list_entry *use = m->child >= 0 ? &m->list.entries[m->child] : NULL;
-	const oa_list_entry *pull = m->child_pull >= 0 ? &m->list.entries[m->child_pull] : NULL;
+	const oa_list_entry *use = m->child >= 0 ? &m->list->entries[m->child] : NULL;
+	const oa_list_entry *pull = m->child_pull >= 0 ? &m->list->entries[m->child_pull] : NULL;
 	char pulls[160] = "";
 	if (pull && pull != use)
 		snprintf(pulls, sizeof pulls, "; a pull on %s would fetch the %s child (%s)%s", platform,
@@ -1290,7 +1291,7 @@ static void ref_manifest_blobs(oa_store *s, oa_model *m)
 	char *r = use ? oa_escape(use->runner, strlen(use->runner)) : NULL;
 	char *f = use ? oa_escape(use->format, strlen(use->format)) : NULL;
 	oa_findings_add(&s->findings, OA_FINDING_MANIFEST_LIST, m->display, NULL, m->rel_path,
-	                "a manifest list of %zu children: %s%s%s%s%s", m->list.n_manifests,
+	                "a manifest list of %zu children: %s%s%s%s%s", m->list->n_manifests,
 	                use ? "uses the " : "none is here", use ? r : "", use ? " child (" : "",
 	                use ? (*f ? f : "format not named") : "", use ? ")" : "");
 	if (*pulls)
@@ -1586,12 +1587,12 @@ static void add_list_rows(oa_store *s, size_t *cap)
 		if (!p->is_list || !p->manifest_ok)
 			continue;
 		p->list_rows = 1;
-		p->child_row = oa_xcalloc(p->list.n_manifests + 1, sizeof *p->child_row);
-		for (size_t k = 0; k < p->list.n_manifests; k++) {
+		p->child_row = oa_xcalloc(p->list->n_manifests + 1, sizeof *p->child_row);
+		for (size_t k = 0; k < p->list->n_manifests; k++) {
 			if ((long)k == p->child || !p->child_present[k])
 				continue;
 			oa_model r;
-			if (!sibling_row(s, p, &s->models[i].list.entries[k], &r))
+			if (!sibling_row(s, p, &s->models[i].list->entries[k], &r))
 				continue;
 			OA_ALLOC_GROW(s->models, s->n_models + 1, *cap);
 			s->models[s->n_models++] = r;

@@ -185,13 +185,13 @@ static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
 	if (!m->is_list)
 		return;
 	json_t *l = json_object();
-	char *d = oa_xasprintf("sha256:%s", m->list.id);
+	char *d = oa_xasprintf("sha256:%s", m->list->id);
 	json_object_set_new(l, "digest", json_string(d));
 	free(d);
 	json_object_set_new(l, "platform", json_string(s->platform ? s->platform : oa_platform_default()));
 	json_t *kids = json_array();
-	for (size_t i = 0; i < m->list.n_manifests; i++) {
-		const oa_list_entry *e = &m->list.entries[i];
+	for (size_t i = 0; i < m->list->n_manifests; i++) {
+		const oa_list_entry *e = &m->list->entries[i];
 		json_t *k = json_object();
 		json_object_set_new(k, "digest", jstr(e->digest));
 		json_object_set_new(k, "runner", jstr(e->runner));
