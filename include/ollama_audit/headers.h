@@ -27,9 +27,10 @@ typedef struct oa_model_headers {
 	size_t n_layers;
 	oa_layer_header *layers; /* parallel to the manifest's layers */
 	bool have_st_model;
-	oa_st_model st_model;    /* totals over the tensor layers */
+	oa_st_model *st_model;   /* totals over the tensor layers, when have_st_model, else NULL */
 	bool have_hf;
-	oa_hf_config hf;         /* the config.json image.json layer */
+	oa_hf_config *hf;        /* the config.json image.json layer, when have_hf, else NULL
+	                          * (both are pointers: a GGUF tag has neither, 240 bytes less) */
 	bool cap_completion, cap_embedding, cap_vision, cap_audio;
 	char params_buf[32], quant_buf[32];
 } oa_model_headers;

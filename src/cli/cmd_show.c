@@ -279,7 +279,7 @@ static void show_layers(cli *c, const oa_model *m)
 		}
 	}
 	if (m->headers && m->headers->have_st_model) {
-		const oa_st_model *sm = &m->headers->st_model;
+		const oa_st_model *sm = m->headers->st_model;
 		char human[32];
 		oa_human_number(sm->params, human, sizeof human);
 		printf("safetensors totals: %llu tensors, %s parameters (%llu), quantization %s\n",

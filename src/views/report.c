@@ -248,8 +248,8 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	json_object_set_new(o, "arch", str_or_null(m->arch));
 	json_object_set_new(o, "parameter_size", str_or_null(m->params));
 	json_object_set_new(o, "quantization_level", str_or_null(m->quant));
-	if (m->headers && m->headers->have_st_model && m->headers->st_model.params)
-		json_object_set_new(o, "parameter_count", u64(m->headers->st_model.params));
+	if (m->headers && m->headers->have_st_model && m->headers->st_model->params)
+		json_object_set_new(o, "parameter_count", u64(m->headers->st_model->params));
 	json_t *counts = json_object();
 	for (int k = 0; k < OA_LAYER_KIND_COUNT; k++)
 		if (m->layer_counts[k])
@@ -481,7 +481,7 @@ json_t *oa_report_model_detail(const oa_store *s, const oa_model *m, bool tensor
 	}
 	json_object_set_new(o, "layer_list", layers);
 	if (m->headers && m->headers->have_st_model) {
-		const oa_st_model *sm = &m->headers->st_model;
+		const oa_st_model *sm = m->headers->st_model;
 		json_t *t = json_object();
 		json_object_set_new(t, "tensor_count", u64(sm->n_tensors));
 		json_object_set_new(t, "parameter_count", u64(sm->params));
