@@ -147,7 +147,7 @@ static void print_totals(cli *c)
 /* ---- what the tool writes never lands in a store ------------------------------------------ */
 
 /* Every store this command may audit, resolved once: each --store (or the
- * default store) as oa_store_open() resolves it, and with --all-users every
+ * default store) as oa_open_candidate() resolves it, and with --all-users every
  * store discovery finds. */
 static char **store_roots(const cli *c, size_t *n)
 {
