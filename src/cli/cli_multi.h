@@ -14,9 +14,6 @@
 /* The owner of a store's root as a user name (or decimal uid). */
 const char *cli_store_user(const oa_store *s);
 
-/* cli_open_stores() with --all-users: discovered stores plus every --store,
- * one per device+inode. Candidates we may not read are reported and OR 8. */
-opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode);
 
 /* A store could not be opened (reported as a metric with --format prometheus). */
 void cli_multi_failed(cli *c, const char *path, const char *how);
@@ -43,10 +40,5 @@ bool cli_refuse_store_path(const cli *c, const char *opt, const char *path);
 int cli_output_begin(cli *c);
 int cli_output_end(cli *c, int rc);
 
-/* No --store, no OLLAMA_MODELS and no ~/.ollama/models: the one store this
- * machine has (a Linux service's /usr/share/ollama/.ollama/models), said on
- * stderr, with *how the way discovery found it; NULL when there is none or
- * several (stderr names them). Free the result. */
-char *cli_machine_store(const char **how);
 
 #endif
