@@ -50,7 +50,7 @@ done:
 	return out;
 }
 
-uint8_t *list_tag_read(const oa_store *s, int pfd, const char *leaf, const oa_plan_rewrite *rw, size_t *len,
+uint8_t *list_tag_read(const oa_store *s, int pfd, const char *leaf, const list_new *rw, size_t *len,
                           char *why, size_t whylen)
 {
 	uint8_t *bytes = NULL;
@@ -63,7 +63,7 @@ uint8_t *list_tag_read(const oa_store *s, int pfd, const char *leaf, const oa_pl
 		char target[OA_PATH_MAX], want[80];
 		ssize_t n = readlinkat(pfd, leaf, target, sizeof target - 1);
 		target[n > 0 ? n : 0] = '\0';
-		snprintf(want, sizeof want, "sha256-%s", rw->old_list);
+		snprintf(want, sizeof want, "sha256-%s", rw->old_hex);
 		const char *base = strrchr(target, '/');
 		if (strcmp(base ? base + 1 : target, want) != 0 ||
 		    oa_read_file_at(s->blobs_fd, want, OA_MANIFEST_MAX, &bytes, len) < 0) {
@@ -81,7 +81,7 @@ uint8_t *list_tag_read(const oa_store *s, int pfd, const char *leaf, const oa_pl
 	return bytes;
 }
 
-int list_tag_check(const oa_store *s, int pfd, const char *leaf, const oa_plan_rewrite *rw, char *why,
+int list_tag_check(const oa_store *s, int pfd, const char *leaf, const list_new *rw, char *why,
                    size_t whylen)
 {
 	size_t len;
@@ -91,7 +91,7 @@ int list_tag_check(const oa_store *s, int pfd, const char *leaf, const oa_plan_r
 	oa_digest_hex hex;
 	oa_sha256_hex(bytes, len, hex);
 	free(bytes);
-	if (strcmp(hex, rw->old_list) != 0) {
+	if (strcmp(hex, rw->old_hex) != 0) {
 		snprintf(why, whylen, "the list changed since it was planned");
 		return -1;
 	}
@@ -142,11 +142,11 @@ static int write_new(int dirfd, const char *name, const char *bytes, size_t len,
 }
 
 /* blobs/sha256-<new_list>: there with these bytes already, or written. */
-static int blob_write(const oa_store *s, const oa_plan_rewrite *rw, const struct stat *owner, char *why,
+static int blob_write(const oa_store *s, const list_new *rw, const struct stat *owner, char *why,
                       size_t whylen)
 {
 	char name[80], tmp[96];
-	snprintf(name, sizeof name, "sha256-%s", rw->new_list);
+	snprintf(name, sizeof name, "sha256-%s", rw->hex);
 	snprintf(tmp, sizeof tmp, "%s.tmp", name);
 	struct stat st;
 	for (int tries = 0; tries < 2; tries++) {
@@ -179,7 +179,7 @@ static int blob_write(const oa_store *s, const oa_plan_rewrite *rw, const struct
 	return -1;
 }
 
-int list_tag_prepare(const oa_store *s, int pfd, const oa_plan_rewrite *rw, const struct stat *old, char tmp[64],
+int list_tag_prepare(const oa_store *s, int pfd, const list_new *rw, const struct stat *old, char tmp[64],
                      char *why, size_t whylen)
 {
 	if (rw->kind != 'f' && (s->blobs_fd < 0 || blob_write(s, rw, old, why, whylen) < 0)) {
@@ -189,7 +189,7 @@ int list_tag_prepare(const oa_store *s, int pfd, const oa_plan_rewrite *rw, cons
 	}
 	snprintf(tmp, 64, ".manifest-oa%ld", (long)getpid());
 	char blob[80];
-	snprintf(blob, sizeof blob, "sha256-%s", rw->new_list);
+	snprintf(blob, sizeof blob, "sha256-%s", rw->hex);
 	int rc;
 	if (rw->kind == 'l') {
 		rc = symlinkat(rw->link_target, pfd, tmp);

@@ -719,9 +719,10 @@ static int rewrite_prepare(oa_store *s, const oa_model *t, const oa_model *d, oa
 	char why[256] = "the tag cannot be opened";
 	size_t len = 0, left = 0;
 	uint8_t *bytes = NULL;
+	list_new now = { .kind = rw->kind, .old_hex = rw->old_list };
 	if (pfd >= 0 && fstatat(pfd, leaf, lst, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    (S_ISREG(lst->st_mode) || (S_ISLNK(lst->st_mode) && rw->kind == 'l' && rw->old_list[0])))
-		bytes = list_tag_read(s, pfd, leaf, rw, &len, why, sizeof why);
+		bytes = list_tag_read(s, pfd, leaf, &now, &len, why, sizeof why);
 	else if (pfd >= 0)
 		snprintf(why, sizeof why, "the tag is neither a regular file nor a symlink to a manifest blob");
 	if (bytes) {
@@ -937,7 +938,16 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 		return -1;
 	}
 	json_t *v = oa_plan_to_json(p);
-	/* The file may be applied from another directory: name the store absolutely. */
+	/* A list rewrite (rm --child) is done as planned or not at all: read
+	 * back, its entry would be a tag's removal. */
+	if (p->rewrite) {
+		snprintf(err, errlen, "--plan %s: an rm --child plan is not saved; apply it with --apply", file);
+		json_decref(v);
+		close(dfd);
+		free(dir);
+		return -1;
+	}
+	json_object_del(v, "list_rewrite"); /* the report's, not the plan file's */
 	char rroot[PATH_MAX];
 	if (realpath(p->store, rroot))
 		json_object_set_new(v, "store", json_string(rroot));
@@ -1494,14 +1504,16 @@ static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_
                            json_t *qe, int pfd, const char *leaf, char *why, size_t whylen)
 {
 	const oa_plan_rewrite *rw = c->rewrite;
+	const list_new n = { .kind = rw->kind, .old_hex = rw->old_list, .hex = rw->new_list, .bytes = rw->bytes,
+	                     .len = rw->len, .link_target = rw->link_target };
 	outcome oc;
 	struct stat old, now;
 	if (!still_removable(c, e, o, PK_MANIFEST, pfd, leaf, &oc, why, whylen))
 		return oc;
-	if (list_tag_check(c->s, pfd, leaf, rw, why, whylen) < 0 || fstatat(pfd, leaf, &old, AT_SYMLINK_NOFOLLOW) < 0)
+	if (list_tag_check(c->s, pfd, leaf, &n, why, whylen) < 0 || fstatat(pfd, leaf, &old, AT_SYMLINK_NOFOLLOW) < 0)
 		return R_SKIP;
 	char tmp[64];
-	if (list_tag_prepare(c->s, pfd, rw, &old, tmp, why, whylen) < 0)
+	if (list_tag_prepare(c->s, pfd, &n, &old, tmp, why, whylen) < 0)
 		return R_FAIL;
 	if (fstatat(pfd, leaf, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_ino != old.st_ino || now.st_dev != old.st_dev ||
 	    (now.st_mode & S_IFMT) != (old.st_mode & S_IFMT) || !(S_ISREG(now.st_mode) || S_ISLNK(now.st_mode))) {
