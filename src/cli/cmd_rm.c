@@ -1,6 +1,7 @@
 /* cmd_rm.c - `ollama-audit rm MODEL...`: the offline `ollama rm` (docs/disk-space.md). */
 #include "cmd_rm.h"
 #include "cmd_history.h"
+#include "cli_machine.h"
 #include "cmd_prune.h"
 #include "open_stores.h"
 #include "output.h"
@@ -138,6 +139,7 @@ static bool rm_child_plan(cli *c, oa_store *s, size_t model, oa_plan *p)
 	if (oa_plan_rm_child(s, model, c->child, c->min_age > 0 ? c->min_age : 0, c->with_shadow, p, err,
 	                     sizeof err) < 0) {
 		cli_err("%s: rm --child %s: %s", s->root, c->child, cli_safe(err));
+		cli_note_error(c, "usage", s->root, err); /* machine output names it too */
 		c->exit_code |= OA_EXIT_USAGE;
 		return false;
 	}

@@ -167,6 +167,10 @@ with t.guard("refusals: not a list, a child not here, the last child, bad option
         r = t.audit(root, "rm", *args, "--apply", "--yes", *PLAT)
         t.exit_code(r, 16, "rm %s is a usage error" % " ".join(args[:3]))
         t.contains(r.err, says, "and says why")
+    r = t.audit(root, "rm", "llama3.2:1b", "--child", "ggml", "--format", "json", *PLAT)
+    t.exit_code(r, 16, "json: the refusal is a usage error too")
+    errs = r.json().get("errors", [])
+    t.ok(any("not a manifest list" in e.get("message", "") for e in errs), "and the document's errors say why", errs)
     t.eq(t.diff_snapshots(before, t.snapshot(root)), [], "no refusal changed anything")
 
 with t.guard("--quarantine: restore puts the list back byte-identical"):
