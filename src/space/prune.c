@@ -272,7 +272,7 @@ static const char **staying_users(oa_store *s, const size_t *models, size_t n, c
 {
 	const char **by = oa_xcalloc(s->n_blobs ? s->n_blobs : 1, sizeof *by);
 	for (size_t q = 0; q < s->n_models; q++) {
-		bool selected = rewrite && strcmp(s->models[q].rel_path, rewrite) == 0; /* its rows: see rm_child */
+		bool selected = rewrite && strcmp(s->models[q].rel_path, rewrite) == 0; /* kept_rows_use adds its rows */
 		for (size_t z = 0; z < n && !selected; z++)
 			selected = models[z] == q;
 		if (selected)
