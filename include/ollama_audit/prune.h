@@ -72,6 +72,27 @@ typedef struct oa_plan_shadow {
 	bool removed;
 } oa_plan_shadow;
 
+/* rm --child RUNNER: the list tag rewritten without one child (first entry
+ * of the plan, category "list-rewrite"): its new bytes are written as a
+ * manifest blob (unless the tag had none), and the tag, of the same kind as
+ * before (symlink, hard link or copy), replaces the old one by rename. The
+ * blobs only that child reached go after it. In memory only: a plan with a
+ * rewrite is never written to a plan file. */
+typedef struct oa_plan_rewrite {
+	char *path;             /* the tag, relative to the root */
+	char *runner;           /* the child removed */
+	char *kept;             /* the runners of the children left, comma-separated */
+	oa_digest_hex child;    /* its digest */
+	oa_digest_hex old_list; /* sha256 of the tag's bytes now */
+	oa_digest_hex new_list; /* sha256 of the bytes it gets */
+	char *bytes;            /* those bytes */
+	size_t len;
+	char kind;              /* 'l' symlink, 'h' hard link of the list blob, 'c' copy, 'f' a file (no blob) */
+	char *link_target;      /* 'l': the new symlink's text */
+	bool anchor_removed;    /* the downgrade anchor (a legacy copy of the child) goes too */
+	char *anchor;           /* its path, or NULL */
+} oa_plan_rewrite;
+
 typedef struct oa_plan {
 	char *command;       /* "prune" or "rm" */
 	char *store;         /* root path */
@@ -87,6 +108,7 @@ typedef struct oa_plan {
 	size_t n_shared;
 	oa_plan_shadow *shadows;  /* rm: the removed tags' compatibility shadows */
 	size_t n_shadows;
+	oa_plan_rewrite *rewrite;  /* rm --child: the list rewrite, else NULL */
 } oa_plan;
 
 OA_EXPORT void oa_plan_free(oa_plan *p);
@@ -100,6 +122,16 @@ OA_EXPORT void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, 
  * the blobs only they then hold) when with_shadow. */
 OA_EXPORT void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, bool with_shadow,
                           oa_plan *p);
+
+/* rm --child RUNNER: the plan that rewrites the list tag of model `model`
+ * (any of its rows) without its RUNNER child, then removes the blobs only
+ * that child reached (and the old list blob). A child's legacy copies go
+ * with it: the downgrade anchor of a dropped ggml child always (else it
+ * would keep every byte), its compatibility shadow only when with_shadow
+ * (named in p->shadows either way). 0, or -1 with err when the tag is not
+ * a list, has no such child here, or would be left with no child here. */
+OA_EXPORT int oa_plan_rm_child(oa_store *s, size_t model, const char *runner, int64_t min_age, bool with_shadow,
+                               oa_plan *p, char *err, size_t errlen);
 
 /* Name on the plan the other stores whose references r holds (shared.h). */
 OA_EXPORT void oa_plan_note_shared(oa_plan *p, const oa_refset *r);

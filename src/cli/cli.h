@@ -54,6 +54,7 @@ typedef struct cli {
 	bool apply;         /* --apply: remove instead of a dry run */
 	bool yes;           /* --yes: no confirmation prompt */
 	bool with_shadow;   /* rm --with-shadow: remove the tags' compatibility shadows too */
+	const char *child;  /* rm --child RUNNER: remove that child of a list only */
 	const char *plan_path;   /* --plan FILE */
 	const char *quarantine;  /* --quarantine DIR */
 	unsigned what;      /* --what: junk category mask (0 = the default set) */

@@ -183,12 +183,13 @@ const command cli_commands[] = {
 		.run = cmd_rm,
 		.synopsis = "rm MODEL...",
 		.summary = "remove models offline, keeping every blob another manifest may use",
-		.options = COMMON READS "apply yes plan quarantine min-age force unused-for with-shadow",
+		.options = COMMON READS "apply yes plan quarantine min-age force unused-for with-shadow child",
 		.formats = DATA,
 		.help = "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
 		        "                        [--apply [--yes] [--quarantine DIR]\n"
 		        "                        [--force] [--min-age DURATION]] [--with-shadow]\n"
 		        "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
+		        "       ollama-audit rm MODEL --child ggml|llamacpp|mlx [--with-shadow] [--apply ...]\n"
 		        "\n"
 		        "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
 		        "directories they leave empty and the blobs no other manifest (parseable or not)\n"
@@ -201,7 +202,13 @@ const command cli_commands[] = {
 		        "far back the logs go.\n"
 		        "A converted model's compatibility shadow (llamacpp:<hex>) stays, as with\n"
 		        "`ollama rm`, and rm says so; --with-shadow removes it too, with the blobs only\n"
-		        "it then holds.\n",
+		        "it then holds.\n"
+		        "--child RUNNER removes one child of a manifest list: the list tag is rewritten\n"
+		        "without it (a new list blob, the tag replaced by rename), then the blobs only\n"
+		        "that child used go. Dropping the ggml child removes its downgrade anchor too\n"
+		        "(an older Ollama then no longer sees the model); dropping the converted\n"
+		        "llamacpp child leaves its shadow unless --with-shadow. Refused for a tag that\n"
+		        "is not a list, a child not here, or the last child here; not with --plan.\n",
 	},
 	{
 		.name = "restore",

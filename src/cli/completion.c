@@ -24,6 +24,7 @@ static const struct {
 	{ "log", 'f', NULL },        { "units", 'w', "si iec bytes" },
 	{ "fail-on", 'w', "error warning" }, { "color", 'w', "auto always never" },
 	{ "sort", 'w', "name size unique modified last-used" },
+	{ "child", 'w', "ggml llamacpp mlx" },
 };
 
 /* for each word of a space-separated list: w its start, n its length. */

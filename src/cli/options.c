@@ -18,7 +18,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
        OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER,
-       OPT_SERVER_VERSION, OPT_WIDE, OPT_WITH_SHADOW };
+       OPT_SERVER_VERSION, OPT_WIDE, OPT_WITH_SHADOW, OPT_CHILD };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -58,6 +58,7 @@ static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "unused-for", required_argument, NULL, OPT_UNUSED_FOR },
 	{ "with-shadow", no_argument, NULL, OPT_WITH_SHADOW },
+	{ "child", required_argument, NULL, OPT_CHILD },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "no-header", no_argument, NULL, OPT_NO_HEADER },
 	{ "wide", no_argument, NULL, OPT_WIDE },
@@ -277,6 +278,11 @@ static int space_option(cli *c, int opt, const char *arg)
 	}
 	case OPT_FORCE: c->force = true; return CLI_GO_ON;
 	case OPT_WITH_SHADOW: c->with_shadow = true; return CLI_GO_ON;
+	case OPT_CHILD:
+		if (strcmp(arg, "ggml") && strcmp(arg, "llamacpp") && strcmp(arg, "mlx"))
+			return cli_usage_error("--child takes the runner of a list's child: ggml, llamacpp or mlx, not '%s'", arg);
+		c->child = arg;
+		return CLI_GO_ON;
 	case OPT_PREDICT_SERVER: c->predict_server = true; return CLI_GO_ON;
 	case OPT_SERVER_VERSION: {
 		int era = oa_server_era_parse(arg);

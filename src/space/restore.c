@@ -166,8 +166,35 @@ static restore_outcome restore_gone(const restore_ctx *c, json_t *x, const char 
 	return RS_MISSING;
 }
 
+/* Whether the tag at pfd/leaf is the list `rm --child` wrote in place of
+ * the quarantined one (the entry's "rewritten_to"): a symlink to that blob
+ * or a file with those bytes. Only that is ever replaced by a restore. */
+static bool is_our_rewrite(json_t *x, int pfd, const char *leaf, const struct stat *dst)
+{
+	oa_digest_hex want, hex;
+	const char *to = json_string_value(json_object_get(x, "rewritten_to"));
+	if (!to || !oa_digest_parse(to, want, NULL))
+		return false;
+	if (S_ISLNK(dst->st_mode)) {
+		char target[OA_PATH_MAX], name[80];
+		ssize_t n = readlinkat(pfd, leaf, target, sizeof target - 1);
+		target[n > 0 ? n : 0] = '\0';
+		const char *base = strrchr(target, '/');
+		snprintf(name, sizeof name, "sha256-%s", want);
+		return n > 0 && strcmp(base ? base + 1 : target, name) == 0;
+	}
+	uint8_t *bytes;
+	size_t len;
+	if (!S_ISREG(dst->st_mode) || oa_read_file_at(pfd, leaf, OA_MANIFEST_MAX, &bytes, &len) < 0)
+		return false;
+	oa_sha256_hex(bytes, len, hex);
+	free(bytes);
+	return strcmp(hex, want) == 0;
+}
+
 /* Something is at the entry's path already: the same file (nothing to do
- * but drop the quarantined copy) or a conflict, left alone. */
+ * but drop the quarantined copy), the list rm --child rewrote (the old one
+ * goes back over it), or a conflict, left alone. */
 static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd, const char *leaf,
                                         const struct stat *dst, const struct stat *sst,
                                         const char *stored, const char *ep)
@@ -182,6 +209,16 @@ static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd
 		json_object_set_new(x, "state", json_string("restored"));
 		restore_log(c, "already in place %s (identical)\n", ep);
 		return RS_ALREADY;
+	}
+	if (!S_ISDIR(sst->st_mode) && is_our_rewrite(x, pfd, leaf, dst)) {
+		if (renameat(c->files_fd, sname, pfd, leaf) < 0) {
+			restore_log(c, "FAILED %s: %s\n", ep, strerror(errno));
+			return RS_FAILED;
+		}
+		fsync(pfd);
+		json_object_set_new(x, "state", json_string("restored"));
+		restore_log(c, "restored %s (the list as it was before rm --child)\n", ep);
+		return RS_RESTORED;
 	}
 	restore_log(c, "CONFLICT %s: a different file exists there; left in %s/%s\n", ep, c->dir, stored);
 	return RS_CONFLICT;

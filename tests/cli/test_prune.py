@@ -264,7 +264,8 @@ with t.guard("a run that removed nothing says so: no bytes freed, the planned by
             j = t.audit(s.root, *args, "--format", "json", input=b"")
             doc = j.json()
             st = doc["stores"][0]
-            t.eq(doc["schema"], "ollama-audit.%s/3" % args[0], "%s: the schema version says freed_bytes changed" % what)
+            t.eq(doc["schema"], "ollama-audit.%s" % {"prune": "prune/3", "rm": "rm/4"}[args[0]],
+                 "%s: the schema version says freed_bytes changed (rm/4 added list_rewrite)" % what)
             t.eq(st.get("not_applied"), "refused", "%s: not_applied" % what)
             t.eq(st["freed_bytes"], 0, "%s: freed_bytes 0" % what)
             t.ok(st.get("planned_bytes", 0) > 0, "%s: planned_bytes holds what the plan would free" % what, st)
