@@ -25,11 +25,10 @@ def weight_state(root, cache):
     return (layers[0].get("verify") or {}).get("state") if layers else None
 
 
-def check_findings(root, cache=None):
-    """check --format json (with the default cache, or cache) and its findings."""
-    env = {"XDG_CACHE_HOME": os.path.dirname(cache)} if cache else None
-    r = t.audit(root, "check", "--format", "json", env=env)
-    return r, t.findings_of(r.json())
+def corrupt_weights(r):
+    """check's or verify's findings about the weights of tiny (code, model)."""
+    return sorted((f["code"], f.get("model")) for f in t.findings_of(r.json())
+                  if f["code"] in ("digest-mismatch", "fingerprint-mismatch"))
 
 
 with t.guard("verify over two stores: each copy of a blob keeps its own result"):
@@ -46,5 +45,36 @@ with t.guard("verify over two stores: each copy of a blob keeps its own result")
         t.eq(weight_state(bad.root, cache), "failed", "the corrupt copy stays failed")
         ents = json.load(open(cache))["entries"][digest.split(":")[1]]
         t.eq(sorted(bool(e.get("failed")) for e in ents), [False, True], "one entry per file")
+
+with t.guard("check reports weights verify found corrupt, until the file is replaced"):
+    s, info = t.clean_store("vc-check")
+    blob = s.blob_path(weights_of(info)["digest"])
+    env = {"XDG_CACHE_HOME": t.tempdir("vcc")}  # verify's default cache, which check reads
+    cache = os.path.join(env["XDG_CACHE_HOME"], "ollama-audit", "verify-cache.json")
+    r = t.audit(s.root, "check", "--format", "json", env=env)
+    t.exit_code(r, 0, "a clean store before any verify")
+    t.flip_last_byte(blob)
+    r = t.audit(s.root, "check", "--format", "json", env=env)
+    t.eq(corrupt_weights(r), [], "check hashes nothing: no verify, no digest-mismatch")
+    r = t.audit(s.root, "verify", "--format", "json", env=env)
+    t.eq(corrupt_weights(r), [("digest-mismatch", "tiny:latest")], "verify finds the flipped byte")
+    saved = open(cache, "rb").read()
+    r = t.audit(s.root, "check", "--format", "json", env=env)
+    t.exit_code(r, 4, "check: an error")
+    t.eq(corrupt_weights(r), [("digest-mismatch", "tiny:latest")], "check reports what verify found")
+    f = next(f for f in t.findings_of(r.json()) if f["code"] == "digest-mismatch")
+    t.eq(f.get("digest"), weights_of(info)["digest"], "the weights' digest")
+    t.contains(f.get("message", ""), "verification cache", "the message says where it comes from")
+    r = t.audit(s.root, "check", env=env)
+    t.contains(r.out, "digest-mismatch", "the table too")
+    t.eq(open(cache, "rb").read(), saved, "check does not write the cache")
+    # the same bytes put back in place by another file (another inode): a
+    # failure about the old file says nothing about it
+    shutil.copyfile(blob, blob + ".tmp")
+    t.flip_last_byte(blob + ".tmp")
+    os.rename(blob + ".tmp", blob)
+    r = t.audit(s.root, "check", "--format", "json", env=env)
+    t.exit_code(r, 0, "the replaced blob: check is clean again")
+    t.eq(corrupt_weights(r), [], "no digest-mismatch for another file")
 
 t.done()
