@@ -28,7 +28,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ollama_audit/store.h"
 #include "ollama_audit/verify_cache.h"
 
 #define OA_VERIFY_SIZE_UNKNOWN UINT64_MAX
@@ -121,9 +120,10 @@ OA_EXPORT void oa_verify_opts_init(oa_verify_opts *opts);
  * totals may be NULL. Returns 0 when every job was processed, 1 when stopped
  * early (interrupt / max_duration: some results are NOT_DONE), -1 on a setup
  * failure (no thread could start, OpenSSL has no SHA-256, out of memory) with
- * err set and every result NOT_DONE. Successful SHA-256 verifications update
- * opts->cache; mismatches remove the entry of that file. Saving the cache is
- * the caller's job (oa_verify_cache_save). */
+ * err set and every result NOT_DONE. A file's SHA-256 result, good or a
+ * mismatch, replaces that file's own entry in opts->cache (when the file did
+ * not change while it was read; other files claiming the digest keep
+ * theirs). Saving the cache is the caller's job (oa_verify_cache_save). */
 OA_EXPORT int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opts,
                   oa_verify_result *results, oa_verify_totals *totals, char *err, size_t errlen);
 
@@ -133,42 +133,5 @@ OA_EXPORT const char *oa_verify_status_name(oa_verify_status s);
 
 /* True for statuses that mean the blob is bad (mismatch, size, missing, unreadable). */
 OA_EXPORT bool oa_verify_status_is_failure(oa_verify_status s);
-
-/* `verify` on one scanned store. */
-typedef struct oa_verify_store_opts {
-	/* The engine's options (jobs, mode, cache, changed_only, interrupt,
-	 * max_duration, ...). run.progress's label is the name of the model the
-	 * blob belongs to (a blob no selected model references: its file name). */
-	oa_verify_opts run;
-	const bool *selected; /* per model of the store: hash its blobs; NULL: every model */
-	bool all;             /* also every other valid blob of the store (verify --all) */
-} oa_verify_store_opts;
-
-typedef struct oa_verify_store_result {
-	size_t blobs;             /* blobs handed to the engine */
-	size_t skipped_unchanged; /* --changed: the file is the one cached good */
-	size_t not_done;          /* stopped (interrupt, max_duration) before they were done */
-	oa_verify_totals tot;     /* the engine's totals */
-} oa_verify_store_result;
-
-/* Hash the blobs the selected models reference (configs too, each blob
- * once) and make the findings of a content pass: on return s->findings
- * holds the structure findings a content pass cannot do without
- * (missing-blob, missing-config, invalid-digest, unreadable,
- * invalid-manifest) and what hashing found (digest-mismatch,
- * fingerprint-mismatch, size-mismatch or empty-blob, missing-blob,
- * unreadable), a blob's content finding once for every model that
- * references it. Returns what oa_verify_run returns (0, 1 stopped early, -1
- * setup failure with err set); *out is filled in every case. */
-OA_EXPORT int oa_verify_store(oa_store *s, const oa_verify_store_opts *o, oa_verify_store_result *out,
-                              char *err, size_t errlen);
-
-/* For `check`: add to s->findings, for every blob of the store that the
- * cache vc (may be NULL: nothing) holds a failed verify of for this very
- * file (same dev, ino, size, mtime and ctime), the finding verify raised
- * (digest-mismatch or fingerprint-mismatch), once for every model that
- * references the blob. Reads the cache and stats those files only: nothing
- * is hashed or written. */
-OA_EXPORT void oa_verify_cached_findings(oa_store *s, oa_verify_cache *vc);
 
 #endif

@@ -10,7 +10,7 @@
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
-#include "ollama_audit/verify.h"
+#include "ollama_audit/verify_store.h"
 #include "base/platform.h"
 
 #include <signal.h>

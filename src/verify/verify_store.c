@@ -1,7 +1,7 @@
 /* verify_store.c - verify's findings about a store: hash what the selected
  * models reference (oa_verify_store), and what an earlier verify found
  * about files that have not changed since (oa_verify_cached_findings). */
-#include "ollama_audit/verify.h"
+#include "ollama_audit/verify_store.h"
 #include "ollama_audit/humanize.h"
 #include "base/util.h"
 

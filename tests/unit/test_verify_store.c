@@ -7,7 +7,7 @@
 #include "ollama_audit/digest.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/scan.h"
-#include "ollama_audit/verify.h"
+#include "ollama_audit/verify_store.h"
 #include "base/util.h"
 
 #include <sys/stat.h>
