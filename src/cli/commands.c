@@ -95,7 +95,9 @@ const command cli_commands[] = {
 		        "The structure pass: presence and size of every referenced blob, names, every\n"
 		        "manifest and config, every weight header parsed and cross-checked against the\n"
 		        "config, and store-wide findings (orphans, partial downloads, temp files, what\n"
-		        "blocks the server's start-up prune). Reads headers only, never whole blobs.\n",
+		        "blocks the server's start-up prune). Reads headers only, never whole blobs;\n"
+		        "a blob verify found corrupt is reported while verify's cache says it is still\n"
+		        "that very file.\n",
 	},
 	{
 		.name = "verify",
