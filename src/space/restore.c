@@ -352,14 +352,18 @@ static bool is_manifest(json_t *x)
 }
 
 /* Manifests first, then the rest, each newest first (directories before
- * their files); stops between entries when asked to. */
-static void restore_all(const restore_ctx *c, json_t *entries, const oa_restore_opts *o, oa_restore_result *r)
+ * their files), of the operations chosen only; stops between entries when
+ * asked to. */
+static void restore_all(const restore_ctx *c, json_t *entries, json_t *chosen, const oa_restore_opts *o,
+                        oa_restore_result *r)
 {
 	size_t step = 0;
 	for (int manifests = 1; manifests >= 0; manifests--) {
 		for (size_t k = json_array_size(entries); k-- > 0;) {
 			json_t *x = json_array_get(entries, k);
-			if (is_manifest(x) != (manifests == 1))
+			const char *op = json_string_value(json_object_get(x, "op"));
+			if (is_manifest(x) != (manifests == 1) ||
+			    !json_object_get(chosen, op ? op : OA_QUARANTINE_LEGACY_OP))
 				continue;
 			oa_test_pause(getenv("OA_TEST_RESTORE_PAUSE"), "entry", ++step, o->stop);
 			if (o->stop && *o->stop) {
@@ -413,10 +417,15 @@ int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_
 		index = index_load(qfd, dir, err, errlen);
 		ret = index ? 0 : -1;
 	}
+	json_t *chosen = NULL;
+	if (ret == 0 && !(chosen = quarantine_choose(index, o, r->first_op, sizeof r->first_op, err, errlen)))
+		ret = -1;
 	if (ret == 0) {
-		restore_all(&c, json_object_get(index, "entries"), o, r);
+		r->operations = json_object_size(chosen);
+		restore_all(&c, json_object_get(index, "entries"), chosen, o, r);
 		ret = quarantine_compact(qfd, dir, index, err, errlen);
 	}
+	json_decref(chosen);
 	if (c.files_fd >= 0)
 		close(c.files_fd);
 	if (c.root_fd >= 0)
@@ -429,14 +438,8 @@ int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_
 int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen)
 {
 	memset(q, 0, sizeof *q);
-	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (qfd < 0) {
-		snprintf(err, errlen, "cannot open quarantine %s: %s", dir, strerror(errno));
-		return -1;
-	}
 	/* Only counted, never acted on: no ownership rule as for restore. */
-	json_t *o = quarantine_peek_index(qfd, dir, err, errlen);
-	close(qfd);
+	json_t *o = quarantine_peek_index(dir, err, errlen);
 	if (!o)
 		return -1;
 	if (!oa_json_get_u64(o, "store_dev", &q->store_dev) || !oa_json_get_u64(o, "store_ino", &q->store_ino)) {
@@ -444,17 +447,7 @@ int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, s
 		json_decref(o);
 		return -1;
 	}
-	size_t i;
-	json_t *x;
-	json_array_foreach(json_object_get(o, "entries"), i, x) {
-		const char *state = json_string_value(json_object_get(x, "state"));
-		uint64_t b = 0;
-		if (!state || strcmp(state, "moved") != 0)
-			continue;
-		q->entries++;
-		if (oa_json_get_u64(x, "disk_bytes", &b))
-			q->disk_bytes += b;
-	}
+	quarantine_held(json_object_get(o, "entries"), &q->entries, &q->disk_bytes);
 	json_decref(o);
 	return 0;
 }
