@@ -24,7 +24,7 @@
  * each batch appended to DIR's journal (synced) before and after its moves,
  * and merged into DIR/index.json once at the end (src/space/quarantine.c). Each apply is
  * one operation of DIR; `oa_quarantine_restore` (restore.h) puts one, or
- * every one, back, and `oa_quarantine_empty` deletes them for good.
+ * every one, back, and `oa_quarantine_empty` (trash.h) deletes them for good.
  */
 #ifndef OLLAMA_AUDIT_PRUNE_H
 #define OLLAMA_AUDIT_PRUNE_H

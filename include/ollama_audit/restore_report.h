@@ -7,7 +7,7 @@
 
 #include "ollama_audit/export.h"
 
-#include "ollama_audit/restore.h"
+#include "ollama_audit/trash.h"
 
 #include <jansson.h>
 

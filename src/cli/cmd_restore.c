@@ -12,6 +12,7 @@
 #include "ollama_audit/restore.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/restore_report.h"
+#include "ollama_audit/trash.h"
 #include "base/platform.h"
 #include "base/util.h"
 

@@ -641,6 +641,19 @@ void quarantine_begin_op(quarantine *q, const char *command, json_t *models, siz
 	json_decref(line);
 }
 
+bool quarantine_entry_restorable(json_t *x)
+{
+	const char *state = json_string_value(json_object_get(x, "state"));
+	return state && (strcmp(state, "moved") == 0 || strcmp(state, "planned") == 0 ||
+	                 strcmp(state, "removed-dir") == 0);
+}
+
+const char *quarantine_entry_op(json_t *x)
+{
+	const char *op = json_string_value(json_object_get(x, "op"));
+	return op ? op : OA_QUARANTINE_LEGACY_OP;
+}
+
 void quarantine_held(json_t *entries, size_t *n, uint64_t *bytes)
 {
 	*n = 0;

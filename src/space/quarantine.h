@@ -86,11 +86,7 @@ json_t *quarantine_peek_index(const char *dir, char *err, size_t errlen);
 
 /* Whether restore puts entry x back (moved, planned, removed-dir). */
 bool quarantine_entry_restorable(json_t *x);
-/* The operations of index that o (restore.h: last, op, model; all when
- * none) chooses, as an object whose keys are their ids, the newest id in
- * newest; NULL with err when none is. */
-struct oa_restore_opts;
-json_t *quarantine_choose(json_t *index, const struct oa_restore_opts *o, char *newest, size_t newestlen,
-                          char *err, size_t errlen);
+/* The operation of entry x: its "op", or the legacy one. */
+const char *quarantine_entry_op(json_t *x);
 
 #endif

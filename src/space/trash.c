@@ -1,12 +1,9 @@
 /* trash.c - a quarantine as a trash: its operations (one per apply into
- * it), which of them a restore puts back, and emptying it for good
- * (restore.h, docs/disk-space.md). */
-#include "ollama_audit/restore.h"
+ * it) and emptying it for good (trash.h, docs/disk-space.md). */
+#include "ollama_audit/trash.h"
 #include "ollama_audit/humanize.h"
-#include "ollama_audit/name.h"
 #include "base/jsonutil.h"
 #include "base/util.h"
-#include "space/plan_path.h"
 #include "space/quarantine.h"
 
 #include <dirent.h>
@@ -23,89 +20,6 @@ static bool state_is(json_t *x, const char *want)
 {
 	const char *state = json_string_value(json_object_get(x, "state"));
 	return state && strcmp(state, want) == 0;
-}
-
-bool quarantine_entry_restorable(json_t *x)
-{
-	return state_is(x, "moved") || state_is(x, "planned") || state_is(x, "removed-dir");
-}
-
-static const char *entry_op(json_t *x)
-{
-	const char *op = json_string_value(json_object_get(x, "op"));
-	return op ? op : OA_QUARANTINE_LEGACY_OP;
-}
-
-static bool op_holds(json_t *entries, const char *id)
-{
-	size_t i;
-	json_t *x;
-	json_array_foreach(entries, i, x)
-		if (strcmp(entry_op(x), id) == 0 && quarantine_entry_restorable(x))
-			return true;
-	return false;
-}
-
-/* The model a user typed names the one an entry records: the same name once
- * both are parsed (defaults filled, case folded), or the same string. */
-static bool model_matches(const char *typed, const char *recorded)
-{
-	oa_name a, b;
-	if (!recorded)
-		return false;
-	if (oa_name_parse(typed, &a) && oa_name_parse(recorded, &b))
-		return oa_name_equal_fold(&a, &b);
-	return strcmp(typed, recorded) == 0;
-}
-
-/* Whether operation id removed the manifest of model. */
-static bool op_removed_model(json_t *entries, const char *id, const char *model)
-{
-	size_t i;
-	json_t *x;
-	json_array_foreach(entries, i, x) {
-		const char *type = json_string_value(json_object_get(x, "type"));
-		if (strcmp(entry_op(x), id) == 0 &&
-		    plan_path_kind(json_string_value(json_object_get(x, "command")),
-		                   json_string_value(json_object_get(x, "path")), plan_type_char(type)) == PK_MANIFEST &&
-		    model_matches(model, json_string_value(json_object_get(x, "model"))))
-			return true;
-	}
-	return false;
-}
-
-json_t *quarantine_choose(json_t *index, const oa_restore_opts *o, char *newest, size_t newestlen, char *err,
-                          size_t errlen)
-{
-	json_t *ops = json_object_get(index, "operations"), *entries = json_object_get(index, "entries");
-	json_t *chosen = json_object();
-	for (size_t k = json_array_size(ops); k-- > 0;) {
-		const char *id = json_string_value(json_object_get(json_array_get(ops, k), "id"));
-		if (!id)
-			continue;
-		bool take = o->op ? strcmp(o->op, id) == 0
-		            : o->model ? op_removed_model(entries, id, o->model)
-		            : o->last ? op_holds(entries, id) : true;
-		if (!take)
-			continue;
-		if (!json_object_size(chosen))
-			snprintf(newest, newestlen, "%s", id);
-		json_object_set_new(chosen, id, json_true());
-		if (o->last)
-			break;
-	}
-	if (json_object_size(chosen) == 0) {
-		if (o->op)
-			snprintf(err, errlen, "no operation %s in this quarantine (`restore DIR` lists them)", o->op);
-		else if (o->model)
-			snprintf(err, errlen, "no operation in this quarantine removed the manifest of %s "
-			         "(`restore DIR` lists them)", o->model);
-		else
-			snprintf(err, errlen, "nothing to restore: no operation in this quarantine holds entries");
-		json_decref(chosen);
-		return NULL;
-	}
-	return chosen;
 }
 
 /* ---- listing ---------------------------------------------------------------------- */
@@ -133,17 +47,16 @@ static void op_fill(oa_quarantine_op *op, json_t *j)
 			op->models[op->n_models++] = oa_xstrdup(json_string_value(json_array_get(models, i)));
 }
 
-/* An entry's share in its operation's figures. */
+/* An entry's share in its operation's figures: the files it moved into DIR
+ * (an empty directory it removed is not in DIR: restore makes it again). */
 static void op_count(oa_quarantine_op *op, json_t *x)
 {
-	bool held = quarantine_entry_restorable(x), restored = state_is(x, "restored"),
+	bool held = state_is(x, "moved") || state_is(x, "planned"), restored = state_is(x, "restored"),
 	     deleted = state_is(x, "deleted");
-	if (!held && !restored && !deleted)
-		return; /* skipped, failed, never moved */
+	if (json_is_true(json_object_get(x, "empty_dir")) || (!held && !restored && !deleted))
+		return; /* an empty directory; skipped, failed, never moved */
 	uint64_t b = 0;
 	oa_json_get_u64(x, "disk_bytes", &b);
-	if (state_is(x, "removed-dir") || (restored && json_is_null(json_object_get(x, "stored"))))
-		b = 0; /* an empty directory: nothing of it is in DIR */
 	op->entries++;
 	op->disk_bytes += b;
 	if (held) {
@@ -183,7 +96,7 @@ int oa_quarantine_ops_read(const char *dir, oa_quarantine_ops *ops, char *err, s
 			op_fill(&ops->v[ops->n++], x);
 	json_array_foreach(entries, i, x)
 		for (size_t k = 0; k < ops->n; k++)
-			if (strcmp(ops->v[k].id, entry_op(x)) == 0)
+			if (strcmp(ops->v[k].id, quarantine_entry_op(x)) == 0)
 				op_count(&ops->v[k], x);
 	for (size_t k = 0; k < ops->n; k++)
 		ops->v[k].state = op_state(&ops->v[k]);
@@ -349,10 +262,10 @@ int oa_quarantine_empty(const char *dir, const oa_empty_opts *o, oa_empty_result
 		size_t i;
 		json_array_foreach(entries, i, x) {
 			bool touched = false;
-			if (json_object_get(chosen, entry_op(x)))
+			if (json_object_get(chosen, quarantine_entry_op(x)))
 				empty_entry(files_fd, x, o, r, &touched);
 			if (touched)
-				json_object_set_new(touched_ops, entry_op(x), json_true());
+				json_object_set_new(touched_ops, quarantine_entry_op(x), json_true());
 		}
 		r->operations = json_object_size(touched_ops);
 		json_decref(touched_ops);
@@ -363,7 +276,7 @@ int oa_quarantine_empty(const char *dir, const oa_empty_opts *o, oa_empty_result
 			r->held_bytes = 0;
 			json_array_foreach(entries, i, x) {
 				uint64_t b = 0;
-				if (!state_is(x, "moved") || json_object_get(chosen, entry_op(x)))
+				if (!state_is(x, "moved") || json_object_get(chosen, quarantine_entry_op(x)))
 					continue;
 				r->held_entries++;
 				if (oa_json_get_u64(x, "disk_bytes", &b))
