@@ -199,6 +199,28 @@ with t.guard("restore DIR --empty: a dry run, then --older-than --apply deletes 
     t.ok(os.path.exists(a["path"]), "the rm comes back")
     t.ok(not os.path.exists(s.blob_path(orphan)), "the deleted orphan does not")
 
+with t.guard("restore DIR --empty asks on a terminal and never follows a symlink out of DIR"):
+    s, a, b, orphan, q = two_ops("emptytty")
+    before = t.snapshot(q)
+    r = t.run_tty(("restore", q, "--empty", "--apply"), b"n\n")
+    t.exit_code(r, 0, "declined")
+    t.contains(r.err, "Delete", "it asked")
+    t.eq(t.diff_snapshots(before, t.snapshot(q)), [], "declined: nothing deleted")
+    # a stored file swapped for a symlink to a file outside DIR: the link goes, the file stays
+    idx = json.load(open(os.path.join(q, "index.json")))
+    victim = os.path.join(t.tempdir("victim"), "keep")
+    with open(victim, "wb") as f:
+        f.write(b"not the quarantine's" * 100)
+    entry = [e for e in idx["entries"] if e["state"] == "moved" and e["type"] == "file"][0]
+    os.unlink(os.path.join(q, entry["stored"]))
+    os.symlink(victim, os.path.join(q, entry["stored"]))
+    r = t.run_tty(("restore", q, "--empty", "--apply"), b"y\n")
+    t.exit_code(r, 0, "confirmed")
+    t.ok(os.path.exists(victim), "the file the symlink pointed to is still there")
+    t.eq(os.listdir(os.path.join(q, "files")), [], "DIR/files is empty")
+    t.eq(set(o["state"] for o in ops_of(q)["operations"]), {"deleted"}, "every operation deleted")
+    t.ok(os.path.exists(b["path"]), "the store is untouched (beta)")
+
 with t.guard("du --quarantine DIR and its Prometheus metrics count what the quarantine holds"):
     s, a, b, orphan, q = two_ops("du")
     held = ops_of(q)
