@@ -22,8 +22,9 @@
  *
  * Quarantine: entries are moved (renameat, same filesystem) into DIR/files/,
  * each batch appended to DIR's journal (synced) before and after its moves,
- * and merged into DIR/index.json once at the end (src/space/quarantine.c); `oa_quarantine_restore` (restore.h) puts
- * everything back.
+ * and merged into DIR/index.json once at the end (src/space/quarantine.c). Each apply is
+ * one operation of DIR; `oa_quarantine_restore` (restore.h) puts one, or
+ * every one, back, and `oa_quarantine_empty` (trash.h) deletes them for good.
  */
 #ifndef OLLAMA_AUDIT_PRUNE_H
 #define OLLAMA_AUDIT_PRUNE_H
@@ -169,6 +170,11 @@ typedef struct oa_apply_result {
 	uint64_t freed;                 /* allocated bytes removed for good */
 	uint64_t moved;                 /* allocated bytes moved into the quarantine (not freed) */
 	bool interrupted;
+	/* --quarantine: this apply's operation in it (restore --op), and what
+	 * the quarantine holds once it is done (all its operations) */
+	char operation[40];
+	size_t quarantine_entries;
+	uint64_t quarantine_bytes;
 } oa_apply_result;
 
 /* Apply a plan to an open store. Returns 0 when it ran (see r for what was

@@ -91,11 +91,16 @@ void cli_multi_store_done(cli *c, oa_store *s, const oa_audit_summary *sum)
 }
 
 /* Add a ready-made store's metrics (the stores and du commands). */
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du)
+void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du, const oa_du_store *held)
 {
 	oa_prom_store info = { .user = cli_store_user(s), .source = s->how, .timestamp = oa_wall_now(),
 	                       .duration = seconds, .success = store_readable(s),
 	                       .no_findings = strcmp(c->cmd, "du") == 0, .du = du };
+	if (held && held->quarantine) {
+		info.quarantine = held->quarantine;
+		info.quarantine_entries = held->quarantine_entries;
+		info.quarantine_bytes = held->quarantine_bytes;
+	}
 	oa_prom_add_store(prom(c), s, &info);
 }
 

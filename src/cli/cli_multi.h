@@ -25,7 +25,8 @@ void cli_multi_store_done(cli *c, oa_store *s, const struct oa_audit_summary *su
 
 /* A store's metrics for --format prometheus (stores, du): sizes, models,
  * audit time; du leaves out the findings, which it does not look for. */
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du);
+/* held: a du result whose quarantine fields are set (du --quarantine), or NULL */
+void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du, const oa_du_store *held);
 /* One more sample of a metric for --format prometheus (stores). */
 void cli_multi_prom_add(const char *metric, double value);
 

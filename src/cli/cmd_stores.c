@@ -289,7 +289,7 @@ static void render(cli *c, row *rows, size_t n, size_t opened, const oa_stores_d
 	} else if (c->format == OUT_PROMETHEUS) {
 		for (size_t i = 0; i < n; i++)
 			if (rows[i].opened)
-				cli_multi_prom_store(c, &rows[i].s, rows[i].seconds, NULL);
+				cli_multi_prom_store(c, &rows[i].s, rows[i].seconds, NULL, NULL);
 		if (opened >= 2)
 			cli_multi_prom_add("ollama_store_duplicate_bytes", (double)d->dupes.saving);
 	} else {

@@ -125,7 +125,7 @@ const command cli_commands[] = {
 		.run = cmd_du,
 		.synopsis = "du",
 		.summary = "disk usage: per model unique/shared bytes, junk, reclaimable",
-		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide",
+		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide quarantine",
 		.formats = DATA " prometheus",
 		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
 		        "                       [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
@@ -215,16 +215,29 @@ const command cli_commands[] = {
 	{
 		.name = "restore",
 		.run = cmd_restore,
-		.synopsis = "restore DIR",
-		.summary = "put back what prune/rm --quarantine DIR moved away",
-		.options = COMMON,
-		.formats = "table",
-		.help = "usage: ollama-audit restore DIR [--store STORE]   (a table only)\n"
+		.synopsis = "restore DIR [MODEL]",
+		.summary = "list, put back or empty what prune/rm --quarantine DIR moved away",
+		.options = COMMON "all last op empty older-than apply yes",
+		.formats = DATA,
+		.help = "usage: ollama-audit restore DIR [--format table|json|ndjson|csv]\n"
+		        "       ollama-audit restore DIR --last | --op ID | MODEL | --all [--store STORE]\n"
+		        "       ollama-audit restore DIR --empty [--older-than DURATION] [--apply [--yes]]\n"
 		        "\n"
-		        "Put back everything `prune --quarantine DIR` or `rm --quarantine DIR` moved into\n"
-		        "DIR, newest first, into the store named in DIR/index.json (or --store). A file\n"
-		        "that exists again with other content is never overwritten: it stays in DIR and\n"
-		        "the exit status is 4.\n",
+		        "Every `prune --apply --quarantine DIR` or `rm --apply --quarantine DIR` is one\n"
+		        "operation of DIR. Without a selector, restore lists them (ID, WHEN, COMMAND,\n"
+		        "ENTRIES, SIZE, STATE: held, partial, restored, deleted) and changes nothing.\n"
+		        "  --last             put back the newest operation that still holds entries\n"
+		        "  --op ID            put back that operation\n"
+		        "  MODEL              put back the operation(s) that removed MODEL's manifest\n"
+		        "  --all              put back everything DIR holds (what `restore DIR` did\n"
+		        "                     before operations existed)\n"
+		        "Putting back needs no --apply: manifests first, then the rest newest first, into\n"
+		        "the store named in DIR/index.json (or --store). A file that exists again with\n"
+		        "other content is never overwritten: it stays in DIR and the exit status is 4.\n"
+		        "  --empty            delete what DIR holds for good (a dry run: what would go and\n"
+		        "                     the bytes it frees); --apply deletes (asking [y/N] on a\n"
+		        "                     terminal; without one it needs --yes)\n"
+		        "  --older-than D     only the operations at least D old (30m, 12h, 7d, 2w)\n",
 	},
 	{
 		.name = "stores",

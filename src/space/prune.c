@@ -1658,6 +1658,24 @@ static json_t *quarantine_entry_json(const oa_plan *p, const oa_plan_entry *e)
 	return x;
 }
 
+/* The quarantine operation of this apply: its command, the models whose
+ * manifests it removes (rm), what it plans. */
+static void begin_operation(quarantine *q, const oa_plan *p)
+{
+	json_t *models = json_array();
+	for (size_t i = 0; i < p->todo.n; i++) {
+		const oa_plan_entry *e = &p->todo.v[i];
+		if (!e->model || plan_path_kind(p->command, e->path, e->type) != PK_MANIFEST)
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < json_array_size(models) && !seen; k++)
+			seen = strcmp(json_string_value(json_array_get(models, k)), e->model) == 0;
+		if (!seen)
+			json_array_append_new(models, json_string(e->model));
+	}
+	quarantine_begin_op(q, p->command, models, p->todo.n, p->allocated);
+}
+
 static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                       char *err, size_t errlen)
 {
@@ -1670,6 +1688,8 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 		apply_ctx_free(&ctx);
 		return -1;
 	}
+	if (use_q)
+		begin_operation(&q, p);
 	struct stat blst;
 	ctx.blobs_linked = fstatat(s->root_fd, "blobs", &blst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(blst.st_mode);
 	in_use_build(&ctx, p);
@@ -1735,8 +1755,11 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 		r->interrupted = true;
 	free(qes);
 	int rc = use_q ? quarantine_commit(&q, err, errlen) : 0;
-	if (use_q)
+	if (use_q) {
+		snprintf(r->operation, sizeof r->operation, "%s", q.op);
+		quarantine_held(q.entries, &r->quarantine_entries, &r->quarantine_bytes);
 		quarantine_close(&q);
+	}
 	apply_ctx_free(&ctx);
 	return rc;
 }

@@ -39,7 +39,7 @@ PRODUCES = {
     "du": DATA | {"prometheus"},
     "prune": DATA,
     "rm": DATA,
-    "restore": {"table"},
+    "restore": DATA,
     "stores": DATA | {"prometheus"},
     "dedupe": DATA,
     "history": DATA,
@@ -211,8 +211,9 @@ with t.guard("every command x every format x {demo store, missing store}"):
                 if fmt not in PRODUCES[cmd] and not t.first_under_sanitizer(cmd, store):
                     continue
                 if cmd == "restore":
+                    # the listing of a quarantine, or of one that is missing
                     s, q = quarantined("formats-restore")
-                    args = ["--store", s.root if store == "good" else missing, "restore", q]
+                    args = ["restore", q if store == "good" else missing]
                 elif cmd == "dedupe":
                     args = ["--store", root, "--store", other.root if store == "good" else missing + "2", "dedupe"]
                 else:

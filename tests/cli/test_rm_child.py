@@ -181,7 +181,7 @@ with t.guard("--quarantine: restore puts the list back byte-identical"):
         r = t.audit(root, "rm", "gemma3:4b", "--child", "ggml", "--apply", "--yes", "--quarantine", q, *PLAT)
         t.exit_code(r, 0, "%s tag: rm --child --quarantine runs" % kind)
         t.eq([m["runner"] for m in gemma_rows(root)], ["llamacpp"], "the list lost its ggml child")
-        r = t.run("restore", q)
+        r = t.run("restore", q, "--last")
         t.exit_code(r, 0, "restore runs")
         t.contains(r.out, "restored " + TAG, "and puts the list tag back")
         after = t.snapshot(root)
