@@ -26,7 +26,7 @@ enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PRO
 
 /* list/du --sort: the command's own order by default (list newest first,
  * du by UNIQUE); names ascending, everything else largest or newest first. */
-enum cli_sort { SORT_DEFAULT, SORT_NAME, SORT_SIZE, SORT_UNIQUE, SORT_MODIFIED, SORT_LAST_USED };
+enum cli_sort { SORT_DEFAULT, SORT_NAME, SORT_SIZE, SORT_UNIQUE, SORT_MODIFIED, SORT_LAST_USED, SORT_UNSERVABLE };
 
 typedef struct cli {
 	const char *cmd;

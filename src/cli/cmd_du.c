@@ -68,6 +68,14 @@ static void sort_rows(cli *c, const oa_store *s, oa_du *du)
 		case SORT_NAME: k[i].name = r->n_models ? s->models[r->models[0]].display : ""; break;
 		case SORT_SIZE: k[i].num = (int64_t)r->allocated; break;
 		case SORT_LAST_USED: k[i].num = cli_last_used_ns(c, s, r->models, r->n_models); break;
+		case SORT_UNSERVABLE: { /* what the server refuses first, then by UNIQUE as by default */
+			bool refused = false;
+			for (size_t m = 0; m < r->n_models; m++)
+				refused = refused || s->models[r->models[m]].unservable;
+			k[i].num = (int64_t)(r->unique < (uint64_t)INT64_MAX / 2 ? r->unique : (uint64_t)INT64_MAX / 2 - 1) +
+			           (refused ? INT64_MAX / 2 : 0);
+			break;
+		}
 		case SORT_MODIFIED:
 			k[i].num = INT64_MIN;
 			for (size_t m = 0; m < r->n_models; m++)

@@ -52,8 +52,9 @@ const command cli_commands[] = {
 		        "When the server's logs are found (see history), a LAST USED column is added;\n"
 		        "--unused-for DURATION lists only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line (like docker images -q).\n"
-		        "--sort name|size|unique|modified|last-used (default modified, newest first;\n"
-		        "last-used puts models the logs never saw last); --no-header drops the heading.\n"
+		        "--sort name|size|unique|modified|last-used|unservable (default modified, newest\n"
+		        "first; last-used puts models the logs never saw last; unservable puts first the\n"
+		        "models current Ollama refuses to load); --no-header drops the heading.\n"
 		        "On a terminal narrower than the table (COLUMNS, else its size) the columns\n"
 		        "ollama list does not show are hidden first when that keeps every name whole,\n"
 		        "else the least important columns (stderr says which; --wide shows them all)\n"
@@ -141,7 +142,8 @@ const command cli_commands[] = {
 		        "DURATION shows only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line, in the table's order (every\n"
 		        "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
-		        "modified|last-used (default unique; size is ON DISK) orders the rows, and\n"
+		        "modified|last-used|unservable (default unique; size is ON DISK; unservable: the\n"
+		        "models current Ollama refuses to load first, for cleanup) orders the rows, and\n"
 		        "--no-header drops the store and column headings. On a terminal narrower than\n"
 		        "the table, columns are hidden and NAME is cut as in list (--wide: all).\n",
 	},

@@ -150,13 +150,13 @@ static int parse_sort(cli *c, const char *arg)
 {
 	static const char *const keys[] = { [SORT_NAME] = "name", [SORT_SIZE] = "size",
 	                                    [SORT_UNIQUE] = "unique", [SORT_MODIFIED] = "modified",
-	                                    [SORT_LAST_USED] = "last-used" };
+	                                    [SORT_LAST_USED] = "last-used", [SORT_UNSERVABLE] = "unservable" };
 	c->sort = SORT_DEFAULT;
-	for (int k = SORT_NAME; k <= SORT_LAST_USED; k++)
+	for (int k = SORT_NAME; k <= SORT_UNSERVABLE; k++)
 		if (strcmp(arg, keys[k]) == 0)
 			c->sort = (enum cli_sort)k;
 	if (c->sort == SORT_DEFAULT)
-		return cli_usage_error("unknown --sort '%s' (name, size, unique, modified, last-used)", arg);
+		return cli_usage_error("unknown --sort '%s' (name, size, unique, modified, last-used, unservable)", arg);
 	return CLI_GO_ON;
 }
 
