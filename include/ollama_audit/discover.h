@@ -30,6 +30,21 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* How a store was found: the command line, or a discovery source. */
+typedef enum oa_store_source {
+	OA_SOURCE_OTHER,            /* "discovered": none of these */
+	OA_SOURCE_STORE_OPTION,     /* "--store" */
+	OA_SOURCE_OLLAMA_MODELS,    /* "OLLAMA_MODELS": the environment */
+	OA_SOURCE_SYSTEMD,          /* "systemd": ollama.service and its drop-ins */
+	OA_SOURCE_ENVIRONMENT_FILE, /* "environment-file": /etc/default/ollama and the like */
+	OA_SOURCE_HOME,             /* "home": <home>/.ollama/models of an account */
+	OA_SOURCE_DEFAULT,          /* "default": a service or distribution default, $HOME */
+} oa_store_source;
+/* The name (a static string, as oa_store.how and oa_found_by.source say it). */
+OA_EXPORT const char *oa_store_source_name(oa_store_source s);
+/* The source a name stands for; OA_SOURCE_OTHER for any other. */
+OA_EXPORT oa_store_source oa_store_source_of(const char *name);
+
 /* One way a store was found. */
 typedef struct oa_found_by {
 	char *source;   /* "OLLAMA_MODELS", "systemd", "environment-file", "home", "default", "--store" */
@@ -76,6 +91,28 @@ typedef struct oa_discovery {
 OA_EXPORT void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra);
 OA_EXPORT void oa_discovery_free(oa_discovery *d);
 OA_EXPORT const char *oa_cand_state_name(oa_cand_state s);
+
+/* Named on the command line (--store): nothing there is an error. */
+OA_EXPORT bool oa_candidate_named(const oa_candidate *k);
+/* Configured somewhere (not only a home or a default place): nothing there
+ * is worth a note. */
+OA_EXPORT bool oa_candidate_configured(const oa_candidate *k);
+
+struct oa_store; /* store.h */
+
+/* What a command reads a store for. */
+typedef struct oa_open_options {
+	const char *platform; /* "os/arch" that chooses a list's child (--platform); NULL: this machine */
+	int header_mode;      /* enum oa_header_mode (headers.h) */
+} oa_open_options;
+
+/* The one way to open a store to audit: the store at path, found by source
+ * (its oa_store.how), with the options set for oa_store_scan(). k, when
+ * discovery found it, lends the store every way it was reached (k must
+ * outlive the store). o NULL: no options. Returns 0, or -1 with a one-line
+ * reason; close s either way. */
+OA_EXPORT int oa_open_candidate(struct oa_store *s, const char *path, oa_store_source source,
+                                const oa_candidate *k, const oa_open_options *o, char *err, size_t errlen);
 
 /* The user name of a uid: the sysroot / OLLAMA_AUDIT_PASSWD file when set,
  * else getpwuid(), else the decimal uid. */

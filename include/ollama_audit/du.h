@@ -64,6 +64,11 @@ typedef struct oa_du_store {
 	oa_junk_list junk;
 	uint64_t reclaimable;
 	size_t reclaimable_entries;
+	/* du --quarantine DIR, when DIR holds files of this store (the caller
+	 * sets it from oa_quarantine_held_read; NULL: none known) */
+	const char *quarantine;
+	size_t quarantine_entries;
+	uint64_t quarantine_bytes;
 } oa_du_store;
 /* now: Unix seconds, the time junk ages are measured against. */
 OA_EXPORT void oa_du_store_compute(oa_store *s, double now, oa_du_store *out);

@@ -31,4 +31,20 @@ OA_EXPORT bool oa_log_serves_store(const char *log_path, const char *store_root)
  * waited on). */
 OA_EXPORT int oa_logs_read_file(oa_history *h, const char *path, bool regular_only, char *err, size_t errlen);
 
+/* The sources a store's history was read from, and what could not be read. */
+typedef struct oa_log_sources {
+	char **names;       /* a file, "(stdin)", "journal" or "journal (--root)", in reading order */
+	size_t n;
+	char **problems;    /* "FILE: why" of each source that could not be read */
+	size_t n_problems;
+} oa_log_sources;
+OA_EXPORT void oa_log_sources_add(oa_log_sources *l, const char *name);
+OA_EXPORT void oa_log_sources_problem(oa_log_sources *l, const char *what);
+OA_EXPORT void oa_log_sources_free(oa_log_sources *l);
+
+/* Read the store's own log files (oa_logs_of_store) into h, each added to
+ * used, or its problem when it cannot be read. Returns false when one could
+ * not be read. */
+OA_EXPORT bool oa_logs_read_store_files(oa_history *h, const char *store_root, oa_log_sources *used);
+
 #endif

@@ -49,6 +49,9 @@ typedef struct oa_prom_store {
 	bool no_findings;        /* the job looked for none (du): no findings families */
 	const oa_du_store *du;   /* du's result for this store, all rows in du's order, or
 	                          * NULL: reclaimable and unique bytes are computed here */
+	const char *quarantine;  /* a quarantine of this store (du --quarantine DIR), or NULL */
+	size_t quarantine_entries;
+	uint64_t quarantine_bytes;
 } oa_prom_store;
 
 /* Every per-store metric of a scanned store: info, models by format, blobs

@@ -22,8 +22,9 @@
  *
  * Quarantine: entries are moved (renameat, same filesystem) into DIR/files/,
  * each batch appended to DIR's journal (synced) before and after its moves,
- * and merged into DIR/index.json once at the end (src/space/quarantine.c); `oa_quarantine_restore` (restore.h) puts
- * everything back.
+ * and merged into DIR/index.json once at the end (src/space/quarantine.c). Each apply is
+ * one operation of DIR; `oa_quarantine_restore` (restore.h) puts one, or
+ * every one, back, and `oa_quarantine_empty` (trash.h) deletes them for good.
  */
 #ifndef OLLAMA_AUDIT_PRUNE_H
 #define OLLAMA_AUDIT_PRUNE_H
@@ -72,6 +73,27 @@ typedef struct oa_plan_shadow {
 	bool removed;
 } oa_plan_shadow;
 
+/* rm --child RUNNER: the list tag rewritten without one child (first entry
+ * of the plan, category "list-rewrite"): its new bytes are written as a
+ * manifest blob (unless the tag had none), and the tag, of the same kind as
+ * before (symlink, hard link or copy), replaces the old one by rename. The
+ * blobs only that child reached go after it. In memory only: a plan with a
+ * rewrite is never written to a plan file. */
+typedef struct oa_plan_rewrite {
+	char *path;             /* the tag, relative to the root */
+	char *runner;           /* the child removed */
+	char *kept;             /* the runners of the children left, comma-separated */
+	oa_digest_hex child;    /* its digest */
+	oa_digest_hex old_list; /* sha256 of the tag's bytes now */
+	oa_digest_hex new_list; /* sha256 of the bytes it gets */
+	char *bytes;            /* those bytes */
+	size_t len;
+	char kind;              /* 'l' symlink, 'h' hard link of the list blob, 'c' copy, 'f' a file (no blob) */
+	char *link_target;      /* 'l': the new symlink's text */
+	bool anchor_removed;    /* the downgrade anchor (a legacy copy of the child) goes too */
+	char *anchor;           /* its path, or NULL */
+} oa_plan_rewrite;
+
 typedef struct oa_plan {
 	char *command;       /* "prune" or "rm" */
 	char *store;         /* root path */
@@ -87,6 +109,7 @@ typedef struct oa_plan {
 	size_t n_shared;
 	oa_plan_shadow *shadows;  /* rm: the removed tags' compatibility shadows */
 	size_t n_shadows;
+	oa_plan_rewrite *rewrite;  /* rm --child: the list rewrite, else NULL */
 } oa_plan;
 
 OA_EXPORT void oa_plan_free(oa_plan *p);
@@ -100,6 +123,16 @@ OA_EXPORT void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, 
  * the blobs only they then hold) when with_shadow. */
 OA_EXPORT void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, bool with_shadow,
                           oa_plan *p);
+
+/* rm --child RUNNER: the plan that rewrites the list tag of model `model`
+ * (any of its rows) without its RUNNER child, then removes the blobs only
+ * that child reached (and the old list blob). A child's legacy copies go
+ * with it: the downgrade anchor of a dropped ggml child always (else it
+ * would keep every byte), its compatibility shadow only when with_shadow
+ * (named in p->shadows either way). 0, or -1 with err when the tag is not
+ * a list, has no such child here, or would be left with no child here. */
+OA_EXPORT int oa_plan_rm_child(oa_store *s, size_t model, const char *runner, int64_t min_age, bool with_shadow,
+                               oa_plan *p, char *err, size_t errlen);
 
 /* Name on the plan the other stores whose references r holds (shared.h). */
 OA_EXPORT void oa_plan_note_shared(oa_plan *p, const oa_refset *r);
@@ -137,6 +170,11 @@ typedef struct oa_apply_result {
 	uint64_t freed;                 /* allocated bytes removed for good */
 	uint64_t moved;                 /* allocated bytes moved into the quarantine (not freed) */
 	bool interrupted;
+	/* --quarantine: this apply's operation in it (restore --op), and what
+	 * the quarantine holds once it is done (all its operations) */
+	char operation[40];
+	size_t quarantine_entries;
+	uint64_t quarantine_bytes;
 } oa_apply_result;
 
 /* Apply a plan to an open store. Returns 0 when it ran (see r for what was

@@ -22,7 +22,7 @@
 #define OA_SCHEMA_VERIFY "ollama-audit.verify/2"
 #define OA_SCHEMA_DU "ollama-audit.du/3"
 #define OA_SCHEMA_PRUNE "ollama-audit.prune/3"
-#define OA_SCHEMA_RM "ollama-audit.rm/3"
+#define OA_SCHEMA_RM "ollama-audit.rm/4"
 #define OA_SCHEMA_STORES "ollama-audit.stores/2"
 #define OA_SCHEMA_DUPLICATES "ollama-audit.duplicates/2"
 #define OA_SCHEMA_DEDUPE "ollama-audit.dedupe/2"

@@ -16,14 +16,22 @@ typedef struct oa_restore_opts {
 	const char *store;              /* NULL: the store the index names */
 	FILE *log;                      /* one line per entry, or NULL */
 	volatile sig_atomic_t *stop;    /* set by a signal handler: stop after this entry */
+	/* Which operations (applies into DIR) go back; every one when none is
+	 * set. At most one of them. */
+	bool last;                      /* the newest that still holds entries */
+	const char *op;                 /* this operation id */
+	const char *model;              /* those that removed this model's manifest */
 } oa_restore_opts;
 
 typedef struct oa_restore_result {
 	size_t restored, already, conflicts, missing, failed;
 	bool interrupted;               /* stopped by *stop: run it again to finish */
+	size_t operations;              /* the operations chosen */
+	char first_op[40];              /* the id of one of them (the newest) */
 } oa_restore_result;
 
-/* Put every quarantined entry of DIR back into its store, manifests first,
+/* Put the quarantined entries of DIR (those of the operations o chooses)
+ * back into its store, manifests first,
  * then the rest newest first, never overwriting a file that differs. It
  * holds the store's lock (prune, rm and dedupe --apply wait for it) and the
  * quarantine's. Run again after an

@@ -49,6 +49,10 @@ typedef struct oa_runhere {
 
 OA_EXPORT void oa_runhere_model(const oa_machine *mc, const oa_model *m, oa_runhere *out);
 
+/* check's no-runtime-for-model, into s->findings: every model of s (not a
+ * legacy anchor or a list's sibling) an engine runs, but not on mc. */
+OA_EXPORT void oa_runhere_findings(const oa_machine *mc, oa_store *s);
+
 /* Layer i is one of the weights the engine loads (and the fit weighs). */
 OA_EXPORT bool oa_runhere_weight_layer(const oa_model *m, size_t i);
 

@@ -120,9 +120,10 @@ OA_EXPORT void oa_verify_opts_init(oa_verify_opts *opts);
  * totals may be NULL. Returns 0 when every job was processed, 1 when stopped
  * early (interrupt / max_duration: some results are NOT_DONE), -1 on a setup
  * failure (no thread could start, OpenSSL has no SHA-256, out of memory) with
- * err set and every result NOT_DONE. Successful SHA-256 verifications update
- * opts->cache; mismatches remove the entry of that file. Saving the cache is
- * the caller's job (oa_verify_cache_save). */
+ * err set and every result NOT_DONE. A file's SHA-256 result, good or a
+ * mismatch, replaces that file's own entry in opts->cache (when the file did
+ * not change while it was read; other files claiming the digest keep
+ * theirs). Saving the cache is the caller's job (oa_verify_cache_save). */
 OA_EXPORT int oa_verify_run(const oa_verify_job *jobs, size_t n, const oa_verify_opts *opts,
                   oa_verify_result *results, oa_verify_totals *totals, char *err, size_t errlen);
 

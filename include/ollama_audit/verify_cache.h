@@ -4,27 +4,32 @@
  * One JSON file, by default $XDG_CACHE_HOME/ollama-audit/verify-cache.json
  * (else $HOME/.cache/ollama-audit/verify-cache.json), never inside a store:
  *
- *   {"schema":"ollama-audit.verify-cache/2",
- *    "entries":{"<64 hex sha256>":{"dev":..,"ino":..,"size":..,"mtime_ns":..,
+ *   {"schema":"ollama-audit.verify-cache/3",
+ *    "entries":{"<64 hex sha256>":[{"dev":..,"ino":..,"size":..,"mtime_ns":..,
  *               "ctime_ns":..,"xxh128":"<32 hex>","verified_at":<unix s, fractional>
- *               [,"failed":"digest-mismatch"|"fingerprint-mismatch"]}}}
+ *               [,"failed":"digest-mismatch"|"fingerprint-mismatch"]}, ...]}}
  *
  * /2 added "failed": the entry then records a verify that found this very
  * file corrupt (xxh128 is what the file holds, not what it should), so `show`
- * can say the model cannot run until the file changes or verifies good. A
- * failed entry is never a fingerprint for --quick and never skipped by
- * --changed. A /1 file loads as all-good entries and is saved back as /2;
- * any other schema is ignored with a warning.
+ * and `check` can say the model cannot run until the file changes or verifies
+ * good. A failed entry is never a fingerprint for --quick and never skipped
+ * by --changed. /3 keeps one entry per file (dev, ino) under a digest, where
+ * /1 and /2 kept one a digest: with several stores holding copies of a blob,
+ * the last one verified replaced the others' entries, so a corrupt copy in
+ * one store erased the good result of another (and the reverse). /1 and /2
+ * files load (a /1 entry as a good one) and are saved back as /3; any other
+ * schema is ignored with a warning.
  *
- * Keying: by the blob's sha256 hex alone. An entry means "a file with this
- * content was verified with SHA-256, and its XXH3-128 is xxh128"; the
- * fingerprint is a property of the content, so quick mode may use it for any
- * file claiming that digest. The stat part (dev, ino, size, mtime, ctime)
- * names the one file that was verified; changed_only trusts an entry only when
- * all five match, so a copy of the same blob in another store (different
- * dev/ino) counts as "not cached" and the last store verified owns the entry.
- * dev and ino are stored as JSON integers (two's complement int64 when
- * above INT64_MAX; read back losslessly).
+ * Keying: by the blob's sha256 hex, then by the file (dev, ino). An entry
+ * means "this file, claiming that content, was verified with SHA-256, and
+ * its XXH3-128 is xxh128"; a good entry's fingerprint is a property of the
+ * content, so quick mode may use it for any file claiming that digest that
+ * has no entry of its own. The stat part (dev, ino, size, mtime, ctime) names
+ * the one file that was verified; changed_only trusts an entry only when all
+ * five match. A digest keeps at most OA_VERIFY_CACHE_MAX_COPIES files; a new
+ * one beyond that replaces the entry verified longest ago. dev and ino are
+ * stored as JSON integers (two's complement int64 when above INT64_MAX; read
+ * back losslessly).
  *
  * Thread safety: every function on one cache takes its internal mutex, so
  * verify workers may look up / update / remove concurrently.
@@ -38,8 +43,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OA_VERIFY_CACHE_SCHEMA "ollama-audit.verify-cache/2"
+#define OA_VERIFY_CACHE_SCHEMA "ollama-audit.verify-cache/3"
+#define OA_VERIFY_CACHE_SCHEMA_V2 "ollama-audit.verify-cache/2" /* still read */
 #define OA_VERIFY_CACHE_SCHEMA_V1 "ollama-audit.verify-cache/1" /* still read */
+#define OA_VERIFY_CACHE_MAX_COPIES 16 /* files remembered per digest */
 
 typedef struct oa_verify_cache oa_verify_cache;
 
@@ -74,8 +81,9 @@ OA_EXPORT bool oa_file_stamp_equal(const oa_file_stamp *a, const oa_file_stamp *
  * stamp never matches a verified file's). 0, or -1 with errno. */
 OA_EXPORT int oa_file_stamp_of(const char *path, oa_file_stamp *out);
 
-/* The state of the file stamped `now` that claims digest hex; *e (may be
- * NULL) gets the entry when the state is VERIFIED or FAILED. */
+/* The state of the file stamped `now` that claims digest hex, by that
+ * file's own entry (another copy's says nothing about it); *e (may be NULL)
+ * gets the entry when the state is VERIFIED or FAILED. */
 OA_EXPORT enum oa_verify_state oa_verify_cache_judge(oa_verify_cache *c, const char *hex, const oa_file_stamp *now,
                                            oa_verify_cache_entry *e);
 
@@ -93,17 +101,29 @@ OA_EXPORT oa_verify_cache *oa_verify_cache_open(const char *path, char *err, siz
 /* The file path this cache loads from / saves to. */
 OA_EXPORT const char *oa_verify_cache_path(const oa_verify_cache *c);
 
-/* Copy the entry for hex into *out. Returns true if present. */
+/* Copy an entry for hex into *out: of the files claiming it, the one
+ * verified good most recently, else the latest failure. Returns true if
+ * there is one. */
 OA_EXPORT bool oa_verify_cache_lookup(oa_verify_cache *c, const char *hex, oa_verify_cache_entry *out);
 
-/* Insert or replace the entry for hex (a good result replaces a failure and
- * the reverse). Returns 0, -1 on a bad hex/xxh128/failed code or OOM. */
+/* Copy the entry of the file (dev, ino) claiming hex into *out. Returns
+ * true if present (whatever its size and times say now). */
+OA_EXPORT bool oa_verify_cache_lookup_file(oa_verify_cache *c, const char *hex, uint64_t dev, uint64_t ino,
+                                           oa_verify_cache_entry *out);
+
+/* Insert or replace the entry of the file e->st names (its dev, ino) under
+ * hex: a good result replaces that file's failure and the reverse; the
+ * entries of other files claiming hex stay. Returns 0, -1 on a bad
+ * hex/xxh128/failed code or OOM. */
 OA_EXPORT int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e);
 
-/* Remove the entry for hex (no-op if absent). */
+/* Remove every entry for hex (no-op if absent). */
 OA_EXPORT void oa_verify_cache_remove(oa_verify_cache *c, const char *hex);
 
-/* Number of entries. */
+/* Remove the entry of the file (dev, ino) claiming hex (no-op if absent). */
+OA_EXPORT void oa_verify_cache_remove_file(oa_verify_cache *c, const char *hex, uint64_t dev, uint64_t ino);
+
+/* Number of entries (files, over every digest). */
 OA_EXPORT size_t oa_verify_cache_count(oa_verify_cache *c);
 
 /* True when there are changes not yet saved. */

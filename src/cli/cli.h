@@ -26,7 +26,7 @@ enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PRO
 
 /* list/du --sort: the command's own order by default (list newest first,
  * du by UNIQUE); names ascending, everything else largest or newest first. */
-enum cli_sort { SORT_DEFAULT, SORT_NAME, SORT_SIZE, SORT_UNIQUE, SORT_MODIFIED, SORT_LAST_USED };
+enum cli_sort { SORT_DEFAULT, SORT_NAME, SORT_SIZE, SORT_UNIQUE, SORT_MODIFIED, SORT_LAST_USED, SORT_UNSERVABLE };
 
 typedef struct cli {
 	const char *cmd;
@@ -44,7 +44,7 @@ typedef struct cli {
 	enum cli_sort sort; /* list, du --sort */
 	bool no_header;     /* list, du --no-header */
 	bool wide;          /* --wide: every column of a table, nothing cut */
-	bool all;           /* verify --all */
+	bool all;           /* verify --all, restore --all */
 	bool changed;       /* verify --changed */
 	bool quick;         /* verify --quick */
 	int jobs;
@@ -54,8 +54,13 @@ typedef struct cli {
 	bool apply;         /* --apply: remove instead of a dry run */
 	bool yes;           /* --yes: no confirmation prompt */
 	bool with_shadow;   /* rm --with-shadow: remove the tags' compatibility shadows too */
+	const char *child;  /* rm --child RUNNER: remove that child of a list only */
 	const char *plan_path;   /* --plan FILE */
 	const char *quarantine;  /* --quarantine DIR */
+	bool last;          /* restore --last: the newest operation that holds entries */
+	const char *op;     /* restore --op ID */
+	bool empty;         /* restore --empty: delete what the quarantine holds */
+	double older_than;  /* restore --empty --older-than: seconds; < 0 when not given */
 	unsigned what;      /* --what: junk category mask (0 = the default set) */
 	long long min_age;  /* --min-age in seconds; -1 = not given */
 	bool force;         /* --force: past corrupt manifests and running servers */

@@ -31,157 +31,6 @@ const char *cli_store_user(const oa_store *s)
 	return oa_report_owner(s);
 }
 
-/* ---- --all-users ------------------------------------------------------------ */
-
-/* oa_store.how is borrowed: map a discovery source to a static string. */
-static const char *how_literal(const char *source)
-{
-	static const char *known[] = { "--store", "OLLAMA_MODELS", "systemd", "environment-file", "home",
-	                               "default" };
-	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-		if (strcmp(source, known[i]) == 0)
-			return known[i];
-	return "discovered";
-}
-
-char *cli_machine_store(const char **how)
-{
-	oa_discovery d;
-	oa_discover(&d, NULL, 0);
-	size_t n = 0, one = 0;
-	for (size_t i = 0; i < d.n; i++)
-		if (d.v[i].state == OA_CAND_STORE && d.v[i].root) {
-			n++;
-			one = i;
-		}
-	char *root = NULL;
-	if (n == 1) {
-		root = oa_xstrdup(d.v[one].root);
-		*how = how_literal(d.v[one].found[0].source);
-		fprintf(stderr, "ollama-audit: reading %s, the one store on this machine (found by %s)\n", root,
-		        *how);
-	} else if (n > 1) {
-		fprintf(stderr, "ollama-audit: %zu stores on this machine; name one with --store DIR (or "
-		        "--all-users for all):\n", n);
-		for (size_t i = 0; i < d.n; i++)
-			if (d.v[i].state == OA_CAND_STORE && d.v[i].root)
-				fprintf(stderr, "  %s\n", d.v[i].root);
-	}
-	oa_discovery_free(&d);
-	return root;
-}
-
-static bool configured(const oa_candidate *k, bool *explicit_store)
-{
-	bool yes = false;
-	*explicit_store = false;
-	for (size_t i = 0; i < k->n_found; i++) {
-		const char *src = k->found[i].source;
-		if (strcmp(src, "--store") == 0)
-			*explicit_store = true;
-		if (strcmp(src, "home") != 0 && strcmp(src, "default") != 0)
-			yes = true;
-	}
-	return yes;
-}
-
-static char *found_text(const oa_candidate *k)
-{
-	oa_buf b;
-	oa_buf_init(&b);
-	for (size_t i = 0; i < k->n_found; i++)
-		oa_buf_printf(&b, "%s%s (%s)", i ? ", " : "", k->found[i].source, k->found[i].detail);
-	return oa_buf_take(&b);
-}
-
-/* The stores opened borrow their candidates' found_by until the run ends. */
-static oa_discovery discovered;
-
-static void free_discovered(void)
-{
-	oa_discovery_free(&discovered);
-}
-
-opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode)
-{
-	oa_discovery_free(&discovered);
-	oa_discovery d;
-	oa_discover(&d, c->stores, c->n_stores);
-	for (size_t i = 0; i < d.n_notes; i++)
-		cli_err("discovery: %s", d.notes[i]);
-	opened_store *v = oa_xcalloc(d.n ? d.n : 1, sizeof *v);
-	size_t k = 0;
-	for (size_t i = 0; i < d.n; i++) {
-		const oa_candidate *cand = &d.v[i];
-		bool explicit_store;
-		bool conf = configured(cand, &explicit_store);
-		const char *how = how_literal(cand->found[0].source);
-		char *found = found_text(cand);
-		switch (cand->state) {
-		case OA_CAND_STORE:
-		case OA_CAND_DENIED: {
-			char err[512];
-			if (oa_store_open(&v[k].s, cand->root, how, err, sizeof err) < 0) {
-				cli_fail(c, "store-unreadable", cand->root, "%s (store of %s, found by %s): skipped", err,
-				         cand->user ? cand->user : "?", found);
-				c->exit_code |= OA_EXIT_OPERATIONAL;
-				cli_multi_failed(c, cand->root, how);
-				oa_store_close(&v[k].s);
-				k++;
-				break;
-			}
-			if (!v[k].s.has_manifests && !v[k].s.has_manifests_v2)
-				cli_err("%s: no manifests/ directory: no models", v[k].s.root);
-			if (!v[k].s.has_blobs)
-				cli_err("%s: no blobs/ directory: every referenced blob is missing", v[k].s.root);
-			oa_store_set_header_mode(&v[k].s, header_mode);
-			v[k].s.platform = c->platform;
-			v[k].s.found = cand->found;
-			v[k].s.n_found = cand->n_found;
-			oa_store_scan(&v[k].s);
-			cli_account_unreadable(c, &v[k].s);
-			v[k].ok = true;
-			c->stores_read++;
-			k++;
-			break;
-		}
-		case OA_CAND_MISSING:
-		case OA_CAND_NOT_STORE:
-			if (explicit_store) {
-				cli_fail(c, "store-unreadable", cand->path, "%s: %s", cand->path,
-				         cand->state == OA_CAND_MISSING ? strerror(cand->err)
-				                                        : "not an Ollama store (no manifests/ or blobs/)");
-				c->exit_code |= OA_EXIT_OPERATIONAL;
-			} else if (conf) {
-				cli_err("note: %s is configured as a store by %s but %s", cand->path, found,
-				        cand->state == OA_CAND_MISSING ? "does not exist"
-				                                       : "holds no manifests/ or blobs/ yet");
-			}
-			break;
-		case OA_CAND_UNKNOWN:
-			cli_err("skipped %s (found by %s): cannot tell whether a store is there: %s", cand->path,
-			        found, strerror(cand->err));
-			if (explicit_store)
-				c->exit_code |= OA_EXIT_OPERATIONAL;
-			break;
-		}
-		free(found);
-	}
-	discovered = d; /* kept: the stores borrow found_by from it */
-	static bool hooked;
-	if (!hooked)
-		atexit(free_discovered);
-	hooked = true;
-	if (k == 0) {
-		/* Printing nothing and exit 0 would read as "no models anywhere". */
-		cli_fail(c, "no-store", NULL, "--all-users: no Ollama store found on this machine%s",
-		         c->n_stores ? " (nor at any --store)" : "; `ollama-audit stores --all` shows where it looked");
-		c->exit_code |= OA_EXIT_OPERATIONAL;
-	}
-	*n = k;
-	return v;
-}
-
 /* ---- totals and metrics ---------------------------------------------------------- */
 
 static struct {
@@ -242,11 +91,16 @@ void cli_multi_store_done(cli *c, oa_store *s, const oa_audit_summary *sum)
 }
 
 /* Add a ready-made store's metrics (the stores and du commands). */
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du)
+void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du, const oa_du_store *held)
 {
 	oa_prom_store info = { .user = cli_store_user(s), .source = s->how, .timestamp = oa_wall_now(),
 	                       .duration = seconds, .success = store_readable(s),
 	                       .no_findings = strcmp(c->cmd, "du") == 0, .du = du };
+	if (held && held->quarantine) {
+		info.quarantine = held->quarantine;
+		info.quarantine_entries = held->quarantine_entries;
+		info.quarantine_bytes = held->quarantine_bytes;
+	}
 	oa_prom_add_store(prom(c), s, &info);
 }
 
@@ -298,7 +152,7 @@ static void print_totals(cli *c)
 /* ---- what the tool writes never lands in a store ------------------------------------------ */
 
 /* Every store this command may audit, resolved once: each --store (or the
- * default store) as oa_store_open() resolves it, and with --all-users every
+ * default store) as oa_open_candidate() resolves it, and with --all-users every
  * store discovery finds. */
 static char **store_roots(const cli *c, size_t *n)
 {
@@ -316,7 +170,8 @@ static char **store_roots(const cli *c, size_t *n)
 	for (size_t i = 0; i < count; i++) {
 		oa_store s;
 		char err[512];
-		if (oa_store_open(&s, c->n_stores ? c->stores[i] : def, how, err, sizeof err) == 0) {
+		if (oa_open_candidate(&s, c->n_stores ? c->stores[i] : def, oa_store_source_of(how), NULL, NULL, err,
+		                      sizeof err) == 0) {
 			roots = oa_xreallocarray(roots, nroots + 1, sizeof *roots);
 			roots[nroots++] = oa_xstrdup(s.root);
 		}

@@ -14,9 +14,6 @@
 /* The owner of a store's root as a user name (or decimal uid). */
 const char *cli_store_user(const oa_store *s);
 
-/* cli_open_stores() with --all-users: discovered stores plus every --store,
- * one per device+inode. Candidates we may not read are reported and OR 8. */
-opened_store *cli_open_discovered(cli *c, size_t *n, int header_mode);
 
 /* A store could not be opened (reported as a metric with --format prometheus). */
 void cli_multi_failed(cli *c, const char *path, const char *how);
@@ -28,7 +25,8 @@ void cli_multi_store_done(cli *c, oa_store *s, const struct oa_audit_summary *su
 
 /* A store's metrics for --format prometheus (stores, du): sizes, models,
  * audit time; du leaves out the findings, which it does not look for. */
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du);
+/* held: a du result whose quarantine fields are set (du --quarantine), or NULL */
+void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du, const oa_du_store *held);
 /* One more sample of a metric for --format prometheus (stores). */
 void cli_multi_prom_add(const char *metric, double value);
 
@@ -43,10 +41,5 @@ bool cli_refuse_store_path(const cli *c, const char *opt, const char *path);
 int cli_output_begin(cli *c);
 int cli_output_end(cli *c, int rc);
 
-/* No --store, no OLLAMA_MODELS and no ~/.ollama/models: the one store this
- * machine has (a Linux service's /usr/share/ollama/.ollama/models), said on
- * stderr, with *how the way discovery found it; NULL when there is none or
- * several (stderr names them). Free the result. */
-char *cli_machine_store(const char **how);
 
 #endif

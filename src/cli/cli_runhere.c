@@ -174,19 +174,3 @@ const oa_machine *cli_runhere_machine(const cli *c)
 {
 	return cli_machine(c);
 }
-
-void cli_runhere_findings(const cli *c, oa_store *s)
-{
-	const oa_machine *mc = cli_machine(c);
-	for (size_t i = 0; i < s->n_models; i++) {
-		const oa_model *m = &s->models[i];
-		oa_runhere r;
-		oa_runhere_model(mc, m, &r);
-		if (m->anchor || m->sibling || !r.engine || r.can_run)
-			continue;
-		oa_findings_add(&s->findings, OA_FINDING_NO_RUNTIME_FOR_MODEL, m->display, NULL, NULL,
-		                "a safetensors model runs only on MLX, and %s", !mc->mlx_platform_ok ?
-		                "MLX on macOS needs Apple Silicon" : "no MLX runtime (libmlxc) is installed "
-		                "where Ollama installs it");
-	}
-}

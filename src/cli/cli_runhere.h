@@ -1,6 +1,7 @@
 /* cli_runhere.h - what can run here: a paragraph for show (NULL for a model
- * no engine runs), the machine its JSON describes, the verify cache that
- * says which weights are corrupt, and check's no-runtime-for-model findings. */
+ * no engine runs), the machine its JSON describes and check's findings are
+ * about (oa_runhere_findings), and the verify cache that says which
+ * weights are corrupt. */
 #ifndef OA_CLI_RUNHERE_H
 #define OA_CLI_RUNHERE_H
 
@@ -12,7 +13,7 @@ char *cli_runhere_text(cli *c, const oa_store *s, const oa_model *m);
  * NULL when there is none to read. */
 struct oa_verify_cache *cli_runhere_cache(const cli *c);
 struct oa_machine;
-const struct oa_machine *cli_runhere_machine(const cli *c); /* for oa_runhere_view() */
-void cli_runhere_findings(const cli *c, oa_store *s);
+/* for oa_runhere_view() and oa_runhere_findings() */
+const struct oa_machine *cli_runhere_machine(const cli *c);
 
 #endif

@@ -7,6 +7,8 @@
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
 #include "ollama_audit/report.h"
+#include "ollama_audit/runhere.h"
+#include "ollama_audit/verify_store.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -24,7 +26,8 @@ int cmd_check(cli *c)
 			continue;
 		oa_findings_drop_referenced(s); /* what prune keeps is no orphan */
 		cli_log_findings(c, s); /* docs/history.md */
-		cli_runhere_findings(c, s);
+		oa_runhere_findings(cli_runhere_machine(c), s);
+		oa_verify_cached_findings(s, cli_runhere_cache(c)); /* what verify found, still true */
 		size_t models = selected_models(c, s);
 		oa_audit_summary sum = { .models = models, .blob_files = s->n_blobs,
 		                         .seconds = s->scan_seconds, .prune_blocked = s->prune_blocked };

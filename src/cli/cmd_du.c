@@ -14,6 +14,7 @@
 #include "ollama_audit/junk.h"
 #include "base/platform.h"
 #include "ollama_audit/report.h"
+#include "ollama_audit/restore.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -67,6 +68,14 @@ static void sort_rows(cli *c, const oa_store *s, oa_du *du)
 		case SORT_NAME: k[i].name = r->n_models ? s->models[r->models[0]].display : ""; break;
 		case SORT_SIZE: k[i].num = (int64_t)r->allocated; break;
 		case SORT_LAST_USED: k[i].num = cli_last_used_ns(c, s, r->models, r->n_models); break;
+		case SORT_UNSERVABLE: { /* what the server refuses first, then by UNIQUE as by default */
+			bool refused = false;
+			for (size_t m = 0; m < r->n_models; m++)
+				refused = refused || s->models[r->models[m]].unservable;
+			k[i].num = (int64_t)(r->unique < (uint64_t)INT64_MAX / 2 ? r->unique : (uint64_t)INT64_MAX / 2 - 1) +
+			           (refused ? INT64_MAX / 2 : 0);
+			break;
+		}
 		case SORT_MODIFIED:
 			k[i].num = INT64_MIN;
 			for (size_t m = 0; m < r->n_models; m++)
@@ -130,6 +139,11 @@ static void du_table(cli *c, const oa_store *s, const oa_du_store *d, bool first
 	}
 	oa_format_size(d->reclaimable, c->units, b1, sizeof b1);
 	printf("reclaimable    %10s (`prune`: orphans, partials, temps older than 1 h)\n", b1);
+	if (d->quarantine) {
+		oa_format_size(d->quarantine_bytes, c->units, b1, sizeof b1);
+		printf("quarantine     %10s  %zu entr%s in %s (`restore DIR --empty` frees them)\n", b1,
+		       d->quarantine_entries, d->quarantine_entries == 1 ? "y" : "ies", cli_safe(d->quarantine));
+	}
 	oa_format_size(d->du.blobs_total, c->units, b1, sizeof b1);
 	oa_format_size(d->du.blobs_total_apparent, c->units, b2, sizeof b2);
 	printf("blobs/ total   %10s on disk (%s apparent)\n", b1, b2);
@@ -217,7 +231,7 @@ static void du_render(cli *c, oa_store *s, const oa_du_store *d, bool first, jso
 	} else if (c->format == OUT_PROMETHEUS) {
 		/* its rows, unless --unused-for or --sort changed them */
 		bool all_rows = c->unused_for < 0 && (c->sort == SORT_DEFAULT || c->sort == SORT_UNIQUE);
-		cli_multi_prom_store(c, s, s->scan_seconds, all_rows ? d : NULL);
+		cli_multi_prom_store(c, s, s->scan_seconds, all_rows ? d : NULL, d);
 	} else if (c->format == OUT_CSV) {
 		du_csv(s, d);
 	} else if (c->quiet) {
@@ -258,10 +272,32 @@ static void du_finish(cli *c, const oa_du_total *total, json_t *docs)
 	}
 }
 
+/* --quarantine DIR: what it holds (the store is never written: the
+ * quarantine is named on the command line, not found from the store). */
+static int read_quarantine(cli *c, oa_quarantine_held *q)
+{
+	char err[512];
+	if (oa_quarantine_held_read(c->quarantine, q, err, sizeof err) == 0)
+		return 0;
+	cli_err("--quarantine: %s", err);
+	c->exit_code |= OA_EXIT_OPERATIONAL;
+	return -1;
+}
+
+static bool quarantine_of(const oa_store *s, const oa_quarantine_held *q)
+{
+	return (uint64_t)s->root_st.st_dev == q->store_dev && (uint64_t)s->root_st.st_ino == q->store_ino;
+}
+
 static int du_options_ok(cli *c)
 {
 	if (c->n_args) {
 		cli_err("du takes no arguments");
+		return OA_EXIT_USAGE;
+	}
+	if (c->quarantine && (c->duplicates || c->quiet || c->format == OUT_CSV)) {
+		cli_err("du --quarantine adds to the store's totals: table, json, ndjson or prometheus, "
+		        "without -q or --duplicates");
 		return OA_EXIT_USAGE;
 	}
 	if (c->duplicates && c->quiet) {
@@ -281,6 +317,10 @@ int cmd_du(cli *c)
 			return cli_refuse_format(c, "du --duplicates", "table json ndjson csv");
 		return cmd_du_duplicates(c); /* cmd_dedupe.c (docs/multi-store.md) */
 	}
+	oa_quarantine_held held;
+	if (c->quarantine && read_quarantine(c, &held) < 0)
+		return c->exit_code;
+	bool held_shown = false;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	bool first = true;
@@ -301,11 +341,21 @@ int cmd_du(cli *c)
 		if (c->unused_for >= 0)
 			keep_unused(c, s, &d.du);
 		sort_rows(c, s, &d.du);
+		if (c->quarantine && quarantine_of(s, &held)) {
+			d.quarantine = c->quarantine;
+			d.quarantine_entries = held.entries;
+			d.quarantine_bytes = held.disk_bytes;
+			held_shown = true;
+		}
 		du_render(c, s, &d, first, docs);
 		first = false;
 		oa_du_total_add(&total, &d);
 		oa_du_store_free(&d);
 		du_unreadable(c, s);
+	}
+	if (c->quarantine && !held_shown) {
+		cli_err("--quarantine %s holds files of a store du does not show", c->quarantine);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
 	}
 	du_finish(c, &total, docs);
 	json_decref(docs);

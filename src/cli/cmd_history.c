@@ -10,6 +10,7 @@
 #include "ollama_audit/headers.h"
 #include "ollama_audit/history.h"
 #include "ollama_audit/history_report.h"
+#include "ollama_audit/log_usage.h"
 #include "ollama_audit/logsrc.h"
 #include "ollama_audit/manifest_list.h"
 #include "base/platform.h"
@@ -25,21 +26,9 @@
 
 #define HISTORY_SCHEMA OA_SCHEMA_HISTORY
 
-/* The sources one store's history was read from. */
-typedef struct src_list {
-	char **names;
-	size_t n;
-} src_list;
-
-static void src_add(src_list *l, const char *name)
-{
-	l->names = oa_xreallocarray(l->names, l->n + 1, sizeof *l->names);
-	l->names[l->n++] = oa_xstrdup(name);
-}
-
 /* Says on stderr which logs a store's loads come from: a log of another
  * store read by mistake shows up here, not as silently wrong times. */
-static void say_sources(const oa_store *s, const src_list *l, const char *what)
+static void say_sources(const oa_store *s, const oa_log_sources *l, const char *what)
 {
 	oa_buf b;
 	oa_buf_init(&b);
@@ -106,7 +95,7 @@ static int read_stdin(oa_history *h)
 
 /* Read what the options name, else what lies beside the store and the
  * journal. Problems are reported; returns false when a named source failed. */
-static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *used, bool report)
+static bool read_sources(cli *c, const oa_store *s, oa_history *h, oa_log_sources *used, bool report)
 {
 	char err[512];
 	bool ok = true;
@@ -118,37 +107,30 @@ static bool read_sources(cli *c, const oa_store *s, oa_history *h, src_list *use
 				ok = false;
 				continue;
 			}
-			src_add(used, "(stdin)");
+			oa_log_sources_add(used, "(stdin)");
 		} else if (oa_logs_read_file(h, c->logs[i], false, err, sizeof err) < 0) {
 			if (report)
 				cli_err("%s", err);
 			ok = false;
 		} else {
-			src_add(used, c->logs[i]);
+			oa_log_sources_add(used, c->logs[i]);
 		}
 	}
 	/* --log names the sources; --root asks for that system's journal too. */
 	if (c->n_logs && !c->root)
 		return ok;
-	size_t n = 0;
-	char **files = c->n_logs ? NULL : oa_logs_of_store(s->root, &n);
-	for (size_t i = 0; i < n; i++) {
-		if (oa_logs_read_file(h, files[i], true, err, sizeof err) < 0) {
-			if (report)
-				cli_err("%s", err);
-			ok = false;
-		} else {
-			src_add(used, files[i]);
-		}
-	}
-	oa_free_names(files, n);
+	if (!c->n_logs)
+		ok &= oa_logs_read_store_files(h, s->root, used);
+	for (size_t i = 0; report && i < used->n_problems; i++)
+		cli_err("%s", used->problems[i]);
 	/* The tests' fake machine (OLLAMA_AUDIT_SYSROOT, docs/multi-store.md) has
-	 * its own journal, as it has its own /etc. */
+	 * its own journal, as it has its own /etc. The machine's journal is read
+	 * for the stores its service served; --root names the journal to read. */
 	const char *sysroot = getenv("OLLAMA_AUDIT_SYSROOT");
 	const char *root = c->root ? c->root : sysroot && *sysroot ? sysroot : NULL;
-	long got = oa_logs_read_journal(h, root, "ollama.service", err, sizeof err);
+	long got = oa_logs_read_journal(h, root, "ollama.service", c->root ? NULL : s->root, err, sizeof err);
 	if (got > 0) {
-		src_add(used, c->root ? "journal (--root)" : "journal");
+		oa_log_sources_add(used, c->root ? "journal (--root)" : "journal");
 	} else if (c->root && report) {
 		cli_err("--root %s: %s", c->root, got < 0 ? err : "no ollama.service entries in its journal");
 		ok = false;
@@ -235,7 +217,7 @@ static bool load_selected(cli *c, const oa_store *s, const oa_load *e)
 	return false;
 }
 
-static void print_table(cli *c, const oa_store *s, const oa_history *h, const src_list *src,
+static void print_table(cli *c, const oa_store *s, const oa_history *h, const oa_log_sources *src,
                         const oa_load **v, size_t n, bool first)
 {
 	if (!first)
@@ -300,7 +282,7 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const sr
 	oa_history_models_free(sum, k);
 }
 
-static void print_ndjson(const oa_store *s, const oa_history *h, const src_list *src, const oa_load **v,
+static void print_ndjson(const oa_store *s, const oa_history *h, const oa_log_sources *src, const oa_load **v,
                          size_t n)
 {
 	json_t *so = oa_history_store_json(s, h, src->names, src->n, v, n);
@@ -357,7 +339,7 @@ static void history_store(cli *c, oa_store *s, const window *w, bool first)
 {
 	oa_history h;
 	oa_history_init(&h);
-	src_list src = { NULL, 0 };
+	oa_log_sources src = { 0 };
 	if (!read_sources(c, s, &h, &src, first))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	for (size_t i = 0; first && i < h.n_warnings; i++)
@@ -381,7 +363,7 @@ static void history_store(cli *c, oa_store *s, const window *w, bool first)
 	default: print_table(c, s, &h, &src, v, k, first); break;
 	}
 	free(v);
-	oa_free_names(src.names, src.n);
+	oa_log_sources_free(&src);
 	oa_history_free(&h);
 }
 
@@ -448,57 +430,23 @@ const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 	e->s = s;
 	oa_history h;
 	oa_history_init(&h);
-	src_list src = { NULL, 0 };
+	oa_log_sources src = { 0 };
 	if (!read_sources(c, s, &h, &src, true))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	/* Matching only reads the store (the blobs a tag reaches). */
 	oa_history_match(&h, (oa_store *)s);
-	cli_usage *u = &e->u;
-	u->have_logs = src.n > 0;
-	u->logs_known = h.any_time;
-	u->logs_from = h.first_ns;
-	u->logs_to = h.last_ns;
-	u->last_ns = oa_xcalloc(s->n_models + 1, sizeof *u->last_ns);
-	u->loaded = oa_xcalloc(s->n_models + 1, sizeof *u->loaded);
-	for (size_t i = 0; i < s->n_models; i++)
-		u->loaded[i] = oa_history_last_load(&h, oa_store_row_tag(s, i), &u->last_ns[i]);
-	u->failure = oa_xcalloc(s->n_models + 1, sizeof *u->failure);
-	u->n_failure = s->n_models;
-	for (size_t i = 0; i < h.n; i++) { /* newest first after match */
-		const oa_load *ld = &h.v[i];
-		if (ld->result != OA_LOAD_FAILED)
-			continue;
-		char when[48] = "at an unknown time";
-		if (ld->has_time)
-			utc_time(ld->time_ns, when, sizeof when);
-		for (size_t k = 0; k < ld->n_models; k++)
-			if (ld->models[k] < s->n_models && !u->failure[ld->models[k]])
-				u->failure[ld->models[k]] = oa_xasprintf("%s: %s", when, ld->reason ? ld->reason : "failed");
-	}
-	for (size_t i = 0; i < s->n_models; i++) { /* a list's other rows: their tag's failure */
-		size_t tag = oa_store_row_tag(s, i);
-		if (tag != i && !u->failure[i] && u->failure[tag])
-			u->failure[i] = oa_xstrdup(u->failure[tag]);
-	}
-	u->sources = src.names;
-	u->n_sources = src.n;
 	if (src.n && c->format == OUT_TABLE && (strcmp(c->cmd, "list") == 0 || strcmp(c->cmd, "du") == 0))
 		say_sources(s, &src, "LAST USED from");
+	oa_log_usage_of(&e->u, &h, s, src.names, src.n); /* takes the names */
+	oa_free_names(src.problems, src.n_problems);
 	oa_history_free(&h);
-	return u;
+	return &e->u;
 }
 
 bool cli_model_unused(const cli *c, const oa_store *s, size_t idx)
 {
-	const cli_usage *u = usage_cached(s);
-	if (!u || !u->have_logs)
-		return false; /* without logs nothing is taken as unused */
 	int64_t cutoff = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9);
-	/* A pull (the manifest written) is a use too: a model pulled an hour
-	 * ago and not loaded yet is new, not unused. */
-	if (oa_stat_mtime_ns(&s->models[idx].st) >= cutoff)
-		return false;
-	return !u->loaded[idx] || u->last_ns[idx] < cutoff;
+	return oa_log_usage_unused(usage_cached(s), s, idx, cutoff);
 }
 
 bool cli_unused_for_ready(cli *c, const oa_store *s)
@@ -523,12 +471,8 @@ bool cli_unused_for_ready(cli *c, const oa_store *s)
 
 void cli_usage_release(void)
 {
-	for (size_t i = 0; i < usage_n; i++) {
-		free(usage_cache[i].u.last_ns);
-		free(usage_cache[i].u.loaded);
-		oa_free_names(usage_cache[i].u.sources, usage_cache[i].u.n_sources);
-		oa_free_names(usage_cache[i].u.failure, usage_cache[i].u.n_failure);
-	}
+	for (size_t i = 0; i < usage_n; i++)
+		oa_log_usage_free(&usage_cache[i].u);
 	free(usage_cache);
 	usage_cache = NULL;
 	usage_n = 0;
@@ -555,65 +499,21 @@ char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, 
 	return oa_xstrdup(age);
 }
 
-/* The engine a load ran on, as the store names what its files select. */
-static enum oa_runner store_runner(enum oa_log_runner r)
-{
-	return r == OA_LR_MLX ? OA_RUNNER_MLX : r == OA_LR_UNKNOWN ? OA_RUNNER_NONE : OA_RUNNER_LLAMACPP;
-}
-
-static void model_findings(oa_store *s, size_t idx, const oa_history *h)
-{
-	const oa_model *m = &s->models[idx];
-	const oa_load *latest = NULL, *own = NULL;
-	for (size_t i = 0; i < h->n && !(latest && own); i++)
-		for (size_t k = 0; k < h->v[i].n_models; k++)
-			if (h->v[i].models[k] == idx) {
-				if (!latest)
-					latest = &h->v[i];
-				/* A blob several tags share cannot say which one ran. */
-				if (!own && h->v[i].n_models == 1 && h->v[i].runner != OA_LR_UNKNOWN)
-					own = &h->v[i];
-			}
-	char when[48];
-	if (latest && latest->result == OA_LOAD_FAILED) {
-		utc_time(latest->time_ns, when, sizeof when);
-		oa_findings_add(&s->findings, OA_FINDING_LOAD_FAILED, m->display, NULL, NULL,
-		                "the latest load in the logs (%s, %s, %s:%lu) failed: %s",
-		                latest->has_time ? when : "time unknown", oa_log_runner_name(latest->runner),
-		                latest->source, latest->line, latest->reason ? latest->reason : "?");
-	}
-	if (own && m->manifest_ok && (m->runner == OA_RUNNER_LLAMACPP || m->runner == OA_RUNNER_MLX) &&
-	    store_runner(own->runner) != m->runner) {
-		utc_time(own->time_ns, when, sizeof when);
-		oa_findings_add(&s->findings, OA_FINDING_RUNNER_CHANGED, m->display, NULL, NULL,
-		                "the logs show it last ran on %s (%s); its files select %s on %s now: "
-		                "pulled again as another child, or logged on another platform",
-		                oa_log_runner_name(own->runner), own->has_time ? when : "time unknown",
-		                oa_runner_name(m->runner), s->platform ? s->platform : oa_platform_default());
-	}
-}
-
 void cli_log_findings(cli *c, oa_store *s)
 {
 	oa_history h;
 	oa_history_init(&h);
-	src_list src = { NULL, 0 };
+	oa_log_sources src = { 0 };
 	if (!read_sources(c, s, &h, &src, true))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	oa_history_match(&h, s);
-	for (size_t i = 0; h.n && i < s->n_models; i++)
-		if (!s->models[i].anchor)
-			model_findings(s, i, &h);
-	oa_free_names(src.names, src.n);
+	oa_history_findings(&h, s);
+	oa_log_sources_free(&src);
 	oa_history_free(&h);
 }
 
 int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n)
 {
-	const cli_usage *u = cli_usage_of(c, s);
-	int64_t best = INT64_MIN;
-	for (size_t i = 0; u && u->have_logs && i < n; i++)
-		if (u->loaded[models[i]] && u->last_ns[models[i]] > best)
-			best = u->last_ns[models[i]];
-	return best;
+	int64_t last;
+	return newest_load(cli_usage_of(c, s), models, n, &last) ? last : INT64_MIN;
 }

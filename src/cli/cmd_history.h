@@ -5,25 +5,16 @@
 
 #include "cli.h"
 #include "ollama_audit/last_used.h"
+#include "ollama_audit/log_usage.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 int cmd_history(cli *c);
 
-/* What the server's logs say about each model of a store, read once per
- * store on first use. */
-typedef struct cli_usage {
-	bool have_logs;     /* some log source was found */
-	bool logs_known;    /* logs_from/logs_to are set */
-	int64_t logs_from, logs_to;
-	bool *loaded;       /* per model: a load of it is in the logs */
-	int64_t *last_ns;   /* per model: its newest load */
-	char **failure;     /* per model: its newest failed load ("TIME: reason"), or NULL */
-	size_t n_failure;   /* the models failure covers (the store may be closed before release) */
-	char **sources;     /* the log sources read */
-	size_t n_sources;
-} cli_usage;
+/* What the server's logs say about each model of a store (log_usage.h),
+ * read once per store on first use. */
+typedef oa_log_usage cli_usage;
 const cli_usage *cli_usage_of(cli *c, const oa_store *s);
 /* The same, as the list and du views take it (reads the logs on first use). */
 static inline oa_last_used cli_usage_last_used(const cli_usage *u)

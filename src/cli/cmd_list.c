@@ -66,6 +66,7 @@ static size_t *list_order(cli *c, oa_store *s, size_t *n)
 		case SORT_SIZE: x->num = mo->remote ? INT64_MIN : mo->m.size; break;
 		case SORT_MODIFIED: x->num = oa_stat_mtime_ns(&mo->st); break;
 		case SORT_LAST_USED: x->num = cli_last_used_ns(c, s, &j, 1); break;
+		case SORT_UNSERVABLE: x->num = mo->unservable ? 1 : 0; break; /* then the store's order */
 		case SORT_UNIQUE:
 			for (size_t r = 0; r < du.n_rows; r++)
 				for (size_t q = 0; q < du.rows[r].n_models; q++)

@@ -254,11 +254,16 @@ static void print_apply_result(const cli *c, const oa_apply_result *r)
 	char fr[48], mv[48];
 	oa_format_size(r->freed, c->units, fr, sizeof fr);
 	oa_format_size(r->moved, c->units, mv, sizeof mv);
-	if (c->quarantine)
-		/* moving frees nothing until the quarantine is deleted */
-		printf("moved %zu, skipped %zu, failed %zu: %s moved to %s%s\n", r->done, r->skipped, r->failed,
-		       mv, cli_safe(c->quarantine), r->interrupted ? " (interrupted)" : "");
-	else
+	if (c->quarantine) {
+		/* a move within one filesystem frees nothing until the quarantine is emptied */
+		char held[48];
+		oa_format_size(r->quarantine_bytes, c->units, held, sizeof held);
+		printf("moved %zu, skipped %zu, failed %zu: %s moved to %s (operation %s)%s\n", r->done, r->skipped,
+		       r->failed, mv, cli_safe(c->quarantine), r->operation, r->interrupted ? " (interrupted)" : "");
+		printf("%s freed on disk; the quarantine holds %s in %zu entr%s: `ollama-audit restore %s --empty` "
+		       "frees it\n", fr, held, r->quarantine_entries, r->quarantine_entries == 1 ? "y" : "ies",
+		       cli_safe(c->quarantine));
+	} else
 		printf("removed %zu, skipped %zu, failed %zu: %s freed%s\n", r->done, r->skipped, r->failed, fr,
 		       r->interrupted ? " (interrupted)" : "");
 }

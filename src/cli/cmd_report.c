@@ -17,6 +17,8 @@
 #include "ollama_audit/prune.h"
 #include "ollama_audit/report_html.h"
 #include "ollama_audit/restore.h"
+#include "ollama_audit/runhere.h"
+#include "ollama_audit/verify_store.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -25,11 +27,13 @@
 #include <string.h>
 
 /* One store: the findings check would report (headers, logs, what can run
- * here), folded into the exit status as check does, then its overview. */
+ * here, what verify found), folded into the exit status as check does,
+ * then its overview. */
 static void overview_of(cli *c, oa_store *s, oa_overview_store *o)
 {
 	cli_log_findings(c, s);
-	cli_runhere_findings(c, s);
+	oa_runhere_findings(cli_runhere_machine(c), s);
+	oa_verify_cached_findings(s, cli_runhere_cache(c));
 	cli_account_findings(c, s, false);
 	oa_last_used lu = cli_last_used(c, s);
 	oa_du_store d;

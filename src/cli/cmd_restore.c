@@ -1,10 +1,24 @@
-/* cmd_restore.c - `ollama-audit restore DIR`: undo prune/rm --quarantine DIR. */
+/* cmd_restore.c - `ollama-audit restore DIR`: list the operations of a
+ * quarantine (prune/rm --quarantine DIR), put back one or all of them, or
+ * empty it for good. */
 #include "cmd_restore.h"
+#include "cli_machine.h"
 #include "confirm.h"
+#include "host.h"
+#include "output.h"
+#include "table.h"
 #include "usage.h"
+#include "ollama_audit/humanize.h"
 #include "ollama_audit/restore.h"
+#include "ollama_audit/report.h"
+#include "ollama_audit/restore_report.h"
+#include "ollama_audit/trash.h"
+#include "base/platform.h"
+#include "base/util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t stop_requested;
 
@@ -16,35 +30,30 @@ static void on_signal(int sig)
 
 /* SIGINT, SIGTERM and SIGHUP stop the restore after the current entry,
  * with the index saved: run it again to finish. */
-static int run_restore(const char *dir, const char *store, oa_restore_result *r, char *err, size_t errlen)
+static int run_restore(const cli *c, const char *dir, oa_restore_result *r, char *err, size_t errlen)
 {
 	cli_signals sigs;
 	cli_signals_catch(&sigs, on_signal);
-	oa_restore_opts o = { .store = store, .log = stdout, .stop = &stop_requested };
+	oa_restore_opts o = { .store = c->n_stores ? c->stores[0] : NULL, .log = stdout, .stop = &stop_requested,
+	                      .last = c->last, .op = c->op, .model = c->n_args > 1 ? c->args[1] : NULL };
 	int rc = oa_quarantine_restore(dir, &o, r, err, errlen);
 	cli_signals_restore(&sigs);
 	return rc;
 }
 
-int cmd_restore(cli *c)
+static int restore_some(cli *c, const char *dir)
 {
-	if (c->n_args != 1) {
-		cli_err("restore takes one argument: the quarantine directory");
-		return OA_EXIT_USAGE;
-	}
-	if (c->n_stores > 1) {
-		cli_err("restore puts files back into one store");
-		return OA_EXIT_USAGE;
-	}
 	oa_restore_result r;
 	char err[768];
-	if (run_restore(c->args[0], c->n_stores ? c->stores[0] : NULL, &r, err, sizeof err) < 0) {
+	if (run_restore(c, dir, &r, err, sizeof err) < 0) {
 		cli_err("%s", err);
 		return OA_EXIT_OPERATIONAL;
 	}
 	printf("restored %zu, already in place %zu, conflicts %zu, missing %zu, failed %zu%s\n",
 	       r.restored, r.already, r.conflicts, r.missing, r.failed,
 	       r.interrupted ? " (interrupted: run restore again to finish)" : "");
+	if (!c->all)
+		printf("from %s %s\n", r.operations == 1 ? "operation" : "operations, the newest", r.first_op);
 	if (r.conflicts || r.missing)
 		c->exit_code |= OA_EXIT_ERRORS;
 	if (r.failed)
@@ -52,4 +61,211 @@ int cmd_restore(cli *c)
 	if (r.interrupted)
 		c->exit_code |= OA_EXIT_INTERRUPTED;
 	return c->exit_code;
+}
+
+/* ---- the list of operations --------------------------------------------------------- */
+
+/* "rm a:latest b:latest", "prune" */
+static char *op_command(const oa_quarantine_op *op)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	oa_buf_adds(&b, op->command);
+	for (size_t m = 0; m < op->n_models; m++) {
+		oa_buf_addc(&b, ' ');
+		oa_buf_adds(&b, op->models[m]);
+	}
+	return oa_buf_take(&b);
+}
+
+static void list_table(cli *c, const char *dir, const oa_quarantine_ops *ops)
+{
+	char held[48];
+	oa_format_size(ops->held_bytes, c->units, held, sizeof held);
+	printf("quarantine %s (of the store %s): holds %s in %zu entr%s, %zu operation%s\n", cli_safe(dir),
+	       cli_safe(ops->store), held, ops->held_entries, ops->held_entries == 1 ? "y" : "ies", ops->n,
+	       ops->n == 1 ? "" : "s");
+	if (!ops->n)
+		return;
+	static const cli_column cols[6] = {
+		{ "ID", 0, 0, false },      { "WHEN", 0, 0, false },   { "COMMAND", 0, 16, false },
+		{ "ENTRIES", 0, 0, true },  { "SIZE", 0, 0, true },    { "STATE", 0, 0, false },
+	};
+	cli_table t = { .col = cols, .ncol = 6, .gap = "  " };
+	for (size_t k = 0; k < ops->n; k++) {
+		const oa_quarantine_op *op = &ops->v[k];
+		char size[48];
+		oa_format_size(op->disk_bytes, c->units, size, sizeof size);
+		char *row[] = { oa_xstrdup(op->id), oa_xstrdup(op->time), op_command(op),
+		                oa_xasprintf("%zu", op->entries), oa_xstrdup(size), oa_xstrdup(op->state) };
+		cli_table_add(&t, row);
+	}
+	cli_table_print(c, &t, stdout);
+	printf("\nrestore %s --last | --op ID | MODEL | --all puts back; --empty [--older-than D] deletes "
+	       "for good (a dry run without --apply)\n", cli_safe(dir));
+}
+
+static void list_csv(json_t *doc)
+{
+	printf("quarantine,store,id,time,command,models,entries,disk_bytes,held_entries,held_bytes,state\n");
+	size_t i;
+	json_t *op;
+	json_array_foreach(json_object_get(doc, "operations"), i, op) {
+		oa_buf models;
+		oa_buf_init(&models);
+		for (size_t m = 0; m < json_array_size(json_object_get(op, "models")); m++) {
+			if (m)
+				oa_buf_addc(&models, ' ');
+			oa_buf_adds(&models, json_string_value(json_array_get(json_object_get(op, "models"), m)));
+		}
+		char *mv = oa_buf_take(&models);
+		char num[4][32];
+		static const char *keys[4] = { "entries", "disk_bytes", "held_entries", "held_bytes" };
+		for (int q = 0; q < 4; q++)
+			snprintf(num[q], sizeof num[q], "%lld", (long long)json_integer_value(json_object_get(op, keys[q])));
+		csv_field(stdout, json_string_value(json_object_get(doc, "quarantine")), false);
+		csv_field(stdout, json_string_value(json_object_get(doc, "store")), false);
+		csv_field(stdout, json_string_value(json_object_get(op, "id")), false);
+		csv_field(stdout, json_string_value(json_object_get(op, "time")), false);
+		csv_field(stdout, json_string_value(json_object_get(op, "command")), false);
+		csv_field(stdout, mv, false);
+		for (int q = 0; q < 4; q++)
+			csv_field(stdout, num[q], false);
+		csv_field(stdout, json_string_value(json_object_get(op, "state")), true);
+		free(mv);
+	}
+}
+
+static int list_ops(cli *c, const char *dir)
+{
+	oa_quarantine_ops ops;
+	char err[768];
+	if (oa_quarantine_ops_read(dir, &ops, err, sizeof err) < 0) {
+		cli_fail(c, "quarantine-unreadable", dir, "%s", err);
+		return c->exit_code | OA_EXIT_OPERATIONAL;
+	}
+	if (c->format == OUT_TABLE) {
+		list_table(c, dir, &ops);
+	} else {
+		json_t *doc = oa_quarantine_ops_report(dir, &ops);
+		if (c->format == OUT_JSON) {
+			oa_json_dump_line(doc, stdout);
+		} else if (c->format == OUT_NDJSON) {
+			json_t *recs = oa_quarantine_ops_records(doc, cli_host());
+			oa_json_dump_lines(recs, stdout);
+			json_decref(recs);
+		} else {
+			list_csv(doc);
+		}
+		json_decref(doc);
+	}
+	oa_quarantine_ops_free(&ops);
+	return c->exit_code;
+}
+
+/* ---- --empty ------------------------------------------------------------------------ */
+
+static void empty_summary(const cli *c, const char *dir, const oa_empty_result *r, bool applied)
+{
+	char b[48], h[48];
+	oa_format_size(r->bytes, c->units, b, sizeof b);
+	oa_format_size(r->held_bytes, c->units, h, sizeof h);
+	if (applied)
+		printf("deleted %zu entr%s of %zu operation%s, failed %zu: %s freed on disk; %s holds %s in %zu "
+		       "entr%s\n", r->entries, r->entries == 1 ? "y" : "ies", r->operations, r->operations == 1 ? "" : "s",
+		       r->failed, b, cli_safe(dir), h, r->held_entries, r->held_entries == 1 ? "y" : "ies");
+	else
+		printf("would delete %zu entr%s of %zu operation%s, freeing %s on disk (then %s holds %s in %zu "
+		       "entr%s); dry run, nothing deleted: --apply deletes\n", r->entries, r->entries == 1 ? "y" : "ies",
+		       r->operations, r->operations == 1 ? "" : "s", b, cli_safe(dir), h, r->held_entries,
+		       r->held_entries == 1 ? "y" : "ies");
+}
+
+static bool empty_confirm(const cli *c, const char *dir, const oa_empty_result *dry)
+{
+	if (c->yes)
+		return true;
+	char b[48];
+	oa_format_size(dry->bytes, c->units, b, sizeof b);
+	char *q = oa_xasprintf("Delete %zu entr%s (%s) from %s for good? `restore` cannot bring them back.",
+	                       dry->entries, dry->entries == 1 ? "y" : "ies", b, dir);
+	bool yes = cli_confirm(q);
+	free(q);
+	return yes;
+}
+
+static int empty(cli *c, const char *dir)
+{
+	oa_empty_opts o = { .older_than = c->older_than > 0 ? c->older_than : 0, .now = oa_wall_now(),
+	                    .log = c->apply ? NULL : stdout };
+	oa_empty_result r;
+	char err[768];
+	if (oa_quarantine_empty(dir, &o, &r, err, sizeof err) < 0) {
+		cli_err("%s", err);
+		return OA_EXIT_OPERATIONAL;
+	}
+	if (!c->apply) {
+		empty_summary(c, dir, &r, false);
+		return c->exit_code;
+	}
+	if (!r.entries) {
+		printf("nothing to delete: %s holds nothing%s\n", cli_safe(dir),
+		       c->older_than > 0 ? " that old" : "");
+		return c->exit_code;
+	}
+	if (!c->yes && !isatty(STDIN_FILENO)) {
+		cli_err("refusing to --apply without --yes: standard input is not a terminal, so nothing can be "
+		        "confirmed");
+		return OA_EXIT_USAGE;
+	}
+	if (!empty_confirm(c, dir, &r)) {
+		cli_err("declined: nothing done");
+		return c->exit_code;
+	}
+	o.apply = true;
+	o.log = stdout;
+	if (oa_quarantine_empty(dir, &o, &r, err, sizeof err) < 0) {
+		cli_err("%s", err);
+		return OA_EXIT_OPERATIONAL;
+	}
+	empty_summary(c, dir, &r, true);
+	if (r.failed)
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	return c->exit_code;
+}
+
+/* ---- what was asked ----------------------------------------------------------------- */
+
+static int restore_usage(const cli *c)
+{
+	int selectors = c->all + c->last + (c->op != NULL) + (c->n_args > 1) + c->empty;
+	if (c->n_args < 1 || c->n_args > 2)
+		return cli_usage_error("restore takes the quarantine directory, and at most one MODEL");
+	if (selectors > 1)
+		return cli_usage_error("restore: --all, --last, --op ID, MODEL and --empty exclude one another");
+	if (c->older_than >= 0 && !c->empty)
+		return cli_usage_error("restore: --older-than goes with --empty");
+	if ((c->apply || c->yes) && !c->empty)
+		return cli_usage_error("restore: --apply and --yes go with --empty (putting back needs no --apply)");
+	if (c->n_stores && (!selectors || c->empty))
+		return cli_usage_error("restore: --store names the store to put back into; listing and --empty "
+		                       "do not touch a store");
+	if (c->n_stores > 1)
+		return cli_usage_error("restore puts files back into one store");
+	if (selectors && c->format != OUT_TABLE)
+		return cli_refuse_format(c, c->empty ? "restore --empty" : "restore (putting back)", "table");
+	return 0;
+}
+
+int cmd_restore(cli *c)
+{
+	int rc = restore_usage(c);
+	if (rc)
+		return rc;
+	const char *dir = c->args[0];
+	if (c->empty)
+		return empty(c, dir);
+	if (c->all || c->last || c->op || c->n_args > 1)
+		return restore_some(c, dir);
+	return list_ops(c, dir);
 }

@@ -1,6 +1,7 @@
 /* cmd_rm.c - `ollama-audit rm MODEL...`: the offline `ollama rm` (docs/disk-space.md). */
 #include "cmd_rm.h"
 #include "cmd_history.h"
+#include "cli_machine.h"
 #include "cmd_prune.h"
 #include "open_stores.h"
 #include "output.h"
@@ -53,9 +54,9 @@ static void report_shadows_left(const cli *c, const oa_plan *p)
 			continue;
 		char h[32];
 		oa_format_size(p->shadows[i].bytes_only_it_holds, c->units, h, sizeof h);
-		cli_err("%s: removing the tag leaves its compatibility shadow %s, %s%s only it holds; --with-shadow "
-		        "removes it too", cli_safe(p->store), cli_safe(p->shadows[i].name), h,
-		        c->units == OA_UNITS_BYTES ? " bytes" : "");
+		cli_err("%s: removing the %s leaves its compatibility shadow %s, %s%s only it holds; --with-shadow "
+		        "removes it too", cli_safe(p->store), p->rewrite ? "converted child" : "tag",
+		        cli_safe(p->shadows[i].name), h, c->units == OA_UNITS_BYTES ? " bytes" : "");
 	}
 }
 
@@ -129,6 +130,27 @@ static bool resolve_models(cli *c, const oa_store *s, size_t *sel, size_t *ns)
 	return !bad;
 }
 
+/* --child: the plan that rewrites the list without that child (the
+ * library refuses a tag that is not a list, a child not here, the last
+ * child: exit 16). */
+static bool rm_child_plan(cli *c, oa_store *s, size_t model, oa_plan *p)
+{
+	char err[512];
+	if (oa_plan_rm_child(s, model, c->child, c->min_age > 0 ? c->min_age : 0, c->with_shadow, p, err,
+	                     sizeof err) < 0) {
+		cli_err("%s: rm --child %s: %s", s->root, c->child, cli_safe(err));
+		cli_note_error(c, "usage", s->root, err); /* machine output names it too */
+		c->exit_code |= OA_EXIT_USAGE;
+		return false;
+	}
+	const oa_plan_rewrite *rw = p->rewrite;
+	if (rw->anchor_removed)
+		cli_err("%s: the %s child's downgrade anchor %s goes too: an Ollama from before manifest lists "
+		        "no longer sees %s (and its start-up prune deletes what only manifests-v2/ names)",
+		        s->root, rw->runner, cli_safe(rw->anchor), cli_safe(s->models[oa_store_row_tag(s, model)].display));
+	return true;
+}
+
 /* The plan for the models named (or, with --unused-for, not used). */
 static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p)
 {
@@ -137,6 +159,13 @@ static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p)
 	if (!resolve_models(c, s, sel, &ns) || (c->unused_for >= 0 && !(ns = select_unused(c, s, &sel, ns)))) {
 		free(sel);
 		return false;
+	}
+	if (c->child) {
+		bool ok = rm_child_plan(c, s, sel[0], p);
+		free(sel);
+		if (ok)
+			report_shadows_left(c, p);
+		return ok;
 	}
 	oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, c->with_shadow, p);
 	free(sel);
@@ -154,6 +183,12 @@ static bool rm_args_ok(const cli *c, bool from_file)
 	if (from_file && c->with_shadow) {
 		cli_err("rm --apply --plan FILE removes exactly what the plan holds: plan with --with-shadow, "
 		        "save it with --plan FILE, then apply that");
+		return false;
+	}
+	if (c->child && (c->n_args != 1 || c->unused_for >= 0 || c->plan_path)) {
+		cli_err(c->plan_path ? "rm --child is not saved as a plan nor applied from one (the list's new bytes "
+		        "are computed when it runs): plan it as a dry run, then rm MODEL --child RUNNER --apply, which "
+		        "re-checks everything" : "rm --child RUNNER takes exactly one MODEL (a list tag) and no --unused-for");
 		return false;
 	}
 	if (c->unused_for >= 0 && c->apply) {

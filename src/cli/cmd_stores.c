@@ -26,10 +26,7 @@ static bool shown(const cli *c, const oa_candidate *k)
 		return true;
 	if (k->state == OA_CAND_STORE || k->state == OA_CAND_DENIED || k->state == OA_CAND_UNKNOWN)
 		return true; /* unknown: a private directory hides whether a store is there: say so */
-	for (size_t i = 0; i < k->n_found; i++)
-		if (strcmp(k->found[i].source, "home") != 0 && strcmp(k->found[i].source, "default") != 0)
-			return true; /* configured somewhere: say what is (not) there */
-	return false;
+	return oa_candidate_configured(k); /* configured somewhere: say what is (not) there */
 }
 
 typedef oa_stores_row row;
@@ -40,17 +37,18 @@ static void open_row(cli *c, row *r)
 	const oa_candidate *k = r->cand;
 	char err[512];
 	double t0 = oa_now();
-	if (oa_store_open(&r->s, k->root, k->found[0].source, err, sizeof err) < 0) {
+	oa_open_options opt = { c->platform, OA_HEADERS_NONE };
+	oa_store_source source = oa_store_source_of(k->found[0].source);
+	if (oa_open_candidate(&r->s, k->root, source, k, &opt, err, sizeof err) < 0) {
 		oa_store_close(&r->s);
 		r->state = "permission-denied";
 		r->error = oa_xstrdup(err);
 		cli_fail(c, "store-unreadable", k->root, "%s (store of %s): skipped", err, k->user ? k->user : "?");
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 		if (c->format == OUT_PROMETHEUS)
-			cli_multi_failed(c, k->root, k->found[0].source);
+			cli_multi_failed(c, k->root, oa_store_source_name(source));
 		return;
 	}
-	oa_store_set_header_mode(&r->s, OA_HEADERS_NONE);
 	oa_store_scan(&r->s);
 	r->seconds = oa_now() - t0;
 	r->opened = true;
@@ -70,10 +68,7 @@ static void open_row(cli *c, row *r)
 static void explicit_missing(cli *c, row *r)
 {
 	const oa_candidate *k = r->cand;
-	bool explicit_store = false;
-	for (size_t j = 0; j < k->n_found; j++)
-		explicit_store |= strcmp(k->found[j].source, "--store") == 0;
-	if (!explicit_store)
+	if (!oa_candidate_named(k))
 		return;
 	if (k->state == OA_CAND_MISSING)
 		cli_fail(c, "store-unreadable", k->path, "%s: %s", k->path, strerror(k->err));
@@ -294,7 +289,7 @@ static void render(cli *c, row *rows, size_t n, size_t opened, const oa_stores_d
 	} else if (c->format == OUT_PROMETHEUS) {
 		for (size_t i = 0; i < n; i++)
 			if (rows[i].opened)
-				cli_multi_prom_store(c, &rows[i].s, rows[i].seconds, NULL);
+				cli_multi_prom_store(c, &rows[i].s, rows[i].seconds, NULL, NULL);
 		if (opened >= 2)
 			cli_multi_prom_add("ollama_store_duplicate_bytes", (double)d->dupes.saving);
 	} else {

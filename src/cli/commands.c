@@ -52,8 +52,9 @@ const command cli_commands[] = {
 		        "When the server's logs are found (see history), a LAST USED column is added;\n"
 		        "--unused-for DURATION lists only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line (like docker images -q).\n"
-		        "--sort name|size|unique|modified|last-used (default modified, newest first;\n"
-		        "last-used puts models the logs never saw last); --no-header drops the heading.\n"
+		        "--sort name|size|unique|modified|last-used|unservable (default modified, newest\n"
+		        "first; last-used puts models the logs never saw last; unservable puts first the\n"
+		        "models current Ollama refuses to load); --no-header drops the heading.\n"
 		        "On a terminal narrower than the table (COLUMNS, else its size) the columns\n"
 		        "ollama list does not show are hidden first when that keeps every name whole,\n"
 		        "else the least important columns (stderr says which; --wide shows them all)\n"
@@ -95,7 +96,9 @@ const command cli_commands[] = {
 		        "The structure pass: presence and size of every referenced blob, names, every\n"
 		        "manifest and config, every weight header parsed and cross-checked against the\n"
 		        "config, and store-wide findings (orphans, partial downloads, temp files, what\n"
-		        "blocks the server's start-up prune). Reads headers only, never whole blobs.\n",
+		        "blocks the server's start-up prune). Reads headers only, never whole blobs;\n"
+		        "a blob verify found corrupt is reported while verify's cache says it is still\n"
+		        "that very file.\n",
 	},
 	{
 		.name = "verify",
@@ -123,7 +126,7 @@ const command cli_commands[] = {
 		.run = cmd_du,
 		.synopsis = "du",
 		.summary = "disk usage: per model unique/shared bytes, junk, reclaimable",
-		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide",
+		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide quarantine",
 		.formats = DATA " prometheus",
 		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
 		        "                       [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
@@ -139,7 +142,8 @@ const command cli_commands[] = {
 		        "DURATION shows only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line, in the table's order (every\n"
 		        "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
-		        "modified|last-used (default unique; size is ON DISK) orders the rows, and\n"
+		        "modified|last-used|unservable (default unique; size is ON DISK; unservable: the\n"
+		        "models current Ollama refuses to load first, for cleanup) orders the rows, and\n"
 		        "--no-header drops the store and column headings. On a terminal narrower than\n"
 		        "the table, columns are hidden and NAME is cut as in list (--wide: all).\n",
 	},
@@ -183,12 +187,13 @@ const command cli_commands[] = {
 		.run = cmd_rm,
 		.synopsis = "rm MODEL...",
 		.summary = "remove models offline, keeping every blob another manifest may use",
-		.options = COMMON READS "apply yes plan quarantine min-age force unused-for with-shadow",
+		.options = COMMON READS "apply yes plan quarantine min-age force unused-for with-shadow child",
 		.formats = DATA,
 		.help = "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
 		        "                        [--apply [--yes] [--quarantine DIR]\n"
 		        "                        [--force] [--min-age DURATION]] [--with-shadow]\n"
 		        "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
+		        "       ollama-audit rm MODEL --child ggml|llamacpp|mlx [--with-shadow] [--apply ...]\n"
 		        "\n"
 		        "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
 		        "directories they leave empty and the blobs no other manifest (parseable or not)\n"
@@ -201,21 +206,40 @@ const command cli_commands[] = {
 		        "far back the logs go.\n"
 		        "A converted model's compatibility shadow (llamacpp:<hex>) stays, as with\n"
 		        "`ollama rm`, and rm says so; --with-shadow removes it too, with the blobs only\n"
-		        "it then holds.\n",
+		        "it then holds.\n"
+		        "--child RUNNER removes one child of a manifest list: the list tag is rewritten\n"
+		        "without it (a new list blob, the tag replaced by rename), then the blobs only\n"
+		        "that child used go. Dropping the ggml child removes its downgrade anchor too\n"
+		        "(an older Ollama then no longer sees the model); dropping the converted\n"
+		        "llamacpp child leaves its shadow unless --with-shadow. Refused for a tag that\n"
+		        "is not a list, a child not here, or the last child here; not with --plan.\n",
 	},
 	{
 		.name = "restore",
 		.run = cmd_restore,
-		.synopsis = "restore DIR",
-		.summary = "put back what prune/rm --quarantine DIR moved away",
-		.options = COMMON,
-		.formats = "table",
-		.help = "usage: ollama-audit restore DIR [--store STORE]   (a table only)\n"
+		.synopsis = "restore DIR [MODEL]",
+		.summary = "list, put back or empty what prune/rm --quarantine DIR moved away",
+		.options = COMMON "all last op empty older-than apply yes",
+		.formats = DATA,
+		.help = "usage: ollama-audit restore DIR [--format table|json|ndjson|csv]\n"
+		        "       ollama-audit restore DIR --last | --op ID | MODEL | --all [--store STORE]\n"
+		        "       ollama-audit restore DIR --empty [--older-than DURATION] [--apply [--yes]]\n"
 		        "\n"
-		        "Put back everything `prune --quarantine DIR` or `rm --quarantine DIR` moved into\n"
-		        "DIR, newest first, into the store named in DIR/index.json (or --store). A file\n"
-		        "that exists again with other content is never overwritten: it stays in DIR and\n"
-		        "the exit status is 4.\n",
+		        "Every `prune --apply --quarantine DIR` or `rm --apply --quarantine DIR` is one\n"
+		        "operation of DIR. Without a selector, restore lists them (ID, WHEN, COMMAND,\n"
+		        "ENTRIES, SIZE, STATE: held, partial, restored, deleted) and changes nothing.\n"
+		        "  --last             put back the newest operation that still holds entries\n"
+		        "  --op ID            put back that operation\n"
+		        "  MODEL              put back the operation(s) that removed MODEL's manifest\n"
+		        "  --all              put back everything DIR holds (what `restore DIR` did\n"
+		        "                     before operations existed)\n"
+		        "Putting back needs no --apply: manifests first, then the rest newest first, into\n"
+		        "the store named in DIR/index.json (or --store). A file that exists again with\n"
+		        "other content is never overwritten: it stays in DIR and the exit status is 4.\n"
+		        "  --empty            delete what DIR holds for good (a dry run: what would go and\n"
+		        "                     the bytes it frees); --apply deletes (asking [y/N] on a\n"
+		        "                     terminal; without one it needs --yes)\n"
+		        "  --older-than D     only the operations at least D old (30m, 12h, 7d, 2w)\n",
 	},
 	{
 		.name = "stores",

@@ -23,7 +23,8 @@ static const struct {
 	{ "output", 'f', NULL },     { "plan", 'f', NULL },       { "cache", 'f', NULL },
 	{ "log", 'f', NULL },        { "units", 'w', "si iec bytes" },
 	{ "fail-on", 'w', "error warning" }, { "color", 'w', "auto always never" },
-	{ "sort", 'w', "name size unique modified last-used" },
+	{ "sort", 'w', "name size unique modified last-used unservable" },
+	{ "child", 'w', "ggml llamacpp mlx" },
 };
 
 /* for each word of a space-separated list: w its start, n its length. */

@@ -139,7 +139,7 @@ static int run_command(cli *c, const command *cmd)
 int main(int argc, char **argv)
 {
 	cli c = { .format = OUT_TABLE, .format_name = "table", .units = OA_UNITS_SI, .fail_on = OA_SEV_ERROR,
-	          .min_age = -1, .unused_for = -1 };
+	          .min_age = -1, .unused_for = -1, .older_than = -1 };
 	cli_request r = { .color = "auto", .progress = -1 };
 	oa_set_oom_handler(out_of_memory);
 	environment_defaults(&c);

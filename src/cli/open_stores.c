@@ -5,6 +5,7 @@
 #include "cli_multi.h"
 #include "findings.h"
 #include "usage.h"
+#include "ollama_audit/discover.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/shared.h"
 #include "base/util.h"
@@ -14,19 +15,137 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void cli_scan_opened(cli *c, opened_store *o, int header_mode)
+void cli_scan_opened(cli *c, opened_store *o)
 {
 	if (!o->s.has_manifests && !o->s.has_manifests_v2)
 		cli_err("%s: no manifests/ directory: no models", o->s.root);
 	if (!o->s.has_blobs)
 		cli_err("%s: no blobs/ directory: every referenced blob is missing", o->s.root);
-	oa_store_set_header_mode(&o->s, header_mode);
-	o->s.platform = c->platform;
 	oa_store_scan(&o->s);
 	cli_account_unreadable(c, &o->s);
 	o->ok = true;
 	c->stores_read++;
 }
+
+/* ---- the one store of this machine, and --all-users: discovery ------------ */
+
+/* No --store, no OLLAMA_MODELS and no ~/.ollama/models: the one store this
+ * machine has (a Linux service's /usr/share/ollama/.ollama/models), said on
+ * stderr, with *source the way discovery found it; NULL when there is none
+ * or several (stderr names them). Free the result. */
+static char *machine_store(oa_store_source *source)
+{
+	oa_discovery d;
+	oa_discover(&d, NULL, 0);
+	size_t n = 0, one = 0;
+	for (size_t i = 0; i < d.n; i++)
+		if (d.v[i].state == OA_CAND_STORE && d.v[i].root) {
+			n++;
+			one = i;
+		}
+	char *root = NULL;
+	if (n == 1) {
+		root = oa_xstrdup(d.v[one].root);
+		*source = oa_store_source_of(d.v[one].found[0].source);
+		fprintf(stderr, "ollama-audit: reading %s, the one store on this machine (found by %s)\n", root,
+		        oa_store_source_name(*source));
+	} else if (n > 1) {
+		fprintf(stderr, "ollama-audit: %zu stores on this machine; name one with --store DIR (or "
+		        "--all-users for all):\n", n);
+		for (size_t i = 0; i < d.n; i++)
+			if (d.v[i].state == OA_CAND_STORE && d.v[i].root)
+				fprintf(stderr, "  %s\n", d.v[i].root);
+	}
+	oa_discovery_free(&d);
+	return root;
+}
+
+static char *found_text(const oa_candidate *k)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t i = 0; i < k->n_found; i++)
+		oa_buf_printf(&b, "%s%s (%s)", i ? ", " : "", k->found[i].source, k->found[i].detail);
+	return oa_buf_take(&b);
+}
+
+/* The stores opened borrow their candidates' found_by until the run ends. */
+static oa_discovery discovered;
+
+static void free_discovered(void)
+{
+	oa_discovery_free(&discovered);
+}
+
+static opened_store *open_discovered(cli *c, size_t *n, int header_mode)
+{
+	oa_discovery_free(&discovered);
+	oa_discovery d;
+	oa_discover(&d, c->stores, c->n_stores);
+	for (size_t i = 0; i < d.n_notes; i++)
+		cli_err("discovery: %s", d.notes[i]);
+	opened_store *v = oa_xcalloc(d.n ? d.n : 1, sizeof *v);
+	size_t k = 0;
+	oa_open_options opt = { c->platform, header_mode };
+	for (size_t i = 0; i < d.n; i++) {
+		const oa_candidate *cand = &d.v[i];
+		oa_store_source source = oa_store_source_of(cand->found[0].source);
+		const char *how = oa_store_source_name(source);
+		char *found = found_text(cand);
+		switch (cand->state) {
+		case OA_CAND_STORE:
+		case OA_CAND_DENIED: {
+			char err[512];
+			if (oa_open_candidate(&v[k].s, cand->root, source, cand, &opt, err, sizeof err) < 0) {
+				cli_fail(c, "store-unreadable", cand->root, "%s (store of %s, found by %s): skipped", err,
+				         cand->user ? cand->user : "?", found);
+				c->exit_code |= OA_EXIT_OPERATIONAL;
+				cli_multi_failed(c, cand->root, how);
+				oa_store_close(&v[k].s);
+				k++;
+				break;
+			}
+			cli_scan_opened(c, &v[k++]);
+			break;
+		}
+		case OA_CAND_MISSING:
+		case OA_CAND_NOT_STORE:
+			if (oa_candidate_named(cand)) {
+				cli_fail(c, "store-unreadable", cand->path, "%s: %s", cand->path,
+				         cand->state == OA_CAND_MISSING ? strerror(cand->err)
+				                                        : "not an Ollama store (no manifests/ or blobs/)");
+				c->exit_code |= OA_EXIT_OPERATIONAL;
+			} else if (oa_candidate_configured(cand)) {
+				cli_err("note: %s is configured as a store by %s but %s", cand->path, found,
+				        cand->state == OA_CAND_MISSING ? "does not exist"
+				                                       : "holds no manifests/ or blobs/ yet");
+			}
+			break;
+		case OA_CAND_UNKNOWN:
+			cli_err("skipped %s (found by %s): cannot tell whether a store is there: %s", cand->path,
+			        found, strerror(cand->err));
+			if (oa_candidate_named(cand))
+				c->exit_code |= OA_EXIT_OPERATIONAL;
+			break;
+		}
+		free(found);
+	}
+	discovered = d; /* kept: the stores borrow found_by from it */
+	static bool hooked;
+	if (!hooked)
+		atexit(free_discovered);
+	hooked = true;
+	if (k == 0) {
+		/* Printing nothing and exit 0 would read as "no models anywhere". */
+		cli_fail(c, "no-store", NULL, "--all-users: no Ollama store found on this machine%s",
+		         c->n_stores ? " (nor at any --store)" : "; `ollama-audit stores --all` shows where it looked");
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	}
+	*n = k;
+	return v;
+}
+
+/* ---- the stores named, or the default one ---------------------------------- */
 
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 {
@@ -34,8 +153,9 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 	 * shared (shared.h), besides the ones discovery finds. */
 	oa_peers_name(c->stores, c->n_stores);
 	if (c->all_users)
-		return cli_open_discovered(c, n, header_mode);
-	const char *how = "--store";
+		return open_discovered(c, n, header_mode);
+	oa_store_source source = OA_SOURCE_STORE_OPTION;
+	oa_open_options opt = { c->platform, header_mode };
 	char *def = NULL;
 	size_t count = c->n_stores ? c->n_stores : 1;
 	opened_store *v = oa_xcalloc(count, sizeof *v);
@@ -44,23 +164,26 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 		if (c->n_stores) {
 			path = c->stores[i];
 		} else {
+			const char *how;
 			def = oa_store_default_path(&how);
+			source = oa_store_source_of(how);
 			struct stat st;
 			/* A standard Linux install has its store under the service
 			 * user (/usr/share/ollama), none in the caller's home. */
-			if (strcmp(how, "default") == 0 && stat(def, &st) < 0) {
-				char *found = cli_machine_store(&how);
+			if (source == OA_SOURCE_DEFAULT && stat(def, &st) < 0) {
+				char *found = machine_store(&source);
 				if (found) {
 					free(def);
 					def = found;
 				} else {
-					how = "default";
+					source = OA_SOURCE_DEFAULT;
 				}
 			}
 			path = def;
 		}
+		const char *how = oa_store_source_name(source);
 		char err[512];
-		if (oa_store_open(&v[i].s, path, how, err, sizeof err) < 0) {
+		if (oa_open_candidate(&v[i].s, path, source, NULL, &opt, err, sizeof err) < 0) {
 			cli_fail(c, "store-unreadable", path, "%s (store from %s)", err, how);
 			if (!c->n_stores && !c->all_users)
 				fprintf(stderr, "  name one with --store DIR, or run `ollama-audit stores` to find "
@@ -83,7 +206,7 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 			oa_store_close(&v[i].s);
 			continue;
 		}
-		cli_scan_opened(c, &v[i], header_mode);
+		cli_scan_opened(c, &v[i]);
 	}
 	free(def);
 	*n = count;

@@ -7,9 +7,9 @@
 
 /* Open and scan every selected store; each failure is reported and ORs 8. */
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode);
-/* A store just opened: says what it lacks (no manifests/, no blobs/), then
- * scans it and counts it read. */
-void cli_scan_opened(cli *c, opened_store *o, int header_mode);
+/* A store just opened (oa_open_candidate: the options set): says what it
+ * lacks (no manifests/, no blobs/), then scans it and counts it read. */
+void cli_scan_opened(cli *c, opened_store *o);
 void cli_close_stores(opened_store *v, size_t n);
 /* oa_store_resolve() for a MODEL argument; a name that several models match
  * only case-insensitively is reported ("ambiguous: ...") and ORs 16. */

@@ -18,7 +18,8 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_NO_PROGRESS, OPT_APPLY, OPT_YES, OPT_PLAN, OPT_QUARANTINE, OPT_WHAT, OPT_MIN_AGE,
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
        OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER,
-       OPT_SERVER_VERSION, OPT_WIDE, OPT_WITH_SHADOW };
+       OPT_SERVER_VERSION, OPT_WIDE, OPT_WITH_SHADOW, OPT_CHILD, OPT_LAST, OPT_OP, OPT_EMPTY,
+       OPT_OLDER_THAN };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -58,9 +59,14 @@ static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "unused-for", required_argument, NULL, OPT_UNUSED_FOR },
 	{ "with-shadow", no_argument, NULL, OPT_WITH_SHADOW },
+	{ "child", required_argument, NULL, OPT_CHILD },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "no-header", no_argument, NULL, OPT_NO_HEADER },
 	{ "wide", no_argument, NULL, OPT_WIDE },
+	{ "last", no_argument, NULL, OPT_LAST },
+	{ "op", required_argument, NULL, OPT_OP },
+	{ "empty", no_argument, NULL, OPT_EMPTY },
+	{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -144,13 +150,13 @@ static int parse_sort(cli *c, const char *arg)
 {
 	static const char *const keys[] = { [SORT_NAME] = "name", [SORT_SIZE] = "size",
 	                                    [SORT_UNIQUE] = "unique", [SORT_MODIFIED] = "modified",
-	                                    [SORT_LAST_USED] = "last-used" };
+	                                    [SORT_LAST_USED] = "last-used", [SORT_UNSERVABLE] = "unservable" };
 	c->sort = SORT_DEFAULT;
-	for (int k = SORT_NAME; k <= SORT_LAST_USED; k++)
+	for (int k = SORT_NAME; k <= SORT_UNSERVABLE; k++)
 		if (strcmp(arg, keys[k]) == 0)
 			c->sort = (enum cli_sort)k;
 	if (c->sort == SORT_DEFAULT)
-		return cli_usage_error("unknown --sort '%s' (name, size, unique, modified, last-used)", arg);
+		return cli_usage_error("unknown --sort '%s' (name, size, unique, modified, last-used, unservable)", arg);
 	return CLI_GO_ON;
 }
 
@@ -277,6 +283,11 @@ static int space_option(cli *c, int opt, const char *arg)
 	}
 	case OPT_FORCE: c->force = true; return CLI_GO_ON;
 	case OPT_WITH_SHADOW: c->with_shadow = true; return CLI_GO_ON;
+	case OPT_CHILD:
+		if (strcmp(arg, "ggml") && strcmp(arg, "llamacpp") && strcmp(arg, "mlx"))
+			return cli_usage_error("--child takes the runner of a list's child: ggml, llamacpp or mlx, not '%s'", arg);
+		c->child = arg;
+		return CLI_GO_ON;
 	case OPT_PREDICT_SERVER: c->predict_server = true; return CLI_GO_ON;
 	case OPT_SERVER_VERSION: {
 		int era = oa_server_era_parse(arg);
@@ -284,6 +295,16 @@ static int space_option(cli *c, int opt, const char *arg)
 			return cli_usage_error("--server-version takes an Ollama version such as 0.33 or 0.40.8, not '%s'", arg);
 		c->server_version = arg;
 		c->server_era = era;
+		return CLI_GO_ON;
+	}
+	case OPT_LAST: c->last = true; return CLI_GO_ON;
+	case OPT_OP: c->op = arg; return CLI_GO_ON;
+	case OPT_EMPTY: c->empty = true; return CLI_GO_ON;
+	case OPT_OLDER_THAN: {
+		double d;
+		if (oa_parse_duration(arg, &d) < 0)
+			return cli_usage_error("--older-than takes a duration: %s; not '%s'", OA_DURATION_GRAMMAR, arg);
+		c->older_than = d;
 		return CLI_GO_ON;
 	}
 	case OPT_DUPLICATES: c->duplicates = true; return CLI_GO_ON;

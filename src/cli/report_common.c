@@ -186,6 +186,43 @@ static char *model_fix(const char *name, const char *codes, int worst)
 	return oa_xasprintf("fix: ollama pull %s", name);
 }
 
+/* Would the answer's table show every FIX whole on this terminal? */
+static bool fix_fits(const cli *c, const cli_table *t)
+{
+	size_t cols = cli_table_width(c), w[4] = { 0 };
+	if (!cols)
+		return true;
+	for (size_t k = 0; k < 4; k++) {
+		w[k] = cli_text_width(t->col[k].head);
+		for (size_t r = 0; r < t->rows; r++)
+			if (cli_text_width(t->cell[r * 4 + k]) > w[k])
+				w[k] = cli_text_width(t->cell[r * 4 + k]);
+	}
+	return w[0] + w[1] + w[2] + w[3] + 3 * strlen(t->gap) <= cols;
+}
+
+/* On a narrow terminal a cut command is no answer: each FIX goes on a line
+ * of its own under its row, and the rest is a table of three columns. */
+static void print_fix_below(const cli *c, cli_table *t)
+{
+	static const cli_column cols[3] = {
+		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
+	};
+	cli_table narrow = { .col = cols, .ncol = 3, .gap = t->gap };
+	for (size_t r = 0; r < t->rows; r++) {
+		char **cell = t->cell + r * 4;
+		cli_table_add(&narrow, (char *[3]){ cell[0], cell[1], cell[2] });
+		cli_table_line(&narrow, oa_xasprintf("          %s", cell[3]));
+		free(cell[3]);
+	}
+	free(t->cell);
+	free(t->line);
+	t->cell = NULL;
+	t->line = NULL;
+	t->rows = 0;
+	cli_table_print(c, &narrow, stdout);
+}
+
 /* The one-screen answer: models by severity, each with the command that
  * fixes it, then what prune would clear. */
 static void findings_answer(const cli *c, const oa_store *s, const bool *selected)
@@ -231,8 +268,11 @@ static void findings_answer(const cli *c, const oa_store *s, const bool *selecte
 	}
 	oa_buf_free(&codes);
 	printf("%zu of %zu model%s broken, %zu with warnings\n", broken, models, models == 1 ? "" : "s", warned);
-	if (t.rows)
-		cli_table_print(c, &t, stdout); /* no rows: nothing allocated, the count says it */
+	if (t.rows && fix_fits(c, &t))
+		cli_table_print(c, &t, stdout);
+	else if (t.rows)
+		print_fix_below(c, &t);
+	/* no rows: nothing allocated, the count says it */
 }
 
 /* People: per model, then store-wide, then the summary line. */

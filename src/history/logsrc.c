@@ -1,6 +1,7 @@
 /* logsrc.c - the server log files of a store (logsrc.h). */
 #include "ollama_audit/logsrc.h"
 #include "ollama_audit/discover.h"
+#include "serves.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -67,15 +68,6 @@ static bool seen_dir(const char *dir, struct stat *seen, size_t n_seen, struct s
 	return false;
 }
 
-/* Is needle (len n) in hay (len h)? memmem is not POSIX. */
-static bool has_bytes(const char *hay, size_t h, const char *needle, size_t n)
-{
-	for (size_t i = 0; n && i + n <= h; i++)
-		if (hay[i] == needle[0] && memcmp(hay + i, needle, n) == 0)
-			return true;
-	return false;
-}
-
 /* Does the log at path mention the store's blobs (<root>/blobs/sha256-,
  * how a load names its model) or name the store as OLLAMA_MODELS (the
  * server config line)? Read in chunks, the needles found across a chunk's
@@ -105,7 +97,7 @@ static bool mentions(const char *path, char *const *needles, size_t n_needles)
 			break;
 		have += (size_t)got;
 		for (size_t i = 0; i < n_needles && !found; i++)
-			found = has_bytes(buf, have, needles[i], strlen(needles[i]));
+			found = oa_has_bytes(buf, have, needles[i], strlen(needles[i]));
 		if (found)
 			break;
 		/* keep the tail a needle may start in */
@@ -120,21 +112,11 @@ static bool mentions(const char *path, char *const *needles, size_t n_needles)
 
 bool oa_log_serves_store(const char *log_path, const char *store_root)
 {
-	char *real = realpath(store_root, NULL);
-	const char *roots[2] = { store_root, real };
-	char *needles[6];
-	size_t n = 0;
-	for (size_t i = 0; i < 2; i++) {
-		if (!roots[i] || (i == 1 && strcmp(roots[1], roots[0]) == 0))
-			continue;
-		needles[n++] = oa_xasprintf("%s/blobs/sha256-", roots[i]);
-		needles[n++] = oa_xasprintf("OLLAMA_MODELS:%s ", roots[i]);
-		needles[n++] = oa_xasprintf("OLLAMA_MODELS:%s]", roots[i]);
-	}
+	char *needles[OA_STORE_NEEDLES_MAX];
+	size_t n = oa_store_log_needles(store_root, NULL, needles);
 	bool yes = mentions(log_path, needles, n);
 	for (size_t i = 0; i < n; i++)
 		free(needles[i]);
-	free(real);
 	return yes;
 }
 
@@ -203,4 +185,41 @@ int oa_logs_read_file(oa_history *h, const char *path, bool regular_only, char *
 		oa_seterr(err, errlen, "%s: %s", path, strerror(errno));
 	close(fd);
 	return rc;
+}
+
+void oa_log_sources_add(oa_log_sources *l, const char *name)
+{
+	l->names = oa_xreallocarray(l->names, l->n + 1, sizeof *l->names);
+	l->names[l->n++] = oa_xstrdup(name);
+}
+
+void oa_log_sources_problem(oa_log_sources *l, const char *what)
+{
+	l->problems = oa_xreallocarray(l->problems, l->n_problems + 1, sizeof *l->problems);
+	l->problems[l->n_problems++] = oa_xstrdup(what);
+}
+
+void oa_log_sources_free(oa_log_sources *l)
+{
+	oa_free_names(l->names, l->n);
+	oa_free_names(l->problems, l->n_problems);
+	memset(l, 0, sizeof *l);
+}
+
+bool oa_logs_read_store_files(oa_history *h, const char *store_root, oa_log_sources *used)
+{
+	char err[512];
+	bool ok = true;
+	size_t n = 0;
+	char **files = oa_logs_of_store(store_root, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (oa_logs_read_file(h, files[i], true, err, sizeof err) < 0) {
+			oa_log_sources_problem(used, err);
+			ok = false;
+		} else {
+			oa_log_sources_add(used, files[i]);
+		}
+	}
+	oa_free_names(files, n);
+	return ok;
 }

@@ -181,3 +181,18 @@ void oa_runhere_model(const oa_machine *mc, const oa_model *m, oa_runhere *out)
 	uint64_t total = mc->mem_total > out->reserve ? mc->mem_total - out->reserve : 0;
 	out->fit = out->weights <= avail ? OA_FIT_FITS : out->weights <= total ? OA_FIT_TIGHT : OA_FIT_NO;
 }
+
+void oa_runhere_findings(const oa_machine *mc, oa_store *s)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		oa_runhere r;
+		oa_runhere_model(mc, m, &r);
+		if (m->anchor || m->sibling || !r.engine || r.can_run)
+			continue;
+		oa_findings_add(&s->findings, OA_FINDING_NO_RUNTIME_FOR_MODEL, m->display, NULL, NULL,
+		                "a safetensors model runs only on MLX, and %s", !mc->mlx_platform_ok ?
+		                "MLX on macOS needs Apple Silicon" : "no MLX runtime (libmlxc) is installed "
+		                "where Ollama installs it");
+	}
+}

@@ -247,6 +247,9 @@ void oa_du_store_compute(oa_store *s, double now, oa_du_store *out)
 	out->reclaimable_entries = r.plan.todo.n;
 	out->junk = r.junk; /* kept for the junk table; the plan is not */
 	oa_plan_free(&r.plan);
+	out->quarantine = NULL; /* the caller's to set (du --quarantine) */
+	out->quarantine_entries = 0;
+	out->quarantine_bytes = 0;
 }
 
 void oa_du_store_free(oa_du_store *d)

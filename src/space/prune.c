@@ -1,9 +1,11 @@
 /* prune.c - plans, their JSON form, and applying them safely (prune.h). */
 #include "ollama_audit/prune.h"
 #include "ollama_audit/humanize.h"
+#include "ollama_audit/model.h"
 #include "base/platform.h"
 #include "base/util.h"
 #include "base/jsonutil.h"
+#include "space/listedit.h"
 #include "space/plan_path.h"
 #include "space/quarantine.h"
 
@@ -16,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+static int open_parent(const oa_store *s, const char *path, const char **leaf);
 
 /* ---- plan lists ------------------------------------------------------------- */
 
@@ -56,6 +60,15 @@ void oa_plan_free(oa_plan *p)
 		free(p->shadows[i].path);
 	}
 	free(p->shadows);
+	if (p->rewrite) {
+		free(p->rewrite->path);
+		free(p->rewrite->runner);
+		free(p->rewrite->kept);
+		free(p->rewrite->bytes);
+		free(p->rewrite->link_target);
+		free(p->rewrite->anchor);
+		free(p->rewrite);
+	}
 	free(p->command);
 	free(p->store);
 	list_free(&p->todo);
@@ -96,6 +109,12 @@ static int cmp_u64pair(const void *a, const void *b)
 	return 0;
 }
 
+/* rm --child: the entry of the list tag rewritten, never removed. */
+static bool is_rewrite(const oa_plan_entry *e)
+{
+	return e->category && strcmp(e->category, "list-rewrite") == 0;
+}
+
 /* What the whole plan frees: a file with several links frees its blocks only
  * when the plan removes every link. */
 static void plan_totals(oa_plan *p)
@@ -111,7 +130,7 @@ static void plan_totals(oa_plan *p)
 	for (size_t i = 0; i < n; i++) {
 		oa_plan_entry *e = &p->todo.v[i];
 		if (e->type != 'f')
-			e->freed = e->type == 'd' && !e->empty_dir ? e->freed : e->allocated;
+			e->freed = is_rewrite(e) ? 0 : e->type == 'd' && !e->empty_dir ? e->freed : e->allocated;
 	}
 	for (size_t i = 0; i < k;) {
 		size_t j = i;
@@ -120,7 +139,12 @@ static void plan_totals(oa_plan *p)
 		oa_plan_entry *first = &p->todo.v[keys[i][2]];
 		for (size_t m = i; m < j; m++)
 			p->todo.v[keys[m][2]].freed = 0;
-		if (j - i >= first->nlink) {
+		/* a rewritten tag is replaced, not freed: its link still goes */
+		for (size_t m = i; m < j && is_rewrite(first); m++)
+			first = &p->todo.v[keys[m][2]];
+		if (is_rewrite(first)) {
+			/* only the tag: a new one takes its place */
+		} else if (j - i >= first->nlink) {
 			first->freed = first->allocated;
 		} else {
 			for (size_t m = i; m < j; m++) {
@@ -244,11 +268,11 @@ static bool dir_would_empty(int root_fd, const char *rel, char **gone, size_t n_
 /* For each blob of the store, the first model that is not being removed
  * and reaches it (its config and layers, its manifest blob, a list's
  * children here and what they name), or NULL. */
-static const char **staying_users(oa_store *s, const size_t *models, size_t n)
+static const char **staying_users(oa_store *s, const size_t *models, size_t n, const char *rewrite)
 {
 	const char **by = oa_xcalloc(s->n_blobs ? s->n_blobs : 1, sizeof *by);
 	for (size_t q = 0; q < s->n_models; q++) {
-		bool selected = false;
+		bool selected = rewrite && strcmp(s->models[q].rel_path, rewrite) == 0; /* kept_rows_use adds its rows */
 		for (size_t z = 0; z < n && !selected; z++)
 			selected = models[z] == q;
 		if (selected)
@@ -317,7 +341,11 @@ typedef struct rm_ctx {
 	const char **users;  /* per blob: a model that stays and uses it, or NULL */
 	oa_ino_set targets;  /* what symlinked blobs that stay resolve through */
 	int64_t min_age;
+	const char *rewrite; /* rm --child: the list tag rewritten (its rows are not users as they are) */
+	const oa_model *dropped; /* rm --child: the row of the child removed */
 } rm_ctx;
+
+static void kept_rows_use(rm_ctx *c);
 
 /* 1. the manifests (tags under manifests/ or manifests-v2/) */
 static void rm_manifests(rm_ctx *c)
@@ -337,6 +365,10 @@ static void rm_manifests(rm_ctx *c)
 		if (!m->manifest_ok)
 			e->note = oa_xstrdup("the manifest cannot be parsed: its blobs are kept (prune removes "
 			                     "them later if nothing references them)");
+		else if (m->anchor && c->rewrite)
+			e->note = oa_xstrdup("the downgrade anchor: a legacy copy of the child removed, which would "
+			                     "keep all its blobs; an Ollama from before manifest lists no longer sees "
+			                     "this model");
 		else if (m->anchor)
 			e->note = oa_xstrdup("the legacy anchor of a manifests-v2 tag removed too: reads fall "
 			                     "back to it");
@@ -380,7 +412,9 @@ static void rm_keepers(rm_ctx *c)
 {
 	oa_store *s = c->s;
 	oa_refset_build(s, c->skip, c->n_skip, &c->refs);
-	c->users = staying_users(s, c->models, c->n);
+	c->users = staying_users(s, c->models, c->n, c->rewrite);
+	if (c->rewrite)
+		kept_rows_use(c);
 	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
 		const oa_blob *b = &s->blobs[i];
 		if (!b->is_symlink)
@@ -536,6 +570,268 @@ void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_ag
 	free(v);
 }
 
+/* ---- rm --child: one child of a list ---------------------------------------------------- */
+
+/* The list entry a row of a list tag stands for, or NULL. */
+static const oa_list_entry *row_entry_of(const oa_model *r)
+{
+	if (r->sibling)
+		return r->row_entry;
+	return r->is_list && r->child >= 0 ? &r->list->entries[r->child] : NULL;
+}
+
+/* What one child of a list reaches: its manifest blob, its config and
+ * layers (a new array of the store's blobs). */
+static size_t row_child_reach(const oa_store *s, const oa_model *r, oa_blob ***out)
+{
+	size_t n = 0, cap = r->m.n_layers + 2;
+	oa_blob **v = oa_xcalloc(cap, sizeof *v);
+	const oa_list_entry *e = row_entry_of(r);
+	oa_blob *b = e && e->digest_valid ? oa_store_blob_by_hex(s, e->hex) : NULL;
+	if (b)
+		v[n++] = b;
+	if (r->manifest_ok && r->config_blob)
+		v[n++] = r->config_blob;
+	for (size_t k = 0; r->manifest_ok && r->layer_blobs && k < r->m.n_layers; k++)
+		if (r->layer_blobs[k])
+			v[n++] = r->layer_blobs[k];
+	*out = v;
+	return n;
+}
+
+static bool row_is_child(const oa_model *r, const char *hex)
+{
+	const oa_list_entry *e = row_entry_of(r);
+	return e && e->digest_valid && strcmp(e->hex, hex) == 0;
+}
+
+static bool row_of(const oa_model *r, const oa_model *t)
+{
+	return r == t || (r->sibling && strcmp(r->rel_path, t->rel_path) == 0);
+}
+
+/* The children the rewritten list keeps use their blobs, whatever else goes. */
+static void kept_rows_use(rm_ctx *c)
+{
+	oa_store *s = c->s;
+	for (size_t q = 0; q < s->n_models; q++) {
+		const oa_model *r = &s->models[q];
+		if (strcmp(r->rel_path, c->rewrite) != 0 || r == c->dropped || (!r->sibling && !r->is_list))
+			continue;
+		oa_blob **reach;
+		size_t k = row_child_reach(s, r, &reach);
+		for (size_t i = 0; i < k; i++)
+			if (!c->users[reach[i] - s->blobs])
+				c->users[reach[i] - s->blobs] = r->display;
+		free(reach);
+	}
+}
+
+/* The plan's first entry: the list tag, rewritten (not removed). */
+static void rm_rewrite_entry(rm_ctx *c, const oa_model *t, const struct stat *lst)
+{
+	const oa_plan_rewrite *rw = c->p->rewrite;
+	oa_plan_entry *e = list_add(&c->p->todo);
+	e->path = oa_xstrdup(t->rel_path);
+	e->category = oa_xstrdup("list-rewrite");
+	e->model = oa_xstrdup(t->display);
+	entry_from_stat(e, lst);
+	e->note = oa_xasprintf("rewritten without its %s child (sha256:%.12s...): the list keeps %s%s", rw->runner,
+	                       rw->child, rw->kept,
+	                       rw->anchor_removed ? "; its downgrade anchor goes too, so an Ollama from before "
+	                       "manifest lists no longer sees this model" : "");
+	c->skip[c->n_skip++] = t->rel_path;
+}
+
+/* The plan of dropping row d of list tag t, removing the models v (its
+ * anchor, its shadow) with it. */
+static void plan_rm_child_models(oa_store *s, const oa_model *t, const oa_model *d, size_t *v, size_t n,
+                                 int64_t min_age, oa_plan_rewrite *rw, const struct stat *lst, oa_plan *p)
+{
+	plan_init(p, s, "rm");
+	p->min_age = min_age;
+	p->rewrite = rw;
+	rm_ctx c = { .s = s, .p = p, .min_age = min_age, .models = v, .n = n, .rewrite = t->rel_path, .dropped = d };
+	c.skip = oa_xcalloc(n + 2, sizeof *c.skip);
+	c.gone = oa_xcalloc(n * 4 + 1, sizeof *c.gone);
+	rm_rewrite_entry(&c, t, lst);
+	rm_manifests(&c);
+	rm_empty_dirs(&c);
+	rm_keepers(&c);
+	oa_plan_note_shared(p, &c.refs);
+	oa_blob **reach;
+	size_t k = row_child_reach(s, d, &reach);
+	for (size_t i = 0; i < k; i++)
+		rm_blob(&c, d, reach[i]);
+	free(reach);
+	oa_blob *old = t->tag_blob[0] ? oa_store_blob_by_hex(s, t->tag_blob) : NULL;
+	if (old)
+		rm_blob(&c, t, old); /* the list as it was: nothing names it once the tag is rewritten */
+	for (size_t i = 0; i < n; i++) {
+		oa_blob **r2;
+		size_t k2 = oa_model_reach(s, &s->models[v[i]], &r2);
+		for (size_t j = 0; j < k2; j++)
+			rm_blob(&c, &s->models[v[i]], r2[j]);
+		free(r2);
+	}
+	oa_refset_free(&c.refs);
+	oa_ino_set_free(&c.targets);
+	free(c.users);
+	for (size_t i = 0; i < c.n_gone; i++)
+		free(c.gone[i]);
+	free(c.gone);
+	free(c.skip);
+	plan_totals(p);
+	p->rewrite = NULL; /* the caller hands it over */
+}
+
+/* The row of tag t whose child has this runner, here. */
+static const oa_model *child_row(const oa_store *s, const oa_model *t, const char *runner, oa_buf *kept)
+{
+	const oa_model *d = NULL;
+	for (size_t q = 0; q < s->n_models; q++) {
+		const oa_model *r = &s->models[q];
+		if (!row_of(r, t))
+			continue;
+		if (!d && strcmp(oa_model_list_runner(r), runner) == 0)
+			d = r;
+		else
+			oa_buf_printf(kept, "%s%s", kept->len ? ", " : "", oa_model_list_runner(r));
+	}
+	return d;
+}
+
+/* The rewrite of t without row d's child: its bytes, kind and new link. */
+static int rewrite_prepare(oa_store *s, const oa_model *t, const oa_model *d, oa_plan_rewrite *rw,
+                           struct stat *lst, char *err, size_t errlen)
+{
+	const oa_list_entry *e = row_entry_of(d);
+	if (!e || !e->digest_valid) {
+		snprintf(err, errlen, "%s: its %s child is inline in the list (no digest): not removed on its own",
+		         t->display, rw->runner);
+		return -1;
+	}
+	memcpy(rw->child, e->hex, sizeof rw->child);
+	const char *kind = t->tag_kind ? t->tag_kind : "file";
+	rw->kind = strcmp(kind, "symlink") == 0 ? 'l' : strcmp(kind, "hardlink") == 0 ? 'h'
+	           : strcmp(kind, "copy") == 0 ? 'c' : 'f';
+	memcpy(rw->old_list, t->tag_blob, sizeof rw->old_list);
+	const char *leaf;
+	int pfd = open_parent(s, t->rel_path, &leaf);
+	char why[256] = "the tag cannot be opened";
+	size_t len = 0, left = 0;
+	uint8_t *bytes = NULL;
+	list_new now = { .kind = rw->kind, .old_hex = rw->old_list };
+	if (pfd >= 0 && fstatat(pfd, leaf, lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (S_ISREG(lst->st_mode) || (S_ISLNK(lst->st_mode) && rw->kind == 'l' && rw->old_list[0])))
+		bytes = list_tag_read(s, pfd, leaf, &now, &len, why, sizeof why);
+	else if (pfd >= 0)
+		snprintf(why, sizeof why, "the tag is neither a regular file nor a symlink to a manifest blob");
+	if (bytes) {
+		oa_sha256_hex(bytes, len, rw->old_list);
+		if (rw->kind == 'l') {
+			char target[OA_PATH_MAX];
+			ssize_t n = readlinkat(pfd, leaf, target, sizeof target - 1);
+			target[n > 0 ? n : 0] = '\0';
+			const char *base = strrchr(target, '/');
+			size_t pre = base ? (size_t)(base + 1 - target) : 0;
+			rw->link_target = oa_xasprintf("%.*s", (int)pre, target);
+		}
+		rw->bytes = list_without_child(bytes, len, rw->child, &rw->len, &left, why, sizeof why);
+		free(bytes);
+	}
+	if (pfd >= 0)
+		close(pfd);
+	if (!rw->bytes) {
+		snprintf(err, errlen, "%s: %s", t->display, why);
+		return -1;
+	}
+	oa_sha256_hex(rw->bytes, rw->len, rw->new_list);
+	if (rw->link_target) {
+		char *full = oa_xasprintf("%ssha256-%s", rw->link_target, rw->new_list);
+		free(rw->link_target);
+		rw->link_target = full;
+	}
+	return 0;
+}
+
+/* The legacy copies of row d's child: the migration's anchor (a ggml
+ * child) and its compatibility shadows. */
+static bool anchor_of_child(const oa_store *s, const oa_model *a, const oa_model *t, const oa_model *d)
+{
+	return a->anchor && anchor_of(s, a, t) &&
+	       ((a->migration_anchor && strcmp(oa_model_list_runner(d), "ggml") == 0) || strcmp(a->m.id, d->m.id) == 0);
+}
+
+int oa_plan_rm_child(oa_store *s, size_t model, const char *runner, int64_t min_age, bool with_shadow, oa_plan *p,
+                     char *err, size_t errlen)
+{
+	memset(p, 0, sizeof *p);
+	const oa_model *t = &s->models[oa_store_row_tag(s, model)];
+	if (!t->is_list) {
+		snprintf(err, errlen, "%s is not a manifest list: --child removes one child of a list (rm %s "
+		         "removes the model)", t->display, t->display);
+		return -1;
+	}
+	oa_buf kept;
+	oa_buf_init(&kept);
+	const oa_model *d = child_row(s, t, runner, &kept);
+	if (!d || !kept.len) {
+		snprintf(err, errlen, d ? "%s: removing its %s child would leave the list with no child here: rm %s "
+		         "removes the model" : "%s has no %s child here (its children here: %s)", t->display, runner,
+		         d ? t->display : kept.len ? kept.data : "none");
+		oa_buf_free(&kept);
+		return -1;
+	}
+	oa_plan_rewrite *rw = oa_xcalloc(1, sizeof *rw);
+	rw->path = oa_xstrdup(t->rel_path);
+	rw->runner = oa_xstrdup(runner);
+	rw->kept = oa_buf_take(&kept);
+	struct stat lst;
+	if (rewrite_prepare(s, t, d, rw, &lst, err, errlen) < 0) {
+		oa_plan tmp = { .rewrite = rw };
+		oa_plan_free(&tmp);
+		return -1;
+	}
+	size_t *v = oa_xcalloc(s->n_models + 1, sizeof *v), n = 0;
+	for (size_t q = 0; q < s->n_models; q++)
+		if (anchor_of_child(s, &s->models[q], t, d)) {
+			v[n++] = q;
+			rw->anchor_removed = true;
+			free(rw->anchor);
+			rw->anchor = oa_xstrdup(s->models[q].rel_path);
+		}
+	oa_plan_shadow *sh = NULL;
+	size_t n_sh = 0, n_base = n;
+	for (size_t q = 0; q < s->n_models; q++) {
+		const oa_model *m = &s->models[q];
+		if (!m->shadow || strcmp(m->m.id, rw->child) != 0)
+			continue;
+		/* what the shadow alone keeps once the child is gone */
+		oa_plan a, b;
+		size_t *probe = oa_xcalloc(n_base + 1, sizeof *probe);
+		memcpy(probe, v, n_base * sizeof *probe);
+		plan_rm_child_models(s, t, d, probe, n_base, 0, rw, &lst, &a);
+		probe[n_base] = q;
+		plan_rm_child_models(s, t, d, probe, n_base + 1, 0, rw, &lst, &b);
+		free(probe);
+		sh = oa_xreallocarray(sh, n_sh + 1, sizeof *sh);
+		sh[n_sh++] = (oa_plan_shadow){ .name = oa_xstrdup(m->display), .path = oa_xstrdup(m->rel_path),
+		                               .bytes_only_it_holds = b.freed > a.freed ? b.freed - a.freed : 0,
+		                               .removed = with_shadow };
+		oa_plan_free(&a);
+		oa_plan_free(&b);
+		if (with_shadow)
+			v[n++] = q;
+	}
+	plan_rm_child_models(s, t, d, v, n, min_age, rw, &lst, p);
+	p->rewrite = rw;
+	p->shadows = sh;
+	p->n_shadows = n_sh;
+	free(v);
+	return 0;
+}
+
 /* ---- plan JSON ------------------------------------------------------------------------ */
 
 const char *plan_type_name(char t)
@@ -566,6 +862,24 @@ static json_t *entry_json(const oa_plan_entry *e)
 	json_object_set_new(o, "model", e->model ? json_string(e->model) : json_null());
 	json_object_set_new(o, "note", e->note ? json_string(e->note) : json_null());
 	return o;
+}
+
+/* rm --child: what the list tag becomes; null for any other plan. */
+static json_t *rewrite_json(const oa_plan_rewrite *rw)
+{
+	if (!rw)
+		return json_null();
+	static const char *kinds[] = { "symlink", "hardlink", "copy", "file" };
+	const char *k = kinds[rw->kind == 'l' ? 0 : rw->kind == 'h' ? 1 : rw->kind == 'c' ? 2 : 3];
+	json_t *kept = json_array();
+	char *runners = oa_xstrdup(rw->kept);
+	for (char *save = NULL, *w = strtok_r(runners, ", ", &save); w; w = strtok_r(NULL, ", ", &save))
+		json_array_append_new(kept, json_string(w));
+	free(runners);
+	return json_pack("{s:s, s:s, s:s+, s:o, s:s+, s:s+, s:s, s:b, s:s?}", "path", rw->path, "child_removed",
+	                 rw->runner, "child_digest", "sha256:", rw->child, "children_kept", kept, "list_digest",
+	                 "sha256:", rw->old_list, "new_list_digest", "sha256:", rw->new_list, "tag_kind", k,
+	                 "anchor_removed", rw->anchor_removed, "anchor", rw->anchor);
 }
 
 json_t *oa_plan_to_json(const oa_plan *p)
@@ -602,6 +916,7 @@ json_t *oa_plan_to_json(const oa_plan *p)
 			                                    (json_int_t)p->shadows[i].bytes_only_it_holds, "removed",
 			                                    p->shadows[i].removed));
 		json_object_set_new(o, "shadows", sv);
+		json_object_set_new(o, "list_rewrite", rewrite_json(p->rewrite));
 	}
 	return o;
 }
@@ -625,7 +940,16 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 		return -1;
 	}
 	json_t *v = oa_plan_to_json(p);
-	/* The file may be applied from another directory: name the store absolutely. */
+	/* A list rewrite (rm --child) is done as planned or not at all: read
+	 * back, its entry would be a tag's removal. */
+	if (p->rewrite) {
+		snprintf(err, errlen, "--plan %s: an rm --child plan is not saved; apply it with --apply", file);
+		json_decref(v);
+		close(dfd);
+		free(dir);
+		return -1;
+	}
+	json_object_del(v, "list_rewrite"); /* the report's, not the plan file's */
 	char rroot[PATH_MAX];
 	if (realpath(p->store, rroot))
 		json_object_set_new(v, "store", json_string(rroot));
@@ -945,6 +1269,7 @@ typedef struct apply_ctx {
 	char **in_use;      /* sorted blob names */
 	size_t n_in_use;
 	oa_ino_set targets; /* what the symlinked blobs that stay resolve through */
+	const oa_plan_rewrite *rewrite; /* rm --child: the list tag to rewrite, or NULL */
 } apply_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -963,10 +1288,12 @@ static void in_use_build(apply_ctx *c, const oa_plan *p)
 		for (size_t k = 0; k < p->todo.n && !removed; k++)
 			removed = plan_path_kind(p->command, p->todo.v[k].path, p->todo.v[k].type) == PK_MANIFEST &&
 			          strcmp(p->todo.v[k].path, m->rel_path) == 0;
-		if (removed)
+		if (removed && !(p->rewrite && strcmp(m->rel_path, p->rewrite->path) == 0 &&
+		                 (m->sibling || m->is_list) && !row_is_child(m, p->rewrite->child)))
 			continue;
 		oa_blob **reach;
-		size_t n_reach = oa_model_reach(s, m, &reach);
+		/* a rewritten list's rows: each child it keeps, with what that names */
+		size_t n_reach = removed ? row_child_reach(s, m, &reach) : oa_model_reach(s, m, &reach);
 		for (size_t k = 0; k < n_reach; k++) {
 			OA_ALLOC_GROW(c->in_use, c->n_in_use + 1, cap);
 			c->in_use[c->n_in_use++] = reach[k]->name;
@@ -1170,6 +1497,51 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 	return R_DONE;
 }
 
+/* rm --child: the tag, still the list planned, gets its new bytes (a new
+ * list blob and a tag of the same kind, made beside it), then replaces the
+ * old tag by rename, re-checked just before: only the planned symlink or
+ * regular file is ever replaced. With a quarantine the old tag is first
+ * hard-linked into it, so restore puts the list back (restore.c). */
+static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
+                           json_t *qe, int pfd, const char *leaf, char *why, size_t whylen)
+{
+	const oa_plan_rewrite *rw = c->rewrite;
+	const list_new n = { .kind = rw->kind, .old_hex = rw->old_list, .hex = rw->new_list, .bytes = rw->bytes,
+	                     .len = rw->len, .link_target = rw->link_target };
+	outcome oc;
+	struct stat old, now;
+	if (!still_removable(c, e, o, PK_MANIFEST, pfd, leaf, &oc, why, whylen))
+		return oc;
+	if (list_tag_check(c->s, pfd, leaf, &n, why, whylen) < 0 || fstatat(pfd, leaf, &old, AT_SYMLINK_NOFOLLOW) < 0)
+		return R_SKIP;
+	char tmp[64];
+	if (list_tag_prepare(c->s, pfd, &n, &old, tmp, why, whylen) < 0)
+		return R_FAIL;
+	if (fstatat(pfd, leaf, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_ino != old.st_ino || now.st_dev != old.st_dev ||
+	    (now.st_mode & S_IFMT) != (old.st_mode & S_IFMT) || !(S_ISREG(now.st_mode) || S_ISLNK(now.st_mode))) {
+		unlinkat(pfd, tmp, 0);
+		snprintf(why, whylen, "the tag changed just before the rewrite: not replaced");
+		return R_SKIP;
+	}
+	if (q) {
+		const char *stored = json_string_value(json_object_get(qe, "stored")) + strlen("files/");
+		if (linkat(pfd, leaf, q->files_fd, stored, 0) < 0) {
+			snprintf(why, whylen, "cannot keep the old tag in the quarantine: %s", strerror(errno));
+			unlinkat(pfd, tmp, 0);
+			return R_FAIL;
+		}
+		quarantine_set_state(q, qe, "moved");
+	}
+	if (renameat(pfd, tmp, pfd, leaf) < 0) {
+		snprintf(why, whylen, "cannot rename the new tag over it: %s", strerror(errno));
+		unlinkat(pfd, tmp, 0);
+		return R_FAIL;
+	}
+	fsync(pfd); /* the list no longer names the child before any of its blobs goes */
+	c->refresh_due = true;
+	return R_DONE;
+}
+
 static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
                          json_t *qe, char *why, size_t whylen)
 {
@@ -1193,7 +1565,9 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 		return errno == ENOENT ? R_SKIP : R_FAIL;
 	}
 	outcome oc;
-	if (still_removable(c, e, o, kind, pfd, leaf, &oc, why, whylen))
+	if (kind == PK_MANIFEST && c->rewrite && is_rewrite(e) && strcmp(e->path, c->rewrite->path) == 0)
+		oc = rewrite_one(c, e, o, q, qe, pfd, leaf, why, whylen);
+	else if (still_removable(c, e, o, kind, pfd, leaf, &oc, why, whylen))
 		oc = remove_entry(c, kind, q, qe, pfd, leaf, why, whylen);
 	close(pfd);
 	return oc;
@@ -1273,10 +1647,42 @@ int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t e
 
 #define QUARANTINE_BATCH 64
 
+/* An entry as the quarantine records it; the list tag rm --child rewrites
+ * says what replaced it, so restore may put the old one back over that
+ * (and over nothing else). */
+static json_t *quarantine_entry_json(const oa_plan *p, const oa_plan_entry *e)
+{
+	json_t *x = entry_json(e);
+	if (p->rewrite && is_rewrite(e) && strcmp(e->path, p->rewrite->path) == 0) {
+		json_object_set_new(x, "rewritten_to", json_sprintf("sha256:%s", p->rewrite->new_list));
+		json_object_set_new(x, "child_removed", json_sprintf("sha256:%s", p->rewrite->child));
+	}
+	return x;
+}
+
+/* The quarantine operation of this apply: its command, the models whose
+ * manifests it removes (rm), what it plans. */
+static void begin_operation(quarantine *q, const oa_plan *p)
+{
+	json_t *models = json_array();
+	for (size_t i = 0; i < p->todo.n; i++) {
+		const oa_plan_entry *e = &p->todo.v[i];
+		if (!e->model || plan_path_kind(p->command, e->path, e->type) != PK_MANIFEST)
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < json_array_size(models) && !seen; k++)
+			seen = strcmp(json_string_value(json_array_get(models, k)), e->model) == 0;
+		if (!seen)
+			json_array_append_new(models, json_string(e->model));
+	}
+	quarantine_begin_op(q, p->command, models, p->todo.n, p->allocated);
+}
+
 static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                       char *err, size_t errlen)
 {
-	apply_ctx ctx = { .s = s, .command = p->command, .o = o, .refs = oa_refcache_new(s), .refresh_due = true };
+	apply_ctx ctx = { .s = s, .command = p->command, .o = o, .refs = oa_refcache_new(s), .refresh_due = true,
+	                  .rewrite = p->rewrite };
 	quarantine q;
 	bool use_q = o->quarantine != NULL;
 	if (oa_plan_check(s, p, o->force, err, errlen) < 0 ||
@@ -1284,6 +1690,8 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 		apply_ctx_free(&ctx);
 		return -1;
 	}
+	if (use_q)
+		begin_operation(&q, p);
 	struct stat blst;
 	ctx.blobs_linked = fstatat(s->root_fd, "blobs", &blst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(blst.st_mode);
 	in_use_build(&ctx, p);
@@ -1298,7 +1706,8 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 		if (use_q) {
 			/* Record the batch as planned before anything moves. */
 			for (size_t i = start; i < end; i++)
-				qes[i] = quarantine_add(&q, entry_json(&p->todo.v[i]), p->todo.v[i].path, p->command);
+				qes[i] = quarantine_add(&q, quarantine_entry_json(p, &p->todo.v[i]), p->todo.v[i].path,
+				                        p->command);
 			if (quarantine_flush(&q, err, errlen) < 0) {
 				free(qes);
 				quarantine_close(&q);
@@ -1323,7 +1732,8 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 					r->moved += e->allocated;
 				else
 					r->freed += e->freed;
-				say(o, use_q ? (e->empty_dir ? "removed" : "moved") : "removed", e, NULL);
+				say(o, is_rewrite(e) ? "rewrote" : use_q ? (e->empty_dir ? "removed" : "moved") : "removed", e,
+				    NULL);
 			} else {
 				if (oc == R_SKIP)
 					r->skipped++;
@@ -1347,8 +1757,11 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 		r->interrupted = true;
 	free(qes);
 	int rc = use_q ? quarantine_commit(&q, err, errlen) : 0;
-	if (use_q)
+	if (use_q) {
+		snprintf(r->operation, sizeof r->operation, "%s", q.op);
+		quarantine_held(q.entries, &r->quarantine_entries, &r->quarantine_bytes);
 		quarantine_close(&q);
+	}
 	apply_ctx_free(&ctx);
 	return rc;
 }

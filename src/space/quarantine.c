@@ -147,10 +147,42 @@ static json_int_t last_id(json_t *entries)
 	return n ? json_integer_value(json_object_get(json_array_get(entries, n - 1), "id")) : 0;
 }
 
-/* One journal line: a new entry (it has a "path"), or {"id", "state"}, a
- * later state of one. false when it is neither. */
-static bool journal_apply(json_t *entries, json_t *line)
+/* The operation with this id in index's "operations", or NULL. */
+static json_t *op_by_id(json_t *index, const char *id)
 {
+	size_t i;
+	json_t *op;
+	json_array_foreach(json_object_get(index, "operations"), i, op) {
+		const char *have = json_string_value(json_object_get(op, "id"));
+		if (have && id && strcmp(have, id) == 0)
+			return op;
+	}
+	return NULL;
+}
+
+/* A journal line {"operation": {...}}: an apply began. */
+static bool journal_operation(json_t *index, json_t *op)
+{
+	const char *id = json_string_value(json_object_get(op, "id"));
+	if (!json_is_object(op) || !id)
+		return false;
+	json_t *ops = json_object_get(index, "operations");
+	if (!json_is_array(ops)) {
+		ops = json_array();
+		json_object_set_new(index, "operations", ops);
+	}
+	if (!op_by_id(index, id))
+		json_array_append(ops, op);
+	return true;
+}
+
+/* One journal line: an operation, a new entry (it has a "path"), or {"id",
+ * "state"}, a later state of one. false when it is neither. */
+static bool journal_apply(json_t *index, json_t *line)
+{
+	json_t *entries = json_object_get(index, "entries");
+	if (json_object_get(line, "operation"))
+		return journal_operation(index, json_object_get(line, "operation"));
 	json_t *id = json_object_get(line, "id");
 	const char *state = json_string_value(json_object_get(line, "state"));
 	if (!json_is_integer(id) || !state)
@@ -185,12 +217,11 @@ static int journal_replay(int qfd, const char *dir, json_t *index, bool owned, s
 	int rc = read_index_file(qfd, dir, name, owned, &bytes, &len, err, errlen);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	json_t *entries = json_object_get(index, "entries");
 	size_t line = 0;
 	for (char *p = (char *)bytes, *nl; (nl = memchr(p, '\n', len - (size_t)(p - (char *)bytes))); p = nl + 1) {
 		line++;
 		json_t *x = json_loadb(p, (size_t)(nl - p), 0, NULL);
-		bool ok = json_is_object(x) && journal_apply(entries, x);
+		bool ok = json_is_object(x) && journal_apply(index, x);
 		json_decref(x);
 		if (!ok) {
 			snprintf(err, errlen, "%s/%s: line %zu is not a quarantine journal line", dir, name, line);
@@ -205,8 +236,53 @@ static int journal_replay(int qfd, const char *dir, json_t *index, bool owned, s
 
 static bool schema_known(const char *schema)
 {
-	return schema && (strcmp(schema, OA_QUARANTINE_SCHEMA) == 0 || strcmp(schema, OA_QUARANTINE_SCHEMA_2) == 0 ||
-	                  strcmp(schema, OA_QUARANTINE_SCHEMA_1) == 0);
+	return schema && (strcmp(schema, OA_QUARANTINE_SCHEMA) == 0 || strcmp(schema, OA_QUARANTINE_SCHEMA_3) == 0 ||
+	                  strcmp(schema, OA_QUARANTINE_SCHEMA_2) == 0 || strcmp(schema, OA_QUARANTINE_SCHEMA_1) == 0);
+}
+
+/* An index older than /4 has no operations: what it holds becomes one
+ * operation, "legacy", of the time index.json was last written, with the
+ * commands and the models its entries name. */
+static void legacy_operation(int qfd, json_t *index)
+{
+	json_t *ops = json_object_get(index, "operations");
+	if (!json_is_array(ops)) {
+		ops = json_array();
+		json_object_set_new(index, "operations", ops);
+	}
+	json_t *entries = json_object_get(index, "entries"), *x, *models = json_array();
+	size_t i, n = 0;
+	uint64_t bytes = 0, b;
+	char command[16] = "";
+	json_array_foreach(entries, i, x) {
+		if (json_object_get(x, "op"))
+			continue;
+		json_object_set_new(x, "op", json_string(OA_QUARANTINE_LEGACY_OP));
+		n++;
+		if (oa_json_get_u64(x, "disk_bytes", &b))
+			bytes += b;
+		const char *cmd = json_string_value(json_object_get(x, "command"));
+		if (cmd && strcmp(command, cmd) != 0)
+			snprintf(command, sizeof command, "%s", *command ? "prune+rm" : cmd);
+		const char *model = json_string_value(json_object_get(x, "model"));
+		bool seen = false;
+		for (size_t k = 0; model && k < json_array_size(models); k++)
+			seen |= strcmp(json_string_value(json_array_get(models, k)), model) == 0;
+		if (model && !seen && cmd && strcmp(cmd, "rm") == 0)
+			json_array_append_new(models, json_string(model));
+	}
+	if (!n || op_by_id(index, OA_QUARANTINE_LEGACY_OP)) {
+		json_decref(models);
+		return;
+	}
+	struct stat st;
+	time_t when = fstatat(qfd, "index.json", &st, 0) == 0 ? st.st_mtime : 0;
+	char ts[40];
+	oa_iso8601(when, 0, ts, sizeof ts);
+	json_t *op = json_pack("{s:s,s:s,s:I,s:s,s:o,s:I,s:I}", "id", OA_QUARANTINE_LEGACY_OP, "time", ts,
+	                       "unix_time", (json_int_t)when, "command", *command ? command : "prune", "models",
+	                       models, "planned_entries", (json_int_t)n, "planned_bytes", (json_int_t)bytes);
+	json_array_insert_new(ops, 0, op);
 }
 
 static json_t *load_index(int qfd, const char *dir, bool owned, size_t *journal_good, char *err,
@@ -235,6 +311,7 @@ static json_t *load_index(int qfd, const char *dir, bool owned, size_t *journal_
 		json_decref(o);
 		return NULL;
 	}
+	legacy_operation(qfd, o);
 	return o;
 }
 
@@ -244,11 +321,17 @@ json_t *quarantine_load_index(int qfd, const char *dir, char *err, size_t errlen
 	return load_index(qfd, dir, true, &good, err, errlen, exists);
 }
 
-json_t *quarantine_peek_index(int qfd, const char *dir, char *err, size_t errlen)
+json_t *quarantine_peek_index(const char *dir, char *err, size_t errlen)
 {
+	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (qfd < 0) {
+		snprintf(err, errlen, "cannot open quarantine %s: %s", dir, strerror(errno));
+		return NULL;
+	}
 	size_t good;
 	bool exists;
 	json_t *o = load_index(qfd, dir, false, &good, err, errlen, &exists);
+	close(qfd);
 	if (!o && !exists)
 		snprintf(err, errlen, "cannot read %s/index.json: %s", dir, strerror(ENOENT));
 	return o;
@@ -413,8 +496,10 @@ int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err
 		json_object_set_new(q->index, "store_dev", json_integer((json_int_t)s->root_st.st_dev));
 		json_object_set_new(q->index, "store_ino", json_integer((json_int_t)s->root_st.st_ino));
 		json_object_set_new(q->index, "entries", json_array());
+		json_object_set_new(q->index, "operations", json_array());
 	}
 	q->entries = json_object_get(q->index, "entries");
+	q->operations = json_object_get(q->index, "operations");
 	q->next_id = (size_t)(last_id(q->entries) > 0 ? last_id(q->entries) : 0) + 1;
 	if (mkdirat(q->fd, "files", 0700) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create %s/files: %s", dir, strerror(errno));
@@ -536,6 +621,56 @@ static void journal_line(quarantine *q, json_t *x)
 	free(line);
 }
 
+void quarantine_begin_op(quarantine *q, const char *command, json_t *models, size_t entries, uint64_t bytes)
+{
+	time_t now = (time_t)oa_wall_now();
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	char stamp[24], ts[40];
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	oa_iso8601(now, 0, ts, sizeof ts);
+	/* the counter makes it unique: two applies within one second, a clock
+	 * set back */
+	snprintf(q->op, sizeof q->op, "%s-%zu", stamp, json_array_size(q->operations) + 1);
+	json_t *op = json_pack("{s:s,s:s,s:I,s:s,s:o,s:I,s:I}", "id", q->op, "time", ts, "unix_time",
+	                       (json_int_t)now, "command", command, "models", models ? models : json_array(),
+	                       "planned_entries", (json_int_t)entries, "planned_bytes", (json_int_t)bytes);
+	json_array_append(q->operations, op);
+	json_t *line = json_pack("{s:o}", "operation", op);
+	journal_line(q, line);
+	json_decref(line);
+}
+
+bool quarantine_entry_restorable(json_t *x)
+{
+	const char *state = json_string_value(json_object_get(x, "state"));
+	return state && (strcmp(state, "moved") == 0 || strcmp(state, "planned") == 0 ||
+	                 strcmp(state, "removed-dir") == 0);
+}
+
+const char *quarantine_entry_op(json_t *x)
+{
+	const char *op = json_string_value(json_object_get(x, "op"));
+	return op ? op : OA_QUARANTINE_LEGACY_OP;
+}
+
+void quarantine_held(json_t *entries, size_t *n, uint64_t *bytes)
+{
+	*n = 0;
+	*bytes = 0;
+	size_t i;
+	json_t *x;
+	json_array_foreach(entries, i, x) {
+		const char *state = json_string_value(json_object_get(x, "state"));
+		uint64_t b = 0;
+		if (!state || strcmp(state, "moved") != 0)
+			continue;
+		(*n)++;
+		if (oa_json_get_u64(x, "disk_bytes", &b))
+			*bytes += b;
+	}
+}
+
 json_t *quarantine_add(quarantine *q, json_t *x, const char *path, const char *command)
 {
 	size_t id = q->next_id++;
@@ -544,6 +679,7 @@ json_t *quarantine_add(quarantine *q, json_t *x, const char *path, const char *c
 	json_object_set_new(x, "stored", json_sprintf("files/%s", stored));
 	json_object_set_new(x, "state", json_string("planned"));
 	json_object_set_new(x, "command", json_string(command));
+	json_object_set_new(x, "op", json_string(q->op));
 	free(stored);
 	json_array_append_new(q->entries, x);
 	journal_line(q, x);

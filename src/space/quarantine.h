@@ -11,11 +11,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* /3: index.json plus the journal it names (entries appended, one JSON
- * line each). /2 and /1 (no journal; /1 says "size") are still read. */
-#define OA_QUARANTINE_SCHEMA "ollama-audit.quarantine/3"
+/* /4: index.json plus the journal it names (entries appended, one JSON
+ * line each), every entry tagged with the operation (one apply) that moved
+ * it, listed in "operations". /3 (no operations: its entries become one
+ * "legacy" operation), /2 and /1 (no journal; /1 says "size") are still
+ * read. */
+#define OA_QUARANTINE_SCHEMA "ollama-audit.quarantine/4"
+#define OA_QUARANTINE_SCHEMA_3 "ollama-audit.quarantine/3"
 #define OA_QUARANTINE_SCHEMA_2 "ollama-audit.quarantine/2"
 #define OA_QUARANTINE_SCHEMA_1 "ollama-audit.quarantine/1"
+/* The operation of the entries an index older than /4 holds. */
+#define OA_QUARANTINE_LEGACY_OP "legacy"
 
 /* How long an apply or restore waits for another one holding the store
  * or the quarantine before it gives up. */
@@ -28,6 +34,8 @@ typedef struct quarantine {
 	const char *dir;    /* as given, for messages */
 	json_t *index;
 	json_t *entries;    /* index.json's and the journal's, merged */
+	json_t *operations; /* the same for the operations */
+	char op[40];        /* this apply's operation id, once begun */
 	size_t next_id;
 	oa_buf pending;     /* journal lines not yet written */
 } quarantine;
@@ -37,8 +45,17 @@ typedef struct quarantine {
  * files of this store only. 0, or -1 with err (nothing left behind). */
 int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err, size_t errlen);
 void quarantine_close(quarantine *q);
+/* Start this apply's operation: an id (time, then a counter: unique in
+ * DIR, sortable), its time, the command, the models it removes (rm; a JSON
+ * array, taken over) and what it plans (entries, allocated bytes); queued
+ * for the journal. Every entry added after it belongs to it. */
+void quarantine_begin_op(quarantine *q, const char *command, json_t *models, size_t entries, uint64_t bytes);
+/* What entries (an index's) still holds in DIR: entries in state "moved"
+ * and their allocated bytes. */
+void quarantine_held(json_t *entries, size_t *n, uint64_t *bytes);
 /* Record x (a plan entry's JSON, taken over) as planned: it gets an id, a
- * stored name and the command; queued for the journal. Returns x. */
+ * stored name, the command and the operation; queued for the journal.
+ * Returns x. */
 json_t *quarantine_add(quarantine *q, json_t *x, const char *path, const char *command);
 /* A new state of an added entry ("moved", "removed-dir", "skipped",
  * "failed"), queued for the journal. */
@@ -63,8 +80,13 @@ int quarantine_check_private(int fd, const char *dir, const char *what, char *er
 /* DIR/index.json of a quarantine (any schema) with its journal replayed, or NULL: *exists false
  * when there is none, else err says why it is unusable. */
 json_t *quarantine_load_index(int qfd, const char *dir, char *err, size_t errlen, bool *exists);
-/* The same, to count what it holds only: whoever owns it, a missing index
- * is an error too. */
-json_t *quarantine_peek_index(int qfd, const char *dir, char *err, size_t errlen);
+/* The same of the directory dir, to count or list what it holds only:
+ * whoever owns it, a missing index is an error too. */
+json_t *quarantine_peek_index(const char *dir, char *err, size_t errlen);
+
+/* Whether restore puts entry x back (moved, planned, removed-dir). */
+bool quarantine_entry_restorable(json_t *x);
+/* The operation of entry x: its "op", or the legacy one. */
+const char *quarantine_entry_op(json_t *x);
 
 #endif

@@ -6,6 +6,7 @@
 #include "base/util.h"
 #include "space/plan_path.h"
 #include "space/quarantine.h"
+#include "ollama_audit/name.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -166,8 +167,35 @@ static restore_outcome restore_gone(const restore_ctx *c, json_t *x, const char 
 	return RS_MISSING;
 }
 
+/* Whether the tag at pfd/leaf is the list `rm --child` wrote in place of
+ * the quarantined one (the entry's "rewritten_to"): a symlink to that blob
+ * or a file with those bytes. Only that is ever replaced by a restore. */
+static bool is_our_rewrite(json_t *x, int pfd, const char *leaf, const struct stat *dst)
+{
+	oa_digest_hex want, hex;
+	const char *to = json_string_value(json_object_get(x, "rewritten_to"));
+	if (!to || !oa_digest_parse(to, want, NULL))
+		return false;
+	if (S_ISLNK(dst->st_mode)) {
+		char target[OA_PATH_MAX], name[80];
+		ssize_t n = readlinkat(pfd, leaf, target, sizeof target - 1);
+		target[n > 0 ? n : 0] = '\0';
+		const char *base = strrchr(target, '/');
+		snprintf(name, sizeof name, "sha256-%s", want);
+		return n > 0 && strcmp(base ? base + 1 : target, name) == 0;
+	}
+	uint8_t *bytes;
+	size_t len;
+	if (!S_ISREG(dst->st_mode) || oa_read_file_at(pfd, leaf, OA_MANIFEST_MAX, &bytes, &len) < 0)
+		return false;
+	oa_sha256_hex(bytes, len, hex);
+	free(bytes);
+	return strcmp(hex, want) == 0;
+}
+
 /* Something is at the entry's path already: the same file (nothing to do
- * but drop the quarantined copy) or a conflict, left alone. */
+ * but drop the quarantined copy), the list rm --child rewrote (the old one
+ * goes back over it), or a conflict, left alone. */
 static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd, const char *leaf,
                                         const struct stat *dst, const struct stat *sst,
                                         const char *stored, const char *ep)
@@ -182,6 +210,16 @@ static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd
 		json_object_set_new(x, "state", json_string("restored"));
 		restore_log(c, "already in place %s (identical)\n", ep);
 		return RS_ALREADY;
+	}
+	if (!S_ISDIR(sst->st_mode) && is_our_rewrite(x, pfd, leaf, dst)) {
+		if (renameat(c->files_fd, sname, pfd, leaf) < 0) {
+			restore_log(c, "FAILED %s: %s\n", ep, strerror(errno));
+			return RS_FAILED;
+		}
+		fsync(pfd);
+		json_object_set_new(x, "state", json_string("restored"));
+		restore_log(c, "restored %s (the list as it was before rm --child)\n", ep);
+		return RS_RESTORED;
 	}
 	restore_log(c, "CONFLICT %s: a different file exists there; left in %s/%s\n", ep, c->dir, stored);
 	return RS_CONFLICT;
@@ -314,15 +352,92 @@ static bool is_manifest(json_t *x)
 	                      json_string_value(json_object_get(x, "path")), plan_type_char(type)) == PK_MANIFEST;
 }
 
+static bool op_holds(json_t *entries, const char *id)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(entries, i, x)
+		if (strcmp(quarantine_entry_op(x), id) == 0 && quarantine_entry_restorable(x))
+			return true;
+	return false;
+}
+
+/* The model a user typed names the one an entry records: the same name once
+ * both are parsed (defaults filled, case folded), or the same string. */
+static bool model_matches(const char *typed, const char *recorded)
+{
+	oa_name a, b;
+	if (!recorded)
+		return false;
+	if (oa_name_parse(typed, &a) && oa_name_parse(recorded, &b))
+		return oa_name_equal_fold(&a, &b);
+	return strcmp(typed, recorded) == 0;
+}
+
+/* Whether operation id removed the manifest of model. */
+static bool op_removed_model(json_t *entries, const char *id, const char *model)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(entries, i, x) {
+		const char *type = json_string_value(json_object_get(x, "type"));
+		if (strcmp(quarantine_entry_op(x), id) == 0 &&
+		    plan_path_kind(json_string_value(json_object_get(x, "command")),
+		                   json_string_value(json_object_get(x, "path")), plan_type_char(type)) == PK_MANIFEST &&
+		    model_matches(model, json_string_value(json_object_get(x, "model"))))
+			return true;
+	}
+	return false;
+}
+
+/* The operations of index that o chooses (last, op, model; all when none),
+ * as an object whose keys are their ids, the newest id in newest; NULL with
+ * err when none is. */
+static json_t *choose_ops(json_t *index, const oa_restore_opts *o, char *newest, size_t newestlen, char *err,
+                         size_t errlen)
+{
+	json_t *ops = json_object_get(index, "operations"), *entries = json_object_get(index, "entries");
+	json_t *chosen = json_object();
+	for (size_t k = json_array_size(ops); k-- > 0;) {
+		const char *id = json_string_value(json_object_get(json_array_get(ops, k), "id"));
+		if (!id)
+			continue;
+		bool take = o->op ? strcmp(o->op, id) == 0
+		            : o->model ? op_removed_model(entries, id, o->model)
+		            : o->last ? op_holds(entries, id) : true;
+		if (!take)
+			continue;
+		if (!json_object_size(chosen))
+			snprintf(newest, newestlen, "%s", id);
+		json_object_set_new(chosen, id, json_true());
+		if (o->last)
+			break;
+	}
+	if (json_object_size(chosen) == 0) {
+		if (o->op)
+			snprintf(err, errlen, "no operation %s in this quarantine (`restore DIR` lists them)", o->op);
+		else if (o->model)
+			snprintf(err, errlen, "no operation in this quarantine removed the manifest of %s "
+			         "(`restore DIR` lists them)", o->model);
+		else
+			snprintf(err, errlen, "nothing to restore: no operation in this quarantine holds entries");
+		json_decref(chosen);
+		return NULL;
+	}
+	return chosen;
+}
+
 /* Manifests first, then the rest, each newest first (directories before
- * their files); stops between entries when asked to. */
-static void restore_all(const restore_ctx *c, json_t *entries, const oa_restore_opts *o, oa_restore_result *r)
+ * their files), of the operations chosen only; stops between entries when
+ * asked to. */
+static void restore_all(const restore_ctx *c, json_t *entries, json_t *chosen, const oa_restore_opts *o,
+                        oa_restore_result *r)
 {
 	size_t step = 0;
 	for (int manifests = 1; manifests >= 0; manifests--) {
 		for (size_t k = json_array_size(entries); k-- > 0;) {
 			json_t *x = json_array_get(entries, k);
-			if (is_manifest(x) != (manifests == 1))
+			if (is_manifest(x) != (manifests == 1) || !json_object_get(chosen, quarantine_entry_op(x)))
 				continue;
 			oa_test_pause(getenv("OA_TEST_RESTORE_PAUSE"), "entry", ++step, o->stop);
 			if (o->stop && *o->stop) {
@@ -376,10 +491,15 @@ int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_
 		index = index_load(qfd, dir, err, errlen);
 		ret = index ? 0 : -1;
 	}
+	json_t *chosen = NULL;
+	if (ret == 0 && !(chosen = choose_ops(index, o, r->first_op, sizeof r->first_op, err, errlen)))
+		ret = -1;
 	if (ret == 0) {
-		restore_all(&c, json_object_get(index, "entries"), o, r);
+		r->operations = json_object_size(chosen);
+		restore_all(&c, json_object_get(index, "entries"), chosen, o, r);
 		ret = quarantine_compact(qfd, dir, index, err, errlen);
 	}
+	json_decref(chosen);
 	if (c.files_fd >= 0)
 		close(c.files_fd);
 	if (c.root_fd >= 0)
@@ -392,14 +512,8 @@ int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_
 int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen)
 {
 	memset(q, 0, sizeof *q);
-	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (qfd < 0) {
-		snprintf(err, errlen, "cannot open quarantine %s: %s", dir, strerror(errno));
-		return -1;
-	}
 	/* Only counted, never acted on: no ownership rule as for restore. */
-	json_t *o = quarantine_peek_index(qfd, dir, err, errlen);
-	close(qfd);
+	json_t *o = quarantine_peek_index(dir, err, errlen);
 	if (!o)
 		return -1;
 	if (!oa_json_get_u64(o, "store_dev", &q->store_dev) || !oa_json_get_u64(o, "store_ino", &q->store_ino)) {
@@ -407,17 +521,7 @@ int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, s
 		json_decref(o);
 		return -1;
 	}
-	size_t i;
-	json_t *x;
-	json_array_foreach(json_object_get(o, "entries"), i, x) {
-		const char *state = json_string_value(json_object_get(x, "state"));
-		uint64_t b = 0;
-		if (!state || strcmp(state, "moved") != 0)
-			continue;
-		q->entries++;
-		if (oa_json_get_u64(x, "disk_bytes", &b))
-			q->disk_bytes += b;
-	}
+	quarantine_held(json_object_get(o, "entries"), &q->entries, &q->disk_bytes);
 	json_decref(o);
 	return 0;
 }

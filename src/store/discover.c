@@ -1,5 +1,7 @@
 /* discover.c - every Ollama store on the machine; see discover.h. */
 #include "ollama_audit/discover.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/store.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -131,6 +133,63 @@ const char *oa_cand_state_name(oa_cand_state s)
 	case OA_CAND_UNKNOWN: return "unknown";
 	}
 	return "unknown";
+}
+
+static const char *const source_names[] = {
+	[OA_SOURCE_OTHER] = "discovered",
+	[OA_SOURCE_STORE_OPTION] = "--store",
+	[OA_SOURCE_OLLAMA_MODELS] = "OLLAMA_MODELS",
+	[OA_SOURCE_SYSTEMD] = "systemd",
+	[OA_SOURCE_ENVIRONMENT_FILE] = "environment-file",
+	[OA_SOURCE_HOME] = "home",
+	[OA_SOURCE_DEFAULT] = "default",
+};
+
+const char *oa_store_source_name(oa_store_source s)
+{
+	return (size_t)s < sizeof source_names / sizeof source_names[0] ? source_names[s] : source_names[0];
+}
+
+oa_store_source oa_store_source_of(const char *name)
+{
+	for (size_t i = 1; name && i < sizeof source_names / sizeof source_names[0]; i++)
+		if (strcmp(name, source_names[i]) == 0)
+			return (oa_store_source)i;
+	return OA_SOURCE_OTHER;
+}
+
+bool oa_candidate_named(const oa_candidate *k)
+{
+	for (size_t i = 0; i < k->n_found; i++)
+		if (oa_store_source_of(k->found[i].source) == OA_SOURCE_STORE_OPTION)
+			return true;
+	return false;
+}
+
+bool oa_candidate_configured(const oa_candidate *k)
+{
+	for (size_t i = 0; i < k->n_found; i++) {
+		oa_store_source src = oa_store_source_of(k->found[i].source);
+		if (src != OA_SOURCE_HOME && src != OA_SOURCE_DEFAULT)
+			return true;
+	}
+	return false;
+}
+
+int oa_open_candidate(oa_store *s, const char *path, oa_store_source source, const oa_candidate *k,
+                      const oa_open_options *o, char *err, size_t errlen)
+{
+	if (oa_store_open(s, path, oa_store_source_name(source), err, errlen) < 0)
+		return -1;
+	if (k) {
+		s->found = k->found;
+		s->n_found = k->n_found;
+	}
+	if (o) {
+		oa_store_set_header_mode(s, o->header_mode);
+		s->platform = o->platform;
+	}
+	return 0;
 }
 
 /* ---- accounts ------------------------------------------------------------- */

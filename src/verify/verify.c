@@ -139,14 +139,11 @@ static bool should_stop(struct run *r)
 }
 
 /* A mismatch makes the cached stat of this very file worthless: forget it so
- * changed_only re-checks (and re-reports) it. An entry describing another
- * copy of the same digest (different dev/ino) stays. */
+ * changed_only re-checks (and re-reports) it. The entries of other copies of
+ * the same digest (other dev/ino) stay. */
 static void cache_forget(struct run *r, const char *hex, const oa_file_stamp *st)
 {
-	oa_verify_cache_entry e;
-	if (r->o->cache && oa_verify_cache_lookup(r->o->cache, hex, &e) && e.st.dev == st->dev &&
-	    e.st.ino == st->ino)
-		oa_verify_cache_remove(r->o->cache, hex);
+	oa_verify_cache_remove_file(r->o->cache, hex, st->dev, st->ino);
 }
 
 static ssize_t read_full(int fd, unsigned char *buf, size_t len)
@@ -379,10 +376,9 @@ static bool hash_file(struct worker *w, int fd, bool quick, struct dropper *dr, 
 
 /* Remember what this file was found to be (failed: "" good, else the
  * finding code), when it did not change while it was read: a change would
- * leave the stamp describing content we did not hash. A failure replaces
- * whatever the cache held for the digest, even another copy's good entry:
- * that costs --quick a fingerprint (it falls back to sha256), never a wrong
- * answer, and lets `show` say this very file is corrupt. */
+ * leave the stamp describing content we did not hash. The result replaces
+ * this file's own entry only: another store's copy of the blob keeps its
+ * own, good or failed. */
 static void cache_result(struct run *r, int fd, const char *hex, double read_started, const char *failed,
                          oa_verify_result *res)
 {
@@ -458,9 +454,11 @@ static void verify_one(struct worker *w, size_t i)
 	if (!check_file(r, job, fd, hex, res))
 		goto out;
 	oa_verify_cache_entry ce;
-	/* A failed entry is neither a fingerprint nor a reason to skip: the
-	 * corrupt file is hashed and reported again. */
-	bool cached = o->cache && oa_verify_cache_lookup(o->cache, hex, &ce) && !ce.failed[0];
+	/* This file's own entry, else (for --quick's fingerprint) another
+	 * copy's good one. A failed entry is neither a fingerprint nor a
+	 * reason to skip: the corrupt file is hashed and reported again. */
+	bool own = o->cache && oa_verify_cache_lookup_file(o->cache, hex, res->st.dev, res->st.ino, &ce);
+	bool cached = (own || (o->cache && oa_verify_cache_lookup(o->cache, hex, &ce))) && !ce.failed[0];
 	if (cached && o->changed_only && oa_file_stamp_equal(&ce.st, &res->st) &&
 	    (double)res->st.ctime_ns / 1e9 + (o->racy_window > 0 ? o->racy_window : 0) < ce.verified_at) {
 		res->status = OA_VERIFY_SKIPPED_UNCHANGED;

@@ -26,19 +26,23 @@
 #endif
 
 /* In memory: an open-addressing table (linear probing, backward-shift
- * deletion) of fixed-size slots, ~100 bytes an entry. jansson is used only to
- * parse the file; saving prints the JSON directly. */
+ * deletion) of fixed-size slots, one a digest; a slot holds the entries of
+ * the files claiming that digest, one per file identity (dev, ino), so the
+ * copies of a blob in several stores do not overwrite each other. jansson is
+ * used only to parse the file; saving prints the JSON directly. */
 struct slot {
 	oa_digest_hex hex;
 	bool used;
-	oa_verify_cache_entry e;
+	size_t n;                  /* entries in v, at most OA_VERIFY_CACHE_MAX_COPIES */
+	oa_verify_cache_entry *v;
 };
 
 struct oa_verify_cache {
 	pthread_mutex_t mu;
 	char *path;
 	struct slot *tab;
-	size_t cap, count; /* cap: power of two */
+	size_t cap, count; /* cap: power of two; count: used slots */
+	size_t entries;    /* entries over all slots */
 	uint64_t seed;     /* hash seed: file names are not trusted to be random */
 	unsigned long gen, saved_gen; /* dirty = gen != saved_gen */
 };
@@ -73,28 +77,71 @@ static int grow(oa_verify_cache *c)
 	return 0;
 }
 
+/* The entry of file (dev, ino) in slot sl, or -1. */
+static long copy_of(const struct slot *sl, uint64_t dev, uint64_t ino)
+{
+	for (size_t k = 0; k < sl->n; k++)
+		if (sl->v[k].st.dev == dev && sl->v[k].st.ino == ino)
+			return (long)k;
+	return -1;
+}
+
+/* Where e goes in sl: its file's own entry, else a new one; when the slot
+ * is full, the entry verified longest ago (a copy long gone, most likely)
+ * makes room. -1 on OOM. */
+static long place_in(oa_verify_cache *c, struct slot *sl, const oa_verify_cache_entry *e)
+{
+	long k = copy_of(sl, e->st.dev, e->st.ino);
+	if (k >= 0)
+		return k;
+	if (sl->n == OA_VERIFY_CACHE_MAX_COPIES) {
+		size_t old = 0;
+		for (size_t j = 1; j < sl->n; j++)
+			if (sl->v[j].verified_at < sl->v[old].verified_at)
+				old = j;
+		return (long)old;
+	}
+	oa_verify_cache_entry *nv = realloc(sl->v, (sl->n + 1) * sizeof *nv);
+	if (!nv)
+		return -1;
+	sl->v = nv;
+	c->entries++;
+	return (long)sl->n++;
+}
+
 static int put(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e)
 {
 	if ((c->count + 1) * 10 > c->cap * 7 && grow(c) != 0)
 		return -1;
 	size_t i = find(c, hex);
-	if (!c->tab[i].used) {
-		memcpy(c->tab[i].hex, hex, 64);
-		c->tab[i].hex[64] = '\0';
-		c->tab[i].used = true;
+	struct slot *sl = &c->tab[i];
+	if (!sl->used) {
+		memcpy(sl->hex, hex, 64);
+		sl->hex[64] = '\0';
+		sl->used = true;
+		sl->n = 0;
+		sl->v = NULL;
 		c->count++;
 	}
-	c->tab[i].e = *e;
+	long k = place_in(c, sl, e);
+	if (k < 0) {
+		if (sl->n == 0) { /* the slot just made stays unused */
+			sl->used = false;
+			c->count--;
+		}
+		return -1;
+	}
+	sl->v[k] = *e;
 	return 0;
 }
 
-static bool del(oa_verify_cache *c, const char *hex)
+/* Free slot i (its entries gone), keeping every probe run whole. */
+static void del_slot(oa_verify_cache *c, size_t i)
 {
-	if (!c->cap)
-		return false;
-	size_t i = find(c, hex);
-	if (!c->tab[i].used)
-		return false;
+	c->entries -= c->tab[i].n;
+	free(c->tab[i].v);
+	c->tab[i].v = NULL;
+	c->tab[i].n = 0;
 	/* Backward shift: move later members of the probe run into the hole. */
 	size_t mask = c->cap - 1, j = i;
 	for (;;) {
@@ -110,13 +157,22 @@ static bool del(oa_verify_cache *c, const char *hex)
 			break;
 		}
 		c->tab[i] = c->tab[j];
+		c->tab[j].v = NULL;
+		c->tab[j].n = 0;
 		i = j;
 	}
 done:
 	c->count--;
-	return true;
 }
 
+/* The used slot of hex, or NULL. */
+static struct slot *slot_get(const oa_verify_cache *c, const char *hex)
+{
+	if (!c->cap)
+		return NULL;
+	size_t i = find(c, hex);
+	return c->tab[i].used ? &c->tab[i] : NULL;
+}
 
 static bool is_lower_hex(const char *s, size_t n)
 {
@@ -197,6 +253,13 @@ static bool entry_from_json(json_t *o, oa_verify_cache_entry *e)
 /* A cache of a million entries is ~150 MB of JSON; anything larger is not ours. */
 #define OA_VERIFY_CACHE_MAX_FILE ((size_t)512 << 20)
 
+/* One stored entry of hex into the table; -1 when it is malformed. */
+static int load_entry(oa_verify_cache *c, const char *hex, json_t *val)
+{
+	oa_verify_cache_entry e;
+	return entry_from_json(val, &e) ? put(c, hex, &e) : -1;
+}
+
 /* Load c->path into the table; problems are warnings in err, never failures. */
 static void load(oa_verify_cache *c, char *err, size_t errlen)
 {
@@ -220,9 +283,12 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 	}
 	const char *schema = json_string_value(json_object_get(root, "schema"));
 	json_t *entries = json_object_get(root, "entries");
-	/* /1 had no "failed"; its entries read as good ones. */
+	/* /1 had no "failed"; its entries read as good ones. /1 and /2 hold
+	 * one entry a digest, /3 a list of them (one a file). */
+	bool lists = schema && strcmp(schema, OA_VERIFY_CACHE_SCHEMA) == 0;
 	if (!json_is_object(root) || !schema ||
-	    (strcmp(schema, OA_VERIFY_CACHE_SCHEMA) != 0 && strcmp(schema, OA_VERIFY_CACHE_SCHEMA_V1) != 0) ||
+	    (!lists && strcmp(schema, OA_VERIFY_CACHE_SCHEMA_V2) != 0 &&
+	     strcmp(schema, OA_VERIFY_CACHE_SCHEMA_V1) != 0) ||
 	    !json_is_object(entries)) {
 		oa_seterr(err, errlen, "verify cache %s: unknown schema or layout; starting with an empty cache",
 		       c->path);
@@ -233,10 +299,19 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 	const char *key;
 	json_t *val;
 	json_object_foreach(entries, key, val) {
-		oa_verify_cache_entry e;
-		if (strlen(key) != 64 || !is_lower_hex(key, 64) || !entry_from_json(val, &e) ||
-		    put(c, key, &e) != 0)
+		bool key_ok = strlen(key) == 64 && is_lower_hex(key, 64);
+		if (!lists) {
+			bad += !key_ok || load_entry(c, key, val) != 0;
+			continue;
+		}
+		if (!key_ok || !json_is_array(val)) {
 			bad++;
+			continue;
+		}
+		size_t k;
+		json_t *one;
+		json_array_foreach(val, k, one)
+			bad += load_entry(c, key, one) != 0;
 	}
 	if (bad) {
 		oa_seterr(err, errlen, "verify cache %s: dropped %zu invalid entr%s", c->path, bad,
@@ -290,17 +365,44 @@ const char *oa_verify_cache_path(const oa_verify_cache *c)
 	return c->path;
 }
 
+/* The entry lookup gives of a slot: the newest good one, else the newest. */
+static const oa_verify_cache_entry *best_of(const struct slot *sl)
+{
+	const oa_verify_cache_entry *best = NULL;
+	for (size_t k = 0; k < sl->n; k++) {
+		const oa_verify_cache_entry *e = &sl->v[k];
+		if (!best || (!e->failed[0] && best->failed[0]) ||
+		    (!e->failed[0] == !best->failed[0] && e->verified_at > best->verified_at))
+			best = e;
+	}
+	return best;
+}
+
 bool oa_verify_cache_lookup(oa_verify_cache *c, const char *hex, oa_verify_cache_entry *out)
 {
 	if (!c || !hex || strlen(hex) != 64)
 		return false;
 	pthread_mutex_lock(&c->mu);
-	size_t i = find(c, hex);
-	bool ok = c->tab[i].used;
-	if (ok)
-		*out = c->tab[i].e;
+	const struct slot *sl = slot_get(c, hex);
+	const oa_verify_cache_entry *e = sl ? best_of(sl) : NULL;
+	if (e)
+		*out = *e;
 	pthread_mutex_unlock(&c->mu);
-	return ok;
+	return e != NULL;
+}
+
+bool oa_verify_cache_lookup_file(oa_verify_cache *c, const char *hex, uint64_t dev, uint64_t ino,
+                                 oa_verify_cache_entry *out)
+{
+	if (!c || !hex || strlen(hex) != 64)
+		return false;
+	pthread_mutex_lock(&c->mu);
+	const struct slot *sl = slot_get(c, hex);
+	long k = sl ? copy_of(sl, dev, ino) : -1;
+	if (k >= 0)
+		*out = sl->v[k];
+	pthread_mutex_unlock(&c->mu);
+	return k >= 0;
 }
 
 int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e)
@@ -323,15 +425,34 @@ void oa_verify_cache_remove(oa_verify_cache *c, const char *hex)
 	if (!c || !hex || strlen(hex) != 64)
 		return;
 	pthread_mutex_lock(&c->mu);
-	if (del(c, hex))
+	if (slot_get(c, hex)) {
+		del_slot(c, find(c, hex));
 		c->gen++;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+void oa_verify_cache_remove_file(oa_verify_cache *c, const char *hex, uint64_t dev, uint64_t ino)
+{
+	if (!c || !hex || strlen(hex) != 64)
+		return;
+	pthread_mutex_lock(&c->mu);
+	struct slot *sl = slot_get(c, hex);
+	long k = sl ? copy_of(sl, dev, ino) : -1;
+	if (k >= 0) {
+		sl->v[k] = sl->v[--sl->n];
+		c->entries--;
+		if (!sl->n)
+			del_slot(c, find(c, hex));
+		c->gen++;
+	}
 	pthread_mutex_unlock(&c->mu);
 }
 
 size_t oa_verify_cache_count(oa_verify_cache *c)
 {
 	pthread_mutex_lock(&c->mu);
-	size_t n = c->count;
+	size_t n = c->entries;
 	pthread_mutex_unlock(&c->mu);
 	return n;
 }
@@ -376,7 +497,7 @@ enum oa_verify_state oa_verify_cache_judge(oa_verify_cache *c, const char *hex, 
 		e = &tmp;
 	/* An entry about another copy, or this file before it changed, says
 	 * nothing about what is there now. */
-	if (!c || !oa_verify_cache_lookup(c, hex, e) || !oa_file_stamp_equal(&e->st, now))
+	if (!c || !oa_verify_cache_lookup_file(c, hex, now->dev, now->ino, e) || !oa_file_stamp_equal(&e->st, now))
 		return OA_VSTATE_UNVERIFIED;
 	return e->failed[0] ? OA_VSTATE_FAILED : OA_VSTATE_VERIFIED;
 }
@@ -412,6 +533,27 @@ static int cmp_slot(const void *a, const void *b)
 	return memcmp((*(struct slot *const *)a)->hex, (*(struct slot *const *)b)->hex, 64);
 }
 
+/* A slot's entries in file order (dev, ino): the file is stable and diffable. */
+static int cmp_file(const void *a, const void *b)
+{
+	const oa_verify_cache_entry *x = a, *y = b;
+	if (x->st.dev != y->st.dev)
+		return x->st.dev < y->st.dev ? -1 : 1;
+	return x->st.ino < y->st.ino ? -1 : x->st.ino > y->st.ino;
+}
+
+static void write_entry(FILE *f, const oa_verify_cache_entry *e, bool first)
+{
+	fprintf(f,
+	        "%s{\"dev\":%lld,\"ino\":%lld,\"size\":%lld,\"mtime_ns\":%lld,"
+	        "\"ctime_ns\":%lld,\"xxh128\":\"%s\",\"verified_at\":%.17g",
+	        first ? "" : ",", (long long)(int64_t)e->st.dev, (long long)(int64_t)e->st.ino,
+	        (long long)(int64_t)e->st.size, (long long)e->st.mtime_ns, (long long)e->st.ctime_ns, e->xxh128,
+	        e->verified_at);
+	/* failed holds one of two known codes: nothing to escape. */
+	fprintf(f, e->failed[0] ? ",\"failed\":\"%s\"}" : "%s}", e->failed);
+}
+
 /* The whole file, by hand: keys and xxh128 are validated hex, numbers are
  * integers and a finite double, so nothing needs escaping. Caller holds mu. */
 static int write_json(oa_verify_cache *c, int fd)
@@ -434,15 +576,11 @@ static int write_json(oa_verify_cache *c, int fd)
 	}
 	fprintf(f, "{\"schema\":\"%s\",\"entries\":{", OA_VERIFY_CACHE_SCHEMA);
 	for (size_t i = 0; i < n; i++) {
-		const oa_verify_cache_entry *e = &v[i]->e;
-		fprintf(f,
-		        "%s\n\"%s\":{\"dev\":%lld,\"ino\":%lld,\"size\":%lld,\"mtime_ns\":%lld,"
-		        "\"ctime_ns\":%lld,\"xxh128\":\"%s\",\"verified_at\":%.17g",
-		        i ? "," : "", v[i]->hex, (long long)(int64_t)e->st.dev,
-		        (long long)(int64_t)e->st.ino, (long long)(int64_t)e->st.size,
-		        (long long)e->st.mtime_ns, (long long)e->st.ctime_ns, e->xxh128, e->verified_at);
-		/* failed holds one of two known codes: nothing to escape. */
-		fprintf(f, e->failed[0] ? ",\"failed\":\"%s\"}" : "%s}", e->failed);
+		qsort(v[i]->v, v[i]->n, sizeof *v[i]->v, cmp_file);
+		fprintf(f, "%s\n\"%s\":[", i ? "," : "", v[i]->hex);
+		for (size_t k = 0; k < v[i]->n; k++)
+			write_entry(f, &v[i]->v[k], k == 0);
+		fputc(']', f);
 	}
 	fputs("}}\n", f);
 	free(v);
@@ -511,6 +649,8 @@ void oa_verify_cache_close(oa_verify_cache *c)
 	if (!c)
 		return;
 	pthread_mutex_destroy(&c->mu);
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->tab[i].v);
 	free(c->tab);
 	free(c->path);
 	free(c);

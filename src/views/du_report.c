@@ -60,6 +60,10 @@ json_t *oa_du_view_store(const oa_store *s, const oa_du_store *d, const oa_last_
 	                                             "stale", (json_int_t)s->n_stale_metadata, "disk_bytes",
 	                                             (json_int_t)s->metadata_bytes));
 	json_object_set_new(o, "totals", t);
+	if (d->quarantine) /* du --quarantine DIR: what it holds of this store */
+		json_object_set_new(o, "quarantine", json_pack("{s:s,s:I,s:I}", "dir", d->quarantine, "entries",
+		                                               (json_int_t)d->quarantine_entries, "disk_bytes",
+		                                               (json_int_t)d->quarantine_bytes));
 	oa_conversion *cv;
 	size_t ncv = oa_store_conversions(s, &cv);
 	json_t *conv = json_array();

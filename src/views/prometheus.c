@@ -34,6 +34,8 @@ static const struct family {
 	{ "ollama_store_audit_duration_seconds", "Seconds the last audit of the store took." },
 	{ "ollama_store_audit_success", "1 if the last audit read the whole store, 0 if it could not open it or parts were unreadable." },
 	{ "ollama_store_verified_bytes", "Bytes whose sha256 the last verify computed." },
+	{ "ollama_store_quarantine_bytes", "Allocated bytes a quarantine of the store holds (prune/rm --quarantine; restore --empty frees them)." },
+	{ "ollama_store_quarantine_entries", "Entries a quarantine of the store holds." },
 	{ "ollama_store_duplicate_bytes", "Allocated bytes that blobs duplicated across the stores of this host cost (one copy each kept)." },
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
@@ -373,6 +375,12 @@ void oa_prom_add_store(oa_prom *p, oa_store *s, const oa_prom_store *info)
 	if (info->verified)
 		oa_prom_add(p, "ollama_store_verified_bytes", (double)info->verified_bytes, "store", st,
 		            "user", us, (const char *)NULL);
+	if (info->quarantine) {
+		oa_prom_add(p, "ollama_store_quarantine_bytes", (double)info->quarantine_bytes, "store", st, "user", us,
+		            "quarantine", info->quarantine, (const char *)NULL);
+		oa_prom_add(p, "ollama_store_quarantine_entries", (double)info->quarantine_entries, "store", st, "user",
+		            us, "quarantine", info->quarantine, (const char *)NULL);
+	}
 }
 
 void oa_prom_add_failed(oa_prom *p, const char *store, const oa_prom_store *info)

@@ -52,9 +52,17 @@ json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p)
 
 static json_t *apply_result_json(const oa_apply_result *r)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b}", "done", (json_int_t)r->done, "skipped",
-	                 (json_int_t)r->skipped, "failed", (json_int_t)r->failed, "freed_bytes",
-	                 (json_int_t)r->freed, "moved_bytes", (json_int_t)r->moved, "interrupted", r->interrupted);
+	/* freed_bytes: freed on disk; a move into a quarantine is moved_bytes
+	 * (its filesystem gets nothing back until `restore DIR --empty`) */
+	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:b}", "done", (json_int_t)r->done, "skipped",
+	                      (json_int_t)r->skipped, "failed", (json_int_t)r->failed, "freed_bytes",
+	                      (json_int_t)r->freed, "moved_bytes", (json_int_t)r->moved, "interrupted", r->interrupted);
+	json_object_set_new(o, "quarantine",
+	                    r->operation[0] ? json_pack("{s:s,s:I,s:I}", "operation", r->operation, "held_entries",
+	                                                (json_int_t)r->quarantine_entries, "held_bytes",
+	                                                (json_int_t)r->quarantine_bytes)
+	                                    : json_null());
+	return o;
 }
 
 json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r, const char *not_applied)

@@ -102,7 +102,7 @@ with t.guard("SIGKILL during prune --apply --quarantine; restore brings back eve
         t.ok(moved == 0 or os.path.exists(os.path.join(q, "index.json")),
              "after kill %d: %d files moved and the index that finds them exists" % (round_, moved))
     t.ok(kills >= 2, "at least two quarantine applies were killed mid-way (%d)" % kills)
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.exit_code(r, 0, "restore after kills")
     t.eq(sum(os.path.exists(s.blob_path(o)) for o in orphans), N, "all %d orphans restored" % N)
     after = t.snapshot(s.root)
@@ -110,11 +110,11 @@ with t.guard("SIGKILL during prune --apply --quarantine; restore brings back eve
     t.eq(t.diff_snapshots(strip(before), strip(after)), [], "store identical after restore")
     # a kill during restore is safe too
     rc, out = kill_after(["--store", s.root, "prune", "--apply", "--yes", "--quarantine", q], 1.0)
-    p = subprocess.Popen([t.BIN, "restore", q], env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen([t.BIN, "restore", q, "--all"], env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.05)
     p.kill()
     p.communicate()
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.ok(r.code in (0,), "restore after a killed restore: exit %s\n%s" % (r.code, r.err[-500:]))
     t.eq(sum(os.path.exists(s.blob_path(o)) for o in orphans), N, "all orphans back after a killed restore")
 

@@ -123,7 +123,7 @@ COMMANDS = [
     {"name": "prune --apply --quarantine", "argv": ["--store", "{S}", "prune", "--apply", "--yes",
                                                     "--quarantine", "{Q}"], "quarantine": True},
     {"name": "rm --apply", "argv": ["--store", "{S}", "rm", "beta", "--apply", "--yes"]},
-    {"name": "restore", "argv": ["restore", "{Q}"], "prequarantine": True, "quarantine": True},
+    {"name": "restore", "argv": ["restore", "{Q}", "--all"], "prequarantine": True, "quarantine": True},
     # On a filesystem without reflinks (ext4, tmpfs) this run refuses, exit
     # 8, after the probe: that is its fault-free outcome there.
     {"name": "dedupe --apply", "argv": ["--store", "{S}", "--store", "{S2}", "dedupe", "--apply",
@@ -272,7 +272,7 @@ def check_quarantine(c):
     if leftovers:
         bad.append("temporary files left in the quarantine: %s" % leftovers)
     # A clean restore brings back every file the store had.
-    r = t.run("restore", c.q)
+    r = t.run("restore", c.q, "--all")
     lost = sorted(TPL_FILES - files_under(c.store))
     if r.code not in (0,) or lost:
         bad.append("clean restore afterwards: exit %d, still missing %s\n%s" % (r.code, lost, r.err[-400:]))

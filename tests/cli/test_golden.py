@@ -54,6 +54,8 @@ def mask(text, roots):
     text = re.sub(r"/tmp/oa-cli-[^\s\"',/]+", "<TMP>", text)
     text = re.sub(r"\b(\d+|a|an|About a|About an) (second|minute|hour|day|week|month|year)s? ago\b|Less than a second ago",
                   "<AGO>", text)
+    text = re.sub(r"\b20\d\d[01]\d[0-3]\d-\d{6}-(\d+)\b", r"<OPID>-\1", text)  # a quarantine operation's id
+    text = re.sub(r'"unix_time":\s*\d+', '"unix_time":<N>', text)
     text = re.sub(r"\b20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", "<TIME>", text)
     text = re.sub(r"\d+\.\d+ s\b", "<SECONDS> s", text)
     text = re.sub(r'"seconds":\s*[0-9.e+-]+', '"seconds":<SECONDS>', text)
@@ -100,8 +102,9 @@ with t.guard("every command x every format on the demo store"):
         t.done()
     b = demo_copy("golden-b")
     empty_root = t.tempdir("golden-sysroot")
-    quarantine = t.tempdir("golden-quarantine")
-    os.chmod(quarantine, 0o700)
+    # restore lists a quarantine's operations: one rm of another copy
+    qstore = demo_copy("golden-q")
+    quarantine = os.path.join(t.tempdir("golden-quarantine"), "q")
     # Owners print as "tester" whoever runs the suite (root or a normal user).
     passwd = os.path.join(t.tempdir("golden-passwd"), "passwd")
     with open(passwd, "w") as f:
@@ -109,6 +112,8 @@ with t.guard("every command x every format on the demo store"):
     # OA_TEST_REFLINK: dedupe answers as on a filesystem without reflinks
     # (ext4, tmpfs), whatever the test machine's /tmp is.
     env = {"OLLAMA_AUDIT_SYSROOT": empty_root, "OLLAMA_AUDIT_PASSWD": passwd, "TZ": "UTC", "OA_TEST_REFLINK": "no"}
+    r = t.run("--store", qstore.root, "rm", "demo-llama:1b", "--apply", "--yes", "--quarantine", quarantine, env=env)
+    t.exit_code(r, 0, "rm into the quarantine restore lists")
     cases = {
         "list": ["list"],
         "show": ["show", "demo-llama:1b"],
@@ -123,7 +128,8 @@ with t.guard("every command x every format on the demo store"):
     }
     for cmd, args in cases.items():
         for fmt in FORMATS:
-            full = ["--store", a.root] + args + ["--format", fmt]
+            # restore's list reads the quarantine only: no --store
+            full = ([] if cmd == "restore" else ["--store", a.root]) + args + ["--format", fmt]
             record("%s.%s" % (cmd, fmt), full, [a.root, b.root], env=env)
     for fmt in FORMATS:
         record("dedupe.%s" % fmt, ["--store", a.root, "--store", b.root, "dedupe", "--format", fmt],

@@ -30,6 +30,22 @@ with t.guard("exit status"):
     code, out = outcome('t.skip("no zsh"); t.ok(False, "x")')
     t.eq(code, 1, "a failure: exit 1", out)
 
+with t.guard("under the sanitizers: one refusal per command, a leak check per command, format and --apply"):
+    body = """
+import os, sys
+t.SANITIZED = True
+seen = [t.first_under_sanitizer("probe", c) for c in ("list", "list", "du")]
+leak = [t._leak_check_this_run(a) for a in (["--store", "s", "list"], ["--store", "t", "list"],
+        ["list", "--format", "json"], ["list", "--format=json"], ["prune", "--apply"], ["prune"], ["prune"])]
+print(json.dumps([seen, leak]))
+"""
+    code, out = outcome("import json\n" + body)
+    t.contains(out.splitlines(), "[[true, false, true], [true, false, true, false, true, true, false]]",
+         "the first of each kind runs, the rest are sampled", out)
+    code, out = outcome("import json\n" + body.replace("t.SANITIZED = True", "t.SANITIZED = False"))
+    t.contains(out.splitlines(), "[[true, true, true], [true, true, true, true, true, true, true]]",
+         "outside the sanitizer tree, every run is whole", out)
+
 with t.guard("ctest"):
     build = os.path.dirname(t.BIN)
     p = subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, stdout=subprocess.PIPE,

@@ -33,11 +33,11 @@ def hexof(d):
     return d.split(":", 1)[1]
 
 
-def build():
-    """A store with: llama3.2 (legacy GGUF), qwen3:8b (legacy GGUF), qwen3.5:4b
-    (a 0.40 list with a GGUF and an MLX child), never:used. Returns (store,
-    facts)."""
-    s = t.new_store("hist")
+def build(root=None):
+    """A store (at root, else in a new temp dir) with: llama3.2 (legacy GGUF),
+    qwen3:8b (legacy GGUF), qwen3.5:4b (a 0.40 list with a GGUF and an MLX
+    child), never:used. Returns (store, facts)."""
+    s = oa.Store(root) if root else t.new_store("hist")
     f = {}
     f["llama"] = t.add_gguf_model(s, "llama3.2:latest", seed="a")
     f["qwen3"] = t.add_gguf_model(s, "qwen3:8b", seed="b")
@@ -355,10 +355,46 @@ with t.guard("the systemd journal of another machine (--root)"):
         t.eq(len(st["warnings"]), 1, "the binary message is warned about", st["warnings"])
         t.ok(st["warnings"] and st["warnings"][0].startswith("journal (--root):"), "named by source and entry")
         r = hist(s, "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": root})
-        t.eq(r.json()["stores"][0]["sources"], ["journal"], "without --root: the machine's own journal")
+        t.eq(r.json()["stores"][0]["sources"], [], "without --root: the machine's own journal, only for "
+             "the store its service served (/usr/share/ollama/.ollama/models there), not this one")
+        served, _ = build(os.path.join(root, "usr/share/ollama/.ollama/models"))
+        r = hist(served, "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": root})
+        t.eq(r.json()["stores"][0]["sources"], ["journal"], "the machine's own journal, for the store it "
+             "names as that machine names it")
         t.eq(len(r.json()["stores"][0]["loads"]), 2, "read the same way")
         r = hist(s, "--root", root, "--log", os.devnull, "--format", "json")
         t.eq(r.json()["stores"][0]["sources"], [os.devnull, "journal (--root)"], "--root with --log reads both")
+
+with t.guard("the machine's journal gives LAST USED only to the store its service served"):
+    a, fa = build()
+    b, _ = build()  # the same models: a load of A's blob would match B's by digest
+    sysroot = t.tempdir("journal-two-stores")
+    if "built without libsystemd" not in hist(a, "--root", sysroot).err and JOURNAL_REMOTE:
+        usec = 1727366911326000
+        config = ('time=2024-09-26T16:00:00.000Z level=INFO source=routes.go:1200 msg="server config" '
+                  'env="map[OLLAMA_HOST:http://127.0.0.1:11434 OLLAMA_MODELS:%s OLLAMA_NUM_PARALLEL:0]"' % a.root)
+        load = ('time=2024-09-26T16:08:31.326Z level=INFO source=server.go:388 msg="starting llama server" '
+                'cmd="/usr/local/bin/ollama runner --model %s/blobs/sha256-%s --port 46259"'
+                % ("/elsewhere/models", fa["llama_blob"]))
+        ok = journal_file(os.path.join(sysroot, "var/log/journal", BOOT, "system.journal"),
+                          [(usec, "ollama.service", config.encode()), (usec + 1, "ollama.service", load.encode())])
+        t.ok(ok, "systemd-journal-remote wrote the journal file")
+        env = {"OLLAMA_AUDIT_SYSROOT": sysroot}
+
+        def last_used(r):
+            return [{m["name"]: m.get("last_used", "(no logs)") for m in st["models"]}.get("llama3.2:latest")
+                    for st in r.json()["stores"]]
+
+        r = run("--store", a.root, "--store", b.root, "list", "--format", "json", env=env)
+        t.exit_code(r, 0, "list of both stores")
+        t.eq(last_used(r), ["2024-09-26T16:08:31.326000000Z", "(no logs)"],
+             "the journal names A as OLLAMA_MODELS: A's LAST USED, none for B", r.out)
+        r = run("--store", b.root, "list", "--format", "json", env=env)
+        t.eq(last_used(r), ["(no logs)"], "list --store B alone: no LAST USED from A's journal", r.out)
+        t.eq(hist(b, "--format", "json", env=env).json()["stores"][0]["sources"], [],
+             "history --store B does not read it")
+        r = run("--store", b.root, "list", env=env)
+        t.ok("journal" not in r.err and "LAST USED" not in r.out, "the table says no logs for B", r.err)
 
 with t.guard("0.40: one failed llama-server load however many lines tell it"):
     s, f = build()

@@ -164,6 +164,17 @@ with t.guard("unservable models: mllama and image generation"):
     t.contains(fs.get("llama3.2-vision:11b", {}).get("message", ""), "mllama", "with the reason")
     r = t.audit(root, "show", "x/z-image:turbo")
     t.contains(r.out, "unservable", "show says it")
+    unserv = {"llama3.2-vision:11b", "x/z-image:turbo"}
+    for cmd in ("du", "list"):
+        r = t.audit(root, cmd, "--sort", "unservable", "--format", "json")
+        names = [m["name"] for st in r.json().get("stores", []) for m in st.get("models", [])]
+        t.eq(set(names[:2]), unserv, "%s --sort unservable puts them first, for cleanup" % cmd, names)
+        t.ok(not unserv & set(names[2:]), "%s --sort unservable: only them first" % cmd, names)
+    r = t.audit(root, "du", "--sort", "unservable", "--format", "json")
+    ms = [m for st in r.json().get("stores", []) for m in st.get("models", [])]
+    t.ok(ms[0]["unique_bytes"] >= ms[1]["unique_bytes"] and
+         all(a["unique_bytes"] >= b["unique_bytes"] for a, b in zip(ms[2:], ms[3:])),
+         "du: then by UNIQUE, as by default", [(m["name"], m["unique_bytes"]) for m in ms])
 
 with t.guard("rm NAME removes every child of the list; the shadow keeps the converted one"):
     root, info = migrated_store("mig-rm")

@@ -264,7 +264,8 @@ with t.guard("a run that removed nothing says so: no bytes freed, the planned by
             j = t.audit(s.root, *args, "--format", "json", input=b"")
             doc = j.json()
             st = doc["stores"][0]
-            t.eq(doc["schema"], "ollama-audit.%s/3" % args[0], "%s: the schema version says freed_bytes changed" % what)
+            t.eq(doc["schema"], "ollama-audit.%s" % {"prune": "prune/3", "rm": "rm/4"}[args[0]],
+                 "%s: the schema version says freed_bytes changed (rm/4 added list_rewrite)" % what)
             t.eq(st.get("not_applied"), "refused", "%s: not_applied" % what)
             t.eq(st["freed_bytes"], 0, "%s: freed_bytes 0" % what)
             t.ok(st.get("planned_bytes", 0) > 0, "%s: planned_bytes holds what the plan would free" % what, st)
@@ -407,18 +408,18 @@ with t.guard("--quarantine moves with an index; restore puts everything back"):
     t.exit_code(r, 0, "quarantine apply")
     t.ok(not os.path.exists(s.blob_path(j["orphan"])), "orphan moved away")
     idx = json.load(open(os.path.join(q, "index.json")))
-    t.eq(idx["schema"], "ollama-audit.quarantine/3", "index schema")
+    t.eq(idx["schema"], "ollama-audit.quarantine/4", "index schema")
     moved = [e for e in idx["entries"] if e["state"] == "moved"]
     t.ok(len(moved) >= 10, "entries moved: %d" % len(moved))
     t.ok(all(os.path.lexists(os.path.join(q, e["stored"])) for e in moved), "every moved file is in DIR")
     check_clean(s, "after quarantine")
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.exit_code(r, 0, "restore")
     after = t.snapshot(s.root)
     # directory mtimes change when entries come and go; compare everything else
     strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
     t.eq(t.diff_snapshots(strip(before), strip(after)), [], "store identical after restore")
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.exit_code(r, 0, "restore twice is harmless")
 
 with t.guard("a quarantine an older version wrote (quarantine/1, 'size') is still restored"):
@@ -439,9 +440,9 @@ with t.guard("a quarantine an older version wrote (quarantine/1, 'size') is stil
     os.utime(s.blob_path(more), (old_time, old_time))
     r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q)
     t.exit_code(r, 0, "a second quarantine run into the old index")
-    t.eq(json.load(open(path))["schema"], "ollama-audit.quarantine/3", "the index is /3 once /3 entries are in it")
+    t.eq(json.load(open(path))["schema"], "ollama-audit.quarantine/4", "the index is /4 once /4 entries are in it")
     t.ok(not os.path.exists(s.blob_path(more)), "the second orphan moved too")
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.exit_code(r, 0, "restore of a quarantine/1 index")
     t.ok(os.path.exists(s.blob_path(more)), "the second orphan is back")
     t.ok(os.path.exists(s.blob_path(j["orphan"])), "the orphan is back")
@@ -458,7 +459,7 @@ with t.guard("restore never overwrites a different file"):
     t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q)
     with open(s.blob_path(o), "wb") as f:
         f.write(b"something else now")
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.exit_code(r, 4, "conflict left")
     t.contains(r.out, "CONFLICT", "reported")
     t.eq(open(s.blob_path(o), "rb").read(), b"something else now", "the new file is untouched")
@@ -700,8 +701,11 @@ with t.guard("a quarantine run reports bytes moved, not freed (S5)"):
     r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q)
     t.exit_code(r, 0, "quarantine")
     t.contains(r.out, "moved", "says moved")
-    t.not_contains(r.out.splitlines()[-1], "freed", "the summary does not claim bytes freed")
-    t.run("restore", q)
+    # issue 23: the last line says outright that a move freed nothing on disk
+    last = r.out.splitlines()[-1]
+    t.contains(last, "0 B freed on disk", "the summary says nothing was freed on disk")
+    t.not_contains(last.replace("0 B freed on disk", ""), "freed", "the summary claims no bytes freed")
+    t.run("restore", q, "--all")
     r = t.audit(s.root, "prune", "--apply", "--yes", "--quarantine", q, "--format", "json")
     res = r.json()["stores"][0]["result"]
     t.eq(res.get("freed_bytes"), 0, "nothing freed")
@@ -881,12 +885,12 @@ with t.guard("a quarantine directory that another user owns or can write is refu
                 os.chmod(p, mode | 0o022)
             else:
                 os.chown(p, 23005, 23005)
-            r = t.run("restore", q2)
+            r = t.run("restore", q2, "--all")
             t.exit_code(r, 8, "restore refuses when %s is %s" % (part or "DIR", how + "ed"))
             t.eq(t.diff_snapshots(moved, t.snapshot(s.root)), [], "nothing restored (%s %s)" % (part or "DIR", how))
             os.chmod(p, mode)
             os.chown(p, st.st_uid, st.st_gid)
-        r = t.run("restore", q2)
+        r = t.run("restore", q2, "--all")
         t.exit_code(r, 0, "restore of the untouched quarantine")
         strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
         t.eq(t.diff_snapshots(strip(before), strip(t.snapshot(s.root))), [], "everything back")

@@ -196,7 +196,7 @@ with t.guard("--quarantine DIR: what it still holds, on its store"):
     r = report(other.root, "--quarantine", q)
     t.exit_code(r, 8, "a quarantine of another store")
     t.contains(r.err, "holds files of a store this report does not show", "says so")
-    r = run("--store", s.root, "restore", q)
+    r = run("--store", s.root, "restore", q, "--all")
     t.eq(Page(report(s.root, "--quarantine", q).out).stores()[0].get("quarantine"), 0,
          "after restore the quarantine holds nothing")
 

@@ -109,7 +109,7 @@ def restore_paused(tag):
     r = t.audit(s.root, "rm", "alpha", "--apply", "--yes", "--quarantine", q)
     t.exit_code(r, 0, "rm into the quarantine")
     pdir = t.tempdir("pause")
-    return s, a, q, start("restore", q, OA_TEST_RESTORE_PAUSE=pdir), pdir
+    return s, a, q, start("restore", q, "--all", OA_TEST_RESTORE_PAUSE=pdir), pdir
 
 
 def back_complete(s, a, r, what):
@@ -153,7 +153,7 @@ with t.guard("two applies into one quarantine at once: restore brings back both"
     r1 = finish(slow)
     t.exit_code(r1, 0, "the first rm")
     t.ok(not os.path.exists(a["path"]) and not os.path.exists(b["path"]), "both manifests moved")
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.exit_code(r, 0, "restore")
     t.contains(r.out, "missing 0", "restore says nothing is missing")
     t.ok(complete(s, a), "alpha back")
@@ -172,7 +172,7 @@ with t.guard("SIGTERM during restore: exit 32, a prune, then a re-run completes 
         t.ok(idx.get("entries") is not None, "the index is readable")
     r = t.audit(s.root, "prune", "--apply", "--yes")
     t.ok(r.code in (0, 1), "a prune between the two restores: exit %s" % r.code)
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.exit_code(r, 0, "the re-run")
     back_complete(s, a, r, "the re-run")
 
@@ -192,7 +192,7 @@ with t.guard("a store or quarantine held by another writer: a bounded wait, then
                        ("rm", ("--store", s.root, "rm", "alpha", "--apply", "--yes")),
                        ("dedupe", ("--store", twin.root, "--store", s.root, "dedupe", "--hardlink", "--apply",
                                    "--yes")),
-                       ("restore", ("restore", q))):
+                       ("restore", ("restore", q, "--all"))):
         r = t.run(*args, env=fast)
         t.ok(r.code & 8, "%s: exit 8 while the store is held" % what, r.describe())
         t.contains(r.err, "is busy", "%s says the store is busy" % what)
@@ -205,7 +205,7 @@ with t.guard("a store or quarantine held by another writer: a bounded wait, then
     t.contains(r.err, "is busy", "it says the quarantine is busy")
     t.ok(os.path.exists(a["path"]), "alpha untouched")
     os.close(holder)
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.exit_code(r, 0, "restore once nobody holds them")
     t.ok(complete(s, b), "beta back")
 
@@ -225,7 +225,7 @@ with t.guard("restore as root re-creates directories as their parent's owner and
         r = t.audit(s.root, "rm", "hf.co/someone/gamma:q4", "--apply", "--yes", "--quarantine", q)
         t.exit_code(r, 0, "rm gamma (its directories go too)")
         t.ok(not os.path.exists(host), "hf.co/ removed")
-        r = t.run("restore", q)
+        r = t.run("restore", q, "--all")
         t.exit_code(r, 0, "restore as root")
         for d in (host, os.path.join(host, "someone"), os.path.dirname(c["path"])):
             st = os.stat(d)
@@ -241,7 +241,7 @@ with t.guard("restore from another directory than the apply's"):
     t.exit_code(r, 0, "a plan with a relative store")
     plan = json.load(open(os.path.join(base, "plan.json")))
     t.ok(os.path.isabs(plan["store"]), "the plan names the store by its absolute path: %s" % plan["store"])
-    r = t.run("restore", os.path.join(base, "q"), cwd="/")
+    r = t.run("restore", os.path.join(base, "q"), "--all", cwd="/")
     t.exit_code(r, 0, "restore from /")
     t.ok(complete(s, a), "alpha back")
 

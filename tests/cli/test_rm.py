@@ -106,7 +106,7 @@ with t.guard("rm --plan, --apply --plan, --quarantine and restore"):
     r = t.audit(s.root, "rm", "--apply", "--yes", "--plan", plan, "--quarantine", q)
     t.exit_code(r, 0, "apply plan into quarantine")
     t.ok(not os.path.exists(a["path"]) and not os.path.exists(b["path"]), "both manifests gone")
-    r = t.run("restore", q)
+    r = t.run("restore", q, "--all")
     t.exit_code(r, 0, "restore")
     strip = lambda snap: {k: (v[0], v[1], v[3], v[4]) if v[0] == 0o040000 else v for k, v in snap.items()}
     t.eq(t.diff_snapshots(strip(before), strip(t.snapshot(s.root))), [], "store identical after restore")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`show` after `verify`: weights verify found corrupt cannot run, as long as
 the file is the one verify read; a later good verify replaces the failure;
-the verify cache's /2 format keeps failures and still reads /1."""
+the verify cache keeps failures (/2 and later) and still reads /1 and /2."""
 
 import json
 import os
@@ -39,8 +39,10 @@ with t.guard("show says corrupt weights cannot run until they change or verify g
     r = t.audit(s.root, "verify", "--cache", cache)
     t.exit_code(r, 4, "verify finds the flipped byte")
     cached = json.load(open(cache))
-    t.eq(cached.get("schema"), "ollama-audit.verify-cache/2", "the cache is saved as /2")
-    ent = cached.get("entries", {}).get(layer["digest"].split(":")[1], {})
+    t.eq(cached.get("schema"), "ollama-audit.verify-cache/3", "the cache is saved as /3")
+    ents = cached.get("entries", {}).get(layer["digest"].split(":")[1], [])
+    t.eq(len(ents), 1, "one entry: the one file claiming the digest")
+    ent = ents[0] if ents else {}
     t.eq(ent.get("failed"), "digest-mismatch", "the cache remembers the failure")
     r, d, v = show_json(s.root, cache)
     t.eq((v or {}).get("state"), "failed", "show json: the weight blob failed verify")
@@ -63,19 +65,22 @@ with t.guard("show says corrupt weights cannot run until they change or verify g
     t.exit_code(r, 0, "the repaired blob verifies")
     r, d, v = show_json(s.root, cache)
     t.eq((v or {}).get("state"), "verified", "a good verify replaces the failure")
-    t.eq(json.load(open(cache))["entries"][layer["digest"].split(":")[1]].get("failed"), None,
+    t.eq(json.load(open(cache))["entries"][layer["digest"].split(":")[1]][0].get("failed"), None,
          "no failed field once good")
 
-with t.guard("a /1 cache still reads; an unknown schema is ignored"):
+with t.guard("a /1 or /2 cache still reads; an unknown schema is ignored"):
     s, info = t.clean_store("show-verify-v1")
     cache = os.path.join(t.tempdir("svc1"), "c.json")
     t.audit(s.root, "verify", "--cache", cache)
     doc = json.load(open(cache))
-    doc["schema"] = "ollama-audit.verify-cache/1"
-    json.dump(doc, open(cache, "w"))
-    r, d, v = show_json(s.root, cache)
-    t.eq((v or {}).get("state"), "verified", "a /1 entry reads as a good one")
-    t.eq(r.err, "", "no warning for a /1 cache")
+    # /1 and /2 held one entry a digest, an object where /3 has a list
+    doc["entries"] = {k: v[0] for k, v in doc["entries"].items()}
+    for old in ("1", "2"):
+        doc["schema"] = "ollama-audit.verify-cache/" + old
+        json.dump(doc, open(cache, "w"))
+        r, d, v = show_json(s.root, cache)
+        t.eq((v or {}).get("state"), "verified", "a /%s entry reads as a good one" % old)
+        t.eq(r.err, "", "no warning for a /%s cache" % old)
     doc["schema"] = "ollama-audit.verify-cache/99"
     json.dump(doc, open(cache, "w"))
     r, d, v = show_json(s.root, cache)

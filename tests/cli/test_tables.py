@@ -250,4 +250,22 @@ with t.guard("list --format csv: a last_used column when the store has logs"):
         r = t.audit(s.root, *args, "--sort", "name")
         t.exit_code(r, 16, "%s refuses --sort" % cmd)
 
+
+with t.guard("check's answer at 80 columns: every fix command whole, on a line of its own"):
+    s = t.copy_demo_store("tables-fix")
+    info = t.add_gguf_model(s, "hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M", seed="fix80")
+    os.unlink(s.blob_path(info["layers"][0]["digest"]))
+    want = "fix: ollama pull hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M"
+    for cols in (80, 100):
+        r = t.run_tty(("--store", s.root, "check"), None, stdout_tty=True, cols=cols)
+        lines = r.out.replace("\r\n", "\n").splitlines()
+        head = next((k for k, ln in enumerate(lines) if " models broken" in ln), len(lines))
+        lines = lines[head:]  # the answer; the findings above are messages, not a table
+        t.ok(len(lines) > 3 and all(len(ln) <= cols for ln in lines), "%d columns: no line wider" % cols,
+             [ln for ln in lines if len(ln) > cols] or r.out)
+        t.ok(any(ln.strip() == want for ln in lines), "%d columns: the fix command whole, alone" % cols, r.out)
+    r = t.audit(s.root, "check")
+    t.ok(any(ln.startswith("error") and ln.rstrip().endswith(want) for ln in r.out.splitlines()),
+         "piped: one row per model, FIX last", r.out)
+
 t.done()

@@ -136,6 +136,32 @@ with t.guard("the child in use follows --platform"):
     r = t.audit(s.root, "list", "--platform", "beos")
     t.exit_code(r, 16, "a --platform that is not os/arch is a usage error")
 
+with t.guard("--platform holds however the store was found: --store, OLLAMA_MODELS, --all-users, stores"):
+    s, info = v2_store("v2-platform-paths")
+    g = info["gemma"]
+    env = {"OLLAMA_MODELS": s.root}
+    paths = {"--store": ["--store", s.root], "OLLAMA_MODELS": [], "--all-users": ["--store", s.root, "--all-users"]}
+
+    def gemma_metrics(out):
+        # ollama_du_model_size_bytes{...} N and ollama_store_model_size_bytes{...} N: model_size_bytes N
+        return sorted(line.split("{")[0].split("_", 2)[2] + line.split("}")[1] for line in out.splitlines()
+                      if 'model="gemma:12b"' in line and 'store="%s"' % s.root in line)
+
+    for platform, digest in (("linux/amd64", g["gguf"]), ("darwin/arm64", g["mlx"])):
+        for how, args in paths.items():
+            r = t.run(*args, "list", "--format", "json", "--platform", platform, env=env)
+            ms = [m for st in r.json()["stores"] if st["root"] == s.root for m in st["models"]
+                  if m["name"] == "gemma:12b"]
+            t.eq([m["id"] for m in ms][:1], [hexof(digest)[:12]], "%s, found by %s: the tag's row has the "
+                 "child's ID" % (platform, how))
+        # stores' metrics are du's: the per-model sizes follow the child in use
+        want = gemma_metrics(t.run("--store", s.root, "du", "--format", "prometheus", "--platform", platform,
+                                   env=env).out)
+        got = gemma_metrics(t.run("--store", s.root, "stores", "--format", "prometheus", "--platform", platform,
+                                  env=env).out)
+        t.ok(want, "du has gemma's metrics")
+        t.eq(got, want, "%s: stores --format prometheus sizes gemma's %s child, as du does" % (platform, platform))
+
 with t.guard("/api/tags details.runner and format as 0.40 reports them"):
     s, info = v2_store("v2-tags")
     r = t.audit(s.root, "list", "--format", "tags", "--platform", "linux/amd64")

@@ -1,9 +1,16 @@
 /* test_discover.c - the systemd Environment= and environment-file parsers of
- * store discovery, and the server's OLLAMA_MODELS trimming. */
+ * store discovery, the server's OLLAMA_MODELS trimming, the discovery
+ * sources, and opening a store found (oa_open_candidate). */
 #include "testutil.h"
 
 #include "ollama_audit/discover.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/scan.h"
+#include "ollama_audit/store.h"
 #include "base/util.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct got {
 	char v[8][256];
@@ -118,8 +125,63 @@ static void test_trim(void)
 	CHECK(oa_env_trim(NULL) == NULL);
 }
 
+static void test_sources(void)
+{
+	for (int i = OA_SOURCE_OTHER; i <= OA_SOURCE_DEFAULT; i++)
+		CHECK(oa_store_source_of(oa_store_source_name((oa_store_source)i)) == (oa_store_source)i);
+	CHECK_STR(oa_store_source_name(OA_SOURCE_STORE_OPTION), "--store");
+	CHECK_STR(oa_store_source_name(OA_SOURCE_ENVIRONMENT_FILE), "environment-file");
+	CHECK(oa_store_source_of("nonsense") == OA_SOURCE_OTHER);
+	CHECK(oa_store_source_of(NULL) == OA_SOURCE_OTHER);
+	oa_found_by home[2] = { { "home", "user a", "/h/a" }, { "default", "$HOME", "/h/a" } };
+	oa_candidate k = { .found = home, .n_found = 2 };
+	CHECK(!oa_candidate_named(&k) && !oa_candidate_configured(&k));
+	oa_found_by named[2] = { { "home", "user a", "/h/a" }, { "--store", "command line", "/h/a" } };
+	k.found = named;
+	CHECK(oa_candidate_named(&k) && oa_candidate_configured(&k));
+	oa_found_by unit[1] = { { "systemd", "ollama.service:3", "/srv/m" } };
+	k.found = unit;
+	k.n_found = 1;
+	CHECK(!oa_candidate_named(&k) && oa_candidate_configured(&k));
+}
+
+/* Every way a store is opened takes the options: the platform above all. */
+static void test_open_candidate(void)
+{
+	char dir[] = "/tmp/oa-unit-open-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char *man = oa_path_join(dir, "manifests"), *blobs = oa_path_join(dir, "blobs");
+	CHECK(mkdir(man, 0700) == 0 && mkdir(blobs, 0700) == 0);
+	oa_found_by by[1] = { { "systemd", "ollama.service:3", dir } };
+	oa_candidate k = { .path = dir, .root = dir, .found = by, .n_found = 1 };
+	oa_open_options o = { "darwin/arm64", OA_HEADERS_NONE };
+	oa_store s;
+	char err[256];
+	CHECK(oa_open_candidate(&s, dir, OA_SOURCE_SYSTEMD, &k, &o, err, sizeof err) == 0);
+	CHECK_STR(s.platform, "darwin/arm64");
+	CHECK_STR(s.how, "systemd");
+	CHECK(s.found == by && s.n_found == 1);
+	oa_store_close(&s);
+	CHECK(oa_open_candidate(&s, dir, OA_SOURCE_STORE_OPTION, NULL, NULL, err, sizeof err) == 0);
+	CHECK(s.platform == NULL && s.n_found == 0);
+	CHECK_STR(s.how, "--store");
+	oa_store_close(&s);
+	char *gone = oa_path_join(dir, "gone");
+	CHECK(oa_open_candidate(&s, gone, OA_SOURCE_STORE_OPTION, NULL, &o, err, sizeof err) < 0);
+	CHECK(err[0] != '\0');
+	oa_store_close(&s);
+	rmdir(man);
+	rmdir(blobs);
+	rmdir(dir);
+	free(man);
+	free(blobs);
+	free(gone);
+}
+
 int main(void)
 {
+	test_sources();
+	test_open_candidate();
 	test_systemd();
 	test_envfile();
 	test_trim();

@@ -2,7 +2,7 @@
  * Ollama server uses (a fake one, through the test seam), one with a
  * manifest that cannot be read, and one with blobs/ but no manifests/.
  * The CLI prints these refusals; the library must not depend on it. */
-#include "testutil.h"
+#include "teststore.h"
 
 #include "ollama_audit/digest.h"
 #include "ollama_audit/guard.h"
@@ -19,38 +19,6 @@
 #include <unistd.h>
 
 static char g_tmp[] = "/tmp/oa-unit-guard-XXXXXX";
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
-static void mkdirs(const char *path)
-{
-	char *p = oa_xstrdup(path);
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = '\0';
-			mkdir(p, 0755);
-			*s = '/';
-		}
-	mkdir(p, 0755);
-	free(p);
-}
-
-/* blobs/sha256-<hex of text> in root; its hex in hex. */
-static void add_blob(const char *root, const char *text, oa_digest_hex hex)
-{
-	oa_sha256_hex(text, strlen(text), hex);
-	char *path = oa_xasprintf("%s/blobs/sha256-%s", root, hex);
-	write_file(path, text);
-	free(path);
-}
 
 static bool blob_exists(const char *root, const char *hex)
 {
@@ -71,20 +39,8 @@ static char *make_store(const char *name, bool with_manifests, oa_digest_hex orp
 	add_blob(root, "{}", cfg);
 	add_blob(root, "weights", layer);
 	add_blob(root, "an orphan", orphan);
-	if (with_manifests) {
-		char *dir = oa_xasprintf("%s/manifests/registry.ollama.ai/library/m", root);
-		mkdirs(dir);
-		char *m = oa_xasprintf("{\"schemaVersion\":2,\"mediaType\":\"application/vnd.docker.distribution."
-		                       "manifest.v2+json\",\"config\":{\"mediaType\":\"application/vnd.docker."
-		                       "container.image.v1+json\",\"digest\":\"sha256:%s\",\"size\":2},\"layers\":"
-		                       "[{\"mediaType\":\"application/vnd.ollama.image.model\",\"digest\":"
-		                       "\"sha256:%s\",\"size\":7}]}", cfg, layer);
-		char *path = oa_xasprintf("%s/latest", dir);
-		write_file(path, m);
-		free(path);
-		free(m);
-		free(dir);
-	}
+	if (with_manifests)
+		add_model(root, "m", cfg, layer);
 	free(blobs);
 	return root;
 }

@@ -3,7 +3,10 @@
  * and broken lines that must warn without inventing a load. */
 #include "ollama_audit/history.h"
 #include "ollama_audit/logline.h"
+#include "history/serves.h"
 #include "testutil.h"
+
+#include <stdlib.h>
 
 #define HEX_A "a9d0a3e1c2b4f5061728394a5b6c7d8e9f00112233445566778899aabbccddee"
 #define HEX_B "8c625c9569c3c799f5f9595b5a141f91d224233055608189d66746347c14e613"
@@ -259,8 +262,42 @@ static void test_stale_memory(void)
 	oa_history_free(&h);
 }
 
+static bool has_needle(char **v, size_t n, const char *want)
+{
+	bool yes = false;
+	for (size_t i = 0; i < n; i++)
+		yes |= strcmp(v[i], want) == 0;
+	return yes;
+}
+
+/* How a log names the store it served; a mounted machine's logs name it
+ * without the mount point. */
+static void test_serves(void)
+{
+	char *v[OA_STORE_NEEDLES_MAX];
+	size_t n = oa_store_log_needles("/nonexistent-oa/m", NULL, v);
+	CHECK_U64(n, 3);
+	CHECK(has_needle(v, n, "/nonexistent-oa/m/blobs/sha256-"));
+	CHECK(has_needle(v, n, "OLLAMA_MODELS:/nonexistent-oa/m "));
+	CHECK(has_needle(v, n, "OLLAMA_MODELS:/nonexistent-oa/m]"));
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	n = oa_store_log_needles("/nonexistent-oa/root/usr/share/ollama/.ollama/models", "/nonexistent-oa/root/", v);
+	CHECK_U64(n, 6);
+	CHECK(has_needle(v, n, "/usr/share/ollama/.ollama/models/blobs/sha256-"));
+	CHECK(has_needle(v, n, "OLLAMA_MODELS:/usr/share/ollama/.ollama/models]"));
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	n = oa_store_log_needles("/nonexistent-oa/rootless/m", "/nonexistent-oa/root", v);
+	CHECK_U64(n, 3); /* not under the machine root: only as given */
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	CHECK(oa_has_bytes("abcOLLAMA", 9, "OLLAMA", 6) && !oa_has_bytes("abc", 3, "abcd", 4));
+}
+
 int main(void)
 {
+	test_serves();
 	test_time();
 	test_size_digest();
 	test_eras();

@@ -378,9 +378,11 @@ static void test_cache_roundtrip(void)
 	CHECK(oa_verify_cache_save(c2, err, sizeof err) == 0);
 	oa_verify_cache *c3 = oa_verify_cache_open(cpath, err, sizeof err);
 	oa_verify_cache_entry e3;
-	CHECK(oa_verify_cache_lookup(c3, b[0].hex, &e3) && entry_equal(&e, &e3));
+	/* Another dev/ino is another file claiming b[0]: a second entry. */
+	CHECK(oa_verify_cache_lookup_file(c3, b[0].hex, e.st.dev, e.st.ino, &e3) && entry_equal(&e, &e3));
+	CHECK(oa_verify_cache_lookup_file(c3, b[0].hex, r[0].st.dev, r[0].st.ino, &e3));
 	CHECK(!oa_verify_cache_lookup(c3, b[2].hex, &e3));
-	CHECK_U64(oa_verify_cache_count(c3), N - 1);
+	CHECK_U64(oa_verify_cache_count(c3), N);
 	CHECK_STR(oa_verify_cache_path(c3), cpath);
 	/* No stray temp file left behind. */
 	char tmp[800];
@@ -430,15 +432,19 @@ static void test_cache_table(void)
 		oa_verify_cache_remove(c, hex[i]);
 		present[i] = false;
 	}
+	/* A second file claiming the digest (another ino), verified later: a
+	 * second entry, the one lookup gives; the first stays. */
+	size_t copies = 0;
 	for (int i = 1; i < N; i += 7) {
 		e.st.ino = (uint64_t)i + 1000000;
-		e.verified_at = i;
+		e.verified_at = i + 0.5;
 		if (oa_verify_cache_update(c, hex[i], &e) != 0)
 			upd_fail++;
+		copies += present[i];
 		present[i] = true;
 	}
 	CHECK(upd_fail == 0);
-	size_t want = 0;
+	size_t want = copies;
 	for (int i = 0; i < N; i++)
 		want += present[i];
 	CHECK_U64(oa_verify_cache_count(c), want);
@@ -451,9 +457,12 @@ static void test_cache_table(void)
 		oa_verify_cache_entry a, b;
 		bool ha = oa_verify_cache_lookup(c, hex[i], &a), hb = oa_verify_cache_lookup(c2, hex[i], &b);
 		uint64_t ino = (i % 7 == 1) ? (uint64_t)i + 1000000 : (uint64_t)i;
+		double at = (i % 7 == 1) ? i + 0.5 : i;
 		if (ha != present[i] || hb != present[i] ||
-		    (ha && (a.st.ino != ino || !entry_equal(&a, &b) || a.verified_at != i)))
+		    (ha && (a.st.ino != ino || !entry_equal(&a, &b) || a.verified_at != at)))
 			good = 0;
+		if (i % 7 == 1 && i % 3 != 0 && !oa_verify_cache_lookup_file(c2, hex[i], 0, (uint64_t)i, &b))
+			good = 0; /* the first file's entry survived the second's */
 	}
 	CHECK(good);
 	oa_verify_cache_close(c);
@@ -524,6 +533,60 @@ static void test_cache_corrupt(void)
 	CHECK(oa_verify_cache_save(c, err, sizeof err) == -1 && err[0] != '\0');
 	oa_verify_cache_close(c);
 	CHECK(oa_verify_cache_open("", err, sizeof err) == NULL);
+}
+
+/* /3: a list of files under a digest. A malformed list or entry is
+ * dropped alone; copies beyond OA_VERIFY_CACHE_MAX_COPIES replace the one
+ * verified longest ago; remove_file forgets one file, not the others. */
+static void test_cache_copies(void)
+{
+	char store[600], cpath[700], err[512];
+	new_store(store, sizeof store);
+	snprintf(cpath, sizeof cpath, "%s/vc.json", store);
+	const char *x32 = "0123456789abcdef0123456789abcdef";
+	char doc[2048];
+	snprintf(doc, sizeof doc,
+	         "{\"schema\":\"ollama-audit.verify-cache/3\",\"entries\":{"
+	         "\"%064d\":[{\"dev\":1,\"ino\":2,\"size\":3,\"mtime_ns\":4,\"ctime_ns\":5,\"xxh128\":\"%s\",\"verified_at\":6},"
+	         "{\"dev\":1,\"ino\":9,\"size\":3,\"mtime_ns\":4,\"ctime_ns\":5,\"xxh128\":\"%s\",\"verified_at\":7,"
+	         "\"failed\":\"digest-mismatch\"},{\"dev\":1}],"
+	         "\"%063d1\":{\"dev\":1,\"ino\":2,\"size\":3,\"mtime_ns\":4,\"ctime_ns\":5,\"xxh128\":\"%s\",\"verified_at\":6}"
+	         "}}", 0, x32, x32, 0, x32);
+	write_file(cpath, doc, strlen(doc));
+	oa_verify_cache *c = oa_verify_cache_open(cpath, err, sizeof err);
+	CHECK(c != NULL);
+	CHECK(strstr(err, "dropped 2 invalid entries") != NULL);
+	CHECK_U64(oa_verify_cache_count(c), 2);
+	char zero[65];
+	memset(zero, '0', 64);
+	zero[64] = 0;
+	oa_verify_cache_entry e;
+	CHECK(oa_verify_cache_lookup(c, zero, &e) && e.st.ino == 2); /* the good one first */
+	CHECK(oa_verify_cache_lookup_file(c, zero, 1, 9, &e) && strcmp(e.failed, "digest-mismatch") == 0);
+	oa_verify_cache_remove_file(c, zero, 1, 9);
+	CHECK(!oa_verify_cache_lookup_file(c, zero, 1, 9, &e));
+	CHECK(oa_verify_cache_lookup_file(c, zero, 1, 2, &e));
+	for (int k = 0; k < OA_VERIFY_CACHE_MAX_COPIES; k++) {
+		e.st.ino = 100 + (uint64_t)k;
+		e.verified_at = 100 + k;
+		CHECK(oa_verify_cache_update(c, zero, &e) == 0);
+	}
+	CHECK_U64(oa_verify_cache_count(c), OA_VERIFY_CACHE_MAX_COPIES);
+	CHECK(!oa_verify_cache_lookup_file(c, zero, 1, 2, &e)); /* verified longest ago: gone */
+	CHECK(oa_verify_cache_lookup(c, zero, &e) && e.st.ino == 100 + OA_VERIFY_CACHE_MAX_COPIES - 1);
+	oa_verify_cache_remove_file(c, zero, 1, 105);
+	CHECK_U64(oa_verify_cache_count(c), OA_VERIFY_CACHE_MAX_COPIES - 1);
+	CHECK(oa_verify_cache_save(c, err, sizeof err) == 0);
+	oa_verify_cache *c2 = oa_verify_cache_open(cpath, err, sizeof err);
+	CHECK_STR(err, "");
+	CHECK_U64(oa_verify_cache_count(c2), OA_VERIFY_CACHE_MAX_COPIES - 1);
+	CHECK(oa_verify_cache_lookup_file(c2, zero, 1, 104, &e) && e.verified_at == 104);
+	for (int k = 0; k < OA_VERIFY_CACHE_MAX_COPIES; k++)
+		oa_verify_cache_remove_file(c2, zero, 1, 100 + (uint64_t)k);
+	CHECK_U64(oa_verify_cache_count(c2), 0);
+	CHECK(!oa_verify_cache_lookup(c2, zero, &e));
+	oa_verify_cache_close(c);
+	oa_verify_cache_close(c2);
 }
 
 static void test_default_path(void)
@@ -1275,6 +1338,7 @@ int main(void)
 	test_cache_roundtrip();
 	test_cache_table();
 	test_cache_corrupt();
+	test_cache_copies();
 	test_default_path();
 	test_changed_only();
 	test_quick();

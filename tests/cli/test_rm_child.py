@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""rm MODEL --child RUNNER: one child of a manifest list removed (the list tag
+rewritten without it, then the blobs only that child used), on the store
+Ollama 0.40's compatibility migration leaves (tests/tools/make_migrated_store.py;
+docs/disk-space.md, "Removing one child of a list")."""
+
+import hashlib
+import json
+import os
+import stat
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+import make_migrated_store as mk  # noqa: E402  (tests/tools is on the path)
+
+t.check_binary()
+
+TAG = "manifests-v2/ollama.com/library/gemma3/4b"
+ANCHOR = "manifests/registry.ollama.ai/library/gemma3/4b"
+PLAT = ("--platform", "linux/amd64")
+
+
+def hexof(d):
+    return d.split(":", 1)[1]
+
+
+def blob(d):
+    return "blobs/sha256-" + hexof(d)
+
+
+def store(tag, kind="symlink", mode=0o644):
+    """The fixture, its gemma3:4b tag made a symlink, hard link or copy."""
+    root = os.path.join(t.tempdir(tag), "models")
+    info = mk.build(root)
+    p = os.path.join(root, TAG)
+    target = os.path.join(root, blob(info["gemma_list"]))
+    if kind != "symlink":
+        os.remove(p)
+        if kind == "hardlink":
+            os.link(target, p)
+        else:
+            with open(target, "rb") as f, open(p, "wb") as g:
+                g.write(f.read())
+            os.chmod(p, mode)
+    return root, info
+
+
+def doc_of(r):
+    d = r.json()
+    return d["stores"][0] if "stores" in d else d
+
+
+def gemma_rows(root):
+    r = t.audit(root, "list", "--format", "json", *PLAT)
+    return [m for st in r.json().get("stores", []) for m in st.get("models", []) if m["name"] == "gemma3:4b"]
+
+
+def errors(root):
+    r = t.audit(root, "check", "--format", "json", *PLAT)
+    return [f for f in t.findings_of(r.json()) if f["severity"] == "error" or f["code"].startswith("missing")]
+
+
+def tag_list(root):
+    with open(os.path.join(root, TAG), "rb") as f:
+        data = f.read()
+    return data, json.loads(data)
+
+
+with t.guard("a dry run changes nothing and shows the rewrite and the bytes"):
+    root, info = store("child-dry")
+    before = t.snapshot(root)
+    r = t.audit(root, "rm", "gemma3:4b", "--child", "llamacpp", "--format", "json", *PLAT)
+    t.exit_code(r, 0, "the dry run plans")
+    doc = doc_of(r)
+    rw = doc.get("list_rewrite") or {}
+    t.eq((rw.get("path"), rw.get("child_removed"), rw.get("children_kept"), rw.get("tag_kind")),
+         (TAG, "llamacpp", ["ggml"], "symlink"), "list_rewrite names the tag, the child and what stays", rw)
+    t.eq(rw.get("child_digest"), info["gemma_llamacpp"], "and the child's digest")
+    t.eq(rw.get("list_digest"), info["gemma_list"], "and the list it rewrites")
+    t.eq(doc["entries"][0]["path"] if doc.get("entries") else None, TAG, "the rewrite is the plan's first entry")
+    t.eq(doc["entries"][0]["category"] if doc.get("entries") else None, "list-rewrite", "category list-rewrite")
+    todo = {e["path"] for e in doc.get("entries", [])}
+    kept = {e["path"] for e in doc.get("kept", [])}
+    t.ok(blob(info["gemma_list"]) in todo, "the old list blob goes after the rewrite", sorted(todo))
+    t.ok(blob(info["gemma_converted_weights"]) in kept, "the shadow keeps the converted weights", sorted(kept))
+    sh = doc.get("shadows", [])
+    t.eq([(x["name"], x["removed"]) for x in sh], [(info["gemma_shadow"], False)], "the shadow is named, kept")
+    t.ok(sh and sh[0]["bytes_only_it_holds"] > 0, "with the bytes it keeps", sh)
+    t.contains(r.err, "leaves its compatibility shadow " + info["gemma_shadow"], "stderr says so")
+
+    r = t.audit(root, "rm", "gemma3:4b", "--child", "llamacpp", "--with-shadow", "--format", "json", *PLAT)
+    doc = doc_of(r)
+    todo = {e["path"] for e in doc.get("entries", [])}
+    t.ok(blob(info["gemma_converted_weights"]) in todo and blob(info["gemma_llamacpp"]) in todo,
+         "--with-shadow: the converted weights and child manifest go", sorted(todo))
+    t.ok(blob(info["gemma_source_weights"]) not in todo and ANCHOR not in todo,
+         "nothing of the ggml child, nor its anchor", sorted(todo))
+    du = t.audit(root, "du", "--format", "json").json()["stores"][0]["conversions"][0]
+    t.ok(doc["planned_bytes"] >= du["drop_llamacpp_frees_bytes"] > 0,
+         "it frees at least what du says dropping the converted child frees", (doc["planned_bytes"], du))
+    r = t.audit(root, "rm", "gemma3:4b", "--child", "llamacpp", *PLAT)
+    t.contains(r.out, "list-rewrite", "the table shows the rewrite")
+    t.contains(r.out, "the list keeps ggml", "and what the list keeps")
+    t.eq(t.diff_snapshots(before, t.snapshot(root)), [], "no dry run changed anything")
+
+with t.guard("--apply of the llamacpp child: the list keeps ggml, one row, nothing of ggml lost"):
+    root, info = store("child-lcpp")
+    r = t.audit(root, "rm", "gemma3:4b", "--child", "llamacpp", "--with-shadow", "--apply", "--yes", *PLAT)
+    t.exit_code(r, 0, "rm --child --apply runs")
+    t.contains(r.out, "rewrote " + TAG, "it says it rewrote the tag")
+    rows = gemma_rows(root)
+    t.eq([m["runner"] for m in rows], ["ggml"], "list shows one gemma3:4b row, the ggml child", rows)
+    t.eq(rows[0]["id"] if rows else None, hexof(info["gemma_ggml"])[:12], "with the ggml child's ID")
+    data, lst = tag_list(root)
+    t.eq([(c["digest"], c["runner"]) for c in lst.get("manifests", [])], [(info["gemma_ggml"], "ggml")],
+         "the tag is the list with the ggml child only")
+    link = os.readlink(os.path.join(root, TAG))
+    t.eq(link, "../../../../blobs/sha256-" + hashlib.sha256(data).hexdigest(),
+         "still a relative symlink, to the new list's blob")
+    for keep in (info["gemma_source_weights"], info["gemma_ggml"]):
+        t.ok(os.path.exists(os.path.join(root, blob(keep))), "kept: %s" % keep[:19])
+    t.ok(os.path.exists(os.path.join(root, ANCHOR)), "the downgrade anchor (the ggml child) stays")
+    for gone in (info["gemma_converted_weights"], info["gemma_llamacpp"], info["gemma_list"]):
+        t.ok(not os.path.exists(os.path.join(root, blob(gone))), "removed: %s" % gone[:19])
+    names = {m["name"] for st in t.audit(root, "list", "--format", "json").json()["stores"] for m in st["models"]}
+    t.ok(info["gemma_shadow"] not in names, "--with-shadow removed the shadow tag", sorted(names))
+    t.eq(errors(root), [], "check: no error, no missing blob")
+    fs = [f for f in t.findings_of(t.audit(root, "check", "--format", "json").json())
+          if f["code"] == "legacy-anchor" and f["model"] == "gemma3:4b"]
+    t.eq([f["severity"] for f in fs], ["info"], "the anchor still equals a child (info)", fs)
+
+with t.guard("--apply of the ggml child: its anchor goes, the converted child stays (a copy tag keeps its mode)"):
+    root, info = store("child-ggml", kind="copy", mode=0o640)
+    r = t.audit(root, "rm", "gemma3:4b", "--child", "ggml", "--apply", "--yes", *PLAT)
+    t.exit_code(r, 0, "rm --child ggml --apply runs")
+    t.contains(r.err, "downgrade anchor", "stderr says the anchor goes and what that means")
+    t.contains(r.err, "no longer sees gemma3:4b", "an older Ollama no longer sees the model")
+    rows = gemma_rows(root)
+    t.eq([m["runner"] for m in rows], ["llamacpp"], "one row, the llamacpp child", rows)
+    st = os.lstat(os.path.join(root, TAG))
+    t.ok(stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o640, "still a copy, mode 0640", oct(st.st_mode))
+    data, lst = tag_list(root)
+    t.eq([c["runner"] for c in lst.get("manifests", [])], ["llamacpp"], "the list names the llamacpp child only")
+    t.ok(os.path.exists(os.path.join(root, "blobs/sha256-" + hashlib.sha256(data).hexdigest())),
+         "and the new list is stored as a blob too")
+    t.ok(not os.path.exists(os.path.join(root, ANCHOR)), "the anchor is removed")
+    t.ok(not os.path.exists(os.path.join(root, blob(info["gemma_source_weights"]))), "the ggml weights are freed")
+    for keep in (info["gemma_converted_weights"], info["gemma_llamacpp"]):
+        t.ok(os.path.exists(os.path.join(root, blob(keep))), "kept: %s" % keep[:19])
+    t.eq(errors(root), [], "check: no error, no missing blob")
+
+with t.guard("refusals: not a list, a child not here, the last child, bad option combinations"):
+    root, info = store("child-refuse")
+    before = t.snapshot(root)
+    cases = [
+        (("llama3.2:1b", "--child", "ggml"), "not a manifest list"),
+        (("qwen3:0.6b", "--child", "mlx"), "no mlx child here"),
+        (("qwen3:0.6b", "--child", "llamacpp"), "no child here"),
+        (("gemma3:4b", "--child", "mlx"), "no mlx child here"),
+        (("gemma3:4b", "--child", "vulkan"), "--child takes"),
+        (("gemma3:4b", "qwen3:0.6b", "--child", "ggml"), "exactly one MODEL"),
+        (("gemma3:4b", "--child", "ggml", "--plan", os.path.join(t.tempdir("child-plan"), "p.json")),
+         "not saved as a plan"),
+    ]
+    for args, says in cases:
+        r = t.audit(root, "rm", *args, "--apply", "--yes", *PLAT)
+        t.exit_code(r, 16, "rm %s is a usage error" % " ".join(args[:3]))
+        t.contains(r.err, says, "and says why")
+    r = t.audit(root, "rm", "llama3.2:1b", "--child", "ggml", "--format", "json", *PLAT)
+    t.exit_code(r, 16, "json: the refusal is a usage error too")
+    errs = r.json().get("errors", [])
+    t.ok(any("not a manifest list" in e.get("message", "") for e in errs), "and the document's errors say why", errs)
+    t.eq(t.diff_snapshots(before, t.snapshot(root)), [], "no refusal changed anything")
+
+with t.guard("--quarantine: restore puts the list back byte-identical"):
+    for kind in ("symlink", "hardlink"):
+        root, info = store("child-q-" + kind, kind=kind)
+        before = t.snapshot(root)
+        q = os.path.join(t.tempdir("child-q"), "q")
+        r = t.audit(root, "rm", "gemma3:4b", "--child", "ggml", "--apply", "--yes", "--quarantine", q, *PLAT)
+        t.exit_code(r, 0, "%s tag: rm --child --quarantine runs" % kind)
+        t.eq([m["runner"] for m in gemma_rows(root)], ["llamacpp"], "the list lost its ggml child")
+        r = t.run("restore", q, "--last")
+        t.exit_code(r, 0, "restore runs")
+        t.contains(r.out, "restored " + TAG, "and puts the list tag back")
+        after = t.snapshot(root)
+        new_list = [k for k in after if k not in before]
+        t.eq(len(new_list), 1, "only the new list blob is left over (prune removes it)", new_list)
+        for k in new_list:
+            del after[k]
+        files = lambda s: {k: v for k, v in s.items() if not os.path.isdir(os.path.join(root, k))}
+        t.eq(t.diff_snapshots(files(before), files(after)), [], "every file is back, byte-identical")
+        t.eq(sorted(m["runner"] for m in gemma_rows(root)), ["ggml", "llamacpp"], "both children listed again")
+        t.eq(errors(root), [], "check: no error")
+
+t.done()

@@ -1,0 +1,64 @@
+/* teststore.h - the small stores unit tests build by hand: files, blobs
+ * named by their sha256, one model's manifest. */
+#ifndef OA_TESTSTORE_H
+#define OA_TESTSTORE_H
+
+#include "testutil.h"
+
+#include "ollama_audit/digest.h"
+#include "base/util.h"
+
+#include <sys/stat.h>
+
+static inline void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static inline void mkdirs(const char *path)
+{
+	char *p = oa_xstrdup(path);
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	mkdir(p, 0755);
+	free(p);
+}
+
+/* blobs/sha256-<hex of text> in root; its hex in hex. */
+static inline void add_blob(const char *root, const char *text, oa_digest_hex hex)
+{
+	oa_sha256_hex(text, strlen(text), hex);
+	char *path = oa_xasprintf("%s/blobs/sha256-%s", root, hex);
+	write_file(path, text);
+	free(path);
+}
+
+/* The manifest of library/<repo>:latest: a config (2 bytes) and one model
+ * layer (7 bytes), as add_blob(root, "{}", cfg) and add_blob(root,
+ * "weights", layer) make them. */
+static inline void add_model(const char *root, const char *repo, const char *cfg, const char *layer)
+{
+	char *dir = oa_xasprintf("%s/manifests/registry.ollama.ai/library/%s", root, repo);
+	mkdirs(dir);
+	char *m = oa_xasprintf("{\"schemaVersion\":2,\"mediaType\":\"application/vnd.docker.distribution."
+	                       "manifest.v2+json\",\"config\":{\"mediaType\":\"application/vnd.docker."
+	                       "container.image.v1+json\",\"digest\":\"sha256:%s\",\"size\":2},\"layers\":"
+	                       "[{\"mediaType\":\"application/vnd.ollama.image.model\",\"digest\":"
+	                       "\"sha256:%s\",\"size\":7}]}", cfg, layer);
+	char *path = oa_xasprintf("%s/latest", dir);
+	write_file(path, m);
+	free(path);
+	free(m);
+	free(dir);
+}
+
+#endif
