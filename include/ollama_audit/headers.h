@@ -19,16 +19,18 @@ typedef struct oa_layer_header {
 	oa_gguf_info *gguf; /* when have_gguf, else NULL; shared with the scan's other layers
 	                     * of the same blob: read-only (headers.c owns it) */
 	bool have_st;
-	oa_st_blob st;
+	oa_st_blob *st;     /* when have_st, else NULL (most layers are not tensors: 150 bytes
+	                     * less per layer of every tag) */
 } oa_layer_header;
 
 typedef struct oa_model_headers {
 	size_t n_layers;
 	oa_layer_header *layers; /* parallel to the manifest's layers */
 	bool have_st_model;
-	oa_st_model st_model;    /* totals over the tensor layers */
+	oa_st_model *st_model;   /* totals over the tensor layers, when have_st_model, else NULL */
 	bool have_hf;
-	oa_hf_config hf;         /* the config.json image.json layer */
+	oa_hf_config *hf;        /* the config.json image.json layer, when have_hf, else NULL
+	                          * (both are pointers: a GGUF tag has neither, 240 bytes less) */
 	bool cap_completion, cap_embedding, cap_vision, cap_audio;
 	char params_buf[32], quant_buf[32];
 } oa_model_headers;

@@ -149,6 +149,9 @@ typedef struct oa_usage {
 	bool incomplete;        /* something could not be listed or stat'ed, or was too deep */
 } oa_usage;
 OA_EXPORT void oa_usage_walk(int fd, oa_usage *u);
+/* The same for a scanned store's blobs/, from the scan's lstat of each
+ * entry (only symlinks and directories are looked at again). */
+OA_EXPORT void oa_usage_blobs(const oa_store *s, oa_usage *u);
 OA_EXPORT void oa_usage_free(oa_usage *u);
 /* Bytes of several walks together (stores that share hard links), each inode once. */
 OA_EXPORT void oa_usage_sum(const oa_usage *const *v, size_t n, uint64_t *apparent, uint64_t *allocated);

@@ -54,6 +54,14 @@ typedef struct oa_refset {
  * still read. */
 OA_EXPORT void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_skip, oa_refset *r);
 
+/* The set as the scan found the store (oa_tag_facts, store.h), for the
+ * read-only views and plans (du, check, Prometheus, prune's plan): no second
+ * walk of manifests/ and manifests-v2/ when the scan read every file there
+ * (else the same as oa_refset_build). Stores sharing the blob files are read
+ * now, as are the children of lists. Deleting still re-checks against the
+ * manifests as they are then (oa_refcache). */
+OA_EXPORT void oa_refset_scanned(const oa_store *s, oa_refset *r);
+
 /* The same set, kept current cheaply while a plan is applied (prune.c says
  * how often): each update
  * re-lists manifests/ and manifests-v2/ and re-stats every file and every manifest blob

@@ -73,8 +73,20 @@ OA_EXPORT const char *oa_runner_name(enum oa_runner r);
 
 struct oa_model_headers; /* weight-header facts, see headers.h */
 
+/* A model's name: the four parts of an oa_name in one allocation (an
+ * oa_name holds 594 bytes of arrays: 6 MB over 10,000 tags). */
+typedef struct oa_model_name {
+	char *host;                   /* the allocation: "host\0ns\0model\0tag\0" */
+	const char *ns, *model, *tag; /* into it */
+} oa_model_name;
+OA_EXPORT void oa_model_name_set(oa_model_name *dst, const oa_name *n);
+OA_EXPORT void oa_model_name_get(const oa_model_name *n, oa_name *out);
+OA_EXPORT void oa_model_name_free(oa_model_name *n);
+/* oa_name_equal, or with fold oa_name_equal_fold, of a model's name and n. */
+OA_EXPORT bool oa_model_name_is(const oa_model_name *a, const oa_name *n, bool fold);
+
 typedef struct oa_model {
-	oa_name name;
+	oa_model_name name;
 	char *display;            /* DisplayShortest (a model is ~1.9 KB: no 598-byte array per tag) */
 	char *rel_path;           /* manifests/<host>/<ns>/<model>/<tag> */
 	struct stat st;           /* of the manifest file (following a symlink) */
@@ -97,7 +109,8 @@ typedef struct oa_model {
 	uint64_t apparent_bytes;  /* st_size of the same files */
 	bool remote;
 	bool hidden_from_list;
-	char *template_text;      /* for capability hints; NULL if none */
+	const char *template_text; /* for capability hints; NULL if none (the store's copy, one per
+	                              template blob, shared by the tags naming it) */
 
 	/* /api/tags details: pointers into cfg or headers, or static strings. */
 	const char *d_format, *d_family, *d_parameter_size, *d_quantization, *d_parent_model;
@@ -115,7 +128,7 @@ typedef struct oa_model {
 	const char *tag_kind;     /* "file", "symlink", "hardlink" or "copy" (of a manifest blob) */
 	oa_digest_hex tag_blob;   /* the manifest blob the tag is, or "" */
 	bool is_list;             /* the tag is a manifest list; m is the child in use */
-	oa_manifest list;         /* the list itself, when is_list */
+	oa_manifest *list;        /* the list itself when is_list, else NULL */
 	bool *child_present;      /* per list entry: its manifest is here */
 	long child;               /* the entry in use, or -1 */
 	long child_pull;          /* the entry a pull on the --platform would fetch, or -1 */
@@ -138,6 +151,26 @@ typedef struct oa_model {
 	const char *unservable;   /* why the current server refuses to load it, or NULL */
 } oa_model;
 
+/* What the scan's one walk of manifests/ and manifests-v2/ read, kept for
+ * the read-only views' reference set (refs.h: oa_refset_scanned) and the
+ * empty directories prune removes (junk.h), so that neither walks the tree
+ * again. Only when `plain` is true are the facts complete: directories
+ * three deep, every entry below them a regular file (or a symlink to one
+ * in the store) read in full, nothing hard-linked, nothing unreadable;
+ * otherwise the views walk the tree themselves. */
+typedef struct oa_tag_facts {
+	bool plain;
+	unsigned char (*dig)[32];      /* binary: every digest mentioned, every file's sha256, every blob
+	                                * a tag symlink resolves to; sorted and unique once the scan is done */
+	size_t n_dig, cap_dig, sorted_dig;
+	unsigned char (*list_dig)[32]; /* what the files that mention a "manifests" key mention */
+	size_t n_list_dig, cap_list_dig, sorted_list_dig;
+	size_t files;            /* tag files read */
+	char **empty_dirs;       /* manifests/<...> holding no file at any depth, deepest first */
+	struct stat *empty_st;   /* their lstat */
+	size_t n_empty_dirs;
+} oa_tag_facts;
+
 typedef struct oa_store {
 	char *input;          /* the path as given */
 	char *root;           /* the models directory (holds manifests/ and blobs/) */
@@ -159,6 +192,7 @@ typedef struct oa_store {
 	size_t n_models;
 	oa_blob *blobs;       /* sorted by name */
 	size_t n_blobs;
+	bool blobs_listed;    /* every entry of blobs/ is in blobs (the listing did not fail) */
 	unsigned n_manifest_files; /* depth-4 files seen, valid or not */
 	bool prune_blocked;   /* the server's start-up prune would be skipped */
 
@@ -174,6 +208,8 @@ typedef struct oa_store {
 	double scan_seconds;
 	int header_mode;      /* enum oa_header_mode, see headers.h */
 	struct oa_header_cache *header_cache; /* headers.c, during oa_store_scan only */
+	oa_tag_facts tags;    /* what the walk read, for the reference set and empty directories */
+	char **blob_text;     /* per blob: its bytes once read as a template, or NULL */
 } oa_store;
 
 /* Resolve a store from a user path: the models dir itself, its parent

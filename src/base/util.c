@@ -419,3 +419,30 @@ bool oa_edit_close(size_t d, size_t typed_len)
 		limit = 3;
 	return d <= limit && d < typed_len;
 }
+
+/* Whether a "manifests" key appears (Go matches keys case-insensitively, and
+ * the bytes may be escaped: a false yes only reads a blob more). */
+bool oa_mentions_manifests_key(const uint8_t *p, size_t n)
+{
+	static const char key[] = "manifests\"";
+	for (size_t i = 0; i < n; i++) {
+		size_t at = i;
+		const char *k = key;
+		for (; *k && at < n; k++) {
+			if (tolower(p[at]) == *k)
+				at++;
+			else if (*k == 's' && at + 1 < n && p[at] == 0xc5 && p[at + 1] == 0xbf)
+				at += 2; /* U+017F, the long s, which Go folds to 's' */
+			else
+				break;
+		}
+		if (!*k)
+			return true;
+	}
+	/* \u escapes could spell the key: cannot tell cheaply, say yes (a
+	 * child that is not a manifest is only peeked at, see refs.c). */
+	for (size_t i = 0; i + 1 < n; i++)
+		if (p[i] == '\\' && p[i + 1] == 'u')
+			return true;
+	return false;
+}

@@ -72,6 +72,10 @@ void oa_seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((fo
 char *oa_env_trim(const char *v);
 
 bool oa_is_hex(const char *s, size_t n);
+/* Whether a "manifests" key may appear in these bytes (a manifest list's;
+ * matched as Go does, case-insensitively; \u escapes say yes): the digests
+ * they mention may be child manifests to follow (refs.h). */
+bool oa_mentions_manifests_key(const uint8_t *p, size_t n);
 bool oa_all_digits(const char *s); /* non-empty and only 0-9 */
 
 /* The names in the directory open at dirfd (not "." or ".."), sorted by

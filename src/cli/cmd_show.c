@@ -151,10 +151,10 @@ static void show_tag(cli *c, const oa_store *s, const oa_model *m)
 		kv("tag", "a legacy anchor: a manifests-v2 tag of the same name takes precedence");
 	if (!m->is_list)
 		return;
-	printf("manifest list %s (%zu children, for %s)\n", m->list.id, m->list.n_manifests,
+	printf("manifest list %s (%zu children, for %s)\n", m->list->id, m->list->n_manifests,
 	       s->platform ? s->platform : oa_platform_default());
-	for (size_t i = 0; i < m->list.n_manifests; i++) {
-		const oa_list_entry *e = &m->list.entries[i];
+	for (size_t i = 0; i < m->list->n_manifests; i++) {
+		const oa_list_entry *e = &m->list->entries[i];
 		const char *state = (long)i == m->child ? "in use" : m->child_present[i] ? "here, not in use"
 		                                                                          : "not here";
 		printf("  %zu %-9s %-12s %.19s%s  %s%s\n", i, pr(0, *e->runner ? e->runner : "-"),
@@ -275,11 +275,11 @@ static void show_layers(cli *c, const oa_model *m)
 			if (lh->have_gguf)
 				show_gguf(lh->gguf, c->tensors);
 			else if (lh->have_st)
-				show_st(&lh->st, c->tensors);
+				show_st(lh->st, c->tensors);
 		}
 	}
 	if (m->headers && m->headers->have_st_model) {
-		const oa_st_model *sm = &m->headers->st_model;
+		const oa_st_model *sm = m->headers->st_model;
 		char human[32];
 		oa_human_number(sm->params, human, sizeof human);
 		printf("safetensors totals: %llu tensors, %s parameters (%llu), quantization %s\n",

@@ -231,7 +231,7 @@ long cli_resolve_model(cli *c, const oa_store *s, const char *query)
 	oa_buf b;
 	oa_buf_init(&b);
 	for (size_t i = 0; i < s->n_models; i++)
-		if (oa_name_equal_fold(&s->models[i].name, &want))
+		if (oa_model_name_is(&s->models[i].name, &want, true))
 			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", s->models[i].display);
 	char *names = oa_buf_take(&b);
 	cli_fail(c, "ambiguous-model", s->root, "%s: ambiguous: %s matches %s; name one in its exact case",

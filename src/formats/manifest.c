@@ -192,6 +192,35 @@ static char *dup_string_field(json_t *obj, const char *key, bool *type_error)
 	return oa_xstrndup(json_string_value(v), json_string_length(v));
 }
 
+/* The media types every store repeats, held once: a layer's media_type
+ * that spells one of them points here (never freed) instead of a copy. */
+static const char *const common_media[] = {
+	"", OA_MEDIA_CONFIG, OA_MEDIA_PREFIX "model", OA_MEDIA_PREFIX "template",
+	OA_MEDIA_PREFIX "params", OA_MEDIA_PREFIX "system", OA_MEDIA_PREFIX "license",
+	OA_MEDIA_PREFIX "projector", OA_MEDIA_PREFIX "adapter", OA_MEDIA_PREFIX "messages",
+	OA_MEDIA_PREFIX "tensor", OA_MEDIA_PREFIX "json",
+};
+#define N_COMMON_MEDIA (sizeof common_media / sizeof common_media[0])
+
+static bool is_common_media(const char *p)
+{
+	for (size_t i = 0; i < N_COMMON_MEDIA; i++)
+		if (p == common_media[i])
+			return true;
+	return false;
+}
+
+/* Takes s: the shared copy when it is a common media type, else s. */
+static char *intern_media(char *s)
+{
+	for (size_t i = 0; i < N_COMMON_MEDIA; i++)
+		if (strcmp(s, common_media[i]) == 0) {
+			free(s);
+			return (char *)common_media[i]; /* read-only: no caller writes a media type */
+		}
+	return s;
+}
+
 static int parse_layer(json_t *obj, oa_layer *l, const char *what, char *err, size_t errlen)
 {
 	bool bad = false;
@@ -227,13 +256,15 @@ static int parse_layer(json_t *obj, oa_layer *l, const char *what, char *err, si
 		return -1;
 	}
 	l->kind = oa_layer_kind_of(l->media_type);
+	l->media_type = intern_media(l->media_type);
 	l->digest_valid = oa_digest_parse(l->digest, l->hex, &l->hex_uppercase);
 	return 0;
 }
 
 static void free_layer(oa_layer *l)
 {
-	free(l->media_type);
+	if (!is_common_media(l->media_type))
+		free(l->media_type);
 	free(l->digest);
 	free(l->from);
 	free(l->name);
@@ -363,7 +394,8 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 
 	v = oa_json_get_fold_struct(root, "config");
 	if (v) {
-		free(m->config.media_type);
+		if (!is_common_media(m->config.media_type))
+			free(m->config.media_type);
 		free(m->config.digest);
 		int prc = parse_layer(v, &m->config, "config", err, errlen);
 		json_decref(v);

@@ -215,7 +215,7 @@ void oa_du_compute(oa_store *s, oa_du *d)
 	free(first);
 	/* blobs/ and everything under it, each inode once, as `du -s` counts it. */
 	oa_usage bu;
-	oa_usage_walk(s->blobs_fd, &bu);
+	oa_usage_blobs(s, &bu);
 	d->blobs_total = bu.allocated;
 	d->blobs_total_apparent = bu.apparent;
 	oa_usage_free(&bu);

@@ -258,6 +258,18 @@ static void usage_entry(oa_usage *u, int dirfd, const char *name, size_t top, in
 	close(cfd);
 }
 
+/* Each inode once, as walked. */
+static void usage_total(oa_usage *u)
+{
+	qsort(u->v, u->n, sizeof *u->v, cmp_usage_item);
+	for (size_t i = 0; i < u->n; i++) {
+		if (i && u->v[i].dev == u->v[i - 1].dev && u->v[i].ino == u->v[i - 1].ino)
+			continue;
+		u->apparent += u->v[i].apparent;
+		u->allocated += u->v[i].allocated;
+	}
+}
+
 void oa_usage_walk(int fd, oa_usage *u)
 {
 	memset(u, 0, sizeof *u);
@@ -276,13 +288,30 @@ void oa_usage_walk(int fd, oa_usage *u)
 		for (size_t i = 0; i < u->n_tops; i++)
 			usage_entry(u, fd, u->tops[i], i, 1);
 	}
-	qsort(u->v, u->n, sizeof *u->v, cmp_usage_item);
-	for (size_t i = 0; i < u->n; i++) {
-		if (i && u->v[i].dev == u->v[i - 1].dev && u->v[i].ino == u->v[i - 1].ino)
-			continue;
-		u->apparent += u->v[i].apparent;
-		u->allocated += u->v[i].allocated;
+	usage_total(u);
+}
+
+void oa_usage_blobs(const oa_store *s, oa_usage *u)
+{
+	struct stat st;
+	if (!s->blobs_listed || s->blobs_fd < 0 || fstat(s->blobs_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		oa_usage_walk(s->blobs_fd, u);
+		return;
 	}
+	memset(u, 0, sizeof *u);
+	usage_add(u, &st, OA_USAGE_ROOT);
+	u->n_tops = s->n_blobs;
+	u->tops = oa_xcalloc(s->n_blobs ? s->n_blobs : 1, sizeof *u->tops);
+	for (size_t i = 0; i < s->n_blobs; i++) { /* the scan's list is in strcmp order too */
+		const oa_blob *b = &s->blobs[i];
+		u->tops[i] = oa_xstrdup(b->name);
+		/* a plain file's stat is its lstat; anything else is looked at again */
+		if (b->stat_ok && !b->is_symlink && !S_ISDIR(b->st.st_mode))
+			usage_add(u, &b->st, i);
+		else
+			usage_entry(u, s->blobs_fd, b->name, i, 1);
+	}
+	usage_total(u);
 }
 
 void oa_usage_free(oa_usage *u)
@@ -747,8 +776,13 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 		collect_root_temps(s, now, &targets, j);
 	if (s->root_fd >= 0)
 		collect_store_files(s, now, j);
-	/* Empty directories under manifests/ (deepest first), never manifests/ itself. */
-	if (s->manifests_fd >= 0)
+	/* Empty directories under manifests/ (deepest first), never manifests/
+	 * itself: as the scan saw them when its walk was complete. */
+	if (s->manifests_fd >= 0 && s->tags.plain)
+		for (size_t i = 0; i < s->tags.n_empty_dirs; i++)
+			junk_add(j, OA_JUNK_EMPTY_DIR, OA_IN_MANIFESTS, oa_xstrdup(s->tags.empty_dirs[i]), "empty-dir",
+			         &s->tags.empty_st[i], now);
+	else if (s->manifests_fd >= 0)
 		empty_tree(j, s->manifests_fd, "manifests", now, 0);
 	oa_ino_set_free(&targets);
 	for (size_t i = 0; i < j->n; i++) {
@@ -762,7 +796,7 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 void oa_findings_drop_referenced(oa_store *s)
 {
 	oa_refset refs;
-	oa_refset_build(s, NULL, 0, &refs);
+	oa_refset_scanned(s, &refs);
 	oa_findings *f = &s->findings;
 	size_t w = 0;
 	for (size_t i = 0; i < f->n; i++) {

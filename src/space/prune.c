@@ -292,12 +292,14 @@ static const char **staying_users(oa_store *s, const size_t *models, size_t n, c
  * TINY both shadow legacy tiny; rm TINY leaves it to tiny). */
 static bool anchor_of(const oa_store *s, const oa_model *a, const oa_model *m)
 {
-	if (!oa_name_equal_fold(&a->name, &m->name))
+	oa_name an;
+	oa_model_name_get(&a->name, &an);
+	if (!oa_model_name_is(&m->name, &an, true))
 		return false;
-	if (oa_name_equal(&a->name, &m->name))
+	if (oa_model_name_is(&m->name, &an, false))
 		return true;
 	for (size_t i = 0; i < s->n_models; i++)
-		if (s->models[i].v2 && &s->models[i] != m && oa_name_equal(&s->models[i].name, &a->name))
+		if (s->models[i].v2 && &s->models[i] != m && oa_model_name_is(&s->models[i].name, &an, false))
 			return false;
 	return true;
 }
@@ -575,7 +577,7 @@ static const oa_list_entry *row_entry_of(const oa_model *r)
 {
 	if (r->sibling)
 		return r->row_entry;
-	return r->is_list && r->child >= 0 ? &r->list.entries[r->child] : NULL;
+	return r->is_list && r->child >= 0 ? &r->list->entries[r->child] : NULL;
 }
 
 /* What one child of a list reaches: its manifest blob, its config and

@@ -9,7 +9,7 @@ void oa_reclaim_plan(oa_store *s, unsigned what, int64_t min_age, double now, oa
 {
 	memset(out, 0, sizeof *out);
 	oa_refset refs;
-	oa_refset_build(s, NULL, 0, &refs);
+	oa_refset_scanned(s, &refs);
 	out->incomplete = refs.incomplete;
 	if (refs.incomplete)
 		snprintf(out->why, sizeof out->why, "%s", refs.why);

@@ -110,33 +110,6 @@ typedef struct scan_result {
 	bool list;              /* it mentions a "manifests" key: the digests may be manifests to follow */
 } scan_result;
 
-/* Whether a "manifests" key appears (Go matches keys case-insensitively, and
- * the bytes may be escaped: a false yes only reads a blob more). */
-static bool mentions_manifests(const uint8_t *p, size_t n)
-{
-	static const char key[] = "manifests\"";
-	for (size_t i = 0; i < n; i++) {
-		size_t at = i;
-		const char *k = key;
-		for (; *k && at < n; k++) {
-			if (tolower(p[at]) == *k)
-				at++;
-			else if (*k == 's' && at + 1 < n && p[at] == 0xc5 && p[at + 1] == 0xbf)
-				at += 2; /* U+017F, the long s, which Go folds to 's' */
-			else
-				break;
-		}
-		if (!*k)
-			return true;
-	}
-	/* \u escapes could spell the key: cannot tell cheaply, say yes (a
-	 * child that is not a manifest is only peeked at, see rc_read). */
-	for (size_t i = 0; i + 1 < n; i++)
-		if (p[i] == '\\' && p[i + 1] == 'u')
-			return true;
-	return false;
-}
-
 /* Whether the file open at fd starts like a JSON object (a manifest or a
  * list does; weights never): a blob that is not is never read further. */
 static bool starts_like_json(int fd)
@@ -185,7 +158,7 @@ static int scan_fd(int fd, scan_result *out)
 		oa_refset_scan(&out->digests, buf, n);
 		if (out->digests.n > 4096)
 			oa_refset_sort(&out->digests); /* memory bounded by distinct digests */
-		out->list |= mentions_manifests(buf, n);
+		out->list |= oa_mentions_manifests_key(buf, n);
 		carry = n < REFS_OVERLAP ? n : REFS_OVERLAP;
 		memmove(buf, buf + n - carry, carry);
 	}
@@ -892,6 +865,44 @@ void oa_refcache_free(oa_refcache *c)
 	oa_peers_free(&c->peers);
 	oa_refset_free(&c->shared);
 	free(c);
+}
+
+/* A cache entry holding digests the scan gathered (not a file). */
+static void rc_seed(oa_refcache *c, const char *label, const unsigned char (*dig)[32], size_t n, bool list)
+{
+	static const char digits[] = "0123456789abcdef";
+	rc_file *f = rc_add(c, oa_xstrdup(label), str_hash(label));
+	f->gen = c->gen;
+	f->list = list;
+	f->n_hex = n;
+	f->hex = oa_xcalloc(n ? n : 1, sizeof *f->hex);
+	for (size_t i = 0; i < n; i++) { /* sorted binary is sorted lowercase hex */
+		for (int k = 0; k < 32; k++) {
+			f->hex[i][2 * k] = digits[dig[i][k] >> 4];
+			f->hex[i][2 * k + 1] = digits[dig[i][k] & 15];
+		}
+		f->hex[i][64] = '\0';
+	}
+}
+
+void oa_refset_scanned(const oa_store *s, oa_refset *r)
+{
+	const oa_tag_facts *t = &s->tags;
+	if (!t->plain) {
+		oa_refset_build(s, NULL, 0, r);
+		return;
+	}
+	oa_refcache *c = oa_refcache_new(s);
+	c->gen = 1;
+	rc_peers_update(c);
+	/* What every tag file says, then what the lists among them name: the
+	 * closure follows the latter through blobs/, as an update would. */
+	rc_seed(c, "(scan) tags", (const unsigned char (*)[32])t->dig, t->n_dig, false);
+	rc_seed(c, "(scan) lists", (const unsigned char (*)[32])t->list_dig, t->n_list_dig, true);
+	rc_closure(c, c, NULL, 0, r);
+	r->files = t->files;
+	add_shared(c, r);
+	oa_refcache_free(c);
 }
 
 void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_skip, oa_refset *r)

@@ -231,11 +231,16 @@ static void read_tensor_layer(oa_store *s, oa_model *m, size_t i)
 		return;
 	}
 	lh->have_st = true;
-	oa_st_read_fd(fd, (uint64_t)b->st.st_size, m->m.layers[i].name, &lh->st);
+	lh->st = oa_xcalloc(1, sizeof *lh->st);
+	oa_st_read_fd(fd, (uint64_t)b->st.st_size, m->m.layers[i].name, lh->st);
 	close(fd);
-	oa_st_model_add(&h->st_model, &lh->st);
+	if (!h->st_model) {
+		h->st_model = oa_xmalloc(sizeof *h->st_model);
+		oa_st_model_init(h->st_model);
+	}
+	oa_st_model_add(h->st_model, lh->st);
 	h->have_st_model = true;
-	const oa_st_blob *st = &lh->st;
+	const oa_st_blob *st = lh->st;
 	for (size_t d = 0; d < st->n_diags; d++) {
 		if (st->diags[d].severity == OA_SEV_ERROR) {
 			oa_findings_add(&s->findings, OA_FINDING_INVALID_SAFETENSORS, m->display, digest_of(m, i),
@@ -263,10 +268,11 @@ static void read_hf_config(oa_store *s, oa_model *m)
 		    oa_read_file_at(s->blobs_fd, b->name, OA_HF_CONFIG_MAX, &bytes, &len) < 0)
 			return;
 		m->headers->have_hf = true;
-		if (oa_hf_config_parse(bytes, len, &m->headers->hf) < 0)
+		oa_hf_config *hf = m->headers->hf = oa_xcalloc(1, sizeof *hf);
+		if (oa_hf_config_parse(bytes, len, hf) < 0)
 			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, i),
 			                m->rel_path, "config.json layer is not usable: %s",
-			                m->headers->hf.error ? m->headers->hf.error : "parse error");
+			                hf->error ? hf->error : "parse error");
 		free(bytes);
 		return;
 	}
@@ -369,7 +375,6 @@ void oa_headers_apply(oa_store *s, oa_model *m)
 	m->headers = h;
 	h->n_layers = m->m.n_layers;
 	h->layers = oa_xcalloc(h->n_layers, sizeof *h->layers);
-	oa_st_model_init(&h->st_model);
 
 	bool full = s->header_mode == OA_HEADERS_FULL;
 	size_t last = last_model_layer(m);
@@ -382,7 +387,7 @@ void oa_headers_apply(oa_store *s, oa_model *m)
 	}
 	read_hf_config(s, m);
 	if (h->have_st_model)
-		oa_st_model_finish(&h->st_model, h->have_hf ? h->hf.torch_dtype : NULL);
+		oa_st_model_finish(h->st_model, h->have_hf ? h->hf->torch_dtype : NULL);
 
 	/* What Ollama's list cache takes from the last model layer's GGUF (§4.3,
 	 * server/model_list_cache.go readModelListGGUF). Any read error there
@@ -421,12 +426,12 @@ void oa_headers_fill_display(oa_model *m)
 	if (!m->arch) {
 		if (g && g->architecture)
 			m->arch = g->architecture;
-		else if (h->have_hf && h->hf.family)
-			m->arch = h->hf.family;
+		else if (h->have_hf && h->hf->family)
+			m->arch = h->hf->family;
 	}
 	/* For safetensors models `ollama show` reports the exact count (§4.4). */
-	if (h->have_st_model && h->st_model.params) {
-		oa_human_number(h->st_model.params, h->params_buf, sizeof h->params_buf);
+	if (h->have_st_model && h->st_model->params) {
+		oa_human_number(h->st_model->params, h->params_buf, sizeof h->params_buf);
 		m->params = h->params_buf;
 	} else if (!m->params && g && g->parameter_count) {
 		oa_human_number(g->parameter_count, h->params_buf, sizeof h->params_buf);
@@ -443,8 +448,8 @@ void oa_headers_fill_display(oa_model *m)
 				snprintf(h->quant_buf, sizeof h->quant_buf, "%s?", gs);
 				m->quant = h->quant_buf;
 			}
-		} else if (h->have_st_model && h->st_model.quant_level && *h->st_model.quant_level) {
-			m->quant = h->st_model.quant_level;
+		} else if (h->have_st_model && h->st_model->quant_level && *h->st_model->quant_level) {
+			m->quant = h->st_model->quant_level;
 		}
 	}
 }
@@ -455,12 +460,16 @@ void oa_headers_free(struct oa_model_headers *h)
 		return;
 	for (size_t i = 0; i < h->n_layers; i++) {
 		gguf_release(h->layers[i].gguf);
-		if (h->layers[i].have_st)
-			oa_st_blob_free(&h->layers[i].st);
+		if (h->layers[i].have_st) {
+			oa_st_blob_free(h->layers[i].st);
+			free(h->layers[i].st);
+		}
 	}
 	free(h->layers);
-	oa_st_model_free(&h->st_model);
-	if (h->have_hf)
-		oa_hf_config_free(&h->hf);
+	oa_st_model_free(h->st_model);
+	free(h->st_model);
+	if (h->hf)
+		oa_hf_config_free(h->hf);
+	free(h->hf);
 	free(h);
 }

@@ -36,7 +36,7 @@ static bool unknown_quant(const char *q)
  * finding: the server starts what the config says. */
 static void runner_label(oa_store *s, oa_model *m)
 {
-	const oa_list_entry *e = m->is_list && m->child >= 0 ? &m->list.entries[m->child] : NULL;
+	const oa_list_entry *e = m->is_list && m->child >= 0 ? &m->list->entries[m->child] : NULL;
 	if (m->sibling)
 		e = m->row_entry;
 	const char *runner = m->m.runner && *m->m.runner ? m->m.runner : e && *e->runner ? e->runner : NULL;
@@ -215,17 +215,19 @@ static void unservable(oa_store *s, oa_model *m)
 
 void oa_model_free(oa_model *m)
 {
+	oa_model_name_free(&m->name);
 	free(m->display);
 	free(m->rel_path);
 	free(m->manifest_error);
 	free(m->config_error);
 	oa_manifest_free(&m->m);
-	oa_manifest_free(&m->list);
+	if (m->list)
+		oa_manifest_free(m->list);
+	free(m->list);
 	free(m->child_present);
 	free(m->child_row);
 	oa_config_free(&m->cfg);
 	free(m->layer_blobs);
-	free(m->template_text);
 	for (size_t i = 0; i < m->n_caps; i++)
 		free(m->caps[i]);
 	free(m->caps);

@@ -329,6 +329,7 @@ static void scan_blobs(oa_store *s)
 		                            &b->partial_index);
 		errno = 0;
 	}
+	s->blobs_listed = !errno;
 	if (errno)
 		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs",
 		                "error while listing blobs/: %s", strerror(errno));
@@ -379,6 +380,51 @@ bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b)
 	return b->is_manifest_blob;
 }
 
+/* ---- names ---------------------------------------------------------------- */
+
+void oa_model_name_set(oa_model_name *dst, const oa_name *n)
+{
+	size_t h = strlen(n->host) + 1, ns = strlen(n->ns) + 1, m = strlen(n->model) + 1, t = strlen(n->tag) + 1;
+	char *p = oa_xmalloc(h + ns + m + t);
+	memcpy(p, n->host, h);
+	memcpy(p + h, n->ns, ns);
+	memcpy(p + h + ns, n->model, m);
+	memcpy(p + h + ns + m, n->tag, t);
+	*dst = (oa_model_name){ p, p + h, p + h + ns, p + h + ns + m };
+}
+
+void oa_model_name_get(const oa_model_name *n, oa_name *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!n->host)
+		return;
+	snprintf(out->host, sizeof out->host, "%s", n->host);
+	snprintf(out->ns, sizeof out->ns, "%s", n->ns);
+	snprintf(out->model, sizeof out->model, "%s", n->model);
+	snprintf(out->tag, sizeof out->tag, "%s", n->tag);
+}
+
+void oa_model_name_free(oa_model_name *n)
+{
+	free(n->host);
+	memset(n, 0, sizeof *n);
+}
+
+bool oa_model_name_is(const oa_model_name *a, const oa_name *n, bool fold)
+{
+	oa_name x;
+	oa_model_name_get(a, &x);
+	return fold ? oa_name_equal_fold(&x, n) : oa_name_equal(&x, n);
+}
+
+/* The same for two models' names. */
+static bool names_match(const oa_model_name *a, const oa_model_name *b, bool fold)
+{
+	oa_name y;
+	oa_model_name_get(b, &y);
+	return oa_model_name_is(a, &y, fold);
+}
+
 /* ---- manifests/ ----------------------------------------------------------- */
 
 typedef struct walk_ctx {
@@ -389,20 +435,152 @@ typedef struct walk_ctx {
 	char *parts[4];
 } walk_ctx;
 
-static char *rel_path(walk_ctx *w, int depth, const char *leaf)
+/* The path of an entry under the walk's top: escaped for findings, or as
+ * the file system spells it (raw). */
+static char *walk_path(walk_ctx *w, int depth, const char *leaf, bool raw)
 {
 	oa_buf b;
 	oa_buf_init(&b);
 	oa_buf_adds(&b, w->top);
-	for (int i = 0; i < depth; i++) {
+	for (int i = 0; i <= depth; i++) {
+		const char *part = i < depth ? w->parts[i] : leaf;
+		if (!part)
+			break;
 		oa_buf_addc(&b, '/');
-		oa_buf_add_escaped(&b, w->parts[i], strlen(w->parts[i]));
-	}
-	if (leaf) {
-		oa_buf_addc(&b, '/');
-		oa_buf_add_escaped(&b, leaf, strlen(leaf));
+		if (raw)
+			oa_buf_adds(&b, part);
+		else
+			oa_buf_add_escaped(&b, part, strlen(part));
 	}
 	return oa_buf_take(&b);
+}
+
+static char *rel_path(walk_ctx *w, int depth, const char *leaf)
+{
+	return walk_path(w, depth, leaf, false);
+}
+
+static char *raw_path(walk_ctx *w, int depth, const char *leaf)
+{
+	return walk_path(w, depth, leaf, true);
+}
+
+/* ---- what the walk tells the reference set (oa_tag_facts) ------------------ */
+
+static int cmp_dig(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+static void dig_unique(unsigned char (*v)[32], size_t *n)
+{
+	if (*n)
+		qsort(v, *n, sizeof *v, cmp_dig);
+	size_t w = 0;
+	for (size_t i = 0; i < *n; i++)
+		if (w == 0 || memcmp(v[w - 1], v[i], 32) != 0)
+			memmove(v[w++], v[i], sizeof *v);
+	*n = w;
+}
+
+static int hex_nibble(char c)
+{
+	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* Append a digest (64 hex digits, either case) in binary; sorted and
+ * deduplicated whenever it doubled, so memory is bounded by the distinct
+ * digests, not the mentions. */
+static void dig_push(unsigned char (**v)[32], size_t *n, size_t *cap, size_t *sorted, const char *hex)
+{
+	if (*n >= 4096 && *n >= 2 * *sorted) {
+		dig_unique(*v, n);
+		*sorted = *n;
+	}
+	OA_ALLOC_GROW(*v, *n + 1, *cap);
+	for (int k = 0; k < 32; k++)
+		(*v)[*n][k] = (unsigned char)(hex_nibble(hex[2 * k]) << 4 | hex_nibble(hex[2 * k + 1]));
+	(*n)++;
+}
+
+static void fact_mention(void *ctx, const oa_digest_hex hex)
+{
+	oa_tag_facts *f = ctx;
+	dig_push(&f->dig, &f->n_dig, &f->cap_dig, &f->sorted_dig, hex);
+}
+
+static void fact_list_mention(void *ctx, const oa_digest_hex hex)
+{
+	oa_tag_facts *f = ctx;
+	dig_push(&f->list_dig, &f->n_list_dig, &f->cap_list_dig, &f->sorted_list_dig, hex);
+}
+
+/* A tag file read in full: what refs.c would take from its bytes (every
+ * digest they mention, their sha256, the blob its symlink resolves to,
+ * and, when they may be a list, the digests to follow). */
+static void note_tag_file(oa_store *s, const uint8_t *bytes, size_t len, const oa_digest_hex self,
+                          const oa_digest_hex link_hex)
+{
+	oa_tag_facts *f = &s->tags;
+	f->files++;
+	oa_digest_scan(bytes, len, fact_mention, f);
+	fact_mention(f, self);
+	if (link_hex[0])
+		fact_mention(f, link_hex);
+	if (oa_mentions_manifests_key(bytes, len))
+		oa_digest_scan(bytes, len, fact_list_mention, f);
+}
+
+/* Something the facts cannot stand for: the views walk the tree themselves. */
+static void not_plain(oa_store *s)
+{
+	s->tags.plain = false;
+}
+
+static void free_tag_facts(oa_tag_facts *f)
+{
+	free(f->dig);
+	free(f->list_dig);
+	oa_free_names(f->empty_dirs, f->n_empty_dirs);
+	free(f->empty_st);
+	memset(f, 0, sizeof *f);
+}
+
+/* Done walking: sort what was gathered, or drop it when it is not complete. */
+static void finish_tag_facts(oa_store *s)
+{
+	oa_tag_facts *f = &s->tags;
+	if (!f->plain) {
+		free_tag_facts(f);
+		return;
+	}
+	dig_unique(f->dig, &f->n_dig);
+	dig_unique(f->list_dig, &f->n_list_dig);
+	f->sorted_dig = f->n_dig;
+	f->sorted_list_dig = f->n_list_dig;
+}
+
+/* manifests/ or manifests-v2/: absent, or a directory (not a symlink) that
+ * opened. */
+static bool top_plain(const oa_store *s, const char *name, int fd, bool *present)
+{
+	struct stat lst;
+	*present = false;
+	if (s->root_fd < 0)
+		return false;
+	if (fstatat(s->root_fd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT;
+	*present = true;
+	return fd >= 0 && S_ISDIR(lst.st_mode);
+}
+
+static void note_empty_dir(oa_store *s, char *rel, const struct stat *st)
+{
+	oa_tag_facts *f = &s->tags;
+	f->empty_dirs = oa_xreallocarray(f->empty_dirs, f->n_empty_dirs + 1, sizeof *f->empty_dirs);
+	f->empty_st = oa_xreallocarray(f->empty_st, f->n_empty_dirs + 1, sizeof *f->empty_st);
+	f->empty_dirs[f->n_empty_dirs] = rel;
+	f->empty_st[f->n_empty_dirs++] = *st;
 }
 
 static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st, bool link);
@@ -412,18 +590,10 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
  * prune keep every complete blob, see refs.h). */
 static bool leads_out(walk_ctx *w, int depth, const char *name)
 {
-	oa_buf raw;
-	oa_buf_init(&raw);
-	oa_buf_adds(&raw, w->top);
-	for (int i = 0; i < depth; i++) {
-		oa_buf_addc(&raw, '/');
-		oa_buf_adds(&raw, w->parts[i]);
-	}
-	oa_buf_addc(&raw, '/');
-	oa_buf_adds(&raw, name);
+	char *raw = raw_path(w, depth, name);
 	char resolved[OA_PATH_MAX];
-	bool out = oa_store_resolve_path(w->s, raw.data, resolved) == 0;
-	oa_buf_free(&raw);
+	bool out = oa_store_resolve_path(w->s, raw, resolved) == 0;
+	free(raw);
 	if (out) {
 		char *rel = rel_path(w, depth, name);
 		char *where = oa_escape(resolved, strlen(resolved));
@@ -436,19 +606,23 @@ static bool leads_out(walk_ctx *w, int depth, const char *name)
 	return out;
 }
 
-static void walk(walk_ctx *w, int dirfd, int depth)
+/* Walk one directory; true when nothing but directories holding nothing
+ * is below it (junk.c's empty directories, recorded for manifests/). */
+static bool walk(walk_ctx *w, int dirfd, int depth)
 {
 	oa_store *s = w->s;
 	size_t n;
 	int err;
+	bool empty = true;
 	char **names = oa_list_dir(dirfd, &n, &err);
 	if (err) {
+		not_plain(s);
 		char *rel = rel_path(w, depth, NULL);
 		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot list %s: %s", rel,
 		                strerror(err));
 		/* The server's glob silently skips what it cannot read. */
 		free(rel);
-		return;
+		return false;
 	}
 	if (n == 0 && depth > 0) {
 		char *rel = rel_path(w, depth, NULL);
@@ -464,12 +638,22 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 		bool ok = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		int serr = errno;
 		bool link = ok && S_ISLNK(st.st_mode);
-		if (link && leads_out(w, depth, name))
-			continue;
+		bool was_dir = ok && S_ISDIR(st.st_mode);
+		if (!ok || (link && leads_out(w, depth, name))) {
+			not_plain(s);
+			empty = false;
+			if (link)
+				continue;
+		}
 		if (link) {
 			ok = fstatat(dirfd, name, &st, 0) == 0;
 			serr = errno;
+			/* only a tag symlink to a regular file is read as refs.c reads it */
+			if (!ok || !S_ISREG(st.st_mode) || depth != 3)
+				not_plain(s);
 		}
+		if (!was_dir)
+			empty = false;
 		if (depth == 3) {
 			w->parts[3] = names[i];
 			char *rel = rel_path(w, 3, name);
@@ -487,6 +671,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 				s->prune_blocked = true;
 				s->n_manifest_files++;
 			} else if (S_ISDIR(st.st_mode)) {
+				not_plain(s); /* refs.c reads what it holds */
 				oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
 				                "a directory where a manifest file belongs; the server skips it");
 			} else {
@@ -497,6 +682,7 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 			continue;
 		}
 		if (!ok || !S_ISDIR(st.st_mode)) {
+			not_plain(s); /* refs.c reads a file at any depth */
 			char *rel = rel_path(w, depth, name);
 			oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
 			                ok ? "a file at depth %d under manifests/; the server only reads depth 4"
@@ -507,6 +693,8 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 		}
 		int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (sub < 0) {
+			not_plain(s);
+			empty = false;
 			w->parts[depth] = names[i];
 			char *rel = rel_path(w, depth + 1, NULL);
 			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot open %s: %s",
@@ -515,12 +703,16 @@ static void walk(walk_ctx *w, int dirfd, int depth)
 			continue;
 		}
 		w->parts[depth] = names[i];
-		walk(w, sub, depth + 1);
+		if (!walk(w, sub, depth + 1))
+			empty = false;
+		else if (!w->v2)
+			note_empty_dir(s, raw_path(w, depth + 1, NULL), &st);
 		close(sub);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	return empty;
 }
 
 /* A manifest that does not parse may still be the only thing that needs
@@ -626,27 +818,31 @@ static oa_blob *entry_blob(const oa_store *s, const oa_list_entry *e)
 	return b && b->cls == OA_BLOB_VALID && !b->dangling && b->stat_ok ? b : NULL;
 }
 
-/* Which manifest blob a tag is: the one its symlink resolves to, else the
- * one its bytes hash to (a hard link or a copy). */
-static void tag_blob(walk_ctx *w, oa_model *m, const char *file, bool link, const uint8_t *bytes,
-                     size_t len)
+/* The manifest blob a tag symlink resolves to, or "". */
+static void link_blob(walk_ctx *w, const char *file, oa_digest_hex hex)
 {
-	oa_digest_hex hex;
+	hex[0] = '\0';
+	char *raw = raw_path(w, 3, file);
+	char resolved[OA_PATH_MAX];
+	if (oa_store_resolve_path(w->s, raw, resolved) != 1 || !oa_store_blob_path_hex(w->s, resolved, hex))
+		hex[0] = '\0';
+	free(raw);
+}
+
+/* Which manifest blob a tag is: the one its symlink resolves to (link_hex),
+ * else the one its bytes hash to (self: a hard link or a copy). */
+static void tag_blob(walk_ctx *w, oa_model *m, bool link, const oa_digest_hex self, const oa_digest_hex link_hex)
+{
 	m->tag_kind = "file";
 	if (link) {
 		m->tag_kind = "symlink";
-		char *raw = oa_xasprintf("%s/%s/%s/%s/%s", w->top, w->parts[0], w->parts[1], w->parts[2], file);
-		char resolved[OA_PATH_MAX];
-		if (oa_store_resolve_path(w->s, raw, resolved) == 1 && oa_store_blob_path_hex(w->s, resolved, hex))
-			memcpy(m->tag_blob, hex, sizeof hex);
-		free(raw);
+		memcpy(m->tag_blob, link_hex, sizeof m->tag_blob);
 		return;
 	}
-	oa_sha256_hex(bytes, len, hex);
-	oa_blob *b = blob_by_hex(w->s, hex);
+	oa_blob *b = blob_by_hex(w->s, self);
 	if (!b)
 		return;
-	memcpy(m->tag_blob, hex, sizeof hex);
+	memcpy(m->tag_blob, self, sizeof m->tag_blob);
 	m->tag_kind = b->st.st_dev == m->st.st_dev && b->st.st_ino == m->st.st_ino ? "hardlink" : "copy";
 }
 
@@ -671,17 +867,18 @@ static uint8_t *child_bytes(oa_store *s, const oa_list_entry *e, size_t *len)
 static void use_list_child(oa_store *s, oa_model *m)
 {
 	m->is_list = true;
-	m->list = m->m;
+	m->list = oa_xmalloc(sizeof *m->list);
+	*m->list = m->m;
 	memset(&m->m, 0, sizeof m->m);
-	size_t n = m->list.n_manifests;
+	size_t n = m->list->n_manifests;
 	m->child_present = oa_xcalloc(n ? n : 1, sizeof *m->child_present);
 	for (size_t i = 0; i < n; i++) {
-		const oa_list_entry *e = &m->list.entries[i];
+		const oa_list_entry *e = &m->list->entries[i];
 		m->child_present[i] = e->inline_json || entry_blob(s, e);
 	}
 	const char *platform = s->platform ? s->platform : oa_platform_default();
-	m->child_pull = oa_list_select(&m->list, NULL, platform);
-	m->child = oa_list_select(&m->list, m->child_present, platform);
+	m->child_pull = oa_list_select(m->list, NULL, platform);
+	m->child = oa_list_select(m->list, m->child_present, platform);
 	for (size_t i = 0; i < n && m->child < 0; i++)
 		if (m->child_present[i])
 			m->child = (long)i; /* a runner no preference names: the first that is here */
@@ -689,7 +886,7 @@ static void use_list_child(oa_store *s, oa_model *m)
 	uint8_t *bytes = NULL;
 	size_t len = 0;
 	if (m->child >= 0)
-		bytes = child_bytes(s, &m->list.entries[m->child], &len);
+		bytes = child_bytes(s, &m->list->entries[m->child], &len);
 	if (!bytes || oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0 || m->m.is_list) {
 		if (!*err)
 			snprintf(err, sizeof err, "%s", m->child < 0 ? "no child of the list is here"
@@ -711,11 +908,11 @@ static void use_list_child(oa_store *s, oa_model *m)
 	}
 	free(bytes);
 	/* ollama list shows the child's digest as the ID (the list's when none is here) */
-	const oa_list_entry *e = m->child >= 0 ? &m->list.entries[m->child] : NULL;
+	const oa_list_entry *e = m->child >= 0 ? &m->list->entries[m->child] : NULL;
 	if (e && e->digest_valid)
 		memcpy(m->m.id, e->hex, sizeof m->m.id);
 	else if (!e || !e->inline_json)
-		memcpy(m->m.id, m->list.id, sizeof m->m.id);
+		memcpy(m->m.id, m->list->id, sizeof m->m.id);
 }
 
 static int cmp_layer_digest(const void *a, const void *b)
@@ -744,7 +941,10 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 {
 	oa_store *s = w->s;
 	char *rel = rel_path(w, 3, file);
+	if (!S_ISREG(st->st_mode) || st->st_nlink > 1)
+		not_plain(s); /* refs.c skips the one, looks for the other's names in blobs/ */
 	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
+		not_plain(s); /* refs.c reads it */
 		/* a tag write the server did not finish (its temp name): junk, not a model */
 		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel,
 		                "an interrupted manifests-v2 tag write; prune removes it after the grace period");
@@ -770,9 +970,16 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		size_t len;
 		if (read_looked_at(dirfd, file, st, OA_MANIFEST_MAX, &bytes, &len) == 0) {
 			mark_weak_refs(s, bytes, len);
+			oa_digest_hex self, lh = "";
+			oa_sha256_hex(bytes, len, self);
+			if (link)
+				link_blob(w, file, lh);
+			note_tag_file(s, bytes, len, self, lh);
 			free(bytes);
-		} else if (errno == EFBIG) {
-			mark_weak_refs_file(s, dirfd, file);
+		} else {
+			not_plain(s);
+			if (errno == EFBIG)
+				mark_weak_refs_file(s, dirfd, file);
 		}
 		free(rel);
 		return;
@@ -780,7 +987,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	OA_ALLOC_GROW(s->models, s->n_models + 1, w->cap);
 	oa_model *m = &s->models[s->n_models++];
 	memset(m, 0, sizeof *m);
-	m->name = name;
+	oa_model_name_set(&m->name, &name);
 	char shown[OA_NAME_DISPLAY_MAX];
 	oa_name_display(&name, shown, sizeof shown);
 	m->display = oa_xstrdup(shown);
@@ -794,6 +1001,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	char err[256];
 	if (read_looked_at(dirfd, file, st, OA_MANIFEST_MAX, &bytes, &len) < 0) {
 		int e = errno;
+		not_plain(s);
 		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
 		                                 : e == EINVAL ? "not a regular file" : strerror(e));
 		if (e == EFBIG) /* what it names is not an orphan (issue 19, 11c) */
@@ -811,7 +1019,12 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		return;
 	}
 	m->manifest_bytes = len;
-	tag_blob(w, m, file, link, bytes, len);
+	oa_digest_hex self, lh = ""; /* a manifest blob's digest is the sha256 of all its bytes */
+	oa_sha256_hex(bytes, len, self);
+	if (link)
+		link_blob(w, file, lh);
+	note_tag_file(s, bytes, len, self, lh);
+	tag_blob(w, m, link, self, lh);
 	if (oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0) {
 		m->manifest_error = oa_escape(err, strlen(err));
 		oa_findings_add(&s->findings, OA_FINDING_INVALID_MANIFEST, m->display, NULL, rel, "manifest is %s%s",
@@ -825,8 +1038,8 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		mark_weak_refs(s, bytes, len);
 	} else {
 		m->manifest_ok = true;
-		if (w->v2) /* a manifest blob's digest is the sha256 of all its bytes */
-			oa_sha256_hex(bytes, len, m->m.id);
+		if (w->v2)
+			memcpy(m->m.id, self, sizeof m->m.id);
 		if (m->m.is_list)
 			use_list_child(s, m);
 		if (m->v2 || m->is_list)
@@ -840,7 +1053,7 @@ static int cmp_key(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char *fold_key(const oa_name *n)
+static char *fold_key(const oa_model_name *n)
 {
 	char *k = oa_xasprintf("%s/%s/%s:%s", n->host, n->ns, n->model, n->tag);
 	for (char *p = k; *p; p++)
@@ -852,7 +1065,7 @@ static char *fold_key(const oa_name *n)
 static const char *row_runner(const oa_model *r)
 {
 	const oa_list_entry *e = r->sibling ? r->row_entry
-	                         : r->is_list && r->child >= 0 ? &r->list.entries[r->child] : NULL;
+	                         : r->is_list && r->child >= 0 ? &r->list->entries[r->child] : NULL;
 	if (r->m.runner && *r->m.runner)
 		return r->m.runner;
 	return e ? e->runner : "";
@@ -900,7 +1113,7 @@ static void mark_anchors(oa_store *s)
 		const oa_model *v = NULL, *same = NULL;
 		for (size_t j = 0; j < s->n_models; j++) {
 			const oa_model *r = &s->models[j];
-			if (!r->v2 || !oa_name_equal_fold(&r->name, &m->name))
+			if (!r->v2 || !names_match(&r->name, &m->name, true))
 				continue;
 			if (!v)
 				v = r;
@@ -962,8 +1175,8 @@ static void reach_manifests(oa_store *s, const oa_model *m, bool rows_count, blo
 	oa_blob *b;
 	if (m->tag_blob[0] && (b = blob_by_hex(s, m->tag_blob)))
 		fn(ctx, b);
-	for (size_t i = 0; m->is_list && i < m->list.n_manifests; i++) {
-		const oa_list_entry *e = &m->list.entries[i];
+	for (size_t i = 0; m->is_list && i < m->list->n_manifests; i++) {
+		const oa_list_entry *e = &m->list->entries[i];
 		if (!m->child_present[i])
 			continue;
 		if (rows_count && m->child_row && m->child_row[i]) /* its row counts its config and layers */
@@ -1068,8 +1281,8 @@ static void ref_manifest_blobs(oa_store *s, oa_model *m)
 	if (!m->is_list)
 		return;
 	const char *platform = s->platform ? s->platform : oa_platform_default();
-	const oa_list_entry *use = m->child >= 0 ? &m->list.entries[m->child] : NULL;
-	const oa_list_entry *pull = m->child_pull >= 0 ? &m->list.entries[m->child_pull] : NULL;
+	const oa_list_entry *use = m->child >= 0 ? &m->list->entries[m->child] : NULL;
+	const oa_list_entry *pull = m->child_pull >= 0 ? &m->list->entries[m->child_pull] : NULL;
 	char pulls[160] = "";
 	if (pull && pull != use)
 		snprintf(pulls, sizeof pulls, "; a pull on %s would fetch the %s child (%s)%s", platform,
@@ -1078,7 +1291,7 @@ static void ref_manifest_blobs(oa_store *s, oa_model *m)
 	char *r = use ? oa_escape(use->runner, strlen(use->runner)) : NULL;
 	char *f = use ? oa_escape(use->format, strlen(use->format)) : NULL;
 	oa_findings_add(&s->findings, OA_FINDING_MANIFEST_LIST, m->display, NULL, m->rel_path,
-	                "a manifest list of %zu children: %s%s%s%s%s", m->list.n_manifests,
+	                "a manifest list of %zu children: %s%s%s%s%s", m->list->n_manifests,
 	                use ? "uses the " : "none is here", use ? r : "", use ? " child (" : "",
 	                use ? (*f ? f : "format not named") : "", use ? ")" : "");
 	if (*pulls)
@@ -1215,9 +1428,14 @@ static void resolve_model(oa_store *s, oa_model *m)
 		if (l->kind == OA_LAYER_TEMPLATE && m->layer_blobs[i] && !m->layer_blobs[i]->dangling &&
 		    !m->template_text) {
 			uint8_t *t;
-			size_t tlen;
-			if (read_blob(s, m->layer_blobs[i], OA_TEMPLATE_MAX, &t, &tlen) == 0)
-				m->template_text = (char *)t;
+			size_t tlen, at = (size_t)(m->layer_blobs[i] - s->blobs);
+			if (!s->blob_text)
+				s->blob_text = oa_xcalloc(s->n_blobs, sizeof *s->blob_text);
+			/* every tag of a family names the same template: read it once */
+			if (s->blob_text[at])
+				m->template_text = s->blob_text[at];
+			else if (read_blob(s, m->layer_blobs[i], OA_TEMPLATE_MAX, &t, &tlen) == 0)
+				m->template_text = s->blob_text[at] = (char *)t;
 			else if (errno != EFBIG) {
 				/* The server cannot read it either: ollama list drops the model. */
 				int e = errno;
@@ -1342,7 +1560,9 @@ static bool sibling_row(oa_store *s, const oa_model *p, const oa_list_entry *e, 
 			oa_manifest_free(&r->m);
 		return false;
 	}
-	r->name = p->name;
+	oa_name pn;
+	oa_model_name_get(&p->name, &pn);
+	oa_model_name_set(&r->name, &pn);
 	r->display = oa_xstrdup(p->display);
 	r->rel_path = oa_xstrdup(p->rel_path);
 	r->st = p->st;
@@ -1367,12 +1587,12 @@ static void add_list_rows(oa_store *s, size_t *cap)
 		if (!p->is_list || !p->manifest_ok)
 			continue;
 		p->list_rows = 1;
-		p->child_row = oa_xcalloc(p->list.n_manifests + 1, sizeof *p->child_row);
-		for (size_t k = 0; k < p->list.n_manifests; k++) {
+		p->child_row = oa_xcalloc(p->list->n_manifests + 1, sizeof *p->child_row);
+		for (size_t k = 0; k < p->list->n_manifests; k++) {
 			if ((long)k == p->child || !p->child_present[k])
 				continue;
 			oa_model r;
-			if (!sibling_row(s, p, &s->models[i].list.entries[k], &r))
+			if (!sibling_row(s, p, &s->models[i].list->entries[k], &r))
 				continue;
 			OA_ALLOC_GROW(s->models, s->n_models + 1, *cap);
 			s->models[s->n_models++] = r;
@@ -1609,6 +1829,9 @@ bool oa_model_conversion(const oa_store *s, const oa_model *m, oa_conversion *ou
 void oa_store_read(oa_store *s)
 {
 	scan_blobs(s);
+	bool here, here_v2;
+	s->tags.plain = top_plain(s, "manifests", s->manifests_fd, &here) &&
+	                top_plain(s, "manifests-v2", s->manifests_v2_fd, &here_v2) && (here || here_v2);
 	walk_ctx w = { .s = s, .top = "manifests" };
 	if (s->manifests_fd >= 0)
 		walk(&w, s->manifests_fd, 0);
@@ -1616,6 +1839,7 @@ void oa_store_read(oa_store *s)
 	w.v2 = true;
 	if (s->manifests_v2_fd >= 0)
 		walk(&w, s->manifests_v2_fd, 0);
+	finish_tag_facts(s);
 	add_list_rows(s, &w.cap);
 	mark_anchors(s);
 	if (s->n_models)
@@ -1637,9 +1861,9 @@ long oa_store_resolve(const oa_store *s, const char *query)
 		for (size_t i = 0; i < s->n_models; i++) {
 			if (s->models[i].anchor || s->models[i].sibling) /* manifests-v2 takes precedence */
 				continue;
-			if (oa_name_equal(&s->models[i].name, &want))
+			if (oa_model_name_is(&s->models[i].name, &want, false))
 				return (long)i;
-			if (oa_name_equal_fold(&s->models[i].name, &want))
+			if (oa_model_name_is(&s->models[i].name, &want, true))
 				folded = (long)i, n_folded++;
 		}
 		if (n_folded > 1)
@@ -1674,7 +1898,11 @@ void oa_store_release(oa_store *s)
 		free(s->blobs[i].name);
 		free(s->blobs[i].link_target);
 	}
+	for (size_t i = 0; s->blob_text && i < s->n_blobs; i++)
+		free(s->blob_text[i]);
+	free(s->blob_text);
 	free(s->blobs);
+	free_tag_facts(&s->tags);
 	oa_findings_free(&s->findings);
 	if (s->manifests_fd >= 0)
 		close(s->manifests_fd);

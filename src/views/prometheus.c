@@ -258,7 +258,7 @@ static void add_blobs(oa_prom *p, oa_store *s, const char *st, const char *us)
 	 * the first top-level entry (in name order) it lies under; a referenced
 	 * one wins; blobs/ itself counts as referenced (the store needs it). */
 	oa_usage u;
-	oa_usage_walk(s->blobs_fd, &u);
+	oa_usage_blobs(s, &u);
 	int *tst = top_states(s, &u);
 	for (size_t i = 0; i < u.n;) {
 		size_t j = i;

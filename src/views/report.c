@@ -185,13 +185,13 @@ static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
 	if (!m->is_list)
 		return;
 	json_t *l = json_object();
-	char *d = oa_xasprintf("sha256:%s", m->list.id);
+	char *d = oa_xasprintf("sha256:%s", m->list->id);
 	json_object_set_new(l, "digest", json_string(d));
 	free(d);
 	json_object_set_new(l, "platform", json_string(s->platform ? s->platform : oa_platform_default()));
 	json_t *kids = json_array();
-	for (size_t i = 0; i < m->list.n_manifests; i++) {
-		const oa_list_entry *e = &m->list.entries[i];
+	for (size_t i = 0; i < m->list->n_manifests; i++) {
+		const oa_list_entry *e = &m->list->entries[i];
 		json_t *k = json_object();
 		json_object_set_new(k, "digest", jstr(e->digest));
 		json_object_set_new(k, "runner", jstr(e->runner));
@@ -248,8 +248,8 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	json_object_set_new(o, "arch", str_or_null(m->arch));
 	json_object_set_new(o, "parameter_size", str_or_null(m->params));
 	json_object_set_new(o, "quantization_level", str_or_null(m->quant));
-	if (m->headers && m->headers->have_st_model && m->headers->st_model.params)
-		json_object_set_new(o, "parameter_count", u64(m->headers->st_model.params));
+	if (m->headers && m->headers->have_st_model && m->headers->st_model->params)
+		json_object_set_new(o, "parameter_count", u64(m->headers->st_model->params));
 	json_t *counts = json_object();
 	for (int k = 0; k < OA_LAYER_KIND_COUNT; k++)
 		if (m->layer_counts[k])
@@ -424,7 +424,7 @@ static json_t *layer_json(const oa_store *s, const oa_model *m, const oa_layer *
 	if (lh && lh->have_gguf)
 		json_object_set_new(o, "header", gguf_header_json(lh->gguf, tensors));
 	else if (lh && lh->have_st)
-		json_object_set_new(o, "header", st_header_json(&lh->st, tensors));
+		json_object_set_new(o, "header", st_header_json(lh->st, tensors));
 	(void)m;
 	return o;
 }
@@ -481,7 +481,7 @@ json_t *oa_report_model_detail(const oa_store *s, const oa_model *m, bool tensor
 	}
 	json_object_set_new(o, "layer_list", layers);
 	if (m->headers && m->headers->have_st_model) {
-		const oa_st_model *sm = &m->headers->st_model;
+		const oa_st_model *sm = m->headers->st_model;
 		json_t *t = json_object();
 		json_object_set_new(t, "tensor_count", u64(sm->n_tensors));
 		json_object_set_new(t, "parameter_count", u64(sm->params));

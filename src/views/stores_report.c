@@ -41,7 +41,7 @@ static void sum_unique(const oa_stores_row *r, size_t n, const char *user, uint6
 
 void oa_stores_row_measure(oa_stores_row *r)
 {
-	oa_usage_walk(r->s.blobs_fd, &r->use);
+	oa_usage_blobs(&r->s, &r->use);
 	sum_unique(r, 1, NULL, &r->bytes, &r->apparent);
 }
 
