@@ -1,7 +1,13 @@
 /* plan_path.h - what a plan entry may remove, from its path and type alone
- * (defined in prune.c; restore.c puts back only what these allow). */
+ * (plan_path.c; apply.c removes and restore.c puts back only what these
+ * allow). Private to src/space/. */
 #ifndef OLLAMA_AUDIT_SPACE_PLAN_PATH_H
 #define OLLAMA_AUDIT_SPACE_PLAN_PATH_H
+
+#include "ollama_audit/digest.h"
+#include "ollama_audit/store.h"
+
+#include <stddef.h>
 
 /* What a plan entry may remove, decided from its path, its type and the
  * plan's command alone (never from the plan's category, digest or flags). */
@@ -22,5 +28,13 @@ path_kind plan_path_kind(const char *command, const char *path, char type);
 char plan_type_char(const char *type);
 /* 'd' "dir", 'l' "symlink", else "file". */
 const char *plan_type_name(char t);
+/* Relative, no empty, "." or ".." component: the number of components,
+ * else 0. */
+size_t plan_path_parts(const char *path);
+/* The digest a blobs/sha256[-:]<64 hex>... name carries (lowercase), or "". */
+void plan_path_hex(const char *path, oa_digest_hex hex);
+/* Open the directory holding `path` without following any symlink; the last
+ * component goes to *leaf. Returns a new fd, or -1 with errno. */
+int plan_open_parent(const oa_store *s, const char *path, const char **leaf);
 
 #endif

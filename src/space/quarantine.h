@@ -1,5 +1,5 @@
 /* quarantine.h - a quarantine directory: DIR/index.json and DIR/files/
- * (docs/disk-space.md). Private to src/space/: prune.c moves into it,
+ * (docs/disk-space.md). Private to src/space/: apply.c moves into it,
  * restore.c moves out of it. */
 #ifndef OLLAMA_AUDIT_SPACE_QUARANTINE_H
 #define OLLAMA_AUDIT_SPACE_QUARANTINE_H
