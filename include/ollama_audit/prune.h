@@ -141,53 +141,7 @@ OA_EXPORT void oa_plan_note_shared(oa_plan *p, const oa_refset *r);
  * (rm of a broken one) excepted. */
 OA_EXPORT size_t oa_plan_blockers(const oa_store *s, const oa_plan *p, oa_blocker **out);
 
-OA_EXPORT json_t *oa_plan_to_json(const oa_plan *p);
-/* Write the plan atomically (FILE.tmp, rename). 0, or -1 with err. */
-OA_EXPORT int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen);
-/* Read and validate a plan file. 0, or -1 with err. */
-OA_EXPORT int oa_plan_read(const char *file, oa_plan *p, char *err, size_t errlen);
-
-/* The lock prune/rm --apply, dedupe --apply and restore hold on a store
- * while they write it: an exclusive flock on its root directory (no file),
- * waited for up to 60 s. 0, or -1 with err ("... is busy"). */
-OA_EXPORT int oa_store_write_lock(const oa_store *s, char *err, size_t errlen);
-OA_EXPORT void oa_store_write_unlock(const oa_store *s);
-
-typedef struct oa_apply_opts {
-	const char *quarantine;         /* NULL: delete */
-	int64_t min_age;                /* entries younger are skipped (empty dirs exempt) */
-	bool force;                     /* proceed although a server uses the store or a manifest
-	                                 * cannot be read (guard.h); never past a reference check */
-	volatile sig_atomic_t *stop;    /* set by a signal handler: stop after this entry */
-	FILE *log;                      /* one line per entry, or NULL */
-	unsigned delay_us;              /* pause before each entry (tests of crash safety) */
-	const char *pause_dir;          /* testing aid: stop before each refresh of the
-	                                 * references (oa_test_pause point "refresh") */
-} oa_apply_opts;
-
-typedef struct oa_apply_result {
-	size_t done, skipped, failed;
-	uint64_t freed;                 /* allocated bytes removed for good */
-	uint64_t moved;                 /* allocated bytes moved into the quarantine (not freed) */
-	bool interrupted;
-	/* --quarantine: this apply's operation in it (restore --op), and what
-	 * the quarantine holds once it is done (all its operations) */
-	char operation[40];
-	size_t quarantine_entries;
-	uint64_t quarantine_bytes;
-} oa_apply_result;
-
-/* Apply a plan to an open store. Returns 0 when it ran (see r for what was
- * skipped or failed), -1 when it could not start (err says why: an Ollama
- * server uses the store or a manifest cannot be read, unless o->force; the
- * store has blobs/ but no manifests (never forced); the quarantine
- * directory is unusable or on another filesystem, ...). */
-OA_EXPORT int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
-                  char *err, size_t errlen);
-
-/* The preconditions oa_plan_apply checks first (guard.h): 0, or -1 with
- * err saying why it refuses. `force` passes a server using the store and a
- * manifest that cannot be read, never a store without manifests. */
-OA_EXPORT int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen);
+/* Writing and reading a plan file: plan_file.h. Applying a plan, and the
+ * store's write lock: apply.h. */
 
 #endif

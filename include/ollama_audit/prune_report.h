@@ -7,6 +7,7 @@
 #define OLLAMA_AUDIT_PRUNE_REPORT_H
 
 #include "ollama_audit/export.h"
+#include "ollama_audit/apply.h"
 
 #include "ollama_audit/prune.h"
 #include "ollama_audit/server_prune.h"

@@ -62,7 +62,7 @@ OA_EXPORT void oa_refset_build(const oa_store *s, const char *const *skip_paths,
  * manifests as they are then (oa_refcache). */
 OA_EXPORT void oa_refset_scanned(const oa_store *s, oa_refset *r);
 
-/* The same set, kept current cheaply while a plan is applied (prune.c says
+/* The same set, kept current cheaply while a plan is applied (apply.c says
  * how often): each update
  * re-lists manifests/ and manifests-v2/ and re-stats every file and every manifest blob
  * reached, but re-reads only what is new or whose device, inode, size, mtime

@@ -13,6 +13,7 @@
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/guard.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/apply.h"
 #include "ollama_audit/prune.h"
 #include "base/platform.h"
 #include "ollama_audit/report.h"

@@ -12,6 +12,7 @@
 #include "ollama_audit/junk.h"
 #include "base/platform.h"
 #include "ollama_audit/prune.h"
+#include "ollama_audit/plan_file.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
 

@@ -2,11 +2,12 @@
  * every entry re-checked just before it goes, blobs checked in batches
  * against a fresh reference cache (refs_current), removal or a move into
  * the quarantine, and the list rewrite of rm --child. */
+#include "ollama_audit/apply.h"
 #include "ollama_audit/prune.h"
 #include "base/platform.h"
 #include "base/util.h"
 #include "space/listedit.h"
-#include "space/plan_file.h"
+#include "space/plan_file_private.h"
 #include "space/plan_path.h"
 #include "space/prune_private.h"
 #include "space/quarantine.h"

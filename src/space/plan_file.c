@@ -1,12 +1,13 @@
 /* plan_file.c - a plan as JSON (prune.h: oa_plan_to_json), written to and
  * read back from --plan FILE; what is read back is trusted from each
  * entry's path alone (plan_path.c). */
+#include "ollama_audit/plan_file.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/humanize.h"
 #include "base/platform.h"
 #include "base/util.h"
 #include "base/jsonutil.h"
-#include "space/plan_file.h"
+#include "space/plan_file_private.h"
 #include "space/plan_path.h"
 #include "space/prune_private.h"
 

@@ -1,5 +1,6 @@
 /* prune_report.c - the JSON of a server start-up prediction (prune_report.h). */
 #include "ollama_audit/prune_report.h"
+#include "ollama_audit/plan_file.h"
 #include "ollama_audit/report.h"
 #include "ollama_audit/humanize.h"
 

@@ -4,6 +4,7 @@
  * reads again with the same entries. oa_plan_read takes a path, so each
  * input goes through a private temp file. */
 #include "ollama_audit/prune.h"
+#include "ollama_audit/plan_file.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -12,12 +12,8 @@ fails `make test`.
 Inside a folder, source files include each other's headers without a cycle:
 a header belongs to X.c when it is X.h or declares a function X.c defines,
 and a .c file depends on the owners of every header it includes (directly or
-through another header). The files that together define one installed
-header's functions (prune.h: prune.c builds a plan, plan_file.c reads and
-writes one, apply.c applies it) all need its types: through that header one
-of them depends on another when the other is X.c of X.h, or defines a
-function of the header that the first one names. A.c -> B.c -> A.c is a
-cycle and fails, however many files it passes through. src/cli/ is checked too: its cli.h holds
+through another header). A.c -> B.c -> A.c is a cycle and fails, however
+many files it passes through. src/cli/ is checked too: its cli.h holds
 only the shared types (the cli state, formats, exit codes), each function
 is declared in the header of the file that defines it, and each command's
 cmd_X.h is included by commands.c (the table), never by another command."""
@@ -104,24 +100,11 @@ def source_graph(root):
         for m in DEFINITION.finditer(text[c]):
             defined_in[m.group(1)].add(c)
     stem = lambda p: os.path.splitext(os.path.basename(p))[0]
-    owners, functions = {}, {}
+    owners = {}
     for h in headers.values():
         owners[h] = {c for c in sources if stem(c) == stem(h)}
-        functions[h] = [m.group(1) for m in PROTOTYPE.finditer(text[h])]
-        for name in functions[h]:
-            owners[h] |= defined_in.get(name, set())
-
-    def depends(c, h):
-        """The owners of h that c depends on: all of them, but between files
-        that together define an installed header, the one of its name and
-        the ones defining what c names."""
-        if c not in owners[h] or not h.startswith(inc + os.sep):
-            return owners[h] - {c}
-        out = {o for o in owners[h] if stem(o) == stem(h)}
-        for name in functions[h]:
-            if re.search(r"\b%s\b" % name, text[c]):
-                out |= defined_in.get(name, set())
-        return out - {c}
+        for m in PROTOTYPE.finditer(text[h]):
+            owners[h] |= defined_in.get(m.group(1), set())
 
     def reached(path, seen):
         for spec in INCLUDE.findall(text[path]):
@@ -135,7 +118,7 @@ def source_graph(root):
     for c in sources:
         graph[c] = {}
         for h in sorted(reached(c, set())):
-            for o in sorted(depends(c, h)):
+            for o in owners[h] - {c}:
                 graph[c].setdefault(o, h)
     return graph
 

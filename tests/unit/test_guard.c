@@ -7,6 +7,7 @@
 #include "ollama_audit/digest.h"
 #include "ollama_audit/guard.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/apply.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/reclaim.h"
 #include "ollama_audit/scan.h"

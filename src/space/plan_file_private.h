@@ -1,7 +1,7 @@
-/* plan_file.h - what plan_file.c (a plan as JSON, --plan FILE) shares with
+/* plan_file_private.h - what plan_file.c (a plan as JSON, --plan FILE) shares with
  * apply.c. Private to src/space/. */
-#ifndef OLLAMA_AUDIT_SPACE_PLAN_FILE_H
-#define OLLAMA_AUDIT_SPACE_PLAN_FILE_H
+#ifndef OLLAMA_AUDIT_SPACE_PLAN_FILE_PRIVATE_H
+#define OLLAMA_AUDIT_SPACE_PLAN_FILE_PRIVATE_H
 
 #include "ollama_audit/prune.h"
 
