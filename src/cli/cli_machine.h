@@ -5,6 +5,8 @@
 
 #include "cli.h"
 
+#include <jansson.h>
+
 /* An error machine output must carry: said on stderr, an {"type":"error"}
  * record with ndjson, and in the json document's "errors". code is a short
  * kebab-case word (docs/schema.md); path may be NULL. The exit status is the
@@ -13,6 +15,12 @@ void cli_fail(cli *c, const char *code, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* The same error kept for machine output only: the caller has said it. */
 void cli_note_error(cli *c, const char *code, const char *path, const char *msg);
+/* --format json: the command's document (the reference is taken), printed
+ * once at the end of the run with "status" and "errors" added. */
+void cli_emit_document(cli *c, json_t *doc);
+/* One store of a {"schema":..., "stores":[...]} document, which the first
+ * call emits; store NULL emits the document with no store yet. */
+void cli_emit_store(cli *c, const char *schema, json_t *store);
 /* Around the command: json and csv are held back until the end, which adds
  * "status" and "errors" to the json document and keeps a csv empty when no
  * store could be read. */

@@ -2,6 +2,7 @@
  * stores) and `ollama-audit dedupe` (replace them by reflinks or, for one
  * owner, hard links). docs/multi-store.md. */
 #include "cmd_dedupe.h"
+#include "cli_machine.h"
 #include "cli_multi.h"
 #include "confirm.h"
 #include "host.h"
@@ -93,7 +94,7 @@ static const char **store_users(oa_store *const *sv, size_t n)
 static void put_report(cli *c, json_t *doc, json_t *(*records)(json_t *))
 {
 	if (c->format == OUT_JSON) {
-		cli_put_record(doc);
+		cli_emit_document(c, doc);
 		return;
 	}
 	json_t *recs = records(doc);

@@ -1,5 +1,6 @@
 /* cmd_du.c - `ollama-audit du`: disk usage per model and for the store. */
 #include "cmd_du.h"
+#include "cli_machine.h"
 #include "cli_multi.h"
 #include "cmd_dedupe.h"
 #include "cmd_history.h"
@@ -260,9 +261,7 @@ static void du_unreadable(cli *c, const oa_store *s)
 static void du_finish(cli *c, const oa_du_total *total, json_t *docs)
 {
 	if (c->format == OUT_JSON) {
-		json_t *doc = oa_du_view_document(json_incref(docs), total);
-		oa_json_dump_line(doc, stdout);
-		json_decref(doc);
+		cli_emit_document(c, oa_du_view_document(json_incref(docs), total));
 	} else if (c->format == OUT_NDJSON) {
 		json_t *rec = oa_du_view_total_record(total, cli_host());
 		oa_json_dump_line(rec, stdout);

@@ -355,7 +355,7 @@ static void history_store(cli *c, oa_store *s, const window *w, bool first)
 			v[k++] = &h.v[j];
 	switch (c->format) {
 	case OUT_JSON:
-		cli_put_stream_item(HISTORY_SCHEMA, oa_history_store_json(s, &h, src.names, src.n, v, k), first,
+		cli_put_stream_item(c, HISTORY_SCHEMA, oa_history_store_json(s, &h, src.names, src.n, v, k), first,
 		                    false);
 		break;
 	case OUT_NDJSON: print_ndjson(s, &h, &src, v, k); break;
@@ -396,7 +396,7 @@ int cmd_history(cli *c)
 		first = false;
 	}
 	if (c->format == OUT_JSON)
-		cli_put_stream_end(HISTORY_SCHEMA, !first);
+		cli_put_stream_end(c, HISTORY_SCHEMA, !first);
 	if (in.spool)
 		fclose(in.spool);
 	cli_close_stores(st, n);

@@ -1,5 +1,6 @@
 /* cmd_list.c - `ollama-audit list`: the models as `ollama list` shows them. */
 #include "cmd_list.h"
+#include "cli_machine.h"
 #include "cmd_history.h"
 #include "findings.h"
 #include "host.h"
@@ -334,10 +335,10 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 		free((void *)ls.problems);
 	}
 	oa_list_total t = totals(c, st, n);
-	json_t *out = ndjson ? oa_list_view_total_record(&t, cli_host())
-	                     : oa_list_view_document(json_incref(stores), &t);
-	oa_json_dump_line(out, stdout);
-	json_decref(out);
+	if (ndjson)
+		cli_put_record(oa_list_view_total_record(&t, cli_host()));
+	else
+		cli_emit_document(c, oa_list_view_document(json_incref(stores), &t));
 	json_decref(stores);
 }
 

@@ -378,7 +378,7 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 		plan_csv(doc, first);
 		json_decref(doc);
 	} else {
-		cli_put_stream_item(oa_report_schema(p->command), doc, first, last);
+		cli_put_stream_item(c, oa_report_schema(p->command), doc, first, last);
 	}
 }
 
@@ -431,7 +431,7 @@ static void predict(cli *c, oa_store *s, bool first, bool last)
 	oa_server_prune p;
 	oa_server_prune_predict(s, oa_wall_now(), (enum oa_server_era)c->server_era, &p);
 	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
-		cli_put_stream_item(OA_PREDICT_SERVER_SCHEMA, oa_report_server_prune(s, &p), first, last);
+		cli_put_stream_item(c, OA_PREDICT_SERVER_SCHEMA, oa_report_server_prune(s, &p), first, last);
 	else
 		print_prediction(c, s, &p, first);
 	oa_server_prune_free(&p);
@@ -453,7 +453,7 @@ static int predict_all(cli *c, opened_store *st, size_t n)
 		first = false;
 	}
 	if (json && !n_ok)
-		cli_put_stream_end(OA_PREDICT_SERVER_SCHEMA, false);
+		cli_put_stream_end(c, OA_PREDICT_SERVER_SCHEMA, false);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }
@@ -567,7 +567,7 @@ int cmd_prune(cli *c)
 		oa_junk_free(&pl[i].j);
 	}
 	if (c->format == OUT_JSON && !np)
-		cli_put_stream_end(OA_SCHEMA_PRUNE, false);
+		cli_put_stream_end(c, OA_SCHEMA_PRUNE, false);
 	free(pl);
 	cli_close_stores(st, n);
 	return c->exit_code;

@@ -149,7 +149,7 @@ static int list_ops(cli *c, const char *dir)
 	} else {
 		json_t *doc = oa_quarantine_ops_report(dir, &ops);
 		if (c->format == OUT_JSON) {
-			oa_json_dump_line(doc, stdout);
+			cli_emit_document(c, json_incref(doc));
 		} else if (c->format == OUT_NDJSON) {
 			json_t *recs = oa_quarantine_ops_records(doc, cli_host());
 			oa_json_dump_lines(recs, stdout);

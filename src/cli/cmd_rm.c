@@ -224,7 +224,7 @@ int cmd_rm(cli *c)
 		oa_plan_free(&plans[i]);
 	}
 	if (c->format == OUT_JSON && !np)
-		cli_put_stream_end(OA_SCHEMA_RM, false);
+		cli_put_stream_end(c, OA_SCHEMA_RM, false);
 	free(plans);
 	free(stores);
 	cli_close_stores(st, n);

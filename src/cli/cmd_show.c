@@ -389,7 +389,7 @@ int cmd_show(cli *c)
 		if (c->format == OUT_JSON || c->format == OUT_NDJSON || c->format == OUT_CSV) {
 			json_t *o = oa_show_view(s, m, c->tensors, cli_runhere_machine(c), cli_runhere_cache(c));
 			if (c->format == OUT_JSON) {
-				oa_json_dump_line(o, stdout);
+				cli_emit_document(c, json_incref(o));
 			} else if (c->format == OUT_NDJSON) {
 				json_t *recs = oa_show_view_records(s, o, cli_host());
 				oa_json_dump_lines(recs, stdout);

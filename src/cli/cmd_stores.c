@@ -277,9 +277,7 @@ static void render(cli *c, row *rows, size_t n, size_t opened, const oa_stores_d
 	oa_stores_totals t;
 	oa_stores_totals_compute(rows, n, &t);
 	if (c->format == OUT_JSON) {
-		json_t *doc = oa_stores_view_document(cli_host(), rows, n, &t, d);
-		oa_json_dump_line(doc, stdout);
-		json_decref(doc);
+		cli_emit_document(c, oa_stores_view_document(cli_host(), rows, n, &t, d));
 	} else if (c->format == OUT_NDJSON) {
 		json_t *recs = oa_stores_view_records(cli_host(), rows, n, &t, d);
 		oa_json_dump_lines(recs, stdout);

@@ -272,7 +272,7 @@ void report_findings(cli *c, const oa_store *s, const char *summary_line, oa_aud
 		findings_ndjson(s, selected, sum);
 	} else if (c->format == OUT_JSON) {
 		/* One document: {"schema":..., "stores":[...]} written store by store. */
-		cli_put_stream_item(report_schema(sum), oa_findings_store_json(s, selected, sum), first, false);
+		cli_put_stream_item(c, report_schema(sum), oa_findings_store_json(s, selected, sum), first, false);
 	} else if (c->format != OUT_PROMETHEUS) {
 		findings_table(c, s, selected, summary_line, sum, first);
 	}
@@ -286,5 +286,5 @@ void report_finish(cli *c, const char *schema, bool any)
 	 * cannot leave it open. */
 	if (c->format != OUT_JSON)
 		return;
-	cli_put_stream_end(schema, any);
+	cli_put_stream_end(c, schema, any);
 }
