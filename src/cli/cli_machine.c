@@ -7,7 +7,8 @@
  * error happens; csv has no place for an error, so when nothing could be read
  * it stays empty and the error is only on stderr. A json command hands its
  * document to cli_emit_document() and the end of the run prints it once;
- * csv is written into a temporary file and the end of the run decides. */
+ * csv and tags are written into memory (cli_text_out) and the end of the
+ * run decides. */
 #include "cli_machine.h"
 #include "host.h"
 #include "usage.h"
@@ -21,14 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static struct {
 	json_t *errors; /* [{code, message, path}] */
 	json_t *docs;   /* json: the documents the command emitted, in order */
-	FILE *tmp;      /* json/csv: what the command wrote */
-	int saved_stdout;
-} E = { .saved_stdout = -1 };
+	FILE *text;     /* csv, tags: what the command wrote, in text_buf */
+	char *text_buf;
+	size_t text_len;
+} E;
 
 /* Keep an error for the json document; with ndjson, its record now. */
 static void add_error(const cli *c, const char *code, const char *msg, const char *path)
@@ -87,32 +88,14 @@ void cli_capture_begin(cli *c)
 {
 	if (c->format != OUT_CSV && c->format != OUT_TAGS)
 		return;
-	fflush(stdout);
-	E.tmp = tmpfile();
-	E.saved_stdout = E.tmp ? dup(STDOUT_FILENO) : -1;
-	if (E.saved_stdout < 0 || dup2(fileno(E.tmp), STDOUT_FILENO) < 0) {
-		/* Unbuffered output still works; only the status is lost. */
+	E.text = open_memstream(&E.text_buf, &E.text_len);
+	if (!E.text) /* it still works on stdout; only the empty csv on error is lost */
 		cli_err("cannot hold back the output (%s): it is written as it comes", strerror(errno));
-		if (E.saved_stdout >= 0)
-			close(E.saved_stdout);
-		if (E.tmp)
-			fclose(E.tmp);
-		E.tmp = NULL;
-		E.saved_stdout = -1;
-	}
 }
 
-static char *slurp(FILE *f, size_t *len)
+FILE *cli_text_out(void)
 {
-	oa_buf b;
-	oa_buf_init(&b);
-	char chunk[65536];
-	size_t n;
-	rewind(f);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		oa_buf_add(&b, chunk, n);
-	*len = b.len;
-	return oa_buf_take(&b);
+	return E.text ? E.text : stdout;
 }
 
 /* The json document with "status" and "errors" last; a run that emitted no
@@ -148,18 +131,15 @@ void cli_capture_end(cli *c, int rc)
 		finish_json(c);
 	json_decref(E.docs);
 	E.docs = NULL;
-	if (E.tmp) {
-		fflush(stdout);
-		size_t len;
-		char *text = slurp(E.tmp, &len);
-		dup2(E.saved_stdout, STDOUT_FILENO);
-		close(E.saved_stdout);
-		fclose(E.tmp);
-		E.tmp = NULL;
-		E.saved_stdout = -1;
-		if (!E.errors || c->stores_read)
-			fwrite(text, 1, len, stdout);
-		free(text);
+	if (E.text) {
+		bool ok = fclose(E.text) == 0;
+		E.text = NULL;
+		if (!ok)
+			cli_err("cannot hold back the output: %s", strerror(errno));
+		else if (!E.errors || c->stores_read)
+			fwrite(E.text_buf, 1, E.text_len, stdout);
+		free(E.text_buf);
+		E.text_buf = NULL;
 	}
 	json_decref(E.errors);
 	E.errors = NULL;

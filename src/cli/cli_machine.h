@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <jansson.h>
+#include <stdio.h>
 
 /* An error machine output must carry: said on stderr, an {"type":"error"}
  * record with ndjson, and in the json document's "errors". code is a short
@@ -21,10 +22,13 @@ void cli_emit_document(cli *c, json_t *doc);
 /* One store of a {"schema":..., "stores":[...]} document, which the first
  * call emits; store NULL emits the document with no store yet. */
 void cli_emit_store(cli *c, const char *schema, json_t *store);
-/* Around the command: json and csv are held back until the end, which adds
- * "status" and "errors" to the json document and keeps a csv empty when no
- * store could be read. */
+/* Around the command: the json document is printed at the end with
+ * "status" and "errors"; csv and tags are held in memory and printed at the
+ * end unless an error left no store read (the csv stays empty). */
 void cli_capture_begin(cli *c);
+/* Where a command writes its csv or tags text: the memory held back for
+ * the end of the run (stdout in the other formats). */
+FILE *cli_text_out(void);
 /* rc: the command's exit status. A run that failed (8, 16, 32) without a
  * cli_fail() still reports an error, with the last message said. */
 void cli_capture_end(cli *c, int rc);

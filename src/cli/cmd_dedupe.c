@@ -123,7 +123,8 @@ static int open_dupes(cli *c, const char *what, opened_store **st, size_t *n, si
 
 static void dupes_csv(oa_store *const *sv, const char *const *users, const oa_dupes *d)
 {
-	printf("digest,apparent_bytes,store,user,path,inode,same_inode_as,disk_bytes,models\n");
+	FILE *out = cli_text_out();
+	fprintf(out, "digest,apparent_bytes,store,user,path,inode,same_inode_as,disk_bytes,models\n");
 	for (size_t i = 0; i < d->n; i++)
 		for (size_t j = 0; j < d->v[i].n_copies; j++) {
 			const oa_dupe_copy *cp = &d->v[i].copies[j];
@@ -137,15 +138,15 @@ static void dupes_csv(oa_store *const *sv, const char *const *users, const oa_du
 			oa_buf_init(&mb);
 			for (size_t m = 0; m < cp->n_models; m++)
 				oa_buf_printf(&mb, "%s%s", m ? ";" : "", cp->models[m]);
-			csv_field(stdout, digest, false);
-			csv_field(stdout, num[0], false);
-			csv_field(stdout, sv[cp->store]->root, false);
-			csv_field(stdout, users[cp->store], false);
-			csv_field(stdout, cp->blob->name, false);
-			csv_field(stdout, num[1], false);
-			csv_field(stdout, cp->same_inode_as >= 0 ? num[2] : "", false);
-			csv_field(stdout, num[3], false);
-			csv_field(stdout, mb.data ? mb.data : "", true);
+			csv_field(out, digest, false);
+			csv_field(out, num[0], false);
+			csv_field(out, sv[cp->store]->root, false);
+			csv_field(out, users[cp->store], false);
+			csv_field(out, cp->blob->name, false);
+			csv_field(out, num[1], false);
+			csv_field(out, cp->same_inode_as >= 0 ? num[2] : "", false);
+			csv_field(out, num[3], false);
+			csv_field(out, mb.data ? mb.data : "", true);
 			oa_buf_free(&mb);
 		}
 }
@@ -440,21 +441,22 @@ static void tally(cli *c, const oa_dedupe_plan *p, oa_dedupe_outcome *o)
 
 static void dedupe_csv(oa_store *const *sv, const char *const *users, const oa_dedupe_plan *p)
 {
-	printf("digest,how,status,keep,keep_user,replace,replace_user,disk_bytes,note\n");
+	FILE *out = cli_text_out();
+	fprintf(out, "digest,how,status,keep,keep_user,replace,replace_user,disk_bytes,note\n");
 	for (size_t i = 0; i < p->n; i++) {
 		const oa_dedupe_action *a = &p->v[i];
 		char digest[72], b[32];
 		snprintf(digest, sizeof digest, "sha256:%s", a->hex);
 		snprintf(b, sizeof b, "%llu", (unsigned long long)a->bytes);
-		csv_field(stdout, digest, false);
-		csv_field(stdout, oa_dedupe_how_name(a->how), false);
-		csv_field(stdout, oa_dedupe_status_name(a->status), false);
-		csv_field(stdout, sv[a->src_store]->root, false);
-		csv_field(stdout, users[a->src_store], false);
-		csv_field(stdout, sv[a->dst_store]->root, false);
-		csv_field(stdout, users[a->dst_store], false);
-		csv_field(stdout, b, false);
-		csv_field(stdout, a->note, true);
+		csv_field(out, digest, false);
+		csv_field(out, oa_dedupe_how_name(a->how), false);
+		csv_field(out, oa_dedupe_status_name(a->status), false);
+		csv_field(out, sv[a->src_store]->root, false);
+		csv_field(out, users[a->src_store], false);
+		csv_field(out, sv[a->dst_store]->root, false);
+		csv_field(out, users[a->dst_store], false);
+		csv_field(out, b, false);
+		csv_field(out, a->note, true);
 	}
 }
 

@@ -189,6 +189,7 @@ static void total_table(cli *c, const oa_du_total *t)
 
 static void du_csv(const oa_store *s, const oa_du_store *d)
 {
+	FILE *out = cli_text_out();
 	for (size_t k = 0; k < d->du.n_rows; k++) {
 		const oa_du_row *r = &d->du.rows[k];
 		char *name = row_name(s, r, " ");
@@ -197,15 +198,15 @@ static void du_csv(const oa_store *s, const oa_du_store *d)
 		snprintf(num[1], sizeof num[1], "%llu", (unsigned long long)r->shared);
 		snprintf(num[2], sizeof num[2], "%llu", (unsigned long long)r->allocated);
 		snprintf(num[3], sizeof num[3], "%llu", (unsigned long long)r->apparent);
-		csv_field(stdout, s->root, false);
-		csv_field(stdout, name, false);
+		csv_field(out, s->root, false);
+		csv_field(out, name, false);
 		char id[13];
 		snprintf(id, sizeof id, "%.12s", r->id);
-		csv_field(stdout, id, false);
-		csv_field(stdout, r->id, false);
-		csv_field(stdout, r->manifest_ok ? "true" : "false", false);
+		csv_field(out, id, false);
+		csv_field(out, r->id, false);
+		csv_field(out, r->manifest_ok ? "true" : "false", false);
 		for (int q = 0; q < 4; q++)
-			csv_field(stdout, num[q], q == 3);
+			csv_field(out, num[q], q == 3);
 		free(name);
 	}
 }
@@ -327,7 +328,7 @@ int cmd_du(cli *c)
 	memset(&total, 0, sizeof total);
 	json_t *docs = json_array();
 	if (c->format == OUT_CSV)
-		printf("store,name,id,digest,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n");
+		fprintf(cli_text_out(), "store,name,id,digest,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n");
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;

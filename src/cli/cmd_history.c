@@ -1,5 +1,6 @@
 /* cmd_history.c - `ollama-audit history`: the model loads the server's logs
  * recorded, newest first, and per model its last load (docs/history.md). */
+#include "cli_machine.h"
 #include "cmd_history.h"
 #include "host.h"
 #include "open_stores.h"
@@ -295,9 +296,10 @@ static void print_ndjson(const oa_store *s, const oa_history *h, const oa_log_so
 
 static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bool first)
 {
+	FILE *out = cli_text_out();
 	if (first)
 		fputs("store,time,model,id,runner,result,reason,memory_required,memory_peak,gpu_free,"
-		      "system_free,server_version,source,line\n", stdout);
+		      "system_free,server_version,source,line\n", out);
 	for (size_t i = 0; i < n; i++) {
 		const oa_load *e = v[i];
 		char when[48] = "", id[13], num[5][24], line[24];
@@ -311,18 +313,18 @@ static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bo
 				num[k][0] = '\0';
 		snprintf(line, sizeof line, "%lu", e->line);
 		char *label = oa_history_load_label(s, e);
-		csv_field(stdout, s->root, false);
-		csv_field(stdout, when, false);
-		csv_field(stdout, label, false);
-		csv_field(stdout, oa_history_load_id(s, e, id), false);
-		csv_field(stdout, oa_log_runner_name(e->runner), false);
-		csv_field(stdout, oa_load_result_name(e->result), false);
-		csv_field(stdout, e->reason, false);
+		csv_field(out, s->root, false);
+		csv_field(out, when, false);
+		csv_field(out, label, false);
+		csv_field(out, oa_history_load_id(s, e, id), false);
+		csv_field(out, oa_log_runner_name(e->runner), false);
+		csv_field(out, oa_load_result_name(e->result), false);
+		csv_field(out, e->reason, false);
 		for (size_t k = 0; k < 4; k++)
-			csv_field(stdout, num[k], false);
-		csv_field(stdout, e->version, false);
-		csv_field(stdout, e->source, false);
-		csv_field(stdout, line, true);
+			csv_field(out, num[k], false);
+		csv_field(out, e->version, false);
+		csv_field(out, e->source, false);
+		csv_field(out, line, true);
 		free(label);
 	}
 	(void)c;

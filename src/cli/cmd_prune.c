@@ -128,30 +128,31 @@ static bool confirm(cli *c, const oa_plan *p)
 /* csv: one row per entry of the plan, planned then kept. */
 static void plan_csv(json_t *doc, bool header)
 {
+	FILE *out = cli_text_out();
 	static const char *cols[] = { "path",        "category",    "type",   "apparent_bytes",
 	                              "disk_bytes",  "freed_bytes", "mtime",  "digest",
 	                              "model",       "note" };
 	const size_t ncols = sizeof cols / sizeof cols[0];
 	if (header) {
-		printf("command,store,state");
+		fprintf(out, "command,store,state");
 		for (size_t k = 0; k < ncols; k++)
-			printf(",%s", cols[k]);
-		printf("\n");
+			fprintf(out, ",%s", cols[k]);
+		fprintf(out, "\n");
 	}
 	const char *lists[] = { "entries", "kept" }, *states[] = { "planned", "kept" };
 	for (size_t l = 0; l < 2; l++) {
 		json_t *v = json_object_get(doc, lists[l]);
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			json_t *e = json_array_get(v, i);
-			csv_field(stdout, json_string_value(json_object_get(doc, "command")), false);
-			csv_field(stdout, json_string_value(json_object_get(doc, "store")), false);
-			csv_field(stdout, states[l], false);
+			csv_field(out, json_string_value(json_object_get(doc, "command")), false);
+			csv_field(out, json_string_value(json_object_get(doc, "store")), false);
+			csv_field(out, states[l], false);
 			for (size_t k = 0; k < ncols; k++) {
 				json_t *x = json_object_get(e, cols[k]);
 				char num[32] = "";
 				if (json_is_integer(x))
 					snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x));
-				csv_field(stdout, json_is_string(x) ? json_string_value(x) : num, k + 1 == ncols);
+				csv_field(out, json_is_string(x) ? json_string_value(x) : num, k + 1 == ncols);
 			}
 		}
 	}

@@ -107,7 +107,8 @@ static void list_table(cli *c, const char *dir, const oa_quarantine_ops *ops)
 
 static void list_csv(json_t *doc)
 {
-	printf("quarantine,store,id,time,command,models,entries,disk_bytes,held_entries,held_bytes,state\n");
+	FILE *out = cli_text_out();
+	fprintf(out, "quarantine,store,id,time,command,models,entries,disk_bytes,held_entries,held_bytes,state\n");
 	size_t i;
 	json_t *op;
 	json_array_foreach(json_object_get(doc, "operations"), i, op) {
@@ -123,15 +124,15 @@ static void list_csv(json_t *doc)
 		static const char *keys[4] = { "entries", "disk_bytes", "held_entries", "held_bytes" };
 		for (int q = 0; q < 4; q++)
 			snprintf(num[q], sizeof num[q], "%lld", (long long)json_integer_value(json_object_get(op, keys[q])));
-		csv_field(stdout, json_string_value(json_object_get(doc, "quarantine")), false);
-		csv_field(stdout, json_string_value(json_object_get(doc, "store")), false);
-		csv_field(stdout, json_string_value(json_object_get(op, "id")), false);
-		csv_field(stdout, json_string_value(json_object_get(op, "time")), false);
-		csv_field(stdout, json_string_value(json_object_get(op, "command")), false);
-		csv_field(stdout, mv, false);
+		csv_field(out, json_string_value(json_object_get(doc, "quarantine")), false);
+		csv_field(out, json_string_value(json_object_get(doc, "store")), false);
+		csv_field(out, json_string_value(json_object_get(op, "id")), false);
+		csv_field(out, json_string_value(json_object_get(op, "time")), false);
+		csv_field(out, json_string_value(json_object_get(op, "command")), false);
+		csv_field(out, mv, false);
 		for (int q = 0; q < 4; q++)
-			csv_field(stdout, num[q], false);
-		csv_field(stdout, json_string_value(json_object_get(op, "state")), true);
+			csv_field(out, num[q], false);
+		csv_field(out, json_string_value(json_object_get(op, "state")), true);
 		free(mv);
 	}
 }

@@ -324,6 +324,7 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 
 static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
 {
+	FILE *out = cli_text_out();
 	char size[32] = "", apparent_bytes[32] = "", disk_bytes[32] = "";
 	const char *keys[] = { "size", "apparent_bytes", "disk_bytes" };
 	char *bufs[] = { size, apparent_bytes, disk_bytes };
@@ -332,23 +333,24 @@ static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
 		if (json_is_integer(v))
 			snprintf(bufs[k], 32, "%lld", (long long)json_integer_value(v));
 	}
-	csv_field(stdout, s->root, false);
-	csv_field(stdout, m->display, false);
-	csv_field(stdout, json_string_value(json_object_get(l, "kind")), false);
-	csv_field(stdout, json_string_value(json_object_get(l, "media_type")), false);
-	csv_field(stdout, json_string_value(json_object_get(l, "digest")), false);
-	csv_field(stdout, size, false);
-	csv_field(stdout, json_string_value(json_object_get(l, "from")), false);
-	csv_field(stdout, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
-	csv_field(stdout, apparent_bytes, false);
-	csv_field(stdout, disk_bytes, true);
+	csv_field(out, s->root, false);
+	csv_field(out, m->display, false);
+	csv_field(out, json_string_value(json_object_get(l, "kind")), false);
+	csv_field(out, json_string_value(json_object_get(l, "media_type")), false);
+	csv_field(out, json_string_value(json_object_get(l, "digest")), false);
+	csv_field(out, size, false);
+	csv_field(out, json_string_value(json_object_get(l, "from")), false);
+	csv_field(out, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
+	csv_field(out, apparent_bytes, false);
+	csv_field(out, disk_bytes, true);
 }
 
 /* csv: the layers, one row each, config first. */
 static void show_csv(const oa_store *s, const oa_model *m, json_t *o, bool header)
 {
+	FILE *out = cli_text_out();
 	if (header)
-		printf("store,model,kind,media_type,digest,size,from,exists,apparent_bytes,disk_bytes\n");
+		fprintf(out, "store,model,kind,media_type,digest,size,from,exists,apparent_bytes,disk_bytes\n");
 	json_t *cfg = json_object_get(o, "config_layer");
 	if (cfg)
 		csv_layer(s, m, cfg);

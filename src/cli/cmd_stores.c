@@ -138,7 +138,8 @@ static size_t find_dupes(row *rows, size_t n, oa_stores_dupes *d)
 
 static void print_csv(const row *rows, size_t n)
 {
-	printf("host,store,state,user,uid,models,blob_files,disk_bytes,apparent_bytes,found_by,paths\n");
+	FILE *out = cli_text_out();
+	fprintf(out, "host,store,state,user,uid,models,blob_files,disk_bytes,apparent_bytes,found_by,paths\n");
 	for (size_t i = 0; i < n; i++) {
 		const row *r = &rows[i];
 		const oa_candidate *k = r->cand;
@@ -158,14 +159,14 @@ static void print_csv(const row *rows, size_t n)
 			oa_buf_printf(&fb, "%s%s:%s", j ? ";" : "", k->found[j].source, k->found[j].detail);
 		for (size_t j = 0; j < k->n_paths; j++)
 			oa_buf_printf(&pb, "%s%s", j ? ";" : "", k->paths[j]);
-		csv_field(stdout, cli_host(), false);
-		csv_field(stdout, oa_stores_row_root(r), false);
-		csv_field(stdout, r->state, false);
-		csv_field(stdout, k->user, false);
+		csv_field(out, cli_host(), false);
+		csv_field(out, oa_stores_row_root(r), false);
+		csv_field(out, r->state, false);
+		csv_field(out, k->user, false);
 		for (int q = 0; q < 5; q++)
-			csv_field(stdout, num[q], false);
-		csv_field(stdout, fb.data ? fb.data : "", false);
-		csv_field(stdout, pb.data ? pb.data : "", true);
+			csv_field(out, num[q], false);
+		csv_field(out, fb.data ? fb.data : "", false);
+		csv_field(out, pb.data ? pb.data : "", true);
 		oa_buf_free(&fb);
 		oa_buf_free(&pb);
 	}

@@ -1,4 +1,5 @@
 /* report_common.c - the findings report shared by check and verify. */
+#include "cli_machine.h"
 #include "report_common.h"
 #include "cli_multi.h"
 #include "findings.h"
@@ -94,19 +95,20 @@ static void count_findings(cli *c, const oa_store *s, const bool *selected, oa_a
 
 static void findings_csv(const oa_store *s, const bool *selected, bool first)
 {
+	FILE *out = cli_text_out();
 	if (first)
-		printf("store,code,severity,model,digest,path,message\n");
+		fprintf(out, "store,code,severity,model,digest,path,message\n");
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
 		if (!selected[i])
 			continue;
-		csv_field(stdout, s->root, false);
-		csv_field(stdout, f->code, false);
-		csv_field(stdout, oa_severity_name(f->severity), false);
-		csv_field(stdout, f->model, false);
-		csv_field(stdout, f->digest, false);
-		csv_field(stdout, f->path, false);
-		csv_field(stdout, f->message, true);
+		csv_field(out, s->root, false);
+		csv_field(out, f->code, false);
+		csv_field(out, oa_severity_name(f->severity), false);
+		csv_field(out, f->model, false);
+		csv_field(out, f->digest, false);
+		csv_field(out, f->path, false);
+		csv_field(out, f->message, true);
 	}
 }
 
