@@ -137,6 +137,45 @@ static void list_csv(json_t *doc)
 	}
 }
 
+/* What every format of the listing renders (the slots in commands.c):
+ * putting back and --empty write tables only. */
+typedef struct restore_view {
+	const char *dir;
+	const oa_quarantine_ops *ops;
+} restore_view;
+
+void restore_render_table(cli *c, const void *view)
+{
+	const restore_view *v = view;
+	list_table(c, v->dir, v->ops);
+}
+
+void restore_render_json(cli *c, const void *view)
+{
+	const restore_view *v = view;
+	cli_emit_document(c, oa_quarantine_ops_report(v->dir, v->ops));
+}
+
+void restore_render_ndjson(cli *c, const void *view)
+{
+	(void)c;
+	const restore_view *v = view;
+	json_t *doc = oa_quarantine_ops_report(v->dir, v->ops);
+	json_t *recs = oa_quarantine_ops_records(doc, cli_host());
+	oa_json_dump_lines(recs, stdout);
+	json_decref(recs);
+	json_decref(doc);
+}
+
+void restore_render_csv(cli *c, const void *view)
+{
+	(void)c;
+	const restore_view *v = view;
+	json_t *doc = oa_quarantine_ops_report(v->dir, v->ops);
+	list_csv(doc);
+	json_decref(doc);
+}
+
 static int list_ops(cli *c, const char *dir)
 {
 	oa_quarantine_ops ops;
@@ -145,21 +184,7 @@ static int list_ops(cli *c, const char *dir)
 		cli_fail(c, "quarantine-unreadable", dir, "%s", err);
 		return c->exit_code | OA_EXIT_OPERATIONAL;
 	}
-	if (c->format == OUT_TABLE) {
-		list_table(c, dir, &ops);
-	} else {
-		json_t *doc = oa_quarantine_ops_report(dir, &ops);
-		if (c->format == OUT_JSON) {
-			cli_emit_document(c, json_incref(doc));
-		} else if (c->format == OUT_NDJSON) {
-			json_t *recs = oa_quarantine_ops_records(doc, cli_host());
-			oa_json_dump_lines(recs, stdout);
-			json_decref(recs);
-		} else {
-			list_csv(doc);
-		}
-		json_decref(doc);
-	}
+	cli_render(c, &(restore_view){ .dir = dir, .ops = &ops });
 	oa_quarantine_ops_free(&ops);
 	return c->exit_code;
 }

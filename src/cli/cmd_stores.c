@@ -273,28 +273,58 @@ static void print_table(cli *c, const row *rows, size_t n, const oa_stores_total
 	table_dupes(c, d);
 }
 
+/* What every format of `stores` renders (the slots in commands.c). */
+typedef struct stores_view {
+	row *rows; /* not const: cli_multi_prom_store() takes the store */
+	size_t n, opened;
+	const oa_stores_dupes *d;
+	oa_stores_totals t;
+} stores_view;
+
+void stores_render_table(cli *c, const void *view)
+{
+	const stores_view *v = view;
+	print_table(c, v->rows, v->n, &v->t, v->d);
+}
+
+void stores_render_json(cli *c, const void *view)
+{
+	const stores_view *v = view;
+	cli_emit_document(c, oa_stores_view_document(cli_host(), v->rows, v->n, &v->t, v->d));
+}
+
+void stores_render_ndjson(cli *c, const void *view)
+{
+	(void)c;
+	const stores_view *v = view;
+	json_t *recs = oa_stores_view_records(cli_host(), v->rows, v->n, &v->t, v->d);
+	oa_json_dump_lines(recs, stdout);
+	json_decref(recs);
+}
+
+void stores_render_csv(cli *c, const void *view)
+{
+	(void)c;
+	const stores_view *v = view;
+	print_csv(v->rows, v->n);
+}
+
+void stores_render_prometheus(cli *c, const void *view)
+{
+	const stores_view *v = view;
+	for (size_t i = 0; i < v->n; i++)
+		if (v->rows[i].opened)
+			cli_multi_prom_store(c, &v->rows[i].s, v->rows[i].seconds, NULL, NULL);
+	if (v->opened >= 2)
+		cli_multi_prom_add("ollama_store_duplicate_bytes", (double)v->d->dupes.saving);
+}
+
 static void render(cli *c, row *rows, size_t n, size_t opened, const oa_stores_dupes *d)
 {
-	oa_stores_totals t;
-	oa_stores_totals_compute(rows, n, &t);
-	if (c->format == OUT_JSON) {
-		cli_emit_document(c, oa_stores_view_document(cli_host(), rows, n, &t, d));
-	} else if (c->format == OUT_NDJSON) {
-		json_t *recs = oa_stores_view_records(cli_host(), rows, n, &t, d);
-		oa_json_dump_lines(recs, stdout);
-		json_decref(recs);
-	} else if (c->format == OUT_CSV) {
-		print_csv(rows, n);
-	} else if (c->format == OUT_PROMETHEUS) {
-		for (size_t i = 0; i < n; i++)
-			if (rows[i].opened)
-				cli_multi_prom_store(c, &rows[i].s, rows[i].seconds, NULL, NULL);
-		if (opened >= 2)
-			cli_multi_prom_add("ollama_store_duplicate_bytes", (double)d->dupes.saving);
-	} else {
-		print_table(c, rows, n, &t, d);
-	}
-	oa_stores_totals_free(&t);
+	stores_view v = { .rows = rows, .n = n, .opened = opened, .d = d };
+	oa_stores_totals_compute(rows, n, &v.t);
+	cli_render(c, &v);
+	oa_stores_totals_free(&v.t);
 }
 
 int cmd_stores(cli *c)

@@ -221,6 +221,8 @@ const command cli_commands[] = {
 		.summary = "list, put back or empty what prune/rm --quarantine DIR moved away",
 		.options = COMMON "all last op empty older-than apply yes",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = restore_render_table, [OUT_JSON] = restore_render_json,
+		            [OUT_NDJSON] = restore_render_ndjson, [OUT_CSV] = restore_render_csv },
 		.help = "usage: ollama-audit restore DIR [--format table|json|ndjson|csv]\n"
 		        "       ollama-audit restore DIR --last | --op ID | MODEL | --all [--store STORE]\n"
 		        "       ollama-audit restore DIR --empty [--older-than DURATION] [--apply [--yes]]\n"
@@ -248,6 +250,9 @@ const command cli_commands[] = {
 		.summary = "every store on this machine: owner, size, models, how it was found",
 		.options = COMMON "platform all-users all",
 		.formats = DATA " prometheus",
+		.render = { [OUT_TABLE] = stores_render_table, [OUT_JSON] = stores_render_json,
+		            [OUT_NDJSON] = stores_render_ndjson, [OUT_CSV] = stores_render_csv,
+		            [OUT_PROMETHEUS] = stores_render_prometheus },
 		.help = "usage: ollama-audit stores [--all] [--store DIR]... [--format table|json|ndjson|csv|prometheus]\n"
 		        "\n"
 		        "Every Ollama store on this machine, with its owner, size on disk, model count and\n"

@@ -57,6 +57,13 @@ const char *cli_safe(const char *s)
 	return ring[k];
 }
 
+void cli_render(cli *c, const void *view)
+{
+	cli_renderer r = c->render ? c->render[c->format] : NULL;
+	if (r)
+		r(c, view);
+}
+
 void cli_put_record(json_t *rec)
 {
 	oa_json_dump_line(rec, stdout);

@@ -18,6 +18,9 @@ const char *cli_safe(const char *s);
 /* -q (list, du): one name per line. */
 void cli_print_name(const char *name);
 
+/* The command's view in the format asked for: its renderer in the command
+ * table (commands.c); a format without one writes nothing. */
+void cli_render(cli *c, const void *view);
 /* One ndjson record on its line. */
 void cli_put_record(json_t *rec);
 /* A document {"schema":..., "stores":[...]} store by store: with --format
