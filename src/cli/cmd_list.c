@@ -344,6 +344,45 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 	json_decref(stores);
 }
 
+/* What every format of `list` renders (the slots in commands.c). */
+typedef struct list_view {
+	opened_store *st;
+	size_t n;
+} list_view;
+
+void list_render_table(cli *c, const void *view)
+{
+	const list_view *v = view;
+	if (c->quiet)
+		print_names(c, v->st, v->n);
+	else
+		print_table(c, v->st, v->n);
+}
+
+void list_render_json(cli *c, const void *view)
+{
+	const list_view *v = view;
+	print_json(c, v->st, v->n, false);
+}
+
+void list_render_ndjson(cli *c, const void *view)
+{
+	const list_view *v = view;
+	print_json(c, v->st, v->n, true);
+}
+
+void list_render_csv(cli *c, const void *view)
+{
+	const list_view *v = view;
+	print_csv(c, v->st, v->n);
+}
+
+void list_render_tags(cli *c, const void *view)
+{
+	const list_view *v = view;
+	print_tags(c, v->st, v->n);
+}
+
 int cmd_list(cli *c)
 {
 	if (c->n_args > 1) {
@@ -368,18 +407,7 @@ int cmd_list(cli *c)
 				cli_print_finding(c, stderr, &s->findings.v[j]);
 		cli_account_findings(c, s, true);
 	}
-	switch (c->format) {
-	case OUT_TAGS: print_tags(c, st, n); break;
-	case OUT_CSV: print_csv(c, st, n); break;
-	case OUT_JSON: print_json(c, st, n, false); break;
-	case OUT_NDJSON: print_json(c, st, n, true); break;
-	default:
-		if (c->quiet)
-			print_names(c, st, n);
-		else
-			print_table(c, st, n);
-		break;
-	}
+	cli_render(c, &(list_view){ .st = st, .n = n });
 	cli_close_stores(st, n);
 	return c->exit_code;
 }

@@ -41,6 +41,9 @@ const command cli_commands[] = {
 		.summary = "the models, as `ollama list` shows them, plus format and runner",
 		.options = COMMON READS "all-users unused-for quiet sort no-header wide",
 		.formats = DATA " tags",
+		.render = { [OUT_TABLE] = list_render_table, [OUT_JSON] = list_render_json,
+		            [OUT_NDJSON] = list_render_ndjson, [OUT_CSV] = list_render_csv,
+		            [OUT_TAGS] = list_render_tags },
 		.help = "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
 		        "                        [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
 		        "\n"
