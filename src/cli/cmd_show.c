@@ -359,6 +359,48 @@ static void show_csv(const oa_store *s, const oa_model *m, json_t *o, bool heade
 		csv_layer(s, m, json_array_get(layers, i));
 }
 
+/* What every format of `show` renders, once per store that has the model
+ * (the slots in commands.c); first: the csv header goes before it. */
+typedef struct show_view {
+	const oa_store *s;
+	const oa_model *m;
+	bool first;
+} show_view;
+
+static json_t *show_json(cli *c, const show_view *v)
+{
+	return oa_show_view(v->s, v->m, c->tensors, cli_runhere_machine(c), cli_runhere_cache(c));
+}
+
+void show_render_table(cli *c, const void *view)
+{
+	const show_view *v = view;
+	show_table(c, v->s, v->m);
+}
+
+void show_render_json(cli *c, const void *view)
+{
+	cli_emit_document(c, show_json(c, view));
+}
+
+void show_render_ndjson(cli *c, const void *view)
+{
+	const show_view *v = view;
+	json_t *o = show_json(c, v);
+	json_t *recs = oa_show_view_records(v->s, o, cli_host());
+	oa_json_dump_lines(recs, stdout);
+	json_decref(recs);
+	json_decref(o);
+}
+
+void show_render_csv(cli *c, const void *view)
+{
+	const show_view *v = view;
+	json_t *o = show_json(c, v);
+	show_csv(v->s, v->m, o, v->first);
+	json_decref(o);
+}
+
 int cmd_show(cli *c)
 {
 	if (c->n_args != 1) {
@@ -367,7 +409,7 @@ int cmd_show(cli *c)
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_FULL);
-	bool found = false, csv_header_done = false;
+	bool found = false;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
@@ -386,24 +428,9 @@ int cmd_show(cli *c)
 		}
 		if (idx < 0)
 			continue;
-		found = true;
 		const oa_model *m = &s->models[idx];
-		if (c->format == OUT_JSON || c->format == OUT_NDJSON || c->format == OUT_CSV) {
-			json_t *o = oa_show_view(s, m, c->tensors, cli_runhere_machine(c), cli_runhere_cache(c));
-			if (c->format == OUT_JSON) {
-				cli_emit_document(c, json_incref(o));
-			} else if (c->format == OUT_NDJSON) {
-				json_t *recs = oa_show_view_records(s, o, cli_host());
-				oa_json_dump_lines(recs, stdout);
-				json_decref(recs);
-			} else {
-				show_csv(s, m, o, !csv_header_done);
-			}
-			csv_header_done = true;
-			json_decref(o);
-		} else {
-			show_table(c, s, m);
-		}
+		cli_render(c, &(show_view){ .s = s, .m = m, .first = !found });
+		found = true;
 		for (size_t j = 0; j < s->findings.n; j++) {
 			const oa_finding *f = &s->findings.v[j];
 			if (f->model && strcmp(f->model, m->display) == 0 && (int)f->severity >= c->fail_on)

@@ -71,6 +71,8 @@ const command cli_commands[] = {
 		.summary = "one model in full: manifest, config, layers, weight headers",
 		.options = COMMON READS "all-users tensors cache",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = show_render_table, [OUT_JSON] = show_render_json,
+		            [OUT_NDJSON] = show_render_ndjson, [OUT_CSV] = show_render_csv },
 		.help = "usage: ollama-audit show MODEL [--tensors] [--cache FILE]\n"
 		        "                        [--format table|json|ndjson|csv]\n"
 		        "\n"
