@@ -520,6 +520,33 @@ static bool dedupe_args_ok(const cli *c)
 	return true;
 }
 
+/* What every format of `dedupe` renders (the slots in commands.c). */
+typedef struct dedupe_view {
+	oa_store *const *sv;
+	const char *const *users;
+	const oa_dedupe_plan *p;
+	const oa_dedupe_outcome *o;
+} dedupe_view;
+
+void dedupe_render_table(cli *c, const void *view)
+{
+	const dedupe_view *v = view;
+	dedupe_table(c, v->sv, v->users, v->p, v->o);
+}
+
+void dedupe_render_json(cli *c, const void *view)
+{
+	const dedupe_view *v = view;
+	put_report(c, oa_dedupe_report(v->sv, v->users, v->p, v->o, cli_host()), oa_dedupe_records);
+}
+
+void dedupe_render_csv(cli *c, const void *view)
+{
+	(void)c;
+	const dedupe_view *v = view;
+	dedupe_csv(v->sv, v->users, v->p);
+}
+
 int cmd_dedupe(cli *c)
 {
 	if (!dedupe_args_ok(c))
@@ -560,12 +587,7 @@ int cmd_dedupe(cli *c)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 
 	const char **users = store_users(sv, n);
-	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
-		put_report(c, oa_dedupe_report(sv, users, &p, &o, cli_host()), oa_dedupe_records);
-	else if (c->format == OUT_CSV)
-		dedupe_csv(sv, users, &p);
-	else
-		dedupe_table(c, sv, users, &p, &o);
+	cli_render(c, &(dedupe_view){ .sv = sv, .users = users, .p = &p, .o = &o });
 	free(users);
 	oa_dedupe_plan_free(&p);
 	oa_dupes_free(&d);

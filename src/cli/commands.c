@@ -277,6 +277,8 @@ const command cli_commands[] = {
 		.summary = "replace blobs duplicated across stores by reflinks (dry run)",
 		.options = COMMON "platform all-users apply yes force hardlink",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = dedupe_render_table, [OUT_JSON] = dedupe_render_json,
+		            [OUT_NDJSON] = dedupe_render_json, [OUT_CSV] = dedupe_render_csv },
 		.help = "usage: ollama-audit dedupe [--all-users | --store A --store B...] [--hardlink]\n"
 		        "                          [--apply [--yes] [--force]] [--format table|json|ndjson|csv]\n"
 		        "\n"
