@@ -84,7 +84,7 @@ void cli_emit_store(cli *c, const char *schema, json_t *store)
 		json_array_append_new(stores, store);
 }
 
-void cli_capture_begin(cli *c)
+void cli_machine_begin(cli *c)
 {
 	if (c->format != OUT_CSV && c->format != OUT_TAGS)
 		return;
@@ -124,7 +124,7 @@ static void fail_from_status(cli *c, int rc)
 	add_error(c, code, *cli_last_error() ? cli_last_error() : "see standard error", NULL);
 }
 
-void cli_capture_end(cli *c, int rc)
+void cli_machine_end(cli *c, int rc)
 {
 	fail_from_status(c, rc);
 	if (c->format == OUT_JSON)

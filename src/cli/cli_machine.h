@@ -25,12 +25,12 @@ void cli_emit_store(cli *c, const char *schema, json_t *store);
 /* Around the command: the json document is printed at the end with
  * "status" and "errors"; csv and tags are held in memory and printed at the
  * end unless an error left no store read (the csv stays empty). */
-void cli_capture_begin(cli *c);
+void cli_machine_begin(cli *c);
 /* Where a command writes its csv or tags text: the memory held back for
  * the end of the run (stdout in the other formats). */
 FILE *cli_text_out(void);
 /* rc: the command's exit status. A run that failed (8, 16, 32) without a
  * cli_fail() still reports an error, with the last message said. */
-void cli_capture_end(cli *c, int rc);
+void cli_machine_end(cli *c, int rc);
 
 #endif

@@ -42,7 +42,7 @@ static void say_sources(const oa_store *s, const oa_log_sources *l, const char *
 /* Standard input can be read once. `history` of one store parses it as it
  * comes, in bounded memory; otherwise (several stores, list/du/rm reading
  * the logs per store) it is first copied to an unnamed temporary file
- * (tmpfile(), as cli_machine.c holds output) that each store reads. */
+ * (tmpfile()) that each store reads. */
 static struct {
 	bool shared;   /* more than one store may read it */
 	bool used, failed;
