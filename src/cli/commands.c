@@ -16,6 +16,7 @@
 #include "cmd_show.h"
 #include "cmd_stores.h"
 #include "cmd_verify.h"
+#include "report_common.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -95,6 +96,8 @@ const command cli_commands[] = {
 		.summary = "structure pass: every reference, size, name, header (fast)",
 		.options = COMMON READS "all-users",
 		.formats = DATA " prometheus",
+		.render = { [OUT_TABLE] = findings_render_table, [OUT_JSON] = findings_render_json,
+		            [OUT_NDJSON] = findings_render_ndjson, [OUT_CSV] = findings_render_csv },
 		.help = "usage: ollama-audit check [MODEL...] [--format table|json|ndjson|csv|prometheus]\n"
 		        "                         [--fail-on error|warning]\n"
 		        "\n"
@@ -113,6 +116,8 @@ const command cli_commands[] = {
 		.options = COMMON "platform all-users all changed quick jobs max-duration cache "
 		           "progress no-progress",
 		.formats = DATA " prometheus",
+		.render = { [OUT_TABLE] = findings_render_table, [OUT_JSON] = findings_render_json,
+		            [OUT_NDJSON] = findings_render_ndjson, [OUT_CSV] = findings_render_csv },
 		.help = "usage: ollama-audit verify [MODEL...] [--all] [--jobs N] [--changed] [--quick]\n"
 		        "                          [--max-duration DURATION] [--cache FILE] [--no-progress]\n"
 		        "                          [--format table|json|ndjson|csv|prometheus]\n"
