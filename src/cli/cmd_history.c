@@ -330,6 +330,43 @@ static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bo
 	(void)c;
 }
 
+/* What every format of `history` renders, once per store (the slots in
+ * commands.c): the loads selected, v[0..n). */
+typedef struct history_view {
+	const oa_store *s;
+	const oa_history *h;
+	const oa_log_sources *src;
+	const oa_load **v;
+	size_t n;
+	bool first;
+} history_view;
+
+void history_render_table(cli *c, const void *view)
+{
+	const history_view *x = view;
+	print_table(c, x->s, x->h, x->src, x->v, x->n, x->first);
+}
+
+/* One document, {"schema":..., "stores":[...]}, a store at a time. */
+void history_render_json(cli *c, const void *view)
+{
+	const history_view *x = view;
+	cli_emit_store(c, HISTORY_SCHEMA, oa_history_store_json(x->s, x->h, x->src->names, x->src->n, x->v, x->n));
+}
+
+void history_render_ndjson(cli *c, const void *view)
+{
+	(void)c;
+	const history_view *x = view;
+	print_ndjson(x->s, x->h, x->src, x->v, x->n);
+}
+
+void history_render_csv(cli *c, const void *view)
+{
+	const history_view *x = view;
+	print_csv(c, x->s, x->v, x->n, x->first);
+}
+
 /* --since / --until, parsed. */
 typedef struct window {
 	bool has_since, has_until;
@@ -355,15 +392,7 @@ static void history_store(cli *c, oa_store *s, const window *w, bool first)
 		if (in_window(c, &h.v[j], w->has_since, w->since, w->has_until, w->until) &&
 		    load_selected(c, s, &h.v[j]))
 			v[k++] = &h.v[j];
-	switch (c->format) {
-	case OUT_JSON:
-		cli_put_stream_item(c, HISTORY_SCHEMA, oa_history_store_json(s, &h, src.names, src.n, v, k), first,
-		                    false);
-		break;
-	case OUT_NDJSON: print_ndjson(s, &h, &src, v, k); break;
-	case OUT_CSV: print_csv(c, s, v, k, first); break;
-	default: print_table(c, s, &h, &src, v, k, first); break;
-	}
+	cli_render(c, &(history_view){ .s = s, .h = &h, .src = &src, .v = v, .n = k, .first = first });
 	free(v);
 	oa_log_sources_free(&src);
 	oa_history_free(&h);
@@ -397,8 +426,8 @@ int cmd_history(cli *c)
 		history_store(c, &st[i].s, &w, first);
 		first = false;
 	}
-	if (c->format == OUT_JSON)
-		cli_put_stream_end(c, HISTORY_SCHEMA, !first);
+	if (c->format == OUT_JSON) /* no store reported: an empty document */
+		cli_emit_store(c, HISTORY_SCHEMA, NULL);
 	if (in.spool)
 		fclose(in.spool);
 	cli_close_stores(st, n);

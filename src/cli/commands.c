@@ -307,6 +307,8 @@ const command cli_commands[] = {
 		.summary = "every model load the server logs recorded: when, runner, result",
 		.options = COMMON READS "all-users since until unused-for wide",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = history_render_table, [OUT_JSON] = history_render_json,
+		            [OUT_NDJSON] = history_render_ndjson, [OUT_CSV] = history_render_csv },
 		.help = "usage: ollama-audit history [MODEL...] [--log FILE]... [--root DIR] [--since WHEN]\n"
 		        "                           [--until WHEN] [--format table|json|ndjson|csv] [--wide]\n"
 		        "\n"
