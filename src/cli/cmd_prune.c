@@ -349,7 +349,7 @@ static void print_shared(const oa_store *s, const oa_plan *p)
 }
 
 void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, bool from_file,
-                  bool first, bool last)
+                  bool first)
 {
 	bool json = c->format != OUT_TABLE; /* json, ndjson, csv: from the plan's report */
 	print_shared(s, p);
@@ -379,7 +379,7 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 		plan_csv(doc, first);
 		json_decref(doc);
 	} else {
-		cli_put_stream_item(c, oa_report_schema(p->command), doc, first, last);
+		cli_emit_store(c, oa_report_schema(p->command), doc);
 	}
 }
 
@@ -541,8 +541,8 @@ int cmd_prune(cli *c)
 	}
 	if (c->predict_server)
 		return predict_all(c, st, n);
-	/* Plan every store first, so the JSON document is closed after the last
-	 * plan that is printed, whichever store fails. */
+	/* Plan every store first: what cannot be planned is said before any
+	 * plan is printed. */
 	typedef struct planned {
 		oa_store *s;
 		oa_plan p;
@@ -563,12 +563,12 @@ int cmd_prune(cli *c)
 		np++;
 	}
 	for (size_t i = 0; i < np; i++) {
-		cli_run_plan(c, pl[i].s, &pl[i].p, &pl[i].j, from_file, i == 0, i + 1 == np);
+		cli_run_plan(c, pl[i].s, &pl[i].p, &pl[i].j, from_file, i == 0);
 		oa_plan_free(&pl[i].p);
 		oa_junk_free(&pl[i].j);
 	}
 	if (c->format == OUT_JSON && !np)
-		cli_put_stream_end(c, OA_SCHEMA_PRUNE, false);
+		cli_emit_store(c, OA_SCHEMA_PRUNE, NULL);
 	free(pl);
 	cli_close_stores(st, n);
 	return c->exit_code;
