@@ -23,7 +23,8 @@ void cli_print_name(const char *name);
 void cli_render(cli *c, const void *view);
 /* One ndjson record on its line. */
 void cli_put_record(json_t *rec);
-/* A document {"schema":..., "stores":[...]} store by store: with --format
+/* A document {"schema":..., "stores":[...]} store by store (prune
+ * --predict-server, the one document it writes for ndjson too): with --format
  * json it is emitted (cli_emit_store), with ndjson written on one line as
  * it comes: `first` opens it, `last` closes it; cli_put_stream_end() closes
  * it when no item was last (any: whether an item was written; none: an
