@@ -220,27 +220,53 @@ static void du_names(const oa_store *s, const oa_du_store *d)
 				cli_print_name(s->models[d->du.rows[k].models[m]].display);
 }
 
-/* One store in the format asked for; json collects into `docs`. */
-static void du_render(cli *c, oa_store *s, const oa_du_store *d, bool first, json_t *docs)
+/* What every format of `du` renders, once per store (the slots in
+ * commands.c); json collects the stores into `docs` for du_finish(). */
+typedef struct du_view {
+	oa_store *s; /* not const: cli_multi_prom_store() takes the store */
+	const oa_du_store *d;
+	bool first;
+	json_t *docs;
+} du_view;
+
+void du_render_table(cli *c, const void *view)
 {
-	oa_last_used lu = cli_last_used(c, s);
-	if (c->format == OUT_JSON) {
-		json_array_append_new(docs, oa_du_view_store(s, d, &lu));
-	} else if (c->format == OUT_NDJSON) {
-		json_t *recs = oa_du_view_records(s, d, &lu, cli_host());
-		oa_json_dump_lines(recs, stdout);
-		json_decref(recs);
-	} else if (c->format == OUT_PROMETHEUS) {
-		/* its rows, unless --unused-for or --sort changed them */
-		bool all_rows = c->unused_for < 0 && (c->sort == SORT_DEFAULT || c->sort == SORT_UNIQUE);
-		cli_multi_prom_store(c, s, s->scan_seconds, all_rows ? d : NULL, d);
-	} else if (c->format == OUT_CSV) {
-		du_csv(s, d);
-	} else if (c->quiet) {
-		du_names(s, d);
-	} else {
-		du_table(c, s, d, first);
-	}
+	const du_view *v = view;
+	if (c->quiet)
+		du_names(v->s, v->d);
+	else
+		du_table(c, v->s, v->d, v->first);
+}
+
+void du_render_json(cli *c, const void *view)
+{
+	const du_view *v = view;
+	oa_last_used lu = cli_last_used(c, v->s);
+	json_array_append_new(v->docs, oa_du_view_store(v->s, v->d, &lu));
+}
+
+void du_render_ndjson(cli *c, const void *view)
+{
+	const du_view *v = view;
+	oa_last_used lu = cli_last_used(c, v->s);
+	json_t *recs = oa_du_view_records(v->s, v->d, &lu, cli_host());
+	oa_json_dump_lines(recs, stdout);
+	json_decref(recs);
+}
+
+void du_render_csv(cli *c, const void *view)
+{
+	(void)c;
+	const du_view *v = view;
+	du_csv(v->s, v->d);
+}
+
+void du_render_prometheus(cli *c, const void *view)
+{
+	const du_view *v = view;
+	/* its rows, unless --unused-for or --sort changed them */
+	bool all_rows = c->unused_for < 0 && (c->sort == SORT_DEFAULT || c->sort == SORT_UNIQUE);
+	cli_multi_prom_store(c, v->s, v->s->scan_seconds, all_rows ? v->d : NULL, v->d);
 }
 
 /* The tables have no room for why a size is missing: say which file could
@@ -347,7 +373,7 @@ int cmd_du(cli *c)
 			d.quarantine_bytes = held.disk_bytes;
 			held_shown = true;
 		}
-		du_render(c, s, &d, first, docs);
+		cli_render(c, &(du_view){ .s = s, .d = &d, .first = first, .docs = docs });
 		first = false;
 		oa_du_total_add(&total, &d);
 		oa_du_store_free(&d);

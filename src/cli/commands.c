@@ -138,6 +138,9 @@ const command cli_commands[] = {
 		.summary = "disk usage: per model unique/shared bytes, junk, reclaimable",
 		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide quarantine",
 		.formats = DATA " prometheus",
+		.render = { [OUT_TABLE] = du_render_table, [OUT_JSON] = du_render_json,
+		            [OUT_NDJSON] = du_render_ndjson, [OUT_CSV] = du_render_csv,
+		            [OUT_PROMETHEUS] = du_render_prometheus },
 		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
 		        "                       [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
 		        "                       [--all-users --duplicates]\n"
