@@ -22,7 +22,13 @@ enum {
 	OA_EXIT_INTERRUPTED = 32,
 };
 
-enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PROMETHEUS, OUT_HTML };
+enum oa_out_format { OUT_TABLE, OUT_JSON, OUT_NDJSON, OUT_CSV, OUT_TAGS, OUT_PROMETHEUS, OUT_HTML, OUT_FORMATS };
+
+struct cli;
+/* A command's renderer for one --format, its slot in the command table
+ * (commands.c): writes the view the command built, of the command's own
+ * type (cli_render, output.h). */
+typedef void (*cli_renderer)(struct cli *c, const void *view);
 
 /* list/du --sort: the command's own order by default (list newest first,
  * du by UNIQUE); names ascending, everything else largest or newest first. */
@@ -33,6 +39,7 @@ typedef struct cli {
 	char **stores;
 	size_t n_stores;
 	enum oa_out_format format;
+	const cli_renderer *render; /* the command's slots, one per format (commands.c) */
 	const char *format_name; /* as given to --format */
 	bool format_set;
 	enum oa_units units;

@@ -5,8 +5,10 @@
  * "an empty store", so every json document ends with "status" and "errors",
  * whatever command wrote it; ndjson gets an {"type":"error"} record where the
  * error happens; csv has no place for an error, so when nothing could be read
- * it stays empty and the error is only on stderr. For json and csv the
- * command writes into a temporary file and the end of the run decides. */
+ * it stays empty and the error is only on stderr. A json command hands its
+ * document to cli_emit_document() and the end of the run prints it once;
+ * csv and tags are written into memory (cli_text_out) and the end of the
+ * run decides. */
 #include "cli_machine.h"
 #include "host.h"
 #include "usage.h"
@@ -20,13 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static struct {
 	json_t *errors; /* [{code, message, path}] */
-	FILE *tmp;      /* json/csv: what the command wrote */
-	int saved_stdout;
-} E = { .saved_stdout = -1 };
+	json_t *docs;   /* json: the documents the command emitted, in order */
+	FILE *text;     /* csv, tags: what the command wrote, in text_buf */
+	char *text_buf;
+	size_t text_len;
+} E;
 
 /* Keep an error for the json document; with ndjson, its record now. */
 static void add_error(const cli *c, const char *code, const char *msg, const char *path)
@@ -58,50 +61,55 @@ void cli_note_error(cli *c, const char *code, const char *path, const char *msg)
 	add_error(c, code, msg, path);
 }
 
-void cli_capture_begin(cli *c)
+void cli_emit_document(cli *c, json_t *doc)
 {
-	if (c->format != OUT_JSON && c->format != OUT_CSV && c->format != OUT_TAGS)
+	(void)c;
+	if (!E.docs)
+		E.docs = json_array();
+	json_array_append_new(E.docs, doc);
+}
+
+void cli_emit_store(cli *c, const char *schema, json_t *store)
+{
+	size_t n = E.docs ? json_array_size(E.docs) : 0;
+	json_t *doc = n ? json_array_get(E.docs, n - 1) : NULL;
+	json_t *stores = json_object_get(doc, "stores");
+	if (!json_is_array(stores)) {
+		doc = json_object();
+		json_object_set_new(doc, "schema", json_string(schema));
+		json_object_set_new(doc, "stores", stores = json_array());
+		cli_emit_document(c, doc);
+	}
+	if (store)
+		json_array_append_new(stores, store);
+}
+
+void cli_machine_begin(cli *c)
+{
+	if (c->format != OUT_CSV && c->format != OUT_TAGS)
 		return;
-	fflush(stdout);
-	E.tmp = tmpfile();
-	E.saved_stdout = E.tmp ? dup(STDOUT_FILENO) : -1;
-	if (E.saved_stdout < 0 || dup2(fileno(E.tmp), STDOUT_FILENO) < 0) {
-		/* Unbuffered output still works; only the status is lost. */
+	E.text = open_memstream(&E.text_buf, &E.text_len);
+	if (!E.text) /* it still works on stdout; only the empty csv on error is lost */
 		cli_err("cannot hold back the output (%s): it is written as it comes", strerror(errno));
-		if (E.saved_stdout >= 0)
-			close(E.saved_stdout);
-		if (E.tmp)
-			fclose(E.tmp);
-		E.tmp = NULL;
-		E.saved_stdout = -1;
-	}
 }
 
-static char *slurp(FILE *f, size_t *len)
+FILE *cli_text_out(void)
 {
-	oa_buf b;
-	oa_buf_init(&b);
-	char chunk[65536];
-	size_t n;
-	rewind(f);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		oa_buf_add(&b, chunk, n);
-	*len = b.len;
-	return oa_buf_take(&b);
+	return E.text ? E.text : stdout;
 }
 
-/* The json document with "status" and "errors" last; a run that wrote no
- * document (nothing could be read) still gets one, named by its schema. */
-static void finish_json(const cli *c, const char *text, size_t len)
+/* The json document with "status" and "errors" last; a run that emitted no
+ * document (nothing could be read) still gets one, named by its schema.
+ * Several documents (show finding its MODEL in several stores) are printed
+ * as they are, one a line: there is no one document to add a status to. */
+static void finish_json(const cli *c)
 {
-	json_error_t jerr;
-	json_t *doc = len ? json_loadb(text, len, 0, &jerr) : NULL;
-	if (len && !json_is_object(doc)) {
-		json_decref(doc);
-		fwrite(text, 1, len, stdout); /* not ours to change */
+	size_t n = E.docs ? json_array_size(E.docs) : 0;
+	if (n > 1) {
+		oa_json_dump_lines(E.docs, stdout);
 		return;
 	}
-	doc = oa_view_with_status(doc, oa_report_schema(c->cmd), E.errors);
+	json_t *doc = oa_view_with_status(json_incref(json_array_get(E.docs, 0)), oa_report_schema(c->cmd), E.errors);
 	oa_json_dump_line(doc, stdout);
 	json_decref(doc);
 }
@@ -116,23 +124,22 @@ static void fail_from_status(cli *c, int rc)
 	add_error(c, code, *cli_last_error() ? cli_last_error() : "see standard error", NULL);
 }
 
-void cli_capture_end(cli *c, int rc)
+void cli_machine_end(cli *c, int rc)
 {
 	fail_from_status(c, rc);
-	if (E.tmp) {
-		fflush(stdout);
-		size_t len;
-		char *text = slurp(E.tmp, &len);
-		dup2(E.saved_stdout, STDOUT_FILENO);
-		close(E.saved_stdout);
-		fclose(E.tmp);
-		E.tmp = NULL;
-		E.saved_stdout = -1;
-		if (c->format == OUT_JSON)
-			finish_json(c, text, len);
+	if (c->format == OUT_JSON)
+		finish_json(c);
+	json_decref(E.docs);
+	E.docs = NULL;
+	if (E.text) {
+		bool ok = fclose(E.text) == 0;
+		E.text = NULL;
+		if (!ok)
+			cli_err("cannot hold back the output: %s", strerror(errno));
 		else if (!E.errors || c->stores_read)
-			fwrite(text, 1, len, stdout);
-		free(text);
+			fwrite(E.text_buf, 1, E.text_len, stdout);
+		free(E.text_buf);
+		E.text_buf = NULL;
 	}
 	json_decref(E.errors);
 	E.errors = NULL;

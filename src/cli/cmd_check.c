@@ -37,7 +37,7 @@ int cmd_check(cli *c)
 		report_findings(c, s, line, &sum, first);
 		first = false;
 	}
-	report_finish(c, OA_SCHEMA_CHECK, !first);
+	report_finish(c, OA_SCHEMA_CHECK);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }

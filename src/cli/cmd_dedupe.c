@@ -2,6 +2,7 @@
  * stores) and `ollama-audit dedupe` (replace them by reflinks or, for one
  * owner, hard links). docs/multi-store.md. */
 #include "cmd_dedupe.h"
+#include "cli_machine.h"
 #include "cli_multi.h"
 #include "confirm.h"
 #include "host.h"
@@ -94,7 +95,7 @@ static const char **store_users(oa_store *const *sv, size_t n)
 static void put_report(cli *c, json_t *doc, json_t *(*records)(json_t *))
 {
 	if (c->format == OUT_JSON) {
-		cli_put_record(doc);
+		cli_emit_document(c, doc);
 		return;
 	}
 	json_t *recs = records(doc);
@@ -123,7 +124,8 @@ static int open_dupes(cli *c, const char *what, opened_store **st, size_t *n, si
 
 static void dupes_csv(oa_store *const *sv, const char *const *users, const oa_dupes *d)
 {
-	printf("digest,apparent_bytes,store,user,path,inode,same_inode_as,disk_bytes,models\n");
+	FILE *out = cli_text_out();
+	fprintf(out, "digest,apparent_bytes,store,user,path,inode,same_inode_as,disk_bytes,models\n");
 	for (size_t i = 0; i < d->n; i++)
 		for (size_t j = 0; j < d->v[i].n_copies; j++) {
 			const oa_dupe_copy *cp = &d->v[i].copies[j];
@@ -137,15 +139,15 @@ static void dupes_csv(oa_store *const *sv, const char *const *users, const oa_du
 			oa_buf_init(&mb);
 			for (size_t m = 0; m < cp->n_models; m++)
 				oa_buf_printf(&mb, "%s%s", m ? ";" : "", cp->models[m]);
-			csv_field(stdout, digest, false);
-			csv_field(stdout, num[0], false);
-			csv_field(stdout, sv[cp->store]->root, false);
-			csv_field(stdout, users[cp->store], false);
-			csv_field(stdout, cp->blob->name, false);
-			csv_field(stdout, num[1], false);
-			csv_field(stdout, cp->same_inode_as >= 0 ? num[2] : "", false);
-			csv_field(stdout, num[3], false);
-			csv_field(stdout, mb.data ? mb.data : "", true);
+			csv_field(out, digest, false);
+			csv_field(out, num[0], false);
+			csv_field(out, sv[cp->store]->root, false);
+			csv_field(out, users[cp->store], false);
+			csv_field(out, cp->blob->name, false);
+			csv_field(out, num[1], false);
+			csv_field(out, cp->same_inode_as >= 0 ? num[2] : "", false);
+			csv_field(out, num[3], false);
+			csv_field(out, mb.data ? mb.data : "", true);
 			oa_buf_free(&mb);
 		}
 }
@@ -440,21 +442,22 @@ static void tally(cli *c, const oa_dedupe_plan *p, oa_dedupe_outcome *o)
 
 static void dedupe_csv(oa_store *const *sv, const char *const *users, const oa_dedupe_plan *p)
 {
-	printf("digest,how,status,keep,keep_user,replace,replace_user,disk_bytes,note\n");
+	FILE *out = cli_text_out();
+	fprintf(out, "digest,how,status,keep,keep_user,replace,replace_user,disk_bytes,note\n");
 	for (size_t i = 0; i < p->n; i++) {
 		const oa_dedupe_action *a = &p->v[i];
 		char digest[72], b[32];
 		snprintf(digest, sizeof digest, "sha256:%s", a->hex);
 		snprintf(b, sizeof b, "%llu", (unsigned long long)a->bytes);
-		csv_field(stdout, digest, false);
-		csv_field(stdout, oa_dedupe_how_name(a->how), false);
-		csv_field(stdout, oa_dedupe_status_name(a->status), false);
-		csv_field(stdout, sv[a->src_store]->root, false);
-		csv_field(stdout, users[a->src_store], false);
-		csv_field(stdout, sv[a->dst_store]->root, false);
-		csv_field(stdout, users[a->dst_store], false);
-		csv_field(stdout, b, false);
-		csv_field(stdout, a->note, true);
+		csv_field(out, digest, false);
+		csv_field(out, oa_dedupe_how_name(a->how), false);
+		csv_field(out, oa_dedupe_status_name(a->status), false);
+		csv_field(out, sv[a->src_store]->root, false);
+		csv_field(out, users[a->src_store], false);
+		csv_field(out, sv[a->dst_store]->root, false);
+		csv_field(out, users[a->dst_store], false);
+		csv_field(out, b, false);
+		csv_field(out, a->note, true);
 	}
 }
 
@@ -518,6 +521,33 @@ static bool dedupe_args_ok(const cli *c)
 	return true;
 }
 
+/* What every format of `dedupe` renders (the slots in commands.c). */
+typedef struct dedupe_view {
+	oa_store *const *sv;
+	const char *const *users;
+	const oa_dedupe_plan *p;
+	const oa_dedupe_outcome *o;
+} dedupe_view;
+
+void dedupe_render_table(cli *c, const void *view)
+{
+	const dedupe_view *v = view;
+	dedupe_table(c, v->sv, v->users, v->p, v->o);
+}
+
+void dedupe_render_json(cli *c, const void *view)
+{
+	const dedupe_view *v = view;
+	put_report(c, oa_dedupe_report(v->sv, v->users, v->p, v->o, cli_host()), oa_dedupe_records);
+}
+
+void dedupe_render_csv(cli *c, const void *view)
+{
+	(void)c;
+	const dedupe_view *v = view;
+	dedupe_csv(v->sv, v->users, v->p);
+}
+
 int cmd_dedupe(cli *c)
 {
 	if (!dedupe_args_ok(c))
@@ -558,12 +588,7 @@ int cmd_dedupe(cli *c)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 
 	const char **users = store_users(sv, n);
-	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
-		put_report(c, oa_dedupe_report(sv, users, &p, &o, cli_host()), oa_dedupe_records);
-	else if (c->format == OUT_CSV)
-		dedupe_csv(sv, users, &p);
-	else
-		dedupe_table(c, sv, users, &p, &o);
+	cli_render(c, &(dedupe_view){ .sv = sv, .users = users, .p = &p, .o = &o });
 	free(users);
 	oa_dedupe_plan_free(&p);
 	oa_dupes_free(&d);

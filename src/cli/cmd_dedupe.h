@@ -9,6 +9,11 @@
 #include <stdint.h>
 
 int cmd_dedupe(cli *c);
+/* Its renderers (the slots of its entry in commands.c); json also writes
+ * ndjson, its records. */
+void dedupe_render_table(cli *c, const void *view);
+void dedupe_render_json(cli *c, const void *view);
+void dedupe_render_csv(cli *c, const void *view);
 /* What `dedupe` can really free among these stores here: reflinks where
  * the target filesystems can make them (tested), else hard links when they
  * free more (*hardlink set). */

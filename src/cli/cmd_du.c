@@ -1,5 +1,6 @@
 /* cmd_du.c - `ollama-audit du`: disk usage per model and for the store. */
 #include "cmd_du.h"
+#include "cli_machine.h"
 #include "cli_multi.h"
 #include "cmd_dedupe.h"
 #include "cmd_history.h"
@@ -188,6 +189,7 @@ static void total_table(cli *c, const oa_du_total *t)
 
 static void du_csv(const oa_store *s, const oa_du_store *d)
 {
+	FILE *out = cli_text_out();
 	for (size_t k = 0; k < d->du.n_rows; k++) {
 		const oa_du_row *r = &d->du.rows[k];
 		char *name = row_name(s, r, " ");
@@ -196,15 +198,15 @@ static void du_csv(const oa_store *s, const oa_du_store *d)
 		snprintf(num[1], sizeof num[1], "%llu", (unsigned long long)r->shared);
 		snprintf(num[2], sizeof num[2], "%llu", (unsigned long long)r->allocated);
 		snprintf(num[3], sizeof num[3], "%llu", (unsigned long long)r->apparent);
-		csv_field(stdout, s->root, false);
-		csv_field(stdout, name, false);
+		csv_field(out, s->root, false);
+		csv_field(out, name, false);
 		char id[13];
 		snprintf(id, sizeof id, "%.12s", r->id);
-		csv_field(stdout, id, false);
-		csv_field(stdout, r->id, false);
-		csv_field(stdout, r->manifest_ok ? "true" : "false", false);
+		csv_field(out, id, false);
+		csv_field(out, r->id, false);
+		csv_field(out, r->manifest_ok ? "true" : "false", false);
 		for (int q = 0; q < 4; q++)
-			csv_field(stdout, num[q], q == 3);
+			csv_field(out, num[q], q == 3);
 		free(name);
 	}
 }
@@ -218,27 +220,53 @@ static void du_names(const oa_store *s, const oa_du_store *d)
 				cli_print_name(s->models[d->du.rows[k].models[m]].display);
 }
 
-/* One store in the format asked for; json collects into `docs`. */
-static void du_render(cli *c, oa_store *s, const oa_du_store *d, bool first, json_t *docs)
+/* What every format of `du` renders, once per store (the slots in
+ * commands.c); json collects the stores into `docs` for du_finish(). */
+typedef struct du_view {
+	oa_store *s; /* not const: cli_multi_prom_store() takes the store */
+	const oa_du_store *d;
+	bool first;
+	json_t *docs;
+} du_view;
+
+void du_render_table(cli *c, const void *view)
 {
-	oa_last_used lu = cli_last_used(c, s);
-	if (c->format == OUT_JSON) {
-		json_array_append_new(docs, oa_du_view_store(s, d, &lu));
-	} else if (c->format == OUT_NDJSON) {
-		json_t *recs = oa_du_view_records(s, d, &lu, cli_host());
-		oa_json_dump_lines(recs, stdout);
-		json_decref(recs);
-	} else if (c->format == OUT_PROMETHEUS) {
-		/* its rows, unless --unused-for or --sort changed them */
-		bool all_rows = c->unused_for < 0 && (c->sort == SORT_DEFAULT || c->sort == SORT_UNIQUE);
-		cli_multi_prom_store(c, s, s->scan_seconds, all_rows ? d : NULL, d);
-	} else if (c->format == OUT_CSV) {
-		du_csv(s, d);
-	} else if (c->quiet) {
-		du_names(s, d);
-	} else {
-		du_table(c, s, d, first);
-	}
+	const du_view *v = view;
+	if (c->quiet)
+		du_names(v->s, v->d);
+	else
+		du_table(c, v->s, v->d, v->first);
+}
+
+void du_render_json(cli *c, const void *view)
+{
+	const du_view *v = view;
+	oa_last_used lu = cli_last_used(c, v->s);
+	json_array_append_new(v->docs, oa_du_view_store(v->s, v->d, &lu));
+}
+
+void du_render_ndjson(cli *c, const void *view)
+{
+	const du_view *v = view;
+	oa_last_used lu = cli_last_used(c, v->s);
+	json_t *recs = oa_du_view_records(v->s, v->d, &lu, cli_host());
+	oa_json_dump_lines(recs, stdout);
+	json_decref(recs);
+}
+
+void du_render_csv(cli *c, const void *view)
+{
+	(void)c;
+	const du_view *v = view;
+	du_csv(v->s, v->d);
+}
+
+void du_render_prometheus(cli *c, const void *view)
+{
+	const du_view *v = view;
+	/* its rows, unless --unused-for or --sort changed them */
+	bool all_rows = c->unused_for < 0 && (c->sort == SORT_DEFAULT || c->sort == SORT_UNIQUE);
+	cli_multi_prom_store(c, v->s, v->s->scan_seconds, all_rows ? v->d : NULL, v->d);
 }
 
 /* The tables have no room for why a size is missing: say which file could
@@ -260,9 +288,7 @@ static void du_unreadable(cli *c, const oa_store *s)
 static void du_finish(cli *c, const oa_du_total *total, json_t *docs)
 {
 	if (c->format == OUT_JSON) {
-		json_t *doc = oa_du_view_document(json_incref(docs), total);
-		oa_json_dump_line(doc, stdout);
-		json_decref(doc);
+		cli_emit_document(c, oa_du_view_document(json_incref(docs), total));
 	} else if (c->format == OUT_NDJSON) {
 		json_t *rec = oa_du_view_total_record(total, cli_host());
 		oa_json_dump_line(rec, stdout);
@@ -328,7 +354,7 @@ int cmd_du(cli *c)
 	memset(&total, 0, sizeof total);
 	json_t *docs = json_array();
 	if (c->format == OUT_CSV)
-		printf("store,name,id,digest,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n");
+		fprintf(cli_text_out(), "store,name,id,digest,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n");
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
@@ -347,7 +373,7 @@ int cmd_du(cli *c)
 			d.quarantine_bytes = held.disk_bytes;
 			held_shown = true;
 		}
-		du_render(c, s, &d, first, docs);
+		cli_render(c, &(du_view){ .s = s, .d = &d, .first = first, .docs = docs });
 		first = false;
 		oa_du_total_add(&total, &d);
 		oa_du_store_free(&d);

@@ -1,5 +1,6 @@
 /* cmd_history.c - `ollama-audit history`: the model loads the server's logs
  * recorded, newest first, and per model its last load (docs/history.md). */
+#include "cli_machine.h"
 #include "cmd_history.h"
 #include "host.h"
 #include "open_stores.h"
@@ -41,7 +42,7 @@ static void say_sources(const oa_store *s, const oa_log_sources *l, const char *
 /* Standard input can be read once. `history` of one store parses it as it
  * comes, in bounded memory; otherwise (several stores, list/du/rm reading
  * the logs per store) it is first copied to an unnamed temporary file
- * (tmpfile(), as cli_machine.c holds output) that each store reads. */
+ * (tmpfile()) that each store reads. */
 static struct {
 	bool shared;   /* more than one store may read it */
 	bool used, failed;
@@ -295,9 +296,10 @@ static void print_ndjson(const oa_store *s, const oa_history *h, const oa_log_so
 
 static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bool first)
 {
+	FILE *out = cli_text_out();
 	if (first)
 		fputs("store,time,model,id,runner,result,reason,memory_required,memory_peak,gpu_free,"
-		      "system_free,server_version,source,line\n", stdout);
+		      "system_free,server_version,source,line\n", out);
 	for (size_t i = 0; i < n; i++) {
 		const oa_load *e = v[i];
 		char when[48] = "", id[13], num[5][24], line[24];
@@ -311,21 +313,58 @@ static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bo
 				num[k][0] = '\0';
 		snprintf(line, sizeof line, "%lu", e->line);
 		char *label = oa_history_load_label(s, e);
-		csv_field(stdout, s->root, false);
-		csv_field(stdout, when, false);
-		csv_field(stdout, label, false);
-		csv_field(stdout, oa_history_load_id(s, e, id), false);
-		csv_field(stdout, oa_log_runner_name(e->runner), false);
-		csv_field(stdout, oa_load_result_name(e->result), false);
-		csv_field(stdout, e->reason, false);
+		csv_field(out, s->root, false);
+		csv_field(out, when, false);
+		csv_field(out, label, false);
+		csv_field(out, oa_history_load_id(s, e, id), false);
+		csv_field(out, oa_log_runner_name(e->runner), false);
+		csv_field(out, oa_load_result_name(e->result), false);
+		csv_field(out, e->reason, false);
 		for (size_t k = 0; k < 4; k++)
-			csv_field(stdout, num[k], false);
-		csv_field(stdout, e->version, false);
-		csv_field(stdout, e->source, false);
-		csv_field(stdout, line, true);
+			csv_field(out, num[k], false);
+		csv_field(out, e->version, false);
+		csv_field(out, e->source, false);
+		csv_field(out, line, true);
 		free(label);
 	}
 	(void)c;
+}
+
+/* What every format of `history` renders, once per store (the slots in
+ * commands.c): the loads selected, v[0..n). */
+typedef struct history_view {
+	const oa_store *s;
+	const oa_history *h;
+	const oa_log_sources *src;
+	const oa_load **v;
+	size_t n;
+	bool first;
+} history_view;
+
+void history_render_table(cli *c, const void *view)
+{
+	const history_view *x = view;
+	print_table(c, x->s, x->h, x->src, x->v, x->n, x->first);
+}
+
+/* One document, {"schema":..., "stores":[...]}, a store at a time. */
+void history_render_json(cli *c, const void *view)
+{
+	const history_view *x = view;
+	cli_emit_store(c, HISTORY_SCHEMA, oa_history_store_json(x->s, x->h, x->src->names, x->src->n, x->v, x->n));
+}
+
+void history_render_ndjson(cli *c, const void *view)
+{
+	(void)c;
+	const history_view *x = view;
+	print_ndjson(x->s, x->h, x->src, x->v, x->n);
+}
+
+void history_render_csv(cli *c, const void *view)
+{
+	const history_view *x = view;
+	print_csv(c, x->s, x->v, x->n, x->first);
 }
 
 /* --since / --until, parsed. */
@@ -353,15 +392,7 @@ static void history_store(cli *c, oa_store *s, const window *w, bool first)
 		if (in_window(c, &h.v[j], w->has_since, w->since, w->has_until, w->until) &&
 		    load_selected(c, s, &h.v[j]))
 			v[k++] = &h.v[j];
-	switch (c->format) {
-	case OUT_JSON:
-		cli_put_stream_item(HISTORY_SCHEMA, oa_history_store_json(s, &h, src.names, src.n, v, k), first,
-		                    false);
-		break;
-	case OUT_NDJSON: print_ndjson(s, &h, &src, v, k); break;
-	case OUT_CSV: print_csv(c, s, v, k, first); break;
-	default: print_table(c, s, &h, &src, v, k, first); break;
-	}
+	cli_render(c, &(history_view){ .s = s, .h = &h, .src = &src, .v = v, .n = k, .first = first });
 	free(v);
 	oa_log_sources_free(&src);
 	oa_history_free(&h);
@@ -395,8 +426,8 @@ int cmd_history(cli *c)
 		history_store(c, &st[i].s, &w, first);
 		first = false;
 	}
-	if (c->format == OUT_JSON)
-		cli_put_stream_end(HISTORY_SCHEMA, !first);
+	if (c->format == OUT_JSON) /* no store reported: an empty document */
+		cli_emit_store(c, HISTORY_SCHEMA, NULL);
 	if (in.spool)
 		fclose(in.spool);
 	cli_close_stores(st, n);

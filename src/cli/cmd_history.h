@@ -11,6 +11,11 @@
 #include <stdint.h>
 
 int cmd_history(cli *c);
+/* Its renderers, one per format (the slots of its entry in commands.c). */
+void history_render_table(cli *c, const void *view);
+void history_render_json(cli *c, const void *view);
+void history_render_ndjson(cli *c, const void *view);
+void history_render_csv(cli *c, const void *view);
 
 /* What the server's logs say about each model of a store (log_usage.h),
  * read once per store on first use. */

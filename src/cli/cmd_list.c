@@ -1,5 +1,6 @@
 /* cmd_list.c - `ollama-audit list`: the models as `ollama list` shows them. */
 #include "cmd_list.h"
+#include "cli_machine.h"
 #include "cmd_history.h"
 #include "findings.h"
 #include "host.h"
@@ -228,12 +229,13 @@ static void print_names(cli *c, opened_store *st, size_t n)
 
 static void print_csv(cli *c, opened_store *st, size_t n)
 {
+	FILE *out = cli_text_out();
 	/* last_used, as the JSON names it, when some store has server logs
 	 * (docs/history.md): the newest load, empty when the logs have none */
 	bool logs = false;
 	for (size_t i = 0; i < n; i++)
 		logs |= st[i].ok && cli_usage_of(c, &st[i].s)->have_logs;
-	printf("store,name,id,digest,size,modified_at,format,runner,arch,parameter_size,"
+	fprintf(out, "store,name,id,digest,size,modified_at,format,runner,arch,parameter_size,"
 	       "quantization_level,layers,missing_blobs,disk_bytes,apparent_bytes,hidden_from_list%s\n",
 	       logs ? ",last_used" : "");
 	for (size_t i = 0; i < n; i++) {
@@ -247,29 +249,29 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 			oa_last_used lu = cli_last_used(c, s);
 			json_t *o = oa_list_view_model(s, order[o_i], logs ? &lu : NULL);
 			char num[32];
-			csv_field(stdout, s->root, false);
-			csv_field(stdout, m->display, false);
-			csv_field(stdout, json_string_value(json_object_get(o, "id")), false);
-			csv_field(stdout, m->m.id, false);
+			csv_field(out, s->root, false);
+			csv_field(out, m->display, false);
+			csv_field(out, json_string_value(json_object_get(o, "id")), false);
+			csv_field(out, m->m.id, false);
 			snprintf(num, sizeof num, "%lld", (long long)m->m.size);
-			csv_field(stdout, num, false);
-			csv_field(stdout, json_string_value(json_object_get(o, "modified_at")), false);
-			csv_field(stdout, oa_format_name(m->format), false);
-			csv_field(stdout, oa_model_list_runner(m), false);
-			csv_field(stdout, m->arch, false);
-			csv_field(stdout, m->params, false);
-			csv_field(stdout, m->quant, false);
+			csv_field(out, num, false);
+			csv_field(out, json_string_value(json_object_get(o, "modified_at")), false);
+			csv_field(out, oa_format_name(m->format), false);
+			csv_field(out, oa_model_list_runner(m), false);
+			csv_field(out, m->arch, false);
+			csv_field(out, m->params, false);
+			csv_field(out, m->quant, false);
 			snprintf(num, sizeof num, "%zu", m->m.n_layers);
-			csv_field(stdout, num, false);
+			csv_field(out, num, false);
 			snprintf(num, sizeof num, "%u", m->missing_blobs);
-			csv_field(stdout, num, false);
+			csv_field(out, num, false);
 			snprintf(num, sizeof num, "%llu", (unsigned long long)m->disk_bytes);
-			csv_field(stdout, num, false);
+			csv_field(out, num, false);
 			snprintf(num, sizeof num, "%llu", (unsigned long long)m->apparent_bytes);
-			csv_field(stdout, num, false);
-			csv_field(stdout, m->hidden_from_list ? "true" : "false", !logs);
+			csv_field(out, num, false);
+			csv_field(out, m->hidden_from_list ? "true" : "false", !logs);
 			if (logs)
-				csv_field(stdout, json_string_value(json_object_get(o, "last_used")), true);
+				csv_field(out, json_string_value(json_object_get(o, "last_used")), true);
 			json_decref(o);
 		}
 		free(order);
@@ -280,6 +282,7 @@ static void print_csv(cli *c, opened_store *st, size_t n)
  * those hidden-from-list names), newest first, as the server sorts. */
 static void print_tags(cli *c, opened_store *st, size_t n)
 {
+	FILE *out = cli_text_out();
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += st[i].ok ? st[i].s.n_models : 0;
@@ -291,8 +294,8 @@ static void print_tags(cli *c, opened_store *st, size_t n)
 			    selected(c, &st[i].s, &st[i].s.models[j]))
 				v[k++] = &st[i].s.models[j];
 	json_t *root = oa_list_view_tags(v, k);
-	oa_json_dump_go(root, stdout);
-	fputc('\n', stdout);
+	oa_json_dump_go(root, out);
+	fputc('\n', out);
 	json_decref(root);
 	free(v);
 }
@@ -334,11 +337,50 @@ static void print_json(cli *c, opened_store *st, size_t n, bool ndjson)
 		free((void *)ls.problems);
 	}
 	oa_list_total t = totals(c, st, n);
-	json_t *out = ndjson ? oa_list_view_total_record(&t, cli_host())
-	                     : oa_list_view_document(json_incref(stores), &t);
-	oa_json_dump_line(out, stdout);
-	json_decref(out);
+	if (ndjson)
+		cli_put_record(oa_list_view_total_record(&t, cli_host()));
+	else
+		cli_emit_document(c, oa_list_view_document(json_incref(stores), &t));
 	json_decref(stores);
+}
+
+/* What every format of `list` renders (the slots in commands.c). */
+typedef struct list_view {
+	opened_store *st;
+	size_t n;
+} list_view;
+
+void list_render_table(cli *c, const void *view)
+{
+	const list_view *v = view;
+	if (c->quiet)
+		print_names(c, v->st, v->n);
+	else
+		print_table(c, v->st, v->n);
+}
+
+void list_render_json(cli *c, const void *view)
+{
+	const list_view *v = view;
+	print_json(c, v->st, v->n, false);
+}
+
+void list_render_ndjson(cli *c, const void *view)
+{
+	const list_view *v = view;
+	print_json(c, v->st, v->n, true);
+}
+
+void list_render_csv(cli *c, const void *view)
+{
+	const list_view *v = view;
+	print_csv(c, v->st, v->n);
+}
+
+void list_render_tags(cli *c, const void *view)
+{
+	const list_view *v = view;
+	print_tags(c, v->st, v->n);
 }
 
 int cmd_list(cli *c)
@@ -365,18 +407,7 @@ int cmd_list(cli *c)
 				cli_print_finding(c, stderr, &s->findings.v[j]);
 		cli_account_findings(c, s, true);
 	}
-	switch (c->format) {
-	case OUT_TAGS: print_tags(c, st, n); break;
-	case OUT_CSV: print_csv(c, st, n); break;
-	case OUT_JSON: print_json(c, st, n, false); break;
-	case OUT_NDJSON: print_json(c, st, n, true); break;
-	default:
-		if (c->quiet)
-			print_names(c, st, n);
-		else
-			print_table(c, st, n);
-		break;
-	}
+	cli_render(c, &(list_view){ .st = st, .n = n });
 	cli_close_stores(st, n);
 	return c->exit_code;
 }

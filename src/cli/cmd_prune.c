@@ -130,30 +130,31 @@ static bool confirm(cli *c, const oa_plan *p)
 /* csv: one row per entry of the plan, planned then kept. */
 static void plan_csv(json_t *doc, bool header)
 {
+	FILE *out = cli_text_out();
 	static const char *cols[] = { "path",        "category",    "type",   "apparent_bytes",
 	                              "disk_bytes",  "freed_bytes", "mtime",  "digest",
 	                              "model",       "note" };
 	const size_t ncols = sizeof cols / sizeof cols[0];
 	if (header) {
-		printf("command,store,state");
+		fprintf(out, "command,store,state");
 		for (size_t k = 0; k < ncols; k++)
-			printf(",%s", cols[k]);
-		printf("\n");
+			fprintf(out, ",%s", cols[k]);
+		fprintf(out, "\n");
 	}
 	const char *lists[] = { "entries", "kept" }, *states[] = { "planned", "kept" };
 	for (size_t l = 0; l < 2; l++) {
 		json_t *v = json_object_get(doc, lists[l]);
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			json_t *e = json_array_get(v, i);
-			csv_field(stdout, json_string_value(json_object_get(doc, "command")), false);
-			csv_field(stdout, json_string_value(json_object_get(doc, "store")), false);
-			csv_field(stdout, states[l], false);
+			csv_field(out, json_string_value(json_object_get(doc, "command")), false);
+			csv_field(out, json_string_value(json_object_get(doc, "store")), false);
+			csv_field(out, states[l], false);
 			for (size_t k = 0; k < ncols; k++) {
 				json_t *x = json_object_get(e, cols[k]);
 				char num[32] = "";
 				if (json_is_integer(x))
 					snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x));
-				csv_field(stdout, json_is_string(x) ? json_string_value(x) : num, k + 1 == ncols);
+				csv_field(out, json_is_string(x) ? json_string_value(x) : num, k + 1 == ncols);
 			}
 		}
 	}
@@ -350,7 +351,7 @@ static void print_shared(const oa_store *s, const oa_plan *p)
 }
 
 void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, bool from_file,
-                  bool first, bool last)
+                  bool first)
 {
 	bool json = c->format != OUT_TABLE; /* json, ndjson, csv: from the plan's report */
 	print_shared(s, p);
@@ -380,7 +381,7 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 		plan_csv(doc, first);
 		json_decref(doc);
 	} else {
-		cli_put_stream_item(oa_report_schema(p->command), doc, first, last);
+		cli_emit_store(c, oa_report_schema(p->command), doc);
 	}
 }
 
@@ -433,7 +434,7 @@ static void predict(cli *c, oa_store *s, bool first, bool last)
 	oa_server_prune p;
 	oa_server_prune_predict(s, oa_wall_now(), (enum oa_server_era)c->server_era, &p);
 	if (c->format == OUT_JSON || c->format == OUT_NDJSON)
-		cli_put_stream_item(OA_PREDICT_SERVER_SCHEMA, oa_report_server_prune(s, &p), first, last);
+		cli_put_stream_item(c, OA_PREDICT_SERVER_SCHEMA, oa_report_server_prune(s, &p), first, last);
 	else
 		print_prediction(c, s, &p, first);
 	oa_server_prune_free(&p);
@@ -455,7 +456,7 @@ static int predict_all(cli *c, opened_store *st, size_t n)
 		first = false;
 	}
 	if (json && !n_ok)
-		cli_put_stream_end(OA_PREDICT_SERVER_SCHEMA, false);
+		cli_put_stream_end(c, OA_PREDICT_SERVER_SCHEMA, false);
 	cli_close_stores(st, n);
 	return c->exit_code;
 }
@@ -542,8 +543,8 @@ int cmd_prune(cli *c)
 	}
 	if (c->predict_server)
 		return predict_all(c, st, n);
-	/* Plan every store first, so the JSON document is closed after the last
-	 * plan that is printed, whichever store fails. */
+	/* Plan every store first: what cannot be planned is said before any
+	 * plan is printed. */
 	typedef struct planned {
 		oa_store *s;
 		oa_plan p;
@@ -564,12 +565,12 @@ int cmd_prune(cli *c)
 		np++;
 	}
 	for (size_t i = 0; i < np; i++) {
-		cli_run_plan(c, pl[i].s, &pl[i].p, &pl[i].j, from_file, i == 0, i + 1 == np);
+		cli_run_plan(c, pl[i].s, &pl[i].p, &pl[i].j, from_file, i == 0);
 		oa_plan_free(&pl[i].p);
 		oa_junk_free(&pl[i].j);
 	}
 	if (c->format == OUT_JSON && !np)
-		cli_put_stream_end(OA_SCHEMA_PRUNE, false);
+		cli_emit_store(c, OA_SCHEMA_PRUNE, NULL);
 	free(pl);
 	cli_close_stores(st, n);
 	return c->exit_code;

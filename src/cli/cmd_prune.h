@@ -17,6 +17,6 @@ bool cli_apply_options_ok(const cli *c);
 struct oa_plan;
 struct oa_junk_list;
 void cli_run_plan(cli *c, oa_store *s, struct oa_plan *p, const struct oa_junk_list *junk,
-                  bool from_file, bool first, bool last);
+                  bool from_file, bool first);
 
 #endif

@@ -107,7 +107,8 @@ static void list_table(cli *c, const char *dir, const oa_quarantine_ops *ops)
 
 static void list_csv(json_t *doc)
 {
-	printf("quarantine,store,id,time,command,models,entries,disk_bytes,held_entries,held_bytes,state\n");
+	FILE *out = cli_text_out();
+	fprintf(out, "quarantine,store,id,time,command,models,entries,disk_bytes,held_entries,held_bytes,state\n");
 	size_t i;
 	json_t *op;
 	json_array_foreach(json_object_get(doc, "operations"), i, op) {
@@ -123,17 +124,56 @@ static void list_csv(json_t *doc)
 		static const char *keys[4] = { "entries", "disk_bytes", "held_entries", "held_bytes" };
 		for (int q = 0; q < 4; q++)
 			snprintf(num[q], sizeof num[q], "%lld", (long long)json_integer_value(json_object_get(op, keys[q])));
-		csv_field(stdout, json_string_value(json_object_get(doc, "quarantine")), false);
-		csv_field(stdout, json_string_value(json_object_get(doc, "store")), false);
-		csv_field(stdout, json_string_value(json_object_get(op, "id")), false);
-		csv_field(stdout, json_string_value(json_object_get(op, "time")), false);
-		csv_field(stdout, json_string_value(json_object_get(op, "command")), false);
-		csv_field(stdout, mv, false);
+		csv_field(out, json_string_value(json_object_get(doc, "quarantine")), false);
+		csv_field(out, json_string_value(json_object_get(doc, "store")), false);
+		csv_field(out, json_string_value(json_object_get(op, "id")), false);
+		csv_field(out, json_string_value(json_object_get(op, "time")), false);
+		csv_field(out, json_string_value(json_object_get(op, "command")), false);
+		csv_field(out, mv, false);
 		for (int q = 0; q < 4; q++)
-			csv_field(stdout, num[q], false);
-		csv_field(stdout, json_string_value(json_object_get(op, "state")), true);
+			csv_field(out, num[q], false);
+		csv_field(out, json_string_value(json_object_get(op, "state")), true);
 		free(mv);
 	}
+}
+
+/* What every format of the listing renders (the slots in commands.c):
+ * putting back and --empty write tables only. */
+typedef struct restore_view {
+	const char *dir;
+	const oa_quarantine_ops *ops;
+} restore_view;
+
+void restore_render_table(cli *c, const void *view)
+{
+	const restore_view *v = view;
+	list_table(c, v->dir, v->ops);
+}
+
+void restore_render_json(cli *c, const void *view)
+{
+	const restore_view *v = view;
+	cli_emit_document(c, oa_quarantine_ops_report(v->dir, v->ops));
+}
+
+void restore_render_ndjson(cli *c, const void *view)
+{
+	(void)c;
+	const restore_view *v = view;
+	json_t *doc = oa_quarantine_ops_report(v->dir, v->ops);
+	json_t *recs = oa_quarantine_ops_records(doc, cli_host());
+	oa_json_dump_lines(recs, stdout);
+	json_decref(recs);
+	json_decref(doc);
+}
+
+void restore_render_csv(cli *c, const void *view)
+{
+	(void)c;
+	const restore_view *v = view;
+	json_t *doc = oa_quarantine_ops_report(v->dir, v->ops);
+	list_csv(doc);
+	json_decref(doc);
 }
 
 static int list_ops(cli *c, const char *dir)
@@ -144,21 +184,7 @@ static int list_ops(cli *c, const char *dir)
 		cli_fail(c, "quarantine-unreadable", dir, "%s", err);
 		return c->exit_code | OA_EXIT_OPERATIONAL;
 	}
-	if (c->format == OUT_TABLE) {
-		list_table(c, dir, &ops);
-	} else {
-		json_t *doc = oa_quarantine_ops_report(dir, &ops);
-		if (c->format == OUT_JSON) {
-			oa_json_dump_line(doc, stdout);
-		} else if (c->format == OUT_NDJSON) {
-			json_t *recs = oa_quarantine_ops_records(doc, cli_host());
-			oa_json_dump_lines(recs, stdout);
-			json_decref(recs);
-		} else {
-			list_csv(doc);
-		}
-		json_decref(doc);
-	}
+	cli_render(c, &(restore_view){ .dir = dir, .ops = &ops });
 	oa_quarantine_ops_free(&ops);
 	return c->exit_code;
 }

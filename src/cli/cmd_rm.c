@@ -207,8 +207,8 @@ int cmd_rm(cli *c)
 		return OA_EXIT_USAGE;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	/* Plan every store first, so the JSON document is closed after the last
-	 * plan that is printed, whichever store fails. */
+	/* Plan every store first: what cannot be planned is said before any
+	 * plan is printed. */
 	oa_plan *plans = oa_xcalloc(n ? n : 1, sizeof *plans);
 	oa_store **stores = oa_xcalloc(n ? n : 1, sizeof *stores);
 	size_t np = 0;
@@ -221,11 +221,11 @@ int cmd_rm(cli *c)
 		stores[np++] = s;
 	}
 	for (size_t i = 0; i < np; i++) {
-		cli_run_plan(c, stores[i], &plans[i], NULL, from_file, i == 0, i + 1 == np);
+		cli_run_plan(c, stores[i], &plans[i], NULL, from_file, i == 0);
 		oa_plan_free(&plans[i]);
 	}
 	if (c->format == OUT_JSON && !np)
-		cli_put_stream_end(OA_SCHEMA_RM, false);
+		cli_emit_store(c, OA_SCHEMA_RM, NULL);
 	free(plans);
 	free(stores);
 	cli_close_stores(st, n);

@@ -324,6 +324,7 @@ static void show_table(cli *c, const oa_store *s, const oa_model *m)
 
 static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
 {
+	FILE *out = cli_text_out();
 	char size[32] = "", apparent_bytes[32] = "", disk_bytes[32] = "";
 	const char *keys[] = { "size", "apparent_bytes", "disk_bytes" };
 	char *bufs[] = { size, apparent_bytes, disk_bytes };
@@ -332,29 +333,72 @@ static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
 		if (json_is_integer(v))
 			snprintf(bufs[k], 32, "%lld", (long long)json_integer_value(v));
 	}
-	csv_field(stdout, s->root, false);
-	csv_field(stdout, m->display, false);
-	csv_field(stdout, json_string_value(json_object_get(l, "kind")), false);
-	csv_field(stdout, json_string_value(json_object_get(l, "media_type")), false);
-	csv_field(stdout, json_string_value(json_object_get(l, "digest")), false);
-	csv_field(stdout, size, false);
-	csv_field(stdout, json_string_value(json_object_get(l, "from")), false);
-	csv_field(stdout, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
-	csv_field(stdout, apparent_bytes, false);
-	csv_field(stdout, disk_bytes, true);
+	csv_field(out, s->root, false);
+	csv_field(out, m->display, false);
+	csv_field(out, json_string_value(json_object_get(l, "kind")), false);
+	csv_field(out, json_string_value(json_object_get(l, "media_type")), false);
+	csv_field(out, json_string_value(json_object_get(l, "digest")), false);
+	csv_field(out, size, false);
+	csv_field(out, json_string_value(json_object_get(l, "from")), false);
+	csv_field(out, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
+	csv_field(out, apparent_bytes, false);
+	csv_field(out, disk_bytes, true);
 }
 
 /* csv: the layers, one row each, config first. */
 static void show_csv(const oa_store *s, const oa_model *m, json_t *o, bool header)
 {
+	FILE *out = cli_text_out();
 	if (header)
-		printf("store,model,kind,media_type,digest,size,from,exists,apparent_bytes,disk_bytes\n");
+		fprintf(out, "store,model,kind,media_type,digest,size,from,exists,apparent_bytes,disk_bytes\n");
 	json_t *cfg = json_object_get(o, "config_layer");
 	if (cfg)
 		csv_layer(s, m, cfg);
 	json_t *layers = json_object_get(o, "layer_list");
 	for (size_t i = 0; i < json_array_size(layers); i++)
 		csv_layer(s, m, json_array_get(layers, i));
+}
+
+/* What every format of `show` renders, once per store that has the model
+ * (the slots in commands.c); first: the csv header goes before it. */
+typedef struct show_view {
+	const oa_store *s;
+	const oa_model *m;
+	bool first;
+} show_view;
+
+static json_t *show_json(cli *c, const show_view *v)
+{
+	return oa_show_view(v->s, v->m, c->tensors, cli_runhere_machine(c), cli_runhere_cache(c));
+}
+
+void show_render_table(cli *c, const void *view)
+{
+	const show_view *v = view;
+	show_table(c, v->s, v->m);
+}
+
+void show_render_json(cli *c, const void *view)
+{
+	cli_emit_document(c, show_json(c, view));
+}
+
+void show_render_ndjson(cli *c, const void *view)
+{
+	const show_view *v = view;
+	json_t *o = show_json(c, v);
+	json_t *recs = oa_show_view_records(v->s, o, cli_host());
+	oa_json_dump_lines(recs, stdout);
+	json_decref(recs);
+	json_decref(o);
+}
+
+void show_render_csv(cli *c, const void *view)
+{
+	const show_view *v = view;
+	json_t *o = show_json(c, v);
+	show_csv(v->s, v->m, o, v->first);
+	json_decref(o);
 }
 
 int cmd_show(cli *c)
@@ -365,7 +409,7 @@ int cmd_show(cli *c)
 	}
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_FULL);
-	bool found = false, csv_header_done = false;
+	bool found = false;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
@@ -384,24 +428,9 @@ int cmd_show(cli *c)
 		}
 		if (idx < 0)
 			continue;
-		found = true;
 		const oa_model *m = &s->models[idx];
-		if (c->format == OUT_JSON || c->format == OUT_NDJSON || c->format == OUT_CSV) {
-			json_t *o = oa_show_view(s, m, c->tensors, cli_runhere_machine(c), cli_runhere_cache(c));
-			if (c->format == OUT_JSON) {
-				oa_json_dump_line(o, stdout);
-			} else if (c->format == OUT_NDJSON) {
-				json_t *recs = oa_show_view_records(s, o, cli_host());
-				oa_json_dump_lines(recs, stdout);
-				json_decref(recs);
-			} else {
-				show_csv(s, m, o, !csv_header_done);
-			}
-			csv_header_done = true;
-			json_decref(o);
-		} else {
-			show_table(c, s, m);
-		}
+		cli_render(c, &(show_view){ .s = s, .m = m, .first = !found });
+		found = true;
 		for (size_t j = 0; j < s->findings.n; j++) {
 			const oa_finding *f = &s->findings.v[j];
 			if (f->model && strcmp(f->model, m->display) == 0 && (int)f->severity >= c->fail_on)

@@ -5,5 +5,10 @@
 #include "cli.h"
 
 int cmd_show(cli *c);
+/* Its renderers, one per format (the slots of its entry in commands.c). */
+void show_render_table(cli *c, const void *view);
+void show_render_json(cli *c, const void *view);
+void show_render_ndjson(cli *c, const void *view);
+void show_render_csv(cli *c, const void *view);
 
 #endif

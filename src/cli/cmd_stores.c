@@ -138,7 +138,8 @@ static size_t find_dupes(row *rows, size_t n, oa_stores_dupes *d)
 
 static void print_csv(const row *rows, size_t n)
 {
-	printf("host,store,state,user,uid,models,blob_files,disk_bytes,apparent_bytes,found_by,paths\n");
+	FILE *out = cli_text_out();
+	fprintf(out, "host,store,state,user,uid,models,blob_files,disk_bytes,apparent_bytes,found_by,paths\n");
 	for (size_t i = 0; i < n; i++) {
 		const row *r = &rows[i];
 		const oa_candidate *k = r->cand;
@@ -158,14 +159,14 @@ static void print_csv(const row *rows, size_t n)
 			oa_buf_printf(&fb, "%s%s:%s", j ? ";" : "", k->found[j].source, k->found[j].detail);
 		for (size_t j = 0; j < k->n_paths; j++)
 			oa_buf_printf(&pb, "%s%s", j ? ";" : "", k->paths[j]);
-		csv_field(stdout, cli_host(), false);
-		csv_field(stdout, oa_stores_row_root(r), false);
-		csv_field(stdout, r->state, false);
-		csv_field(stdout, k->user, false);
+		csv_field(out, cli_host(), false);
+		csv_field(out, oa_stores_row_root(r), false);
+		csv_field(out, r->state, false);
+		csv_field(out, k->user, false);
 		for (int q = 0; q < 5; q++)
-			csv_field(stdout, num[q], false);
-		csv_field(stdout, fb.data ? fb.data : "", false);
-		csv_field(stdout, pb.data ? pb.data : "", true);
+			csv_field(out, num[q], false);
+		csv_field(out, fb.data ? fb.data : "", false);
+		csv_field(out, pb.data ? pb.data : "", true);
 		oa_buf_free(&fb);
 		oa_buf_free(&pb);
 	}
@@ -272,30 +273,58 @@ static void print_table(cli *c, const row *rows, size_t n, const oa_stores_total
 	table_dupes(c, d);
 }
 
+/* What every format of `stores` renders (the slots in commands.c). */
+typedef struct stores_view {
+	row *rows; /* not const: cli_multi_prom_store() takes the store */
+	size_t n, opened;
+	const oa_stores_dupes *d;
+	oa_stores_totals t;
+} stores_view;
+
+void stores_render_table(cli *c, const void *view)
+{
+	const stores_view *v = view;
+	print_table(c, v->rows, v->n, &v->t, v->d);
+}
+
+void stores_render_json(cli *c, const void *view)
+{
+	const stores_view *v = view;
+	cli_emit_document(c, oa_stores_view_document(cli_host(), v->rows, v->n, &v->t, v->d));
+}
+
+void stores_render_ndjson(cli *c, const void *view)
+{
+	(void)c;
+	const stores_view *v = view;
+	json_t *recs = oa_stores_view_records(cli_host(), v->rows, v->n, &v->t, v->d);
+	oa_json_dump_lines(recs, stdout);
+	json_decref(recs);
+}
+
+void stores_render_csv(cli *c, const void *view)
+{
+	(void)c;
+	const stores_view *v = view;
+	print_csv(v->rows, v->n);
+}
+
+void stores_render_prometheus(cli *c, const void *view)
+{
+	const stores_view *v = view;
+	for (size_t i = 0; i < v->n; i++)
+		if (v->rows[i].opened)
+			cli_multi_prom_store(c, &v->rows[i].s, v->rows[i].seconds, NULL, NULL);
+	if (v->opened >= 2)
+		cli_multi_prom_add("ollama_store_duplicate_bytes", (double)v->d->dupes.saving);
+}
+
 static void render(cli *c, row *rows, size_t n, size_t opened, const oa_stores_dupes *d)
 {
-	oa_stores_totals t;
-	oa_stores_totals_compute(rows, n, &t);
-	if (c->format == OUT_JSON) {
-		json_t *doc = oa_stores_view_document(cli_host(), rows, n, &t, d);
-		oa_json_dump_line(doc, stdout);
-		json_decref(doc);
-	} else if (c->format == OUT_NDJSON) {
-		json_t *recs = oa_stores_view_records(cli_host(), rows, n, &t, d);
-		oa_json_dump_lines(recs, stdout);
-		json_decref(recs);
-	} else if (c->format == OUT_CSV) {
-		print_csv(rows, n);
-	} else if (c->format == OUT_PROMETHEUS) {
-		for (size_t i = 0; i < n; i++)
-			if (rows[i].opened)
-				cli_multi_prom_store(c, &rows[i].s, rows[i].seconds, NULL, NULL);
-		if (opened >= 2)
-			cli_multi_prom_add("ollama_store_duplicate_bytes", (double)d->dupes.saving);
-	} else {
-		print_table(c, rows, n, &t, d);
-	}
-	oa_stores_totals_free(&t);
+	stores_view v = { .rows = rows, .n = n, .opened = opened, .d = d };
+	oa_stores_totals_compute(rows, n, &v.t);
+	cli_render(c, &v);
+	oa_stores_totals_free(&v.t);
 }
 
 int cmd_stores(cli *c)

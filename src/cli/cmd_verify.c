@@ -163,7 +163,7 @@ int cmd_verify(cli *c)
 		first = false;
 	}
 	close_cache(c, cache);
-	report_finish(c, OA_SCHEMA_VERIFY, !first);
+	report_finish(c, OA_SCHEMA_VERIFY);
 	sigaction(SIGINT, &old, NULL);
 	if (interrupted)
 		c->exit_code |= OA_EXIT_INTERRUPTED;

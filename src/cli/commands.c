@@ -16,6 +16,7 @@
 #include "cmd_show.h"
 #include "cmd_stores.h"
 #include "cmd_verify.h"
+#include "report_common.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -41,6 +42,9 @@ const command cli_commands[] = {
 		.summary = "the models, as `ollama list` shows them, plus format and runner",
 		.options = COMMON READS "all-users unused-for quiet sort no-header wide",
 		.formats = DATA " tags",
+		.render = { [OUT_TABLE] = list_render_table, [OUT_JSON] = list_render_json,
+		            [OUT_NDJSON] = list_render_ndjson, [OUT_CSV] = list_render_csv,
+		            [OUT_TAGS] = list_render_tags },
 		.help = "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
 		        "                        [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
 		        "\n"
@@ -68,6 +72,8 @@ const command cli_commands[] = {
 		.summary = "one model in full: manifest, config, layers, weight headers",
 		.options = COMMON READS "all-users tensors cache",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = show_render_table, [OUT_JSON] = show_render_json,
+		            [OUT_NDJSON] = show_render_ndjson, [OUT_CSV] = show_render_csv },
 		.help = "usage: ollama-audit show MODEL [--tensors] [--cache FILE]\n"
 		        "                        [--format table|json|ndjson|csv]\n"
 		        "\n"
@@ -90,6 +96,8 @@ const command cli_commands[] = {
 		.summary = "structure pass: every reference, size, name, header (fast)",
 		.options = COMMON READS "all-users",
 		.formats = DATA " prometheus",
+		.render = { [OUT_TABLE] = findings_render_table, [OUT_JSON] = findings_render_json,
+		            [OUT_NDJSON] = findings_render_ndjson, [OUT_CSV] = findings_render_csv },
 		.help = "usage: ollama-audit check [MODEL...] [--format table|json|ndjson|csv|prometheus]\n"
 		        "                         [--fail-on error|warning]\n"
 		        "\n"
@@ -108,6 +116,8 @@ const command cli_commands[] = {
 		.options = COMMON "platform all-users all changed quick jobs max-duration cache "
 		           "progress no-progress",
 		.formats = DATA " prometheus",
+		.render = { [OUT_TABLE] = findings_render_table, [OUT_JSON] = findings_render_json,
+		            [OUT_NDJSON] = findings_render_ndjson, [OUT_CSV] = findings_render_csv },
 		.help = "usage: ollama-audit verify [MODEL...] [--all] [--jobs N] [--changed] [--quick]\n"
 		        "                          [--max-duration DURATION] [--cache FILE] [--no-progress]\n"
 		        "                          [--format table|json|ndjson|csv|prometheus]\n"
@@ -128,6 +138,9 @@ const command cli_commands[] = {
 		.summary = "disk usage: per model unique/shared bytes, junk, reclaimable",
 		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide quarantine",
 		.formats = DATA " prometheus",
+		.render = { [OUT_TABLE] = du_render_table, [OUT_JSON] = du_render_json,
+		            [OUT_NDJSON] = du_render_ndjson, [OUT_CSV] = du_render_csv,
+		            [OUT_PROMETHEUS] = du_render_prometheus },
 		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
 		        "                       [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
 		        "                       [--all-users --duplicates]\n"
@@ -221,6 +234,8 @@ const command cli_commands[] = {
 		.summary = "list, put back or empty what prune/rm --quarantine DIR moved away",
 		.options = COMMON "all last op empty older-than apply yes",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = restore_render_table, [OUT_JSON] = restore_render_json,
+		            [OUT_NDJSON] = restore_render_ndjson, [OUT_CSV] = restore_render_csv },
 		.help = "usage: ollama-audit restore DIR [--format table|json|ndjson|csv]\n"
 		        "       ollama-audit restore DIR --last | --op ID | MODEL | --all [--store STORE]\n"
 		        "       ollama-audit restore DIR --empty [--older-than DURATION] [--apply [--yes]]\n"
@@ -248,6 +263,9 @@ const command cli_commands[] = {
 		.summary = "every store on this machine: owner, size, models, how it was found",
 		.options = COMMON "platform all-users all",
 		.formats = DATA " prometheus",
+		.render = { [OUT_TABLE] = stores_render_table, [OUT_JSON] = stores_render_json,
+		            [OUT_NDJSON] = stores_render_ndjson, [OUT_CSV] = stores_render_csv,
+		            [OUT_PROMETHEUS] = stores_render_prometheus },
 		.help = "usage: ollama-audit stores [--all] [--store DIR]... [--format table|json|ndjson|csv|prometheus]\n"
 		        "\n"
 		        "Every Ollama store on this machine, with its owner, size on disk, model count and\n"
@@ -267,6 +285,8 @@ const command cli_commands[] = {
 		.summary = "replace blobs duplicated across stores by reflinks (dry run)",
 		.options = COMMON "platform all-users apply yes force hardlink",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = dedupe_render_table, [OUT_JSON] = dedupe_render_json,
+		            [OUT_NDJSON] = dedupe_render_json, [OUT_CSV] = dedupe_render_csv },
 		.help = "usage: ollama-audit dedupe [--all-users | --store A --store B...] [--hardlink]\n"
 		        "                          [--apply [--yes] [--force]] [--format table|json|ndjson|csv]\n"
 		        "\n"
@@ -290,6 +310,8 @@ const command cli_commands[] = {
 		.summary = "every model load the server logs recorded: when, runner, result",
 		.options = COMMON READS "all-users since until unused-for wide",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = history_render_table, [OUT_JSON] = history_render_json,
+		            [OUT_NDJSON] = history_render_ndjson, [OUT_CSV] = history_render_csv },
 		.help = "usage: ollama-audit history [MODEL...] [--log FILE]... [--root DIR] [--since WHEN]\n"
 		        "                           [--until WHEN] [--format table|json|ndjson|csv] [--wide]\n"
 		        "\n"

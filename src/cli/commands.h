@@ -18,6 +18,9 @@ typedef struct command {
 	const char *options;  /* long option names, space-separated */
 	const char *formats;  /* --format values, space-separated, table first */
 	const char *help;     /* `ollama-audit NAME --help` */
+	/* one renderer per format, for the commands that build one view and
+	 * let cli_render() pick; the others choose by c->format themselves */
+	cli_renderer render[OUT_FORMATS];
 } command;
 
 /* Every command, ended by an entry whose name is NULL. */

@@ -119,11 +119,12 @@ static int check_command_line(const cli *c, const cli_request *r, const command 
  * output; a write error on stdout is an operational error. */
 static int run_command(cli *c, const command *cmd)
 {
+	c->render = cmd->render;
 	int rc = cli_output_begin(c);
 	if (!rc) {
-		cli_capture_begin(c);
+		cli_machine_begin(c);
 		rc = cmd->run(c);
-		cli_capture_end(c, rc);
+		cli_machine_end(c, rc);
 	}
 	rc = cli_output_end(c, rc);
 	cli_usage_release();

@@ -1,6 +1,7 @@
 /* output.c - small printers every command shares: a csv field, a -q name,
  * and the renderers of a JSON view (an ndjson record, a json document). */
 #include "output.h"
+#include "cli_machine.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
 
@@ -56,14 +57,25 @@ const char *cli_safe(const char *s)
 	return ring[k];
 }
 
+void cli_render(cli *c, const void *view)
+{
+	cli_renderer r = c->render ? c->render[c->format] : NULL;
+	if (r)
+		r(c, view);
+}
+
 void cli_put_record(json_t *rec)
 {
 	oa_json_dump_line(rec, stdout);
 	json_decref(rec);
 }
 
-void cli_put_stream_item(const char *schema, json_t *item, bool first, bool last)
+void cli_put_stream_item(cli *c, const char *schema, json_t *item, bool first, bool last)
 {
+	if (c->format == OUT_JSON) {
+		cli_emit_store(c, schema, item);
+		return;
+	}
 	if (first)
 		printf("{\"schema\":\"%s\",\"stores\":[", schema);
 	else
@@ -74,8 +86,12 @@ void cli_put_stream_item(const char *schema, json_t *item, bool first, bool last
 		printf("]}\n");
 }
 
-void cli_put_stream_end(const char *schema, bool any)
+void cli_put_stream_end(cli *c, const char *schema, bool any)
 {
+	if (c->format == OUT_JSON) {
+		cli_emit_store(c, schema, NULL);
+		return;
+	}
 	if (any)
 		printf("]}\n");
 	else

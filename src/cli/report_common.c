@@ -1,4 +1,5 @@
 /* report_common.c - the findings report shared by check and verify. */
+#include "cli_machine.h"
 #include "report_common.h"
 #include "cli_multi.h"
 #include "findings.h"
@@ -94,19 +95,20 @@ static void count_findings(cli *c, const oa_store *s, const bool *selected, oa_a
 
 static void findings_csv(const oa_store *s, const bool *selected, bool first)
 {
+	FILE *out = cli_text_out();
 	if (first)
-		printf("store,code,severity,model,digest,path,message\n");
+		fprintf(out, "store,code,severity,model,digest,path,message\n");
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
 		if (!selected[i])
 			continue;
-		csv_field(stdout, s->root, false);
-		csv_field(stdout, f->code, false);
-		csv_field(stdout, oa_severity_name(f->severity), false);
-		csv_field(stdout, f->model, false);
-		csv_field(stdout, f->digest, false);
-		csv_field(stdout, f->path, false);
-		csv_field(stdout, f->message, true);
+		csv_field(out, s->root, false);
+		csv_field(out, f->code, false);
+		csv_field(out, oa_severity_name(f->severity), false);
+		csv_field(out, f->model, false);
+		csv_field(out, f->digest, false);
+		csv_field(out, f->path, false);
+		csv_field(out, f->message, true);
 	}
 }
 
@@ -298,6 +300,44 @@ static void findings_table(const cli *c, const oa_store *s, const bool *selected
 	findings_answer(c, s, selected);
 }
 
+/* What every format of check and verify renders, once per store (the
+ * slots of their entries in commands.c); prometheus has none: cli_multi.c
+ * writes it from the totals. */
+typedef struct findings_view {
+	const oa_store *s;
+	const bool *selected;
+	const char *summary_line;
+	const oa_audit_summary *sum;
+	bool first;
+} findings_view;
+
+void findings_render_table(cli *c, const void *view)
+{
+	const findings_view *v = view;
+	findings_table(c, v->s, v->selected, v->summary_line, v->sum, v->first);
+}
+
+/* One document, {"schema":..., "stores":[...]}, a store at a time. */
+void findings_render_json(cli *c, const void *view)
+{
+	const findings_view *v = view;
+	cli_emit_store(c, report_schema(v->sum), oa_findings_store_json(v->s, v->selected, v->sum));
+}
+
+void findings_render_ndjson(cli *c, const void *view)
+{
+	(void)c;
+	const findings_view *v = view;
+	findings_ndjson(v->s, v->selected, v->sum);
+}
+
+void findings_render_csv(cli *c, const void *view)
+{
+	(void)c;
+	const findings_view *v = view;
+	findings_csv(v->s, v->selected, v->first);
+}
+
 void report_findings(cli *c, const oa_store *s, const char *summary_line, oa_audit_summary *sum, bool first)
 {
 	bool *selected = oa_xcalloc(s->findings.n + 1, sizeof *selected);
@@ -306,25 +346,16 @@ void report_findings(cli *c, const oa_store *s, const char *summary_line, oa_aud
 	count_findings(c, s, selected, sum);
 	/* combined totals, and --format prometheus (cli_multi.c) */
 	cli_multi_store_done(c, (oa_store *)s, sum);
-	if (c->format == OUT_CSV) {
-		findings_csv(s, selected, first);
-	} else if (c->format == OUT_NDJSON) {
-		findings_ndjson(s, selected, sum);
-	} else if (c->format == OUT_JSON) {
-		/* One document: {"schema":..., "stores":[...]} written store by store. */
-		cli_put_stream_item(report_schema(sum), oa_findings_store_json(s, selected, sum), first, false);
-	} else if (c->format != OUT_PROMETHEUS) {
-		findings_table(c, s, selected, summary_line, sum, first);
-	}
+	cli_render(c, &(findings_view){ .s = s, .selected = selected, .summary_line = summary_line, .sum = sum,
+	                                .first = first });
 	free(selected);
 }
 
-void report_finish(cli *c, const char *schema, bool any)
+void report_finish(cli *c, const char *schema)
 {
 	/* The JSON document is closed here, not after "the last store", so a
 	 * store skipped at the end (unreadable, a MODEL it lacks, an interrupt)
 	 * cannot leave it open. */
-	if (c->format != OUT_JSON)
-		return;
-	cli_put_stream_end(schema, any);
+	if (c->format == OUT_JSON)
+		cli_emit_store(c, schema, NULL);
 }

@@ -13,11 +13,19 @@ bool model_selected(const cli *c, const oa_store *s, const char *display);
 size_t selected_models(const cli *c, const oa_store *s);
 bool finding_selected(const cli *c, const oa_store *s, const oa_finding *f);
 bool check_args_resolve(cli *c, const oa_store *s);
-/* Print one store's findings in the chosen format and fold them into the
- * exit status. `sum` gets the counts added; `first` opens the JSON
- * document, report_finish() closes it (any: whether a store was reported). */
+/* Render one store's findings in the chosen format (cli_render) and fold
+ * them into the exit status. `sum` gets the counts added; `first`: the
+ * first store rendered (the csv header, the table's spacing). The json
+ * document is emitted a store at a time; report_finish() emits it empty
+ * when no store was reported. */
 void report_findings(cli *c, const oa_store *s, const char *summary_line, oa_audit_summary *sum,
                      bool first);
-void report_finish(cli *c, const char *schema, bool any);
+void report_finish(cli *c, const char *schema);
+/* The renderers of a store's findings, one per format (the slots of check's
+ * and verify's entries in commands.c). */
+void findings_render_table(cli *c, const void *view);
+void findings_render_json(cli *c, const void *view);
+void findings_render_ndjson(cli *c, const void *view);
+void findings_render_csv(cli *c, const void *view);
 
 #endif
