@@ -20,6 +20,7 @@ typedef struct oa_quarantine_op {
 	int64_t unix_time;              /* when it began */
 	char time[40];                  /* the same, RFC 3339 */
 	char command[16];               /* prune, rm */
+	char child[16];                 /* rm --child: the runner of the child removed, else "" */
 	char **models;                  /* rm: the models whose manifests it removed */
 	size_t n_models;
 	size_t planned_entries;         /* what its plan listed */

@@ -75,6 +75,8 @@ static char *op_command(const oa_quarantine_op *op)
 		oa_buf_addc(&b, ' ');
 		oa_buf_adds(&b, op->models[m]);
 	}
+	if (op->child[0])
+		oa_buf_printf(&b, " --child %s", op->child);
 	return oa_buf_take(&b);
 }
 

@@ -510,7 +510,7 @@ static void begin_operation(quarantine *q, const oa_plan *p)
 		if (!seen)
 			json_array_append_new(models, json_string(e->model));
 	}
-	quarantine_begin_op(q, p->command, models, p->todo.n, p->allocated);
+	quarantine_begin_op(q, p->command, p->rewrite ? p->rewrite->runner : NULL, models, p->todo.n, p->allocated);
 }
 
 static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,

@@ -621,7 +621,8 @@ static void journal_line(quarantine *q, json_t *x)
 	free(line);
 }
 
-void quarantine_begin_op(quarantine *q, const char *command, json_t *models, size_t entries, uint64_t bytes)
+void quarantine_begin_op(quarantine *q, const char *command, const char *child, json_t *models, size_t entries,
+                         uint64_t bytes)
 {
 	time_t now = (time_t)oa_wall_now();
 	struct tm tm;
@@ -635,6 +636,8 @@ void quarantine_begin_op(quarantine *q, const char *command, json_t *models, siz
 	json_t *op = json_pack("{s:s,s:s,s:I,s:s,s:o,s:I,s:I}", "id", q->op, "time", ts, "unix_time",
 	                       (json_int_t)now, "command", command, "models", models ? models : json_array(),
 	                       "planned_entries", (json_int_t)entries, "planned_bytes", (json_int_t)bytes);
+	if (child) /* rm --child: the runner whose child it removed from the list */
+		json_object_set_new(op, "child", json_string(child));
 	json_array_append(q->operations, op);
 	json_t *line = json_pack("{s:o}", "operation", op);
 	journal_line(q, line);

@@ -49,7 +49,8 @@ void quarantine_close(quarantine *q);
  * DIR, sortable), its time, the command, the models it removes (rm; a JSON
  * array, taken over) and what it plans (entries, allocated bytes); queued
  * for the journal. Every entry added after it belongs to it. */
-void quarantine_begin_op(quarantine *q, const char *command, json_t *models, size_t entries, uint64_t bytes);
+void quarantine_begin_op(quarantine *q, const char *command, const char *child, json_t *models, size_t entries,
+                         uint64_t bytes);
 /* What entries (an index's) still holds in DIR: entries in state "moved"
  * and their allocated bytes. */
 void quarantine_held(json_t *entries, size_t *n, uint64_t *bytes);

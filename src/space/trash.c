@@ -35,6 +35,7 @@ static void op_fill(oa_quarantine_op *op, json_t *j)
 	snprintf(op->id, sizeof op->id, "%s", json_string_value(json_object_get(j, "id")));
 	snprintf(op->time, sizeof op->time, "%s", str_or_empty(j, "time"));
 	snprintf(op->command, sizeof op->command, "%s", str_or_empty(j, "command"));
+	snprintf(op->child, sizeof op->child, "%s", str_or_empty(j, "child"));
 	oa_json_get_i64(j, "unix_time", &op->unix_time);
 	uint64_t v = 0;
 	if (oa_json_get_u64(j, "planned_entries", &v))

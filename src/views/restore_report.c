@@ -6,8 +6,9 @@ static json_t *op_json(const oa_quarantine_op *op)
 	json_t *models = json_array();
 	for (size_t m = 0; m < op->n_models; m++)
 		json_array_append_new(models, json_string(op->models[m]));
-	return json_pack("{s:s,s:s,s:I,s:s,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "id", op->id, "time",
-	                 op->time, "unix_time", (json_int_t)op->unix_time, "command", op->command, "models", models,
+	return json_pack("{s:s,s:s,s:I,s:s,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "id", op->id, "time",
+	                 op->time, "unix_time", (json_int_t)op->unix_time, "command", op->command, "child",
+	                 op->child[0] ? json_string(op->child) : json_null(), "models", models,
 	                 "planned_entries", (json_int_t)op->planned_entries, "planned_bytes",
 	                 (json_int_t)op->planned_bytes, "entries", (json_int_t)op->entries, "disk_bytes",
 	                 (json_int_t)op->disk_bytes, "held_entries", (json_int_t)op->held, "held_bytes",
