@@ -91,9 +91,9 @@ static bool weights_broken(const cli *c, const oa_model *m, oa_buf *b)
 			oa_buf_printf(b, "its %s weights (sha256:%s) are missing", oa_layer_kind_name(l->kind), dg);
 			return true;
 		}
-		if (l->size >= 0 && bl->st.st_size < l->size) {
+		if (l->size >= 0 && bl->st.size < l->size) {
 			char have[32], want[32];
-			oa_format_size((uint64_t)bl->st.st_size, c->units, have, sizeof have);
+			oa_format_size((uint64_t)bl->st.size, c->units, have, sizeof have);
 			oa_format_size((uint64_t)l->size, c->units, want, sizeof want);
 			oa_buf_printf(b, "its %s weights (sha256:%s) are truncated: %s of %s", oa_layer_kind_name(l->kind),
 			              dg, have, want);

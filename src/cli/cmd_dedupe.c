@@ -360,7 +360,7 @@ static void apply_actions(oa_dedupe_plan *p, oa_store *const *sv)
 			continue;
 		bool known_bad = false;
 		for (size_t k = 0; k < n_bad; k++)
-			known_bad |= a->dst->st.st_dev == bad_dev[k];
+			known_bad |= a->dst->st.dev == bad_dev[k];
 		if (known_bad && a->how == OA_DEDUPE_REFLINK) {
 			a->status = OA_DD_UNSUPPORTED;
 			snprintf(a->note, sizeof a->note, "this filesystem cannot reflink");
@@ -368,7 +368,7 @@ static void apply_actions(oa_dedupe_plan *p, oa_store *const *sv)
 		}
 		oa_dedupe_apply(p, sv, a, &interrupted);
 		if (a->status == OA_DD_UNSUPPORTED && n_bad < 16)
-			bad_dev[n_bad++] = a->dst->st.st_dev;
+			bad_dev[n_bad++] = a->dst->st.dev;
 	}
 }
 

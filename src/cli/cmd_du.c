@@ -80,8 +80,8 @@ static void sort_rows(cli *c, const oa_store *s, oa_du *du)
 		case SORT_MODIFIED:
 			k[i].num = INT64_MIN;
 			for (size_t m = 0; m < r->n_models; m++)
-				if (oa_stat_mtime_ns(&s->models[r->models[m]].st) > k[i].num)
-					k[i].num = oa_stat_mtime_ns(&s->models[r->models[m]].st);
+				if (s->models[r->models[m]].st.mtime_ns > k[i].num)
+					k[i].num = s->models[r->models[m]].st.mtime_ns;
 			break;
 		default: break;
 		}

@@ -65,7 +65,7 @@ static size_t *list_order(cli *c, oa_store *s, size_t *n)
 		switch (c->sort) {
 		case SORT_NAME: x->name = mo->display; break;
 		case SORT_SIZE: x->num = mo->remote ? INT64_MIN : mo->m.size; break;
-		case SORT_MODIFIED: x->num = oa_stat_mtime_ns(&mo->st); break;
+		case SORT_MODIFIED: x->num = mo->st.mtime_ns; break;
 		case SORT_LAST_USED: x->num = cli_last_used_ns(c, s, &j, 1); break;
 		case SORT_UNSERVABLE: x->num = mo->unservable ? 1 : 0; break; /* then the store's order */
 		case SORT_UNIQUE:
@@ -132,7 +132,7 @@ static void model_row(cli *c, cli_table *tb, const oa_store *s, size_t j, int64_
 		snprintf(size, sizeof size, "-");
 	else
 		size_cell(c, m->m.size, size, sizeof size);
-	oa_human_age(oa_age_ns(oa_stat_mtime_ns(&m->st), now), mod, sizeof mod);
+	oa_human_age(oa_age_ns(m->st.mtime_ns, now), mod, sizeof mod);
 	size_t shadow = shadow_col(tb);
 	char *cell[11] = {
 		oa_escape(m->display, strlen(m->display)),

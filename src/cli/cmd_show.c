@@ -177,8 +177,8 @@ static void show_identity(cli *c, const oa_store *s, const oa_model *m)
 	char *p = oa_path_join(s->root, m->rel_path);
 	kv("manifest", p);
 	free(p);
-	oa_human_age(oa_age_ns(oa_stat_mtime_ns(&m->st), oa_wall_now_ns()), when, sizeof when);
-	oa_iso8601(m->st.st_mtime, 0, buf, sizeof buf);
+	oa_human_age(oa_age_ns(m->st.mtime_ns, oa_wall_now_ns()), when, sizeof when);
+	oa_iso8601((time_t)(m->st.mtime_ns / 1000000000), 0, buf, sizeof buf);
 	char mod[OA_NAME_DISPLAY_MAX + 160];
 	snprintf(mod, sizeof mod, "%s (%s)", buf, when);
 	kv("modified", mod);
@@ -255,9 +255,9 @@ static void show_layers(cli *c, const oa_model *m)
 			/* one unit for both figures; the file's own size only when it is
 			 * not the declared one (a truncated or grown blob) */
 			char alloc[32], file[32];
-			oa_format_size((uint64_t)b->st.st_blocks * 512, c->units, alloc, sizeof alloc);
-			oa_format_size((uint64_t)b->st.st_size, c->units, file, sizeof file);
-			if (b->st.st_size != l->size)
+			oa_format_size((uint64_t)b->st.blocks * 512, c->units, alloc, sizeof alloc);
+			oa_format_size((uint64_t)b->st.size, c->units, file, sizeof file);
+			if (b->st.size != l->size)
 				snprintf(ondisk, sizeof ondisk, "%s on disk (file %s)", alloc, file);
 			else
 				snprintf(ondisk, sizeof ondisk, "%s on disk", alloc);

@@ -70,7 +70,7 @@ bool oa_log_usage_unused(const oa_log_usage *u, const oa_store *s, size_t idx, i
 		return false; /* without logs nothing is taken as unused */
 	/* A pull (the manifest written) is a use too: a model pulled an hour
 	 * ago and not loaded yet is new, not unused. */
-	if (oa_stat_mtime_ns(&s->models[idx].st) >= cutoff_ns)
+	if (s->models[idx].st.mtime_ns >= cutoff_ns)
 		return false;
 	return !u->loaded[idx] || u->last_ns[idx] < cutoff_ns;
 }

@@ -48,7 +48,7 @@ static oa_dedupe_action *add_action(oa_dedupe_plan *p, const oa_dupe *d, const o
 	a->how = how;
 	a->group = d;
 	a->status = st;
-	a->bytes = dst->blob->st.st_nlink <= 1 ? dst->allocated : 0;
+	a->bytes = dst->blob->st.nlink <= 1 ? dst->allocated : 0;
 	if (st == OA_DD_PLANNED) {
 		if (!a->bytes)
 			snprintf(a->note, sizeof a->note,
@@ -181,7 +181,7 @@ void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores, bool may_w
 		if (a->status != OA_DD_PLANNED || a->how != OA_DEDUPE_REFLINK)
 			continue;
 		size_t k = 0;
-		while (k < n_seen && seen[k].dev != a->dst->st.st_dev)
+		while (k < n_seen && seen[k].dev != a->dst->st.dev)
 			k++;
 		if (k == n_seen) {
 			int can = -1, err = ENOENT;
@@ -208,7 +208,7 @@ void oa_dedupe_plan_probe(oa_dedupe_plan *p, oa_store *const *stores, bool may_w
 				k = n_seen - 1; /* more filesystems than that: the last slot is reused */
 			else
 				n_seen++;
-			seen[k].dev = a->dst->st.st_dev;
+			seen[k].dev = a->dst->st.dev;
 			seen[k].can = can;
 			seen[k].err = err;
 			snprintf(seen[k].fs, sizeof seen[k].fs, "%s", fs[0] ? fs : "its filesystem");
@@ -289,6 +289,13 @@ static bool stat_same(const struct stat *a, const struct stat *b, bool ctime_too
 	       (!ctime_too || oa_stat_ctime_ns(a) == oa_stat_ctime_ns(b));
 }
 
+/* st is the file the scan saw as fi (ctime_too: with the same ctime). */
+static bool is_as_scanned(const struct stat *st, const oa_file_info *fi, bool ctime_too)
+{
+	return (uint64_t)st->st_dev == fi->dev && (uint64_t)st->st_ino == fi->ino && st->st_size == fi->size &&
+	       oa_stat_mtime_ns(st) == fi->mtime_ns && (!ctime_too || oa_stat_ctime_ns(st) == fi->ctime_ns);
+}
+
 static bool already_verified(const oa_dedupe_plan *p, const struct stat *st)
 {
 	for (size_t i = 0; i < p->n_verified; i++)
@@ -347,8 +354,7 @@ static int open_blob(const oa_store *s, const oa_blob *b, bool ctime_too, struct
 		*err = errno;
 		return -1;
 	}
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || !stat_same(st, &b->st, false) ||
-	    (ctime_too && oa_stat_ctime_ns(st) != oa_stat_ctime_ns(&b->st))) {
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || !is_as_scanned(st, &b->st, ctime_too)) {
 		close(fd);
 		*err = 0;
 		return -1;
@@ -455,12 +461,12 @@ static int find_good_copy(oa_dedupe_plan *p, oa_store *const *stores, oa_dedupe_
 	*good = NULL;
 	for (size_t k = 0; g && k < g->n_copies; k++) {
 		const oa_dupe_copy *o = &g->copies[k];
-		if (o->same_inode_as >= 0 || o->symlink || o->dev != a->dst->st.st_dev || o->blob == bad ||
+		if (o->same_inode_as >= 0 || o->symlink || o->dev != a->dst->st.dev || o->blob == bad ||
 		    find_subst(p, o->blob))
 			continue;
 		const oa_store *os = stores[o->store];
 		if (a->how == OA_DEDUPE_HARDLINK &&
-		    (o->uid != a->dst->st.st_uid || os->root_st.st_uid != ds->root_st.st_uid))
+		    (o->uid != a->dst->st.uid || os->root_st.st_uid != ds->root_st.st_uid))
 			continue;
 		struct stat st;
 		int e;

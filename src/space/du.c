@@ -40,22 +40,23 @@ typedef struct uses {
 static void uses_add(const oa_store *s, uses *u, const oa_blob *b, size_t row)
 {
 	struct stat lst;
-	const struct stat *st;
+	oa_file_info link;
+	const oa_file_info *st;
 	if (!b)
 		return;
 	if (b->is_symlink) {
 		if (s->blobs_fd < 0 || fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISLNK(lst.st_mode))
 			return;
-		st = &lst;
+		oa_file_info_set(&link, &lst);
+		st = &link;
 	} else {
 		if (!b->stat_ok || b->dangling)
 			return;
 		st = &b->st;
 	}
 	OA_ALLOC_GROW(u->v, u->n + 1, u->cap);
-	u->v[u->n++] = (use){ st->st_dev, st->st_ino, row, (uint64_t)st->st_blocks * 512,
-	                      (uint64_t)st->st_size, b };
+	u->v[u->n++] = (use){ st->dev, st->ino, row, (uint64_t)st->blocks * 512, (uint64_t)st->size, b };
 }
 
 /* The blobs an unparseable manifest could reference: every digest in its bytes. */

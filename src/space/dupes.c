@@ -152,7 +152,7 @@ static entry *collect_blobs(oa_store *const *stores, size_t n, size_t *out_k)
 			continue;
 		for (size_t j = 0; j < stores[i]->n_blobs; j++) {
 			oa_blob *b = &stores[i]->blobs[j];
-			if (b->cls != OA_BLOB_VALID || !b->stat_ok || !S_ISREG(b->st.st_mode))
+			if (b->cls != OA_BLOB_VALID || !b->stat_ok || !S_ISREG(b->st.mode))
 				continue;
 			v[k++] = (entry){ b->hex, i, b };
 		}
@@ -175,10 +175,10 @@ static void add_copies(oa_store *const *stores, oa_dupe *d, const entry *v, size
 		oa_dupe_copy *c = &d->copies[d->n_copies];
 		c->store = v[i].store;
 		c->blob = v[i].blob;
-		c->dev = v[i].blob->st.st_dev;
-		c->ino = v[i].blob->st.st_ino;
-		c->uid = v[i].blob->st.st_uid;
-		c->allocated = (uint64_t)v[i].blob->st.st_blocks * 512u;
+		c->dev = v[i].blob->st.dev;
+		c->ino = v[i].blob->st.ino;
+		c->uid = v[i].blob->st.uid;
+		c->allocated = (uint64_t)v[i].blob->st.blocks * 512u;
 		c->symlink = v[i].blob->is_symlink;
 		c->same_inode_as = -1;
 		for (size_t j = 0; j < d->n_copies; j++)
@@ -272,7 +272,7 @@ void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)
 		oa_dupe *d = &out->v[out->n++];
 		memset(d, 0, sizeof *d);
 		memcpy(d->hex, v[a].hex, sizeof(oa_digest_hex));
-		d->size = (uint64_t)v[a].blob->st.st_size;
+		d->size = (uint64_t)v[a].blob->st.size;
 		add_copies(stores, d, v + a, e - a, &r, out);
 		find_shared_extents(stores, d);
 		tally_saving(d);

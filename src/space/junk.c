@@ -193,12 +193,18 @@ void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set)
 
 #define USAGE_DEPTH_MAX 32
 
-static void usage_add(oa_usage *u, const struct stat *st, size_t top)
+static void usage_add_info(oa_usage *u, const oa_file_info *fi, size_t top)
 {
 	OA_ALLOC_GROW(u->v, u->n + 1, u->cap);
-	u->v[u->n++] = (oa_usage_item){ st->st_dev, st->st_ino, (uint64_t)st->st_size,
-	                                (uint64_t)st->st_blocks * 512, st->st_nlink, top,
-	                                S_ISDIR(st->st_mode) };
+	u->v[u->n++] = (oa_usage_item){ fi->dev, fi->ino, (uint64_t)fi->size, (uint64_t)fi->blocks * 512,
+	                                fi->nlink, top, S_ISDIR(fi->mode) };
+}
+
+static void usage_add(oa_usage *u, const struct stat *st, size_t top)
+{
+	oa_file_info fi;
+	oa_file_info_set(&fi, st);
+	usage_add_info(u, &fi, top);
 }
 
 static int cmp_usage_item(const void *a, const void *b)
@@ -306,8 +312,8 @@ void oa_usage_blobs(const oa_store *s, oa_usage *u)
 		const oa_blob *b = &s->blobs[i];
 		u->tops[i] = oa_xstrdup(b->name);
 		/* a plain file's stat is its lstat; anything else is looked at again */
-		if (b->stat_ok && !b->is_symlink && !S_ISDIR(b->st.st_mode))
-			usage_add(u, &b->st, i);
+		if (b->stat_ok && !b->is_symlink && !S_ISDIR(b->st.mode))
+			usage_add_info(u, &b->st, i);
 		else
 			usage_entry(u, s->blobs_fd, b->name, i, 1);
 	}
@@ -526,9 +532,9 @@ size_t oa_store_names_of(const oa_store *s, dev_t dev, ino_t ino)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_blobs; i++)
-		n += !s->blobs[i].is_symlink && s->blobs[i].st.st_dev == dev && s->blobs[i].st.st_ino == ino;
+		n += !s->blobs[i].is_symlink && s->blobs[i].st.dev == dev && s->blobs[i].st.ino == ino;
 	for (size_t i = 0; i < s->n_models; i++)
-		n += s->models[i].st.st_dev == dev && s->models[i].st.st_ino == ino;
+		n += s->models[i].st.dev == dev && s->models[i].st.ino == ino;
 	return n;
 }
 

@@ -345,7 +345,7 @@ static void predict_destroyed(const oa_store *s, oa_server_prune *p)
 			d.n_blobs++;
 			d.weights |= k > 0 && (m->m.layers[k - 1].kind == OA_LAYER_MODEL ||
 			                       m->m.layers[k - 1].kind == OA_LAYER_TENSOR);
-			d.bytes += b->stat_ok ? (uint64_t)b->st.st_blocks * 512 : 0;
+			d.bytes += b->stat_ok ? (uint64_t)b->st.blocks * 512 : 0;
 		}
 		if (!d.n_blobs)
 			continue;

@@ -41,7 +41,7 @@ static size_t last_model_layer(const oa_model *m)
 static bool usable_blob(const oa_model *m, size_t i)
 {
 	const oa_blob *b = m->layer_blobs[i];
-	return b && !b->dangling && b->stat_ok && (int64_t)b->st.st_size == m->m.layers[i].size;
+	return b && !b->dangling && b->stat_ok && (int64_t)b->st.size == m->m.layers[i].size;
 }
 
 static const char *digest_of(const oa_model *m, size_t i)
@@ -87,7 +87,7 @@ static void gguf_release(oa_gguf_info *info)
 
 static void read_gguf_quietly(oa_store *s, oa_blob *b, oa_layer_header *lh)
 {
-	if (!b || b->dangling || !b->stat_ok || b->st.st_size <= 0)
+	if (!b || b->dangling || !b->stat_ok || b->st.size <= 0)
 		return;
 	int fd = oa_store_open_blob(s, b);
 	if (fd < 0)
@@ -96,7 +96,7 @@ static void read_gguf_quietly(oa_store *s, oa_blob *b, oa_layer_header *lh)
 	if (oa_pread_full(fd, magic, 4, 0) == 4 && oa_gguf_is_magic(magic)) {
 		lh->have_gguf = true;
 		lh->gguf = gguf_new();
-		oa_gguf_read_fd(fd, (uint64_t)b->st.st_size, OA_GGUF_QUICK, lh->gguf);
+		oa_gguf_read_fd(fd, (uint64_t)b->st.size, OA_GGUF_QUICK, lh->gguf);
 	}
 	close(fd);
 }
@@ -186,7 +186,7 @@ static void read_gguf_layer(oa_store *s, oa_model *m, size_t i, oa_gguf_mode mod
 	}
 	lh->have_gguf = true;
 	lh->gguf = gguf_new();
-	oa_gguf_read_fd(fd, (uint64_t)b->st.st_size, mode, lh->gguf);
+	oa_gguf_read_fd(fd, (uint64_t)b->st.size, mode, lh->gguf);
 	close(fd);
 	if (keep)
 		*keep = gguf_hold(lh->gguf);
@@ -232,7 +232,7 @@ static void read_tensor_layer(oa_store *s, oa_model *m, size_t i)
 	}
 	lh->have_st = true;
 	lh->st = oa_xcalloc(1, sizeof *lh->st);
-	oa_st_read_fd(fd, (uint64_t)b->st.st_size, m->m.layers[i].name, lh->st);
+	oa_st_read_fd(fd, (uint64_t)b->st.size, m->m.layers[i].name, lh->st);
 	close(fd);
 	if (!h->st_model) {
 		h->st_model = oa_xmalloc(sizeof *h->st_model);

@@ -55,6 +55,19 @@ const char *oa_runner_name(enum oa_runner r)
 
 /* ---- discovery ---------------------------------------------------------- */
 
+void oa_file_info_set(oa_file_info *fi, const struct stat *st)
+{
+	fi->dev = (uint64_t)st->st_dev;
+	fi->ino = (uint64_t)st->st_ino;
+	fi->size = (int64_t)st->st_size;
+	fi->blocks = (int64_t)st->st_blocks;
+	fi->mtime_ns = oa_stat_mtime_ns(st);
+	fi->ctime_ns = oa_stat_ctime_ns(st);
+	fi->mode = (uint32_t)st->st_mode;
+	fi->uid = (uint32_t)st->st_uid;
+	fi->nlink = st->st_nlink > UINT32_MAX ? UINT32_MAX : (uint32_t)st->st_nlink;
+}
+
 char *oa_store_default_path(const char **how)
 {
 	char *env = oa_env_trim(getenv("OLLAMA_MODELS"));
@@ -252,13 +265,12 @@ static bool inside_root(const oa_store *s, const char *resolved)
 	return strncmp(resolved, root, n) == 0 && (resolved[n] == '/' || resolved[n] == '\0');
 }
 
-/* Read a file whose stat (`st`, through any symlink) was just taken: a
+/* Read a file whose stat (its `mode`, through any symlink) was just taken: a
  * regular file is opened without a second look, anything else goes through
  * oa_read_file_at, which refuses it with the right errno. */
-static int read_looked_at(int dirfd, const char *name, const struct stat *st, size_t max, uint8_t **out,
-                          size_t *len)
+static int read_looked_at(int dirfd, const char *name, mode_t mode, size_t max, uint8_t **out, size_t *len)
 {
-	if (S_ISREG(st->st_mode))
+	if (S_ISREG(mode))
 		return oa_read_regular_at(dirfd, name, max, out, len);
 	return oa_read_file_at(dirfd, name, max, out, len);
 }
@@ -267,7 +279,7 @@ static int read_looked_at(int dirfd, const char *name, const struct stat *st, si
 static int read_blob(const oa_store *s, const oa_blob *b, size_t max, uint8_t **out, size_t *len)
 {
 	if (b->stat_ok)
-		return read_looked_at(s->blobs_fd, b->name, &b->st, max, out, len);
+		return read_looked_at(s->blobs_fd, b->name, (mode_t)b->st.mode, max, out, len);
 	return oa_read_file_at(s->blobs_fd, b->name, max, out, len);
 }
 
@@ -300,7 +312,7 @@ static void scan_blobs(oa_store *s)
 			b->cls = classify_blob_name(b->name, false, b->hex, &b->partial_index);
 			continue;
 		}
-		b->st = lst;
+		oa_file_info_set(&b->st, &lst);
 		b->stat_ok = true;
 		if (S_ISLNK(lst.st_mode)) {
 			b->is_symlink = true;
@@ -316,7 +328,7 @@ static void scan_blobs(oa_store *s)
 				b->stat_ok = false;
 				b->stat_errno = errno;
 			} else {
-				b->st = st;
+				oa_file_info_set(&b->st, &st);
 				char *full = oa_path_join(s->root, "blobs");
 				char *p = oa_path_join(full, b->name);
 				char resolved[OA_PATH_MAX];
@@ -325,7 +337,7 @@ static void scan_blobs(oa_store *s)
 				free(p);
 			}
 		}
-		b->cls = classify_blob_name(b->name, b->stat_ok && S_ISDIR(b->st.st_mode), b->hex,
+		b->cls = classify_blob_name(b->name, b->stat_ok && S_ISDIR(b->st.mode), b->hex,
 		                            &b->partial_index);
 		errno = 0;
 	}
@@ -359,7 +371,7 @@ bool oa_blob_looks_like_manifest(const oa_store *s, oa_blob *b)
 	if (b->checked_manifest)
 		return b->is_manifest_blob;
 	b->checked_manifest = true;
-	if (!b->stat_ok || !S_ISREG(b->st.st_mode) || b->st.st_size == 0 || b->st.st_size > (1 << 20))
+	if (!b->stat_ok || !S_ISREG(b->st.mode) || b->st.size == 0 || b->st.size > (1 << 20))
 		return false;
 	uint8_t *buf;
 	size_t len;
@@ -843,7 +855,7 @@ static void tag_blob(walk_ctx *w, oa_model *m, bool link, const oa_digest_hex se
 	if (!b)
 		return;
 	memcpy(m->tag_blob, self, sizeof m->tag_blob);
-	m->tag_kind = b->st.st_dev == m->st.st_dev && b->st.st_ino == m->st.st_ino ? "hardlink" : "copy";
+	m->tag_kind = b->st.dev == m->st.dev && b->st.ino == m->st.ino ? "hardlink" : "copy";
 }
 
 /* The bytes of a list entry's manifest: the child blob, or the entry itself
@@ -968,7 +980,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		 * whatever it references out of the orphans. */
 		uint8_t *bytes;
 		size_t len;
-		if (read_looked_at(dirfd, file, st, OA_MANIFEST_MAX, &bytes, &len) == 0) {
+		if (read_looked_at(dirfd, file, st->st_mode, OA_MANIFEST_MAX, &bytes, &len) == 0) {
 			mark_weak_refs(s, bytes, len);
 			oa_digest_hex self, lh = "";
 			oa_sha256_hex(bytes, len, self);
@@ -992,14 +1004,14 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	oa_name_display(&name, shown, sizeof shown);
 	m->display = oa_xstrdup(shown);
 	m->rel_path = rel;
-	m->st = *st;
+	oa_file_info_set(&m->st, st);
 	m->v2 = w->v2;
 	m->child = m->child_pull = -1;
 
 	uint8_t *bytes;
 	size_t len;
 	char err[256];
-	if (read_looked_at(dirfd, file, st, OA_MANIFEST_MAX, &bytes, &len) < 0) {
+	if (read_looked_at(dirfd, file, st->st_mode, OA_MANIFEST_MAX, &bytes, &len) < 0) {
 		int e = errno;
 		not_plain(s);
 		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
@@ -1341,18 +1353,18 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 	*out = b;
 	if (!b->stat_ok)
 		return;
-	if ((int64_t)b->st.st_size != l->size) {
-		if (b->st.st_size == 0)
+	if ((int64_t)b->st.size != l->size) {
+		if (b->st.size == 0)
 			oa_findings_add(&s->findings, OA_FINDING_EMPTY_BLOB, m->display, digest, path,
 			                "%s blob is empty; the manifest declares %lld bytes", what,
 			                (long long)l->size);
 		else {
 			char have[32], want[32];
-			oa_format_size((uint64_t)b->st.st_size, OA_UNITS_SI, have, sizeof have);
+			oa_format_size((uint64_t)b->st.size, OA_UNITS_SI, have, sizeof have);
 			oa_format_size((uint64_t)(l->size < 0 ? 0 : l->size), OA_UNITS_SI, want, sizeof want);
 			oa_findings_add(&s->findings, OA_FINDING_SIZE_MISMATCH, m->display, digest, path,
 			                "%s blob has %s (%lld bytes) on disk; the manifest declares %s (%lld)", what,
-			                have, (long long)b->st.st_size, want, (long long)l->size);
+			                have, (long long)b->st.size, want, (long long)l->size);
 		}
 	}
 }
@@ -1481,7 +1493,7 @@ static void check_blob_files(oa_store *s)
 					                "unreferenced, but its content is a manifest (newer Ollama keeps these; older ones prune them)");
 				else {
 					char size[32];
-					oa_format_size((uint64_t)b->st.st_size, OA_UNITS_SI, size, sizeof size);
+					oa_format_size((uint64_t)b->st.size, OA_UNITS_SI, size, sizeof size);
 					oa_findings_add(&s->findings, OA_FINDING_ORPHAN_BLOB, NULL, dg, path,
 					                "no manifest references this blob (%s)%s", size,
 					                s->prune_blocked ? "; the server's prune is blocked, so it stays" : "");
@@ -1495,8 +1507,8 @@ static void check_blob_files(oa_store *s)
 			break;
 		case OA_BLOB_PARTIAL: {
 			char alloc[32], size[32];
-			oa_format_size((uint64_t)b->st.st_blocks * 512, OA_UNITS_SI, alloc, sizeof alloc);
-			oa_format_size((uint64_t)b->st.st_size, OA_UNITS_SI, size, sizeof size);
+			oa_format_size((uint64_t)b->st.blocks * 512, OA_UNITS_SI, alloc, sizeof alloc);
+			oa_format_size((uint64_t)b->st.size, OA_UNITS_SI, size, sizeof size);
 			oa_findings_add(&s->findings, OA_FINDING_PARTIAL_DOWNLOAD, NULL, dg, path,
 			                "interrupted download: %s allocated for a %s file", alloc, size);
 			break;
@@ -1537,8 +1549,8 @@ static int cmp_model_mtime(const void *a, const void *b)
 	const oa_model *x = a, *y = b;
 	/* Newest first by Unix seconds; ties keep walk (name) order, a list's
 	 * rows in list order after the child in use. */
-	if (x->st.st_mtime != y->st.st_mtime)
-		return x->st.st_mtime > y->st.st_mtime ? -1 : 1;
+	if (x->st.mtime_ns / 1000000000 != y->st.mtime_ns / 1000000000)
+		return x->st.mtime_ns / 1000000000 > y->st.mtime_ns / 1000000000 ? -1 : 1;
 	int c = strcmp(x->rel_path, y->rel_path);
 	if (c || x->sibling != y->sibling)
 		return c ? c : x->sibling ? 1 : -1;
@@ -1633,7 +1645,7 @@ static uint64_t bytes_only_in(oa_store *s, const oa_model *m)
 	uint64_t bytes = 0;
 	for (size_t a = 0; a < n; a++)
 		if (!shared[a] && mine[a]->stat_ok)
-			bytes += (uint64_t)mine[a]->st.st_blocks * 512;
+			bytes += (uint64_t)mine[a]->st.blocks * 512;
 	free(shared);
 	free(mine);
 	return bytes;
@@ -1697,7 +1709,7 @@ static void mark_downgrade_loss(oa_store *s)
 			const oa_layer *l = k == 0 ? &m->m.config : &m->m.layers[k - 1];
 			oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
 			if (b && b != seen && b->stat_ok && !legacy_names(s, l->digest))
-				m->downgrade_loss += (uint64_t)b->st.st_blocks * 512;
+				m->downgrade_loss += (uint64_t)b->st.blocks * 512;
 			seen = b;
 		}
 		if (!m->downgrade_loss)
@@ -1779,7 +1791,7 @@ static uint64_t row_bytes(const oa_store *s, const oa_model *r, const oa_model *
 		for (size_t i = 0; drop && i < s->n_models && !kept; i++)
 			kept = !goes_with(&s->models[i], r) && names_blob(&s->models[i], b);
 		if (!kept)
-			bytes += (uint64_t)b->st.st_blocks * 512;
+			bytes += (uint64_t)b->st.blocks * 512;
 	}
 	return bytes;
 }
@@ -1943,8 +1955,8 @@ static void collect_model_blobs(const oa_model *m, inode_usage **v, size_t *n, s
 		if (!b || !b->stat_ok || b->dangling)
 			continue;
 		OA_ALLOC_GROW(*v, *n + 1, *cap);
-		(*v)[(*n)++] = (inode_usage){ b->st.st_dev, b->st.st_ino,
-		                              (uint64_t)b->st.st_blocks * 512, (uint64_t)b->st.st_size };
+		(*v)[(*n)++] = (inode_usage){ b->st.dev, b->st.ino,
+		                              (uint64_t)b->st.blocks * 512, (uint64_t)b->st.size };
 	}
 }
 

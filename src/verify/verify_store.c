@@ -248,7 +248,7 @@ int oa_verify_store(oa_store *s, const oa_verify_store_opts *o, oa_verify_store_
 static bool failed_still(const oa_store *s, const oa_blob *b, oa_verify_cache *vc, oa_verify_cache_entry *e)
 {
 	if (b->cls != OA_BLOB_VALID || !b->stat_ok || b->is_symlink ||
-	    !oa_verify_cache_lookup_file(vc, b->hex, (uint64_t)b->st.st_dev, (uint64_t)b->st.st_ino, e) ||
+	    !oa_verify_cache_lookup_file(vc, b->hex, (uint64_t)b->st.dev, (uint64_t)b->st.ino, e) ||
 	    !e->failed[0])
 		return false;
 	char *path = oa_xasprintf("%s/blobs/%s", s->root, b->name);

@@ -85,7 +85,7 @@ json_t *oa_list_view_total_record(const oa_list_total *t, const char *host)
 
 static bool newer(const oa_model *x, const oa_model *y)
 {
-	return x->st.st_mtime > y->st.st_mtime;
+	return x->st.mtime_ns / 1000000000 > y->st.mtime_ns / 1000000000;
 }
 
 json_t *oa_list_view_tags(const oa_model **v, size_t n)

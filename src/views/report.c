@@ -31,9 +31,9 @@ static json_t *u64(uint64_t n)
 
 /* Split a file's mtime into seconds and nanoseconds (floor division, so a
  * time before 1970 still has 0 <= nsec < 1e9). */
-static void mtime_split(const struct stat *st, time_t *sec, long *nsec)
+static void mtime_split(const oa_file_info *st, time_t *sec, long *nsec)
 {
-	int64_t ns = oa_stat_mtime_ns(st);
+	int64_t ns = st->mtime_ns;
 	int64_t s = ns / 1000000000, r = ns % 1000000000;
 	if (r < 0)
 		r += 1000000000, s--;
@@ -42,7 +42,7 @@ static void mtime_split(const struct stat *st, time_t *sec, long *nsec)
 }
 
 /* A file's mtime, RFC 3339, with nanoseconds where the file system has them. */
-static json_t *mtime_iso(const struct stat *st)
+static json_t *mtime_iso(const oa_file_info *st)
 {
 	char buf[64];
 	time_t sec;
@@ -416,8 +416,8 @@ static json_t *layer_json(const oa_store *s, const oa_model *m, const oa_layer *
 		char *p = oa_xasprintf("%s/blobs/%s", s->root, b->name);
 		json_object_set_new(o, "path", jstr(p));
 		free(p);
-		json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)b->st.st_size));
-		json_object_set_new(o, "disk_bytes", json_integer((json_int_t)b->st.st_blocks * 512));
+		json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)b->st.size));
+		json_object_set_new(o, "disk_bytes", json_integer((json_int_t)b->st.blocks * 512));
 		if (b->is_symlink)
 			json_object_set_new(o, "symlink_target", jstr(b->link_target));
 	}

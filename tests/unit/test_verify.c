@@ -471,6 +471,25 @@ static void test_cache_table(void)
 	free(present);
 }
 
+/* tmpl with K the digest 0...0, k the same without its first digit, E entry. */
+static void fill_doc(char *doc, size_t cap, const char *tmpl, const char *entry)
+{
+	size_t n = 0;
+	for (const char *t = tmpl; *t && n + 100 + strlen(entry) < cap; t++) {
+		if (*t == 'K' || *t == 'k') {
+			size_t w = *t == 'K' ? 64 : 63;
+			memset(doc + n, '0', w);
+			n += w;
+		} else if (*t == 'E') {
+			memcpy(doc + n, entry, strlen(entry));
+			n += strlen(entry);
+		} else {
+			doc[n++] = *t;
+		}
+	}
+	doc[n] = '\0';
+}
+
 static void test_cache_corrupt(void)
 {
 	char store[600], cpath[700], err[512];
@@ -520,6 +539,32 @@ static void test_cache_corrupt(void)
 	CHECK_STR(e.xxh128, x32);
 	CHECK(oa_verify_cache_dirty(c)); /* saving would clean the file */
 	oa_verify_cache_close(c);
+
+	/* The entry-at-a-time parse (verify_cache.c stream_load) gives the same
+	 * table as the whole-tree one: a file cut short, a digest twice or bytes
+	 * after the document are corrupt (nothing loaded, not half of it); keys
+	 * in another order or with escapes still load. */
+	const char *one = "{\"dev\":1,\"ino\":2,\"size\":3,\"mtime_ns\":4,\"ctime_ns\":5,"
+	                  "\"xxh128\":\"0123456789abcdef0123456789abcdef\",\"verified_at\":6}";
+	const char *shapes[][2] = {
+		{ "{\"schema\":\"ollama-audit.verify-cache/3\",\"entries\":{\"K\":[E],\"K1\":[", "0" },
+		{ "{\"schema\":\"ollama-audit.verify-cache/3\",\"entries\":{\"K\":[E],\"K\":[]}}", "0" },
+		{ "{\"schema\":\"ollama-audit.verify-cache/3\",\"entries\":{\"K\":[E]}} x", "0" },
+		{ "{\"entries\":{\"K\":[E]},\"schema\":\"ollama-audit.verify-cache/3\"}", "1" },
+		{ "{\"schema\":\"ollama-audit.verify-cache/3\",\"entries\":{\"\\u0030k\":[E]}}", "1" },
+		{ " {\n\"schema\" : \"ollama-audit.verify-cache/3\" ,\n \"entries\" : { \"K\" : [E] } }\n", "1" },
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+		fill_doc(doc, sizeof doc, shapes[i][0], one);
+		write_file(cpath, doc, strlen(doc));
+		c = oa_verify_cache_open(cpath, err, sizeof err);
+		CHECK(c != NULL);
+		bool loads = shapes[i][1][0] == '1';
+		CHECK(loads == (err[0] == '\0'));
+		CHECK_U64(oa_verify_cache_count(c), loads ? 1 : 0);
+		CHECK(!loads || oa_verify_cache_lookup(c, zero, &e));
+		oa_verify_cache_close(c);
+	}
 
 	/* An unreadable path (a directory) is a warning too. */
 	c = oa_verify_cache_open(store, err, sizeof err);
