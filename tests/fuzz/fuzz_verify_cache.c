@@ -42,17 +42,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	oa_verify_cache *c = oa_verify_cache_open(path, err, sizeof err);
 	if (!c)
 		abort(); /* a bad file starts an empty cache; it never fails the open */
-	size_t n = oa_verify_cache_count(c);
 	/* Force a save (a dirty cache) and load it back: same count, no error. */
 	oa_verify_cache_entry e;
 	memset(&e, 0, sizeof e);
 	e.st.size = 1;
 	memcpy(e.xxh128, "0123456789abcdef0123456789abcdef", 33);
 	static const char hex[] = "00000000000000000000000000000000000000000000000000000000000000ff";
-	bool had = oa_verify_cache_lookup(c, hex, &(oa_verify_cache_entry){ 0 });
+	/* The count after the update, not before plus one: since /3 a file of
+	 * its own (dev 0, ino 0 here) adds an entry beside the others claiming
+	 * the digest, or replaces the oldest of 16. */
 	if (oa_verify_cache_update(c, hex, &e) != 0)
 		abort();
-	n += !had;
+	size_t n = oa_verify_cache_count(c);
 	if (oa_verify_cache_save(c, err, sizeof err) != 0)
 		abort();
 	oa_verify_cache_close(c);
