@@ -473,6 +473,30 @@ static void rm_blob(rm_ctx *c, const oa_model *m, oa_blob *b)
 	}
 }
 
+/* Every blob the removed models reach, each kept or planned by rm_blob. */
+static void rm_models_blobs(rm_ctx *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const oa_model *m = &c->s->models[c->models[i]];
+		oa_blob **reach;
+		size_t n_reach = oa_model_reach(c->s, m, &reach);
+		for (size_t k = 0; k < n_reach; k++)
+			rm_blob(c, m, reach[k]);
+		free(reach);
+	}
+}
+
+static void rm_ctx_free(rm_ctx *c)
+{
+	oa_refset_free(&c->refs);
+	oa_ino_set_free(&c->targets);
+	free(c->users);
+	for (size_t i = 0; i < c->n_gone; i++)
+		free(c->gone[i]);
+	free(c->gone);
+	free(c->skip);
+}
+
 /* The rm plan of exactly these models (anchors and siblings included). */
 static void plan_rm_models(oa_store *s, size_t *models, size_t n, int64_t min_age, oa_plan *p)
 {
@@ -489,21 +513,8 @@ static void plan_rm_models(oa_store *s, size_t *models, size_t n, int64_t min_ag
 	rm_empty_dirs(&c);
 	rm_keepers(&c);
 	oa_plan_note_shared(p, &c.refs);
-	for (size_t i = 0; i < c.n; i++) {
-		const oa_model *m = &s->models[c.models[i]];
-		oa_blob **reach;
-		size_t n_reach = oa_model_reach(s, m, &reach);
-		for (size_t k = 0; k < n_reach; k++)
-			rm_blob(&c, m, reach[k]);
-		free(reach);
-	}
-	oa_refset_free(&c.refs);
-	oa_ino_set_free(&c.targets);
-	free(c.users);
-	for (size_t i = 0; i < c.n_gone; i++)
-		free(c.gone[i]);
-	free(c.gone);
-	free(c.skip);
+	rm_models_blobs(&c);
+	rm_ctx_free(&c);
 	plan_totals(p);
 }
 
@@ -663,20 +674,8 @@ static void plan_rm_child_models(oa_store *s, const oa_model *t, const oa_model 
 	oa_blob *old = t->tag_blob[0] ? oa_store_blob_by_hex(s, t->tag_blob) : NULL;
 	if (old)
 		rm_blob(&c, t, old); /* the list as it was: nothing names it once the tag is rewritten */
-	for (size_t i = 0; i < n; i++) {
-		oa_blob **r2;
-		size_t k2 = oa_model_reach(s, &s->models[v[i]], &r2);
-		for (size_t j = 0; j < k2; j++)
-			rm_blob(&c, &s->models[v[i]], r2[j]);
-		free(r2);
-	}
-	oa_refset_free(&c.refs);
-	oa_ino_set_free(&c.targets);
-	free(c.users);
-	for (size_t i = 0; i < c.n_gone; i++)
-		free(c.gone[i]);
-	free(c.gone);
-	free(c.skip);
+	rm_models_blobs(&c);
+	rm_ctx_free(&c);
 	plan_totals(p);
 	p->rewrite = NULL; /* the caller hands it over */
 }
