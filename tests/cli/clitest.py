@@ -476,6 +476,11 @@ def passwd_with(name):
     return p
 
 
+def weight_layer(info):
+    """The GGUF weights layer of a model add_gguf_model made."""
+    return next(l for l in info["layers"] if l["mediaType"].endswith(".model"))
+
+
 def blob_file(s, digest):
     return s.blob_path(digest)
 

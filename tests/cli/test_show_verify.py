@@ -13,10 +13,6 @@ import clitest as t  # noqa: E402
 t.check_binary()
 
 
-def model_layer(info):
-    return next(l for l in info["layers"] if l["mediaType"].endswith(".model"))
-
-
 def show_json(root, cache):
     r = t.audit(root, "show", "tiny", "--format", "json", "--cache", cache)
     d = r.json()
@@ -27,7 +23,7 @@ def show_json(root, cache):
 with t.guard("show says corrupt weights cannot run until they change or verify good"):
     s, info = t.clean_store("show-verify")
     cache = os.path.join(t.tempdir("svc"), "c.json")
-    layer = model_layer(info)
+    layer = t.weight_layer(info)
     blob = s.blob_path(layer["digest"])
     r, d, v = show_json(s.root, cache)
     t.eq((v or {}).get("state"), "unverified", "before any verify the weights are unverified")

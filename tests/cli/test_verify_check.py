@@ -15,10 +15,6 @@ import clitest as t  # noqa: E402
 t.check_binary()
 
 
-def weights_of(info):
-    return next(l for l in info["layers"] if l["mediaType"].endswith(".model"))
-
-
 def weight_state(root, cache):
     r = t.audit(root, "show", "tiny", "--format", "json", "--cache", cache)
     layers = [l for l in r.json().get("layer_list", []) if l.get("kind") == "model"]
@@ -34,7 +30,7 @@ def corrupt_weights(r):
 with t.guard("verify over two stores: each copy of a blob keeps its own result"):
     good, info = t.clean_store("vc-good")
     bad, _ = t.clean_store("vc-bad")
-    digest = weights_of(info)["digest"]
+    digest = t.weight_layer(info)["digest"]
     t.flip_last_byte(bad.blob_path(digest))
     # both orders: the store verified last must not decide for the other
     for order in ((good, bad), (bad, good)):
@@ -48,7 +44,7 @@ with t.guard("verify over two stores: each copy of a blob keeps its own result")
 
 with t.guard("check reports weights verify found corrupt, until the file is replaced"):
     s, info = t.clean_store("vc-check")
-    blob = s.blob_path(weights_of(info)["digest"])
+    blob = s.blob_path(t.weight_layer(info)["digest"])
     env = {"XDG_CACHE_HOME": t.tempdir("vcc")}  # verify's default cache, which check reads
     cache = os.path.join(env["XDG_CACHE_HOME"], "ollama-audit", "verify-cache.json")
     r = t.audit(s.root, "check", "--format", "json", env=env)
@@ -63,7 +59,7 @@ with t.guard("check reports weights verify found corrupt, until the file is repl
     t.exit_code(r, 4, "check: an error")
     t.eq(corrupt_weights(r), [("digest-mismatch", "tiny:latest")], "check reports what verify found")
     f = next(f for f in t.findings_of(r.json()) if f["code"] == "digest-mismatch")
-    t.eq(f.get("digest"), weights_of(info)["digest"], "the weights' digest")
+    t.eq(f.get("digest"), t.weight_layer(info)["digest"], "the weights' digest")
     t.contains(f.get("message", ""), "verification cache", "the message says where it comes from")
     r = t.audit(s.root, "check", env=env)
     t.contains(r.out, "digest-mismatch", "the table too")
