@@ -126,7 +126,7 @@ static void print_total(const cli *c, const oa_audit_total *x)
 	char failed[48] = "";
 	if (x->unreadable_stores)
 		snprintf(failed, sizeof failed, " (%lld unreadable)", x->unreadable_stores);
-	printf("%s: %lld store%s%s, %lld model%s, %lld error%s, %lld warning%s%s\n", cli_safe(label), x->stores,
+	printf("%s: %lld store%s%s, %lld model%s, %lld error%s, %lld warning%s%s\n", oa_text_safe(label), x->stores,
 	       x->stores == 1 ? "" : "s", failed, x->models, x->models == 1 ? "" : "s", x->errors,
 	       x->errors == 1 ? "" : "s", x->warnings, x->warnings == 1 ? "" : "s", hashed);
 }

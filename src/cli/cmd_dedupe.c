@@ -8,6 +8,7 @@
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"
+#include "views/csv.h"
 #include "usage.h"
 #include "ollama_audit/dedupe.h"
 #include "ollama_audit/dedupe_report.h"
@@ -139,15 +140,15 @@ static void dupes_csv(oa_store *const *sv, const char *const *users, const oa_du
 			oa_buf_init(&mb);
 			for (size_t m = 0; m < cp->n_models; m++)
 				oa_buf_printf(&mb, "%s%s", m ? ";" : "", cp->models[m]);
-			csv_field(out, digest, false);
-			csv_field(out, num[0], false);
-			csv_field(out, sv[cp->store]->root, false);
-			csv_field(out, users[cp->store], false);
-			csv_field(out, cp->blob->name, false);
-			csv_field(out, num[1], false);
-			csv_field(out, cp->same_inode_as >= 0 ? num[2] : "", false);
-			csv_field(out, num[3], false);
-			csv_field(out, mb.data ? mb.data : "", true);
+			oa_csv_field(out, digest, false);
+			oa_csv_field(out, num[0], false);
+			oa_csv_field(out, sv[cp->store]->root, false);
+			oa_csv_field(out, users[cp->store], false);
+			oa_csv_field(out, cp->blob->name, false);
+			oa_csv_field(out, num[1], false);
+			oa_csv_field(out, cp->same_inode_as >= 0 ? num[2] : "", false);
+			oa_csv_field(out, num[3], false);
+			oa_csv_field(out, mb.data ? mb.data : "", true);
 			oa_buf_free(&mb);
 		}
 }
@@ -449,15 +450,15 @@ static void dedupe_csv(oa_store *const *sv, const char *const *users, const oa_d
 		char digest[72], b[32];
 		snprintf(digest, sizeof digest, "sha256:%s", a->hex);
 		snprintf(b, sizeof b, "%llu", (unsigned long long)a->bytes);
-		csv_field(out, digest, false);
-		csv_field(out, oa_dedupe_how_name(a->how), false);
-		csv_field(out, oa_dedupe_status_name(a->status), false);
-		csv_field(out, sv[a->src_store]->root, false);
-		csv_field(out, users[a->src_store], false);
-		csv_field(out, sv[a->dst_store]->root, false);
-		csv_field(out, users[a->dst_store], false);
-		csv_field(out, b, false);
-		csv_field(out, a->note, true);
+		oa_csv_field(out, digest, false);
+		oa_csv_field(out, oa_dedupe_how_name(a->how), false);
+		oa_csv_field(out, oa_dedupe_status_name(a->status), false);
+		oa_csv_field(out, sv[a->src_store]->root, false);
+		oa_csv_field(out, users[a->src_store], false);
+		oa_csv_field(out, sv[a->dst_store]->root, false);
+		oa_csv_field(out, users[a->dst_store], false);
+		oa_csv_field(out, b, false);
+		oa_csv_field(out, a->note, true);
 	}
 }
 

@@ -7,7 +7,8 @@
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"
-#include "table.h"
+#include "views/csv.h"
+#include "views/table.h"
 #include "usage.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/du_report.h"
@@ -61,7 +62,7 @@ static void sort_rows(cli *c, const oa_store *s, oa_du *du)
 {
 	if (c->sort == SORT_DEFAULT || c->sort == SORT_UNIQUE || du->n_rows < 2)
 		return;
-	cli_sort_key *k = oa_xcalloc(du->n_rows, sizeof *k);
+	oa_sort_key *k = oa_xcalloc(du->n_rows, sizeof *k);
 	for (size_t i = 0; i < du->n_rows; i++) {
 		const oa_du_row *r = &du->rows[i];
 		k[i].idx = i;
@@ -86,7 +87,7 @@ static void sort_rows(cli *c, const oa_store *s, oa_du *du)
 		default: break;
 		}
 	}
-	cli_sort_keys(k, du->n_rows);
+	oa_sort_keys(k, du->n_rows);
 	oa_du_row *v = oa_xcalloc(du->n_rows, sizeof *v);
 	for (size_t i = 0; i < du->n_rows; i++)
 		v[i] = du->rows[k[i].idx];
@@ -99,13 +100,13 @@ static void du_table(cli *c, const oa_store *s, const oa_du_store *d, bool first
 {
 	/* On a narrow terminal NAME keeps 24 columns while APPARENT, SHARED,
 	 * LAST USED and ON DISK give way; UNIQUE (what rm frees) stays. */
-	static const cli_column cols[6] = {
+	static const oa_column cols[6] = {
 		{ "NAME", 0, 24, false },    { "UNIQUE", 0, 0, true },   { "SHARED", 4, 0, true },
 		{ "ON DISK", 2, 0, true }, { "APPARENT", 5, 0, true }, { "LAST USED", 3, 0, false },
 	};
 	size_t n = d->du.n_rows;
 	/* LAST USED when the store has server logs (docs/history.md). */
-	cli_table tb = { .col = cols, .ncol = cli_usage_of(c, s)->have_logs ? 6 : 5, .gap = "   " };
+	oa_table tb = { .col = cols, .ncol = cli_usage_of(c, s)->have_logs ? 6 : 5, .gap = "   " };
 	int64_t now = oa_wall_now_ns();
 	for (size_t i = 0; i < n; i++) {
 		const oa_du_row *r = &d->du.rows[i];
@@ -118,7 +119,7 @@ static void du_table(cli *c, const oa_store *s, const oa_du_store *d, bool first
 		}
 		if (tb.ncol > 5)
 			cell[5] = cli_last_used_text(c, s, r->models, r->n_models, now);
-		cli_table_add(&tb, cell);
+		oa_table_add(&tb, cell);
 	}
 	if (!c->no_header) {
 		char *er = oa_escape(s->root, strlen(s->root));
@@ -143,7 +144,7 @@ static void du_table(cli *c, const oa_store *s, const oa_du_store *d, bool first
 	if (d->quarantine) {
 		oa_format_size(d->quarantine_bytes, c->units, b1, sizeof b1);
 		printf("quarantine     %10s  %zu entr%s in %s (`restore DIR --empty` frees them)\n", b1,
-		       d->quarantine_entries, d->quarantine_entries == 1 ? "y" : "ies", cli_safe(d->quarantine));
+		       d->quarantine_entries, d->quarantine_entries == 1 ? "y" : "ies", oa_text_safe(d->quarantine));
 	}
 	oa_format_size(d->du.blobs_total, c->units, b1, sizeof b1);
 	oa_format_size(d->du.blobs_total_apparent, c->units, b2, sizeof b2);
@@ -198,15 +199,15 @@ static void du_csv(const oa_store *s, const oa_du_store *d)
 		snprintf(num[1], sizeof num[1], "%llu", (unsigned long long)r->shared);
 		snprintf(num[2], sizeof num[2], "%llu", (unsigned long long)r->allocated);
 		snprintf(num[3], sizeof num[3], "%llu", (unsigned long long)r->apparent);
-		csv_field(out, s->root, false);
-		csv_field(out, name, false);
+		oa_csv_field(out, s->root, false);
+		oa_csv_field(out, name, false);
 		char id[13];
 		snprintf(id, sizeof id, "%.12s", r->id);
-		csv_field(out, id, false);
-		csv_field(out, r->id, false);
-		csv_field(out, r->manifest_ok ? "true" : "false", false);
+		oa_csv_field(out, id, false);
+		oa_csv_field(out, r->id, false);
+		oa_csv_field(out, r->manifest_ok ? "true" : "false", false);
 		for (int q = 0; q < 4; q++)
-			csv_field(out, num[q], q == 3);
+			oa_csv_field(out, num[q], q == 3);
 		free(name);
 	}
 }

@@ -5,8 +5,9 @@
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"
+#include "views/csv.h"
 #include "report_common.h"
-#include "table.h"
+#include "views/table.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/history.h"
@@ -34,8 +35,8 @@ static void say_sources(const oa_store *s, const oa_log_sources *l, const char *
 	oa_buf b;
 	oa_buf_init(&b);
 	for (size_t i = 0; i < l->n; i++)
-		oa_buf_printf(&b, "%s%s", i ? ", " : "", cli_safe(l->names[i]));
-	fprintf(stderr, "ollama-audit: %s: %s %s\n", cli_safe(s->root), what, b.data);
+		oa_buf_printf(&b, "%s%s", i ? ", " : "", oa_text_safe(l->names[i]));
+	fprintf(stderr, "ollama-audit: %s: %s %s\n", oa_text_safe(s->root), what, b.data);
 	oa_buf_free(&b);
 }
 
@@ -228,7 +229,7 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const oa
 		utc_time(h->first_ns, from, sizeof from);
 		utc_time(h->last_ns, to, sizeof to);
 	}
-	printf("%s: %zu load%s", cli_safe(s->root), n, n == 1 ? "" : "s");
+	printf("%s: %zu load%s", oa_text_safe(s->root), n, n == 1 ? "" : "s");
 	if (src->n)
 		say_sources(s, src, "read");
 	if (src->n) {
@@ -243,12 +244,12 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const oa
 		return;
 	/* RESULT last: a failure's reason is the longest cell, cut first on a
 	 * terminal and padding nothing after it. */
-	static const cli_column load_cols[7] = {
+	static const oa_column load_cols[7] = {
 		{ "TIME", 0, 0, false },   { "MODEL", 0, 20, false },  { "ID", 4, 0, false },
 		{ "RUNNER", 3, 0, false }, { "MEMORY", 5, 0, false },  { "VERSION", 6, 0, false },
 		{ "RESULT", 0, 30, false },
 	};
-	cli_table t = { .col = load_cols, .ncol = 7, .gap = "  " };
+	oa_table t = { .col = load_cols, .ncol = 7, .gap = "  " };
 	for (size_t i = 0; i < n; i++) {
 		char when[48], id[13];
 		local_time(v[i], when, sizeof when);
@@ -258,17 +259,17 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const oa
 		char *row[] = { oa_xstrdup(when), oa_history_load_label(s, v[i]), oa_xstrdup(oa_history_load_id(s, v[i], id)),
 		                oa_xstrdup(oa_log_runner_name(v[i]->runner)), memory_text(c, v[i]),
 		                oa_xstrdup(v[i]->version ? v[i]->version : "-"), result };
-		cli_table_add(&t, row);
+		oa_table_add(&t, row);
 	}
 	cli_table_print(c, &t, stdout);
 	oa_history_model *sum;
 	size_t k = oa_history_models(s, v, n, &sum);
 	printf("\n");
-	static const cli_column models[5] = {
+	static const oa_column models[5] = {
 		{ "MODEL", 0, 24, false }, { "ID", 3, 0, false },      { "LAST LOADED", 0, 0, false },
 		{ "LOADS", 1, 0, false },  { "RUNNERS", 2, 0, false },
 	};
-	t = (cli_table){ .col = models, .ncol = 5, .gap = "  " };
+	t = (oa_table){ .col = models, .ncol = 5, .gap = "  " };
 	for (size_t i = 0; i < k; i++) {
 		char when[48], runners[48];
 		local_time(sum[i].last, when, sizeof when);
@@ -277,7 +278,7 @@ static void print_table(cli *c, const oa_store *s, const oa_history *h, const oa
 		                              oa_xasprintf("%zu", sum[i].loads);
 		char *row[] = { oa_xstrdup(sum[i].label), oa_xstrdup(sum[i].id), oa_xstrdup(when), loads,
 		                oa_xstrdup(runners) };
-		cli_table_add(&t, row);
+		oa_table_add(&t, row);
 	}
 	cli_table_print(c, &t, stdout);
 	oa_history_models_free(sum, k);
@@ -313,18 +314,18 @@ static void print_csv(cli *c, const oa_store *s, const oa_load **v, size_t n, bo
 				num[k][0] = '\0';
 		snprintf(line, sizeof line, "%lu", e->line);
 		char *label = oa_history_load_label(s, e);
-		csv_field(out, s->root, false);
-		csv_field(out, when, false);
-		csv_field(out, label, false);
-		csv_field(out, oa_history_load_id(s, e, id), false);
-		csv_field(out, oa_log_runner_name(e->runner), false);
-		csv_field(out, oa_load_result_name(e->result), false);
-		csv_field(out, e->reason, false);
+		oa_csv_field(out, s->root, false);
+		oa_csv_field(out, when, false);
+		oa_csv_field(out, label, false);
+		oa_csv_field(out, oa_history_load_id(s, e, id), false);
+		oa_csv_field(out, oa_log_runner_name(e->runner), false);
+		oa_csv_field(out, oa_load_result_name(e->result), false);
+		oa_csv_field(out, e->reason, false);
 		for (size_t k = 0; k < 4; k++)
-			csv_field(out, num[k], false);
-		csv_field(out, e->version, false);
-		csv_field(out, e->source, false);
-		csv_field(out, line, true);
+			oa_csv_field(out, num[k], false);
+		oa_csv_field(out, e->version, false);
+		oa_csv_field(out, e->source, false);
+		oa_csv_field(out, line, true);
 		free(label);
 	}
 	(void)c;
@@ -382,7 +383,7 @@ static void history_store(cli *c, oa_store *s, const window *w, bool first)
 	if (!read_sources(c, s, &h, &src, first))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	for (size_t i = 0; first && i < h.n_warnings; i++)
-		fprintf(stderr, "ollama-audit: warning: %s\n", cli_safe(h.warnings[i]));
+		fprintf(stderr, "ollama-audit: warning: %s\n", oa_text_safe(h.warnings[i]));
 	if (first && h.warnings_dropped)
 		fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
 	oa_history_match(&h, s);
@@ -496,7 +497,7 @@ bool cli_unused_for_ready(cli *c, const oa_store *s)
 	}
 	/* Never loaded means: not in the logs we have. */
 	fprintf(stderr, "ollama-audit: %s: the logs go back to %s (newest line %s): a model not loaded "
-	        "in them is taken as unused\n", cli_safe(s->root), from, to);
+	        "in them is taken as unused\n", oa_text_safe(s->root), from, to);
 	return true;
 }
 

@@ -6,7 +6,8 @@
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"
-#include "table.h"
+#include "views/csv.h"
+#include "views/table.h"
 #include "usage.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/headers.h"
@@ -50,7 +51,7 @@ static void size_cell(const cli *c, int64_t size, char *buf, size_t len)
  * default is the store's own, newest first as ollama list sorts. */
 static size_t *list_order(cli *c, oa_store *s, size_t *n)
 {
-	cli_sort_key *k = oa_xcalloc(s->n_models + 1, sizeof *k);
+	oa_sort_key *k = oa_xcalloc(s->n_models + 1, sizeof *k);
 	size_t m = 0;
 	oa_du du;
 	bool have_du = c->sort == SORT_UNIQUE;
@@ -60,7 +61,7 @@ static size_t *list_order(cli *c, oa_store *s, size_t *n)
 		const oa_model *mo = &s->models[j];
 		if (!selected(c, s, mo))
 			continue;
-		cli_sort_key *x = &k[m++];
+		oa_sort_key *x = &k[m++];
 		x->idx = j;
 		switch (c->sort) {
 		case SORT_NAME: x->name = mo->display; break;
@@ -79,7 +80,7 @@ static size_t *list_order(cli *c, oa_store *s, size_t *n)
 	}
 	if (have_du)
 		oa_du_free(&du);
-	cli_sort_keys(k, m);
+	oa_sort_keys(k, m);
 	size_t *v = oa_xcalloc(m + 1, sizeof *v);
 	for (size_t i = 0; i < m; i++)
 		v[i] = k[i].idx;
@@ -112,7 +113,7 @@ static oa_list_total totals(const cli *c, const opened_store *st, size_t n)
 
 /* The SHADOW OF column: the last one when a compatibility shadow is
  * listed, else 0. */
-static size_t shadow_col(const cli_table *tb)
+static size_t shadow_col(const oa_table *tb)
 {
 	return strcmp(tb->col[tb->ncol - 1].head, "SHADOW OF") == 0 ? tb->ncol - 1 : 0;
 }
@@ -122,7 +123,7 @@ static char *escaped_or_dash(const char *s)
 	return oa_escape(s ? s : "-", strlen(s ? s : "-"));
 }
 
-static void model_row(cli *c, cli_table *tb, const oa_store *s, size_t j, int64_t now)
+static void model_row(cli *c, oa_table *tb, const oa_store *s, size_t j, int64_t now)
 {
 	const oa_model *m = &s->models[j];
 	char size[32], mod[64];
@@ -150,10 +151,10 @@ static void model_row(cli *c, cli_table *tb, const oa_store *s, size_t j, int64_
 	};
 	if (shadow) /* the tag whose converted child a llamacpp:<hex> shadow keeps */
 		cell[shadow] = oa_xstrdup(!m->shadow ? "-" : m->shadow_of ? m->shadow_of : "(gone)");
-	cli_table_add(tb, cell);
+	oa_table_add(tb, cell);
 }
 
-static void table_fill(cli *c, cli_table *tb, opened_store *st, size_t n, size_t n_open)
+static void table_fill(cli *c, oa_table *tb, opened_store *st, size_t n, size_t n_open)
 {
 	int64_t now = oa_wall_now_ns();
 	for (size_t i = 0; i < n; i++) {
@@ -161,7 +162,7 @@ static void table_fill(cli *c, cli_table *tb, opened_store *st, size_t n, size_t
 			continue;
 		oa_store *s = &st[i].s;
 		if (n_open > 1)
-			cli_table_line(tb, oa_xasprintf("# %s", s->root)); /* a section header row per store */
+			oa_table_line(tb, oa_xasprintf("# %s", s->root)); /* a section header row per store */
 		size_t n_sel;
 		size_t *order = list_order(c, s, &n_sel);
 		for (size_t o = 0; o < n_sel; o++)
@@ -174,20 +175,20 @@ static void print_table(cli *c, opened_store *st, size_t n)
 {
 	/* SIZE and PARAMS read better right-aligned, but ollama list aligns
 	 * every column left: so do we. On a narrow terminal the columns beyond
-	 * CLI_PRIORITY_CORE (all but what `ollama list` shows) go first when
+	 * OA_PRIORITY_CORE (all but what `ollama list` shows) go first when
 	 * that keeps names whole; else NAME keeps 24 columns while SHADOW OF,
 	 * RUNNER, ARCH, PARAMS, QUANT, FORMAT and ID give way, in that order. */
-	static const cli_column all[11] = {
+	static const oa_column all[11] = {
 		{ "NAME", 0, 24, false },   { "ID", 3, 0, false },     { "SIZE", 1, 0, false },
 		{ "MODIFIED", 2, 0, false }, { "FORMAT", 4, 0, false }, { "RUNNER", 8, 0, false },
 		{ "ARCH", 7, 0, false },    { "PARAMS", 6, 0, false }, { "QUANT", 5, 0, false },
 		{ "LAST USED", 2, 0, false },
 	};
-	cli_column cols[11];
+	oa_column cols[11];
 	memcpy(cols, all, sizeof cols);
 	/* ollama list pads its table columns with four spaces (tablewriter's
 	 * table padding in cmd.ListHandler). */
-	cli_table tb = { .col = cols, .ncol = 9, .gap = "    " };
+	oa_table tb = { .col = cols, .ncol = 9, .gap = "    " };
 	size_t n_open = 0;
 	bool shadows = false;
 	for (size_t i = 0; i < n; i++) {
@@ -199,7 +200,7 @@ static void print_table(cli *c, opened_store *st, size_t n)
 			shadows |= st[i].s.models[j].shadow && selected(c, &st[i].s, &st[i].s.models[j]);
 	}
 	if (shadows) /* dropped first on a narrow terminal */
-		cols[tb.ncol++] = (cli_column){ "SHADOW OF", 9, 0, false };
+		cols[tb.ncol++] = (oa_column){ "SHADOW OF", 9, 0, false };
 	if (!n_open)
 		return; /* the error said it; an empty table would only add noise */
 	table_fill(c, &tb, st, n, n_open);
@@ -249,29 +250,29 @@ static void print_csv(cli *c, opened_store *st, size_t n)
 			oa_last_used lu = cli_last_used(c, s);
 			json_t *o = oa_list_view_model(s, order[o_i], logs ? &lu : NULL);
 			char num[32];
-			csv_field(out, s->root, false);
-			csv_field(out, m->display, false);
-			csv_field(out, json_string_value(json_object_get(o, "id")), false);
-			csv_field(out, m->m.id, false);
+			oa_csv_field(out, s->root, false);
+			oa_csv_field(out, m->display, false);
+			oa_csv_field(out, json_string_value(json_object_get(o, "id")), false);
+			oa_csv_field(out, m->m.id, false);
 			snprintf(num, sizeof num, "%lld", (long long)m->m.size);
-			csv_field(out, num, false);
-			csv_field(out, json_string_value(json_object_get(o, "modified_at")), false);
-			csv_field(out, oa_format_name(m->format), false);
-			csv_field(out, oa_model_list_runner(m), false);
-			csv_field(out, m->arch, false);
-			csv_field(out, m->params, false);
-			csv_field(out, m->quant, false);
+			oa_csv_field(out, num, false);
+			oa_csv_field(out, json_string_value(json_object_get(o, "modified_at")), false);
+			oa_csv_field(out, oa_format_name(m->format), false);
+			oa_csv_field(out, oa_model_list_runner(m), false);
+			oa_csv_field(out, m->arch, false);
+			oa_csv_field(out, m->params, false);
+			oa_csv_field(out, m->quant, false);
 			snprintf(num, sizeof num, "%zu", m->m.n_layers);
-			csv_field(out, num, false);
+			oa_csv_field(out, num, false);
 			snprintf(num, sizeof num, "%u", m->missing_blobs);
-			csv_field(out, num, false);
+			oa_csv_field(out, num, false);
 			snprintf(num, sizeof num, "%llu", (unsigned long long)m->disk_bytes);
-			csv_field(out, num, false);
+			oa_csv_field(out, num, false);
 			snprintf(num, sizeof num, "%llu", (unsigned long long)m->apparent_bytes);
-			csv_field(out, num, false);
-			csv_field(out, m->hidden_from_list ? "true" : "false", !logs);
+			oa_csv_field(out, num, false);
+			oa_csv_field(out, m->hidden_from_list ? "true" : "false", !logs);
 			if (logs)
-				csv_field(out, json_string_value(json_object_get(o, "last_used")), true);
+				oa_csv_field(out, json_string_value(json_object_get(o, "last_used")), true);
 			json_decref(o);
 		}
 		free(order);

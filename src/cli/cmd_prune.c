@@ -7,6 +7,7 @@
 #include "confirm.h"
 #include "open_stores.h"
 #include "output.h"
+#include "views/csv.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/junk.h"
@@ -78,16 +79,16 @@ static void print_entries(cli *c, const oa_plan_list *l, const oa_junk_list *jun
 		char *p = oa_escape(e->path, strlen(e->path));
 		if (kept) {
 			/* the same columns as the plan, so a kept entry's kind and size show */
-			printf("  %-*s  %5s  %9s  %9s  %s%s: %s\n", (int)wcat, cli_safe(e->category), age, al, "kept", p,
-			       e->type == 'd' ? "/" : "", cli_safe(e->note ? e->note : "kept"));
+			printf("  %-*s  %5s  %9s  %9s  %s%s: %s\n", (int)wcat, oa_text_safe(e->category), age, al, "kept", p,
+			       e->type == 'd' ? "/" : "", oa_text_safe(e->note ? e->note : "kept"));
 		} else {
-			printf("  %-*s  %5s  %9s  %9s  %s%s", (int)wcat, cli_safe(e->category), age, al, fr, p,
+			printf("  %-*s  %5s  %9s  %9s  %s%s", (int)wcat, oa_text_safe(e->category), age, al, fr, p,
 			       e->type == 'd' ? "/" : "");
 			if (e->model)
-				printf("  [%s]", cli_safe(e->model));
+				printf("  [%s]", oa_text_safe(e->model));
 			printf("\n");
 			if (e->note)
-				printf("  %*s  note: %s\n", (int)wcat, "", cli_safe(e->note));
+				printf("  %*s  note: %s\n", (int)wcat, "", oa_text_safe(e->note));
 			const oa_partial_group *g = group_of(junk, e);
 			if (g) {
 				char a[48], b[48];
@@ -146,15 +147,15 @@ static void plan_csv(json_t *doc, bool header)
 		json_t *v = json_object_get(doc, lists[l]);
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			json_t *e = json_array_get(v, i);
-			csv_field(out, json_string_value(json_object_get(doc, "command")), false);
-			csv_field(out, json_string_value(json_object_get(doc, "store")), false);
-			csv_field(out, states[l], false);
+			oa_csv_field(out, json_string_value(json_object_get(doc, "command")), false);
+			oa_csv_field(out, json_string_value(json_object_get(doc, "store")), false);
+			oa_csv_field(out, states[l], false);
 			for (size_t k = 0; k < ncols; k++) {
 				json_t *x = json_object_get(e, cols[k]);
 				char num[32] = "";
 				if (json_is_integer(x))
 					snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x));
-				csv_field(out, json_is_string(x) ? json_string_value(x) : num, k + 1 == ncols);
+				oa_csv_field(out, json_is_string(x) ? json_string_value(x) : num, k + 1 == ncols);
 			}
 		}
 	}
@@ -163,8 +164,8 @@ static void plan_csv(json_t *doc, bool header)
 static void print_plan(cli *c, const oa_store *s, const oa_plan *p, const oa_junk_list *junk,
                        bool from_file, bool first)
 {
-	printf("%s%s: %s plan%s%s\n", first ? "" : "\n", cli_safe(s->root), p->command, from_file ? " from " : "",
-	       from_file ? cli_safe(c->plan_path) : "");
+	printf("%s%s: %s plan%s%s\n", first ? "" : "\n", oa_text_safe(s->root), p->command, from_file ? " from " : "",
+	       from_file ? oa_text_safe(c->plan_path) : "");
 	if (p->todo.n)
 		print_entries(c, &p->todo, junk, false);
 	if (p->kept.n) {
@@ -189,7 +190,7 @@ static void save_plan(cli *c, const oa_plan *p, bool json)
 		cli_err("%s", err);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	} else if (!json) {
-		printf("plan written to %s\n", cli_safe(c->plan_path));
+		printf("plan written to %s\n", oa_text_safe(c->plan_path));
 	}
 }
 
@@ -262,10 +263,10 @@ static void print_apply_result(const cli *c, const oa_apply_result *r)
 		char held[48];
 		oa_format_size(r->quarantine_bytes, c->units, held, sizeof held);
 		printf("moved %zu, skipped %zu, failed %zu: %s moved to %s (operation %s)%s\n", r->done, r->skipped,
-		       r->failed, mv, cli_safe(c->quarantine), r->operation, r->interrupted ? " (interrupted)" : "");
+		       r->failed, mv, oa_text_safe(c->quarantine), r->operation, r->interrupted ? " (interrupted)" : "");
 		printf("%s freed on disk; the quarantine holds %s in %zu entr%s: `ollama-audit restore %s --empty` "
 		       "frees it\n", fr, held, r->quarantine_entries, r->quarantine_entries == 1 ? "y" : "ies",
-		       cli_safe(c->quarantine));
+		       oa_text_safe(c->quarantine));
 	} else
 		printf("removed %zu, skipped %zu, failed %zu: %s freed%s\n", r->done, r->skipped, r->failed, fr,
 		       r->interrupted ? " (interrupted)" : "");
@@ -365,7 +366,7 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	if (c->apply && (p->todo.n || oa_store_unowned(s))) {
 		ran = !(not_applied = run_apply(c, s, p, json, &r));
 		if (not_applied && !json)
-			printf("nothing removed: %s\n", cli_safe(refusal));
+			printf("nothing removed: %s\n", oa_text_safe(refusal));
 	} else if (c->apply && !json)
 		printf("nothing to remove\n");
 	if (!json)
@@ -389,40 +390,40 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 
 static void print_prediction(cli *c, const oa_store *s, const oa_server_prune *p, bool first)
 {
-	printf("%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n", cli_safe(s->root));
+	printf("%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n", oa_text_safe(s->root));
 	printf("  server: Ollama %s%s (%s)\n", c->server_version && !p->assumed ? c->server_version : p->server,
 	       p->era == OA_SERVER_LISTS ? "" : ", before manifest lists",
 	       p->assumed ? "assumed: the newest this store's layout implies; --server-version to choose"
 	       : p->era == OA_SERVER_LISTS ? "reads manifests/ and manifests-v2/" : "reads manifests/ only");
 	for (size_t i = 0; i < p->n_renames; i++)
-		printf("  rename  %s -> %s\n", cli_safe(p->renames[i].from), cli_safe(p->renames[i].to));
+		printf("  rename  %s -> %s\n", oa_text_safe(p->renames[i].from), oa_text_safe(p->renames[i].to));
 	if (p->nothing) {
 		printf("  prune: %s\n", p->nothing);
 		if (s->prune_blocked && !p->noprune)
 			for (size_t k = 0; k < s->findings.n; k++)
 				if (s->findings.v[k].id == OA_FINDING_PRUNE_BLOCKER)
-					printf("    %s: %s\n", cli_safe(s->findings.v[k].path ? s->findings.v[k].path : "?"),
-					       cli_safe(s->findings.v[k].message));
+					printf("    %s: %s\n", oa_text_safe(s->findings.v[k].path ? s->findings.v[k].path : "?"),
+					       oa_text_safe(s->findings.v[k].message));
 		return;
 	}
 	for (size_t i = 0; i < p->n_destroyed; i++) {
 		const oa_sp_model *d = &p->destroyed[i];
 		char b[48];
 		oa_format_size(d->bytes, c->units, b, sizeof b);
-		printf("  destroys %s%s%s%s  (%zu blob%s%s, %s)\n", cli_safe(d->name), d->runner ? " [" : "",
+		printf("  destroys %s%s%s%s  (%zu blob%s%s, %s)\n", oa_text_safe(d->name), d->runner ? " [" : "",
 		       d->runner ? d->runner : "", d->runner ? "]" : "", d->n_blobs, d->n_blobs == 1 ? "" : "s",
 		       d->weights ? ", its weights included" : "", b);
 	}
 	for (size_t i = 0; i < p->n_deletes; i++)
-		printf("  delete  %s  (%s)\n", cli_safe(p->deletes[i].path), cli_safe(p->deletes[i].reason));
+		printf("  delete  %s  (%s)\n", oa_text_safe(p->deletes[i].path), oa_text_safe(p->deletes[i].reason));
 	for (size_t i = 0; i < p->n_later; i++) {
 		char when[48];
 		oa_iso8601((time_t)p->later[i].after, 0, when, sizeof when);
-		printf("  later   %s  (%s; younger than 1 h: kept until a start after %s)\n", cli_safe(p->later[i].path),
-		       cli_safe(p->later[i].reason), when);
+		printf("  later   %s  (%s; younger than 1 h: kept until a start after %s)\n", oa_text_safe(p->later[i].path),
+		       oa_text_safe(p->later[i].reason), when);
 	}
 	for (size_t i = 0; i < p->n_dirs; i++)
-		printf("  rmdir   %s\n", cli_safe(p->dirs[i]));
+		printf("  rmdir   %s\n", oa_text_safe(p->dirs[i]));
 	char fr[48];
 	oa_format_size(p->bytes_freed, c->units, fr, sizeof fr);
 	printf("  %zu file%s deleted, %s freed%s\n", p->n_deletes, p->n_deletes == 1 ? "" : "s", fr,

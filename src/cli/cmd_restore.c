@@ -6,7 +6,8 @@
 #include "confirm.h"
 #include "host.h"
 #include "output.h"
-#include "table.h"
+#include "views/csv.h"
+#include "views/table.h"
 #include "usage.h"
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/restore.h"
@@ -84,27 +85,27 @@ static void list_table(cli *c, const char *dir, const oa_quarantine_ops *ops)
 {
 	char held[48];
 	oa_format_size(ops->held_bytes, c->units, held, sizeof held);
-	printf("quarantine %s (of the store %s): holds %s in %zu entr%s, %zu operation%s\n", cli_safe(dir),
-	       cli_safe(ops->store), held, ops->held_entries, ops->held_entries == 1 ? "y" : "ies", ops->n,
+	printf("quarantine %s (of the store %s): holds %s in %zu entr%s, %zu operation%s\n", oa_text_safe(dir),
+	       oa_text_safe(ops->store), held, ops->held_entries, ops->held_entries == 1 ? "y" : "ies", ops->n,
 	       ops->n == 1 ? "" : "s");
 	if (!ops->n)
 		return;
-	static const cli_column cols[6] = {
+	static const oa_column cols[6] = {
 		{ "ID", 0, 0, false },      { "WHEN", 0, 0, false },   { "COMMAND", 0, 16, false },
 		{ "ENTRIES", 0, 0, true },  { "SIZE", 0, 0, true },    { "STATE", 0, 0, false },
 	};
-	cli_table t = { .col = cols, .ncol = 6, .gap = "  " };
+	oa_table t = { .col = cols, .ncol = 6, .gap = "  " };
 	for (size_t k = 0; k < ops->n; k++) {
 		const oa_quarantine_op *op = &ops->v[k];
 		char size[48];
 		oa_format_size(op->disk_bytes, c->units, size, sizeof size);
 		char *row[] = { oa_xstrdup(op->id), oa_xstrdup(op->time), op_command(op),
 		                oa_xasprintf("%zu", op->entries), oa_xstrdup(size), oa_xstrdup(op->state) };
-		cli_table_add(&t, row);
+		oa_table_add(&t, row);
 	}
 	cli_table_print(c, &t, stdout);
 	printf("\nrestore %s --last | --op ID | MODEL | --all puts back; --empty [--older-than D] deletes "
-	       "for good (a dry run without --apply)\n", cli_safe(dir));
+	       "for good (a dry run without --apply)\n", oa_text_safe(dir));
 }
 
 static void list_csv(json_t *doc)
@@ -126,15 +127,15 @@ static void list_csv(json_t *doc)
 		static const char *keys[4] = { "entries", "disk_bytes", "held_entries", "held_bytes" };
 		for (int q = 0; q < 4; q++)
 			snprintf(num[q], sizeof num[q], "%lld", (long long)json_integer_value(json_object_get(op, keys[q])));
-		csv_field(out, json_string_value(json_object_get(doc, "quarantine")), false);
-		csv_field(out, json_string_value(json_object_get(doc, "store")), false);
-		csv_field(out, json_string_value(json_object_get(op, "id")), false);
-		csv_field(out, json_string_value(json_object_get(op, "time")), false);
-		csv_field(out, json_string_value(json_object_get(op, "command")), false);
-		csv_field(out, mv, false);
+		oa_csv_field(out, json_string_value(json_object_get(doc, "quarantine")), false);
+		oa_csv_field(out, json_string_value(json_object_get(doc, "store")), false);
+		oa_csv_field(out, json_string_value(json_object_get(op, "id")), false);
+		oa_csv_field(out, json_string_value(json_object_get(op, "time")), false);
+		oa_csv_field(out, json_string_value(json_object_get(op, "command")), false);
+		oa_csv_field(out, mv, false);
 		for (int q = 0; q < 4; q++)
-			csv_field(out, num[q], false);
-		csv_field(out, json_string_value(json_object_get(op, "state")), true);
+			oa_csv_field(out, num[q], false);
+		oa_csv_field(out, json_string_value(json_object_get(op, "state")), true);
 		free(mv);
 	}
 }
@@ -201,11 +202,11 @@ static void empty_summary(const cli *c, const char *dir, const oa_empty_result *
 	if (applied)
 		printf("deleted %zu entr%s of %zu operation%s, failed %zu: %s freed on disk; %s holds %s in %zu "
 		       "entr%s\n", r->entries, r->entries == 1 ? "y" : "ies", r->operations, r->operations == 1 ? "" : "s",
-		       r->failed, b, cli_safe(dir), h, r->held_entries, r->held_entries == 1 ? "y" : "ies");
+		       r->failed, b, oa_text_safe(dir), h, r->held_entries, r->held_entries == 1 ? "y" : "ies");
 	else
 		printf("would delete %zu entr%s of %zu operation%s, freeing %s on disk (then %s holds %s in %zu "
 		       "entr%s); dry run, nothing deleted: --apply deletes\n", r->entries, r->entries == 1 ? "y" : "ies",
-		       r->operations, r->operations == 1 ? "" : "s", b, cli_safe(dir), h, r->held_entries,
+		       r->operations, r->operations == 1 ? "" : "s", b, oa_text_safe(dir), h, r->held_entries,
 		       r->held_entries == 1 ? "y" : "ies");
 }
 
@@ -237,7 +238,7 @@ static int empty(cli *c, const char *dir)
 		return c->exit_code;
 	}
 	if (!r.entries) {
-		printf("nothing to delete: %s holds nothing%s\n", cli_safe(dir),
+		printf("nothing to delete: %s holds nothing%s\n", oa_text_safe(dir),
 		       c->older_than > 0 ? " that old" : "");
 		return c->exit_code;
 	}

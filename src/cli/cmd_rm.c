@@ -41,7 +41,7 @@ static void report_other_empty_dirs(oa_store *s, const oa_plan *p)
 		if (!shown++)
 			cli_err("%s: ollama rm would also remove these empty directories, which have nothing "
 			        "to do with the model; kept (prune --what empty-dirs removes them):", s->root);
-		fprintf(stderr, "  %s/\n", cli_safe(j.v[i].path));
+		fprintf(stderr, "  %s/\n", oa_text_safe(j.v[i].path));
 	}
 	oa_junk_free(&j);
 }
@@ -56,8 +56,8 @@ static void report_shadows_left(const cli *c, const oa_plan *p)
 		char h[32];
 		oa_format_size(p->shadows[i].bytes_only_it_holds, c->units, h, sizeof h);
 		cli_err("%s: removing the %s leaves its compatibility shadow %s, %s%s only it holds; --with-shadow "
-		        "removes it too", cli_safe(p->store), p->rewrite ? "converted child" : "tag",
-		        cli_safe(p->shadows[i].name), h, c->units == OA_UNITS_BYTES ? " bytes" : "");
+		        "removes it too", oa_text_safe(p->store), p->rewrite ? "converted child" : "tag",
+		        oa_text_safe(p->shadows[i].name), h, c->units == OA_UNITS_BYTES ? " bytes" : "");
 	}
 }
 
@@ -78,7 +78,7 @@ static size_t select_unused(cli *c, const oa_store *s, size_t **sel, size_t ns)
 		if (cli_model_unused(c, s, (*sel)[i]))
 			(*sel)[k++] = (*sel)[i];
 	if (!k)
-		fprintf(stderr, "ollama-audit: %s: no model went unused that long: nothing to plan\n", cli_safe(s->root));
+		fprintf(stderr, "ollama-audit: %s: no model went unused that long: nothing to plan\n", oa_text_safe(s->root));
 	return k;
 }
 
@@ -139,7 +139,7 @@ static bool rm_child_plan(cli *c, oa_store *s, size_t model, oa_plan *p)
 	char err[512];
 	if (oa_plan_rm_child(s, model, c->child, c->min_age > 0 ? c->min_age : 0, c->with_shadow, p, err,
 	                     sizeof err) < 0) {
-		cli_err("%s: rm --child %s: %s", s->root, c->child, cli_safe(err));
+		cli_err("%s: rm --child %s: %s", s->root, c->child, oa_text_safe(err));
 		cli_note_error(c, "usage", s->root, err); /* machine output names it too */
 		c->exit_code |= OA_EXIT_USAGE;
 		return false;
@@ -148,7 +148,7 @@ static bool rm_child_plan(cli *c, oa_store *s, size_t model, oa_plan *p)
 	if (rw->anchor_removed)
 		cli_err("%s: the %s child's downgrade anchor %s goes too: an Ollama from before manifest lists "
 		        "no longer sees %s (and its start-up prune deletes what only manifests-v2/ names)",
-		        s->root, rw->runner, cli_safe(rw->anchor), cli_safe(s->models[oa_store_row_tag(s, model)].display));
+		        s->root, rw->runner, oa_text_safe(rw->anchor), oa_text_safe(s->models[oa_store_row_tag(s, model)].display));
 	return true;
 }
 

@@ -6,8 +6,9 @@
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"
+#include "views/csv.h"
 #include "suggest.h"
-#include "table.h"
+#include "views/table.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/manifest_list.h"
@@ -333,16 +334,16 @@ static void csv_layer(const oa_store *s, const oa_model *m, json_t *l)
 		if (json_is_integer(v))
 			snprintf(bufs[k], 32, "%lld", (long long)json_integer_value(v));
 	}
-	csv_field(out, s->root, false);
-	csv_field(out, m->display, false);
-	csv_field(out, json_string_value(json_object_get(l, "kind")), false);
-	csv_field(out, json_string_value(json_object_get(l, "media_type")), false);
-	csv_field(out, json_string_value(json_object_get(l, "digest")), false);
-	csv_field(out, size, false);
-	csv_field(out, json_string_value(json_object_get(l, "from")), false);
-	csv_field(out, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
-	csv_field(out, apparent_bytes, false);
-	csv_field(out, disk_bytes, true);
+	oa_csv_field(out, s->root, false);
+	oa_csv_field(out, m->display, false);
+	oa_csv_field(out, json_string_value(json_object_get(l, "kind")), false);
+	oa_csv_field(out, json_string_value(json_object_get(l, "media_type")), false);
+	oa_csv_field(out, json_string_value(json_object_get(l, "digest")), false);
+	oa_csv_field(out, size, false);
+	oa_csv_field(out, json_string_value(json_object_get(l, "from")), false);
+	oa_csv_field(out, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
+	oa_csv_field(out, apparent_bytes, false);
+	oa_csv_field(out, disk_bytes, true);
 }
 
 /* csv: the layers, one row each, config first. */

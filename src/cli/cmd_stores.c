@@ -6,7 +6,8 @@
 #include "cmd_dedupe.h"
 #include "host.h"
 #include "output.h"
-#include "table.h"
+#include "views/csv.h"
+#include "views/table.h"
 #include "usage.h"
 #include "ollama_audit/discover.h"
 #include "ollama_audit/dupes.h"
@@ -159,14 +160,14 @@ static void print_csv(const row *rows, size_t n)
 			oa_buf_printf(&fb, "%s%s:%s", j ? ";" : "", k->found[j].source, k->found[j].detail);
 		for (size_t j = 0; j < k->n_paths; j++)
 			oa_buf_printf(&pb, "%s%s", j ? ";" : "", k->paths[j]);
-		csv_field(out, cli_host(), false);
-		csv_field(out, oa_stores_row_root(r), false);
-		csv_field(out, r->state, false);
-		csv_field(out, k->user, false);
+		oa_csv_field(out, cli_host(), false);
+		oa_csv_field(out, oa_stores_row_root(r), false);
+		oa_csv_field(out, r->state, false);
+		oa_csv_field(out, k->user, false);
 		for (int q = 0; q < 5; q++)
-			csv_field(out, num[q], false);
-		csv_field(out, fb.data ? fb.data : "", false);
-		csv_field(out, pb.data ? pb.data : "", true);
+			oa_csv_field(out, num[q], false);
+		oa_csv_field(out, fb.data ? fb.data : "", false);
+		oa_csv_field(out, pb.data ? pb.data : "", true);
 		oa_buf_free(&fb);
 		oa_buf_free(&pb);
 	}
@@ -182,11 +183,11 @@ static void table_widths(const row *rows, size_t n, size_t *w0, size_t *w1)
 		const oa_candidate *k = rows[i].cand;
 		const char *root = oa_stores_row_root(&rows[i]);
 		char *er = oa_escape(root, strlen(root));
-		if (cli_text_width(er) > *w0)
-			*w0 = cli_text_width(er);
+		if (oa_text_width(er) > *w0)
+			*w0 = oa_text_width(er);
 		free(er);
-		if (cli_text_width(k->user ? k->user : "?") > *w1)
-			*w1 = cli_text_width(k->user ? k->user : "?");
+		if (oa_text_width(k->user ? k->user : "?") > *w1)
+			*w1 = oa_text_width(k->user ? k->user : "?");
 	}
 }
 
@@ -213,10 +214,10 @@ static void table_store_row(cli *c, const row *r, size_t w0, size_t w1)
 		oa_buf_add_escaped(&fb, k->blobs_shared[j], strlen(k->blobs_shared[j]));
 	}
 	char *er = oa_escape(root, strlen(root));
-	cli_put_cell(stdout, er, w0, false);
+	oa_put_cell(stdout, er, w0, false);
 	fputs("   ", stdout);
-	cli_put_cell(stdout, k->user ? k->user : "?", w1, false);
-	printf("   %6s   %10s   %-17s   %s\n", models, size, r->state, cli_safe(fb.data));
+	oa_put_cell(stdout, k->user ? k->user : "?", w1, false);
+	printf("   %6s   %10s   %-17s   %s\n", models, size, r->state, oa_text_safe(fb.data));
 	free(er);
 	oa_buf_free(&fb);
 }
@@ -225,7 +226,7 @@ static void table_tally(cli *c, const char *label, const oa_stores_tally *u, siz
 {
 	char size[32];
 	oa_format_size(u->disk_bytes, c->units, size, sizeof size);
-	cli_put_cell(stdout, label, w1, false);
+	oa_put_cell(stdout, label, w1, false);
 	printf("   %6zu   %6zu   %10s\n", u->stores, u->models, size);
 }
 
@@ -234,7 +235,7 @@ static void table_users(cli *c, const oa_stores_totals *t, size_t w1)
 	if (!t->n_users)
 		return;
 	fputc('\n', stdout);
-	cli_put_cell(stdout, "USER", w1, false);
+	oa_put_cell(stdout, "USER", w1, false);
 	printf("   %6s   %6s   %10s\n", "STORES", "MODELS", "SIZE");
 	for (size_t j = 0; j < t->n_users; j++)
 		table_tally(c, t->users[j].user, &t->users[j], w1);
@@ -263,9 +264,9 @@ static void print_table(cli *c, const row *rows, size_t n, const oa_stores_total
 		cli_err("no Ollama store found (`stores --all` lists every place looked at)");
 	size_t w0, w1;
 	table_widths(rows, n, &w0, &w1);
-	cli_put_cell(stdout, "STORE", w0, false);
+	oa_put_cell(stdout, "STORE", w0, false);
 	fputs("   ", stdout);
-	cli_put_cell(stdout, "USER", w1, false);
+	oa_put_cell(stdout, "USER", w1, false);
 	printf("   %6s   %10s   %-17s   %s\n", "MODELS", "SIZE", "STATE", "FOUND BY");
 	for (size_t i = 0; i < n; i++)
 		table_store_row(c, &rows[i], w0, w1);

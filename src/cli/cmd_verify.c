@@ -37,7 +37,7 @@ static void progress(void *ctx, uint64_t done, uint64_t total, const char *label
 	oa_human_bytes((int64_t)total, t, sizeof t);
 	oa_human_bytes((int64_t)rate, r, sizeof r);
 	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
-	fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta, cli_safe(label));
+	fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta, oa_text_safe(label));
 }
 
 /* The options as the engine takes them; *t0 is the progress line's clock. */

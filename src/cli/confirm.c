@@ -13,7 +13,7 @@ bool cli_confirm(const char *question)
 	/* Only a person at a terminal can answer: piped input is never consent. */
 	if (!isatty(STDIN_FILENO))
 		return false;
-	fprintf(stderr, "%s [y/N] ", cli_safe(question));
+	fprintf(stderr, "%s [y/N] ", oa_text_safe(question));
 	fflush(stderr);
 	char line[64];
 	if (!fgets(line, sizeof line, stdin))

@@ -73,6 +73,6 @@ void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
 		fputs("ollama-audit: ", out); /* like every other message there */
 	fprintf(out, "%s%s%s %s: ", on, oa_severity_name(f->severity), off, f->code);
 	if (f->path)
-		fprintf(out, "%s: ", cli_safe(f->path));
-	fprintf(out, "%s\n", cli_safe(f->message));
+		fprintf(out, "%s: ", oa_text_safe(f->path));
+	fprintf(out, "%s\n", oa_text_safe(f->message));
 }

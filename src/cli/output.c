@@ -1,9 +1,10 @@
-/* output.c - small printers every command shares: a csv field, a -q name,
+/* output.c - small printers every command shares: a -q name, the text style,
  * and the renderers of a JSON view (an ndjson record, a json document). */
 #include "output.h"
 #include "cli_machine.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
+#include "views/table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,47 +15,6 @@ void cli_print_name(const char *name)
 	char *e = oa_escape(name, strlen(name));
 	puts(e);
 	free(e);
-}
-
-/* A text cell a spreadsheet would run as a formula (OWASP's rule: =, +,
- * -, @, tab or CR first) gets a ' in front; a number such as -1 or +2.5
- * is no text and stays as it is. */
-static bool csv_formula_like(const char *s)
-{
-	if (!*s || !strchr("=+-@\t\r", *s))
-		return false;
-	size_t digits = strspn(s + 1, "0123456789.");
-	bool number = (*s == '-' || *s == '+') && digits > 0 && !s[1 + digits];
-	return !number;
-}
-
-void csv_field(FILE *out, const char *s, bool last)
-{
-	char *e = oa_printable(s);
-	bool quote = strpbrk(e, ",\"\r\n") != NULL;
-	if (quote)
-		fputc('"', out);
-	if (csv_formula_like(e))
-		fputc('\'', out);
-	for (const char *p = e; *p; p++) {
-		if (*p == '"')
-			fputc('"', out);
-		fputc(*p, out);
-	}
-	if (quote)
-		fputc('"', out);
-	fputc(last ? '\n' : ',', out);
-	free(e);
-}
-
-const char *cli_safe(const char *s)
-{
-	static char *ring[8];
-	static size_t next;
-	size_t k = next++ % (sizeof ring / sizeof ring[0]);
-	free(ring[k]);
-	ring[k] = oa_printable(s);
-	return ring[k];
 }
 
 void cli_render(cli *c, const void *view)
@@ -96,4 +56,27 @@ void cli_put_stream_end(cli *c, const char *schema, bool any)
 		printf("]}\n");
 	else
 		printf("{\"schema\":\"%s\",\"stores\":[]}\n", schema);
+}
+
+oa_text_style cli_text_style(const cli *c)
+{
+	return (oa_text_style){ .width = c->wide ? 0 : oa_term_width(), .header = !c->no_header, .color = c->color,
+	                        .units = c->units, .diag = stderr };
+}
+
+void cli_table_print(const cli *c, oa_table *t, FILE *out)
+{
+	oa_text_style st = cli_text_style(c);
+	oa_table_print(&st, t, out);
+}
+
+size_t cli_table_width(const cli *c)
+{
+	return cli_text_style(c).width;
+}
+
+void cli_print_wrapped(const cli *c, FILE *out, const char *indent, const char *text)
+{
+	oa_text_style st = cli_text_style(c);
+	oa_print_wrapped(&st, out, indent, text);
 }

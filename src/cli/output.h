@@ -4,17 +4,18 @@
 #define OA_CLI_OUTPUT_H
 
 #include "cli.h"
+#include "views/table.h"
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
-/* One csv field, quoted when it needs to be, then ',' or (last) '\n'. */
-void csv_field(FILE *out, const char *s, bool last);
-/* Text from a store as printed (oa_printable: controls, bidi and invalid
- * UTF-8 escaped), for a printf argument. The result stays valid for the
- * next 7 calls. */
-const char *cli_safe(const char *s);
+/* The text style of c's options (views/table.h), and the table printers
+ * over it. */
+oa_text_style cli_text_style(const cli *c);
+void cli_table_print(const cli *c, oa_table *t, FILE *out);
+size_t cli_table_width(const cli *c); /* 0: no limit (piped, --output, --wide) */
+void cli_print_wrapped(const cli *c, FILE *out, const char *indent, const char *text);
 /* -q (list, du): one name per line. */
 void cli_print_name(const char *name);
 

@@ -6,8 +6,9 @@
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"
+#include "views/csv.h"
 #include "suggest.h"
-#include "table.h"
+#include "views/table.h"
 #include "ollama_audit/findings_report.h"
 #include "ollama_audit/report.h"
 #include "base/util.h"
@@ -102,13 +103,13 @@ static void findings_csv(const oa_store *s, const bool *selected, bool first)
 		const oa_finding *f = &s->findings.v[i];
 		if (!selected[i])
 			continue;
-		csv_field(out, s->root, false);
-		csv_field(out, f->code, false);
-		csv_field(out, oa_severity_name(f->severity), false);
-		csv_field(out, f->model, false);
-		csv_field(out, f->digest, false);
-		csv_field(out, f->path, false);
-		csv_field(out, f->message, true);
+		oa_csv_field(out, s->root, false);
+		oa_csv_field(out, f->code, false);
+		oa_csv_field(out, oa_severity_name(f->severity), false);
+		oa_csv_field(out, f->model, false);
+		oa_csv_field(out, f->digest, false);
+		oa_csv_field(out, f->path, false);
+		oa_csv_field(out, f->message, true);
 	}
 }
 
@@ -134,7 +135,7 @@ static void model_findings_table(const cli *c, const oa_store *s, const bool *se
 		if (!f->model || strcmp(f->model, m->display) != 0 || !selected[i])
 			continue;
 		if (!header)
-			printf("  %s\n", cli_safe(m->display));
+			printf("  %s\n", oa_text_safe(m->display));
 		header = true;
 		printf("    ");
 		cli_print_finding((cli *)c, stdout, f);
@@ -189,32 +190,32 @@ static char *model_fix(const char *name, const char *codes, int worst)
 }
 
 /* Would the answer's table show every FIX whole on this terminal? */
-static bool fix_fits(const cli *c, const cli_table *t)
+static bool fix_fits(const cli *c, const oa_table *t)
 {
 	size_t cols = cli_table_width(c), w[4] = { 0 };
 	if (!cols)
 		return true;
 	for (size_t k = 0; k < 4; k++) {
-		w[k] = cli_text_width(t->col[k].head);
+		w[k] = oa_text_width(t->col[k].head);
 		for (size_t r = 0; r < t->rows; r++)
-			if (cli_text_width(t->cell[r * 4 + k]) > w[k])
-				w[k] = cli_text_width(t->cell[r * 4 + k]);
+			if (oa_text_width(t->cell[r * 4 + k]) > w[k])
+				w[k] = oa_text_width(t->cell[r * 4 + k]);
 	}
 	return w[0] + w[1] + w[2] + w[3] + 3 * strlen(t->gap) <= cols;
 }
 
 /* On a narrow terminal a cut command is no answer: each FIX goes on a line
  * of its own under its row, and the rest is a table of three columns. */
-static void print_fix_below(const cli *c, cli_table *t)
+static void print_fix_below(const cli *c, oa_table *t)
 {
-	static const cli_column cols[3] = {
+	static const oa_column cols[3] = {
 		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
 	};
-	cli_table narrow = { .col = cols, .ncol = 3, .gap = t->gap };
+	oa_table narrow = { .col = cols, .ncol = 3, .gap = t->gap };
 	for (size_t r = 0; r < t->rows; r++) {
 		char **cell = t->cell + r * 4;
-		cli_table_add(&narrow, (char *[3]){ cell[0], cell[1], cell[2] });
-		cli_table_line(&narrow, oa_xasprintf("          %s", cell[3]));
+		oa_table_add(&narrow, (char *[3]){ cell[0], cell[1], cell[2] });
+		oa_table_line(&narrow, oa_xasprintf("          %s", cell[3]));
 		free(cell[3]);
 	}
 	free(t->cell);
@@ -229,12 +230,12 @@ static void print_fix_below(const cli *c, cli_table *t)
  * fixes it, then what prune would clear. */
 static void findings_answer(const cli *c, const oa_store *s, const bool *selected)
 {
-	static const cli_column cols[4] = {
+	static const oa_column cols[4] = {
 		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
 		{ "FIX", 1, 24, false },
 	};
 	static const char *const junk[] = { "orphan-blob", "partial-download", "temp-file", NULL };
-	cli_table t = { .col = cols, .ncol = 4, .gap = "  " };
+	oa_table t = { .col = cols, .ncol = 4, .gap = "  " };
 	size_t models = 0, broken = 0, warned = 0;
 	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_WARNING; sev--)
 		for (size_t j = 0; j < s->n_models; j++) {
@@ -254,7 +255,7 @@ static void findings_answer(const cli *c, const oa_store *s, const bool *selecte
 				char *row[4] = { oa_xstrdup(oa_severity_name(worst)), oa_escape(m->display, strlen(m->display)),
 				                 oa_buf_take(&codes), NULL };
 				row[3] = model_fix(m->display, row[2], worst);
-				cli_table_add(&t, row);
+				oa_table_add(&t, row);
 			}
 			oa_buf_free(&codes);
 		}
@@ -266,7 +267,7 @@ static void findings_answer(const cli *c, const oa_store *s, const bool *selecte
 		                 NULL };
 		row[3] = oa_xstrdup(has_code(row[2], junk) ? "fix: ollama-audit prune" :
 		                    "see: ollama-audit check --format json");
-		cli_table_add(&t, row);
+		oa_table_add(&t, row);
 	}
 	oa_buf_free(&codes);
 	printf("%zu of %zu model%s broken, %zu with warnings\n", broken, models, models == 1 ? "" : "s", warned);
@@ -281,7 +282,7 @@ static void findings_answer(const cli *c, const oa_store *s, const bool *selecte
 static void findings_table(const cli *c, const oa_store *s, const bool *selected, const char *summary_line,
                            const oa_audit_summary *sum, bool first)
 {
-	printf("%s%s\n", first ? "" : "\n", cli_safe(s->root));
+	printf("%s%s\n", first ? "" : "\n", oa_text_safe(s->root));
 	for (size_t j = 0; j < s->n_models; j++)
 		model_findings_table(c, s, selected, j);
 	bool header = false;

@@ -6,7 +6,7 @@
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
 #endif
-#include "table.h"
+#include "views/table.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -107,7 +107,7 @@ static char *printed(const char *s)
 	return oa_is_printable(s) ? NULL : oa_printable(s);
 }
 
-size_t cli_text_width(const char *s)
+size_t oa_text_width(const char *s)
 {
 	char *e = printed(s);
 	size_t w = walk(e ? e : s, (size_t)-1, NULL);
@@ -130,7 +130,7 @@ static void add_cell(oa_buf *b, const char *s, size_t width, bool right)
 	free(e);
 }
 
-void cli_put_cell(FILE *out, const char *s, size_t width, bool right)
+void oa_put_cell(FILE *out, const char *s, size_t width, bool right)
 {
 	oa_buf b;
 	oa_buf_init(&b);
@@ -139,7 +139,7 @@ void cli_put_cell(FILE *out, const char *s, size_t width, bool right)
 	oa_buf_free(&b);
 }
 
-char *cli_fit(const char *s, size_t width)
+char *oa_text_fit(const char *s, size_t width)
 {
 	char *e = printed(s);
 	if (e)
@@ -160,7 +160,7 @@ char *cli_fit(const char *s, size_t width)
 	return r;
 }
 
-size_t cli_term_width(void)
+size_t oa_term_width(void)
 {
 	/* Piped or redirected (--output too): full names, whatever COLUMNS says. */
 	if (!isatty(STDOUT_FILENO))
@@ -175,7 +175,7 @@ size_t cli_term_width(void)
 	return cols > 0 ? (size_t)cols : 0;
 }
 
-void cli_table_add(cli_table *t, char **cells)
+void oa_table_add(oa_table *t, char **cells)
 {
 	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->ncol, sizeof *t->cell);
 	t->line = oa_xreallocarray(t->line, t->rows + 1, sizeof *t->line);
@@ -184,7 +184,7 @@ void cli_table_add(cli_table *t, char **cells)
 	t->line[t->rows++] = NULL;
 }
 
-void cli_table_line(cli_table *t, char *text)
+void oa_table_line(oa_table *t, char *text)
 {
 	char *e = printed(text); /* lines are printed whole: escape here */
 	if (e) {
@@ -198,13 +198,8 @@ void cli_table_line(cli_table *t, char *text)
 	t->line[t->rows++] = text;
 }
 
-size_t cli_table_width(const cli *c)
-{
-	return c->wide ? 0 : cli_term_width();
-}
-
 /* The columns a row takes with the shown columns at widths w. */
-static size_t row_width(const cli_table *t, const size_t *w, const bool *shown)
+static size_t row_width(const oa_table *t, const size_t *w, const bool *shown)
 {
 	size_t sum = 0, n = 0;
 	for (size_t k = 0; k < t->ncol; k++)
@@ -217,7 +212,7 @@ static size_t row_width(const cli_table *t, const size_t *w, const bool *shown)
 
 /* The shown column that can still give a column of width, the one most
  * above its floor first (so two cut columns shrink together). */
-static size_t widest_cuttable(const cli_table *t, const size_t *w, const bool *shown, bool below_min)
+static size_t widest_cuttable(const oa_table *t, const size_t *w, const bool *shown, bool below_min)
 {
 	size_t best = t->ncol, best_over = 0;
 	for (size_t k = 0; k < t->ncol; k++) {
@@ -235,7 +230,7 @@ static size_t widest_cuttable(const cli_table *t, const size_t *w, const bool *s
 
 /* Hides the shown column of the largest priority above `above`; false
  * when there is none. */
-static bool hide_lowest(const cli_table *t, bool *shown, unsigned above)
+static bool hide_lowest(const oa_table *t, bool *shown, unsigned above)
 {
 	size_t drop = t->ncol;
 	for (size_t k = 0; k < t->ncol; k++)
@@ -248,13 +243,13 @@ static bool hide_lowest(const cli_table *t, bool *shown, unsigned above)
 	return true;
 }
 
-/* Whole cells at the price of the columns beyond CLI_PRIORITY_CORE, when
+/* Whole cells at the price of the columns beyond OA_PRIORITY_CORE, when
  * that price buys them; shown is changed only then. */
-static bool fit_whole(const cli_table *t, size_t cols, const size_t *w, bool *shown)
+static bool fit_whole(const oa_table *t, size_t cols, const size_t *w, bool *shown)
 {
 	bool *try = oa_xcalloc(t->ncol, sizeof *try);
 	memcpy(try, shown, t->ncol * sizeof *try);
-	while (row_width(t, w, try) > cols && hide_lowest(t, try, CLI_PRIORITY_CORE))
+	while (row_width(t, w, try) > cols && hide_lowest(t, try, OA_PRIORITY_CORE))
 		;
 	bool fits = row_width(t, w, try) <= cols;
 	if (fits)
@@ -267,7 +262,7 @@ static bool fit_whole(const cli_table *t, size_t cols, const size_t *w, bool *sh
  * hiding optional columns gets there; else hide the lowest-priority columns
  * while the row cannot fit with every cuttable column at its minimum, then
  * cut those columns only as far as needed. */
-static void layout(const cli_table *t, size_t cols, size_t *w, bool *shown)
+static void layout(const oa_table *t, size_t cols, size_t *w, bool *shown)
 {
 	if (!cols || fit_whole(t, cols, w, shown))
 		return;
@@ -289,7 +284,7 @@ static void layout(const cli_table *t, size_t cols, size_t *w, bool *shown)
 }
 
 /* Says once per run which columns the terminal had no room for. */
-static void note_hidden(const cli_table *t, const bool *shown, size_t cols)
+static void note_hidden(FILE *diag, const oa_table *t, const bool *shown, size_t cols)
 {
 	static bool said;
 	oa_buf b;
@@ -297,9 +292,9 @@ static void note_hidden(const cli_table *t, const bool *shown, size_t cols)
 	for (size_t k = 0; k < t->ncol; k++)
 		if (!shown[k])
 			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", t->col[k].head);
-	if (b.len && !said) {
+	if (b.len && !said && diag) {
 		said = true;
-		fprintf(stderr, "ollama-audit: hidden to fit %zu columns: %s (--wide shows every column)\n", cols,
+		fprintf(diag, "ollama-audit: hidden to fit %zu columns: %s (--wide shows every column)\n", cols,
 		        b.data);
 	}
 	oa_buf_free(&b);
@@ -307,7 +302,7 @@ static void note_hidden(const cli_table *t, const bool *shown, size_t cols)
 
 /* One row: its shown cells, each cut to its column, the last one unpadded,
  * the whole cut to the terminal should the columns alone not fit. */
-static void put_row(FILE *out, const cli_table *t, char *const *cells, const size_t *w, const bool *shown,
+static void put_row(FILE *out, const oa_table *t, char *const *cells, const size_t *w, const bool *shown,
                     size_t cols)
 {
 	oa_buf b = { 0 };
@@ -323,32 +318,32 @@ static void put_row(FILE *out, const cli_table *t, char *const *cells, const siz
 		if (!first)
 			oa_buf_adds(&b, t->gap);
 		first = false;
-		char *fit = cli_fit(cells[k], w[k]);
+		char *fit = oa_text_fit(cells[k], w[k]);
 		add_cell(&b, fit, k == last && !t->col[k].right ? 0 : w[k], t->col[k].right);
 		free(fit);
 	}
-	char *line = cols ? cli_fit(b.data, cols) : oa_xstrdup(b.data);
+	char *line = cols ? oa_text_fit(b.data, cols) : oa_xstrdup(b.data);
 	fprintf(out, "%s\n", line);
 	free(line);
 	oa_buf_free(&b);
 }
 
-void cli_table_print(const cli *c, cli_table *t, FILE *out)
+void oa_table_print(const oa_text_style *st, oa_table *t, FILE *out)
 {
-	size_t cols = cli_table_width(c), n = t->ncol;
+	size_t cols = st->width, n = t->ncol;
 	size_t *w = oa_xcalloc(n, sizeof *w);
 	bool *shown = oa_xcalloc(n, sizeof *shown);
 	for (size_t k = 0; k < n; k++) {
 		shown[k] = true;
-		w[k] = c->no_header ? 0 : cli_text_width(t->col[k].head);
+		w[k] = !st->header ? 0 : oa_text_width(t->col[k].head);
 		for (size_t r = 0; r < t->rows; r++)
-			if (!t->line[r] && cli_text_width(t->cell[r * n + k]) > w[k])
-				w[k] = cli_text_width(t->cell[r * n + k]);
+			if (!t->line[r] && oa_text_width(t->cell[r * n + k]) > w[k])
+				w[k] = oa_text_width(t->cell[r * n + k]);
 	}
 	layout(t, cols, w, shown);
 	if (cols)
-		note_hidden(t, shown, cols);
-	if (!c->no_header) {
+		note_hidden(st->diag, t, shown, cols);
+	if (st->header) {
 		char **head = oa_xcalloc(n, sizeof *head);
 		for (size_t k = 0; k < n; k++)
 			head[k] = (char *)t->col[k].head;
@@ -357,7 +352,7 @@ void cli_table_print(const cli *c, cli_table *t, FILE *out)
 	}
 	for (size_t r = 0; r < t->rows; r++) {
 		if (t->line[r]) {
-			char *line = cols ? cli_fit(t->line[r], cols) : oa_xstrdup(t->line[r]);
+			char *line = cols ? oa_text_fit(t->line[r], cols) : oa_xstrdup(t->line[r]);
 			fprintf(out, "%s\n", line);
 			free(line);
 			free(t->line[r]);
@@ -376,12 +371,12 @@ void cli_table_print(const cli *c, cli_table *t, FILE *out)
 	free(shown);
 }
 
-void cli_print_wrapped(const cli *c, FILE *out, const char *indent, const char *text)
+void oa_print_wrapped(const oa_text_style *st, FILE *out, const char *indent, const char *text)
 {
-	size_t cols = cli_table_width(c);
+	size_t cols = st->width;
 	if (!cols)
 		cols = 80; /* piped: still lines a reader can take in */
-	size_t in = cli_text_width(indent), room = cols > in + 20 ? cols - in : 20;
+	size_t in = oa_text_width(indent), room = cols > in + 20 ? cols - in : 20;
 	const char *p = text;
 	while (*p) {
 		while (*p == ' ')
@@ -396,7 +391,7 @@ void cli_print_wrapped(const cli *c, FILE *out, const char *indent, const char *
 			while (*end && *end != ' ')
 				end++;
 			char *w = oa_xstrndup(word, (size_t)(end - word));
-			size_t ww = cli_text_width(w);
+			size_t ww = oa_text_width(w);
 			free(w);
 			if (cut && width + 1 + ww > room) {
 				end = word;
@@ -414,7 +409,7 @@ void cli_print_wrapped(const cli *c, FILE *out, const char *indent, const char *
 
 static int cmp_key(const void *a, const void *b)
 {
-	const cli_sort_key *x = a, *y = b;
+	const oa_sort_key *x = a, *y = b;
 	if (x->num != y->num)
 		return x->num > y->num ? -1 : 1;
 	if (x->name && y->name) {
@@ -427,8 +422,18 @@ static int cmp_key(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-void cli_sort_keys(cli_sort_key *v, size_t n)
+void oa_sort_keys(oa_sort_key *v, size_t n)
 {
 	if (n > 1)
 		qsort(v, n, sizeof *v, cmp_key);
+}
+
+const char *oa_text_safe(const char *s)
+{
+	static char *ring[8];
+	static size_t next;
+	size_t k = next++ % (sizeof ring / sizeof ring[0]);
+	free(ring[k]);
+	ring[k] = oa_printable(s);
+	return ring[k];
 }

@@ -1,0 +1,79 @@
+/* table.h - the human tables, the one table builder of every view that
+ * draws text. Columns are padded by display width (wcwidth in the user's
+ * LC_CTYPE, UTF-8 tables when it cannot tell). On a terminal (stdout a tty:
+ * COLUMNS if set, else the terminal's size) narrower than a table, columns
+ * are hidden and cut (oa_table); piped, never. Library-internal: the CLI
+ * links the static library and fills an oa_text_style from its options
+ * (cli_text_style). */
+#ifndef OA_VIEWS_TABLE_H
+#define OA_VIEWS_TABLE_H
+
+#include "ollama_audit/humanize.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* How a view draws text for a person: the CLI's options, once. */
+typedef struct oa_text_style {
+	size_t width;      /* columns a line may take; 0: no limit (piped, --output, --wide) */
+	bool header;       /* column headings (--no-header clears it) */
+	bool color;        /* ANSI colour (a terminal, NO_COLOR unset) */
+	enum oa_units units;
+	FILE *diag;        /* where a table says which columns it hid (stderr) */
+} oa_text_style;
+
+size_t oa_text_width(const char *s);
+/* Text from a store as printed (oa_printable: controls, bidi and invalid
+ * UTF-8 escaped), for a printf argument. The result stays valid for the
+ * next 7 calls. */
+const char *oa_text_safe(const char *s);
+void oa_put_cell(FILE *out, const char *s, size_t width, bool right);
+char *oa_text_fit(const char *s, size_t width); /* s cut to width columns, ending in U+2026 */
+size_t oa_term_width(void);                /* 0: no limit (not a terminal) */
+
+/* A table that fits the terminal. Each column has a priority (0: always
+ * shown; the largest is hidden first) and a minimum width (0: never cut).
+ * On a terminal narrower than the table, columns of a priority above
+ * OA_PRIORITY_CORE (the ones `ollama list` does not show) are hidden first
+ * when that lets every cell show whole: a cut name costs more than an extra
+ * column. Otherwise the lowest-priority columns are hidden until the rest
+ * fits with the cuttable columns at their minimum, then those are cut
+ * (ellipsis) only as far as needed; no line is ever
+ * wider than the terminal, and stderr says once which columns were hidden.
+ * Piped, with --output or --wide: every column, nothing cut. */
+#define OA_PRIORITY_CORE 3
+
+typedef struct oa_column {
+	const char *head;
+	unsigned priority;
+	size_t min;
+	bool right;        /* right-aligned (sizes) */
+} oa_column;
+
+typedef struct oa_table {
+	const oa_column *col;
+	size_t ncol;
+	const char *gap;   /* between two columns */
+	char **cell;       /* rows x ncol, owned */
+	char **line;       /* per row: a text line in place of cells (a section heading), or NULL */
+	size_t rows;
+} oa_table;
+
+void oa_table_add(oa_table *t, char **cells); /* takes ncol cells (NULL: empty) */
+void oa_table_line(oa_table *t, char *text);  /* takes text: a line of its own between rows */
+/* Prints the heading (unless --no-header) and the rows, then empties t. */
+void oa_table_print(const oa_text_style *st, oa_table *t, FILE *out);
+/* A paragraph wrapped at st's width (80 when unlimited), each line after indent. */
+void oa_print_wrapped(const oa_text_style *st, FILE *out, const char *indent, const char *text);
+
+/* One row to order: sorted by num (largest first; INT64_MIN, "unknown",
+ * last), then name (ascending, case folded first), then idx: stable. */
+typedef struct oa_sort_key {
+	int64_t num;
+	const char *name;
+	size_t idx;
+} oa_sort_key;
+void oa_sort_keys(oa_sort_key *v, size_t n);
+
+#endif
