@@ -8,6 +8,7 @@
 #include "ollama_audit/guard.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/apply.h"
+#include "ollama_audit/plan_file.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/reclaim.h"
 #include "ollama_audit/scan.h"
@@ -124,6 +125,42 @@ static void test_no_manifests(void)
 	free(root);
 }
 
+/* A saved plan is applied only by its own command, in the store it was
+ * made for (oa_plan_read_for). */
+static void test_plan_read_for(void)
+{
+	oa_digest_hex orphan, other_orphan;
+	char *root = make_store("planned", true, orphan);
+	char *other = make_store("elsewhere", true, other_orphan);
+	char err[768] = "";
+	oa_store s, t;
+	CHECK(oa_store_open(&s, root, "--store", err, sizeof err) == 0);
+	CHECK(oa_store_open(&t, other, "--store", err, sizeof err) == 0);
+	oa_store_set_header_mode(&s, OA_HEADERS_NONE);
+	oa_store_scan(&s);
+	oa_reclaim r;
+	oa_reclaim_plan(&s, OA_JUNK_DEFAULT, 0, (double)time(NULL) + 10, &r);
+	char *file = oa_xasprintf("%s/plan.json", g_tmp);
+	CHECK(oa_plan_write(&r.plan, file, err, sizeof err) == 0);
+	oa_plan p;
+	CHECK(oa_plan_read_for(file, &s, "prune", &p, err, sizeof err) == OA_PLAN_FITS);
+	CHECK(p.todo.n == 1);
+	oa_plan_free(&p);
+	CHECK(oa_plan_read_for(file, &s, "rm", &p, err, sizeof err) == OA_PLAN_OTHER_COMMAND);
+	CHECK(strstr(err, "is a plan for `prune`") != NULL);
+	CHECK(oa_plan_read_for(file, &t, "prune", &p, err, sizeof err) == OA_PLAN_OTHER_STORE);
+	CHECK(strstr(err, "made for another store") != NULL);
+	write_file(file, "{\"schema\":\"ollama-audit.plan/1\"}");
+	CHECK(oa_plan_read_for(file, &s, "prune", &p, err, sizeof err) == OA_PLAN_UNREADABLE);
+	CHECK(strstr(err, "older ollama-audit") != NULL);
+	oa_reclaim_free(&r);
+	oa_store_close(&s);
+	oa_store_close(&t);
+	free(file);
+	free(other);
+	free(root);
+}
+
 int main(void)
 {
 	if (!mkdtemp(g_tmp)) {
@@ -138,6 +175,7 @@ int main(void)
 	unsetenv("OLLAMA_MODELS");
 	test_server_in_use();
 	test_unreadable_manifest();
+	test_plan_read_for();
 	test_no_manifests();
 	char *cmd = oa_xasprintf("rm -rf '%s'", g_tmp);
 	if (system(cmd) != 0)
