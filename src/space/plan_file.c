@@ -251,3 +251,24 @@ out:
 		oa_plan_free(p);
 	return rc;
 }
+
+int oa_plan_read_for(const char *file, const oa_store *s, const char *command, int64_t min_age, oa_plan *p,
+                     char *err, size_t errlen)
+{
+	if (oa_plan_read(file, p, err, errlen) < 0)
+		return OA_PLAN_UNREADABLE;
+	int rc = 0;
+	if (p->store_dev != (uint64_t)s->root_st.st_dev || p->store_ino != (uint64_t)s->root_st.st_ino) {
+		snprintf(err, errlen, "the plan %s was made for another store (%s)", file, p->store);
+		rc = OA_PLAN_OTHER_STORE;
+	} else if (strcmp(p->command, command) != 0) {
+		snprintf(err, errlen, "%s is a plan for `%s`; apply it with `ollama-audit %s --apply --plan %s`", file,
+		         p->command, p->command, file);
+		rc = OA_PLAN_OTHER_COMMAND;
+	}
+	if (rc)
+		oa_plan_free(p);
+	else if (min_age >= 0)
+		p->min_age = min_age;
+	return rc;
+}
