@@ -166,11 +166,10 @@ static bool apply_dedupe(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan *
 	oa_dedupe_recount(p, o);
 	if (!o->planned)
 		return true;
-	char b[32], q[160], err[768];
-	oa_format_size(p->bytes, c->units, b, sizeof b);
-	snprintf(q, sizeof q, "Replace %zu duplicate blob%s by %ss (frees %s)?", o->planned, o->planned == 1 ? "" : "s",
-	         c->hardlink ? "hard link" : "reflink", b);
-	if (!c->yes && !cli_confirm(q)) {
+	char *q = c->yes ? NULL : oa_dedupe_question(p, o, c->units), err[768];
+	bool yes = !q || cli_confirm(q);
+	free(q);
+	if (!yes) {
 		/* a "no" is an answer, not an interruption: exit 0 */
 		cli_err("declined: nothing done");
 		return false;

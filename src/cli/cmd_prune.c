@@ -19,7 +19,6 @@
 #include "base/util.h"
 
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -86,26 +85,6 @@ void plan_render_csv(cli *c, const void *view)
 	json_decref(doc);
 }
 
-static bool confirm(cli *c, const oa_plan *p)
-{
-	if (c->yes)
-		return true;
-	char fr[48];
-	char *q;
-	if (c->quarantine) {
-		oa_format_size(p->allocated, c->units, fr, sizeof fr);
-		q = oa_xasprintf("Move %zu entr%s (%s) from %s into %s?", p->todo.n,
-		                 p->todo.n == 1 ? "y" : "ies", fr, p->store, c->quarantine);
-	} else {
-		oa_format_size(p->freed, c->units, fr, sizeof fr);
-		q = oa_xasprintf("Remove %zu entr%s from %s, freeing %s?", p->todo.n,
-		                 p->todo.n == 1 ? "y" : "ies", p->store, fr);
-	}
-	bool yes = cli_confirm(q);
-	free(q);
-	return yes;
-}
-
 /* --plan FILE without --apply: save the plan (returns whether it was). */
 static bool save_plan(cli *c, const oa_plan *p)
 {
@@ -125,32 +104,15 @@ static bool save_plan(cli *c, const oa_plan *p)
 /* Why the last --apply removed nothing, for the line that says so. */
 static char refusal[512];
 
-/* A refusal: said on stderr after the store's path, and kept for machine
- * output as the reason alone, with the store as its path. */
-__attribute__((format(printf, 4, 5)))
-static void refuse(cli *c, const oa_store *s, const char *code, const char *fmt, ...)
+/* A refusal: said on stderr after the store's path, kept for machine output
+ * as the reason alone, with the store as its path, and in the exit status. */
+static const char *refuse(cli *c, const oa_store *s, const char *code, const char *why)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(refusal, sizeof refusal, fmt, ap);
-	va_end(ap);
+	snprintf(refusal, sizeof refusal, "%s", why);
 	cli_err("%s: %s", s->root, refusal);
 	cli_note_error(c, code, s->root, refusal);
-}
-
-/* The library's refusals (apply.h), said in full. */
-static bool refused(cli *c, oa_store *s, const oa_plan *p)
-{
-	oa_apply_refusal g;
-	bool no = oa_plan_refusal(s, p, c->force, &g);
-	for (size_t i = 0; i < g.n_notes; i++)
-		cli_err("%s: %s", s->root, g.notes[i]);
-	if (no)
-		refuse(c, s, "refused", "%s", g.why);
-	for (size_t i = 0; i < g.n_lines; i++)
-		cli_err("%s", g.lines[i]);
-	oa_apply_refusal_free(&g);
-	return no;
+	c->exit_code |= strcmp(code, "usage") == 0 ? OA_EXIT_USAGE : OA_EXIT_OPERATIONAL;
+	return "refused";
 }
 
 /* Apply the confirmed plan with SIGINT, SIGTERM and SIGHUP asking for a stop
@@ -160,53 +122,51 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_appl
 	cli_signals sigs;
 	cli_signals_catch(&sigs, on_signal);
 	const char *delay = getenv("OA_TEST_APPLY_DELAY_US");
-	oa_apply_opts o = {
-		.quarantine = c->quarantine,
-		.min_age = p->min_age,
-		.force = c->force,
-		.stop = &stop_requested,
-		.log = log,
-		.delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0,
-		.pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
-	};
+	oa_apply_opts o = { .quarantine = c->quarantine, .min_age = p->min_age, .force = c->force,
+	                    .stop = &stop_requested, .log = log, .pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
+	                    .delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0 };
 	char err[768];
 	bool ran = oa_plan_apply(s, p, &o, r, err, sizeof err) == 0;
 	cli_signals_restore(&sigs);
-	if (!ran) {
+	if (!ran)
 		cli_err("%s: %s", s->root, err);
+	if (!ran || r->failed)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
-		return false;
-	}
-	if (r->failed)
-		c->exit_code |= OA_EXIT_OPERATIONAL;
-	if (r->interrupted)
+	if (ran && r->interrupted)
 		c->exit_code |= OA_EXIT_INTERRUPTED;
-	if (r->skipped && c->fail_on <= OA_SEV_WARNING)
+	if (ran && r->skipped && c->fail_on <= OA_SEV_WARNING)
 		c->exit_code |= OA_EXIT_WARNINGS;
-	return true;
+	return ran;
 }
 
-/* --apply: the refusals, the confirmation, then the plan. Returns NULL
- * when it ran (r then says how), else why not, as machine output says it:
- * "declined" or "refused". */
+/* --apply: the library's refusals (apply.h) said in full, the
+ * confirmation, then the plan. Returns NULL when it ran (r then says how),
+ * else why not, as machine output says it: "declined" or "refused". */
 static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_apply_result *r)
 {
-	if (refused(c, s, p)) {
-		c->exit_code |= OA_EXIT_OPERATIONAL;
-		return "refused";
-	}
-	if (!c->yes && !isatty(STDIN_FILENO)) {
-		refuse(c, s, "usage", "refusing to --apply without --yes: standard input is not a terminal, so "
-		       "nothing can be confirmed");
-		c->exit_code |= OA_EXIT_USAGE;
-		return "refused";
-	}
-	if (!confirm(c, p)) {
+	oa_apply_refusal g;
+	const char *no = NULL;
+	oa_plan_refusal(s, p, c->force, &g);
+	for (size_t i = 0; i < g.n_notes; i++)
+		cli_err("%s: %s", s->root, g.notes[i]);
+	if (g.refused)
+		no = refuse(c, s, "refused", g.why);
+	for (size_t i = 0; i < g.n_lines; i++)
+		cli_err("%s", g.lines[i]);
+	oa_apply_refusal_free(&g);
+	if (!no && !c->yes && !isatty(STDIN_FILENO))
+		no = refuse(c, s, "usage", "refusing to --apply without --yes: standard input is not a terminal, so "
+		            "nothing can be confirmed");
+	char *q = no || c->yes ? NULL : oa_plan_question(p, c->quarantine, c->units);
+	if (q && !cli_confirm(q)) {
 		/* a "no" is an answer, not an interruption: exit 0 */
 		cli_err("declined: nothing done");
 		snprintf(refusal, sizeof refusal, "declined at the prompt");
-		return "declined";
+		no = "declined";
 	}
+	free(q);
+	if (no)
+		return no;
 	snprintf(refusal, sizeof refusal, "the plan could not be applied (see above)");
 	return apply_plan(c, s, p, log, r) ? NULL : "refused";
 }
@@ -228,26 +188,46 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	cli_render(c, &v);
 }
 
-void cli_render_no_plan(cli *c)
-{
-	cli_render(c, &(plan_view){ 0 });
-}
-
-bool cli_plan_from_file(cli *c, const oa_store *s, oa_plan *p)
+/* --apply --plan FILE: the plan, if it is one of this command's for this
+ * store (else said, exit 16 or 8). */
+static bool plan_from_file(cli *c, const oa_store *s, oa_plan *p)
 {
 	char err[768];
 	int rc = oa_plan_read_for(c->plan_path, s, c->cmd, c->min_age, p, err, sizeof err);
-	bool rm = strcmp(c->cmd, "rm") == 0; /* rm says one thing of another store's or command's plan */
-	if (rc == OA_PLAN_UNREADABLE || (rc == OA_PLAN_OTHER_COMMAND && !rm))
+	/* rm says one thing of another store's or another command's plan */
+	bool usage = rc == OA_PLAN_UNREADABLE || (rc == OA_PLAN_OTHER_COMMAND && strcmp(c->cmd, "rm") != 0);
+	if (usage)
 		cli_err("%s", err);
-	else if (rc && rm)
+	else if (rc && strcmp(c->cmd, "rm") == 0)
 		cli_err("%s: the plan %s is not an rm plan for this store", s->root, c->plan_path);
 	else if (rc)
 		cli_err("%s: %s", s->root, err);
-	if (rc)
-		c->exit_code |= rc == OA_PLAN_UNREADABLE || (rc == OA_PLAN_OTHER_COMMAND && !rm) ? OA_EXIT_USAGE
-		                                                                                   : OA_EXIT_OPERATIONAL;
+	c->exit_code |= usage ? OA_EXIT_USAGE : rc ? OA_EXIT_OPERATIONAL : 0;
 	return rc == 0;
+}
+
+int cli_plan_stores(cli *c, opened_store *st, size_t n, cli_plan_fn plan_now)
+{
+	bool from_file = c->apply && c->plan_path;
+	oa_plan *p = oa_xcalloc(n ? n : 1, sizeof *p);
+	oa_junk_list *j = oa_xcalloc(n ? n : 1, sizeof *j);
+	oa_store **sv = oa_xcalloc(n ? n : 1, sizeof *sv);
+	size_t np = 0;
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok && (from_file ? plan_from_file(c, &st[i].s, &p[np]) : plan_now(c, &st[i].s, &p[np], &j[np])))
+			sv[np++] = &st[i].s;
+	for (size_t i = 0; i < np; i++) {
+		cli_run_plan(c, sv[i], &p[i], &j[i], from_file, i == 0);
+		oa_plan_free(&p[i]);
+		oa_junk_free(&j[i]);
+	}
+	if (!np)
+		cli_render(c, &(plan_view){ 0 }); /* json still writes its (empty) document */
+	free(p);
+	free(j);
+	free(sv);
+	cli_close_stores(st, n);
+	return c->exit_code;
 }
 
 /* ---- --predict-server ------------------------------------------------------------- */
@@ -324,7 +304,7 @@ static bool prune_args_ok(cli *c, int *rc)
 }
 
 /* What prune can free in this store now (reclaim.h). */
-static void plan_now(const cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
+static bool plan_now(cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 {
 	oa_reclaim r;
 	oa_reclaim_plan(s, c->what ? c->what : OA_JUNK_DEFAULT,
@@ -334,6 +314,7 @@ static void plan_now(const cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 		        "downloads and temp files can go", s->root, r.why);
 	*p = r.plan; /* both handed to the caller */
 	*j = r.junk;
+	return true;
 }
 
 int cmd_prune(cli *c)
@@ -352,39 +333,7 @@ int cmd_prune(cli *c)
 		cli_close_stores(st, n);
 		return OA_EXIT_USAGE;
 	}
-	if (c->predict_server)
-		return predict_all(c, st, n);
-	/* Plan every store first: what cannot be planned is said before any
-	 * plan is printed. */
-	typedef struct planned {
-		oa_store *s;
-		oa_plan p;
-		oa_junk_list j;
-	} planned;
-	planned *pl = oa_xcalloc(n ? n : 1, sizeof *pl);
-	size_t np = 0;
-	bool from_file = c->apply && c->plan_path;
-	for (size_t i = 0; i < n; i++) {
-		if (!st[i].ok)
-			continue;
-		planned *x = &pl[np];
-		x->s = &st[i].s;
-		if (from_file && !cli_plan_from_file(c, x->s, &x->p))
-			continue;
-		if (!from_file)
-			plan_now(c, x->s, &x->p, &x->j);
-		np++;
-	}
-	for (size_t i = 0; i < np; i++) {
-		cli_run_plan(c, pl[i].s, &pl[i].p, &pl[i].j, from_file, i == 0);
-		oa_plan_free(&pl[i].p);
-		oa_junk_free(&pl[i].j);
-	}
-	if (!np)
-		cli_render_no_plan(c);
-	free(pl);
-	cli_close_stores(st, n);
-	return c->exit_code;
+	return c->predict_server ? predict_all(c, st, n) : cli_plan_stores(c, st, n, plan_now);
 }
 
 bool cli_apply_options_ok(const cli *c)

@@ -17,11 +17,12 @@ struct oa_plan;
 struct oa_junk_list;
 void cli_run_plan(cli *c, oa_store *s, struct oa_plan *p, const struct oa_junk_list *junk,
                   bool from_file, bool first);
-/* No store was planned: json still writes its (empty) document. */
-void cli_render_no_plan(cli *c);
-/* --apply --plan FILE: the plan, if it is one of this command's for this
- * store (else said, exit 16 or 8). */
-bool cli_plan_from_file(cli *c, const oa_store *s, struct oa_plan *p);
+/* The plans of the opened stores, each made by plan_now (which says why
+ * not and returns false; j may stay empty) or, with --apply --plan FILE,
+ * read from the file; all made before any is run (cli_run_plan), so what
+ * cannot be planned is said first. Closes the stores; returns the exit code. */
+typedef bool (*cli_plan_fn)(cli *c, oa_store *s, struct oa_plan *p, struct oa_junk_list *j);
+int cli_plan_stores(cli *c, opened_store *st, size_t n, cli_plan_fn plan_now);
 /* The renderers of a prune or rm plan (the slots of their entries in
  * commands.c): before anything is applied, then what became of it. */
 void plan_render_table(cli *c, const void *view);

@@ -89,7 +89,7 @@ static bool rm_child_plan(cli *c, oa_store *s, size_t model, oa_plan *p)
 }
 
 /* The plan for the models named (or, with --unused-for, not used). */
-static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p)
+static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 {
 	size_t *sel = oa_xcalloc(c->n_args, sizeof *sel);
 	size_t ns = 0;
@@ -133,29 +133,9 @@ static bool rm_args_ok(const cli *c, bool from_file)
 
 int cmd_rm(cli *c)
 {
-	bool from_file = c->apply && c->plan_path;
-	if (!rm_args_ok(c, from_file))
+	if (!rm_args_ok(c, c->apply && c->plan_path))
 		return OA_EXIT_USAGE;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	/* Plan every store first: what cannot be planned is said before any
-	 * plan is printed. */
-	oa_plan *plans = oa_xcalloc(n ? n : 1, sizeof *plans);
-	oa_store **stores = oa_xcalloc(n ? n : 1, sizeof *stores);
-	size_t np = 0;
-	for (size_t i = 0; i < n; i++) {
-		oa_store *s = &st[i].s;
-		if (st[i].ok && (from_file ? cli_plan_from_file(c, s, &plans[np]) : rm_plan_now(c, s, &plans[np])))
-			stores[np++] = s;
-	}
-	for (size_t i = 0; i < np; i++) {
-		cli_run_plan(c, stores[i], &plans[i], NULL, from_file, i == 0);
-		oa_plan_free(&plans[i]);
-	}
-	if (!np)
-		cli_render_no_plan(c);
-	free(plans);
-	free(stores);
-	cli_close_stores(st, n);
-	return c->exit_code;
+	return cli_plan_stores(c, st, n, rm_plan_now);
 }

@@ -184,6 +184,14 @@ void oa_dedupe_text(const oa_text_style *st, FILE *out, oa_store *const *sv, con
 		        junk == 1 ? "y" : "ies", junk == 1 ? "it" : "them");
 }
 
+char *oa_dedupe_question(const oa_dedupe_plan *p, const oa_dedupe_outcome *o, enum oa_units units)
+{
+	char b[32];
+	oa_format_size(p->bytes, units, b, sizeof b);
+	return oa_xasprintf("Replace %zu duplicate blob%s by %ss (frees %s)?", o->planned, o->planned == 1 ? "" : "s",
+	                    o->hardlink ? "hard link" : "reflink", b);
+}
+
 void oa_dedupe_busy_text(oa_say_fn say, oa_store *const *sv, const oa_dedupe_busy *b, size_t n, bool force)
 {
 	for (size_t i = 0; i < n; i++) {

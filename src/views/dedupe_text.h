@@ -26,6 +26,9 @@ void oa_dedupe_text(const oa_text_style *st, FILE *out, oa_store *const *sv, con
                     const oa_dedupe_plan *p, const oa_dedupe_outcome *o, bool apply);
 void oa_dedupe_csv(FILE *out, oa_store *const *sv, const char *const *users, const oa_dedupe_plan *p);
 
+/* The question before --apply: o->planned actions freeing p->bytes. */
+char *oa_dedupe_question(const oa_dedupe_plan *p, const oa_dedupe_outcome *o, enum oa_units units);
+
 /* What oa_dedupe_hold_busy found, said on stderr store by store. */
 void oa_dedupe_busy_text(oa_say_fn say, oa_store *const *sv, const oa_dedupe_busy *b, size_t n, bool force);
 

@@ -101,6 +101,17 @@ void oa_plan_text(const oa_text_style *st, FILE *out, const char *root, const oa
 	        dry_run ? "; dry run, nothing removed: --apply removes" : "");
 }
 
+char *oa_plan_question(const oa_plan *p, const char *quarantine, enum oa_units units)
+{
+	char b[48];
+	oa_format_size(quarantine ? p->allocated : p->freed, units, b, sizeof b);
+	if (quarantine)
+		return oa_xasprintf("Move %zu entr%s (%s) from %s into %s?", p->todo.n, p->todo.n == 1 ? "y" : "ies", b,
+		                    p->store, quarantine);
+	return oa_xasprintf("Remove %zu entr%s from %s, freeing %s?", p->todo.n, p->todo.n == 1 ? "y" : "ies",
+	                    p->store, b);
+}
+
 static void put_apply_result(const oa_text_style *st, FILE *out, const oa_apply_result *r, const char *quarantine)
 {
 	char fr[48], mv[48];

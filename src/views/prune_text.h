@@ -27,6 +27,9 @@ typedef void (*oa_say_fn)(const char *fmt, ...) __attribute__((format(printf, 1,
 void oa_plan_text(const oa_text_style *st, FILE *out, const char *root, const oa_plan *p,
                   const oa_junk_list *junk, const char *from_file, bool first, bool dry_run);
 
+/* The question before --apply (a move into the quarantine, else a removal). */
+char *oa_plan_question(const oa_plan *p, const char *quarantine, enum oa_units units);
+
 /* What became of a plan, for the lines after it. */
 typedef struct oa_plan_outcome {
 	const char *saved;            /* the file the plan was written to (--plan), or NULL */
