@@ -19,7 +19,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t interrupted;
@@ -197,11 +196,7 @@ int cmd_dedupe(cli *c)
 	int rc = open_dupes(c, "dedupe", &x);
 	if (rc >= 0)
 		return rc;
-	if (x.d.refs_incomplete[0]) {
-		char *why = oa_escape(x.d.refs_incomplete, strlen(x.d.refs_incomplete));
-		cli_err("%s: so no copy there is taken for junk", why);
-		free(why);
-	}
+	oa_dupes_refs_text(cli_err, &x.d);
 	oa_dedupe_plan p;
 	oa_dedupe_outcome o = { 0 };
 	oa_dedupe_plan_make(x.sv, &x.d, c->hardlink ? OA_DEDUPE_HARDLINK : OA_DEDUPE_REFLINK, &p, &o);

@@ -309,9 +309,7 @@ static bool plan_now(cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 	oa_reclaim r;
 	oa_reclaim_plan(s, c->what ? c->what : OA_JUNK_DEFAULT,
 	                c->min_age >= 0 ? c->min_age : OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
-	if (r.incomplete)
-		cli_err("%s: %s: no complete blob can be proven unreferenced, so every one is kept; only partial "
-		        "downloads and temp files can go", s->root, r.why);
+	oa_reclaim_text(cli_err, s->root, &r);
 	*p = r.plan; /* both handed to the caller */
 	*j = r.junk;
 	return true;

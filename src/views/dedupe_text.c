@@ -192,6 +192,15 @@ char *oa_dedupe_question(const oa_dedupe_plan *p, const oa_dedupe_outcome *o, en
 	                    o->hardlink ? "hard link" : "reflink", b);
 }
 
+void oa_dupes_refs_text(oa_say_fn say, const oa_dupes *d)
+{
+	if (!d->refs_incomplete[0])
+		return;
+	char *why = esc(d->refs_incomplete);
+	say("%s: so no copy there is taken for junk", why);
+	free(why);
+}
+
 void oa_dedupe_busy_text(oa_say_fn say, oa_store *const *sv, const oa_dedupe_busy *b, size_t n, bool force)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -29,6 +29,9 @@ void oa_dedupe_csv(FILE *out, oa_store *const *sv, const char *const *users, con
 /* The question before --apply: o->planned actions freeing p->bytes. */
 char *oa_dedupe_question(const oa_dedupe_plan *p, const oa_dedupe_outcome *o, enum oa_units units);
 
+/* Why no copy in a store can be taken for junk (d->refs_incomplete), if so. */
+void oa_dupes_refs_text(oa_say_fn say, const oa_dupes *d);
+
 /* What oa_dedupe_hold_busy found, said on stderr store by store. */
 void oa_dedupe_busy_text(oa_say_fn say, oa_store *const *sv, const oa_dedupe_busy *b, size_t n, bool force);
 

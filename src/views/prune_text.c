@@ -186,6 +186,13 @@ void oa_plan_shared_text(oa_say_fn say, const char *root, const oa_plan *p)
 		say("  %s: %s", p->shared_store[i], p->shared_how[i]);
 }
 
+void oa_reclaim_text(oa_say_fn say, const char *root, const oa_reclaim *r)
+{
+	if (r->incomplete)
+		say("%s: %s: no complete blob can be proven unreferenced, so every one is kept; only partial "
+		    "downloads and temp files can go", root, r->why);
+}
+
 void oa_plan_shadows_text(oa_say_fn say, enum oa_units units, const oa_plan *p)
 {
 	for (size_t i = 0; i < p->n_shadows; i++) {

@@ -10,6 +10,7 @@
 #include "ollama_audit/apply.h"
 #include "ollama_audit/junk.h"
 #include "ollama_audit/prune.h"
+#include "ollama_audit/reclaim.h"
 #include "ollama_audit/server_prune.h"
 
 #include <jansson.h>
@@ -51,6 +52,8 @@ void oa_plan_csv(FILE *out, json_t *report, bool header);
  * directories `ollama rm` would also remove and rm keeps (dirs, n of
  * them, from oa_plan_rm_unrelated_dirs), listed on diag. */
 void oa_plan_shared_text(oa_say_fn say, const char *root, const oa_plan *p);
+/* prune's plan when the references could not all be read (r->incomplete). */
+void oa_reclaim_text(oa_say_fn say, const char *root, const oa_reclaim *r);
 void oa_plan_shadows_text(oa_say_fn say, enum oa_units units, const oa_plan *p);
 void oa_plan_anchor_text(oa_say_fn say, const char *root, const oa_plan *p, const char *model);
 void oa_rm_dirs_text(oa_say_fn say, FILE *diag, const char *root, char *const *dirs, size_t n);
