@@ -59,4 +59,20 @@ OA_EXPORT int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *
  * manifest that cannot be read, never a store without manifests. */
 OA_EXPORT int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen);
 
+/* Why --apply refuses a plan before anything is asked, checked in order:
+ * a manifest that cannot be parsed or read (oa_plan_blockers), an Ollama
+ * server or runner using the store (both passed by `force`, each then a
+ * note), what force never passes (oa_plan_check). */
+typedef struct oa_apply_refusal {
+	bool refused;
+	char why[512];      /* the refusal (refused), said after the store's path */
+	char **lines;       /* what it lists under it: the manifests, the processes */
+	size_t n_lines;
+	char **notes;       /* said after the store's path: what force went past, what cannot be told */
+	size_t n_notes;
+} oa_apply_refusal;
+/* Fills r (oa_apply_refusal_free it); returns r->refused. */
+OA_EXPORT bool oa_plan_refusal(oa_store *s, const oa_plan *p, bool force, oa_apply_refusal *r);
+OA_EXPORT void oa_apply_refusal_free(oa_apply_refusal *r);
+
 #endif

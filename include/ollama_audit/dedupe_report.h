@@ -10,6 +10,7 @@
 #include "ollama_audit/export.h"
 
 #include "ollama_audit/dedupe.h"
+#include "ollama_audit/dedupe_run.h"
 #include "ollama_audit/dupes.h"
 
 #include <jansson.h>
@@ -28,21 +29,6 @@ OA_EXPORT oa_dupes_user *oa_dupes_users(const oa_dupes *d, const char *const *us
 /* {"schema", "host", "duplicates", "users", "total"}; stores_ok: the stores compared. */
 OA_EXPORT json_t *oa_dupes_report(oa_store *const *stores, const char *const *users, const oa_dupes *d,
                         size_t stores_ok, const char *host);
-
-/* What a dedupe run planned and did. */
-typedef struct oa_dedupe_outcome {
-	bool hardlink;           /* --hardlink plan (else reflinks) */
-	bool applied;            /* actions were tried */
-	size_t planned;          /* actions planned (after the servers' refusals, with --apply) */
-	uint64_t planned_bytes;
-	size_t done;
-	uint64_t freed;
-	size_t counts[OA_DD_STATUS_COUNT]; /* actions by status */
-	/* reflinks the filesystem cannot make: what a --hardlink plan would do */
-	bool alternative;
-	size_t hardlink_planned;
-	uint64_t hardlink_planned_bytes;
-} oa_dedupe_outcome;
 
 /* {"schema", "host", "actions", "summary"}. */
 OA_EXPORT json_t *oa_dedupe_report(oa_store *const *stores, const char *const *users, const oa_dedupe_plan *p,

@@ -124,6 +124,11 @@ OA_EXPORT void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, 
 OA_EXPORT void oa_plan_rm(oa_store *s, const size_t *models, size_t n, int64_t min_age, bool with_shadow,
                           oa_plan *p);
 
+/* rm: the empty directories under manifests/ that `ollama rm` would also
+ * remove (its prune of the whole tree) and p, which removes only the
+ * parents its models empty, keeps: *n paths (free each, and the array). */
+OA_EXPORT char **oa_plan_rm_unrelated_dirs(oa_store *s, const oa_plan *p, size_t *n);
+
 /* rm --child RUNNER: the plan that rewrites the list tag of model `model`
  * (any of its rows) without its RUNNER child, then removes the blobs only
  * that child reached (and the old list blob). A child's legacy copies go

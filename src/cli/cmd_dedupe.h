@@ -9,14 +9,14 @@
 #include <stdint.h>
 
 int cmd_dedupe(cli *c);
-/* Its renderers (the slots of its entry in commands.c); json also writes
- * ndjson, its records. */
+/* Its renderers (the slots of its entry in commands.c), which also draw
+ * du --duplicates. */
 void dedupe_render_table(cli *c, const void *view);
 void dedupe_render_json(cli *c, const void *view);
+void dedupe_render_ndjson(cli *c, const void *view);
 void dedupe_render_csv(cli *c, const void *view);
-/* What `dedupe` can really free among these stores here: reflinks where
- * the target filesystems can make them (tested), else hard links when they
- * free more (*hardlink set). */
+/* What `dedupe` can really free among these stores here: oa_dedupe_can_free
+ * (dedupe_run.h), which `stores` can call itself. */
 struct oa_dupes;
 uint64_t cli_dedupe_can_free(oa_store *const *sv, const struct oa_dupes *d, bool *hardlink);
 /* du --duplicates [--all-users]: the cross-store duplicate report. */

@@ -4,21 +4,15 @@
 #include "cli_machine.h"
 #include "cmd_prune.h"
 #include "open_stores.h"
-#include "output.h"
 #include "suggest.h"
 #include "usage.h"
+#include "views/prune_text.h"
 #include "ollama_audit/headers.h"
-#include "ollama_audit/humanize.h"
-#include "ollama_audit/junk.h"
-#include "base/platform.h"
 #include "ollama_audit/prune.h"
-#include "ollama_audit/plan_file.h"
-#include "ollama_audit/report.h"
 #include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Manifest.Remove runs PruneDirectory over all of manifests/, so `ollama rm`
  * also removes empty directories that have nothing to do with the model.
@@ -26,39 +20,12 @@
  * server would remove. */
 static void report_other_empty_dirs(oa_store *s, const oa_plan *p)
 {
-	oa_junk_list j;
-	oa_refset none = { 0 };
-	oa_junk_collect(s, &none, oa_wall_now(), &j);
-	size_t shown = 0;
-	for (size_t i = 0; i < j.n; i++) {
-		if (j.v[i].cat != OA_JUNK_EMPTY_DIR)
-			continue;
-		bool planned = false;
-		for (size_t k = 0; !planned && k < p->todo.n; k++)
-			planned = strcmp(p->todo.v[k].path, j.v[i].path) == 0;
-		if (planned)
-			continue;
-		if (!shown++)
-			cli_err("%s: ollama rm would also remove these empty directories, which have nothing "
-			        "to do with the model; kept (prune --what empty-dirs removes them):", s->root);
-		fprintf(stderr, "  %s/\n", oa_text_safe(j.v[i].path));
-	}
-	oa_junk_free(&j);
-}
-
-/* Ollama's rm leaves a converted model's compatibility shadow, and so do we
- * unless --with-shadow: say what it keeps. */
-static void report_shadows_left(const cli *c, const oa_plan *p)
-{
-	for (size_t i = 0; i < p->n_shadows; i++) {
-		if (p->shadows[i].removed)
-			continue;
-		char h[32];
-		oa_format_size(p->shadows[i].bytes_only_it_holds, c->units, h, sizeof h);
-		cli_err("%s: removing the %s leaves its compatibility shadow %s, %s%s only it holds; --with-shadow "
-		        "removes it too", oa_text_safe(p->store), p->rewrite ? "converted child" : "tag",
-		        oa_text_safe(p->shadows[i].name), h, c->units == OA_UNITS_BYTES ? " bytes" : "");
-	}
+	size_t n;
+	char **dirs = oa_plan_rm_unrelated_dirs(s, p, &n);
+	oa_rm_dirs_text(cli_err, stderr, s->root, dirs, n);
+	for (size_t i = 0; i < n; i++)
+		free(dirs[i]);
+	free(dirs);
 }
 
 /* --unused-for: of the models named (all listed models when none are),
@@ -82,27 +49,6 @@ static size_t select_unused(cli *c, const oa_store *s, size_t **sel, size_t ns)
 	return k;
 }
 
-/* --apply --plan FILE: the saved plan, if it is an rm plan for this store. */
-static bool rm_plan_from_file(cli *c, const oa_store *s, oa_plan *p)
-{
-	char err[768];
-	if (oa_plan_read(c->plan_path, p, err, sizeof err) < 0) {
-		cli_err("%s", err);
-		c->exit_code |= OA_EXIT_USAGE;
-		return false;
-	}
-	if (p->store_dev != (uint64_t)s->root_st.st_dev || p->store_ino != (uint64_t)s->root_st.st_ino ||
-	    strcmp(p->command, "rm") != 0) {
-		cli_err("%s: the plan %s is not an rm plan for this store", s->root, c->plan_path);
-		c->exit_code |= OA_EXIT_OPERATIONAL;
-		oa_plan_free(p);
-		return false;
-	}
-	if (c->min_age >= 0)
-		p->min_age = c->min_age;
-	return true;
-}
-
 /* The models the MODEL arguments name, each once; false (reported, exit
  * 16) when one names none or several. */
 static bool resolve_models(cli *c, const oa_store *s, size_t *sel, size_t *ns)
@@ -111,16 +57,10 @@ static bool resolve_models(cli *c, const oa_store *s, size_t *sel, size_t *ns)
 	*ns = 0;
 	for (size_t a = 0; a < c->n_args; a++) {
 		long idx = cli_resolve_model(c, s, c->args[a]);
-		if (idx == OA_RESOLVE_AMBIGUOUS_NAME) {
-			bad = true;
-			continue;
-		}
-		if (idx < 0) {
+		if (idx < 0 && idx != OA_RESOLVE_AMBIGUOUS_NAME)
 			cli_model_unresolved(c, s, c->args[a], idx);
-			bad = true;
-			continue;
-		}
-		bool dup = false;
+		bad |= idx < 0;
+		bool dup = idx < 0;
 		for (size_t k = 0; k < *ns; k++)
 			dup |= sel[k] == (size_t)idx;
 		if (!dup)
@@ -144,35 +84,26 @@ static bool rm_child_plan(cli *c, oa_store *s, size_t model, oa_plan *p)
 		c->exit_code |= OA_EXIT_USAGE;
 		return false;
 	}
-	const oa_plan_rewrite *rw = p->rewrite;
-	if (rw->anchor_removed)
-		cli_err("%s: the %s child's downgrade anchor %s goes too: an Ollama from before manifest lists "
-		        "no longer sees %s (and its start-up prune deletes what only manifests-v2/ names)",
-		        s->root, rw->runner, oa_text_safe(rw->anchor), oa_text_safe(s->models[oa_store_row_tag(s, model)].display));
+	oa_plan_anchor_text(cli_err, s->root, p, s->models[oa_store_row_tag(s, model)].display);
 	return true;
 }
 
 /* The plan for the models named (or, with --unused-for, not used). */
-static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p)
+static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 {
 	size_t *sel = oa_xcalloc(c->n_args, sizeof *sel);
 	size_t ns = 0;
-	if (!resolve_models(c, s, sel, &ns) || (c->unused_for >= 0 && !(ns = select_unused(c, s, &sel, ns)))) {
-		free(sel);
-		return false;
+	bool ok = resolve_models(c, s, sel, &ns) && (c->unused_for < 0 || (ns = select_unused(c, s, &sel, ns)));
+	if (ok && c->child)
+		ok = rm_child_plan(c, s, sel[0], p);
+	else if (ok) {
+		oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, c->with_shadow, p);
+		report_other_empty_dirs(s, p);
 	}
-	if (c->child) {
-		bool ok = rm_child_plan(c, s, sel[0], p);
-		free(sel);
-		if (ok)
-			report_shadows_left(c, p);
-		return ok;
-	}
-	oa_plan_rm(s, sel, ns, c->min_age > 0 ? c->min_age : 0, c->with_shadow, p);
+	if (ok)
+		oa_plan_shadows_text(cli_err, c->units, p);
 	free(sel);
-	report_other_empty_dirs(s, p);
-	report_shadows_left(c, p);
-	return true;
+	return ok;
 }
 
 static bool rm_args_ok(const cli *c, bool from_file)
@@ -202,32 +133,9 @@ static bool rm_args_ok(const cli *c, bool from_file)
 
 int cmd_rm(cli *c)
 {
-	bool from_file = c->apply && c->plan_path;
-	if (!rm_args_ok(c, from_file))
+	if (!rm_args_ok(c, c->apply && c->plan_path))
 		return OA_EXIT_USAGE;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	/* Plan every store first: what cannot be planned is said before any
-	 * plan is printed. */
-	oa_plan *plans = oa_xcalloc(n ? n : 1, sizeof *plans);
-	oa_store **stores = oa_xcalloc(n ? n : 1, sizeof *stores);
-	size_t np = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!st[i].ok)
-			continue;
-		oa_store *s = &st[i].s;
-		if (from_file ? !rm_plan_from_file(c, s, &plans[np]) : !rm_plan_now(c, s, &plans[np]))
-			continue;
-		stores[np++] = s;
-	}
-	for (size_t i = 0; i < np; i++) {
-		cli_run_plan(c, stores[i], &plans[i], NULL, from_file, i == 0);
-		oa_plan_free(&plans[i]);
-	}
-	if (c->format == OUT_JSON && !np)
-		cli_emit_store(c, OA_SCHEMA_RM, NULL);
-	free(plans);
-	free(stores);
-	cli_close_stores(st, n);
-	return c->exit_code;
+	return cli_plan_stores(c, st, n, rm_plan_now);
 }

@@ -168,6 +168,8 @@ const command cli_commands[] = {
 		.options = COMMON "platform all-users apply yes plan quarantine what min-age force "
 		           "predict-server server-version",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = plan_render_table, [OUT_JSON] = plan_render_json,
+		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
 		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		        "                         [--format table|json|ndjson|csv]\n"
 		        "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
@@ -202,6 +204,8 @@ const command cli_commands[] = {
 		.summary = "remove models offline, keeping every blob another manifest may use",
 		.options = COMMON READS "apply yes plan quarantine min-age force unused-for with-shadow child",
 		.formats = DATA,
+		.render = { [OUT_TABLE] = plan_render_table, [OUT_JSON] = plan_render_json,
+		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
 		.help = "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
 		        "                        [--apply [--yes] [--quarantine DIR]\n"
 		        "                        [--force] [--min-age DURATION]] [--with-shadow]\n"
@@ -286,7 +290,7 @@ const command cli_commands[] = {
 		.options = COMMON "platform all-users apply yes force hardlink",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = dedupe_render_table, [OUT_JSON] = dedupe_render_json,
-		            [OUT_NDJSON] = dedupe_render_json, [OUT_CSV] = dedupe_render_csv },
+		            [OUT_NDJSON] = dedupe_render_ndjson, [OUT_CSV] = dedupe_render_csv },
 		.help = "usage: ollama-audit dedupe [--all-users | --store A --store B...] [--hardlink]\n"
 		        "                          [--apply [--yes] [--force]] [--format table|json|ndjson|csv]\n"
 		        "\n"

@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -445,6 +447,77 @@ static int check_top_dirs(const oa_store *s, const oa_plan *p, bool to_quarantin
 		return -1;
 	}
 	return 0;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void refusal_add(char ***v, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	*v = oa_xreallocarray(*v, *n + 1, sizeof **v);
+	(*v)[(*n)++] = oa_xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* Refusal 1: a manifest that cannot be parsed or read (guard.h). */
+static bool refused_for_blockers(const oa_store *s, const oa_plan *p, bool force, oa_apply_refusal *r)
+{
+	oa_blocker *b;
+	size_t nb = oa_plan_blockers(s, p, &b);
+	if (nb && force)
+		refusal_add(&r->notes, &r->n_notes, "%zu manifest%s cannot be parsed or read; going on because of "
+		            "--force", nb, nb == 1 ? "" : "s");
+	if (nb && !force) {
+		snprintf(r->why, sizeof r->why, "refusing to %s: %zu manifest%s cannot be parsed or read (the server "
+		         "skips its prune too); fix or remove %s, or pass --force:",
+		         p->command, nb, nb == 1 ? "" : "s", nb == 1 ? "it" : "them");
+		for (size_t i = 0; i < nb; i++)
+			refusal_add(&r->lines, &r->n_lines, "  %s: %s", b[i].path, b[i].message);
+	}
+	free(b);
+	return nb && !force;
+}
+
+/* Refusal 2: an Ollama server or runner using the store (guard.h). */
+static bool refused_for_servers(const oa_store *s, const oa_plan *p, bool force, oa_apply_refusal *r)
+{
+	oa_store_user users[8];
+	char why[256] = "";
+	int nu = oa_store_in_use(s, users, 8, why, sizeof why);
+	if (nu < 0)
+		refusal_add(&r->notes, &r->n_notes, "%s; make sure no Ollama server uses the store", why);
+	if (nu <= 0)
+		return false;
+	if (force) {
+		refusal_add(&r->notes, &r->n_notes, "an Ollama server or runner uses the store; going on because of "
+		            "--force");
+		return false;
+	}
+	snprintf(r->why, sizeof r->why, "refusing to %s: %d Ollama server/runner process%s use%s the store (stop "
+	         "%s, or pass --force):", p->command, nu, nu == 1 ? "" : "es", nu == 1 ? "s" : "",
+	         nu == 1 ? "it" : "them");
+	for (int k = 0; k < nu && k < 8; k++)
+		refusal_add(&r->lines, &r->n_lines, "  pid %ld (%s): %s", users[k].pid, users[k].cmd, users[k].how);
+	return true;
+}
+
+bool oa_plan_refusal(oa_store *s, const oa_plan *p, bool force, oa_apply_refusal *r)
+{
+	*r = (oa_apply_refusal){ 0 };
+	/* then what --force never passes (a store without manifests) */
+	r->refused = refused_for_blockers(s, p, force, r) || refused_for_servers(s, p, force, r) ||
+	             oa_plan_check(s, p, true, r->why, sizeof r->why) < 0;
+	return r->refused;
+}
+
+void oa_apply_refusal_free(oa_apply_refusal *r)
+{
+	for (size_t i = 0; i < r->n_lines; i++)
+		free(r->lines[i]);
+	for (size_t i = 0; i < r->n_notes; i++)
+		free(r->notes[i]);
+	free(r->lines);
+	free(r->notes);
 }
 
 int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen)

@@ -252,21 +252,23 @@ out:
 	return rc;
 }
 
-enum oa_plan_fit oa_plan_read_for(const char *file, const oa_store *s, const char *command, oa_plan *p,
-                                  char *err, size_t errlen)
+int oa_plan_read_for(const char *file, const oa_store *s, const char *command, int64_t min_age, oa_plan *p,
+                     char *err, size_t errlen)
 {
 	if (oa_plan_read(file, p, err, errlen) < 0)
 		return OA_PLAN_UNREADABLE;
-	enum oa_plan_fit fit = OA_PLAN_FITS;
-	if (strcmp(p->command, command) != 0) {
+	int rc = 0;
+	if (p->store_dev != (uint64_t)s->root_st.st_dev || p->store_ino != (uint64_t)s->root_st.st_ino) {
+		snprintf(err, errlen, "the plan %s was made for another store (%s)", file, p->store);
+		rc = OA_PLAN_OTHER_STORE;
+	} else if (strcmp(p->command, command) != 0) {
 		snprintf(err, errlen, "%s is a plan for `%s`; apply it with `ollama-audit %s --apply --plan %s`", file,
 		         p->command, p->command, file);
-		fit = OA_PLAN_OTHER_COMMAND;
-	} else if (p->store_dev != (uint64_t)s->root_st.st_dev || p->store_ino != (uint64_t)s->root_st.st_ino) {
-		snprintf(err, errlen, "%s: the plan %s was made for another store (%s)", s->root, file, p->store);
-		fit = OA_PLAN_OTHER_STORE;
+		rc = OA_PLAN_OTHER_COMMAND;
 	}
-	if (fit != OA_PLAN_FITS)
+	if (rc)
 		oa_plan_free(p);
-	return fit;
+	else if (min_age >= 0)
+		p->min_age = min_age;
+	return rc;
 }

@@ -544,6 +544,24 @@ static uint64_t rm_frees(oa_store *s, size_t *models, size_t n)
 	return freed;
 }
 
+char **oa_plan_rm_unrelated_dirs(oa_store *s, const oa_plan *p, size_t *n)
+{
+	oa_junk_list j;
+	oa_refset none = { 0 };
+	oa_junk_collect(s, &none, oa_wall_now(), &j);
+	char **dirs = oa_xcalloc(j.n ? j.n : 1, sizeof *dirs);
+	*n = 0;
+	for (size_t i = 0; i < j.n; i++) {
+		bool planned = false;
+		for (size_t k = 0; !planned && k < p->todo.n; k++)
+			planned = strcmp(p->todo.v[k].path, j.v[i].path) == 0;
+		if (j.v[i].cat == OA_JUNK_EMPTY_DIR && !planned)
+			dirs[(*n)++] = oa_xstrdup(j.v[i].path);
+	}
+	oa_junk_free(&j);
+	return dirs;
+}
+
 void oa_plan_rm(oa_store *s, const size_t *asked, size_t n_asked, int64_t min_age, bool with_shadow, oa_plan *p)
 {
 	size_t n;

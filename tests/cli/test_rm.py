@@ -156,4 +156,27 @@ with t.guard("rm --apply --plan validates paths against the command (M1, M2)"):
     r = t.audit(s.root, "rm", "--apply", "--yes", "--plan", plan)
     t.exit_code(r, 16, "an rm plan cannot name a root temp dir")
 
+with t.guard("--apply --plan FILE of another store or command: refused, said, nothing removed"):
+    s, a, b, c = store()
+    s2, _, _, _ = store()
+    d = t.tempdir("otherplan")
+    rm_plan, prune_plan = os.path.join(d, "rm.json"), os.path.join(d, "prune.json")
+    t.exit_code(t.audit(s.root, "rm", "alpha", "--plan", rm_plan), 0, "rm plan saved")
+    t.exit_code(t.audit(s.root, "prune", "--min-age", "0", "--plan", prune_plan), 0, "prune plan saved")
+    before, before2 = t.snapshot(s.root), t.snapshot(s2.root)
+    cases = [
+        (s2.root, "rm", rm_plan, 8, "%s: the plan %s is not an rm plan for this store" % (s2.root, rm_plan)),
+        (s.root, "rm", prune_plan, 8, "%s: the plan %s is not an rm plan for this store" % (s.root, prune_plan)),
+        (s2.root, "prune", prune_plan, 8,
+         "%s: the plan %s was made for another store (%s)" % (s2.root, prune_plan, s.root)),
+        (s.root, "prune", rm_plan, 16,
+         "%s is a plan for `rm`; apply it with `ollama-audit rm --apply --plan %s`" % (rm_plan, rm_plan)),
+    ]
+    for root, cmd, plan, code, said in cases:
+        r = t.audit(root, cmd, "--apply", "--yes", "--plan", plan)
+        t.exit_code(r, code, "%s --apply --plan %s" % (cmd, os.path.basename(plan)))
+        t.contains(r.err, "ollama-audit: " + said + "\n", "%s says why" % cmd)
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing removed")
+    t.eq(t.diff_snapshots(before2, t.snapshot(s2.root)), [], "nothing removed from the other store")
+
 t.done()

@@ -1,0 +1,155 @@
+/* dedupe_run.c - a dedupe run over a plan: its promise, the stores a server
+ * uses, applying it under the write locks, the outcome (dedupe_run.h). */
+#include "ollama_audit/dedupe_run.h"
+#include "ollama_audit/apply.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The actions and bytes a --hardlink plan would have. */
+static void hardlink_alternative(oa_store *const *sv, const oa_dupes *d, size_t *n, uint64_t *bytes)
+{
+	oa_dedupe_plan h;
+	oa_dedupe_plan_build(sv, d, OA_DEDUPE_HARDLINK, &h);
+	*n = 0;
+	for (size_t i = 0; i < h.n; i++)
+		*n += h.v[i].status == OA_DD_PLANNED;
+	*bytes = h.bytes;
+	oa_dedupe_plan_free(&h);
+}
+
+uint64_t oa_dedupe_can_free(oa_store *const *sv, const oa_dupes *d, bool *hardlink)
+{
+	oa_dedupe_plan p;
+	oa_dedupe_plan_build(sv, d, OA_DEDUPE_REFLINK, &p);
+	oa_dedupe_plan_probe(&p, sv, false);
+	uint64_t reflink = p.bytes;
+	oa_dedupe_plan_free(&p);
+	size_t n;
+	uint64_t links;
+	hardlink_alternative(sv, d, &n, &links);
+	*hardlink = links > reflink;
+	return *hardlink ? links : reflink;
+}
+
+void oa_dedupe_plan_make(oa_store *const *sv, const oa_dupes *d, oa_dedupe_how how, oa_dedupe_plan *p,
+                         oa_dedupe_outcome *o)
+{
+	oa_dedupe_plan_build(sv, d, how, p);
+	oa_dedupe_plan_probe(p, sv, true);
+	o->hardlink = how == OA_DEDUPE_HARDLINK;
+	for (size_t i = 0; i < p->n; i++) {
+		o->planned += p->v[i].status == OA_DD_PLANNED;
+		o->alternative |= p->v[i].status == OA_DD_UNSUPPORTED;
+	}
+	if (o->alternative)
+		hardlink_alternative(sv, d, &o->hardlink_planned, &o->hardlink_planned_bytes);
+}
+
+static bool planned_on(const oa_dedupe_plan *p, size_t store)
+{
+	for (size_t k = 0; k < p->n; k++)
+		if (p->v[k].status == OA_DD_PLANNED && (p->v[k].src_store == store || p->v[k].dst_store == store))
+			return true;
+	return false;
+}
+
+bool oa_dedupe_hold_busy(oa_dedupe_plan *p, oa_store *const *sv, size_t n, bool force, oa_dedupe_busy **out,
+                         size_t *n_out)
+{
+	bool held = false;
+	*out = oa_xcalloc(n ? n : 1, sizeof **out);
+	*n_out = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!sv[i] || !planned_on(p, i))
+			continue;
+		oa_dedupe_busy *b = &(*out)[*n_out];
+		b->store = i;
+		b->found = oa_store_in_use(sv[i], b->users, OA_DEDUPE_BUSY_MAX, b->why, sizeof b->why);
+		if (b->found == 0)
+			continue;
+		(*n_out)++;
+		if (b->found < 0 || force)
+			continue;
+		held = true;
+		for (size_t k = 0; k < p->n; k++)
+			if (p->v[k].status == OA_DD_PLANNED && (p->v[k].src_store == i || p->v[k].dst_store == i)) {
+				p->v[k].status = OA_DD_SERVER;
+				snprintf(p->v[k].note, sizeof p->v[k].note, "an Ollama server uses %s", sv[i]->root);
+			}
+	}
+	return held;
+}
+
+void oa_dedupe_recount(oa_dedupe_plan *p, oa_dedupe_outcome *o)
+{
+	o->planned = 0;
+	p->bytes = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].status == OA_DD_PLANNED) {
+			o->planned++;
+			p->bytes += p->v[i].bytes;
+		}
+}
+
+static void apply_actions(oa_dedupe_plan *p, oa_store *const *sv, volatile sig_atomic_t *interrupt)
+{
+	dev_t bad_dev[16];
+	size_t n_bad = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		oa_dedupe_action *a = &p->v[i];
+		if (a->status != OA_DD_PLANNED)
+			continue;
+		bool known_bad = false;
+		for (size_t k = 0; k < n_bad; k++)
+			known_bad |= a->dst->st.dev == bad_dev[k];
+		if (known_bad && a->how == OA_DEDUPE_REFLINK) {
+			a->status = OA_DD_UNSUPPORTED;
+			snprintf(a->note, sizeof a->note, "this filesystem cannot reflink");
+			continue;
+		}
+		oa_dedupe_apply(p, sv, a, interrupt);
+		if (a->status == OA_DD_UNSUPPORTED && n_bad < 16)
+			bad_dev[n_bad++] = a->dst->st.dev;
+	}
+}
+
+int oa_dedupe_apply_all(oa_dedupe_plan *p, oa_store *const *sv, size_t n, volatile sig_atomic_t *interrupt,
+                        char *err, size_t errlen)
+{
+	size_t locked = 0;
+	int rc = 0;
+	for (; locked < n; locked++) {
+		if (!sv[locked])
+			continue;
+		bool again = false; /* the same store twice: one flock would wait on the other */
+		for (size_t k = 0; k < locked; k++)
+			again |= sv[k] && sv[k]->root_st.st_dev == sv[locked]->root_st.st_dev &&
+			         sv[k]->root_st.st_ino == sv[locked]->root_st.st_ino;
+		if (!again && oa_store_write_lock(sv[locked], err, errlen) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0)
+		apply_actions(p, sv, interrupt);
+	for (size_t i = 0; i < locked; i++)
+		if (sv[i])
+			oa_store_write_unlock(sv[i]);
+	return rc;
+}
+
+void oa_dedupe_tally(const oa_dedupe_plan *p, oa_dedupe_outcome *o)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const oa_dedupe_action *a = &p->v[i];
+		o->counts[a->status]++;
+		o->keepers_bad += a->keeper_bad;
+		if (a->status == OA_DD_DONE) {
+			o->done++;
+			o->freed += a->bytes;
+		}
+	}
+	o->planned_bytes = p->bytes;
+}
