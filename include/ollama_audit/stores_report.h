@@ -10,7 +10,7 @@
 
 #include "ollama_audit/discover.h"
 #include "ollama_audit/dupes.h"
-#include "ollama_audit/junk.h"
+#include "ollama_audit/metrics.h"
 #include "ollama_audit/store.h"
 
 #include <jansson.h>
@@ -26,14 +26,22 @@ typedef struct oa_stores_row {
 	char *error;
 	size_t unreadable;    /* "unreadable" findings of the scan */
 	uint64_t bytes, apparent; /* blobs/ as `du -s` counts it */
-	oa_usage use;         /* the walk behind bytes and apparent */
+	oa_store_metrics metrics; /* an opened row's (metrics.h): its walk gives bytes and apparent */
 	double seconds;       /* time taken to open and scan */
 } oa_stores_row;
 
+/* Whether `stores` shows a candidate: a store, a denied or unknown one, or
+ * one configured somewhere; all (--all): every place looked at. */
+OA_EXPORT bool oa_stores_shown(const oa_candidate *k, bool all);
+/* Read candidate k into r: a found (or denied) store is opened with o,
+ * scanned and measured once (oa_store_metrics_compute at now, Unix seconds);
+ * otherwise state (and error, when unknown) says why not. The caller reports
+ * failures: opened false with a found or denied k is "permission-denied"
+ * with error set. Free with oa_stores_row_free. */
+OA_EXPORT void oa_stores_row_read(oa_stores_row *r, const oa_candidate *k, const oa_open_options *o, double now);
+OA_EXPORT void oa_stores_row_free(oa_stores_row *r);
 /* The root a row shows: the store's when opened, else the candidate's. */
 OA_EXPORT const char *oa_stores_row_root(const oa_stores_row *r);
-/* Walk an opened row's blobs/ and set bytes and apparent. */
-OA_EXPORT void oa_stores_row_measure(oa_stores_row *r);
 
 /* Stores (found or denied), models listed and blobs/ bytes, each inode once. */
 typedef struct oa_stores_tally {
