@@ -230,23 +230,11 @@ static void test_unknown_metric(void)
 
 int main(void)
 {
-	if (!mkdtemp(g_tmp)) {
-		perror("mkdtemp");
+	if (!test_tmp_begin(g_tmp))
 		return 1;
-	}
-	/* discovery (the stores that may share blobs) sees an empty machine */
-	char *sys = oa_xasprintf("%s/sysroot", g_tmp);
-	mkdir(sys, 0755);
-	setenv("OLLAMA_AUDIT_SYSROOT", sys, 1);
-	setenv("HOME", sys, 1);
-	unsetenv("OLLAMA_MODELS");
 	test_metrics_are_du();
 	test_metric_list();
 	test_unknown_metric();
-	char *cmd = oa_xasprintf("rm -rf '%s'", g_tmp);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", g_tmp);
-	free(cmd);
-	free(sys);
+	test_tmp_end(g_tmp);
 	TEST_MAIN_END();
 }
