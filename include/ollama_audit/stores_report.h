@@ -30,16 +30,19 @@ typedef struct oa_stores_row {
 	double seconds;       /* time taken to open and scan */
 } oa_stores_row;
 
-/* Whether `stores` shows a candidate: a store, a denied or unknown one, or
- * one configured somewhere; all (--all): every place looked at. */
-OA_EXPORT bool oa_stores_shown(const oa_candidate *k, bool all);
-/* Read candidate k into r: a found (or denied) store is opened with o,
- * scanned and measured once (oa_store_metrics_compute at now, Unix seconds);
- * otherwise state (and error, when unknown) says why not. The caller reports
- * failures: opened false with a found or denied k is "permission-denied"
- * with error set. Free with oa_stores_row_free. */
-OA_EXPORT void oa_stores_row_read(oa_stores_row *r, const oa_candidate *k, const oa_open_options *o, double now);
-OA_EXPORT void oa_stores_row_free(oa_stores_row *r);
+/* The rows of `stores`: each candidate discovered that it shows (a store,
+ * a denied or unknown one, one configured somewhere; all: every place
+ * looked at), read: a found (or denied) store is opened with o, scanned and
+ * measured once (oa_store_metrics_compute at now, Unix seconds); otherwise
+ * state (and error, when unknown) says why not. The caller reports
+ * failures: a row not opened whose candidate is a found or denied store is
+ * "permission-denied", with error. Free with oa_stores_rows_free. */
+OA_EXPORT oa_stores_row *oa_stores_read(const oa_discovery *d, bool all, const oa_open_options *o, double now,
+                                        size_t *n);
+OA_EXPORT void oa_stores_rows_free(oa_stores_row *rows, size_t n);
+/* The opened rows' stores, indexed like the rows (NULL: not opened), as
+ * oa_dupes_find takes them; free() it. */
+OA_EXPORT oa_store **oa_stores_rows_stores(oa_stores_row *rows, size_t n);
 /* The root a row shows: the store's when opened, else the candidate's. */
 OA_EXPORT const char *oa_stores_row_root(const oa_stores_row *r);
 

@@ -13,21 +13,18 @@
 #include "ollama_audit/du_report.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
-#include "ollama_audit/restore.h"
 #include "base/platform.h"
 
 #include <string.h>
 
 /* What every format of `du` renders (the slots in commands.c): before the
- * stores (nothing set: csv's header), each store (s), then the end (total:
- * the json document of `docs`, the ndjson total record, the combined table). */
+ * stores (nothing set: csv's header), each store (dv), then the end (the
+ * json document of `docs`, the ndjson total record, the combined table). */
 typedef struct du_view {
-	const oa_store *s;
-	const oa_du_store *d;       /* the rows shown (--sort, --unused-for) */
-	const oa_store_metrics *m;  /* every row, for prometheus */
+	const oa_du_view *dv;
 	oa_last_used lu;
-	const oa_du_total *total;
-	bool first;
+	oa_du_total total; /* of the stores so far */
+	bool end;
 	json_t *docs;
 } du_view;
 
@@ -35,29 +32,29 @@ void du_render_table(cli *c, const void *view)
 {
 	const du_view *v = view;
 	oa_text_style st = cli_text_style(c);
-	if (v->s && c->quiet)
-		oa_du_text_names(stdout, v->s, v->d);
-	else if (v->s)
-		oa_du_text_store(&st, stdout, v->s, v->d, &v->lu, oa_wall_now_ns(), v->first);
-	else if (v->total && v->total->stores > 1 && !c->quiet)
-		oa_du_text_total(&st, stdout, v->total);
+	if (v->dv && c->quiet)
+		oa_du_text_names(stdout, v->dv->s, &v->dv->shown);
+	else if (v->dv)
+		oa_du_text_store(&st, stdout, v->dv->s, &v->dv->shown, &v->lu, oa_wall_now_ns(), !v->total.stores);
+	else if (v->end && v->total.stores > 1 && !c->quiet)
+		oa_du_text_total(&st, stdout, &v->total);
 }
 
 void du_render_json(cli *c, const void *view)
 {
 	const du_view *v = view;
-	if (v->s)
-		json_array_append_new(v->docs, oa_du_view_store(v->s, v->d, &v->lu));
-	else if (v->total) /* "total" is there for one store too: scripts need no special case */
-		cli_emit_document(c, oa_du_view_document(json_incref(v->docs), v->total));
+	if (v->dv)
+		json_array_append_new(v->docs, oa_du_view_store(v->dv->s, &v->dv->shown, &v->lu));
+	else if (v->end) /* "total" is there for one store too: scripts need no special case */
+		cli_emit_document(c, oa_du_view_document(json_incref(v->docs), &v->total));
 }
 
 void du_render_ndjson(cli *c, const void *view)
 {
 	const du_view *v = view;
-	json_t *recs = v->s ? oa_du_view_records(v->s, v->d, &v->lu, cli_host()) : json_array();
-	if (v->total)
-		json_array_append_new(recs, oa_du_view_total_record(v->total, cli_host()));
+	json_t *recs = v->dv ? oa_du_view_records(v->dv->s, &v->dv->shown, &v->lu, cli_host()) : json_array();
+	if (v->end)
+		json_array_append_new(recs, oa_du_view_total_record(&v->total, cli_host()));
 	oa_json_dump_lines(recs, stdout);
 	json_decref(recs);
 }
@@ -65,17 +62,17 @@ void du_render_ndjson(cli *c, const void *view)
 void du_render_csv(cli *c, const void *view)
 {
 	const du_view *v = view;
-	if (v->s)
-		oa_du_csv_store(cli_text_out(), v->s, v->d);
-	else if (!v->total)
+	if (v->dv)
+		oa_du_csv_store(cli_text_out(), v->dv->s, &v->dv->shown);
+	else if (!v->end)
 		oa_du_csv_header(cli_text_out());
 }
 
 void du_render_prometheus(cli *c, const void *view)
 {
 	const du_view *v = view;
-	if (v->s)
-		cli_multi_prom_store(c, v->s, v->s->scan_seconds, v->m);
+	if (v->dv)
+		cli_multi_prom_store(c, v->dv->s, v->dv->s->scan_seconds, &v->dv->m);
 }
 
 static int du_options_ok(cli *c)
@@ -94,28 +91,25 @@ static int du_options_ok(cli *c)
 	return 0;
 }
 
-/* One store: measured once, its rows chosen, rendered (held: --quarantine's,
- * or NULL); whether the quarantine holds files of it. The tables have no
- * room for why a size is missing: say which file could not be read. */
-static bool du_store(cli *c, oa_store *s, du_view *v, oa_du_total *total, const oa_quarantine_held *held)
+/* One store, measured once and rendered (held: --quarantine's, or NULL);
+ * whether the quarantine holds files of it. The tables have no room for
+ * why a size is missing: say which file could not be read. */
+static bool du_store(cli *c, oa_store *s, du_view *v, const oa_quarantine_held *held)
 {
 	static const enum oa_du_sort sort_of[] = { [SORT_NAME] = OA_DU_SORT_NAME, [SORT_SIZE] = OA_DU_SORT_SIZE,
 		[SORT_MODIFIED] = OA_DU_SORT_MODIFIED, [SORT_LAST_USED] = OA_DU_SORT_LAST_USED,
 		[SORT_UNSERVABLE] = OA_DU_SORT_UNSERVABLE };
-	oa_store_metrics m;
-	oa_store_metrics_compute(s, oa_wall_now(), &m);
-	bool holds = held && oa_store_metrics_quarantine(&m, s, c->quarantine, held);
 	v->lu = cli_last_used(c, s);
 	oa_du_select sel = { sort_of[c->sort], &v->lu, c->unused_for >= 0 ? cli_usage_of(c, s) : NULL,
 	                     oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
-	oa_du_store shown;
-	oa_du_shown(s, &m.du, &sel, &shown);
-	v->s = s, v->d = &shown, v->m = &m;
+	oa_du_view dv;
+	oa_du_view_make(s, oa_wall_now(), &sel, c->quarantine, held, &dv);
+	bool holds = dv.holds;
+	v->dv = &dv;
 	cli_render(c, v);
-	v->first = false;
-	oa_du_total_add(total, &shown);
-	oa_du_shown_free(&shown);
-	oa_store_metrics_free(&m);
+	v->dv = NULL;
+	oa_du_total_add(&v->total, &dv.shown);
+	oa_du_view_free(&dv);
 	for (size_t k = 0; k < s->findings.n; k++)
 		if (s->findings.v[k].id == OA_FINDING_UNREADABLE) {
 			const oa_finding *f = &s->findings.v[k];
@@ -131,7 +125,7 @@ int cmd_du(cli *c)
 	if (rc || c->duplicates)
 		return rc ? rc : cmd_du_duplicates(c); /* cmd_dedupe.c (docs/multi-store.md) */
 	oa_quarantine_held held;
-	char err[512];
+	char err[512]; /* --quarantine DIR: what it holds (named on the command line, the store never written) */
 	if (c->quarantine && oa_quarantine_held_read(c->quarantine, &held, err, sizeof err) < 0) {
 		cli_err("--quarantine: %s", err);
 		return c->exit_code |= OA_EXIT_OPERATIONAL;
@@ -139,21 +133,17 @@ int cmd_du(cli *c)
 	bool held_shown = false;
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	oa_du_total total = { 0 };
-	du_view v = { .first = true, .docs = json_array() };
+	du_view v = { .docs = json_array() };
 	cli_render(c, &v);
-	for (size_t i = 0; i < n; i++) {
-		if (!st[i].ok)
-			continue;
-		cli_usage_of(c, &st[i].s); /* LAST USED and --unused-for */
-		if (c->unused_for < 0 || cli_unused_for_ready(c, &st[i].s))
-			held_shown |= du_store(c, &st[i].s, &v, &total, c->quarantine ? &held : NULL);
-	}
+	for (size_t i = 0; i < n; i++) /* (cli_unused_for_ready and du_store read the store's logs first) */
+		if (st[i].ok && (c->unused_for < 0 || cli_unused_for_ready(c, &st[i].s)))
+			held_shown |= du_store(c, &st[i].s, &v, c->quarantine ? &held : NULL);
 	if (c->quarantine && !held_shown) {
 		cli_err("--quarantine %s holds files of a store du does not show", c->quarantine);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	}
-	cli_render(c, &(du_view){ .total = &total, .docs = v.docs });
+	v.end = true;
+	cli_render(c, &v);
 	json_decref(v.docs);
 	cli_close_stores(st, n);
 	return c->exit_code;

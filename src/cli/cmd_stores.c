@@ -9,7 +9,6 @@
 #include "output.h"
 #include "usage.h"
 #include "views/stores_text.h"
-#include "ollama_audit/dupes.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
 #include "base/platform.h"
@@ -18,50 +17,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef oa_stores_row row;
-
-/* What reading a row found: parts that could not be read, a store that
- * would not open, or no store where --store said (elsewhere only a row). */
-static void report_row(cli *c, const row *r)
+/* What reading a row found: a store that would not open, or no store
+ * where --store said, is a failure; parts that could not be read, said. */
+static void report_row(cli *c, const oa_stores_row *r)
 {
-	const oa_candidate *k = r->cand;
-	if (r->opened) {
-		c->stores_read++;
-		if (!r->unreadable)
-			return;
-		cli_err("%s: %zu part%s could not be read (see `ollama-audit --store %s check`)", r->s.root,
-		        r->unreadable, r->unreadable == 1 ? "" : "s", r->s.root);
-	} else if (k->state == OA_CAND_STORE || k->state == OA_CAND_DENIED) {
-		cli_fail(c, "store-unreadable", k->root, "%s (store of %s): skipped", r->error, k->user ? k->user : "?");
-		cli_multi_failed(c, k->root, oa_store_source_name(oa_store_source_of(k->found[0].source)));
-	} else if (oa_candidate_named(k)) {
-		bool not_store = k->state == OA_CAND_NOT_STORE;
-		cli_fail(c, "store-unreadable", k->path, "%s%s%s", k->path, not_store ? " " : ": ",
-		         not_store ? "is not an Ollama store: no manifests/ or blobs/"
-		         : k->state == OA_CAND_MISSING ? strerror(k->err) : r->error);
-		if (k->state != OA_CAND_UNKNOWN)
-			cli_multi_failed(c, k->path, "--store");
-	} else {
-		return;
-	}
-	c->exit_code |= OA_EXIT_OPERATIONAL;
-}
-
-/* The duplicates among the opened stores, and what dedupe can free here. */
-static void find_dupes(row *rows, size_t n, oa_stores_dupes *d)
-{
-	oa_store **sv = oa_xcalloc(n ? n : 1, sizeof *sv);
-	for (size_t i = 0; i < n; i++)
-		sv[i] = rows[i].opened ? &rows[i].s : NULL;
-	oa_dupes_find(sv, n, &d->dupes);
-	d->by_hardlink = false;
-	d->dedupe_bytes = d->dupes.n ? cli_dedupe_can_free(sv, &d->dupes, &d->by_hardlink) : 0;
-	free(sv);
+	const char *path, *how;
+	char *why = oa_stores_text_problem(r, &path, &how);
+	c->stores_read += r->opened;
+	if (why && r->opened)
+		cli_err("%s", why);
+	else if (why)
+		cli_fail(c, "store-unreadable", path, "%s", why);
+	if (why && how)
+		cli_multi_failed(c, path, how);
+	if (why)
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	free(why);
 }
 
 /* What every format of `stores` renders (the slots in commands.c). */
 typedef struct stores_view {
-	const row *rows;
+	const oa_stores_row *rows;
 	size_t n;
 	oa_stores_dupes d;
 	oa_stores_totals t;
@@ -120,22 +96,21 @@ int cmd_stores(cli *c)
 		cli_err("discovery: %s", e);
 		free(e);
 	}
-	row *rows = oa_xcalloc(d.n ? d.n : 1, sizeof *rows);
-	stores_view v = { .rows = rows };
 	oa_open_options opt = { c->platform, OA_HEADERS_NONE };
-	for (size_t i = 0; i < d.n; i++)
-		if (oa_stores_shown(&d.v[i], c->all)) { /* (an unknown candidate is: its row says why) */
-			oa_stores_row_read(&rows[v.n], &d.v[i], &opt, oa_wall_now());
-			report_row(c, &rows[v.n++]);
-		}
-	find_dupes(rows, v.n, &v.d);
+	stores_view v = { 0 };
+	oa_stores_row *rows = oa_stores_read(&d, c->all, &opt, oa_wall_now(), &v.n);
+	for (size_t i = 0; i < v.n; i++)
+		report_row(c, &rows[i]);
+	oa_store **sv = oa_stores_rows_stores(rows, v.n); /* the duplicates, and what dedupe frees here */
+	oa_dupes_find(sv, v.n, &v.d.dupes);
+	v.d.dedupe_bytes = v.d.dupes.n ? cli_dedupe_can_free(sv, &v.d.dupes, &v.d.by_hardlink) : 0;
+	free(sv);
+	v.rows = rows;
 	oa_stores_totals_compute(rows, v.n, &v.t);
 	cli_render(c, &v);
 	oa_stores_totals_free(&v.t);
 	oa_dupes_free(&v.d.dupes);
-	for (size_t i = 0; i < v.n; i++)
-		oa_stores_row_free(&rows[i]);
-	free(rows);
+	oa_stores_rows_free(rows, v.n);
 	oa_discovery_free(&d);
 	return c->exit_code;
 }

@@ -45,7 +45,8 @@ static void sort_key(const oa_store *s, const oa_du_row *r, const oa_du_select *
 	}
 }
 
-void oa_du_shown(const oa_store *s, const oa_du_store *d, const oa_du_select *sel, oa_du_store *out)
+/* A copy of d whose rows are the ones sel keeps, in its order. */
+static void shown(const oa_store *s, const oa_du_store *d, const oa_du_select *sel, oa_du_store *out)
 {
 	*out = *d;
 	out->du.rows = oa_xcalloc(d->du.n_rows ? d->du.n_rows : 1, sizeof *out->du.rows);
@@ -70,11 +71,20 @@ void oa_du_shown(const oa_store *s, const oa_du_store *d, const oa_du_select *se
 	free(k);
 }
 
-void oa_du_shown_free(oa_du_store *shown)
+void oa_du_view_make(oa_store *s, double now, const oa_du_select *sel, const char *qdir,
+                     const oa_quarantine_held *held, oa_du_view *out)
 {
-	free(shown->du.rows);
-	shown->du.rows = NULL;
-	shown->du.n_rows = 0;
+	out->s = s;
+	oa_store_metrics_compute(s, now, &out->m);
+	out->holds = held && oa_store_metrics_quarantine(&out->m, s, qdir, held);
+	shown(s, &out->m.du, sel, &out->shown);
+}
+
+void oa_du_view_free(oa_du_view *v)
+{
+	free(v->shown.du.rows); /* the rows' model lists are the metrics' */
+	oa_store_metrics_free(&v->m);
+	memset(v, 0, sizeof *v);
 }
 
 static char *row_name(const oa_store *s, const oa_du_row *r, const char *sep)

@@ -8,6 +8,7 @@
 #include "ollama_audit/du.h"
 #include "ollama_audit/last_used.h"
 #include "ollama_audit/log_usage.h"
+#include "ollama_audit/metrics.h"
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
@@ -33,10 +34,19 @@ typedef struct oa_du_select {
 	int64_t cutoff_ns;
 } oa_du_select;
 
-/* A copy of d whose rows (sharing d's model lists) are the ones sel keeps,
- * in its order; the totals stay the store's. Free with oa_du_shown_free. */
-void oa_du_shown(const oa_store *s, const oa_du_store *d, const oa_du_select *sel, oa_du_store *out);
-void oa_du_shown_free(oa_du_store *shown);
+/* One store as a du view shows it: measured once (metrics.h), with what
+ * a quarantine (du --quarantine DIR) holds of it, and the rows sel keeps in
+ * its order (sharing the metrics' model lists; the totals stay the store's). */
+typedef struct oa_du_view {
+	const oa_store *s;
+	oa_store_metrics m;  /* every row, in du's order (the Prometheus text) */
+	oa_du_store shown;   /* the rows shown */
+	bool holds;          /* the quarantine holds files of this store */
+} oa_du_view;
+/* now: Unix seconds (junk ages); qdir and held: --quarantine's, or NULL. */
+void oa_du_view_make(oa_store *s, double now, const oa_du_select *sel, const char *qdir,
+                     const oa_quarantine_held *held, oa_du_view *out);
+void oa_du_view_free(oa_du_view *v);
 
 /* One store's table: its root (unless st->header is off; a blank line
  * first unless first), a row per manifest (LAST USED when lu has logs,

@@ -26,7 +26,7 @@ static bool is_store(const oa_stores_row *r)
 	return r->cand->state == OA_CAND_STORE || r->cand->state == OA_CAND_DENIED;
 }
 
-bool oa_stores_shown(const oa_candidate *k, bool all)
+static bool shown(const oa_candidate *k, bool all)
 {
 	if (all)
 		return true;
@@ -72,9 +72,8 @@ static void open_row(oa_stores_row *r, const oa_open_options *o, double now)
 	sum_unique(r, 1, NULL, &r->bytes, &r->apparent);
 }
 
-void oa_stores_row_read(oa_stores_row *r, const oa_candidate *k, const oa_open_options *o, double now)
+static void read_row(oa_stores_row *r, const oa_candidate *k, const oa_open_options *o, double now)
 {
-	memset(r, 0, sizeof *r);
 	r->cand = k;
 	switch (k->state) {
 	case OA_CAND_STORE:
@@ -88,14 +87,34 @@ void oa_stores_row_read(oa_stores_row *r, const oa_candidate *k, const oa_open_o
 	}
 }
 
-void oa_stores_row_free(oa_stores_row *r)
+oa_stores_row *oa_stores_read(const oa_discovery *d, bool all, const oa_open_options *o, double now, size_t *n)
 {
-	if (r->opened) {
-		oa_store_metrics_free(&r->metrics);
-		oa_store_close(&r->s);
+	oa_stores_row *rows = oa_xcalloc(d->n ? d->n : 1, sizeof *rows);
+	*n = 0;
+	for (size_t i = 0; i < d->n; i++)
+		if (shown(&d->v[i], all)) /* (an unknown candidate is always shown: its row says why) */
+			read_row(&rows[(*n)++], &d->v[i], o, now);
+	return rows;
+}
+
+void oa_stores_rows_free(oa_stores_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].opened) {
+			oa_store_metrics_free(&rows[i].metrics);
+			oa_store_close(&rows[i].s);
+		}
+		free(rows[i].error);
 	}
-	free(r->error);
-	memset(r, 0, sizeof *r);
+	free(rows);
+}
+
+oa_store **oa_stores_rows_stores(oa_stores_row *rows, size_t n)
+{
+	oa_store **sv = oa_xcalloc(n ? n : 1, sizeof *sv);
+	for (size_t i = 0; i < n; i++)
+		sv[i] = rows[i].opened ? &rows[i].s : NULL;
+	return sv;
 }
 
 /* user NULL: every row, the stores counted among found or denied ones. */

@@ -42,6 +42,28 @@ void oa_stores_csv(FILE *out, const char *host, const oa_stores_row *rows, size_
 	}
 }
 
+char *oa_stores_text_problem(const oa_stores_row *r, const char **path, const char **how)
+{
+	const oa_candidate *k = r->cand;
+	*path = k->path;
+	*how = NULL;
+	if (r->opened)
+		return r->unreadable ? oa_xasprintf("%s: %zu part%s could not be read (see `ollama-audit --store %s check`)",
+		                                    r->s.root, r->unreadable, r->unreadable == 1 ? "" : "s", r->s.root)
+		                     : NULL;
+	if (k->state == OA_CAND_STORE || k->state == OA_CAND_DENIED) {
+		*path = k->root;
+		*how = oa_store_source_name(oa_store_source_of(k->found[0].source));
+		return oa_xasprintf("%s (store of %s): skipped", r->error, k->user ? k->user : "?");
+	}
+	if (!oa_candidate_named(k))
+		return NULL;
+	*how = k->state != OA_CAND_UNKNOWN ? "--store" : NULL;
+	if (k->state == OA_CAND_NOT_STORE)
+		return oa_xasprintf("%s is not an Ollama store: no manifests/ or blobs/", k->path);
+	return oa_xasprintf("%s: %s", k->path, k->state == OA_CAND_MISSING ? strerror(k->err) : r->error);
+}
+
 /* Widths in display columns (a CJK user name takes two per character);
  * USER also fits the "total" row. */
 static void table_widths(const oa_stores_row *rows, size_t n, size_t *w0, size_t *w1)
