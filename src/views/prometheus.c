@@ -199,11 +199,11 @@ static void add_models(oa_prom *p, const oa_store *s, const char *st, const char
 		fmt_names[f] = oa_format_name((enum oa_format)f);
 	for (size_t f = 0; f < NF; f++)
 		if (by_format[f] || f == OA_FORMAT_GGUF || f == OA_FORMAT_SAFETENSORS)
-			add(p, OA_PROM_MODELS, (double)by_format[f], "store", st, "user", us, "format",
-			            fmt_names[f], (const char *)NULL);
+			add(p, OA_PROM_MODELS, (double)by_format[f], "store", st, "user", us, "format", fmt_names[f],
+			    (const char *)NULL);
 	if (invalid)
-		add(p, OA_PROM_MODELS, (double)invalid, "store", st, "user", us, "format",
-		            "invalid", (const char *)NULL);
+		add(p, OA_PROM_MODELS, (double)invalid, "store", st, "user", us, "format", "invalid",
+		    (const char *)NULL);
 }
 
 /* Blobs and bytes by state (metrics.h: every inode once, so the states
@@ -226,9 +226,8 @@ static void add_blobs(oa_prom *p, const oa_store_metrics *m, const char *st, con
 static void add_findings(oa_prom *p, const oa_store *s, const char *st, const char *us)
 {
 	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_INFO; sev--)
-		add(p, OA_PROM_FINDINGS_BY_SEVERITY,
-		            (double)oa_findings_count(&s->findings, (oa_severity)sev), "store", st, "user", us,
-		            "severity", oa_severity_name((oa_severity)sev), (const char *)NULL);
+		add(p, OA_PROM_FINDINGS_BY_SEVERITY, (double)oa_findings_count(&s->findings, (oa_severity)sev), "store",
+		    st, "user", us, "severity", oa_severity_name((oa_severity)sev), (const char *)NULL);
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
 		bool seen = false;
@@ -240,8 +239,8 @@ static void add_findings(oa_prom *p, const oa_store *s, const char *st, const ch
 		size_t n = 0;
 		for (size_t j = i; j < s->findings.n; j++)
 			n += s->findings.v[j].id == f->id && s->findings.v[j].severity == f->severity;
-		add(p, OA_PROM_FINDINGS, (double)n, "store", st, "user", us, "code", f->code,
-		            "severity", oa_severity_name(f->severity), (const char *)NULL);
+		add(p, OA_PROM_FINDINGS, (double)n, "store", st, "user", us, "code", f->code, "severity",
+		    oa_severity_name(f->severity), (const char *)NULL);
 	}
 }
 
