@@ -40,9 +40,6 @@ typedef struct oa_stores_row {
 OA_EXPORT oa_stores_row *oa_stores_read(const oa_discovery *d, bool all, const oa_open_options *o, double now,
                                         size_t *n);
 OA_EXPORT void oa_stores_rows_free(oa_stores_row *rows, size_t n);
-/* The opened rows' stores, indexed like the rows (NULL: not opened), as
- * oa_dupes_find takes them; free() it. */
-OA_EXPORT oa_store **oa_stores_rows_stores(oa_stores_row *rows, size_t n);
 /* The root a row shows: the store's when opened, else the candidate's. */
 OA_EXPORT const char *oa_stores_row_root(const oa_stores_row *r);
 
@@ -67,6 +64,13 @@ typedef struct oa_stores_dupes {
 	uint64_t dedupe_bytes;
 	bool by_hardlink;
 } oa_stores_dupes;
+
+/* Find them (oa_dupes_find over the opened rows); can_free says what
+ * dedupe can really free of them here (sv indexed like the rows, NULL
+ * where a row is not opened; *hardlink: by hard links). Free d->dupes. */
+typedef uint64_t oa_stores_can_free(oa_store *const *sv, const oa_dupes *d, bool *hardlink);
+OA_EXPORT void oa_stores_dupes_find(oa_stores_row *rows, size_t n, oa_stores_can_free *can_free,
+                                    oa_stores_dupes *d);
 
 OA_EXPORT json_t *oa_stores_view_row(const oa_stores_row *r);
 /* The json document. */

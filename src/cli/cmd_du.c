@@ -22,7 +22,6 @@
  * json document of `docs`, the ndjson total record, the combined table). */
 typedef struct du_view {
 	const oa_du_view *dv;
-	oa_last_used lu;
 	oa_du_total total; /* of the stores so far */
 	bool end;
 	json_t *docs;
@@ -35,7 +34,7 @@ void du_render_table(cli *c, const void *view)
 	if (v->dv && c->quiet)
 		oa_du_text_names(stdout, v->dv->s, &v->dv->shown);
 	else if (v->dv)
-		oa_du_text_store(&st, stdout, v->dv->s, &v->dv->shown, &v->lu, oa_wall_now_ns(), !v->total.stores);
+		oa_du_text_store(&st, stdout, v->dv->s, &v->dv->shown, &v->dv->lu, oa_wall_now_ns(), !v->total.stores);
 	else if (v->end && v->total.stores > 1 && !c->quiet)
 		oa_du_text_total(&st, stdout, &v->total);
 }
@@ -44,7 +43,7 @@ void du_render_json(cli *c, const void *view)
 {
 	const du_view *v = view;
 	if (v->dv)
-		json_array_append_new(v->docs, oa_du_view_store(v->dv->s, &v->dv->shown, &v->lu));
+		json_array_append_new(v->docs, oa_du_view_store(v->dv->s, &v->dv->shown, &v->dv->lu));
 	else if (v->end) /* "total" is there for one store too: scripts need no special case */
 		cli_emit_document(c, oa_du_view_document(json_incref(v->docs), &v->total));
 }
@@ -52,7 +51,7 @@ void du_render_json(cli *c, const void *view)
 void du_render_ndjson(cli *c, const void *view)
 {
 	const du_view *v = view;
-	json_t *recs = v->dv ? oa_du_view_records(v->dv->s, &v->dv->shown, &v->lu, cli_host()) : json_array();
+	json_t *recs = v->dv ? oa_du_view_records(v->dv->s, &v->dv->shown, &v->dv->lu, cli_host()) : json_array();
 	if (v->end)
 		json_array_append_new(recs, oa_du_view_total_record(&v->total, cli_host()));
 	oa_json_dump_lines(recs, stdout);
@@ -99,8 +98,7 @@ static bool du_store(cli *c, oa_store *s, du_view *v, const oa_quarantine_held *
 	static const enum oa_du_sort sort_of[] = { [SORT_NAME] = OA_DU_SORT_NAME, [SORT_SIZE] = OA_DU_SORT_SIZE,
 		[SORT_MODIFIED] = OA_DU_SORT_MODIFIED, [SORT_LAST_USED] = OA_DU_SORT_LAST_USED,
 		[SORT_UNSERVABLE] = OA_DU_SORT_UNSERVABLE };
-	v->lu = cli_last_used(c, s);
-	oa_du_select sel = { sort_of[c->sort], &v->lu, c->unused_for >= 0 ? cli_usage_of(c, s) : NULL,
+	oa_du_select sel = { sort_of[c->sort], cli_last_used(c, s), c->unused_for >= 0 ? cli_usage_of(c, s) : NULL,
 	                     oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
 	oa_du_view dv;
 	oa_du_view_make(s, oa_wall_now(), &sel, c->quarantine, held, &dv);

@@ -101,10 +101,7 @@ int cmd_stores(cli *c)
 	oa_stores_row *rows = oa_stores_read(&d, c->all, &opt, oa_wall_now(), &v.n);
 	for (size_t i = 0; i < v.n; i++)
 		report_row(c, &rows[i]);
-	oa_store **sv = oa_stores_rows_stores(rows, v.n); /* the duplicates, and what dedupe frees here */
-	oa_dupes_find(sv, v.n, &v.d.dupes);
-	v.d.dedupe_bytes = v.d.dupes.n ? cli_dedupe_can_free(sv, &v.d.dupes, &v.d.by_hardlink) : 0;
-	free(sv);
+	oa_stores_dupes_find(rows, v.n, cli_dedupe_can_free, &v.d);
 	v.rows = rows;
 	oa_stores_totals_compute(rows, v.n, &v.t);
 	cli_render(c, &v);

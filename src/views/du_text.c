@@ -23,7 +23,7 @@ static void sort_key(const oa_store *s, const oa_du_row *r, const oa_du_select *
 	case OA_DU_SORT_SIZE: k->num = (int64_t)r->allocated; break;
 	case OA_DU_SORT_LAST_USED: {
 		int64_t last;
-		bool any = sel->lu && sel->lu->have_logs && oa_last_used_newest(sel->lu, r->models, r->n_models, &last);
+		bool any = sel->lu.have_logs && oa_last_used_newest(&sel->lu, r->models, r->n_models, &last);
 		k->num = any ? last : INT64_MIN;
 		break;
 	}
@@ -75,6 +75,7 @@ void oa_du_view_make(oa_store *s, double now, const oa_du_select *sel, const cha
                      const oa_quarantine_held *held, oa_du_view *out)
 {
 	out->s = s;
+	out->lu = sel->lu;
 	oa_store_metrics_compute(s, now, &out->m);
 	out->holds = held && oa_store_metrics_quarantine(&out->m, s, qdir, held);
 	shown(s, &out->m.du, sel, &out->shown);

@@ -28,7 +28,7 @@ enum oa_du_sort {
 /* Which rows a view shows and in what order. */
 typedef struct oa_du_select {
 	enum oa_du_sort sort;
-	const oa_last_used *lu;     /* for OA_DU_SORT_LAST_USED (NULL: no logs) */
+	oa_last_used lu;            /* what the logs say (LAST USED, OA_DU_SORT_LAST_USED) */
 	const oa_log_usage *unused; /* --unused-for: keep the rows none of whose tags is loaded
 	                               since cutoff_ns (oa_log_usage_unused); NULL: every row */
 	int64_t cutoff_ns;
@@ -39,6 +39,7 @@ typedef struct oa_du_select {
  * its order (sharing the metrics' model lists; the totals stay the store's). */
 typedef struct oa_du_view {
 	const oa_store *s;
+	oa_last_used lu;     /* sel's */
 	oa_store_metrics m;  /* every row, in du's order (the Prometheus text) */
 	oa_du_store shown;   /* the rows shown */
 	bool holds;          /* the quarantine holds files of this store */

@@ -109,12 +109,15 @@ void oa_stores_rows_free(oa_stores_row *rows, size_t n)
 	free(rows);
 }
 
-oa_store **oa_stores_rows_stores(oa_stores_row *rows, size_t n)
+void oa_stores_dupes_find(oa_stores_row *rows, size_t n, oa_stores_can_free *can_free, oa_stores_dupes *d)
 {
 	oa_store **sv = oa_xcalloc(n ? n : 1, sizeof *sv);
 	for (size_t i = 0; i < n; i++)
 		sv[i] = rows[i].opened ? &rows[i].s : NULL;
-	return sv;
+	oa_dupes_find(sv, n, &d->dupes);
+	d->by_hardlink = false;
+	d->dedupe_bytes = d->dupes.n ? can_free(sv, &d->dupes, &d->by_hardlink) : 0;
+	free(sv);
 }
 
 /* user NULL: every row, the stores counted among found or denied ones. */
