@@ -17,9 +17,9 @@
 
 #include <string.h>
 
-/* What every format of `du` renders (the slots in commands.c): before the
- * stores (nothing set: csv's header), each store (dv), then the end (the
- * json document of `docs`, the ndjson total record, the combined table). */
+/* What every format of `du` renders (the slots in commands.c): each store
+ * (dv), then the end (the json document of `docs`, the ndjson total record,
+ * the combined table; csv's header when no store came before). */
 typedef struct du_view {
 	const oa_du_view *dv;
 	oa_du_total total; /* of the stores so far */
@@ -61,10 +61,10 @@ void du_render_ndjson(cli *c, const void *view)
 void du_render_csv(cli *c, const void *view)
 {
 	const du_view *v = view;
+	if (!v->total.stores) /* the first store, or the end of a run that showed none */
+		oa_du_csv_header(cli_text_out());
 	if (v->dv)
 		oa_du_csv_store(cli_text_out(), v->dv->s, &v->dv->shown);
-	else if (!v->end)
-		oa_du_csv_header(cli_text_out());
 }
 
 void du_render_prometheus(cli *c, const void *view)
@@ -132,7 +132,6 @@ int cmd_du(cli *c)
 	size_t n;
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	du_view v = { .docs = json_array() };
-	cli_render(c, &v);
 	for (size_t i = 0; i < n; i++) /* (cli_unused_for_ready and du_store read the store's logs first) */
 		if (st[i].ok && (c->unused_for < 0 || cli_unused_for_ready(c, &st[i].s)))
 			held_shown |= du_store(c, &st[i].s, &v, c->quarantine ? &held : NULL);
