@@ -72,6 +72,9 @@ typedef struct oa_du_store {
 } oa_du_store;
 /* now: Unix seconds, the time junk ages are measured against. */
 OA_EXPORT void oa_du_store_compute(oa_store *s, double now, oa_du_store *out);
+/* The same over a walk of blobs/ already made (oa_usage_blobs of s): the
+ * totals of blobs/ come from it, not from a second walk (metrics.h). */
+OA_EXPORT void oa_du_store_compute_usage(oa_store *s, const oa_usage *blobs, double now, oa_du_store *out);
 OA_EXPORT void oa_du_store_free(oa_du_store *d);
 
 /* Combined totals of several stores (--all-users, repeated --store): the

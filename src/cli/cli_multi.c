@@ -9,6 +9,7 @@
 #include "ollama_audit/audit_totals.h"
 #include "ollama_audit/discover.h"
 #include "ollama_audit/headers.h"
+#include "ollama_audit/metrics.h"
 #include "ollama_audit/outfile.h"
 #include "ollama_audit/report.h"
 #include "base/platform.h"
@@ -87,20 +88,19 @@ void cli_multi_store_done(cli *c, oa_store *s, const oa_audit_summary *sum)
 		.verified = sum->verify,
 		.verified_bytes = sum->bytes_hashed,
 	};
+	oa_store_metrics m;
+	oa_store_metrics_compute(s, oa_wall_now(), &m);
+	info.metrics = &m;
 	oa_prom_add_store(prom(c), s, &info);
+	oa_store_metrics_free(&m);
 }
 
 /* Add a ready-made store's metrics (the stores and du commands). */
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du, const oa_du_store *held)
+void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m)
 {
 	oa_prom_store info = { .user = cli_store_user(s), .source = s->how, .timestamp = oa_wall_now(),
 	                       .duration = seconds, .success = store_readable(s),
-	                       .no_findings = strcmp(c->cmd, "du") == 0, .du = du };
-	if (held && held->quarantine) {
-		info.quarantine = held->quarantine;
-		info.quarantine_entries = held->quarantine_entries;
-		info.quarantine_bytes = held->quarantine_bytes;
-	}
+	                       .no_findings = strcmp(c->cmd, "du") == 0, .metrics = m };
 	oa_prom_add_store(prom(c), s, &info);
 }
 

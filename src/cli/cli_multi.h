@@ -7,7 +7,7 @@
 #define OA_CLI_MULTI_H
 
 #include "cli.h"
-#include "ollama_audit/du.h"
+#include "ollama_audit/metrics.h"
 
 #include <stdbool.h>
 
@@ -24,9 +24,10 @@ struct oa_audit_summary;
 void cli_multi_store_done(cli *c, oa_store *s, const struct oa_audit_summary *sum);
 
 /* A store's metrics for --format prometheus (stores, du): sizes, models,
- * audit time; du leaves out the findings, which it does not look for. */
-/* held: a du result whose quarantine fields are set (du --quarantine), or NULL */
-void cli_multi_prom_store(cli *c, oa_store *s, double seconds, const oa_du_store *du, const oa_du_store *held);
+ * audit time, from m (oa_store_metrics_compute; its du's quarantine fields
+ * set by du --quarantine); du leaves out the findings, which it does not
+ * look for. */
+void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m);
 /* One more sample of a metric for --format prometheus (stores). */
 void cli_multi_prom_add(const char *metric, double value);
 

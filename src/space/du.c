@@ -141,7 +141,8 @@ static size_t *first_with_id(const oa_store *s)
 	return first;
 }
 
-void oa_du_compute(oa_store *s, oa_du *d)
+/* blobs: the walk of blobs/ its totals come from. */
+static void du_compute(oa_store *s, const oa_usage *blobs, oa_du *d)
 {
 	memset(d, 0, sizeof *d);
 	d->rows = oa_xcalloc(s->n_models ? s->n_models : 1, sizeof *d->rows);
@@ -215,17 +216,22 @@ void oa_du_compute(oa_store *s, oa_du *d)
 	free(row_of);
 	free(first);
 	/* blobs/ and everything under it, each inode once, as `du -s` counts it. */
-	oa_usage bu;
-	oa_usage_blobs(s, &bu);
-	d->blobs_total = bu.allocated;
-	d->blobs_total_apparent = bu.apparent;
-	oa_usage_free(&bu);
+	d->blobs_total = blobs->allocated;
+	d->blobs_total_apparent = blobs->apparent;
 	sort_store = s;
 	if (d->n_rows)
 		qsort(d->rows, d->n_rows, sizeof *d->rows, cmp_row);
 	sort_store = NULL;
 	if (d->n_shared)
 		qsort(d->shared, d->n_shared, sizeof *d->shared, cmp_shared);
+}
+
+void oa_du_compute(oa_store *s, oa_du *d)
+{
+	oa_usage bu;
+	oa_usage_blobs(s, &bu);
+	du_compute(s, &bu, d);
+	oa_usage_free(&bu);
 }
 
 void oa_du_free(oa_du *d)
@@ -241,7 +247,15 @@ void oa_du_free(oa_du *d)
 
 void oa_du_store_compute(oa_store *s, double now, oa_du_store *out)
 {
-	oa_du_compute(s, &out->du);
+	oa_usage bu;
+	oa_usage_blobs(s, &bu);
+	oa_du_store_compute_usage(s, &bu, now, out);
+	oa_usage_free(&bu);
+}
+
+void oa_du_store_compute_usage(oa_store *s, const oa_usage *blobs, double now, oa_du_store *out)
+{
+	du_compute(s, blobs, &out->du);
 	oa_reclaim r;
 	oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, now, &r);
 	out->reclaimable = r.plan.freed;

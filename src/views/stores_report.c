@@ -2,7 +2,9 @@
 #include "ollama_audit/stores_report.h"
 #include "ollama_audit/records.h"
 #include "ollama_audit/report.h"
+#include "ollama_audit/scan.h"
 #include "base/jsonutil.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -24,6 +26,15 @@ static bool is_store(const oa_stores_row *r)
 	return r->cand->state == OA_CAND_STORE || r->cand->state == OA_CAND_DENIED;
 }
 
+static bool shown(const oa_candidate *k, bool all)
+{
+	if (all)
+		return true;
+	if (k->state == OA_CAND_STORE || k->state == OA_CAND_DENIED || k->state == OA_CAND_UNKNOWN)
+		return true; /* unknown: a private directory hides whether a store is there: say so */
+	return oa_candidate_configured(k); /* configured somewhere: say what is (not) there */
+}
+
 /* Allocated and apparent bytes of blobs/ (the directory and everything in
  * it, as `du -s`) of the opened rows whose user is `user` (NULL = every
  * row), each inode once. */
@@ -34,15 +45,79 @@ static void sum_unique(const oa_stores_row *r, size_t n, const char *user, uint6
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (r[i].opened && owned_by(&r[i], user))
-			v[k++] = &r[i].use;
+			v[k++] = &r[i].metrics.usage;
 	oa_usage_sum(v, k, apparent, alloc);
 	free(v);
 }
 
-void oa_stores_row_measure(oa_stores_row *r)
+/* A found (or denied) store: open and scan it, then measure it once. */
+static void open_row(oa_stores_row *r, const oa_open_options *o, double now)
 {
-	oa_usage_blobs(&r->s, &r->use);
+	const oa_candidate *k = r->cand;
+	char err[512];
+	double t0 = oa_now();
+	if (oa_open_candidate(&r->s, k->root, oa_store_source_of(k->found[0].source), k, o, err, sizeof err) < 0) {
+		oa_store_close(&r->s);
+		r->state = "permission-denied";
+		r->error = oa_xstrdup(err);
+		return;
+	}
+	oa_store_scan(&r->s);
+	r->seconds = oa_now() - t0;
+	r->opened = true;
+	for (size_t j = 0; j < r->s.findings.n; j++)
+		r->unreadable += strcmp(r->s.findings.v[j].code, "unreadable") == 0;
+	r->state = r->unreadable ? "incomplete" : "ok";
+	oa_store_metrics_compute(&r->s, now, &r->metrics);
 	sum_unique(r, 1, NULL, &r->bytes, &r->apparent);
+}
+
+static void read_row(oa_stores_row *r, const oa_candidate *k, const oa_open_options *o, double now)
+{
+	r->cand = k;
+	switch (k->state) {
+	case OA_CAND_STORE:
+	case OA_CAND_DENIED: open_row(r, o, now); return;
+	case OA_CAND_MISSING: r->state = "missing"; return;
+	case OA_CAND_NOT_STORE: r->state = "not-a-store"; return;
+	case OA_CAND_UNKNOWN:
+		r->state = "unknown";
+		r->error = oa_xasprintf("cannot tell whether a store is there: %s", strerror(k->err));
+		return;
+	}
+}
+
+oa_stores_row *oa_stores_read(const oa_discovery *d, bool all, const oa_open_options *o, double now, size_t *n)
+{
+	oa_stores_row *rows = oa_xcalloc(d->n ? d->n : 1, sizeof *rows);
+	*n = 0;
+	for (size_t i = 0; i < d->n; i++)
+		if (shown(&d->v[i], all)) /* (an unknown candidate is always shown: its row says why) */
+			read_row(&rows[(*n)++], &d->v[i], o, now);
+	return rows;
+}
+
+void oa_stores_rows_free(oa_stores_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].opened) {
+			oa_store_metrics_free(&rows[i].metrics);
+			oa_store_close(&rows[i].s);
+		}
+		free(rows[i].error);
+	}
+	free(rows);
+}
+
+void oa_stores_dupes_find(oa_stores_row *rows, size_t n, oa_stores_can_free *can_free, oa_stores_dupes *d)
+{
+	oa_store **sv = oa_xcalloc(n ? n : 1, sizeof *sv);
+	for (size_t i = 0; i < n; i++)
+		sv[i] = rows[i].opened ? &rows[i].s : NULL;
+	oa_dupes_find(sv, n, &d->dupes);
+	d->by_hardlink = false;
+	d->dedupe_bytes = d->dupes.n ? can_free(sv, &d->dupes, &d->by_hardlink) : 0;
+	free(sv);
 }
 
 /* user NULL: every row, the stores counted among found or denied ones. */

@@ -163,24 +163,12 @@ static void test_plan_read_for(void)
 
 int main(void)
 {
-	if (!mkdtemp(g_tmp)) {
-		perror("mkdtemp");
+	if (!test_tmp_begin(g_tmp))
 		return 1;
-	}
-	/* discovery (the stores that may share blobs) sees an empty machine */
-	char *sys = oa_xasprintf("%s/sysroot", g_tmp);
-	mkdir(sys, 0755);
-	setenv("OLLAMA_AUDIT_SYSROOT", sys, 1);
-	setenv("HOME", sys, 1);
-	unsetenv("OLLAMA_MODELS");
 	test_server_in_use();
 	test_unreadable_manifest();
 	test_plan_read_for();
 	test_no_manifests();
-	char *cmd = oa_xasprintf("rm -rf '%s'", g_tmp);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", g_tmp);
-	free(cmd);
-	free(sys);
+	test_tmp_end(g_tmp);
 	TEST_MAIN_END();
 }

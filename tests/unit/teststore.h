@@ -1,5 +1,6 @@
 /* teststore.h - the small stores unit tests build by hand: files, blobs
- * named by their sha256, one model's manifest. */
+ * named by their sha256, one model's manifest; the temporary directory
+ * they lie in. */
 #ifndef OA_TESTSTORE_H
 #define OA_TESTSTORE_H
 
@@ -8,6 +9,8 @@
 #include "ollama_audit/digest.h"
 #include "base/util.h"
 
+#include <stdbool.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 static inline void write_file(const char *path, const char *text)
@@ -59,6 +62,31 @@ static inline void add_model(const char *root, const char *repo, const char *cfg
 	free(path);
 	free(m);
 	free(dir);
+}
+
+/* The test's directory (mkdtemp of tmpl), where discovery (the stores
+ * that may share blobs) sees an empty machine; false when it cannot be made. */
+static inline bool test_tmp_begin(char *tmpl)
+{
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return false;
+	}
+	char *sys = oa_xasprintf("%s/sysroot", tmpl);
+	mkdir(sys, 0755);
+	setenv("OLLAMA_AUDIT_SYSROOT", sys, 1);
+	setenv("HOME", sys, 1);
+	unsetenv("OLLAMA_MODELS");
+	free(sys);
+	return true;
+}
+
+static inline void test_tmp_end(const char *tmpl)
+{
+	char *cmd = oa_xasprintf("rm -rf '%s'", tmpl);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpl);
+	free(cmd);
 }
 
 #endif
