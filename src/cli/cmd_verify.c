@@ -57,32 +57,14 @@ static void engine_opts(const cli *c, oa_verify_cache *cache, double *t0, oa_ver
 	}
 }
 
-/* "2 models, 3 blobs, 1.2 GB verified in 4.0 s (300 MB/s), ..." */
-static void summary_line(const oa_audit_summary *sum, char *line, size_t len)
-{
-	char total[32], rate[32];
-	oa_human_bytes((int64_t)sum->bytes_hashed, total, sizeof total);
-	oa_human_bytes(sum->seconds > 0 ? (int64_t)((double)sum->bytes_hashed / sum->seconds) : 0, rate,
-	               sizeof rate);
-	int n = snprintf(line, len, "%zu model%s, %zu blob%s, %s verified in %.1f s (%s/s)", sum->models,
-	                 sum->models == 1 ? "" : "s", sum->blobs, sum->blobs == 1 ? "" : "s", total,
-	                 sum->seconds, rate);
-	if (sum->skipped_unchanged)
-		n += snprintf(line + n, len - (size_t)n, ", %zu unchanged skipped", sum->skipped_unchanged);
-	if (sum->not_done)
-		snprintf(line + n, len - (size_t)n, ", %zu not done (%s)", sum->not_done,
-		         sum->interrupted ? "interrupted" : "time budget");
-}
-
 static void verify_store(cli *c, oa_store *s, oa_verify_cache *cache, bool first)
 {
 	oa_audit_summary sum = { .verify = true };
 	/* Counted as check counts them (a broken manifest too), not by what
 	 * there is to hash: the two passes name the same number of models. */
-	sum.models = selected_models(c, s);
-	bool *selected = oa_xcalloc(s->n_models + 1, sizeof *selected);
-	for (size_t j = 0; j < s->n_models; j++)
-		selected[j] = model_selected(c, s, s->models[j].display);
+	oa_model_args a = cli_model_args(c);
+	sum.models = oa_args_count(s, &a);
+	bool *selected = oa_args_models(s, &a);
 	oa_verify_store_opts o = { .selected = selected, .all = c->all };
 	double t0;
 	engine_opts(c, cache, &t0, &o.run);
@@ -104,9 +86,7 @@ static void verify_store(cli *c, oa_store *s, oa_verify_cache *cache, bool first
 	sum.seconds = res.tot.seconds;
 	sum.interrupted = res.tot.interrupted;
 	sum.timed_out = res.tot.timed_out;
-	char line[320];
-	summary_line(&sum, line, sizeof line);
-	report_findings(c, s, line, &sum, first);
+	report_findings(c, s, &sum, first);
 }
 
 /* The cache is ours, never the store's. Returns false on a --cache inside

@@ -1,0 +1,27 @@
+/* history_text.h - `history` as text and csv, and the lines on stderr that
+ * say which logs a store's loads come from (library-internal). */
+#ifndef OA_VIEWS_HISTORY_TEXT_H
+#define OA_VIEWS_HISTORY_TEXT_H
+
+#include "views/table.h"
+#include "ollama_audit/history.h"
+#include "ollama_audit/log_usage.h"
+#include "ollama_audit/logsrc.h"
+#include "ollama_audit/store.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* "ollama-audit: STORE: WHAT SOURCE, SOURCE": a log of another store read
+ * by mistake shows up here, not as silently wrong times. */
+void oa_history_say_sources(FILE *diag, const oa_store *s, const oa_log_sources *l, const char *what);
+/* --unused-for: how far back the logs go (a model not in them is unused). */
+void oa_usage_say_span(FILE *diag, const oa_store *s, const oa_log_usage *u);
+/* A store's loads v[0..n) (of h, read from src), then per model its last
+ * load; first: the first store drawn (no blank line before it). */
+void oa_history_text(const oa_text_style *st, FILE *out, const oa_store *s, const oa_history *h,
+                     const oa_log_sources *src, const oa_load **v, size_t n, bool first);
+/* csv: a row per load; first: the heading before them. */
+void oa_history_csv(FILE *out, const oa_store *s, const oa_load **v, size_t n, bool first);
+
+#endif
