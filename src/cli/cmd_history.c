@@ -27,18 +27,13 @@
  * reads one store. */
 static oa_log_inputs in = { .stdin_shared = true };
 
-/* A store's logs into h, the sources read into used; problems reported
- * when report. Returns false when a named source failed. */
-static bool read_sources(cli *c, const oa_store *s, oa_history *h, oa_log_sources *used, bool report)
+/* The logs the options name (--log, --root). */
+static void set_inputs(const cli *c)
 {
 	in.logs = (const char *const *)c->logs;
 	in.n_logs = c->n_logs;
 	in.root = c->root;
 	in.sysroot = getenv("OLLAMA_AUDIT_SYSROOT");
-	bool ok = oa_log_inputs_read(&in, s->root, h, used);
-	for (size_t i = 0; report && i < used->n_problems; i++)
-		cli_err("%s", used->problems[i]);
-	return ok;
 }
 
 /* What every format of `history` renders, once per store (the slots in
@@ -90,12 +85,13 @@ static void history_store(cli *c, oa_store *s, const oa_load_window *w, bool fir
 	oa_history h;
 	oa_history_init(&h);
 	oa_log_sources src = { 0 };
-	if (!read_sources(c, s, &h, &src, first))
+	set_inputs(c);
+	if (!oa_log_inputs_read(&in, s->root, &h, &src))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
-	for (size_t i = 0; first && i < h.n_warnings; i++)
-		fprintf(stderr, "ollama-audit: warning: %s\n", oa_text_safe(h.warnings[i]));
-	if (first && h.warnings_dropped)
-		fprintf(stderr, "ollama-audit: warning: %zu more lines could not be read\n", h.warnings_dropped);
+	for (size_t i = 0; first && i < src.n_problems; i++)
+		cli_err("%s", src.problems[i]);
+	if (first)
+		oa_history_say_warnings(stderr, &h);
 	oa_history_match(&h, s);
 	const oa_load **v = oa_xcalloc(h.n ? h.n : 1, sizeof *v);
 	oa_model_args a = cli_model_args(c);
@@ -136,50 +132,38 @@ int cmd_history(cli *c)
 }
 
 /* The logs' record of use for list, du and rm: read once per store. */
-typedef struct usage_entry {
-	const oa_store *s;
-	cli_usage u;
-} usage_entry;
+static oa_usage_cache usage;
 
-static usage_entry *usage_cache;
-static size_t usage_n;
-
-static const cli_usage *usage_cached(const oa_store *s)
+/* The sources' problems on stderr; true when every named source was read. */
+static bool say_problems(cli *c, oa_log_sources *src, bool ok)
 {
-	for (size_t i = 0; i < usage_n; i++)
-		if (usage_cache[i].s == s)
-			return &usage_cache[i].u;
-	return NULL;
+	for (size_t i = 0; i < src->n_problems; i++)
+		cli_err("%s", src->problems[i]);
+	oa_log_sources_free(src);
+	if (!ok)
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	return ok;
 }
 
 const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 {
-	const cli_usage *known = usage_cached(s);
-	if (known)
-		return known;
-	usage_cache = oa_xreallocarray(usage_cache, usage_n + 1, sizeof *usage_cache);
-	usage_entry *e = &usage_cache[usage_n++];
-	memset(e, 0, sizeof *e);
-	e->s = s;
-	oa_history h;
-	oa_history_init(&h);
+	cli_usage *u = oa_usage_cache_find(&usage, s);
+	if (u)
+		return u;
+	u = oa_usage_cache_add(&usage, s);
 	oa_log_sources src = { 0 };
-	if (!read_sources(c, s, &h, &src, true))
-		c->exit_code |= OA_EXIT_OPERATIONAL;
-	/* Matching only reads the store (the blobs a tag reaches). */
-	oa_history_match(&h, (oa_store *)s);
-	if (src.n && c->format == OUT_TABLE && (strcmp(c->cmd, "list") == 0 || strcmp(c->cmd, "du") == 0))
-		oa_history_say_sources(stderr, s, &src, "LAST USED from");
-	oa_log_usage_of(&e->u, &h, s, src.names, src.n); /* takes the names */
-	oa_free_names(src.problems, src.n_problems);
-	oa_history_free(&h);
-	return &e->u;
+	set_inputs(c);
+	say_problems(c, &src, oa_log_inputs_usage(&in, (oa_store *)s, u, &src));
+	if (u->n_sources && c->format == OUT_TABLE && (strcmp(c->cmd, "list") == 0 || strcmp(c->cmd, "du") == 0))
+		oa_history_say_sources(stderr, s, &(oa_log_sources){ .names = u->sources, .n = u->n_sources },
+		                       "LAST USED from");
+	return u;
 }
 
 bool cli_model_unused(const cli *c, const oa_store *s, size_t idx)
 {
 	int64_t cutoff = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9);
-	return oa_log_usage_unused(usage_cached(s), s, idx, cutoff);
+	return oa_log_usage_unused(oa_usage_cache_find(&usage, s), s, idx, cutoff);
 }
 
 bool cli_unused_for_ready(cli *c, const oa_store *s)
@@ -197,32 +181,22 @@ bool cli_unused_for_ready(cli *c, const oa_store *s)
 
 void cli_usage_release(void)
 {
-	for (size_t i = 0; i < usage_n; i++)
-		oa_log_usage_free(&usage_cache[i].u);
-	free(usage_cache);
-	usage_cache = NULL;
-	usage_n = 0;
+	oa_usage_cache_free(&usage);
 }
 
 char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns)
 {
 	(void)c;
-	const cli_usage *u = usage_cached(s);
+	const cli_usage *u = oa_usage_cache_find(&usage, s);
 	oa_last_used lu = u ? cli_usage_last_used(u) : (oa_last_used){ 0 };
 	return oa_last_used_text(&lu, models, n, now_ns);
 }
 
 void cli_log_findings(cli *c, oa_store *s)
 {
-	oa_history h;
-	oa_history_init(&h);
 	oa_log_sources src = { 0 };
-	if (!read_sources(c, s, &h, &src, true))
-		c->exit_code |= OA_EXIT_OPERATIONAL;
-	oa_history_match(&h, s);
-	oa_history_findings(&h, s);
-	oa_log_sources_free(&src);
-	oa_history_free(&h);
+	set_inputs(c);
+	say_problems(c, &src, oa_log_inputs_findings(&in, s, &src));
 }
 
 int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n)

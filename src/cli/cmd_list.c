@@ -36,35 +36,17 @@ void list_render_table(cli *c, const void *view)
 		oa_list_text(&st, stdout, x->v, x->n);
 }
 
-static void render_json(cli *c, const list_view *x, bool ndjson)
-{
-	json_t *stores = json_array();
-	for (size_t i = 0; i < x->n; i++) {
-		if (!ndjson) {
-			json_array_append_new(stores, oa_list_view_store(&x->v[i]));
-			continue;
-		}
-		json_t *recs = oa_list_view_records(&x->v[i], cli_host());
-		oa_json_dump_lines(recs, stdout);
-		json_decref(recs);
-	}
-	oa_list_total t;
-	oa_list_totals(x->v, x->n, &t);
-	if (ndjson)
-		cli_put_record(oa_list_view_total_record(&t, cli_host()));
-	else
-		cli_emit_document(c, oa_list_view_document(json_incref(stores), &t));
-	json_decref(stores);
-}
-
 void list_render_json(cli *c, const void *view)
 {
-	render_json(c, view, false);
+	const list_view *x = view;
+	cli_emit_document(c, oa_list_document(x->v, x->n));
 }
 
 void list_render_ndjson(cli *c, const void *view)
 {
-	render_json(c, view, true);
+	(void)c;
+	const list_view *x = view;
+	oa_list_ndjson(stdout, x->v, x->n, cli_host());
 }
 
 void list_render_csv(cli *c, const void *view)

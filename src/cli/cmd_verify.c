@@ -6,6 +6,7 @@
 #include "cli_multi.h"
 #include "open_stores.h"
 #include "report_common.h"
+#include "views/findings_text.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
@@ -29,15 +30,7 @@ static void on_sigint(int sig)
 static void progress(void *ctx, uint64_t done, uint64_t total, const char *label)
 {
 	const double *t0 = ctx;
-	double el = oa_now() - *t0;
-	double rate = el > 0 ? (double)done / el : 0;
-	double eta = rate > 0 ? (double)(total - done) / rate : 0;
-	char d[32], t[32], r[32];
-	oa_human_bytes((int64_t)done, d, sizeof d);
-	oa_human_bytes((int64_t)total, t, sizeof t);
-	oa_human_bytes((int64_t)rate, r, sizeof r);
-	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
-	fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta, oa_text_safe(label));
+	oa_verify_progress_line(stderr, done, total, oa_now() - *t0, label);
 }
 
 /* The options as the engine takes them; *t0 is the progress line's clock. */

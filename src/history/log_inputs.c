@@ -103,6 +103,62 @@ bool oa_log_inputs_read(oa_log_inputs *in, const char *store_root, oa_history *h
 	return ok;
 }
 
+bool oa_log_inputs_usage(oa_log_inputs *in, oa_store *s, oa_log_usage *u, oa_log_sources *used)
+{
+	oa_history h;
+	oa_history_init(&h);
+	bool ok = oa_log_inputs_read(in, s->root, &h, used);
+	oa_history_match(&h, s);
+	oa_log_usage_of(u, &h, s, used->names, used->n); /* takes the names */
+	used->names = NULL;
+	used->n = 0;
+	oa_history_free(&h);
+	return ok;
+}
+
+bool oa_log_inputs_findings(oa_log_inputs *in, oa_store *s, oa_log_sources *used)
+{
+	oa_history h;
+	oa_history_init(&h);
+	bool ok = oa_log_inputs_read(in, s->root, &h, used);
+	oa_history_match(&h, s);
+	oa_history_findings(&h, s);
+	oa_history_free(&h);
+	return ok;
+}
+
+struct oa_usage_entry {
+	const oa_store *s;
+	oa_log_usage u;
+};
+
+oa_log_usage *oa_usage_cache_find(const oa_usage_cache *c, const oa_store *s)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i]->s == s)
+			return &c->v[i]->u;
+	return NULL;
+}
+
+oa_log_usage *oa_usage_cache_add(oa_usage_cache *c, const oa_store *s)
+{
+	c->v = oa_xreallocarray(c->v, c->n + 1, sizeof *c->v);
+	struct oa_usage_entry *e = oa_xcalloc(1, sizeof *e);
+	e->s = s;
+	c->v[c->n++] = e;
+	return &e->u;
+}
+
+void oa_usage_cache_free(oa_usage_cache *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		oa_log_usage_free(&c->v[i]->u);
+		free(c->v[i]);
+	}
+	free(c->v);
+	*c = (oa_usage_cache){ 0 };
+}
+
 void oa_log_inputs_close(oa_log_inputs *in)
 {
 	if (in->spool)

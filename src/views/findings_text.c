@@ -191,3 +191,15 @@ void oa_findings_text(const oa_text_style *st, FILE *out, const oa_store *s, con
 	        sum->warnings, sum->warnings == 1 ? "" : "s");
 	findings_answer(st, out, s, selected);
 }
+
+void oa_verify_progress_line(FILE *diag, uint64_t done, uint64_t total, double elapsed, const char *label)
+{
+	double rate = elapsed > 0 ? (double)done / elapsed : 0;
+	double eta = rate > 0 ? (double)(total - done) / rate : 0;
+	char d[32], t[32], r[32];
+	oa_human_bytes((int64_t)done, d, sizeof d);
+	oa_human_bytes((int64_t)total, t, sizeof t);
+	oa_human_bytes((int64_t)rate, r, sizeof r);
+	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
+	fprintf(diag, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta, oa_text_safe(label));
+}

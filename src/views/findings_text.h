@@ -9,6 +9,7 @@
 #include "ollama_audit/store.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* "error CODE: PATH: message", coloured by severity when st->color. */
@@ -29,5 +30,8 @@ void oa_findings_text(const oa_text_style *st, FILE *out, const oa_store *s, con
                       const char *summary_line, const oa_audit_summary *sum, bool first);
 /* csv: a row per selected finding; first: the heading before them. */
 void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool first);
+/* verify's progress line (over itself: "\r", erase): percent, bytes, rate,
+ * time left and the model whose blob started last. */
+void oa_verify_progress_line(FILE *diag, uint64_t done, uint64_t total, double elapsed, const char *label);
 
 #endif

@@ -172,3 +172,11 @@ void oa_usage_say_span(FILE *diag, const oa_store *s, const oa_log_usage *u)
 	fprintf(diag, "ollama-audit: %s: the logs go back to %s (newest line %s): a model not loaded "
 	        "in them is taken as unused\n", oa_text_safe(s->root), from, to);
 }
+
+void oa_history_say_warnings(FILE *diag, const oa_history *h)
+{
+	for (size_t i = 0; i < h->n_warnings; i++)
+		fprintf(diag, "ollama-audit: warning: %s\n", oa_text_safe(h->warnings[i]));
+	if (h->warnings_dropped)
+		fprintf(diag, "ollama-audit: warning: %zu more lines could not be read\n", h->warnings_dropped);
+}

@@ -17,6 +17,8 @@
 void oa_history_say_sources(FILE *diag, const oa_store *s, const oa_log_sources *l, const char *what);
 /* --unused-for: how far back the logs go (a model not in them is unused). */
 void oa_usage_say_span(FILE *diag, const oa_store *s, const oa_log_usage *u);
+/* The lines of the logs that could not be read, on diag. */
+void oa_history_say_warnings(FILE *diag, const oa_history *h);
 /* A store's loads v[0..n) (of h, read from src), then per model its last
  * load; first: the first store drawn (no blank line before it). */
 void oa_history_text(const oa_text_style *st, FILE *out, const oa_store *s, const oa_history *h,

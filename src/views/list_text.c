@@ -226,3 +226,27 @@ void oa_list_tags(FILE *out, const oa_list_store *v, size_t n)
 	json_decref(root);
 	free(m);
 }
+
+json_t *oa_list_document(const oa_list_store *v, size_t n)
+{
+	json_t *stores = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(stores, oa_list_view_store(&v[i]));
+	oa_list_total t;
+	oa_list_totals(v, n, &t);
+	return oa_list_view_document(stores, &t);
+}
+
+void oa_list_ndjson(FILE *out, const oa_list_store *v, size_t n, const char *host)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_t *recs = oa_list_view_records(&v[i], host);
+		oa_json_dump_lines(recs, out);
+		json_decref(recs);
+	}
+	oa_list_total t;
+	oa_list_totals(v, n, &t);
+	json_t *rec = oa_list_view_total_record(&t, host);
+	oa_json_dump_line(rec, out);
+	json_decref(rec);
+}

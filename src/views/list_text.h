@@ -26,5 +26,9 @@ void oa_list_csv(FILE *out, const oa_list_store *v, size_t n);
 /* /api/tags: every listed model that ollama list would show (not those
  * hidden-from-list names), newest first, as the server sorts. */
 void oa_list_tags(FILE *out, const oa_list_store *v, size_t n);
+/* The json document of the stores listed, and the ndjson records (each
+ * store's, then the total). */
+json_t *oa_list_document(const oa_list_store *v, size_t n);
+void oa_list_ndjson(FILE *out, const oa_list_store *v, size_t n, const char *host);
 
 #endif
