@@ -37,69 +37,54 @@ static void set_inputs(const cli *c)
 }
 
 /* What every format of `history` renders, once per store (the slots in
- * commands.c): the loads selected, v[0..n). */
+ * commands.c). */
 typedef struct history_view {
-	const oa_store *s;
-	const oa_history *h;
-	const oa_log_sources *src;
-	const oa_load **v;
-	size_t n;
+	const oa_history_view *x;
 	bool first;
 } history_view;
 
 void history_render_table(cli *c, const void *view)
 {
-	const history_view *x = view;
+	const history_view *v = view;
 	oa_text_style st = cli_text_style(c);
-	oa_history_text(&st, stdout, x->s, x->h, x->src, x->v, x->n, x->first);
+	oa_history_text(&st, stdout, v->x, v->first);
 }
 
 /* One document, {"schema":..., "stores":[...]}, a store at a time. */
 void history_render_json(cli *c, const void *view)
 {
-	const history_view *x = view;
-	cli_emit_store(c, OA_SCHEMA_HISTORY, oa_history_store_json(x->s, x->h, x->src->names, x->src->n, x->v, x->n));
+	const history_view *v = view;
+	cli_emit_store(c, OA_SCHEMA_HISTORY, oa_history_view_json(v->x));
 }
 
 void history_render_ndjson(cli *c, const void *view)
 {
 	(void)c;
-	const history_view *x = view;
-	json_t *so = oa_history_store_json(x->s, x->h, x->src->names, x->src->n, x->v, x->n);
-	json_t *recs = oa_history_records(x->s, so, cli_host());
-	oa_json_dump_lines(recs, stdout);
-	json_decref(recs);
-	json_decref(so);
+	const history_view *v = view;
+	oa_history_ndjson(stdout, v->x, cli_host());
 }
 
 void history_render_csv(cli *c, const void *view)
 {
 	(void)c;
-	const history_view *x = view;
-	oa_history_csv(cli_text_out(), x->s, x->v, x->n, x->first);
+	const history_view *v = view;
+	oa_history_csv(cli_text_out(), v->x, v->first);
 }
 
 /* One store's history, in the chosen format. */
 static void history_store(cli *c, oa_store *s, const oa_load_window *w, bool first)
 {
-	oa_history h;
-	oa_history_init(&h);
-	oa_log_sources src = { 0 };
-	set_inputs(c);
-	if (!oa_log_inputs_read(&in, s->root, &h, &src))
-		c->exit_code |= OA_EXIT_OPERATIONAL;
-	for (size_t i = 0; first && i < src.n_problems; i++)
-		cli_err("%s", src.problems[i]);
-	if (first)
-		oa_history_say_warnings(stderr, &h);
-	oa_history_match(&h, s);
-	const oa_load **v = oa_xcalloc(h.n ? h.n : 1, sizeof *v);
+	oa_history_view x;
 	oa_model_args a = cli_model_args(c);
-	size_t k = oa_history_pick(&h, s, w, &a, v);
-	cli_render(c, &(history_view){ .s = s, .h = &h, .src = &src, .v = v, .n = k, .first = first });
-	free(v);
-	oa_log_sources_free(&src);
-	oa_history_free(&h);
+	set_inputs(c);
+	if (!oa_history_view_read(&x, &in, s, w, &a))
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	for (size_t i = 0; first && i < x.src.n_problems; i++)
+		cli_err("%s", x.src.problems[i]);
+	if (first)
+		oa_history_say_warnings(stderr, &x.h);
+	cli_render(c, &(history_view){ .x = &x, .first = first });
+	oa_history_view_free(&x);
 }
 
 int cmd_history(cli *c)

@@ -77,16 +77,10 @@ static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu)
 	                    .unused_only = c->unused_for >= 0, .sort = sorts[c->sort],
 	                    .cutoff_ns = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
 	*lu = cli_last_used(c, s);
-	const oa_finding **problems = oa_xcalloc(s->findings.n + 1, sizeof *problems);
-	size_t np = 0;
-	for (size_t j = 0; j < s->findings.n; j++)
-		if (oa_finding_is_listing(&s->findings.v[j])) {
-			problems[np++] = &s->findings.v[j];
-			cli_print_finding(c, stderr, &s->findings.v[j]);
-		}
+	oa_list_store_make(ls, &q, s, lu);
+	for (size_t j = 0; j < ls->n_problems; j++)
+		cli_print_finding(c, stderr, ls->problems[j]);
 	cli_account_findings(c, s, true);
-	*ls = (oa_list_store){ .s = s, .problems = problems, .n_problems = np, .lu = lu };
-	ls->models = oa_list_order(&q, s, &ls->n_models);
 }
 
 int cmd_list(cli *c)
@@ -113,11 +107,7 @@ int cmd_list(cli *c)
 			k++;
 		}
 	cli_render(c, &(list_view){ .v = v, .n = k });
-	for (size_t i = 0; i < k; i++) {
-		free((void *)v[i].models);
-		free((void *)v[i].problems);
-	}
-	free(v);
+	oa_list_stores_free(v, k);
 	free(lu);
 	cli_close_stores(st, n);
 	return c->exit_code;

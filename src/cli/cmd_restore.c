@@ -66,6 +66,7 @@ static int restore_some(cli *c, const char *dir)
 typedef struct restore_view {
 	const char *dir;
 	const oa_quarantine_ops *ops;
+	json_t *doc; /* oa_quarantine_ops_report's */
 } restore_view;
 
 void restore_render_table(cli *c, const void *view)
@@ -78,27 +79,23 @@ void restore_render_table(cli *c, const void *view)
 void restore_render_json(cli *c, const void *view)
 {
 	const restore_view *v = view;
-	cli_emit_document(c, oa_quarantine_ops_report(v->dir, v->ops));
+	cli_emit_document(c, json_incref(v->doc));
 }
 
 void restore_render_ndjson(cli *c, const void *view)
 {
 	(void)c;
 	const restore_view *v = view;
-	json_t *doc = oa_quarantine_ops_report(v->dir, v->ops);
-	json_t *recs = oa_quarantine_ops_records(doc, cli_host());
+	json_t *recs = oa_quarantine_ops_records(v->doc, cli_host());
 	oa_json_dump_lines(recs, stdout);
 	json_decref(recs);
-	json_decref(doc);
 }
 
 void restore_render_csv(cli *c, const void *view)
 {
 	(void)c;
 	const restore_view *v = view;
-	json_t *doc = oa_quarantine_ops_report(v->dir, v->ops);
-	oa_restore_ops_csv(cli_text_out(), doc);
-	json_decref(doc);
+	oa_restore_ops_csv(cli_text_out(), v->doc);
 }
 
 static int list_ops(cli *c, const char *dir)
@@ -109,27 +106,20 @@ static int list_ops(cli *c, const char *dir)
 		cli_fail(c, "quarantine-unreadable", dir, "%s", err);
 		return c->exit_code | OA_EXIT_OPERATIONAL;
 	}
-	cli_render(c, &(restore_view){ .dir = dir, .ops = &ops });
+	json_t *doc = oa_quarantine_ops_report(dir, &ops);
+	cli_render(c, &(restore_view){ .dir = dir, .ops = &ops, .doc = doc });
+	json_decref(doc);
 	oa_quarantine_ops_free(&ops);
 	return c->exit_code;
 }
 
 /* ---- --empty ------------------------------------------------------------------------ */
 
-static void empty_result(const cli *c, const char *dir, const oa_empty_result *r, bool applied)
-{
-	oa_text_style st = cli_text_style(c);
-	oa_empty_result_text(&st, stdout, dir, r, applied);
-}
-
-static bool empty_confirm(const cli *c, const char *dir, const oa_empty_result *dry)
+static bool empty_confirm(const cli *c, const oa_text_style *st, const char *dir, const oa_empty_result *dry)
 {
 	if (c->yes)
 		return true;
-	char b[48];
-	oa_format_size(dry->bytes, c->units, b, sizeof b);
-	char *q = oa_xasprintf("Delete %zu entr%s (%s) from %s for good? `restore` cannot bring them back.",
-	                       dry->entries, dry->entries == 1 ? "y" : "ies", b, dir);
+	char *q = oa_empty_question(st, dir, dry);
 	bool yes = cli_confirm(q);
 	free(q);
 	return yes;
@@ -140,13 +130,14 @@ static int empty(cli *c, const char *dir)
 	oa_empty_opts o = { .older_than = c->older_than > 0 ? c->older_than : 0, .now = oa_wall_now(),
 	                    .log = c->apply ? NULL : stdout };
 	oa_empty_result r;
+	oa_text_style st = cli_text_style(c);
 	char err[768];
 	if (oa_quarantine_empty(dir, &o, &r, err, sizeof err) < 0) {
 		cli_err("%s", err);
 		return OA_EXIT_OPERATIONAL;
 	}
 	if (!c->apply) {
-		empty_result(c, dir, &r, false);
+		oa_empty_result_text(&st, stdout, dir, &r, false);
 		return c->exit_code;
 	}
 	if (!r.entries) {
@@ -159,7 +150,7 @@ static int empty(cli *c, const char *dir)
 		        "confirmed");
 		return OA_EXIT_USAGE;
 	}
-	if (!empty_confirm(c, dir, &r)) {
+	if (!empty_confirm(c, &st, dir, &r)) {
 		cli_err("declined: nothing done");
 		return c->exit_code;
 	}
@@ -169,7 +160,7 @@ static int empty(cli *c, const char *dir)
 		cli_err("%s", err);
 		return OA_EXIT_OPERATIONAL;
 	}
-	empty_result(c, dir, &r, true);
+	oa_empty_result_text(&st, stdout, dir, &r, true);
 	if (r.failed)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	return c->exit_code;

@@ -49,9 +49,7 @@ void show_render_ndjson(cli *c, const void *view)
 {
 	const show_view *v = view;
 	json_t *o = show_json(c, v);
-	json_t *recs = oa_show_view_records(v->s, o, cli_host());
-	oa_json_dump_lines(recs, stdout);
-	json_decref(recs);
+	oa_show_ndjson(stdout, v->s, o, cli_host());
 	json_decref(o);
 }
 

@@ -72,13 +72,7 @@ static void verify_store(cli *c, oa_store *s, oa_verify_cache *cache, bool first
 	free(selected);
 	if (res.tot.interrupted)
 		c->exit_code |= OA_EXIT_INTERRUPTED;
-	sum.blobs = res.blobs;
-	sum.skipped_unchanged = res.skipped_unchanged;
-	sum.not_done = res.not_done;
-	sum.bytes_hashed = res.tot.bytes_hashed;
-	sum.seconds = res.tot.seconds;
-	sum.interrupted = res.tot.interrupted;
-	sum.timed_out = res.tot.timed_out;
+	oa_audit_summary_verified(&sum, &res);
 	report_findings(c, s, &sum, first);
 }
 

@@ -7,6 +7,7 @@
 #include "open_stores.h"
 #include "output.h"
 #include "suggest.h"
+#include "views/findings_fix.h"
 #include "views/findings_text.h"
 #include "ollama_audit/findings_report.h"
 #include "ollama_audit/report.h"
@@ -42,28 +43,6 @@ bool check_args_resolve(cli *c, const oa_store *s)
 	return ok;
 }
 
-/* Count the reported findings into the summary and fold them into the
- * exit status under --fail-on. */
-static void count_findings(cli *c, const oa_store *s, const bool *selected, oa_audit_summary *sum)
-{
-	size_t counts[3] = { 0, 0, 0 };
-	for (size_t i = 0; i < s->findings.n; i++) {
-		const oa_finding *f = &s->findings.v[i];
-		if (!selected[i])
-			continue;
-		counts[f->severity]++;
-		if (f->id == OA_FINDING_UNREADABLE && ((int)f->severity >= c->fail_on || f->severity == OA_SEV_ERROR))
-			c->exit_code |= OA_EXIT_OPERATIONAL;
-		else if (f->severity == OA_SEV_ERROR)
-			c->exit_code |= OA_EXIT_ERRORS;
-		else if ((int)f->severity >= c->fail_on)
-			c->exit_code |= OA_EXIT_WARNINGS;
-	}
-	sum->errors = counts[OA_SEV_ERROR];
-	sum->warnings = counts[OA_SEV_WARNING];
-	sum->infos = counts[OA_SEV_INFO];
-}
-
 /* What every format of check and verify renders, once per store (the
  * slots of their entries in commands.c); prometheus has none: cli_multi.c
  * writes it from the totals. */
@@ -94,10 +73,7 @@ void findings_render_ndjson(cli *c, const void *view)
 {
 	(void)c;
 	const findings_view *v = view;
-	for (size_t i = 0; i < v->s->findings.n; i++)
-		if (v->selected[i])
-			cli_put_record(oa_finding_record(v->s, &v->s->findings.v[i], cli_host()));
-	cli_put_record(oa_audit_summary_record(v->s, report_schema(v->sum), cli_host(), v->sum));
+	oa_findings_ndjson(stdout, v->s, v->selected, v->sum, cli_host());
 }
 
 void findings_render_csv(cli *c, const void *view)
@@ -111,7 +87,9 @@ void report_findings(cli *c, const oa_store *s, oa_audit_summary *sum, bool firs
 {
 	oa_model_args a = cli_model_args(c);
 	bool *selected = oa_args_findings(s, &a);
-	count_findings(c, s, selected, sum);
+	unsigned fails = oa_findings_tally(s, selected, c->fail_on, sum);
+	c->exit_code |= (fails & OA_FAILS_UNREADABLE ? OA_EXIT_OPERATIONAL : 0) |
+	                (fails & OA_FAILS_ERRORS ? OA_EXIT_ERRORS : 0) | (fails & OA_FAILS_WARNINGS ? OA_EXIT_WARNINGS : 0);
 	/* combined totals, and --format prometheus (cli_multi.c) */
 	cli_multi_store_done(c, (oa_store *)s, sum);
 	cli_render(c, &(findings_view){ .s = s, .selected = selected, .sum = sum, .first = first });

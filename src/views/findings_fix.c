@@ -54,3 +54,25 @@ char *oa_findings_store_fix(const char *codes)
 	static const char *const junk[] = { "orphan-blob", "partial-download", "temp-file", NULL };
 	return oa_xstrdup(has_code(codes, junk) ? "fix: ollama-audit prune" : "see: ollama-audit check --format json");
 }
+
+unsigned oa_findings_tally(const oa_store *s, const bool *selected, int fail_on, oa_audit_summary *sum)
+{
+	size_t counts[3] = { 0, 0, 0 };
+	unsigned fails = 0;
+	for (size_t i = 0; i < s->findings.n; i++) {
+		const oa_finding *f = &s->findings.v[i];
+		if (!selected[i])
+			continue;
+		counts[f->severity]++;
+		if (f->id == OA_FINDING_UNREADABLE && ((int)f->severity >= fail_on || f->severity == OA_SEV_ERROR))
+			fails |= OA_FAILS_UNREADABLE;
+		else if (f->severity == OA_SEV_ERROR)
+			fails |= OA_FAILS_ERRORS;
+		else if ((int)f->severity >= fail_on)
+			fails |= OA_FAILS_WARNINGS;
+	}
+	sum->errors = counts[OA_SEV_ERROR];
+	sum->warnings = counts[OA_SEV_WARNING];
+	sum->infos = counts[OA_SEV_INFO];
+	return fails;
+}

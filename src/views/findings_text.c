@@ -4,11 +4,21 @@
 #include "views/findings_text.h"
 #include "views/csv.h"
 #include "views/findings_fix.h"
+#include "ollama_audit/findings_report.h"
+#include "ollama_audit/records.h"
+#include "ollama_audit/report.h"
 #include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* An ndjson record on its line (freed). */
+static void dump_record(FILE *out, json_t *rec)
+{
+	oa_json_dump_line(rec, out);
+	json_decref(rec);
+}
 
 void oa_finding_print(const oa_text_style *st, FILE *out, const oa_finding *f)
 {
@@ -202,4 +212,24 @@ void oa_verify_progress_line(FILE *diag, uint64_t done, uint64_t total, double e
 	oa_human_bytes((int64_t)rate, r, sizeof r);
 	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
 	fprintf(diag, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta, oa_text_safe(label));
+}
+
+void oa_audit_summary_verified(oa_audit_summary *sum, const oa_verify_store_result *res)
+{
+	sum->blobs = res->blobs;
+	sum->skipped_unchanged = res->skipped_unchanged;
+	sum->not_done = res->not_done;
+	sum->bytes_hashed = res->tot.bytes_hashed;
+	sum->seconds = res->tot.seconds;
+	sum->interrupted = res->tot.interrupted;
+	sum->timed_out = res->tot.timed_out;
+}
+
+void oa_findings_ndjson(FILE *out, const oa_store *s, const bool *selected, const oa_audit_summary *sum,
+                        const char *host)
+{
+	for (size_t i = 0; i < s->findings.n; i++)
+		if (selected[i])
+			dump_record(out, oa_finding_record(s, &s->findings.v[i], host));
+	dump_record(out, oa_audit_summary_record(s, sum->verify ? OA_SCHEMA_VERIFY : OA_SCHEMA_CHECK, host, sum));
 }

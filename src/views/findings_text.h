@@ -7,6 +7,7 @@
 #include "ollama_audit/audit_totals.h"
 #include "ollama_audit/finding.h"
 #include "ollama_audit/store.h"
+#include "ollama_audit/verify_store.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,6 +20,11 @@ void oa_finding_print(const oa_text_style *st, FILE *out, const oa_finding *f);
  * heading (written before the first); false when there is none. */
 bool oa_findings_group(const oa_text_style *st, FILE *out, const oa_store *s, const bool *selected,
                        const char *model, const char *heading, const char *indent);
+/* verify's counts and totals of a store into sum (oa_verify_store's). */
+void oa_audit_summary_verified(oa_audit_summary *sum, const oa_verify_store_result *res);
+/* ndjson: a record per selected finding, then the store's summary. */
+void oa_findings_ndjson(FILE *out, const oa_store *s, const bool *selected, const oa_audit_summary *sum,
+                        const char *host);
 /* The summary line of a store's pass: check's ("N models, N blob files
  * checked in S s") or verify's (sum->verify: models, blobs, bytes, rate,
  * what was skipped or not done). */

@@ -62,9 +62,13 @@ static char *memory_text(const oa_text_style *st, const oa_load *e)
 	return oa_buf_take(&b);
 }
 
-void oa_history_text(const oa_text_style *st, FILE *out, const oa_store *s, const oa_history *h,
-                     const oa_log_sources *src, const oa_load **v, size_t n, bool first)
+void oa_history_text(const oa_text_style *st, FILE *out, const oa_history_view *x, bool first)
 {
+	const oa_store *s = x->s;
+	const oa_history *h = &x->h;
+	const oa_log_sources *src = &x->src;
+	const oa_load **v = x->v;
+	size_t n = x->n;
 	if (!first)
 		fputc('\n', out);
 	char from[40] = "", to[40] = "";
@@ -127,8 +131,11 @@ void oa_history_text(const oa_text_style *st, FILE *out, const oa_store *s, cons
 	oa_history_models_free(sum, k);
 }
 
-void oa_history_csv(FILE *out, const oa_store *s, const oa_load **v, size_t n, bool first)
+void oa_history_csv(FILE *out, const oa_history_view *x, bool first)
 {
+	const oa_store *s = x->s;
+	const oa_load **v = x->v;
+	size_t n = x->n;
 	if (first)
 		fputs("store,time,model,id,runner,result,reason,memory_required,memory_peak,gpu_free,"
 		      "system_free,server_version,source,line\n", out);
@@ -179,4 +186,37 @@ void oa_history_say_warnings(FILE *diag, const oa_history *h)
 		fprintf(diag, "ollama-audit: warning: %s\n", oa_text_safe(h->warnings[i]));
 	if (h->warnings_dropped)
 		fprintf(diag, "ollama-audit: warning: %zu more lines could not be read\n", h->warnings_dropped);
+}
+
+json_t *oa_history_view_json(const oa_history_view *x)
+{
+	return oa_history_store_json(x->s, &x->h, x->src.names, x->src.n, x->v, x->n);
+}
+
+void oa_history_ndjson(FILE *out, const oa_history_view *x, const char *host)
+{
+	json_t *so = oa_history_view_json(x);
+	json_t *recs = oa_history_records(x->s, so, host);
+	oa_json_dump_lines(recs, out);
+	json_decref(recs);
+	json_decref(so);
+}
+
+bool oa_history_view_read(oa_history_view *x, oa_log_inputs *in, oa_store *s, const oa_load_window *w,
+                          const oa_model_args *a)
+{
+	*x = (oa_history_view){ .s = s };
+	oa_history_init(&x->h);
+	bool ok = oa_log_inputs_read(in, s->root, &x->h, &x->src);
+	oa_history_match(&x->h, s);
+	x->v = oa_xcalloc(x->h.n ? x->h.n : 1, sizeof *x->v);
+	x->n = oa_history_pick(&x->h, s, w, a, x->v);
+	return ok;
+}
+
+void oa_history_view_free(oa_history_view *x)
+{
+	free(x->v);
+	oa_log_sources_free(&x->src);
+	oa_history_free(&x->h);
 }

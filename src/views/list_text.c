@@ -1,6 +1,7 @@
 /* list_text.c - `list`'s table, -q names, csv and /api/tags. */
 #include "views/list_text.h"
 #include "views/csv.h"
+#include "views/select.h"
 #include "ollama_audit/model.h"
 #include "ollama_audit/report.h"
 #include "base/jsonutil.h"
@@ -249,4 +250,24 @@ void oa_list_ndjson(FILE *out, const oa_list_store *v, size_t n, const char *hos
 	json_t *rec = oa_list_view_total_record(&t, host);
 	oa_json_dump_line(rec, out);
 	json_decref(rec);
+}
+
+void oa_list_store_make(oa_list_store *ls, const oa_list_query *q, oa_store *s, const oa_last_used *lu)
+{
+	const oa_finding **problems = oa_xcalloc(s->findings.n + 1, sizeof *problems);
+	size_t np = 0;
+	for (size_t j = 0; j < s->findings.n; j++)
+		if (oa_finding_is_listing(&s->findings.v[j]))
+			problems[np++] = &s->findings.v[j];
+	*ls = (oa_list_store){ .s = s, .problems = problems, .n_problems = np, .lu = lu };
+	ls->models = oa_list_order(q, s, &ls->n_models);
+}
+
+void oa_list_stores_free(oa_list_store *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free((void *)v[i].models);
+		free((void *)v[i].problems);
+	}
+	free(v);
 }

@@ -4,11 +4,18 @@
 #ifndef OA_VIEWS_LIST_TEXT_H
 #define OA_VIEWS_LIST_TEXT_H
 
+#include "views/select.h"
 #include "views/table.h"
 #include "ollama_audit/list_report.h"
 
 #include <stdint.h>
 #include <stdio.h>
+
+/* A store's view: the models q lists, in its order, and the findings that
+ * affect the listing (oa_finding_is_listing); lu is kept, not copied. */
+void oa_list_store_make(oa_list_store *ls, const oa_list_query *q, oa_store *s, const oa_last_used *lu);
+/* Frees v, n views oa_list_store_make made. */
+void oa_list_stores_free(oa_list_store *v, size_t n);
 
 /* LAST USED of some models (the newest load of any) as list and du show
  * it: an age, "never" (not in the logs), "-" (no logs, lu NULL). */

@@ -106,3 +106,11 @@ void oa_restore_result_text(FILE *out, const oa_restore_result *r, bool with_op)
 	if (with_op)
 		fprintf(out, "from %s %s\n", r->operations == 1 ? "operation" : "operations, the newest", r->first_op);
 }
+
+char *oa_empty_question(const oa_text_style *st, const char *dir, const oa_empty_result *dry)
+{
+	char b[48];
+	oa_format_size(dry->bytes, st->units, b, sizeof b);
+	return oa_xasprintf("Delete %zu entr%s (%s) from %s for good? `restore` cannot bring them back.",
+	                    dry->entries, dry->entries == 1 ? "y" : "ies", b, dir);
+}

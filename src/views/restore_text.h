@@ -22,5 +22,7 @@ void oa_restore_result_text(FILE *out, const oa_restore_result *r, bool with_op)
 /* What --empty deleted (applied) or would delete, and what dir then holds. */
 void oa_empty_result_text(const oa_text_style *st, FILE *out, const char *dir, const oa_empty_result *r,
                           bool applied);
+/* --apply's question before it deletes what a dry run found (dry). */
+char *oa_empty_question(const oa_text_style *st, const char *dir, const oa_empty_result *dry);
 
 #endif

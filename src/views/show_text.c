@@ -7,6 +7,7 @@
 #include "ollama_audit/manifest_list.h"
 #include "ollama_audit/model.h"
 #include "ollama_audit/report.h"
+#include "ollama_audit/show_report.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -362,4 +363,11 @@ void oa_show_ambiguous(FILE *out, const oa_store *s, const char *query)
 	for (size_t j = 0; j < s->n_models; j++)
 		if (strncasecmp(s->models[j].m.id, query, strlen(query)) == 0)
 			fprintf(out, "  %.12s  %s\n", s->models[j].m.id, pr(0, s->models[j].display));
+}
+
+void oa_show_ndjson(FILE *out, const oa_store *s, json_t *doc, const char *host)
+{
+	json_t *recs = oa_show_view_records(s, doc, host);
+	oa_json_dump_lines(recs, out);
+	json_decref(recs);
 }

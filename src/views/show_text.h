@@ -18,6 +18,8 @@ void oa_show_text(const oa_text_style *st, FILE *out, const oa_store *s, const o
 /* csv: the layers of doc (oa_show_view's), one row each, config first;
  * header: the heading line before them. */
 void oa_show_csv(FILE *out, const oa_store *s, const oa_model *m, json_t *doc, bool header);
+/* ndjson: the records of doc (oa_show_view_records). */
+void oa_show_ndjson(FILE *out, const oa_store *s, json_t *doc, const char *host);
 /* The models an ID prefix (query, "sha256:" allowed) matches, a line each. */
 void oa_show_ambiguous(FILE *out, const oa_store *s, const char *query);
 
