@@ -2,7 +2,6 @@
 #include "cmd_show.h"
 #include "cli_machine.h"
 #include "cli_runhere.h"
-#include "findings.h"
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"
