@@ -3,15 +3,12 @@
 #include "cli_runhere.h"
 #include "cmd_history.h"
 #include "usage.h"
-#include "ollama_audit/humanize.h"
 #include "ollama_audit/runhere.h"
-#include "ollama_audit/show_report.h"
+#include "views/runhere_text.h"
 #include "ollama_audit/verify_cache.h"
 #include "base/util.h"
 
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 static oa_machine machine;
 static bool probed;
@@ -41,19 +38,6 @@ oa_verify_cache *cli_runhere_cache(const cli *c)
 	return vcache;
 }
 
-/* "cannot run": the weights verify found corrupt, whatever the engine. */
-static char *failed_verify_text(const cli *c, const oa_store *s, const oa_model *m, const char *where)
-{
-	oa_verify_cache_entry e;
-	long i = oa_weights_failed_verify(s, m, cli_runhere_cache(c), &e);
-	if (i < 0)
-		return NULL;
-	char when[64];
-	oa_iso8601((time_t)e.verified_at, 0, when, sizeof when);
-	return oa_xasprintf("cannot run %s: its weights blob %s failed verify at %s (%s) and has not "
-	                    "changed since; pull the model again", where, m->m.layers[i].digest, when, e.failed);
-}
-
 /* --root, else the tests' fake machine, else this one; OLLAMA_LLM_LIBRARY
  * and OLLAMA_GPU_OVERHEAD as this environment sets them for a server. */
 static const oa_machine *cli_machine(const cli *c)
@@ -70,104 +54,22 @@ static const oa_machine *cli_machine(const cli *c)
 	return &machine;
 }
 
-static bool is_weights(enum oa_layer_kind k)
+static oa_verify_cache *cache_of(void *ctx)
 {
-	return k == OA_LAYER_MODEL || k == OA_LAYER_TENSOR || k == OA_LAYER_PROJECTOR || k == OA_LAYER_ADAPTER ||
-	       k == OA_LAYER_DRAFT;
+	return cli_runhere_cache(ctx);
 }
 
-/* What keeps the weights from loading at all, into b; false when nothing
- * does: a weight blob missing or shorter than the manifest says. */
-static bool weights_broken(const cli *c, const oa_model *m, oa_buf *b)
+/* The logs' newest failed load of m (read when first asked). */
+static const char *failure_of(void *ctx, const oa_store *s, const oa_model *m)
 {
-	for (size_t i = 0; i < m->m.n_layers; i++) {
-		const oa_layer *l = &m->m.layers[i];
-		const oa_blob *bl = m->layer_blobs ? m->layer_blobs[i] : NULL;
-		if (!is_weights(l->kind))
-			continue;
-		char dg[13];
-		snprintf(dg, sizeof dg, "%.12s", l->digest_valid ? l->digest + 7 : "?");
-		if (!bl || !bl->stat_ok || bl->dangling) {
-			oa_buf_printf(b, "its %s weights (sha256:%s) are missing", oa_layer_kind_name(l->kind), dg);
-			return true;
-		}
-		if (l->size >= 0 && bl->st.size < l->size) {
-			char have[32], want[32];
-			oa_format_size((uint64_t)bl->st.size, c->units, have, sizeof have);
-			oa_format_size((uint64_t)l->size, c->units, want, sizeof want);
-			oa_buf_printf(b, "its %s weights (sha256:%s) are truncated: %s of %s", oa_layer_kind_name(l->kind),
-			              dg, have, want);
-			return true;
-		}
-	}
-	return false;
+	const cli_usage *u = s ? cli_usage_of(ctx, s) : NULL;
+	return u && u->failure ? u->failure[m - s->models] : NULL;
 }
 
 char *cli_runhere_text(cli *c, const oa_store *s, const oa_model *m)
 {
-	const oa_machine *mc = cli_machine(c);
-	oa_runhere r;
-	oa_runhere_model(mc, m, &r);
-	if (!r.engine)
-		return NULL;
-	oa_buf b;
-	oa_buf_init(&b);
-	const char *where = mc->root ? "on that machine" : "here";
-	const cli_usage *u = s ? cli_usage_of(c, s) : NULL;
-	const char *failure = u && u->failure ? u->failure[m - s->models] : NULL;
-	oa_buf broken;
-	oa_buf_init(&broken);
-	if (weights_broken(c, m, &broken)) {
-		oa_buf_printf(&b, "cannot run %s: %s (`ollama pull` fetches them again)", where, broken.data);
-		if (failure)
-			oa_buf_printf(&b, "; the logs' last failed load: %s", failure);
-		oa_buf_free(&broken);
-		return oa_buf_take(&b);
-	}
-	oa_buf_free(&broken);
-	char *corrupt = failed_verify_text(c, s, m, where);
-	if (corrupt) {
-		oa_buf_adds(&b, corrupt);
-		free(corrupt);
-		if (failure)
-			oa_buf_printf(&b, "; the logs' last failed load: %s", failure);
-		return oa_buf_take(&b);
-	}
-	if (!r.can_run) {
-		oa_buf_printf(&b, "cannot run %s: a safetensors model runs only on MLX, ", where);
-		if (!mc->mlx_platform_ok)
-			oa_buf_adds(&b, "which on macOS needs Apple Silicon");
-		else
-			oa_buf_printf(&b, "and Ollama's MLX runtime (libmlxc) is in none of %s", mc->searched);
-		return oa_buf_take(&b);
-	}
-	char w[32], av[32], tot[32], res[32];
-	oa_format_size(r.weights, c->units, w, sizeof w);
-	oa_format_size(r.reserve, c->units, res, sizeof res);
-	oa_buf_printf(&b, "runs %s on %s", where, r.engine);
-	if (*mc->mlx_lib && strcmp(r.engine, "mlx") == 0)
-		oa_buf_printf(&b, " (%s)", mc->mlx_lib);
-	else if (strcmp(r.engine, "llamacpp") == 0)
-		oa_buf_adds(&b, " (every install has it)");
-	if (r.fit == OA_FIT_UNKNOWN) {
-		oa_buf_printf(&b, "; weights %s; memory unknown, so the fit is unknown", w);
-		return oa_buf_take(&b);
-	}
-	oa_format_size(mc->mem_available, c->units, av, sizeof av);
-	oa_format_size(mc->mem_total, c->units, tot, sizeof tot);
-	oa_buf_printf(&b, "; weights %s against %s free of %s memory, less a %s reserve: %s", w, av, tot, res,
-	              oa_fit_name(r.fit));
-	if (r.fit == OA_FIT_TIGHT)
-		oa_buf_adds(&b, " (within total memory, not what is free now)");
-	if (strcmp(r.engine, "mlx") == 0)
-		oa_buf_adds(&b, r.fit == OA_FIT_NO || r.fit == OA_FIT_TIGHT ?
-		                " - the MLX runner refuses a model that does not fit what is free" : "");
-	else
-		oa_buf_adds(&b, " (llama.cpp keeps what the GPU cannot hold in system memory)");
-	oa_buf_adds(&b, ". GPU memory is not visible offline: system memory stands in, as on Apple Silicon");
-	if (failure)
-		oa_buf_printf(&b, ". The logs' last failed load: %s", failure);
-	return oa_buf_take(&b);
+	oa_runhere_inputs in = { .cache = cache_of, .failure = failure_of, .ctx = c };
+	return oa_runhere_text(c->units, cli_machine(c), s, m, &in);
 }
 
 const oa_machine *cli_runhere_machine(const cli *c)

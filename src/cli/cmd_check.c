@@ -28,13 +28,10 @@ int cmd_check(cli *c)
 		cli_log_findings(c, s); /* docs/history.md */
 		oa_runhere_findings(cli_runhere_machine(c), s);
 		oa_verify_cached_findings(s, cli_runhere_cache(c)); /* what verify found, still true */
-		size_t models = selected_models(c, s);
-		oa_audit_summary sum = { .models = models, .blob_files = s->n_blobs,
+		oa_model_args a = cli_model_args(c);
+		oa_audit_summary sum = { .models = oa_args_count(s, &a), .blob_files = s->n_blobs,
 		                         .seconds = s->scan_seconds, .prune_blocked = s->prune_blocked };
-		char line[256];
-		snprintf(line, sizeof line, "%zu model%s, %zu blob files checked in %.3f s", models,
-		         models == 1 ? "" : "s", s->n_blobs, s->scan_seconds);
-		report_findings(c, s, line, &sum, first);
+		report_findings(c, s, &sum, first);
 		first = false;
 	}
 	report_finish(c, OA_SCHEMA_CHECK);

@@ -6,8 +6,7 @@
 #include "confirm.h"
 #include "host.h"
 #include "output.h"
-#include "views/csv.h"
-#include "views/table.h"
+#include "views/restore_text.h"
 #include "usage.h"
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/restore.h"
@@ -50,11 +49,7 @@ static int restore_some(cli *c, const char *dir)
 		cli_err("%s", err);
 		return OA_EXIT_OPERATIONAL;
 	}
-	printf("restored %zu, already in place %zu, conflicts %zu, missing %zu, failed %zu%s\n",
-	       r.restored, r.already, r.conflicts, r.missing, r.failed,
-	       r.interrupted ? " (interrupted: run restore again to finish)" : "");
-	if (!c->all)
-		printf("from %s %s\n", r.operations == 1 ? "operation" : "operations, the newest", r.first_op);
+	oa_restore_result_text(stdout, &r, !c->all);
 	if (r.conflicts || r.missing)
 		c->exit_code |= OA_EXIT_ERRORS;
 	if (r.failed)
@@ -66,117 +61,41 @@ static int restore_some(cli *c, const char *dir)
 
 /* ---- the list of operations --------------------------------------------------------- */
 
-/* "rm a:latest b:latest", "prune" */
-static char *op_command(const oa_quarantine_op *op)
-{
-	oa_buf b;
-	oa_buf_init(&b);
-	oa_buf_adds(&b, op->command);
-	for (size_t m = 0; m < op->n_models; m++) {
-		oa_buf_addc(&b, ' ');
-		oa_buf_adds(&b, op->models[m]);
-	}
-	if (op->child[0])
-		oa_buf_printf(&b, " --child %s", op->child);
-	return oa_buf_take(&b);
-}
-
-static void list_table(cli *c, const char *dir, const oa_quarantine_ops *ops)
-{
-	char held[48];
-	oa_format_size(ops->held_bytes, c->units, held, sizeof held);
-	printf("quarantine %s (of the store %s): holds %s in %zu entr%s, %zu operation%s\n", oa_text_safe(dir),
-	       oa_text_safe(ops->store), held, ops->held_entries, ops->held_entries == 1 ? "y" : "ies", ops->n,
-	       ops->n == 1 ? "" : "s");
-	if (!ops->n)
-		return;
-	static const oa_column cols[6] = {
-		{ "ID", 0, 0, false },      { "WHEN", 0, 0, false },   { "COMMAND", 0, 16, false },
-		{ "ENTRIES", 0, 0, true },  { "SIZE", 0, 0, true },    { "STATE", 0, 0, false },
-	};
-	oa_table t = { .col = cols, .ncol = 6, .gap = "  " };
-	for (size_t k = 0; k < ops->n; k++) {
-		const oa_quarantine_op *op = &ops->v[k];
-		char size[48];
-		oa_format_size(op->disk_bytes, c->units, size, sizeof size);
-		char *row[] = { oa_xstrdup(op->id), oa_xstrdup(op->time), op_command(op),
-		                oa_xasprintf("%zu", op->entries), oa_xstrdup(size), oa_xstrdup(op->state) };
-		oa_table_add(&t, row);
-	}
-	cli_table_print(c, &t, stdout);
-	printf("\nrestore %s --last | --op ID | MODEL | --all puts back; --empty [--older-than D] deletes "
-	       "for good (a dry run without --apply)\n", oa_text_safe(dir));
-}
-
-static void list_csv(json_t *doc)
-{
-	FILE *out = cli_text_out();
-	fprintf(out, "quarantine,store,id,time,command,models,entries,disk_bytes,held_entries,held_bytes,state\n");
-	size_t i;
-	json_t *op;
-	json_array_foreach(json_object_get(doc, "operations"), i, op) {
-		oa_buf models;
-		oa_buf_init(&models);
-		for (size_t m = 0; m < json_array_size(json_object_get(op, "models")); m++) {
-			if (m)
-				oa_buf_addc(&models, ' ');
-			oa_buf_adds(&models, json_string_value(json_array_get(json_object_get(op, "models"), m)));
-		}
-		char *mv = oa_buf_take(&models);
-		char num[4][32];
-		static const char *keys[4] = { "entries", "disk_bytes", "held_entries", "held_bytes" };
-		for (int q = 0; q < 4; q++)
-			snprintf(num[q], sizeof num[q], "%lld", (long long)json_integer_value(json_object_get(op, keys[q])));
-		oa_csv_field(out, json_string_value(json_object_get(doc, "quarantine")), false);
-		oa_csv_field(out, json_string_value(json_object_get(doc, "store")), false);
-		oa_csv_field(out, json_string_value(json_object_get(op, "id")), false);
-		oa_csv_field(out, json_string_value(json_object_get(op, "time")), false);
-		oa_csv_field(out, json_string_value(json_object_get(op, "command")), false);
-		oa_csv_field(out, mv, false);
-		for (int q = 0; q < 4; q++)
-			oa_csv_field(out, num[q], false);
-		oa_csv_field(out, json_string_value(json_object_get(op, "state")), true);
-		free(mv);
-	}
-}
-
 /* What every format of the listing renders (the slots in commands.c):
  * putting back and --empty write tables only. */
 typedef struct restore_view {
 	const char *dir;
 	const oa_quarantine_ops *ops;
+	json_t *doc; /* oa_quarantine_ops_report's */
 } restore_view;
 
 void restore_render_table(cli *c, const void *view)
 {
 	const restore_view *v = view;
-	list_table(c, v->dir, v->ops);
+	oa_text_style st = cli_text_style(c);
+	oa_restore_ops_text(&st, stdout, v->dir, v->ops);
 }
 
 void restore_render_json(cli *c, const void *view)
 {
 	const restore_view *v = view;
-	cli_emit_document(c, oa_quarantine_ops_report(v->dir, v->ops));
+	cli_emit_document(c, json_incref(v->doc));
 }
 
 void restore_render_ndjson(cli *c, const void *view)
 {
 	(void)c;
 	const restore_view *v = view;
-	json_t *doc = oa_quarantine_ops_report(v->dir, v->ops);
-	json_t *recs = oa_quarantine_ops_records(doc, cli_host());
+	json_t *recs = oa_quarantine_ops_records(v->doc, cli_host());
 	oa_json_dump_lines(recs, stdout);
 	json_decref(recs);
-	json_decref(doc);
 }
 
 void restore_render_csv(cli *c, const void *view)
 {
 	(void)c;
 	const restore_view *v = view;
-	json_t *doc = oa_quarantine_ops_report(v->dir, v->ops);
-	list_csv(doc);
-	json_decref(doc);
+	oa_restore_ops_csv(cli_text_out(), v->doc);
 }
 
 static int list_ops(cli *c, const char *dir)
@@ -187,37 +106,20 @@ static int list_ops(cli *c, const char *dir)
 		cli_fail(c, "quarantine-unreadable", dir, "%s", err);
 		return c->exit_code | OA_EXIT_OPERATIONAL;
 	}
-	cli_render(c, &(restore_view){ .dir = dir, .ops = &ops });
+	json_t *doc = oa_quarantine_ops_report(dir, &ops);
+	cli_render(c, &(restore_view){ .dir = dir, .ops = &ops, .doc = doc });
+	json_decref(doc);
 	oa_quarantine_ops_free(&ops);
 	return c->exit_code;
 }
 
 /* ---- --empty ------------------------------------------------------------------------ */
 
-static void empty_summary(const cli *c, const char *dir, const oa_empty_result *r, bool applied)
-{
-	char b[48], h[48];
-	oa_format_size(r->bytes, c->units, b, sizeof b);
-	oa_format_size(r->held_bytes, c->units, h, sizeof h);
-	if (applied)
-		printf("deleted %zu entr%s of %zu operation%s, failed %zu: %s freed on disk; %s holds %s in %zu "
-		       "entr%s\n", r->entries, r->entries == 1 ? "y" : "ies", r->operations, r->operations == 1 ? "" : "s",
-		       r->failed, b, oa_text_safe(dir), h, r->held_entries, r->held_entries == 1 ? "y" : "ies");
-	else
-		printf("would delete %zu entr%s of %zu operation%s, freeing %s on disk (then %s holds %s in %zu "
-		       "entr%s); dry run, nothing deleted: --apply deletes\n", r->entries, r->entries == 1 ? "y" : "ies",
-		       r->operations, r->operations == 1 ? "" : "s", b, oa_text_safe(dir), h, r->held_entries,
-		       r->held_entries == 1 ? "y" : "ies");
-}
-
-static bool empty_confirm(const cli *c, const char *dir, const oa_empty_result *dry)
+static bool empty_confirm(const cli *c, const oa_text_style *st, const char *dir, const oa_empty_result *dry)
 {
 	if (c->yes)
 		return true;
-	char b[48];
-	oa_format_size(dry->bytes, c->units, b, sizeof b);
-	char *q = oa_xasprintf("Delete %zu entr%s (%s) from %s for good? `restore` cannot bring them back.",
-	                       dry->entries, dry->entries == 1 ? "y" : "ies", b, dir);
+	char *q = oa_empty_question(st, dir, dry);
 	bool yes = cli_confirm(q);
 	free(q);
 	return yes;
@@ -228,13 +130,14 @@ static int empty(cli *c, const char *dir)
 	oa_empty_opts o = { .older_than = c->older_than > 0 ? c->older_than : 0, .now = oa_wall_now(),
 	                    .log = c->apply ? NULL : stdout };
 	oa_empty_result r;
+	oa_text_style st = cli_text_style(c);
 	char err[768];
 	if (oa_quarantine_empty(dir, &o, &r, err, sizeof err) < 0) {
 		cli_err("%s", err);
 		return OA_EXIT_OPERATIONAL;
 	}
 	if (!c->apply) {
-		empty_summary(c, dir, &r, false);
+		oa_empty_result_text(&st, stdout, dir, &r, false);
 		return c->exit_code;
 	}
 	if (!r.entries) {
@@ -247,7 +150,7 @@ static int empty(cli *c, const char *dir)
 		        "confirmed");
 		return OA_EXIT_USAGE;
 	}
-	if (!empty_confirm(c, dir, &r)) {
+	if (!empty_confirm(c, &st, dir, &r)) {
 		cli_err("declined: nothing done");
 		return c->exit_code;
 	}
@@ -257,7 +160,7 @@ static int empty(cli *c, const char *dir)
 		cli_err("%s", err);
 		return OA_EXIT_OPERATIONAL;
 	}
-	empty_summary(c, dir, &r, true);
+	oa_empty_result_text(&st, stdout, dir, &r, true);
 	if (r.failed)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	return c->exit_code;

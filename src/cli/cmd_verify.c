@@ -6,6 +6,7 @@
 #include "cli_multi.h"
 #include "open_stores.h"
 #include "report_common.h"
+#include "views/findings_text.h"
 #include "usage.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
@@ -29,15 +30,7 @@ static void on_sigint(int sig)
 static void progress(void *ctx, uint64_t done, uint64_t total, const char *label)
 {
 	const double *t0 = ctx;
-	double el = oa_now() - *t0;
-	double rate = el > 0 ? (double)done / el : 0;
-	double eta = rate > 0 ? (double)(total - done) / rate : 0;
-	char d[32], t[32], r[32];
-	oa_human_bytes((int64_t)done, d, sizeof d);
-	oa_human_bytes((int64_t)total, t, sizeof t);
-	oa_human_bytes((int64_t)rate, r, sizeof r);
-	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
-	fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %.0fs  %.40s", pct, d, t, r, eta, oa_text_safe(label));
+	oa_verify_progress_line(stderr, done, total, oa_now() - *t0, label);
 }
 
 /* The options as the engine takes them; *t0 is the progress line's clock. */
@@ -57,32 +50,14 @@ static void engine_opts(const cli *c, oa_verify_cache *cache, double *t0, oa_ver
 	}
 }
 
-/* "2 models, 3 blobs, 1.2 GB verified in 4.0 s (300 MB/s), ..." */
-static void summary_line(const oa_audit_summary *sum, char *line, size_t len)
-{
-	char total[32], rate[32];
-	oa_human_bytes((int64_t)sum->bytes_hashed, total, sizeof total);
-	oa_human_bytes(sum->seconds > 0 ? (int64_t)((double)sum->bytes_hashed / sum->seconds) : 0, rate,
-	               sizeof rate);
-	int n = snprintf(line, len, "%zu model%s, %zu blob%s, %s verified in %.1f s (%s/s)", sum->models,
-	                 sum->models == 1 ? "" : "s", sum->blobs, sum->blobs == 1 ? "" : "s", total,
-	                 sum->seconds, rate);
-	if (sum->skipped_unchanged)
-		n += snprintf(line + n, len - (size_t)n, ", %zu unchanged skipped", sum->skipped_unchanged);
-	if (sum->not_done)
-		snprintf(line + n, len - (size_t)n, ", %zu not done (%s)", sum->not_done,
-		         sum->interrupted ? "interrupted" : "time budget");
-}
-
 static void verify_store(cli *c, oa_store *s, oa_verify_cache *cache, bool first)
 {
 	oa_audit_summary sum = { .verify = true };
 	/* Counted as check counts them (a broken manifest too), not by what
 	 * there is to hash: the two passes name the same number of models. */
-	sum.models = selected_models(c, s);
-	bool *selected = oa_xcalloc(s->n_models + 1, sizeof *selected);
-	for (size_t j = 0; j < s->n_models; j++)
-		selected[j] = model_selected(c, s, s->models[j].display);
+	oa_model_args a = cli_model_args(c);
+	sum.models = oa_args_count(s, &a);
+	bool *selected = oa_args_models(s, &a);
 	oa_verify_store_opts o = { .selected = selected, .all = c->all };
 	double t0;
 	engine_opts(c, cache, &t0, &o.run);
@@ -97,16 +72,8 @@ static void verify_store(cli *c, oa_store *s, oa_verify_cache *cache, bool first
 	free(selected);
 	if (res.tot.interrupted)
 		c->exit_code |= OA_EXIT_INTERRUPTED;
-	sum.blobs = res.blobs;
-	sum.skipped_unchanged = res.skipped_unchanged;
-	sum.not_done = res.not_done;
-	sum.bytes_hashed = res.tot.bytes_hashed;
-	sum.seconds = res.tot.seconds;
-	sum.interrupted = res.tot.interrupted;
-	sum.timed_out = res.tot.timed_out;
-	char line[320];
-	summary_line(&sum, line, sizeof line);
-	report_findings(c, s, line, &sum, first);
+	oa_audit_summary_verified(&sum, &res);
+	report_findings(c, s, &sum, first);
 }
 
 /* The cache is ours, never the store's. Returns false on a --cache inside

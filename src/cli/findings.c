@@ -3,22 +3,12 @@
 #include "findings.h"
 #include "output.h"
 #include "usage.h"
+#include "views/findings_text.h"
+#include "views/select.h"
 #include "base/util.h"
 
 #include <stdio.h>
 #include <string.h>
-
-bool cli_finding_is_listing(const oa_finding *f)
-{
-	static const char *codes[] = { "invalid-manifest", "invalid-name", "invalid-config",
-	                               "missing-config", "unreadable", "missing-child", "nested-list",
-	                               "dangling-tag", "hidden-from-list" };
-	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
-		if (strcmp(f->code, codes[i]) == 0)
-			return !(strcmp(f->code, "unreadable") == 0 && f->path &&
-			         oa_str_has_prefix(f->path, "blobs/") && !f->model);
-	return false;
-}
 
 /* Commands that report a store's unreadable parts themselves (as findings,
  * or du's and prune's own lines); the others are told here, so exit 8
@@ -49,7 +39,7 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing)
 {
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
-		if (listing && !cli_finding_is_listing(f))
+		if (listing && !oa_finding_is_listing(f))
 			continue;
 		if ((int)f->severity < c->fail_on)
 			continue;
@@ -64,15 +54,8 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing)
 
 void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
 {
-	const char *on = "", *off = "";
-	if (c->color) {
-		on = f->severity == OA_SEV_ERROR ? "\033[31m" : f->severity == OA_SEV_WARNING ? "\033[33m" : "\033[2m";
-		off = "\033[0m";
-	}
+	oa_text_style st = cli_text_style(c);
 	if (out == stderr)
 		fputs("ollama-audit: ", out); /* like every other message there */
-	fprintf(out, "%s%s%s %s: ", on, oa_severity_name(f->severity), off, f->code);
-	if (f->path)
-		fprintf(out, "%s: ", oa_text_safe(f->path));
-	fprintf(out, "%s\n", oa_text_safe(f->message));
+	oa_finding_print(&st, out, f);
 }

@@ -10,9 +10,8 @@
 #include <stdio.h>
 
 /* Fold a store's findings into the exit code under --fail-on. `listing` limits
- * to what affects the list of models. */
+ * to what affects the list of models (oa_finding_is_listing). */
 void cli_account_findings(cli *c, const oa_store *s, bool listing);
-bool cli_finding_is_listing(const oa_finding *f);
 /* A store just scanned: a directory or manifest of it that could not be
  * read (an `unreadable` finding outside blobs/ files) ORs 8 into the exit
  * code, whatever the command (a blob file is the commands' own business). */

@@ -1,0 +1,91 @@
+/* test_views_text.c - the library's text views and the choices behind
+ * them: the fix command of a model's findings, --since/--until, list's
+ * order and table (over fixtures/demo-store). */
+#include "testutil.h"
+
+#include "views/findings_fix.h"
+#include "views/list_text.h"
+#include "views/select.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/scan.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+static void test_fix(void)
+{
+	char *s = oa_findings_model_fix("m:latest", "missing-blob, invalid-manifest", OA_SEV_ERROR);
+	CHECK_STR(s, "fix: ollama-audit rm m:latest --apply");
+	free(s);
+	/* a code is matched whole, never as a prefix of another */
+	s = oa_findings_model_fix("m:latest", "invalid-manifests", OA_SEV_ERROR);
+	CHECK_STR(s, "fix: ollama pull m:latest");
+	free(s);
+	s = oa_findings_model_fix("m:latest", "dangling-tag", OA_SEV_WARNING);
+	CHECK_STR(s, "see: ollama-audit show m:latest");
+	free(s);
+	s = oa_findings_store_fix("temp-file, orphan-blob");
+	CHECK_STR(s, "fix: ollama-audit prune");
+	free(s);
+	s = oa_findings_store_fix("foreign-file");
+	CHECK_STR(s, "see: ollama-audit check --format json");
+	free(s);
+}
+
+static void test_when(void)
+{
+	int64_t now = 2000000000LL * 1000000000LL, t = 0;
+	CHECK(oa_when_parse("2026-10-22", now, &t) == 0);
+	CHECK(t == 1792627200LL * 1000000000LL);
+	CHECK(oa_when_parse("2026-10-22T00:00:01Z", now, &t) == 0);
+	CHECK(t == 1792627201LL * 1000000000LL);
+	CHECK(oa_when_parse("1h", now, &t) == 0);
+	CHECK(t == now - 3600LL * 1000000000LL);
+	CHECK(oa_when_parse("yesterday-ish", now, &t) < 0);
+}
+
+static void test_list(void)
+{
+	const char *src = getenv("OA_SOURCE_DIR");
+	char *path = oa_xasprintf("%s/fixtures/demo-store", src ? src : "..");
+	oa_store s;
+	char err[256];
+	CHECK(oa_store_open(&s, path, "--store", err, sizeof err) == 0);
+	free(path);
+	oa_store_set_header_mode(&s, OA_HEADERS_QUICK);
+	oa_store_scan(&s);
+	oa_list_query q = { .sort = OA_LIST_SORT_NAME };
+	size_t n;
+	size_t *order = oa_list_order(&q, &s, &n);
+	CHECK(n > 1);
+	for (size_t i = 1; i < n; i++)
+		CHECK(strcasecmp(s.models[order[i - 1]].display, s.models[order[i]].display) <= 0);
+	oa_model_args none = { 0 };
+	CHECK(oa_args_count(&s, &none) >= n);
+	/* a prefix nothing has lists nothing */
+	q.prefix = "no-such-model-prefix";
+	size_t m;
+	free(oa_list_order(&q, &s, &m));
+	CHECK(m == 0);
+	oa_list_store ls = { .s = &s, .models = order, .n_models = n };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	oa_text_style st = { .width = 0, .header = true, .units = OA_UNITS_SI, .diag = stderr };
+	oa_list_text(&st, out, &ls, 1);
+	fclose(out);
+	CHECK(strncmp(text, "NAME", 4) == 0);
+	CHECK(strstr(text, s.models[order[0]].display) != NULL);
+	free(text);
+	free(order);
+	oa_store_close(&s);
+}
+
+int main(void)
+{
+	test_fix();
+	test_when();
+	test_list();
+	TEST_MAIN_END();
+}
