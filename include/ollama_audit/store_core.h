@@ -218,6 +218,7 @@ typedef struct oa_store {
 	struct oa_header_cache *header_cache; /* headers.c, during oa_store_scan only */
 	oa_tag_facts tags;    /* what the walk read, for the reference set and empty directories */
 	char **blob_text;     /* per blob: its bytes once read as a template, or NULL */
+	int jobs;             /* threads the scan may use: 0 one per online CPU, 1 none beside the caller */
 } oa_store;
 
 /* Resolve a store from a user path: the models dir itself, its parent

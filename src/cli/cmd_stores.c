@@ -38,7 +38,7 @@ static void open_row(cli *c, row *r)
 	const oa_candidate *k = r->cand;
 	char err[512];
 	double t0 = oa_now();
-	oa_open_options opt = { c->platform, OA_HEADERS_NONE };
+	oa_open_options opt = { c->platform, OA_HEADERS_NONE, c->jobs };
 	oa_store_source source = oa_store_source_of(k->found[0].source);
 	if (oa_open_candidate(&r->s, k->root, source, k, &opt, err, sizeof err) < 0) {
 		oa_store_close(&r->s);

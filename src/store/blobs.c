@@ -3,6 +3,7 @@
 #include "ollama_audit/blobs.h"
 #include "store/blobs_private.h"
 #include "base/platform.h"
+#include "base/pool.h"
 #include "base/util.h"
 
 #include <ctype.h>
@@ -110,6 +111,52 @@ int store_read_blob(const oa_store *s, const oa_blob *b, size_t max, uint8_t **o
 	return oa_read_file_at(s->blobs_fd, b->name, max, out, len);
 }
 
+/* Entry b of blobs/: its stat (through a symlink when it resolves), where
+ * a symlink leads, its class. Touches b alone: any thread, any order. */
+static void stat_blob(const oa_store *s, oa_blob *b)
+{
+	struct stat lst;
+	if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
+		b->stat_errno = errno;
+		b->cls = classify_blob_name(b->name, false, b->hex, &b->partial_index);
+		return;
+	}
+	oa_file_info_set(&b->st, &lst);
+	b->stat_ok = true;
+	if (S_ISLNK(lst.st_mode)) {
+		b->is_symlink = true;
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(s->blobs_fd, b->name, target, sizeof target - 1);
+		if (n >= 0) {
+			target[n] = '\0';
+			b->link_target = oa_xstrdup(target);
+		}
+		struct stat st;
+		if (fstatat(s->blobs_fd, b->name, &st, 0) < 0) {
+			b->dangling = true;
+			b->stat_ok = false;
+			b->stat_errno = errno;
+		} else {
+			oa_file_info_set(&b->st, &st);
+			char *full = oa_path_join(s->root, "blobs");
+			char *p = oa_path_join(full, b->name);
+			char resolved[OA_PATH_MAX];
+			b->link_outside = !realpath(p, resolved) || !inside_root(s, resolved);
+			free(full);
+			free(p);
+		}
+	}
+	b->cls = classify_blob_name(b->name, b->stat_ok && S_ISDIR(b->st.mode), b->hex,
+	                            &b->partial_index);
+}
+
+static void stat_blob_at(void *ctx, size_t i)
+{
+	oa_store *s = ctx;
+	stat_blob(s, &s->blobs[i]);
+}
+
+/* List blobs/, then stat its entries on the scan's threads. */
 void store_scan_blobs(oa_store *s)
 {
 	if (s->blobs_fd < 0)
@@ -133,39 +180,6 @@ void store_scan_blobs(oa_store *s)
 		oa_blob *b = &s->blobs[s->n_blobs++];
 		memset(b, 0, sizeof *b);
 		b->name = oa_xstrdup(e->d_name);
-		struct stat lst;
-		if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
-			b->stat_errno = errno;
-			b->cls = classify_blob_name(b->name, false, b->hex, &b->partial_index);
-			continue;
-		}
-		oa_file_info_set(&b->st, &lst);
-		b->stat_ok = true;
-		if (S_ISLNK(lst.st_mode)) {
-			b->is_symlink = true;
-			char target[PATH_MAX];
-			ssize_t n = readlinkat(s->blobs_fd, b->name, target, sizeof target - 1);
-			if (n >= 0) {
-				target[n] = '\0';
-				b->link_target = oa_xstrdup(target);
-			}
-			struct stat st;
-			if (fstatat(s->blobs_fd, b->name, &st, 0) < 0) {
-				b->dangling = true;
-				b->stat_ok = false;
-				b->stat_errno = errno;
-			} else {
-				oa_file_info_set(&b->st, &st);
-				char *full = oa_path_join(s->root, "blobs");
-				char *p = oa_path_join(full, b->name);
-				char resolved[OA_PATH_MAX];
-				b->link_outside = !realpath(p, resolved) || !inside_root(s, resolved);
-				free(full);
-				free(p);
-			}
-		}
-		b->cls = classify_blob_name(b->name, b->stat_ok && S_ISDIR(b->st.mode), b->hex,
-		                            &b->partial_index);
 		errno = 0;
 	}
 	s->blobs_listed = !errno;
@@ -173,6 +187,7 @@ void store_scan_blobs(oa_store *s)
 		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs",
 		                "error while listing blobs/: %s", strerror(errno));
 	closedir(d);
+	oa_pool_run(s->jobs, s->n_blobs, OA_POOL_MIN_PARALLEL, stat_blob_at, s);
 	if (s->n_blobs) /* qsort on a NULL array is undefined */
 		qsort(s->blobs, s->n_blobs, sizeof *s->blobs, store_cmp_blob_name);
 }

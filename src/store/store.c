@@ -8,6 +8,7 @@
 #include "store/resolve_private.h"
 #include "store/walk.h"
 #include "base/platform.h"
+#include "base/pool.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -74,7 +75,35 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 	}
 }
 
-static void read_config(oa_store *s, oa_model *m)
+/* A config blob read and parsed (into m->cfg): what read_config reports. */
+typedef struct config_read {
+	bool done;
+	int rc, err;         /* store_read_blob's result and errno */
+	int parsed;          /* oa_config_parse's result */
+	char perr[256];
+} config_read;
+
+typedef struct config_prefetch {
+	oa_store *s;
+	config_read *v;      /* per model */
+} config_prefetch;
+
+static void load_config(const oa_store *s, oa_model *m, const oa_blob *b, config_read *r)
+{
+	uint8_t *bytes;
+	size_t len;
+	r->done = true;
+	r->rc = store_read_blob(s, b, OA_CONFIG_MAX, &bytes, &len);
+	if (r->rc < 0) {
+		r->err = errno;
+		return;
+	}
+	r->parsed = oa_config_parse(bytes, len, &m->cfg, r->perr, sizeof r->perr);
+	free(bytes);
+}
+
+/* r: the blob as prefetch_config read it, or NULL to read it now. */
+static void read_config(oa_store *s, oa_model *m, config_read *r)
 {
 	const oa_layer *c = &m->m.config;
 	if (!*c->digest) {
@@ -98,12 +127,14 @@ static void read_config(oa_store *s, oa_model *m)
 		                b && b->cls == OA_BLOB_DIR ? " (a directory has its name)" : "");
 		return;
 	}
-	uint8_t *bytes;
-	size_t len;
-	char err[256];
-	if (store_read_blob(s, m->config_blob, OA_CONFIG_MAX, &bytes, &len) < 0) {
+	config_read own = { false, 0, 0, 0, "" };
+	if (!r || !r->done) {
+		load_config(s, m, m->config_blob, &own);
+		r = &own;
+	}
+	if (r->rc < 0) {
 		m->config_state = OA_CONFIG_INVALID;
-		int e = errno;
+		int e = r->err;
 		bool bad_file = e == EINVAL || e == EFBIG;
 		m->config_error = oa_xasprintf("cannot read config blob: %s",
 		                               e == EINVAL ? "not a regular file" :
@@ -112,23 +143,37 @@ static void read_config(oa_store *s, oa_model *m)
 		                c->digest, path, "%s", m->config_error);
 		return;
 	}
-	if (oa_config_parse(bytes, len, &m->cfg, err, sizeof err) < 0) {
+	if (r->parsed < 0) {
 		m->config_state = OA_CONFIG_INVALID;
-		m->config_error = oa_escape(err, strlen(err));
+		m->config_error = oa_escape(r->perr, strlen(r->perr));
 		oa_findings_add(&s->findings, OA_FINDING_INVALID_CONFIG, m->display, c->digest, path,
 		                "config blob is %s", m->config_error);
 	} else {
 		m->config_state = OA_CONFIG_OK;
 	}
-	free(bytes);
 }
 
-static void resolve_model(oa_store *s, oa_model *m)
+/* The config blob a model's resolve_model reads, read and parsed ahead on
+ * the scan's threads: it touches the model's cfg alone. */
+static void prefetch_config(void *ctx, size_t i)
+{
+	config_prefetch *p = ctx;
+	oa_model *m = &p->s->models[i];
+	const oa_layer *c = &m->m.config;
+	if (!m->manifest_ok || !*c->digest || !c->digest_valid)
+		return;
+	/* the blob read_config reads: check_reference's, when complete and present */
+	oa_blob *b = oa_store_find_blob(p->s, c);
+	if (b && b->cls == OA_BLOB_VALID && !b->dangling)
+		load_config(p->s, m, b, &p->v[i]);
+}
+
+static void resolve_model(oa_store *s, oa_model *m, config_read *r)
 {
 	store_ref_manifest_blobs(s, m);
 	if (!m->manifest_ok)
 		return;
-	read_config(s, m);
+	read_config(s, m, r);
 	m->layer_blobs = oa_xcalloc(m->m.n_layers, sizeof *m->layer_blobs);
 	for (size_t i = 0; i < m->m.n_layers; i++) {
 		const oa_layer *l = &m->m.layers[i];
@@ -387,8 +432,11 @@ void oa_store_read(oa_store *s)
 	store_mark_anchors(s);
 	if (s->n_models)
 		qsort(s->models, s->n_models, sizeof *s->models, cmp_model_mtime);
+	config_prefetch pre = { s, oa_xcalloc(s->n_models + 1, sizeof *pre.v) };
+	oa_pool_run(s->jobs, s->n_models, OA_POOL_MIN_PARALLEL, prefetch_config, &pre);
 	for (size_t i = 0; i < s->n_models; i++)
-		resolve_model(s, &s->models[i]);
+		resolve_model(s, &s->models[i], &pre.v[i]);
+	free(pre.v);
 	check_blob_files(s);
 	mark_shadows(s);
 	mark_downgrade_loss(s);

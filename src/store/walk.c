@@ -6,6 +6,7 @@
 #include "store/store_core_private.h"
 #include "store/walk.h"
 #include "base/platform.h"
+#include "base/pool.h"
 #include "base/util.h"
 
 #include <ctype.h>
@@ -17,13 +18,47 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* A tag file under a valid name: read, hashed and parsed off the walk's
+ * thread (tag_read, any order), then recorded in walk order (tag_finish). */
+typedef struct tag_job {
+	size_t model;            /* s->models[model] is its model */
+	int dirfd;               /* the batch's copy of its directory's fd */
+	char *file;
+	mode_t mode;             /* of its stat (through a symlink) */
+	bool link;
+	char *raw;               /* its path as the file system spells it, when link */
+	bool read_ok;
+	int err;                 /* errno of a read that failed */
+	uint8_t *bytes;          /* kept past tag_read only when they do not parse */
+	size_t len;
+	oa_digest_hex self, lh;  /* sha256 of its bytes; the blob its symlink resolves to, or "" */
+	oa_digest_hex *mentions; /* every digest its bytes mention, in order */
+	size_t n_mentions, cap_mentions;
+	bool list_key;           /* its bytes mention a "manifests" key */
+	int parsed;              /* oa_manifest_parse's result */
+	char perr[256];
+} tag_job;
+
+/* The tag files read together; each batch ends before the walk adds a
+ * finding of its own, so findings keep the order of a one-by-one walk. */
+typedef struct tag_batch {
+	tag_job *v;
+	size_t n, cap, max;      /* max: 1 when the scan has one thread */
+	int *dirs;               /* dup()s of the directories its jobs are in */
+	size_t n_dirs, cap_dirs;
+	unsigned gen;            /* bumped at every flush: a walk level's dir copy is stale */
+} tag_batch;
+
 typedef struct walk_ctx {
 	oa_store *s;
 	size_t cap;
 	const char *top;        /* "manifests" or "manifests-v2" */
 	bool v2;
 	char *parts[4];
+	tag_batch batch;
 } walk_ctx;
+
+static void flush_tags(walk_ctx *w);
 
 /* The path of an entry under the walk's top: escaped for findings, or as
  * the file system spells it (raw). */
@@ -162,7 +197,13 @@ static void note_empty_dir(oa_store *s, char *rel, const struct stat *st)
 	f->empty_st[f->n_empty_dirs++] = *st;
 }
 
-static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st, bool link);
+/* A directory's fd in the current batch (a dup: the walk closes its own). */
+typedef struct dir_copy {
+	int slot;     /* in batch.dirs, or -1 */
+	unsigned gen; /* the batch it belongs to */
+} dir_copy;
+
+static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st, bool link);
 
 /* A symlink (`name` is one) that leads out of the store is never followed,
  * as a directory or as a manifest: what it hides is a finding (and makes
@@ -176,6 +217,7 @@ static bool leads_out(walk_ctx *w, int depth, const char *name)
 	if (out) {
 		char *rel = rel_path(w, depth, name);
 		char *where = oa_escape(resolved, strlen(resolved));
+		flush_tags(w);
 		oa_findings_add(&w->s->findings, OA_FINDING_SYMLINK_OUT_OF_STORE, NULL, NULL, rel,
 		                "a symlink to %s, outside the store: not followed; what it holds may "
 		                "reference any blob, so prune keeps every complete blob", where);
@@ -193,10 +235,12 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 	size_t n;
 	int err;
 	bool empty = true;
+	dir_copy copy = { -1, 0 }; /* this directory's fd as the batch holds it */
 	char **names = oa_list_dir(dirfd, &n, &err);
 	if (err) {
 		not_plain(s);
 		char *rel = rel_path(w, depth, NULL);
+		flush_tags(w);
 		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot list %s: %s", rel,
 		                strerror(err));
 		/* The server's glob silently skips what it cannot read. */
@@ -205,6 +249,7 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 	}
 	if (n == 0 && depth > 0) {
 		char *rel = rel_path(w, depth, NULL);
+		flush_tags(w);
 		oa_findings_add(&s->findings, OA_FINDING_EMPTY_MANIFEST_DIR, NULL, NULL, rel,
 		                "empty directory (the server removes it on prune)");
 		free(rel);
@@ -238,24 +283,28 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 			char *rel = rel_path(w, 3, name);
 			if (!ok && w->v2 && link) {
 				/* 0.40 writes the blob first, then the link: the manifest is gone. */
+				flush_tags(w);
 				oa_findings_add(&s->findings, OA_FINDING_DANGLING_TAG, NULL, NULL, rel,
 				                "a manifests-v2 tag whose symlink leads nowhere: %s", strerror(serr));
 				s->n_manifest_files++;
 			} else if (!ok) {
+				flush_tags(w);
 				oa_findings_add(&s->findings, link ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE, NULL,
 				                NULL, rel, "%s: %s", link ? "dangling symlink" : "cannot stat",
 				                strerror(serr));
+				flush_tags(w);
 				oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
 				                "the server cannot stat this file: it skips its start-up prune, and /api/tags fails");
 				s->prune_blocked = true;
 				s->n_manifest_files++;
 			} else if (S_ISDIR(st.st_mode)) {
 				not_plain(s); /* refs.c reads what it holds */
+				flush_tags(w);
 				oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
 				                "a directory where a manifest file belongs; the server skips it");
 			} else {
 				s->n_manifest_files++;
-				read_manifest(w, dirfd, name, &st, link);
+				read_manifest(w, dirfd, &copy, name, &st, link);
 			}
 			free(rel);
 			continue;
@@ -263,6 +312,7 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 		if (!ok || !S_ISDIR(st.st_mode)) {
 			not_plain(s); /* refs.c reads a file at any depth */
 			char *rel = rel_path(w, depth, name);
+			flush_tags(w);
 			oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
 			                ok ? "a file at depth %d under manifests/; the server only reads depth 4"
 			                   : "cannot stat (depth %d); the server ignores it",
@@ -276,6 +326,7 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 			empty = false;
 			w->parts[depth] = names[i];
 			char *rel = rel_path(w, depth + 1, NULL);
+			flush_tags(w);
 			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot open %s: %s",
 			                rel, strerror(errno));
 			free(rel);
@@ -318,15 +369,14 @@ static bool v2_name(walk_ctx *w, const char *file, oa_name *name, const char **w
 	return oa_name_from_parts(name, host, w->parts[1], w->parts[2], file, why);
 }
 
-/* The manifest blob a tag symlink resolves to, or "". */
-static void link_blob(walk_ctx *w, const char *file, oa_digest_hex hex)
+/* The manifest blob a tag symlink resolves to, or "" (raw: its path as
+ * the file system spells it). */
+static void link_blob(oa_store *s, const char *raw, oa_digest_hex hex)
 {
 	hex[0] = '\0';
-	char *raw = raw_path(w, 3, file);
 	char resolved[OA_PATH_MAX];
-	if (oa_store_resolve_path(w->s, raw, resolved) != 1 || !oa_store_blob_path_hex(w->s, resolved, hex))
+	if (oa_store_resolve_path(s, raw, resolved) != 1 || !oa_store_blob_path_hex(s, resolved, hex))
 		hex[0] = '\0';
-	free(raw);
 }
 
 /* Which manifest blob a tag is: the one its symlink resolves to (link_hex),
@@ -346,7 +396,169 @@ static void tag_blob(walk_ctx *w, oa_model *m, bool link, const oa_digest_hex se
 	m->tag_kind = b->st.dev == m->st.dev && b->st.ino == m->st.ino ? "hardlink" : "copy";
 }
 
-static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct stat *st, bool link)
+static void job_mention(void *ctx, const oa_digest_hex hex)
+{
+	tag_job *j = ctx;
+	OA_ALLOC_GROW(j->mentions, j->n_mentions + 1, j->cap_mentions);
+	memcpy(j->mentions[j->n_mentions++], hex, sizeof *j->mentions);
+}
+
+/* The part of reading a tag that touches nothing but its job and its model
+ * (the store's blobs and bounds are only read): any thread, any order. */
+static void read_tag(walk_ctx *w, tag_job *j)
+{
+	oa_store *s = w->s;
+	oa_model *m = &s->models[j->model];
+	if (store_read_looked_at(j->dirfd, j->file, j->mode, OA_MANIFEST_MAX, &j->bytes, &j->len) < 0) {
+		j->err = errno;
+		return;
+	}
+	j->read_ok = true;
+	m->manifest_bytes = j->len;
+	oa_sha256_hex(j->bytes, j->len, j->self); /* a manifest blob's digest is the sha256 of all its bytes */
+	if (j->link)
+		link_blob(s, j->raw, j->lh);
+	oa_digest_scan(j->bytes, j->len, job_mention, j);
+	j->list_key = oa_mentions_manifests_key(j->bytes, j->len);
+	tag_blob(w, m, j->link, j->self, j->lh);
+	j->parsed = oa_manifest_parse(j->bytes, j->len, &m->m, j->perr, sizeof j->perr);
+	if (j->parsed == 0) {
+		free(j->bytes);
+		j->bytes = NULL;
+	}
+}
+
+static void tag_read(void *ctx, size_t i)
+{
+	walk_ctx *w = ctx;
+	read_tag(w, &w->batch.v[i]);
+}
+
+/* What refs.c would take from a tag file read in full (note_tag_file),
+ * from what tag_read found in its bytes. */
+static void note_tag_job(oa_store *s, const tag_job *j)
+{
+	oa_tag_facts *f = &s->tags;
+	f->files++;
+	for (size_t k = 0; k < j->n_mentions; k++)
+		fact_mention(f, j->mentions[k]);
+	fact_mention(f, j->self);
+	if (j->lh[0])
+		fact_mention(f, j->lh);
+	for (size_t k = 0; j->list_key && k < j->n_mentions; k++)
+		fact_list_mention(f, j->mentions[k]);
+}
+
+/* The rest, in walk order: findings, the store's counts and facts. */
+static void tag_finish(walk_ctx *w, tag_job *j)
+{
+	oa_store *s = w->s;
+	oa_model *m = &s->models[j->model];
+	const char *rel = m->rel_path;
+	if (!j->read_ok) {
+		int e = j->err;
+		not_plain(s);
+		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
+		                                 : e == EINVAL ? "not a regular file" : strerror(e));
+		if (e == EFBIG) /* what it names is not an orphan (issue 19, 11c) */
+			store_mark_weak_refs_file(s, j->dirfd, j->file);
+		oa_finding_code code = e == EFBIG || e == EINVAL ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE;
+		oa_findings_add(&s->findings, code, m->display, NULL, rel, "manifest %s", m->manifest_error);
+		if (!m->v2) {
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
+			                "an unreadable manifest makes the server skip its start-up prune");
+			s->prune_blocked = true;
+		}
+		m->m.media_type = oa_xstrdup("");
+		m->m.config.media_type = oa_xstrdup("");
+		m->m.config.digest = oa_xstrdup("");
+		return;
+	}
+	note_tag_job(s, j);
+	if (j->parsed < 0) {
+		const char *err = j->perr;
+		m->manifest_error = oa_escape(err, strlen(err));
+		oa_findings_add(&s->findings, OA_FINDING_INVALID_MANIFEST, m->display, NULL, rel, "manifest is %s%s",
+		                oa_str_has_prefix(err, "not JSON") || oa_str_has_prefix(err, "empty") ? "" : "invalid: ",
+		                m->manifest_error);
+		if (!m->v2) {
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
+			                "a corrupt manifest makes the server skip its start-up prune");
+			s->prune_blocked = true;
+		}
+		store_mark_weak_refs(s, j->bytes, j->len);
+	} else {
+		m->manifest_ok = true;
+		if (m->v2)
+			memcpy(m->m.id, j->self, sizeof m->m.id);
+		if (m->m.is_list)
+			store_use_list_child(s, m);
+		if (m->v2 || m->is_list)
+			m->m.size = store_unique_size(&m->m);
+	}
+}
+
+/* Read every tag file of the batch (on the scan's threads), then record
+ * them in walk order, and close the batch's directory copies. */
+static void flush_tags(walk_ctx *w)
+{
+	tag_batch *b = &w->batch;
+	if (b->n == 0)
+		return;
+	oa_pool_run(w->s->jobs, b->n, OA_POOL_MIN_PARALLEL, tag_read, w);
+	for (size_t i = 0; i < b->n; i++) {
+		tag_job *j = &b->v[i];
+		tag_finish(w, j);
+		free(j->bytes);
+		free(j->file);
+		free(j->raw);
+		free(j->mentions);
+	}
+	for (size_t i = 0; i < b->n_dirs; i++)
+		close(b->dirs[i]);
+	b->n = b->n_dirs = 0;
+	b->gen++;
+}
+
+static void free_batch(tag_batch *b)
+{
+	free(b->v);
+	free(b->dirs);
+	memset(b, 0, sizeof *b);
+}
+
+/* Queue the tag file of model `model` for the batch; read it now when its
+ * directory cannot be kept open (no fd left) or the scan has one thread. */
+static void queue_tag(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st,
+                      bool link, size_t model)
+{
+	tag_batch *b = &w->batch;
+	if (copy->slot < 0 || copy->gen != b->gen) {
+		int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0) {
+			flush_tags(w);
+			tag_job j = { .model = model, .dirfd = dirfd, .file = (char *)file, .mode = st->st_mode,
+			              .link = link, .raw = link ? raw_path(w, 3, file) : NULL };
+			read_tag(w, &j);
+			tag_finish(w, &j);
+			free(j.bytes);
+			free(j.raw);
+			free(j.mentions);
+			return;
+		}
+		OA_ALLOC_GROW(b->dirs, b->n_dirs + 1, b->cap_dirs);
+		b->dirs[b->n_dirs] = fd;
+		*copy = (dir_copy){ (int)b->n_dirs++, b->gen };
+	}
+	OA_ALLOC_GROW(b->v, b->n + 1, b->cap);
+	b->v[b->n++] = (tag_job){ .model = model, .dirfd = b->dirs[copy->slot], .file = oa_xstrdup(file),
+	                          .mode = st->st_mode, .link = link,
+	                          .raw = link ? raw_path(w, 3, file) : NULL };
+	if (b->n >= b->max)
+		flush_tags(w);
+}
+
+static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st, bool link)
 {
 	oa_store *s = w->s;
 	char *rel = rel_path(w, 3, file);
@@ -354,6 +566,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 		not_plain(s); /* refs.c skips the one, looks for the other's names in blobs/ */
 	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
 		not_plain(s); /* refs.c reads it */
+		flush_tags(w);
 		/* a tag write the server did not finish (its temp name): junk, not a model */
 		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel,
 		                "an interrupted manifests-v2 tag write; prune removes it after the grace period");
@@ -366,6 +579,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	bool valid = w->v2 ? v2_name(w, file, &name, &why)
 	                   : oa_name_from_parts(&name, w->parts[0], w->parts[1], w->parts[2], file, &why);
 	if (!valid) {
+		flush_tags(w);
 		oa_findings_add(&s->findings, OA_FINDING_INVALID_NAME, NULL, NULL, rel,
 		                "not a valid model name (%s); the server skips it", why);
 		if (!w->v2) {
@@ -381,8 +595,11 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 			store_mark_weak_refs(s, bytes, len);
 			oa_digest_hex self, lh = "";
 			oa_sha256_hex(bytes, len, self);
-			if (link)
-				link_blob(w, file, lh);
+			if (link) {
+				char *raw = raw_path(w, 3, file);
+				link_blob(s, raw, lh);
+				free(raw);
+			}
 			note_tag_file(s, bytes, len, self, lh);
 			free(bytes);
 		} else {
@@ -404,57 +621,7 @@ static void read_manifest(walk_ctx *w, int dirfd, const char *file, const struct
 	oa_file_info_set(&m->st, st);
 	m->v2 = w->v2;
 	m->child = m->child_pull = -1;
-
-	uint8_t *bytes;
-	size_t len;
-	char err[256];
-	if (store_read_looked_at(dirfd, file, st->st_mode, OA_MANIFEST_MAX, &bytes, &len) < 0) {
-		int e = errno;
-		not_plain(s);
-		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
-		                                 : e == EINVAL ? "not a regular file" : strerror(e));
-		if (e == EFBIG) /* what it names is not an orphan (issue 19, 11c) */
-			store_mark_weak_refs_file(s, dirfd, file);
-		oa_finding_code code = e == EFBIG || e == EINVAL ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE;
-		oa_findings_add(&s->findings, code, m->display, NULL, rel, "manifest %s", m->manifest_error);
-		if (!w->v2) {
-			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
-			                "an unreadable manifest makes the server skip its start-up prune");
-			s->prune_blocked = true;
-		}
-		m->m.media_type = oa_xstrdup("");
-		m->m.config.media_type = oa_xstrdup("");
-		m->m.config.digest = oa_xstrdup("");
-		return;
-	}
-	m->manifest_bytes = len;
-	oa_digest_hex self, lh = ""; /* a manifest blob's digest is the sha256 of all its bytes */
-	oa_sha256_hex(bytes, len, self);
-	if (link)
-		link_blob(w, file, lh);
-	note_tag_file(s, bytes, len, self, lh);
-	tag_blob(w, m, link, self, lh);
-	if (oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0) {
-		m->manifest_error = oa_escape(err, strlen(err));
-		oa_findings_add(&s->findings, OA_FINDING_INVALID_MANIFEST, m->display, NULL, rel, "manifest is %s%s",
-		                oa_str_has_prefix(err, "not JSON") || oa_str_has_prefix(err, "empty") ? "" : "invalid: ",
-		                m->manifest_error);
-		if (!w->v2) {
-			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
-			                "a corrupt manifest makes the server skip its start-up prune");
-			s->prune_blocked = true;
-		}
-		store_mark_weak_refs(s, bytes, len);
-	} else {
-		m->manifest_ok = true;
-		if (w->v2)
-			memcpy(m->m.id, self, sizeof m->m.id);
-		if (m->m.is_list)
-			store_use_list_child(s, m);
-		if (m->v2 || m->is_list)
-			m->m.size = store_unique_size(&m->m);
-	}
-	free(bytes);
+	queue_tag(w, dirfd, copy, file, st, link, s->n_models - 1);
 }
 
 void store_walk(oa_store *s, size_t *cap)
@@ -463,12 +630,17 @@ void store_walk(oa_store *s, size_t *cap)
 	s->tags.plain = top_plain(s, "manifests", s->manifests_fd, &here) &&
 	                top_plain(s, "manifests-v2", s->manifests_v2_fd, &here_v2) && (here || here_v2);
 	walk_ctx w = { .s = s, .top = "manifests", .cap = *cap };
+	/* Tag files are read 256 at a time on the scan's threads; one by one
+	 * when it has none. */
+	w.batch.max = oa_pool_threads(s->jobs) > 1 ? 256 : 1;
 	if (s->manifests_fd >= 0)
 		walk(&w, s->manifests_fd, 0);
 	w.top = "manifests-v2";
 	w.v2 = true;
 	if (s->manifests_v2_fd >= 0)
 		walk(&w, s->manifests_v2_fd, 0);
+	flush_tags(&w);
+	free_batch(&w.batch);
 	finish_tag_facts(s);
 	*cap = w.cap;
 }
