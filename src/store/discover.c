@@ -188,6 +188,7 @@ int oa_open_candidate(oa_store *s, const char *path, oa_store_source source, con
 	if (o) {
 		oa_store_set_header_mode(s, o->header_mode);
 		s->platform = o->platform;
+		s->jobs = o->jobs;
 	}
 	return 0;
 }

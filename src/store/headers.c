@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <unistd.h>
 #include "base/platform.h"
+#include "base/pool.h"
+#include "store/headers_private.h"
 
 #define OA_HF_CONFIG_MAX (4u << 20)
 
@@ -130,6 +132,67 @@ void oa_headers_end(oa_store *s)
 	}
 	free(c);
 	s->header_cache = NULL;
+}
+
+/* The GGUF headers oa_headers_apply will parse from the cache, parsed ahead:
+ * each blob once, on the scan's threads, each into its own cache slot. A
+ * blob that does not open or is not GGUF is left to oa_headers_apply, which
+ * reports it. */
+typedef struct gguf_prefetch {
+	oa_store *s;
+	oa_gguf_mode mode;
+	size_t *blobs; /* indexes into s->blobs, each once */
+} gguf_prefetch;
+
+static void prefetch_gguf(void *ctx, size_t k)
+{
+	gguf_prefetch *p = ctx;
+	oa_store *s = p->s;
+	const oa_blob *b = &s->blobs[p->blobs[k]];
+	int fd = oa_store_open_blob(s, b);
+	if (fd < 0)
+		return;
+	unsigned char magic[4] = { 0 };
+	if (oa_pread_full(fd, magic, 4, 0) == 4 && !oa_gguf_is_magic(magic)) {
+		close(fd);
+		return;
+	}
+	oa_gguf_info *g = gguf_new();
+	oa_gguf_read_fd(fd, (uint64_t)b->st.size, p->mode, g);
+	close(fd);
+	s->header_cache->parsed[p->mode == OA_GGUF_FULL][p->blobs[k]] = g;
+}
+
+void store_headers_prefetch(oa_store *s)
+{
+	struct oa_header_cache *c = s->header_cache;
+	/* a small store stays on one thread, whatever its weights */
+	if (!c || s->header_mode == OA_HEADERS_NONE || oa_pool_threads(s->jobs) < 2 ||
+	    s->n_models < OA_POOL_MIN_PARALLEL)
+		return;
+	bool full = s->header_mode == OA_HEADERS_FULL;
+	gguf_prefetch p = { s, full ? OA_GGUF_FULL : OA_GGUF_QUICK, oa_xcalloc(s->n_blobs + 1, sizeof *p.blobs) };
+	bool *seen = oa_xcalloc(s->n_blobs + 1, sizeof *seen);
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		/* the models and layers oa_headers_apply reads through the cache */
+		if (!m->manifest_ok || (m->config_state == OA_CONFIG_OK && (*m->cfg.remote_host || *m->cfg.remote_model)))
+			continue;
+		size_t last = last_model_layer(m);
+		for (size_t l = 0; l < m->m.n_layers; l++) {
+			if (!is_gguf_kind(m->m.layers[l].kind) || !(full || l == last) || !usable_blob(m, l))
+				continue;
+			size_t at = (size_t)(m->layer_blobs[l] - s->blobs);
+			if (!c->parsed[full][at] && !seen[at]) {
+				seen[at] = true;
+				p.blobs[n++] = at;
+			}
+		}
+	}
+	oa_pool_run(s->jobs, n, 2, prefetch_gguf, &p);
+	free(seen);
+	free(p.blobs);
 }
 
 /* The cached parse of b in that mode, or NULL; `slot` is where to keep one. */

@@ -2,6 +2,7 @@
 #include "ollama_audit/scan.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/model.h"
+#include "store/headers_private.h"
 #include "base/platform.h"
 
 void oa_store_scan(oa_store *s)
@@ -9,6 +10,7 @@ void oa_store_scan(oa_store *s)
 	double t0 = oa_now();
 	oa_store_read(s);
 	oa_headers_begin(s);
+	store_headers_prefetch(s);
 	for (size_t i = 0; i < s->n_models; i++)
 		oa_model_classify(s, &s->models[i]);
 	oa_headers_end(s);

@@ -1,0 +1,33 @@
+/*
+ * resolve.h - from what a user types to a model, and from a list's row to
+ * its tag (part of store.h, which includes it).
+ */
+#ifndef OLLAMA_AUDIT_RESOLVE_H
+#define OLLAMA_AUDIT_RESOLVE_H
+
+#include "ollama_audit/export.h"
+#include "ollama_audit/store_core.h"
+
+#include <stddef.h>
+
+/* Resolve MODEL as the user typed it: a reference as the server's handlers
+ * read it (oa_name_parse_ref: trimmed, source suffix handled, defaults
+ * filled), or an ID prefix of >= 6 hex digits. A name matching one model
+ * exactly (case included) is that model; otherwise a single
+ * case-insensitive match is. A legacy anchor is never chosen (its
+ * manifests-v2 tag is). Returns the model index, -1 if none matches,
+ * OA_RESOLVE_AMBIGUOUS_ID if an ID prefix names several models,
+ * OA_RESOLVE_AMBIGUOUS_NAME if several models match the name only
+ * case-insensitively (tiny vs TINY and Tiny: the server would pick one at
+ * random, so we refuse to guess). */
+enum { OA_RESOLVE_AMBIGUOUS_ID = -2, OA_RESOLVE_AMBIGUOUS_NAME = -3 };
+OA_EXPORT long oa_store_resolve(const oa_store *s, const char *query);
+
+/* The index of the tag's model a row belongs to: itself, or for a list's
+ * other row (sibling) the tag's. */
+OA_EXPORT size_t oa_store_row_tag(const oa_store *s, size_t idx);
+
+/* The models `ollama list` shows: all but legacy anchors. */
+OA_EXPORT size_t oa_store_listed_models(const oa_store *s);
+
+#endif

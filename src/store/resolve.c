@@ -1,0 +1,311 @@
+/* resolve.c - names to tags (what a user types, legacy anchors under a
+ * manifests-v2 name) and lists to children (the child in use, the other
+ * rows of a list). */
+#include "ollama_audit/resolve.h"
+#include "ollama_audit/manifest_list.h"
+#include "store/blobs_private.h"
+#include "store/resolve_private.h"
+#include "base/platform.h"
+#include "base/util.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The same for two models' names. */
+static bool names_match(const oa_model_name *a, const oa_model_name *b, bool fold)
+{
+	oa_name y;
+	oa_model_name_get(b, &y);
+	return oa_model_name_is(a, &y, fold);
+}
+
+/* The bytes of a list entry's manifest: the child blob, or the entry itself
+ * when inline. NULL when it is not here. */
+uint8_t *store_child_bytes(oa_store *s, const oa_list_entry *e, size_t *len)
+{
+	if (e->inline_json) {
+		*len = strlen(e->inline_json);
+		return (uint8_t *)oa_xstrdup(e->inline_json);
+	}
+	oa_blob *b = store_entry_blob(s, e);
+	uint8_t *bytes;
+	if (!b || store_read_blob(s, b, OA_MANIFEST_MAX, &bytes, len) < 0)
+		return NULL;
+	return bytes;
+}
+
+/* A tag whose manifest is a list: use the child the server would (one that
+ * is here, by the platform's runner preference), and say which a pull on
+ * that platform would fetch. m->m becomes that child's manifest. */
+void store_use_list_child(oa_store *s, oa_model *m)
+{
+	m->is_list = true;
+	m->list = oa_xmalloc(sizeof *m->list);
+	*m->list = m->m;
+	memset(&m->m, 0, sizeof m->m);
+	size_t n = m->list->n_manifests;
+	m->child_present = oa_xcalloc(n ? n : 1, sizeof *m->child_present);
+	for (size_t i = 0; i < n; i++) {
+		const oa_list_entry *e = &m->list->entries[i];
+		m->child_present[i] = e->inline_json || store_entry_blob(s, e);
+	}
+	const char *platform = s->platform ? s->platform : oa_platform_default();
+	m->child_pull = oa_list_select(m->list, NULL, platform);
+	m->child = oa_list_select(m->list, m->child_present, platform);
+	for (size_t i = 0; i < n && m->child < 0; i++)
+		if (m->child_present[i])
+			m->child = (long)i; /* a runner no preference names: the first that is here */
+	char err[256] = "";
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	if (m->child >= 0)
+		bytes = store_child_bytes(s, &m->list->entries[m->child], &len);
+	if (!bytes || oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0 || m->m.is_list) {
+		if (!*err)
+			snprintf(err, sizeof err, "%s", m->child < 0 ? "no child of the list is here"
+			         : bytes ? "its child is another manifest list, which the server rejects"
+			         : "cannot read its child manifest");
+		m->manifest_ok = false;
+		m->manifest_error = oa_escape(err, strlen(err));
+		if (!m->m.media_type) { /* never parsed: an empty manifest */
+			m->m.media_type = oa_xstrdup("");
+			m->m.config.media_type = oa_xstrdup("");
+			m->m.config.digest = oa_xstrdup("");
+			m->m.runner = oa_xstrdup("");
+			m->m.format = oa_xstrdup("");
+		}
+		oa_finding_code code = m->child < 0 ? OA_FINDING_MISSING_CHILD
+		                       : m->m.is_list ? OA_FINDING_NESTED_LIST : OA_FINDING_INVALID_MANIFEST;
+		oa_findings_add(&s->findings, code, m->display, NULL, m->rel_path, "manifest list: %s",
+		                m->manifest_error);
+	}
+	free(bytes);
+	/* ollama list shows the child's digest as the ID (the list's when none is here) */
+	const oa_list_entry *e = m->child >= 0 ? &m->list->entries[m->child] : NULL;
+	if (e && e->digest_valid)
+		memcpy(m->m.id, e->hex, sizeof m->m.id);
+	else if (!e || !e->inline_json)
+		memcpy(m->m.id, m->list->id, sizeof m->m.id);
+}
+
+static int cmp_layer_digest(const void *a, const void *b)
+{
+	return strcmp((*(const oa_layer *const *)a)->digest, (*(const oa_layer *const *)b)->digest);
+}
+
+/* SIZE in 0.40 (TotalSizeForName): every distinct digest once. */
+int64_t store_unique_size(const oa_manifest *mf)
+{
+	size_t n = mf->n_layers + 1;
+	const oa_layer **v = oa_xcalloc(n, sizeof *v);
+	v[0] = &mf->config;
+	for (size_t i = 0; i < mf->n_layers; i++)
+		v[i + 1] = &mf->layers[i];
+	qsort(v, n, sizeof *v, cmp_layer_digest);
+	int64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		if (*v[i]->digest && (i == 0 || strcmp(v[i - 1]->digest, v[i]->digest) != 0))
+			total = (int64_t)((uint64_t)total + (uint64_t)v[i]->size);
+	free(v);
+	return total;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *fold_key(const oa_model_name *n)
+{
+	char *k = oa_xasprintf("%s/%s/%s:%s", n->host, n->ns, n->model, n->tag);
+	for (char *p = k; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return k;
+}
+
+/* The runner a tag's row names: its manifest's own, else its list entry's. */
+const char *store_row_runner(const oa_model *r)
+{
+	const oa_list_entry *e = r->sibling ? r->row_entry
+	                         : r->is_list && r->child >= 0 ? &r->list->entries[r->child] : NULL;
+	if (r->m.runner && *r->m.runner)
+		return r->m.runner;
+	return e ? e->runner : "";
+}
+
+/* Whether two parsed manifests name the same config and layers, in order
+ * (the anchor is the child re-serialised: other bytes, same model). */
+bool store_same_manifest(const oa_model *a, const oa_model *b)
+{
+	if (!a->manifest_ok || !b->manifest_ok || a->m.n_layers != b->m.n_layers ||
+	    strcmp(a->m.config.digest, b->m.config.digest) != 0)
+		return false;
+	for (size_t k = 0; k < a->m.n_layers; k++)
+		if (strcmp(a->m.layers[k].digest, b->m.layers[k].digest) != 0)
+			return false;
+	return true;
+}
+
+/* Reads try manifests-v2 first (spec §2.5): a legacy tag of the same name
+ * is only a downgrade anchor. Say whether it still matches one of the
+ * list's rows (the migration's anchor is its ggml child). */
+void store_mark_anchors(oa_store *s)
+{
+	char **keys = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_models; i++)
+		n += s->models[i].v2;
+	if (n == 0)
+		return;
+	keys = oa_xcalloc(n, sizeof *keys);
+	n = 0;
+	for (size_t i = 0; i < s->n_models; i++)
+		if (s->models[i].v2)
+			keys[n++] = fold_key(&s->models[i].name);
+	qsort(keys, n, sizeof *keys, cmp_key);
+	for (size_t i = 0; i < s->n_models; i++) {
+		oa_model *m = &s->models[i];
+		if (m->v2)
+			continue;
+		char *k = fold_key(&m->name);
+		m->anchor = bsearch(&k, keys, n, sizeof *keys, cmp_key) != NULL;
+		free(k);
+		if (!m->anchor)
+			continue;
+		const oa_model *v = NULL, *same = NULL;
+		for (size_t j = 0; j < s->n_models; j++) {
+			const oa_model *r = &s->models[j];
+			if (!r->v2 || !names_match(&r->name, &m->name, true))
+				continue;
+			if (!v)
+				v = r;
+			if (!same && (strcmp(r->m.id, m->m.id) == 0 || store_same_manifest(r, m)))
+				same = r;
+		}
+		m->migration_anchor = same && same->is_list + same->sibling && strcmp(store_row_runner(same), "ggml") == 0;
+		oa_findings_add_sev(&s->findings, OA_FINDING_LEGACY_ANCHOR, same ? OA_SEV_INFO : OA_SEV_WARNING,
+		                    m->display, NULL, m->rel_path,
+		                    m->migration_anchor ? "the downgrade anchor the compatibility migration wrote: the list's ggml child (ID %.12s), kept for an Ollama before 0.40%.0s"
+		                    : same ? "a legacy tag kept for a downgrade; the manifests-v2 tag of the same model takes precedence%.0s%.0s"
+		                         : "a legacy tag that differs from the manifests-v2 tag of the same name (ID %.12s, not %.12s): an Ollama before 0.40 would load another model",
+		                    m->m.id, v ? v->m.id : "?");
+	}
+	for (size_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+}
+
+/* A row for entry e of list tag p (0.40 lists every child here): the
+ * child's manifest, its digest as the ID, its SIZE over unique digests. */
+static bool sibling_row(oa_store *s, const oa_model *p, const oa_list_entry *e, oa_model *r)
+{
+	size_t len;
+	uint8_t *bytes = store_child_bytes(s, e, &len);
+	char err[256];
+	memset(r, 0, sizeof *r);
+	bool ok = bytes && oa_manifest_parse(bytes, len, &r->m, err, sizeof err) == 0 && !r->m.is_list;
+	free(bytes);
+	if (!ok) { /* the tag's own findings already say what is wrong with it */
+		if (r->m.media_type)
+			oa_manifest_free(&r->m);
+		return false;
+	}
+	oa_name pn;
+	oa_model_name_get(&p->name, &pn);
+	oa_model_name_set(&r->name, &pn);
+	r->display = oa_xstrdup(p->display);
+	r->rel_path = oa_xstrdup(p->rel_path);
+	r->st = p->st;
+	r->v2 = p->v2;
+	r->tag_kind = p->tag_kind;
+	r->manifest_ok = true;
+	r->manifest_bytes = len;
+	r->child = r->child_pull = -1;
+	r->sibling = true;
+	r->row_entry = e;
+	if (e->digest_valid)
+		memcpy(r->m.id, e->hex, sizeof r->m.id);
+	r->m.size = store_unique_size(&r->m);
+	return true;
+}
+
+void store_add_list_rows(oa_store *s, size_t *cap)
+{
+	size_t n = s->n_models;
+	for (size_t i = 0; i < n; i++) {
+		oa_model *p = &s->models[i];
+		if (!p->is_list || !p->manifest_ok)
+			continue;
+		p->list_rows = 1;
+		p->child_row = oa_xcalloc(p->list->n_manifests + 1, sizeof *p->child_row);
+		for (size_t k = 0; k < p->list->n_manifests; k++) {
+			if ((long)k == p->child || !p->child_present[k])
+				continue;
+			oa_model r;
+			if (!sibling_row(s, p, &s->models[i].list->entries[k], &r))
+				continue;
+			OA_ALLOC_GROW(s->models, s->n_models + 1, *cap);
+			s->models[s->n_models++] = r;
+			p = &s->models[i];
+			p->child_row[k] = true;
+			p->list_rows++;
+		}
+	}
+}
+
+long oa_store_resolve(const oa_store *s, const char *query)
+{
+	oa_name want;
+	if (oa_name_parse_ref(query, &want, NULL)) {
+		long folded = -1;
+		size_t n_folded = 0;
+		for (size_t i = 0; i < s->n_models; i++) {
+			if (s->models[i].anchor || s->models[i].sibling) /* manifests-v2 takes precedence */
+				continue;
+			if (oa_model_name_is(&s->models[i].name, &want, false))
+				return (long)i;
+			if (oa_model_name_is(&s->models[i].name, &want, true))
+				folded = (long)i, n_folded++;
+		}
+		if (n_folded > 1)
+			return OA_RESOLVE_AMBIGUOUS_NAME;
+		if (folded >= 0)
+			return folded;
+	}
+	size_t n = strlen(query);
+	if (strncmp(query, "sha256:", 7) == 0 || strncmp(query, "sha256-", 7) == 0)
+		query += 7, n -= 7;
+	if (n < 6 || n > 64 || !oa_is_hex(query, n))
+		return -1;
+	/* Tags copied with `ollama cp` share an ID; a prefix naming two tags is
+	 * ambiguous even then, as the user must say which name is meant. */
+	long found = -1;
+	for (size_t i = 0; i < s->n_models; i++) {
+		if (!s->models[i].anchor && !s->models[i].sibling && strncasecmp(s->models[i].m.id, query, n) == 0) {
+			if (found >= 0)
+				return OA_RESOLVE_AMBIGUOUS_ID;
+			found = (long)i;
+		}
+	}
+	return found;
+}
+
+size_t oa_store_row_tag(const oa_store *s, size_t idx)
+{
+	const oa_model *r = &s->models[idx];
+	for (size_t i = 0; r->sibling && i < s->n_models; i++)
+		if (!s->models[i].sibling && s->models[i].is_list && strcmp(s->models[i].rel_path, r->rel_path) == 0)
+			return i;
+	return idx;
+}
+
+size_t oa_store_listed_models(const oa_store *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_models; i++)
+		n += !s->models[i].anchor;
+	return n;
+}

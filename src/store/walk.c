@@ -1,0 +1,646 @@
+/* walk.c - walk manifests/ and manifests-v2/ as the server does, read
+ * each tag's manifest, and keep what the walk read (oa_tag_facts). */
+#include "ollama_audit/manifest_list.h"
+#include "store/blobs_private.h"
+#include "store/resolve_private.h"
+#include "store/store_core_private.h"
+#include "store/walk.h"
+#include "base/platform.h"
+#include "base/pool.h"
+#include "base/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* A tag file under a valid name: read, hashed and parsed off the walk's
+ * thread (tag_read, any order), then recorded in walk order (tag_finish). */
+typedef struct tag_job {
+	size_t model;            /* s->models[model] is its model */
+	int dirfd;               /* the batch's copy of its directory's fd */
+	char *file;
+	mode_t mode;             /* of its stat (through a symlink) */
+	bool link;
+	char *raw;               /* its path as the file system spells it, when link */
+	bool read_ok;
+	int err;                 /* errno of a read that failed */
+	uint8_t *bytes;          /* kept past tag_read only when they do not parse */
+	size_t len;
+	oa_digest_hex self, lh;  /* sha256 of its bytes; the blob its symlink resolves to, or "" */
+	oa_digest_hex *mentions; /* every digest its bytes mention, in order */
+	size_t n_mentions, cap_mentions;
+	bool list_key;           /* its bytes mention a "manifests" key */
+	int parsed;              /* oa_manifest_parse's result */
+	char perr[256];
+} tag_job;
+
+/* The tag files read together; each batch ends before the walk adds a
+ * finding of its own, so findings keep the order of a one-by-one walk. */
+typedef struct tag_batch {
+	tag_job *v;
+	size_t n, cap, max;      /* max: 1 when the scan has one thread */
+	int *dirs;               /* dup()s of the directories its jobs are in */
+	size_t n_dirs, cap_dirs;
+	unsigned gen;            /* bumped at every flush: a walk level's dir copy is stale */
+} tag_batch;
+
+typedef struct walk_ctx {
+	oa_store *s;
+	size_t cap;
+	const char *top;        /* "manifests" or "manifests-v2" */
+	bool v2;
+	char *parts[4];
+	tag_batch batch;
+} walk_ctx;
+
+static void flush_tags(walk_ctx *w);
+
+/* The path of an entry under the walk's top: escaped for findings, or as
+ * the file system spells it (raw). */
+static char *walk_path(walk_ctx *w, int depth, const char *leaf, bool raw)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	oa_buf_adds(&b, w->top);
+	for (int i = 0; i <= depth; i++) {
+		const char *part = i < depth ? w->parts[i] : leaf;
+		if (!part)
+			break;
+		oa_buf_addc(&b, '/');
+		if (raw)
+			oa_buf_adds(&b, part);
+		else
+			oa_buf_add_escaped(&b, part, strlen(part));
+	}
+	return oa_buf_take(&b);
+}
+
+static char *rel_path(walk_ctx *w, int depth, const char *leaf)
+{
+	return walk_path(w, depth, leaf, false);
+}
+
+static char *raw_path(walk_ctx *w, int depth, const char *leaf)
+{
+	return walk_path(w, depth, leaf, true);
+}
+
+static int cmp_dig(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+static void dig_unique(unsigned char (*v)[32], size_t *n)
+{
+	if (*n)
+		qsort(v, *n, sizeof *v, cmp_dig);
+	size_t w = 0;
+	for (size_t i = 0; i < *n; i++)
+		if (w == 0 || memcmp(v[w - 1], v[i], 32) != 0)
+			memmove(v[w++], v[i], sizeof *v);
+	*n = w;
+}
+
+static int hex_nibble(char c)
+{
+	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* Append a digest (64 hex digits, either case) in binary; sorted and
+ * deduplicated whenever it doubled, so memory is bounded by the distinct
+ * digests, not the mentions. */
+static void dig_push(unsigned char (**v)[32], size_t *n, size_t *cap, size_t *sorted, const char *hex)
+{
+	if (*n >= 4096 && *n >= 2 * *sorted) {
+		dig_unique(*v, n);
+		*sorted = *n;
+	}
+	OA_ALLOC_GROW(*v, *n + 1, *cap);
+	for (int k = 0; k < 32; k++)
+		(*v)[*n][k] = (unsigned char)(hex_nibble(hex[2 * k]) << 4 | hex_nibble(hex[2 * k + 1]));
+	(*n)++;
+}
+
+static void fact_mention(void *ctx, const oa_digest_hex hex)
+{
+	oa_tag_facts *f = ctx;
+	dig_push(&f->dig, &f->n_dig, &f->cap_dig, &f->sorted_dig, hex);
+}
+
+static void fact_list_mention(void *ctx, const oa_digest_hex hex)
+{
+	oa_tag_facts *f = ctx;
+	dig_push(&f->list_dig, &f->n_list_dig, &f->cap_list_dig, &f->sorted_list_dig, hex);
+}
+
+/* A tag file read in full: what refs.c would take from its bytes (every
+ * digest they mention, their sha256, the blob its symlink resolves to,
+ * and, when they may be a list, the digests to follow). */
+static void note_tag_file(oa_store *s, const uint8_t *bytes, size_t len, const oa_digest_hex self,
+                          const oa_digest_hex link_hex)
+{
+	oa_tag_facts *f = &s->tags;
+	f->files++;
+	oa_digest_scan(bytes, len, fact_mention, f);
+	fact_mention(f, self);
+	if (link_hex[0])
+		fact_mention(f, link_hex);
+	if (oa_mentions_manifests_key(bytes, len))
+		oa_digest_scan(bytes, len, fact_list_mention, f);
+}
+
+/* Something the facts cannot stand for: the views walk the tree themselves. */
+static void not_plain(oa_store *s)
+{
+	s->tags.plain = false;
+}
+
+/* Done walking: sort what was gathered, or drop it when it is not complete. */
+static void finish_tag_facts(oa_store *s)
+{
+	oa_tag_facts *f = &s->tags;
+	if (!f->plain) {
+		store_free_tag_facts(f);
+		return;
+	}
+	dig_unique(f->dig, &f->n_dig);
+	dig_unique(f->list_dig, &f->n_list_dig);
+	f->sorted_dig = f->n_dig;
+	f->sorted_list_dig = f->n_list_dig;
+}
+
+/* manifests/ or manifests-v2/: absent, or a directory (not a symlink) that
+ * opened. */
+static bool top_plain(const oa_store *s, const char *name, int fd, bool *present)
+{
+	struct stat lst;
+	*present = false;
+	if (s->root_fd < 0)
+		return false;
+	if (fstatat(s->root_fd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT;
+	*present = true;
+	return fd >= 0 && S_ISDIR(lst.st_mode);
+}
+
+static void note_empty_dir(oa_store *s, char *rel, const struct stat *st)
+{
+	oa_tag_facts *f = &s->tags;
+	f->empty_dirs = oa_xreallocarray(f->empty_dirs, f->n_empty_dirs + 1, sizeof *f->empty_dirs);
+	f->empty_st = oa_xreallocarray(f->empty_st, f->n_empty_dirs + 1, sizeof *f->empty_st);
+	f->empty_dirs[f->n_empty_dirs] = rel;
+	f->empty_st[f->n_empty_dirs++] = *st;
+}
+
+/* A directory's fd in the current batch (a dup: the walk closes its own). */
+typedef struct dir_copy {
+	int slot;     /* in batch.dirs, or -1 */
+	unsigned gen; /* the batch it belongs to */
+} dir_copy;
+
+static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st, bool link);
+
+/* A symlink (`name` is one) that leads out of the store is never followed,
+ * as a directory or as a manifest: what it hides is a finding (and makes
+ * prune keep every complete blob, see refs.h). */
+static bool leads_out(walk_ctx *w, int depth, const char *name)
+{
+	char *raw = raw_path(w, depth, name);
+	char resolved[OA_PATH_MAX];
+	bool out = oa_store_resolve_path(w->s, raw, resolved) == 0;
+	free(raw);
+	if (out) {
+		char *rel = rel_path(w, depth, name);
+		char *where = oa_escape(resolved, strlen(resolved));
+		flush_tags(w);
+		oa_findings_add(&w->s->findings, OA_FINDING_SYMLINK_OUT_OF_STORE, NULL, NULL, rel,
+		                "a symlink to %s, outside the store: not followed; what it holds may "
+		                "reference any blob, so prune keeps every complete blob", where);
+		free(where);
+		free(rel);
+	}
+	return out;
+}
+
+/* Walk one directory; true when nothing but directories holding nothing
+ * is below it (junk.c's empty directories, recorded for manifests/). */
+static bool walk(walk_ctx *w, int dirfd, int depth)
+{
+	oa_store *s = w->s;
+	size_t n;
+	int err;
+	bool empty = true;
+	dir_copy copy = { -1, 0 }; /* this directory's fd as the batch holds it */
+	char **names = oa_list_dir(dirfd, &n, &err);
+	if (err) {
+		not_plain(s);
+		char *rel = rel_path(w, depth, NULL);
+		flush_tags(w);
+		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot list %s: %s", rel,
+		                strerror(err));
+		/* The server's glob silently skips what it cannot read. */
+		free(rel);
+		return false;
+	}
+	if (n == 0 && depth > 0) {
+		char *rel = rel_path(w, depth, NULL);
+		flush_tags(w);
+		oa_findings_add(&s->findings, OA_FINDING_EMPTY_MANIFEST_DIR, NULL, NULL, rel,
+		                "empty directory (the server removes it on prune)");
+		free(rel);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *name = names[i];
+		/* One lstat: only a symlink needs a second stat, through it, once
+		 * it is known to stay in the store. */
+		struct stat st;
+		bool ok = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		int serr = errno;
+		bool link = ok && S_ISLNK(st.st_mode);
+		bool was_dir = ok && S_ISDIR(st.st_mode);
+		if (!ok || (link && leads_out(w, depth, name))) {
+			not_plain(s);
+			empty = false;
+			if (link)
+				continue;
+		}
+		if (link) {
+			ok = fstatat(dirfd, name, &st, 0) == 0;
+			serr = errno;
+			/* only a tag symlink to a regular file is read as refs.c reads it */
+			if (!ok || !S_ISREG(st.st_mode) || depth != 3)
+				not_plain(s);
+		}
+		if (!was_dir)
+			empty = false;
+		if (depth == 3) {
+			w->parts[3] = names[i];
+			char *rel = rel_path(w, 3, name);
+			if (!ok && w->v2 && link) {
+				/* 0.40 writes the blob first, then the link: the manifest is gone. */
+				flush_tags(w);
+				oa_findings_add(&s->findings, OA_FINDING_DANGLING_TAG, NULL, NULL, rel,
+				                "a manifests-v2 tag whose symlink leads nowhere: %s", strerror(serr));
+				s->n_manifest_files++;
+			} else if (!ok) {
+				flush_tags(w);
+				oa_findings_add(&s->findings, link ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE, NULL,
+				                NULL, rel, "%s: %s", link ? "dangling symlink" : "cannot stat",
+				                strerror(serr));
+				flush_tags(w);
+				oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
+				                "the server cannot stat this file: it skips its start-up prune, and /api/tags fails");
+				s->prune_blocked = true;
+				s->n_manifest_files++;
+			} else if (S_ISDIR(st.st_mode)) {
+				not_plain(s); /* refs.c reads what it holds */
+				flush_tags(w);
+				oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
+				                "a directory where a manifest file belongs; the server skips it");
+			} else {
+				s->n_manifest_files++;
+				read_manifest(w, dirfd, &copy, name, &st, link);
+			}
+			free(rel);
+			continue;
+		}
+		if (!ok || !S_ISDIR(st.st_mode)) {
+			not_plain(s); /* refs.c reads a file at any depth */
+			char *rel = rel_path(w, depth, name);
+			flush_tags(w);
+			oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
+			                ok ? "a file at depth %d under manifests/; the server only reads depth 4"
+			                   : "cannot stat (depth %d); the server ignores it",
+			                depth + 1);
+			free(rel);
+			continue;
+		}
+		int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sub < 0) {
+			not_plain(s);
+			empty = false;
+			w->parts[depth] = names[i];
+			char *rel = rel_path(w, depth + 1, NULL);
+			flush_tags(w);
+			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot open %s: %s",
+			                rel, strerror(errno));
+			free(rel);
+			continue;
+		}
+		w->parts[depth] = names[i];
+		if (!walk(w, sub, depth + 1))
+			empty = false;
+		else if (!w->v2)
+			note_empty_dir(s, raw_path(w, depth + 1, NULL), &st);
+		close(sub);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return empty;
+}
+
+/* The name of a manifests-v2 tag: its host directory has ':' written %3A,
+ * and ollama.com is the default registry (spec §2.5). */
+static bool v2_name(walk_ctx *w, const char *file, oa_name *name, const char **why)
+{
+	char host[351 + 1];
+	size_t n = 0;
+	for (const char *p = w->parts[0]; *p; p++) {
+		if (n + 1 >= sizeof host) {
+			*why = "host too long";
+			return false;
+		}
+		if (p[0] == '%' && p[1] == '3' && (p[2] == 'A' || p[2] == 'a')) {
+			host[n++] = ':';
+			p += 2;
+		} else {
+			host[n++] = *p;
+		}
+	}
+	host[n] = '\0';
+	if (strcasecmp(host, "ollama.com") == 0)
+		snprintf(host, sizeof host, "%s", OA_NAME_DEFAULT_HOST);
+	return oa_name_from_parts(name, host, w->parts[1], w->parts[2], file, why);
+}
+
+/* The manifest blob a tag symlink resolves to, or "" (raw: its path as
+ * the file system spells it). */
+static void link_blob(oa_store *s, const char *raw, oa_digest_hex hex)
+{
+	hex[0] = '\0';
+	char resolved[OA_PATH_MAX];
+	if (oa_store_resolve_path(s, raw, resolved) != 1 || !oa_store_blob_path_hex(s, resolved, hex))
+		hex[0] = '\0';
+}
+
+/* Which manifest blob a tag is: the one its symlink resolves to (link_hex),
+ * else the one its bytes hash to (self: a hard link or a copy). */
+static void tag_blob(walk_ctx *w, oa_model *m, bool link, const oa_digest_hex self, const oa_digest_hex link_hex)
+{
+	m->tag_kind = "file";
+	if (link) {
+		m->tag_kind = "symlink";
+		memcpy(m->tag_blob, link_hex, sizeof m->tag_blob);
+		return;
+	}
+	oa_blob *b = store_blob_by_hex(w->s, self);
+	if (!b)
+		return;
+	memcpy(m->tag_blob, self, sizeof m->tag_blob);
+	m->tag_kind = b->st.dev == m->st.dev && b->st.ino == m->st.ino ? "hardlink" : "copy";
+}
+
+static void job_mention(void *ctx, const oa_digest_hex hex)
+{
+	tag_job *j = ctx;
+	OA_ALLOC_GROW(j->mentions, j->n_mentions + 1, j->cap_mentions);
+	memcpy(j->mentions[j->n_mentions++], hex, sizeof *j->mentions);
+}
+
+/* The part of reading a tag that touches nothing but its job and its model
+ * (the store's blobs and bounds are only read): any thread, any order. */
+static void read_tag(walk_ctx *w, tag_job *j)
+{
+	oa_store *s = w->s;
+	oa_model *m = &s->models[j->model];
+	if (store_read_looked_at(j->dirfd, j->file, j->mode, OA_MANIFEST_MAX, &j->bytes, &j->len) < 0) {
+		j->err = errno;
+		return;
+	}
+	j->read_ok = true;
+	m->manifest_bytes = j->len;
+	oa_sha256_hex(j->bytes, j->len, j->self); /* a manifest blob's digest is the sha256 of all its bytes */
+	if (j->link)
+		link_blob(s, j->raw, j->lh);
+	oa_digest_scan(j->bytes, j->len, job_mention, j);
+	j->list_key = oa_mentions_manifests_key(j->bytes, j->len);
+	tag_blob(w, m, j->link, j->self, j->lh);
+	j->parsed = oa_manifest_parse(j->bytes, j->len, &m->m, j->perr, sizeof j->perr);
+	if (j->parsed == 0) {
+		free(j->bytes);
+		j->bytes = NULL;
+	}
+}
+
+static void tag_read(void *ctx, size_t i)
+{
+	walk_ctx *w = ctx;
+	read_tag(w, &w->batch.v[i]);
+}
+
+/* What refs.c would take from a tag file read in full (note_tag_file),
+ * from what tag_read found in its bytes. */
+static void note_tag_job(oa_store *s, const tag_job *j)
+{
+	oa_tag_facts *f = &s->tags;
+	f->files++;
+	for (size_t k = 0; k < j->n_mentions; k++)
+		fact_mention(f, j->mentions[k]);
+	fact_mention(f, j->self);
+	if (j->lh[0])
+		fact_mention(f, j->lh);
+	for (size_t k = 0; j->list_key && k < j->n_mentions; k++)
+		fact_list_mention(f, j->mentions[k]);
+}
+
+/* The rest, in walk order: findings, the store's counts and facts. */
+static void tag_finish(walk_ctx *w, tag_job *j)
+{
+	oa_store *s = w->s;
+	oa_model *m = &s->models[j->model];
+	const char *rel = m->rel_path;
+	if (!j->read_ok) {
+		int e = j->err;
+		not_plain(s);
+		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
+		                                 : e == EINVAL ? "not a regular file" : strerror(e));
+		if (e == EFBIG) /* what it names is not an orphan (issue 19, 11c) */
+			store_mark_weak_refs_file(s, j->dirfd, j->file);
+		oa_finding_code code = e == EFBIG || e == EINVAL ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE;
+		oa_findings_add(&s->findings, code, m->display, NULL, rel, "manifest %s", m->manifest_error);
+		if (!m->v2) {
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
+			                "an unreadable manifest makes the server skip its start-up prune");
+			s->prune_blocked = true;
+		}
+		m->m.media_type = oa_xstrdup("");
+		m->m.config.media_type = oa_xstrdup("");
+		m->m.config.digest = oa_xstrdup("");
+		return;
+	}
+	note_tag_job(s, j);
+	if (j->parsed < 0) {
+		const char *err = j->perr;
+		m->manifest_error = oa_escape(err, strlen(err));
+		oa_findings_add(&s->findings, OA_FINDING_INVALID_MANIFEST, m->display, NULL, rel, "manifest is %s%s",
+		                oa_str_has_prefix(err, "not JSON") || oa_str_has_prefix(err, "empty") ? "" : "invalid: ",
+		                m->manifest_error);
+		if (!m->v2) {
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
+			                "a corrupt manifest makes the server skip its start-up prune");
+			s->prune_blocked = true;
+		}
+		store_mark_weak_refs(s, j->bytes, j->len);
+	} else {
+		m->manifest_ok = true;
+		if (m->v2)
+			memcpy(m->m.id, j->self, sizeof m->m.id);
+		if (m->m.is_list)
+			store_use_list_child(s, m);
+		if (m->v2 || m->is_list)
+			m->m.size = store_unique_size(&m->m);
+	}
+}
+
+/* Read every tag file of the batch (on the scan's threads), then record
+ * them in walk order, and close the batch's directory copies. */
+static void flush_tags(walk_ctx *w)
+{
+	tag_batch *b = &w->batch;
+	if (b->n == 0)
+		return;
+	oa_pool_run(w->s->jobs, b->n, OA_POOL_MIN_PARALLEL, tag_read, w);
+	for (size_t i = 0; i < b->n; i++) {
+		tag_job *j = &b->v[i];
+		tag_finish(w, j);
+		free(j->bytes);
+		free(j->file);
+		free(j->raw);
+		free(j->mentions);
+	}
+	for (size_t i = 0; i < b->n_dirs; i++)
+		close(b->dirs[i]);
+	b->n = b->n_dirs = 0;
+	b->gen++;
+}
+
+static void free_batch(tag_batch *b)
+{
+	free(b->v);
+	free(b->dirs);
+	memset(b, 0, sizeof *b);
+}
+
+/* Queue the tag file of model `model` for the batch; read it now when its
+ * directory cannot be kept open (no fd left) or the scan has one thread. */
+static void queue_tag(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st,
+                      bool link, size_t model)
+{
+	tag_batch *b = &w->batch;
+	if (copy->slot < 0 || copy->gen != b->gen) {
+		int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0) {
+			flush_tags(w);
+			tag_job j = { .model = model, .dirfd = dirfd, .file = (char *)file, .mode = st->st_mode,
+			              .link = link, .raw = link ? raw_path(w, 3, file) : NULL };
+			read_tag(w, &j);
+			tag_finish(w, &j);
+			free(j.bytes);
+			free(j.raw);
+			free(j.mentions);
+			return;
+		}
+		OA_ALLOC_GROW(b->dirs, b->n_dirs + 1, b->cap_dirs);
+		b->dirs[b->n_dirs] = fd;
+		*copy = (dir_copy){ (int)b->n_dirs++, b->gen };
+	}
+	OA_ALLOC_GROW(b->v, b->n + 1, b->cap);
+	b->v[b->n++] = (tag_job){ .model = model, .dirfd = b->dirs[copy->slot], .file = oa_xstrdup(file),
+	                          .mode = st->st_mode, .link = link,
+	                          .raw = link ? raw_path(w, 3, file) : NULL };
+	if (b->n >= b->max)
+		flush_tags(w);
+}
+
+static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st, bool link)
+{
+	oa_store *s = w->s;
+	char *rel = rel_path(w, 3, file);
+	if (!S_ISREG(st->st_mode) || st->st_nlink > 1)
+		not_plain(s); /* refs.c skips the one, looks for the other's names in blobs/ */
+	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
+		not_plain(s); /* refs.c reads it */
+		flush_tags(w);
+		/* a tag write the server did not finish (its temp name): junk, not a model */
+		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel,
+		                "an interrupted manifests-v2 tag write; prune removes it after the grace period");
+		s->v2_temps = oa_xreallocarray(s->v2_temps, s->n_v2_temps + 1, sizeof *s->v2_temps);
+		s->v2_temps[s->n_v2_temps++] = rel;
+		return;
+	}
+	oa_name name;
+	const char *why = NULL;
+	bool valid = w->v2 ? v2_name(w, file, &name, &why)
+	                   : oa_name_from_parts(&name, w->parts[0], w->parts[1], w->parts[2], file, &why);
+	if (!valid) {
+		flush_tags(w);
+		oa_findings_add(&s->findings, OA_FINDING_INVALID_NAME, NULL, NULL, rel,
+		                "not a valid model name (%s); the server skips it", why);
+		if (!w->v2) {
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
+			                "an invalid name under manifests/ makes the server skip its start-up prune");
+			s->prune_blocked = true;
+		}
+		/* It may be a real manifest under a name the server rejects: keep
+		 * whatever it references out of the orphans. */
+		uint8_t *bytes;
+		size_t len;
+		if (store_read_looked_at(dirfd, file, st->st_mode, OA_MANIFEST_MAX, &bytes, &len) == 0) {
+			store_mark_weak_refs(s, bytes, len);
+			oa_digest_hex self, lh = "";
+			oa_sha256_hex(bytes, len, self);
+			if (link) {
+				char *raw = raw_path(w, 3, file);
+				link_blob(s, raw, lh);
+				free(raw);
+			}
+			note_tag_file(s, bytes, len, self, lh);
+			free(bytes);
+		} else {
+			not_plain(s);
+			if (errno == EFBIG)
+				store_mark_weak_refs_file(s, dirfd, file);
+		}
+		free(rel);
+		return;
+	}
+	OA_ALLOC_GROW(s->models, s->n_models + 1, w->cap);
+	oa_model *m = &s->models[s->n_models++];
+	memset(m, 0, sizeof *m);
+	oa_model_name_set(&m->name, &name);
+	char shown[OA_NAME_DISPLAY_MAX];
+	oa_name_display(&name, shown, sizeof shown);
+	m->display = oa_xstrdup(shown);
+	m->rel_path = rel;
+	oa_file_info_set(&m->st, st);
+	m->v2 = w->v2;
+	m->child = m->child_pull = -1;
+	queue_tag(w, dirfd, copy, file, st, link, s->n_models - 1);
+}
+
+void store_walk(oa_store *s, size_t *cap)
+{
+	bool here, here_v2;
+	s->tags.plain = top_plain(s, "manifests", s->manifests_fd, &here) &&
+	                top_plain(s, "manifests-v2", s->manifests_v2_fd, &here_v2) && (here || here_v2);
+	walk_ctx w = { .s = s, .top = "manifests", .cap = *cap };
+	/* Tag files are read 256 at a time on the scan's threads; one by one
+	 * when it has none. */
+	w.batch.max = oa_pool_threads(s->jobs) > 1 ? 256 : 1;
+	if (s->manifests_fd >= 0)
+		walk(&w, s->manifests_fd, 0);
+	w.top = "manifests-v2";
+	w.v2 = true;
+	if (s->manifests_v2_fd >= 0)
+		walk(&w, s->manifests_v2_fd, 0);
+	flush_tags(&w);
+	free_batch(&w.batch);
+	finish_tag_facts(s);
+	*cap = w.cap;
+}
