@@ -42,8 +42,10 @@ deps:
 test-deps:
 	@sh tools/ensure-deps.sh $(BUILD_PKGS) $(TEST_PKGS)
 
+# The release tree builds no C unit tests nor fuzz replays (OA_C_TESTS=OFF):
+# make test runs those in the sanitizer tree only.
 build: deps
-	cmake -S . -B "$(BUILD)" -DCMAKE_INSTALL_PREFIX="$(PREFIX_DIR)" >/dev/null
+	cmake -S . -B "$(BUILD)" -DCMAKE_INSTALL_PREFIX="$(PREFIX_DIR)" -DOA_C_TESTS=OFF >/dev/null
 	cmake --build "$(BUILD)" -j $(JOBS)
 
 # List the user's store, or the bundled demo store when the user has none.
@@ -65,12 +67,13 @@ fuzz-build: test-deps
 	  cmake --build "$(FUZZ_BUILD)" -j $(JOBS); \
 	else echo "clang not found: skipping fuzz targets"; fi
 
-# The whole suite. In build/, what the release build must pass as built: unit,
+# The whole suite. In build/, what the release build must pass as built:
 # install, package and layout tests, golden output of every command, the option
 # and format matrices (ctest -LE sanitizer-tree). Then in build-asan/ every test
-# under ASan+UBSan, each fuzz target replaying its seed corpus with fixed
-# truncations and byte flips (tests/fuzz/replay.c), the same every run. The
-# random campaign is `make fuzz` (clang); .ci/run runs it after this.
+# under ASan+UBSan: the C unit tests (built there only), the CLI tests, each
+# fuzz target replaying its seed corpus with fixed truncations and byte flips
+# (tests/fuzz/replay.c), the same every run. The random campaign is `make fuzz`
+# (clang); .ci/run runs it after this.
 test: build asan
 	cd "$(BUILD)" && ctest --output-on-failure -j $(TEST_JOBS) -LE sanitizer-tree
 	cd "$(ASAN_BUILD)" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -67,9 +67,11 @@ def first_under_sanitizer(*key):
 # the tests of error paths (where a leak hides: an early return, a hostile
 # file, an injected fault) on every run. Addresses and undefined behaviour are
 # checked on every run everywhere; the C unit tests and the fuzz replay check
-# leaks on every call.
+# leaks on every call. Runs on a terminal (run_tty) are sampled the same way.
+# test_faults checks every run with an injected fault and samples its other
+# runs (the fixtures it makes, the clean restores after) itself.
 LEAK_CHECK_EVERY_RUN = {"test_golden", "test_hostile", "test_bad_input", "test_crash", "test_unparseable",
-                        "test_escape", "test_faults", "test_restore", "test_rm_child", "test_review_safety",
+                        "test_escape", "test_restore", "test_rm_child", "test_review_safety",
                         "test_shared_stores", "test_history_stdin", "test_trash"}
 _leak_keys = set()
 _COMMAND_WORDS = {"list", "show", "check", "verify", "du", "prune", "rm", "restore", "stores", "dedupe",
@@ -350,6 +352,8 @@ def run_tty(args, answer, env=None, stdout_tty=False, cols=None):
     e = dict(os.environ)
     e.pop("COLUMNS", None)
     e = _hermetic(e, env)
+    if "ASAN_OPTIONS" not in (env or {}) and not _leak_check_this_run(args):
+        e["ASAN_OPTIONS"] += ":detect_leaks=0"
     p = subprocess.Popen([BIN] + [str(a) for a in args], stdin=slave,
                          stdout=slave if stdout_tty else subprocess.PIPE, stderr=subprocess.PIPE,
                          env=e, cwd="/")

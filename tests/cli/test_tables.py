@@ -124,6 +124,8 @@ with t.guard("tables that fit 60, 80, 100 and 140 columns: columns hidden by pri
     for store, names in ((demo, demo_names), (long_s, long_names)):
         starts = tuple(["NAME"] + [n[:6] for n in names])
         for cmd in ("list", "du"):
+            full = t.audit(store.root, cmd).out  # piped: every column
+            all_heads = table_lines(full, ("NAME",))[0]
             for cols in (60, 80, 100, 140):
                 r = t.run_tty(("--store", store.root, cmd), None, stdout_tty=True, cols=cols)
                 t.exit_code(r, 0, "%s on a %d-column terminal" % (cmd, cols))
@@ -142,8 +144,6 @@ with t.guard("tables that fit 60, 80, 100 and 140 columns: columns hidden by pri
                 if r.err.count("hidden to fit"):
                     t.eq(r.err.count("hidden to fit"), 1, "%s, %d columns: said once" % (cmd, cols), r.err)
                     t.contains(r.err, "--wide", "the note names --wide")
-                full = t.audit(store.root, cmd).out
-                all_heads = table_lines(full, ("NAME",))[0]
                 if len(heads) < len(all_heads.split()):
                     t.contains(r.err, "hidden to fit %d columns" % cols, "%s, %d columns: stderr says which columns "
                                "were hidden" % (cmd, cols), r.err)
