@@ -90,16 +90,20 @@ void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool fi
 }
 
 /* A model's findings under its name; a legacy anchor has its v2 tag's
- * name: one group for both. */
-static void model_findings(const oa_text_style *st, FILE *out, const oa_store *s, const bool *selected, size_t j)
+ * name: one group for both, under the first. */
+static void model_findings(const oa_text_style *st, FILE *out, const oa_findings_index *ix, size_t j)
 {
-	const oa_model *m = &s->models[j];
-	for (size_t k = 0; k < j; k++)
-		if (strcmp(s->models[k].display, m->display) == 0)
-			return;
-	char *heading = oa_xasprintf("  %s\n", oa_text_safe(m->display));
-	oa_findings_group(st, out, s, selected, m->display, heading, "    ");
-	free(heading);
+	const char *name = ix->s->models[j].display;
+	size_t lo, hi;
+	if (!ix->first[j])
+		return;
+	oa_findings_index_range(ix, name, &lo, &hi);
+	if (lo < hi)
+		fprintf(out, "  %s\n", oa_text_safe(name));
+	for (size_t r = lo; r < hi; r++) {
+		fputs("    ", out);
+		oa_finding_print(st, out, &ix->s->findings.v[ix->v[r].i]);
+	}
 }
 
 /* Would the answer's table show every FIX whole on this terminal? */
@@ -141,8 +145,9 @@ static void print_fix_below(const oa_text_style *st, FILE *out, oa_table *t)
 
 /* The one-screen answer: models by severity, each with the command that
  * fixes it, then what prune would clear. */
-static void findings_answer(const oa_text_style *st, FILE *out, const oa_store *s, const bool *selected)
+static void findings_answer(const oa_text_style *st, FILE *out, const oa_findings_index *ix, const bool *selected)
 {
+	const oa_store *s = ix->s;
 	static const oa_column cols[4] = {
 		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
 		{ "FIX", 1, 24, false },
@@ -152,15 +157,12 @@ static void findings_answer(const oa_text_style *st, FILE *out, const oa_store *
 	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_WARNING; sev--)
 		for (size_t j = 0; j < s->n_models; j++) {
 			const oa_model *m = &s->models[j];
-			bool dup = false;
-			for (size_t k = 0; k < j && !dup; k++)
-				dup = strcmp(s->models[k].display, m->display) == 0;
-			if (dup)
+			if (!ix->first[j])
 				continue;
 			models += sev == OA_SEV_ERROR;
 			oa_buf codes;
 			oa_buf_init(&codes);
-			int worst = oa_findings_worst(s, selected, m->display, &codes);
+			int worst = oa_findings_worst_in(ix, m->display, &codes);
 			if (worst == sev) {
 				broken += sev == OA_SEV_ERROR;
 				warned += sev == OA_SEV_WARNING;
@@ -194,12 +196,15 @@ void oa_findings_text(const oa_text_style *st, FILE *out, const oa_store *s, con
                       const char *summary_line, const oa_audit_summary *sum, bool first)
 {
 	fprintf(out, "%s%s\n", first ? "" : "\n", oa_text_safe(s->root));
+	oa_findings_index ix;
+	oa_findings_index_build(&ix, s, selected);
 	for (size_t j = 0; j < s->n_models; j++)
-		model_findings(st, out, s, selected, j);
+		model_findings(st, out, &ix, j);
 	oa_findings_group(st, out, s, selected, NULL, "  store\n", "    ");
 	fprintf(out, "%s: %zu error%s, %zu warning%s\n", summary_line, sum->errors, sum->errors == 1 ? "" : "s",
 	        sum->warnings, sum->warnings == 1 ? "" : "s");
-	findings_answer(st, out, s, selected);
+	findings_answer(st, out, &ix, selected);
+	oa_findings_index_free(&ix);
 }
 
 void oa_verify_progress_line(FILE *diag, uint64_t done, uint64_t total, double elapsed, const char *label)
