@@ -29,6 +29,7 @@ typedef struct oa_config {
 	char *draft_format, *draft_architecture;
 	char *architecture, *os;
 	bool has_rootfs;
+	void *block;            /* every string and array above, in one allocation (oa_config_free) */
 } oa_config;
 
 OA_EXPORT int oa_config_parse(const uint8_t *bytes, size_t len, oa_config *out, char *err, size_t errlen);

@@ -14,18 +14,18 @@
 
 /* One manifest layer's header, when it was read. */
 typedef struct oa_layer_header {
-	bool have_gguf;     /* gguf holds the parse (ok or not) */
-	bool not_gguf;      /* a GGUF media type whose blob lacks the magic */
 	oa_gguf_info *gguf; /* when have_gguf, else NULL; shared with the scan's other layers
 	                     * of the same blob: read-only (headers.c owns it) */
-	bool have_st;
 	oa_st_blob *st;     /* when have_st, else NULL (most layers are not tensors: 150 bytes
 	                     * less per layer of every tag) */
+	bool have_gguf;     /* gguf holds the parse (ok or not) */
+	bool not_gguf;      /* a GGUF media type whose blob lacks the magic */
+	bool have_st;       /* (the flags after the pointers: 24 bytes a layer, not 32) */
 } oa_layer_header;
 
 typedef struct oa_model_headers {
 	size_t n_layers;
-	oa_layer_header *layers; /* parallel to the manifest's layers */
+	oa_layer_header *layers; /* parallel to the manifest's layers (in h's allocation) */
 	bool have_st_model;
 	oa_st_model *st_model;   /* totals over the tensor layers, when have_st_model, else NULL */
 	bool have_hf;

@@ -85,6 +85,7 @@ typedef struct oa_manifest {
 	oa_list_entry *entries; /* the n_manifests entries, when the list parsed */
 	char *runner;       /* 0.40's optional top-level "runner"; "" when absent */
 	char *format;       /* 0.40's optional top-level "format"; "" when absent */
+	void *block;        /* the strings and arrays above, in one allocation (oa_manifest_free) */
 } oa_manifest;
 
 /* Manifests are ~1 KB; anything this large is not one we should slurp. */

@@ -123,7 +123,8 @@ typedef struct oa_model {
 	/* /api/tags details: pointers into cfg or headers, or static strings. */
 	const char *d_format, *d_family, *d_parameter_size, *d_quantization, *d_parent_model;
 	int64_t d_context_length, d_embedding_length;
-	char **caps;              /* capabilities as /api/tags lists them */
+	const char **caps;        /* capabilities as /api/tags lists them (static strings, or the
+	                             config's own: the array alone is the model's) */
 	size_t n_caps;
 	/* What we show in ARCH / PARAMS / QUANT (config first, then headers). */
 	const char *arch, *params, *quant;

@@ -1,6 +1,7 @@
 /* config.c - ConfigV2 parsing. */
 #include "ollama_audit/config.h"
 #include "base/jsonutil.h"
+#include "base/pack.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -61,6 +62,43 @@ static bool get_str_array(json_t *obj, const char *key, char ***out, size_t *n, 
 	return true;
 }
 
+/* The strings a config names, in the order pack() moves them. */
+static size_t config_strings(oa_config *c, char ***out)
+{
+	char **strs[] = { &c->model_format, &c->model_family, &c->model_type, &c->file_type,
+	                  &c->renderer, &c->parser, &c->requires, &c->remote_host,
+	                  &c->remote_model, &c->base_name, &c->draft_format,
+	                  &c->draft_architecture, &c->architecture, &c->os };
+	size_t n = sizeof strs / sizeof strs[0];
+	memcpy(out, strs, sizeof strs);
+	return n;
+}
+
+/* Both passes of pack() over the config's strings. */
+static void pack_strings(oa_pack *p, void *rec)
+{
+	oa_config *c = rec;
+	char **strs[16];
+	size_t n = config_strings(c, strs);
+	for (size_t i = 0; i < n; i++)
+		oa_pack_str(p, strs[i]);
+	for (size_t i = 0; i < c->n_families; i++)
+		oa_pack_str(p, &c->model_families[i]);
+	for (size_t i = 0; i < c->n_capabilities; i++)
+		oa_pack_str(p, &c->capabilities[i]);
+}
+
+/* Every string and array of c into one block (a config is some twenty
+ * small strings, most of them "": 500 bytes of malloc chunks per tag). */
+static void pack(oa_config *c)
+{
+	const oa_pack_array arrays[] = {
+		{ &c->model_families, c->n_families, sizeof *c->model_families },
+		{ &c->capabilities, c->n_capabilities, sizeof *c->capabilities },
+	};
+	c->block = oa_pack_record(arrays, 2, pack_strings, c);
+}
+
 int oa_config_parse(const uint8_t *bytes, size_t len, oa_config *c, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof *c);
@@ -114,6 +152,7 @@ int oa_config_parse(const uint8_t *bytes, size_t len, oa_config *c, char *err, s
 		c->draft_architecture = oa_xstrdup("");
 	c->has_rootfs = oa_json_get_fold(root, "rootfs") != NULL;
 	json_decref(root);
+	pack(c);
 	if (bad) {
 		if (*bad)
 			snprintf(err, errlen, "field \"%s\" has the wrong JSON type", bad);
@@ -124,11 +163,14 @@ int oa_config_parse(const uint8_t *bytes, size_t len, oa_config *c, char *err, s
 
 void oa_config_free(oa_config *c)
 {
-	char **strs[] = { &c->model_format, &c->model_family, &c->model_type, &c->file_type,
-	                  &c->renderer, &c->parser, &c->requires, &c->remote_host,
-	                  &c->remote_model, &c->base_name, &c->draft_format,
-	                  &c->draft_architecture, &c->architecture, &c->os };
-	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+	if (c->block) {
+		free(c->block);
+		memset(c, 0, sizeof *c);
+		return;
+	}
+	char **strs[16];
+	size_t n = config_strings(c, strs);
+	for (size_t i = 0; i < n; i++)
 		free(*strs[i]);
 	for (size_t i = 0; i < c->n_families; i++)
 		free(c->model_families[i]);

@@ -1,6 +1,7 @@
 /* manifest.c - manifest parsing, Ollama's manifest ID and SIZE. */
 #include "ollama_audit/manifest.h"
 #include "base/jsonutil.h"
+#include "base/pack.h"
 #include "base/util.h"
 
 #include <jansson.h>
@@ -195,7 +196,7 @@ static char *dup_string_field(json_t *obj, const char *key, bool *type_error)
 /* The media types every store repeats, held once: a layer's media_type
  * that spells one of them points here (never freed) instead of a copy. */
 static const char *const common_media[] = {
-	"", OA_MEDIA_CONFIG, OA_MEDIA_PREFIX "model", OA_MEDIA_PREFIX "template",
+	"", OA_MEDIA_CONFIG, OA_MEDIA_MANIFEST, OA_MEDIA_MANIFEST_LIST, OA_MEDIA_PREFIX "model", OA_MEDIA_PREFIX "template",
 	OA_MEDIA_PREFIX "params", OA_MEDIA_PREFIX "system", OA_MEDIA_PREFIX "license",
 	OA_MEDIA_PREFIX "projector", OA_MEDIA_PREFIX "adapter", OA_MEDIA_PREFIX "messages",
 	OA_MEDIA_PREFIX "tensor", OA_MEDIA_PREFIX "json",
@@ -331,6 +332,48 @@ static int parse_entries(json_t *root, oa_manifest *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* A layer's strings, one pass of pack(): a common media type stays the
+ * shared copy. */
+static void pack_layer(oa_pack *p, oa_layer *l)
+{
+	if (!is_common_media(l->media_type))
+		oa_pack_str(p, &l->media_type);
+	oa_pack_str(p, &l->digest);
+	oa_pack_str(p, &l->from);
+	oa_pack_str(p, &l->name);
+}
+
+/* Every string of m, one pass of pack(). */
+static void pack_strings(oa_pack *p, void *rec)
+{
+	oa_manifest *m = rec;
+	oa_pack_str(p, &m->runner);
+	oa_pack_str(p, &m->format);
+	if (!is_common_media(m->media_type))
+		oa_pack_str(p, &m->media_type);
+	pack_layer(p, &m->config);
+	for (size_t i = 0; i < m->n_layers; i++)
+		pack_layer(p, &m->layers[i]);
+	for (size_t i = 0; i < m->n_manifests && m->entries; i++) {
+		oa_list_entry *e = &m->entries[i];
+		oa_pack_str(p, &e->media_type);
+		oa_pack_str(p, &e->digest);
+		oa_pack_str(p, &e->runner);
+		oa_pack_str(p, &e->format);
+		oa_pack_str(p, &e->inline_json);
+	}
+}
+
+/* Everything the parse allocated into one block (a tag's manifest was a
+ * dozen malloc chunks: 10,000 tags held 120,000 of them). The layers and
+ * entries arrays come first, then the strings. */
+static void pack(oa_manifest *m)
+{
+	const oa_pack_array arrays[] = { { &m->layers, m->n_layers, sizeof *m->layers },
+	                                 { &m->entries, m->n_manifests, sizeof *m->entries } };
+	m->block = oa_pack_record(arrays, 2, pack_strings, m);
+}
+
 int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *err, size_t errlen)
 {
 	memset(m, 0, sizeof *m);
@@ -349,6 +392,7 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 			snprintf(err, errlen, "empty file");
 		else
 			snprintf(err, errlen, "not JSON: %s at byte %d", jerr.text, jerr.position);
+		pack(m);
 		return -1;
 	}
 	int rc = -1;
@@ -371,7 +415,7 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 			goto out;
 		}
 		free(m->media_type);
-		m->media_type = oa_xstrdup(json_string_value(v));
+		m->media_type = intern_media(oa_xstrdup(json_string_value(v)));
 	}
 	m->is_list = oa_str_has_prefix(m->media_type, OA_MEDIA_MANIFEST_LIST);
 	bool bad = false;
@@ -423,17 +467,24 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 	rc = 0;
 out:
 	json_decref(root);
+	pack(m);
 	return rc;
 }
 
 void oa_manifest_free(oa_manifest *m)
 {
+	if (m->block) {
+		free(m->block);
+		memset(m, 0, sizeof *m);
+		return;
+	}
 	for (size_t i = 0; i < m->n_manifests && m->entries; i++)
 		free_entry(&m->entries[i]);
 	free(m->entries);
 	free(m->runner);
 	free(m->format);
-	free(m->media_type);
+	if (!is_common_media(m->media_type))
+		free(m->media_type);
 	free_layer(&m->config);
 	for (size_t i = 0; i < m->n_layers; i++)
 		free_layer(&m->layers[i]);

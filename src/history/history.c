@@ -336,18 +336,6 @@ void oa_history_read_mem(oa_history *h, const void *data, size_t len, const char
 }
 
 /* (digest, model) pairs sorted by digest, for the blob-path matches. */
-typedef struct digest_ref {
-	const char *hex;
-	size_t model;
-} digest_ref;
-
-static int cmp_ref(const void *a, const void *b)
-{
-	const digest_ref *x = a, *y = b;
-	int c = strcmp(x->hex, y->hex);
-	return c ? c : (x->model > y->model) - (x->model < y->model);
-}
-
 static void add_model(oa_load *e, size_t idx)
 {
 	for (size_t i = 0; i < e->n_models; i++)
@@ -357,11 +345,43 @@ static void add_model(oa_load *e, size_t idx)
 	e->models[e->n_models++] = idx;
 }
 
-static digest_ref *digest_index(oa_store *s, size_t *n)
+static int cmp_entry_digest(const void *a, const void *b)
 {
-	digest_ref *v = NULL;
-	size_t cnt = 0, cap = 0;
-	for (size_t i = 0; i < s->n_models; i++) {
+	const oa_load *const *x = a, *const *y = b;
+	return strcmp((*x)->digest, (*y)->digest);
+}
+
+/* The entries that name digest hex: [*lo, return) of the sorted index. */
+static size_t entries_of(oa_load **idx, size_t n, const char *hex, size_t *lo)
+{
+	size_t a = 0, b = n;
+	while (a < b) { /* the first entry >= hex */
+		size_t mid = a + (b - a) / 2;
+		if (strcmp(idx[mid]->digest, hex) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*lo = a;
+	while (b < n && strcmp(idx[b]->digest, hex) == 0)
+		b++;
+	return b;
+}
+
+/* Every model whose tag reaches (or whose layers name) a digest that a
+ * history entry loaded, each entry's models in ascending order. The index
+ * is of the history's digests, not the store's: memory in the log's size,
+ * not in the number of tags times their layers. */
+static void match_digests(oa_history *h, oa_store *s)
+{
+	oa_load **idx = oa_xcalloc(h->n ? h->n : 1, sizeof *idx);
+	size_t n = 0;
+	for (size_t i = 0; i < h->n; i++)
+		if (*h->v[i].digest)
+			idx[n++] = &h->v[i];
+	if (n)
+		qsort(idx, n, sizeof *idx, cmp_entry_digest);
+	for (size_t i = 0; n && i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
 		if (m->anchor || m->sibling) /* a list's other rows: the tag reaches their blobs */
 			continue;
@@ -374,15 +394,13 @@ static digest_ref *digest_index(oa_store *s, size_t *n)
 			                  m->m.layers[k - nb].hex : NULL;
 			if (!hex || !*hex)
 				continue;
-			OA_ALLOC_GROW(v, cnt + 1, cap);
-			v[cnt++] = (digest_ref){ hex, i };
+			size_t lo, hi = entries_of(idx, n, hex, &lo);
+			for (; lo < hi; lo++)
+				add_model(idx[lo], i);
 		}
 		free(bl);
 	}
-	if (cnt)
-		qsort(v, cnt, sizeof *v, cmp_ref);
-	*n = cnt;
-	return v;
+	free(idx);
 }
 
 static int cmp_load(const void *a, const void *b)
@@ -398,30 +416,18 @@ static int cmp_load(const void *a, const void *b)
 
 void oa_history_match(oa_history *h, oa_store *s)
 {
-	size_t nref = 0;
-	digest_ref *refs = s ? digest_index(s, &nref) : NULL;
+	for (size_t i = 0; s && i < h->n; i++)
+		h->v[i].n_models = 0; /* matched again against another store */
+	if (s)
+		match_digests(h, s);
 	for (size_t i = 0; s && i < h->n; i++) {
 		oa_load *e = &h->v[i];
-		e->n_models = 0; /* matched again against another store */
-		if (*e->digest) {
-			digest_ref key = { e->digest, 0 };
-			size_t lo = 0, hi = nref;
-			while (lo < hi) { /* the first entry >= key */
-				size_t mid = lo + (hi - lo) / 2;
-				if (cmp_ref(&refs[mid], &key) < 0)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			for (; lo < nref && strcmp(refs[lo].hex, e->digest) == 0; lo++)
-				add_model(e, refs[lo].model);
-		} else if (*e->logged && e->runner == OA_LR_MLX) {
+		if (!*e->digest && *e->logged && e->runner == OA_LR_MLX) {
 			long idx = oa_store_resolve(s, e->logged);
 			if (idx >= 0)
 				add_model(e, (size_t)idx);
 		}
 	}
-	free(refs);
 	if (h->n)
 		qsort(h->v, h->n, sizeof *h->v, cmp_load);
 }

@@ -434,10 +434,12 @@ void oa_headers_apply(oa_store *s, oa_model *m)
 	                    (*m->cfg.remote_host || *m->cfg.remote_model);
 	if (s->header_mode == OA_HEADERS_NONE || !m->manifest_ok || remote_field)
 		return;
-	oa_model_headers *h = oa_xcalloc(1, sizeof *h);
+	/* The layers in the same allocation, after the struct (one malloc
+	 * chunk a tag, not two). */
+	oa_model_headers *h = oa_xcalloc(1, sizeof *h + m->m.n_layers * sizeof *h->layers);
 	m->headers = h;
 	h->n_layers = m->m.n_layers;
-	h->layers = oa_xcalloc(h->n_layers, sizeof *h->layers);
+	h->layers = (oa_layer_header *)(h + 1);
 
 	bool full = s->header_mode == OA_HEADERS_FULL;
 	size_t last = last_model_layer(m);
@@ -528,8 +530,7 @@ void oa_headers_free(struct oa_model_headers *h)
 			free(h->layers[i].st);
 		}
 	}
-	free(h->layers);
-	oa_st_model_free(h->st_model);
+	oa_st_model_free(h->st_model); /* h->layers goes with h */
 	free(h->st_model);
 	if (h->hf)
 		oa_hf_config_free(h->hf);

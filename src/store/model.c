@@ -22,7 +22,7 @@ static void add_cap(oa_model *m, const char *cap)
 		if (strcmp(m->caps[i], cap) == 0)
 			return;
 	m->caps = oa_xreallocarray(m->caps, m->n_caps + 1, sizeof *m->caps);
-	m->caps[m->n_caps++] = oa_xstrdup(cap);
+	m->caps[m->n_caps++] = cap; /* a literal here, or a string of m->cfg: no copy */
 }
 
 static bool unknown_quant(const char *q)
@@ -228,8 +228,6 @@ void oa_model_free(oa_model *m)
 	free(m->child_row);
 	oa_config_free(&m->cfg);
 	free(m->layer_blobs);
-	for (size_t i = 0; i < m->n_caps; i++)
-		free(m->caps[i]);
 	free(m->caps);
 	oa_headers_free(m->headers);
 	memset(m, 0, sizeof *m);

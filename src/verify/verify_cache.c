@@ -31,9 +31,9 @@
  * copies of a blob in several stores do not overwrite each other. jansson is
  * used only to parse the file; saving prints the JSON directly. */
 struct slot {
-	oa_digest_hex hex;
+	unsigned char key[32];     /* the digest, binary: 48-byte slots, not 88 */
 	bool used;
-	size_t n;                  /* entries in v, at most OA_VERIFY_CACHE_MAX_COPIES */
+	unsigned n;                /* entries in v, at most OA_VERIFY_CACHE_MAX_COPIES */
 	oa_verify_cache_entry *v;
 };
 
@@ -47,16 +47,46 @@ struct oa_verify_cache {
 	unsigned long gen, saved_gen; /* dirty = gen != saved_gen */
 };
 
-static size_t slot_of(const oa_verify_cache *c, const char *hex)
+static int nibble(char ch)
 {
-	return (size_t)XXH3_64bits_withSeed(hex, 64, c->seed) & (c->cap - 1);
+	return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
 }
 
-/* Index of hex's slot, or of the free slot where it would go. */
-static size_t find(const oa_verify_cache *c, const char *hex)
+/* The key of a digest of 64 lowercase hex digits; false for anything else
+ * (no entry is ever stored under another spelling). */
+static bool key_of(const char *hex, unsigned char key[32])
 {
-	size_t i = slot_of(c, hex);
-	while (c->tab[i].used && memcmp(c->tab[i].hex, hex, 64) != 0)
+	if (!hex)
+		return false;
+	for (size_t i = 0; i < 32; i++) {
+		int hi = nibble(hex[2 * i]), lo = hi < 0 ? -1 : nibble(hex[2 * i + 1]);
+		if (lo < 0)
+			return false;
+		key[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return hex[64] == '\0';
+}
+
+static void hex_of(const unsigned char key[32], oa_digest_hex hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < 32; i++) {
+		hex[2 * i] = digits[key[i] >> 4];
+		hex[2 * i + 1] = digits[key[i] & 15];
+	}
+	hex[64] = '\0';
+}
+
+static size_t slot_of(const oa_verify_cache *c, const unsigned char key[32])
+{
+	return (size_t)XXH3_64bits_withSeed(key, 32, c->seed) & (c->cap - 1);
+}
+
+/* Index of key's slot, or of the free slot where it would go. */
+static size_t find(const oa_verify_cache *c, const unsigned char key[32])
+{
+	size_t i = slot_of(c, key);
+	while (c->tab[i].used && memcmp(c->tab[i].key, key, 32) != 0)
 		i = (i + 1) & (c->cap - 1);
 	return i;
 }
@@ -72,7 +102,7 @@ static int grow(oa_verify_cache *c)
 	c->cap = ncap;
 	for (size_t i = 0; i < ocap; i++)
 		if (old[i].used)
-			c->tab[find(c, old[i].hex)] = old[i];
+			c->tab[find(c, old[i].key)] = old[i];
 	free(old);
 	return 0;
 }
@@ -111,13 +141,15 @@ static long place_in(oa_verify_cache *c, struct slot *sl, const oa_verify_cache_
 
 static int put(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e)
 {
+	unsigned char key[32];
+	if (!key_of(hex, key))
+		return -1;
 	if ((c->count + 1) * 10 > c->cap * 7 && grow(c) != 0)
 		return -1;
-	size_t i = find(c, hex);
+	size_t i = find(c, key);
 	struct slot *sl = &c->tab[i];
 	if (!sl->used) {
-		memcpy(sl->hex, hex, 64);
-		sl->hex[64] = '\0';
+		memcpy(sl->key, key, 32);
 		sl->used = true;
 		sl->n = 0;
 		sl->v = NULL;
@@ -150,7 +182,7 @@ static void del_slot(oa_verify_cache *c, size_t i)
 			j = (j + 1) & mask;
 			if (!c->tab[j].used)
 				goto done;
-			size_t k = slot_of(c, c->tab[j].hex);
+			size_t k = slot_of(c, c->tab[j].key);
 			/* j's home k lies cyclically in (i, j]: it must stay. */
 			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 				continue;
@@ -168,9 +200,10 @@ done:
 /* The used slot of hex, or NULL. */
 static struct slot *slot_get(const oa_verify_cache *c, const char *hex)
 {
-	if (!c->cap)
+	unsigned char key[32];
+	if (!c->cap || !key_of(hex, key))
 		return NULL;
-	size_t i = find(c, hex);
+	size_t i = find(c, key);
 	return c->tab[i].used ? &c->tab[i] : NULL;
 }
 
@@ -576,8 +609,9 @@ void oa_verify_cache_remove(oa_verify_cache *c, const char *hex)
 	if (!c || !hex || strlen(hex) != 64)
 		return;
 	pthread_mutex_lock(&c->mu);
-	if (slot_get(c, hex)) {
-		del_slot(c, find(c, hex));
+	struct slot *sl = slot_get(c, hex);
+	if (sl) {
+		del_slot(c, (size_t)(sl - c->tab));
 		c->gen++;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -594,7 +628,7 @@ void oa_verify_cache_remove_file(oa_verify_cache *c, const char *hex, uint64_t d
 		sl->v[k] = sl->v[--sl->n];
 		c->entries--;
 		if (!sl->n)
-			del_slot(c, find(c, hex));
+			del_slot(c, (size_t)(sl - c->tab));
 		c->gen++;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -681,7 +715,8 @@ static int mkdir_p(const char *dir)
 
 static int cmp_slot(const void *a, const void *b)
 {
-	return memcmp((*(struct slot *const *)a)->hex, (*(struct slot *const *)b)->hex, 64);
+	/* binary order is the lowercase hex's order */
+	return memcmp((*(struct slot *const *)a)->key, (*(struct slot *const *)b)->key, 32);
 }
 
 /* A slot's entries in file order (dev, ino): the file is stable and diffable. */
@@ -728,7 +763,9 @@ static int write_json(oa_verify_cache *c, int fd)
 	fprintf(f, "{\"schema\":\"%s\",\"entries\":{", OA_VERIFY_CACHE_SCHEMA);
 	for (size_t i = 0; i < n; i++) {
 		qsort(v[i]->v, v[i]->n, sizeof *v[i]->v, cmp_file);
-		fprintf(f, "%s\n\"%s\":[", i ? "," : "", v[i]->hex);
+		oa_digest_hex hex;
+		hex_of(v[i]->key, hex);
+		fprintf(f, "%s\n\"%s\":[", i ? "," : "", hex);
 		for (size_t k = 0; k < v[i]->n; k++)
 			write_entry(f, &v[i]->v[k], k == 0);
 		fputc(']', f);

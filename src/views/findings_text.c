@@ -131,15 +131,10 @@ static void print_fix_below(const oa_text_style *st, FILE *out, oa_table *t)
 	oa_table narrow = { .col = cols, .ncol = 3, .gap = t->gap };
 	for (size_t r = 0; r < t->rows; r++) {
 		char **cell = t->cell + r * 4;
-		oa_table_add(&narrow, (char *[3]){ cell[0], cell[1], cell[2] });
+		oa_table_add(&narrow, (char *[3]){ oa_xstrdup(cell[0]), oa_xstrdup(cell[1]), oa_xstrdup(cell[2]) });
 		oa_table_line(&narrow, oa_xasprintf("          %s", cell[3]));
-		free(cell[3]);
 	}
-	free(t->cell);
-	free(t->line);
-	t->cell = NULL;
-	t->line = NULL;
-	t->rows = 0;
+	oa_table_clear(t);
 	oa_table_print(st, &narrow, out);
 }
 

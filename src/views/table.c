@@ -175,13 +175,69 @@ size_t oa_term_width(void)
 	return cols > 0 ? (size_t)cols : 0;
 }
 
+/* The cells' bytes: chunks of at least 64 KiB, newest first. */
+struct oa_table_text {
+	struct oa_table_text *next;
+	size_t used, cap;
+	char data[];
+};
+
+/* s copied into t's text, then freed. */
+static char *keep_text(oa_table *t, char *s)
+{
+	static char empty[1];
+	if (!s || !*s) {
+		free(s);
+		return empty; /* never written: cells are read-only */
+	}
+	size_t n = strlen(s) + 1;
+	struct oa_table_text *c = t->text;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+		c = oa_xmalloc(sizeof *c + cap);
+		c->next = t->text;
+		c->used = 0;
+		c->cap = cap;
+		t->text = c;
+	}
+	char *at = memcpy(c->data + c->used, s, n);
+	c->used += n;
+	free(s);
+	return at;
+}
+
+/* Room for one more row in cell and line. */
+static void add_row(oa_table *t)
+{
+	if (t->rows == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->cell = oa_xreallocarray(t->cell, t->cap, t->ncol * sizeof *t->cell);
+		t->line = oa_xreallocarray(t->line, t->cap, sizeof *t->line);
+	}
+}
+
 void oa_table_add(oa_table *t, char **cells)
 {
-	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->ncol, sizeof *t->cell);
-	t->line = oa_xreallocarray(t->line, t->rows + 1, sizeof *t->line);
+	add_row(t);
 	for (size_t k = 0; k < t->ncol; k++)
-		t->cell[t->rows * t->ncol + k] = cells[k] ? cells[k] : oa_xstrdup("");
+		t->cell[t->rows * t->ncol + k] = keep_text(t, cells[k]);
 	t->line[t->rows++] = NULL;
+}
+
+void oa_table_clear(oa_table *t)
+{
+	for (size_t r = 0; r < t->rows; r++)
+		free(t->line[r]);
+	while (t->text) {
+		struct oa_table_text *next = t->text->next;
+		free(t->text);
+		t->text = next;
+	}
+	free(t->cell);
+	free(t->line);
+	t->cell = NULL;
+	t->line = NULL;
+	t->rows = t->cap = 0;
 }
 
 void oa_table_line(oa_table *t, char *text)
@@ -191,8 +247,7 @@ void oa_table_line(oa_table *t, char *text)
 		free(text);
 		text = e;
 	}
-	t->cell = oa_xreallocarray(t->cell, (t->rows + 1) * t->ncol, sizeof *t->cell);
-	t->line = oa_xreallocarray(t->line, t->rows + 1, sizeof *t->line);
+	add_row(t);
 	for (size_t k = 0; k < t->ncol; k++)
 		t->cell[t->rows * t->ncol + k] = NULL;
 	t->line[t->rows++] = text;
@@ -355,18 +410,11 @@ void oa_table_print(const oa_text_style *st, oa_table *t, FILE *out)
 			char *line = cols ? oa_text_fit(t->line[r], cols) : oa_xstrdup(t->line[r]);
 			fprintf(out, "%s\n", line);
 			free(line);
-			free(t->line[r]);
 			continue;
 		}
 		put_row(out, t, t->cell + r * n, w, shown, cols);
-		for (size_t k = 0; k < n; k++)
-			free(t->cell[r * n + k]);
 	}
-	free(t->cell);
-	free(t->line);
-	t->cell = NULL;
-	t->line = NULL;
-	t->rows = 0;
+	oa_table_clear(t);
 	free(w);
 	free(shown);
 }

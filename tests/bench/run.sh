@@ -6,8 +6,9 @@ BUILD=${1:-build}
 HERE=$(cd "$(dirname "$0")" && pwd)
 echo "== structure pass (check/list) on a store of 500 models"
 python3 "$HERE/bench_check.py" "$BUILD" 500
-echo "== a store of ${OA_BENCH_MODELS:-10000} models: list, check, verify, du vs a bare walk; prune --apply vs its dry run"
-python3 "$HERE/bench_scale.py" "$BUILD"
+echo "== a store of ${OA_BENCH_MODELS:-10000} models: list, check, verify, du vs a bare walk; prune --apply vs its dry run;"
+echo "   then one of ${OA_BENCH_GROWTH:-100000} models, and how each cost grows"
+OA_BENCH_GROWTH=${OA_BENCH_GROWTH:-100000} python3 "$HERE/bench_scale.py" "$BUILD"
 echo "== verify throughput"
 sh "$HERE/bench_verify.sh"
 echo "== GGUF header reader vs @huggingface/gguf"

@@ -189,7 +189,25 @@ static void test_manifest_parse(void)
 	CHECK(m.layers[0].digest_valid);
 	CHECK(m.layers[0].hex_uppercase);
 	CHECK_STR(m.layers[0].name, "w");
+	CHECK_STR(m.layers[0].media_type, "application/vnd.ollama.image.tensor; name=x");
+	CHECK_STR(m.layers[0].digest, "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789ABCDEF");
+	CHECK(m.layers[0].from == NULL);
+	CHECK_STR(m.config.digest, "");
+	CHECK_STR(m.runner, "");
 	CHECK_U64(m.size, 7);
+	CHECK(m.block != NULL); /* everything in one allocation: what oa_manifest_free frees */
+	oa_manifest_free(&m);
+	/* A list: its entries and their strings in the block too. */
+	const char *list = "{\"mediaType\":\"" OA_MEDIA_MANIFEST_LIST "\",\"manifests\":[{\"digest\":\"d\","
+	                   "\"runner\":\"mlx\",\"layers\":[]},{\"format\":\"gguf\"}]}";
+	CHECK(oa_manifest_parse((const uint8_t *)list, strlen(list), &m, err, sizeof err) == 0);
+	CHECK(m.is_list && m.block != NULL);
+	CHECK_U64(m.n_manifests, 2);
+	CHECK_STR(m.entries[0].digest, "d");
+	CHECK_STR(m.entries[0].runner, "mlx");
+	CHECK(m.entries[0].inline_json != NULL);
+	CHECK_STR(m.entries[1].format, "gguf");
+	CHECK(m.entries[1].inline_json == NULL);
 	oa_manifest_free(&m);
 
 	/* Go: every case variant of a field name is assigned in order; last wins. */
@@ -280,6 +298,12 @@ static void test_config(void)
 	CHECK_STR(c.remote_host, "https://ollama.com:443");
 	CHECK_U64(c.context_length, 8192);
 	CHECK(c.has_rootfs);
+	CHECK_STR(c.model_families[0], "llama");
+	CHECK_U64(c.n_capabilities, 1);
+	CHECK_STR(c.capabilities[0], "completion");
+	CHECK_STR(c.os, "linux");
+	CHECK_STR(c.renderer, "");
+	CHECK(c.block != NULL); /* strings and arrays in one allocation */
 	oa_config_free(&c);
 	const char *mlx = "{\"model_format\":\"safetensors\",\"model_family\":\"\",\"model_families\":null}";
 	CHECK(oa_config_parse((const uint8_t *)mlx, strlen(mlx), &c, err, sizeof err) == 0);
