@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 static const struct family {
 	const char *name, *type, *help;
@@ -26,6 +27,11 @@ typedef struct sample {
 struct oa_prom {
 	sample *s[N_FAMILIES];
 	size_t n[N_FAMILIES];
+	/* Per family, the samples by a hash of their labels (index + 1; 0:
+	 * empty), so that "one series once" costs a probe, not a pass over the
+	 * family: a model's series are as many as the store's models. */
+	size_t *slot[N_FAMILIES];
+	size_t cap[N_FAMILIES];
 	char prefix[32]; /* replaces STORE_PREFIX in every name on output */
 };
 
@@ -52,6 +58,7 @@ void oa_prom_free(oa_prom *p)
 		for (size_t i = 0; i < p->n[f]; i++)
 			free(p->s[f][i].labels);
 		free(p->s[f]);
+		free(p->slot[f]);
 	}
 	free(p);
 }
@@ -87,6 +94,44 @@ static void add_label_value(oa_buf *b, const char *v)
 	free(e);
 }
 
+static size_t labels_hash(const char *labels)
+{
+	return (size_t)XXH3_64bits(labels, strlen(labels));
+}
+
+/* Sample i of family f into its hash slots, grown to keep them half empty. */
+static void series_index(oa_prom *p, size_t f, size_t i)
+{
+	if (2 * (p->n[f] + 1) > p->cap[f]) {
+		size_t cap = p->cap[f] ? 2 * p->cap[f] : 64;
+		free(p->slot[f]);
+		p->slot[f] = oa_xcalloc(cap, sizeof *p->slot[f]);
+		p->cap[f] = cap;
+		for (size_t k = 0; k < p->n[f]; k++) {
+			size_t h = labels_hash(p->s[f][k].labels) & (cap - 1);
+			while (p->slot[f][h])
+				h = (h + 1) & (cap - 1);
+			p->slot[f][h] = k + 1;
+		}
+		return; /* the rebuild placed i too */
+	}
+	size_t h = labels_hash(p->s[f][i].labels) & (p->cap[f] - 1);
+	while (p->slot[f][h])
+		h = (h + 1) & (p->cap[f] - 1);
+	p->slot[f][h] = i + 1;
+}
+
+/* Has family f a sample with these labels? */
+static bool series_of(const oa_prom *p, size_t f, const char *labels)
+{
+	if (!p->cap[f])
+		return false;
+	for (size_t h = labels_hash(labels) & (p->cap[f] - 1); p->slot[f][h]; h = (h + 1) & (p->cap[f] - 1))
+		if (strcmp(p->s[f][p->slot[f][h] - 1].labels, labels) == 0)
+			return true;
+	return false;
+}
+
 static void vadd(oa_prom *p, oa_prom_metric f, double value, va_list ap)
 {
 	oa_buf b;
@@ -105,13 +150,13 @@ static void vadd(oa_prom *p, oa_prom_metric f, double value, va_list ap)
 	if (!first)
 		oa_buf_addc(&b, '}');
 	char *labels = oa_buf_take(&b);
-	for (size_t i = 0; i < p->n[f]; i++)
-		if (strcmp(p->s[f][i].labels, labels) == 0) {
-			free(labels); /* one series once */
-			return;
-		}
+	if (series_of(p, f, labels)) {
+		free(labels); /* one series once */
+		return;
+	}
 	p->s[f] = oa_xreallocarray(p->s[f], p->n[f] + 1, sizeof *p->s[f]);
 	p->s[f][p->n[f]++] = (sample){ labels, value };
+	series_index(p, f, p->n[f] - 1);
 }
 
 /* A metric of the list, by its enum: every sample this file adds. */
@@ -221,6 +266,11 @@ static void add_blobs(oa_prom *p, const oa_store_metrics *m, const char *st, con
 	}
 }
 
+static bool finding_countable(const oa_finding *f)
+{
+	return (unsigned)f->id < OA_FINDING_NCODES && (unsigned)f->severity <= OA_SEV_ERROR;
+}
+
 /* Findings by severity, each present (at 0 when none) so that an alert on
  * "> 0" needs no absent(); then by code and severity. */
 static void add_findings(oa_prom *p, const oa_store *s, const char *st, const char *us)
@@ -228,19 +278,21 @@ static void add_findings(oa_prom *p, const oa_store *s, const char *st, const ch
 	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_INFO; sev--)
 		add(p, OA_PROM_FINDINGS_BY_SEVERITY, (double)oa_findings_count(&s->findings, (oa_severity)sev), "store",
 		    st, "user", us, "severity", oa_severity_name((oa_severity)sev), (const char *)NULL);
+	/* by (code, severity), in the order each first appears */
+	size_t count[OA_FINDING_NCODES][OA_SEV_ERROR + 1] = { { 0 } };
+	for (size_t i = 0; i < s->findings.n; i++)
+		if (finding_countable(&s->findings.v[i]))
+			count[s->findings.v[i].id][s->findings.v[i].severity]++;
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = s->findings.v[j].id == f->id &&
-			       s->findings.v[j].severity == f->severity;
-		if (seen)
+		if (!finding_countable(f))
 			continue;
-		size_t n = 0;
-		for (size_t j = i; j < s->findings.n; j++)
-			n += s->findings.v[j].id == f->id && s->findings.v[j].severity == f->severity;
-		add(p, OA_PROM_FINDINGS, (double)n, "store", st, "user", us, "code", f->code, "severity",
+		size_t *n = &count[f->id][f->severity];
+		if (!*n)
+			continue; /* said at its first */
+		add(p, OA_PROM_FINDINGS, (double)*n, "store", st, "user", us, "code", f->code, "severity",
 		    oa_severity_name(f->severity), (const char *)NULL);
+		*n = 0;
 	}
 }
 

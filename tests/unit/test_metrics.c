@@ -228,6 +228,35 @@ static void test_unknown_metric(void)
 #endif
 }
 
+/* One series once, however many a family holds: a second sample with the
+ * same labels is dropped (the first value stays), across the growth of
+ * the family's index; different labels each stay. */
+static void test_series_once(void)
+{
+	oa_prom *p = oa_prom_new();
+	enum { N = 1000 };
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < N; i++) {
+			char model[32];
+			snprintf(model, sizeof model, "m%d:latest", i);
+			CHECK(oa_prom_add(p, "ollama_store_model_size_bytes", round ? 7.0 : (double)i, "model", model,
+			                  (const char *)NULL) == 0);
+		}
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	oa_prom_write(p, f);
+	fclose(f);
+	size_t samples = 0;
+	for (const char *q = text; (q = strstr(q, "\nollama_store_model_size_bytes{")); q++)
+		samples++;
+	CHECK_U64(samples, N);
+	CHECK(strstr(text, "ollama_store_model_size_bytes{model=\"m999:latest\"} 999\n") != NULL);
+	CHECK(strstr(text, "{model=\"m0:latest\"} 0\n") != NULL); /* the first value stayed */
+	free(text);
+	oa_prom_free(p);
+}
+
 int main(void)
 {
 	if (!test_tmp_begin(g_tmp))
@@ -235,6 +264,7 @@ int main(void)
 	test_metrics_are_du();
 	test_metric_list();
 	test_unknown_metric();
+	test_series_once();
 	test_tmp_end(g_tmp);
 	TEST_MAIN_END();
 }
