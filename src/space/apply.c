@@ -114,17 +114,30 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The manifests this plan removes, sorted: a search per model, where a
+ * pass over the plan for every model cost models x entries (20,000 orphans
+ * on a store of 100,000 models: 2e9 path parses before the first unlink). */
+static const char **removed_manifests(const oa_plan *p, size_t *n)
+{
+	const char **v = oa_xcalloc(p->todo.n + 1, sizeof *v);
+	*n = 0;
+	for (size_t k = 0; k < p->todo.n; k++)
+		if (plan_path_kind(p->command, p->todo.v[k].path, p->todo.v[k].type) == PK_MANIFEST)
+			v[(*n)++] = p->todo.v[k].path;
+	qsort(v, *n, sizeof *v, cmp_str);
+	return v;
+}
+
 /* Blob names used by every parseable model whose manifest this plan does not remove. */
 static void in_use_build(apply_ctx *c, const oa_plan *p)
 {
 	oa_store *s = c->s;
-	size_t cap = 0;
+	size_t cap = 0, n_removed;
+	const char **removed_v = removed_manifests(p, &n_removed);
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		bool removed = false;
-		for (size_t k = 0; k < p->todo.n && !removed; k++)
-			removed = plan_path_kind(p->command, p->todo.v[k].path, p->todo.v[k].type) == PK_MANIFEST &&
-			          strcmp(p->todo.v[k].path, m->rel_path) == 0;
+		const char *key = m->rel_path;
+		bool removed = n_removed && key && bsearch(&key, removed_v, n_removed, sizeof *removed_v, cmp_str);
 		if (removed && !(p->rewrite && strcmp(m->rel_path, p->rewrite->path) == 0 &&
 		                 (m->sibling || m->is_list) && !row_is_child(m, p->rewrite->child)))
 			continue;
@@ -137,6 +150,7 @@ static void in_use_build(apply_ctx *c, const oa_plan *p)
 		}
 		free(reach);
 	}
+	free(removed_v);
 	if (c->n_in_use)
 		qsort(c->in_use, c->n_in_use, sizeof *c->in_use, cmp_str);
 }
