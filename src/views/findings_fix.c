@@ -7,20 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-int oa_findings_worst(const oa_store *s, const bool *selected, const char *model, oa_buf *codes)
+int oa_findings_store_worst(const oa_store *s, const bool *selected, oa_buf *codes)
 {
 	int worst = -1;
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
-		if (!selected[i] || (model ? !f->model || strcmp(f->model, model) : f->model != NULL))
+		if (!selected[i] || f->model)
 			continue;
 		if ((int)f->severity > worst)
 			worst = (int)f->severity;
 		bool seen = false;
 		for (size_t k = 0; k < i && !seen; k++)
-			seen = selected[k] && s->findings.v[k].id == f->id &&
-			       (model ? s->findings.v[k].model && !strcmp(s->findings.v[k].model, model)
-			              : !s->findings.v[k].model);
+			seen = selected[k] && !s->findings.v[k].model && s->findings.v[k].id == f->id;
 		if (!seen)
 			oa_buf_printf(codes, "%s%s", codes->len ? ", " : "", f->code);
 	}

@@ -10,10 +10,10 @@
 
 #include <stdbool.h>
 
-/* The worst severity among the selected findings (selected[i]: finding i
- * counts) of the model named model (NULL: the store-wide ones), -1 when
- * there is none; their codes, each once, are added to codes (", "). */
-int oa_findings_worst(const oa_store *s, const bool *selected, const char *model, oa_buf *codes);
+/* The worst severity among the selected store-wide findings (selected[i]:
+ * finding i counts; a model's are oa_findings_worst_in's), -1 when there
+ * is none; their codes, each once, are added to codes (", "). */
+int oa_findings_store_worst(const oa_store *s, const bool *selected, oa_buf *codes);
 /* The selected findings by model name, so that a store's answer finds a
  * model's findings by a search instead of a pass over every finding for
  * every model (10,000 tags with a finding each made that 10^8 string
@@ -35,7 +35,7 @@ void oa_findings_index_build(oa_findings_index *ix, const oa_store *s, const boo
 void oa_findings_index_free(oa_findings_index *ix);
 /* model's findings: ix->v[*lo .. *hi). */
 void oa_findings_index_range(const oa_findings_index *ix, const char *model, size_t *lo, size_t *hi);
-/* oa_findings_worst of a model, through the index. */
+/* The same for a model's findings, through the index. */
 int oa_findings_worst_in(const oa_findings_index *ix, const char *model, oa_buf *codes);
 
 /* The command that fixes a model's findings (codes, worst as above): a

@@ -170,7 +170,7 @@ static void findings_answer(const oa_text_style *st, FILE *out, const oa_finding
 		}
 	oa_buf codes;
 	oa_buf_init(&codes);
-	int worst = oa_findings_worst(s, selected, NULL, &codes);
+	int worst = oa_findings_store_worst(s, selected, &codes);
 	if (worst >= OA_SEV_WARNING) {
 		char *row[4] = { oa_xstrdup(oa_severity_name(worst)), oa_xstrdup("(store)"), oa_buf_take(&codes),
 		                 NULL };
