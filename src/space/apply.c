@@ -164,11 +164,8 @@ static void targets_build(apply_ctx *c, const oa_plan *p)
 	if (s->blobs_fd < 0)
 		return;
 	oa_refcache_update(c->refs);
-	const char **skip = oa_xcalloc(p->todo.n ? p->todo.n : 1, sizeof *skip);
-	size_t n_skip = 0;
-	for (size_t k = 0; k < p->todo.n; k++)
-		if (plan_path_kind(p->command, p->todo.v[k].path, p->todo.v[k].type) == PK_MANIFEST)
-			skip[n_skip++] = p->todo.v[k].path;
+	size_t n_skip;
+	const char **skip = removed_manifests(p, &n_skip);
 	oa_refset refs;
 	oa_refcache_refset(c->refs, skip, n_skip, &refs);
 	free(skip);
