@@ -1,6 +1,6 @@
 /* test_views.c - the library's command views: a program linking the
  * library gets the documents the CLI prints (du over fixtures/demo-store). */
-#include "testutil.h"
+#include "teststore.h"
 
 #include "ollama_audit/du_report.h"
 #include "ollama_audit/headers.h"
@@ -28,14 +28,8 @@ static json_int_t num(json_t *o, const char *key)
 
 static void test_du_view(void)
 {
-	const char *src = getenv("OA_SOURCE_DIR");
-	char *path = oa_xasprintf("%s/fixtures/demo-store", src ? src : "..");
 	oa_store s;
-	char err[256];
-	CHECK(oa_store_open(&s, path, "--store", err, sizeof err) == 0);
-	free(path);
-	oa_store_set_header_mode(&s, OA_HEADERS_NONE);
-	oa_store_scan(&s);
+	demo_store_scan(&s, OA_HEADERS_NONE);
 	oa_du_store d;
 	oa_du_store_compute(&s, (double)time(NULL), &d);
 

@@ -1,7 +1,7 @@
 /* test_views_text.c - the library's text views and the choices behind
  * them: the fix command of a model's findings, --since/--until, list's
  * order and table (over fixtures/demo-store). */
-#include "testutil.h"
+#include "teststore.h"
 
 #include "views/findings_fix.h"
 #include "views/list_text.h"
@@ -47,14 +47,8 @@ static void test_when(void)
 
 static void test_list(void)
 {
-	const char *src = getenv("OA_SOURCE_DIR");
-	char *path = oa_xasprintf("%s/fixtures/demo-store", src ? src : "..");
 	oa_store s;
-	char err[256];
-	CHECK(oa_store_open(&s, path, "--store", err, sizeof err) == 0);
-	free(path);
-	oa_store_set_header_mode(&s, OA_HEADERS_QUICK);
-	oa_store_scan(&s);
+	demo_store_scan(&s, OA_HEADERS_QUICK);
 	oa_list_query q = { .sort = OA_LIST_SORT_NAME };
 	size_t n;
 	size_t *order = oa_list_order(&q, &s, &n);

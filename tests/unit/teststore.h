@@ -1,17 +1,32 @@
 /* teststore.h - the small stores unit tests build by hand: files, blobs
  * named by their sha256, one model's manifest; the temporary directory
- * they lie in. */
+ * they lie in; and the bundled demo store, opened and scanned. */
 #ifndef OA_TESTSTORE_H
 #define OA_TESTSTORE_H
 
 #include "testutil.h"
 
 #include "ollama_audit/digest.h"
+#include "ollama_audit/headers.h"
+#include "ollama_audit/scan.h"
 #include "base/util.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+
+/* fixtures/demo-store (under OA_SOURCE_DIR, else ..), opened and scanned
+ * with the given header mode; close it with oa_store_close. */
+static inline void demo_store_scan(oa_store *s, enum oa_header_mode mode)
+{
+	const char *src = getenv("OA_SOURCE_DIR");
+	char *path = oa_xasprintf("%s/fixtures/demo-store", src ? src : "..");
+	char err[256];
+	CHECK(oa_store_open(s, path, "--store", err, sizeof err) == 0);
+	free(path);
+	oa_store_set_header_mode(s, mode);
+	oa_store_scan(s);
+}
 
 static inline void write_file(const char *path, const char *text)
 {
