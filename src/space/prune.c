@@ -5,6 +5,7 @@
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/model.h"
 #include "base/platform.h"
+#include "base/strset.h"
 #include "base/util.h"
 #include "space/listedit.h"
 #include "space/plan_path.h"
@@ -229,16 +230,8 @@ void oa_plan_prune(oa_store *s, const oa_junk_list *j, unsigned what, int64_t mi
 
 /* ---- rm plans ---------------------------------------------------------------------- */
 
-static bool str_in(char **v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i], s) == 0)
-			return true;
-	return false;
-}
-
 /* Would directory `rel` (relative to the root) be empty once `gone` are removed? */
-static bool dir_would_empty(int root_fd, const char *rel, char **gone, size_t n_gone)
+static bool dir_would_empty(int root_fd, const char *rel, const oa_strset *gone)
 {
 	int fd = openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -249,12 +242,11 @@ static bool dir_would_empty(int root_fd, const char *rel, char **gone, size_t n_
 	}
 	bool empty = true;
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	while (empty && (e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		char *full = oa_xasprintf("%s/%s", rel, e->d_name);
-		if (!str_in(gone, n_gone, full))
-			empty = false;
+		empty = oa_strset_has(gone, full);
 		free(full);
 	}
 	closedir(d);
@@ -267,11 +259,12 @@ static bool dir_would_empty(int root_fd, const char *rel, char **gone, size_t n_
 static const char **staying_users(oa_store *s, const size_t *models, size_t n, const char *rewrite)
 {
 	const char **by = oa_xcalloc(s->n_blobs ? s->n_blobs : 1, sizeof *by);
+	bool *removed = oa_xcalloc(s->n_models + 1, sizeof *removed);
+	for (size_t z = 0; z < n; z++)
+		removed[models[z]] = true;
 	for (size_t q = 0; q < s->n_models; q++) {
-		bool selected = rewrite && strcmp(s->models[q].rel_path, rewrite) == 0; /* kept_rows_use adds its rows */
-		for (size_t z = 0; z < n && !selected; z++)
-			selected = models[z] == q;
-		if (selected)
+		/* kept_rows_use adds the rewritten list's rows */
+		if (removed[q] || (rewrite && strcmp(s->models[q].rel_path, rewrite) == 0))
 			continue;
 		oa_blob **reach;
 		size_t k = oa_model_reach(s, &s->models[q], &reach);
@@ -280,6 +273,7 @@ static const char **staying_users(oa_store *s, const size_t *models, size_t n, c
 				by[reach[i] - s->blobs] = s->models[q].display;
 		free(reach);
 	}
+	free(removed);
 	return by;
 }
 
@@ -306,20 +300,23 @@ static bool anchor_of(const oa_store *s, const oa_model *a, const oa_model *m)
 static size_t *with_anchors(const oa_store *s, const size_t *models, size_t n, size_t *out_n)
 {
 	size_t *v = oa_xcalloc(n + s->n_models + 1, sizeof *v);
+	bool *in = oa_xcalloc(s->n_models + 1, sizeof *in);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		v[k++] = models[i];
+	for (size_t i = 0; i < n; i++)
+		in[models[i]] = true;
 	for (size_t i = 0; i < n; i++) {
 		const oa_model *m = &s->models[models[i]];
 		for (size_t q = 0; m->v2 && q < s->n_models; q++) {
-			bool dup = false;
-			for (size_t z = 0; z < k && !dup; z++)
-				dup = v[z] == q;
-			if (!dup && ((s->models[q].anchor && anchor_of(s, &s->models[q], m)) ||
-			             (s->models[q].sibling && strcmp(s->models[q].rel_path, m->rel_path) == 0)))
+			if (!in[q] && ((s->models[q].anchor && anchor_of(s, &s->models[q], m)) ||
+			               (s->models[q].sibling && strcmp(s->models[q].rel_path, m->rel_path) == 0))) {
 				v[k++] = q; /* its anchor; a list's other rows are the same tag */
+				in[q] = true;
+			}
 		}
 	}
+	free(in);
 	*out_n = k;
 	return v;
 }
@@ -332,7 +329,9 @@ typedef struct rm_ctx {
 	const char **skip;   /* their manifest paths, left out of the reference set */
 	size_t n_skip;
 	char **gone;         /* every path removed, relative to the root */
-	size_t n_gone;
+	size_t n_gone, cap_gone;
+	oa_strset gone_set;  /* the same paths, to look up */
+	bool *planned;       /* per blob: rm_blob has put it in the plan */
 	oa_refset refs;      /* what the manifests that stay mention */
 	const char **users;  /* per blob: a model that stays and uses it, or NULL */
 	oa_ino_set targets;  /* what symlinked blobs that stay resolve through */
@@ -342,6 +341,13 @@ typedef struct rm_ctx {
 } rm_ctx;
 
 static void kept_rows_use(rm_ctx *c);
+
+static void gone_add(rm_ctx *c, const char *path)
+{
+	OA_ALLOC_GROW(c->gone, c->n_gone + 1, c->cap_gone);
+	c->gone[c->n_gone] = oa_xstrdup(path);
+	oa_strset_add(&c->gone_set, c->gone[c->n_gone++]);
+}
 
 /* 1. the manifests (tags under manifests/ or manifests-v2/) */
 static void rm_manifests(rm_ctx *c)
@@ -368,7 +374,7 @@ static void rm_manifests(rm_ctx *c)
 		else if (m->anchor)
 			e->note = oa_xstrdup("the legacy anchor of a manifests-v2 tag removed too: reads fall "
 			                     "back to it");
-		c->gone[c->n_gone++] = oa_xstrdup(m->rel_path);
+		gone_add(c, m->rel_path);
 	}
 }
 
@@ -384,7 +390,7 @@ static void rm_empty_dirs(rm_ctx *c)
 			if (!slash)
 				break;
 			*slash = '\0';
-			if (str_in(c->gone, c->n_gone, dir) || !dir_would_empty(s->root_fd, dir, c->gone, c->n_gone))
+			if (oa_strset_has(&c->gone_set, dir) || !dir_would_empty(s->root_fd, dir, &c->gone_set))
 				break;
 			struct stat lst;
 			if (fstatat(s->root_fd, dir, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(lst.st_mode))
@@ -395,8 +401,7 @@ static void rm_empty_dirs(rm_ctx *c)
 			e->model = oa_xstrdup(s->models[c->models[i]].display);
 			entry_from_stat(e, &lst);
 			e->empty_dir = true;
-			c->gone = oa_xreallocarray(c->gone, c->n_gone + 2, sizeof *c->gone);
-			c->gone[c->n_gone++] = oa_xstrdup(dir);
+			gone_add(c, dir);
 		}
 		free(dir);
 	}
@@ -427,17 +432,14 @@ static void rm_blob(rm_ctx *c, const oa_model *m, oa_blob *b)
 {
 	oa_store *s = c->s;
 	oa_plan *p = c->p;
-	char *path = oa_xasprintf("blobs/%s", b->name);
-	bool dup = false;
-	for (size_t q = 0; q < p->todo.n && !dup; q++)
-		dup = strcmp(p->todo.v[q].path, path) == 0;
-	for (size_t q = 0; q < p->kept.n && !dup; q++)
-		dup = strcmp(p->kept.v[q].path, path) == 0;
+	/* Only rm_blob plans blobs/ paths: a flag per blob says it did. */
+	if (!c->planned)
+		c->planned = oa_xcalloc(s->n_blobs + 1, sizeof *c->planned);
 	struct stat lst;
-	if (dup || fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
-		free(path);
+	if (c->planned[b - s->blobs] || fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
-	}
+	c->planned[b - s->blobs] = true;
+	char *path = oa_xasprintf("blobs/%s", b->name);
 	char *why = NULL;
 	/* Another model that stays uses it (whatever the byte scan says). */
 	const char *other = c->users[b - s->blobs];
@@ -494,6 +496,8 @@ static void rm_ctx_free(rm_ctx *c)
 	for (size_t i = 0; i < c->n_gone; i++)
 		free(c->gone[i]);
 	free(c->gone);
+	oa_strset_free(&c->gone_set);
+	free(c->planned);
 	free(c->skip);
 }
 
@@ -508,7 +512,6 @@ static void plan_rm_models(oa_store *s, size_t *models, size_t n, int64_t min_ag
 	/* The reference set leaves out exactly the paths being removed; another
 	 * name of the same file (a hard link, a symlink) is another tag that stays. */
 	c.skip = oa_xcalloc(c.n ? c.n : 1, sizeof *c.skip);
-	c.gone = oa_xcalloc(c.n * 4 + 1, sizeof *c.gone);
 	rm_manifests(&c);
 	rm_empty_dirs(&c);
 	rm_keepers(&c);
@@ -678,7 +681,6 @@ static void plan_rm_child_models(oa_store *s, const oa_model *t, const oa_model 
 	p->rewrite = rw;
 	rm_ctx c = { .s = s, .p = p, .min_age = min_age, .models = v, .n = n, .rewrite = t->rel_path, .dropped = d };
 	c.skip = oa_xcalloc(n + 2, sizeof *c.skip);
-	c.gone = oa_xcalloc(n * 4 + 1, sizeof *c.gone);
 	rm_rewrite_entry(&c, t, lst);
 	rm_manifests(&c);
 	rm_empty_dirs(&c);

@@ -625,12 +625,33 @@ static rc_file *rc_blob_cached(const oa_refcache *c, const char *hex)
 	return NULL;
 }
 
-static bool skipped(const rc_file *f, const char *const *skip, size_t n_skip)
+/* The paths a closure leaves out, sorted once: an rm of many models on a
+ * big store asks for every file of the cache (files x paths when scanned). */
+typedef struct skip_list {
+	const char **v;
+	size_t n;
+} skip_list;
+
+static int cmp_skip(const void *a, const void *b)
 {
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static skip_list skip_list_make(const char *const *skip, size_t n_skip)
+{
+	skip_list l = { oa_xcalloc(n_skip + 1, sizeof *l.v), 0 };
 	for (size_t k = 0; k < n_skip; k++)
-		if (skip[k] && strcmp(skip[k], f->label) == 0)
-			return true;
-	return false;
+		if (skip[k])
+			l.v[l.n++] = skip[k];
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof *l.v, cmp_skip);
+	return l;
+}
+
+static bool skipped(const rc_file *f, const skip_list *l)
+{
+	const char *label = f->label;
+	return l->n && bsearch(&label, l->v, l->n, sizeof *l->v, cmp_skip) != NULL;
 }
 
 /* A small set of digests already followed. */
@@ -667,9 +688,10 @@ static size_t rc_closure(const oa_refcache *c, oa_refcache *read, const char *co
 {
 	memset(r, 0, sizeof *r);
 	oa_refset todo = { 0 };
+	skip_list skips = skip_list_make(skip, n_skip);
 	for (size_t i = 0; i < c->n; i++) {
 		const rc_file *f = &c->v[i];
-		if (f->gen != c->gen || f->is_blob || skipped(f, skip, n_skip))
+		if (f->gen != c->gen || f->is_blob || skipped(f, &skips))
 			continue;
 		r->files++;
 		refset_add_all(r, f->hex, f->n_hex);
@@ -695,6 +717,7 @@ static size_t rc_closure(const oa_refcache *c, oa_refcache *read, const char *co
 			refset_add_all(&todo, b->hex, b->n_hex);
 	}
 	free(done.v);
+	free(skips.v);
 	oa_refset_free(&todo);
 	oa_refset_sort(r);
 	r->incomplete = c->status.incomplete;

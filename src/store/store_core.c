@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -209,11 +210,19 @@ void oa_model_name_free(oa_model_name *n)
 	memset(n, 0, sizeof *n);
 }
 
+/* Field by field, without the copy oa_model_name_get makes: resolving
+ * MODEL arguments compares every model with each of them. */
+static bool part_is(const char *a, const char *b, bool fold)
+{
+	return (fold ? strcasecmp(a, b) : strcmp(a, b)) == 0;
+}
+
 bool oa_model_name_is(const oa_model_name *a, const oa_name *n, bool fold)
 {
-	oa_name x;
-	oa_model_name_get(a, &x);
-	return fold ? oa_name_equal_fold(&x, n) : oa_name_equal(&x, n);
+	if (!a->host) /* an unset name reads as four empty parts */
+		return !n->host[0] && !n->ns[0] && !n->model[0] && !n->tag[0];
+	return part_is(a->host, n->host, fold) && part_is(a->ns, n->ns, fold) && part_is(a->model, n->model, fold) &&
+	       part_is(a->tag, n->tag, fold);
 }
 
 void store_free_tag_facts(oa_tag_facts *f)

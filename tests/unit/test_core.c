@@ -7,7 +7,9 @@
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/name.h"
 #include "ollama_audit/outfile.h"
+#include "ollama_audit/store_core.h"
 #include "base/platform.h"
+#include "base/strset.h"
 #include "base/util.h"
 
 #include <fcntl.h>
@@ -490,6 +492,50 @@ static void test_alloc_grow(void)
 	free(v);
 }
 
+static void test_strset(void)
+{
+	oa_strset set = { 0 };
+	CHECK(!oa_strset_has(&set, "a")); /* empty: no table yet */
+	char keys[500][40];
+	for (int i = 0; i < 500; i++) {
+		snprintf(keys[i], sizeof keys[i], "manifests/m%d/latest", i);
+		CHECK(oa_strset_add(&set, keys[i]));
+	}
+	CHECK_U64(set.n, 500);
+	char probe[40];
+	for (int i = 0; i < 500; i++) {
+		snprintf(probe, sizeof probe, "manifests/m%d/latest", i); /* equal, not the same pointer */
+		CHECK(oa_strset_has(&set, probe));
+		CHECK(!oa_strset_add(&set, probe));
+	}
+	CHECK(!oa_strset_has(&set, "manifests/m500/latest"));
+	CHECK(!oa_strset_has(&set, "manifests/m1/lates"));
+	CHECK_U64(set.n, 500);
+	oa_strset_free(&set);
+	CHECK(!oa_strset_has(&set, keys[0]));
+}
+
+/* oa_model_name_is compares in place: exact, folded, and an unset name. */
+static void test_model_name_is(void)
+{
+	oa_name n, other;
+	CHECK(oa_name_parse_ref("Library/Tiny:Latest", &n, NULL));
+	oa_model_name mn = { 0 };
+	oa_name empty;
+	memset(&empty, 0, sizeof empty);
+	CHECK(oa_model_name_is(&mn, &empty, false)); /* unset reads as four empty parts */
+	CHECK(!oa_model_name_is(&mn, &n, true));
+	oa_model_name_set(&mn, &n);
+	CHECK(oa_model_name_is(&mn, &n, false));
+	CHECK(oa_name_parse_ref("library/tiny:latest", &other, NULL));
+	CHECK(!oa_model_name_is(&mn, &other, false));
+	CHECK(oa_model_name_is(&mn, &other, true));
+	CHECK(oa_name_parse_ref("library/tiny:late", &other, NULL));
+	CHECK(!oa_model_name_is(&mn, &other, true));
+	CHECK(!oa_model_name_is(&mn, &empty, true));
+	oa_model_name_free(&mn);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -505,5 +551,7 @@ int main(void)
 	test_duration();
 	test_outfile_recheck();
 	test_alloc_grow();
+	test_strset();
+	test_model_name_is();
 	TEST_MAIN_END();
 }

@@ -1,0 +1,22 @@
+/*
+ * strset.h - a set of strings the caller keeps alive (the set holds
+ * pointers, not copies): membership in constant time, for the plans that
+ * ask "is this path already planned" once per file of a large store.
+ */
+#ifndef OLLAMA_AUDIT_STRSET_H
+#define OLLAMA_AUDIT_STRSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct oa_strset {
+	const char **slot;  /* open addressing; NULL is empty */
+	size_t n, cap;      /* cap: 0 or a power of two */
+} oa_strset;
+
+/* Add s (not copied); false when an equal string was there already. */
+bool oa_strset_add(oa_strset *set, const char *s);
+bool oa_strset_has(const oa_strset *set, const char *s);
+void oa_strset_free(oa_strset *set);
+
+#endif
