@@ -7,47 +7,60 @@
 #include "ollama_audit/last_used.h"
 #include "ollama_audit/logline.h"
 #include "ollama_audit/name.h"
+#include "base/strset.h"
 #include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-bool oa_args_select(const oa_store *s, const oa_model_args *a, const char *display)
+/* The names the arguments resolve to, each resolved once: resolving is a
+ * pass over the models, and a selection asks for every model or finding. */
+static oa_strset args_names(const oa_store *s, const oa_model_args *a)
 {
-	if (a->n == 0)
-		return true;
+	oa_strset names = { 0 };
 	for (size_t i = 0; i < a->n; i++) {
 		long idx = oa_store_resolve(s, a->v[i]);
-		if (idx >= 0 && strcmp(s->models[idx].display, display) == 0)
-			return true;
+		if (idx >= 0)
+			oa_strset_add(&names, s->models[idx].display);
 	}
-	return false;
+	return names;
+}
+
+static bool names_select(const oa_model_args *a, const oa_strset *names, const char *display)
+{
+	return a->n == 0 || oa_strset_has(names, display);
 }
 
 size_t oa_args_count(const oa_store *s, const oa_model_args *a)
 {
+	oa_strset names = args_names(s, a);
 	size_t n = 0;
 	for (size_t j = 0; j < s->n_models; j++)
-		n += !s->models[j].anchor && oa_args_select(s, a, s->models[j].display);
+		n += !s->models[j].anchor && names_select(a, &names, s->models[j].display);
+	oa_strset_free(&names);
 	return n;
 }
 
 bool *oa_args_models(const oa_store *s, const oa_model_args *a)
 {
+	oa_strset names = args_names(s, a);
 	bool *sel = oa_xcalloc(s->n_models + 1, sizeof *sel);
 	for (size_t j = 0; j < s->n_models; j++)
-		sel[j] = oa_args_select(s, a, s->models[j].display);
+		sel[j] = names_select(a, &names, s->models[j].display);
+	oa_strset_free(&names);
 	return sel;
 }
 
 bool *oa_args_findings(const oa_store *s, const oa_model_args *a)
 {
+	oa_strset names = args_names(s, a);
 	bool *sel = oa_xcalloc(s->findings.n + 1, sizeof *sel);
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
-		sel[i] = a->n == 0 || (f->model && oa_args_select(s, a, f->model));
+		sel[i] = a->n == 0 || (f->model && names_select(a, &names, f->model));
 	}
+	oa_strset_free(&names);
 	return sel;
 }
 
@@ -140,12 +153,12 @@ static bool in_window(const oa_load *e, const oa_load_window *w)
 	return !(w->has_since && e->time_ns < w->since) && !(w->has_until && e->time_ns > w->until);
 }
 
-static bool load_selected(const oa_store *s, const oa_model_args *a, const oa_load *e)
+static bool load_selected(const oa_store *s, const oa_model_args *a, const oa_strset *names, const oa_load *e)
 {
 	if (!a->n)
 		return true;
 	for (size_t i = 0; i < e->n_models; i++)
-		if (oa_args_select(s, a, s->models[e->models[i]].display))
+		if (names_select(a, names, s->models[e->models[i]].display))
 			return true;
 	return false;
 }
@@ -153,10 +166,12 @@ static bool load_selected(const oa_store *s, const oa_model_args *a, const oa_lo
 size_t oa_history_pick(const oa_history *h, const oa_store *s, const oa_load_window *w,
                        const oa_model_args *a, const oa_load **v)
 {
+	oa_strset names = args_names(s, a);
 	size_t k = 0;
 	for (size_t j = 0; j < h->n; j++)
-		if (in_window(&h->v[j], w) && load_selected(s, a, &h->v[j]))
+		if (in_window(&h->v[j], w) && load_selected(s, a, &names, &h->v[j]))
 			v[k++] = &h->v[j];
+	oa_strset_free(&names);
 	return k;
 }
 

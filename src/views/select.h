@@ -19,13 +19,12 @@ typedef struct oa_model_args {
 	size_t n;
 } oa_model_args;
 
-/* Is the model shown as display one an argument resolves to? */
-bool oa_args_select(const oa_store *s, const oa_model_args *a, const char *display);
 /* The models check and verify count (docs/schema.md): the selected models
  * list shows (every tag and list row, a broken manifest too), never a
  * legacy anchor, whether or not they have anything to hash. */
 size_t oa_args_count(const oa_store *s, const oa_model_args *a);
-/* Per model of s (calloc'd, n_models + 1): oa_args_select. */
+/* Per model of s (calloc'd, n_models + 1): is it one an argument resolves to
+ * (all of them without arguments)? */
 bool *oa_args_models(const oa_store *s, const oa_model_args *a);
 /* Per finding of s (calloc'd): with arguments only those models' findings
  * count; without, all. */
