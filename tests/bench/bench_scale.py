@@ -9,7 +9,9 @@ a config and a params blob per model, and N/5 orphan blobs aged 3 days.
 Baselines: list, check and du against a bare walk of the same files (read
 every manifest and every small blob, lstat every blob): bare_walk.c, the same
 work as find+cat+stat without their process start-ups (both are printed);
-prune --apply against its own dry run. It prints figures; it asserts nothing.
+prune --apply against its own dry run. check of three models and an rm dry
+run of a fifth of them are there for what grows with the MODEL arguments
+(each was quadratic once). It prints figures; it asserts nothing.
 
     python3 tests/bench/bench_scale.py BUILD_DIR
     OA_BENCH_MODELS=100000 OA_BENCH_REPS=1 python3 tests/bench/bench_scale.py BUILD_DIR
@@ -124,7 +126,8 @@ def row(what, t, base, rss=None):
     print(ROW % (what, t[0], t[0] / base[0], t[1], t[1] / base[1], "%.0f MiB" % rss if rss else "-"))
 
 
-COMMANDS = (["list"], ["check"], ["verify"], ["du"], ["du", "--format", "prometheus"])
+COMMANDS = (["list"], ["check"], ["verify"], ["du"], ["du", "--format", "prometheus"],
+            ["check", "bench/model1", "bench/model2", "bench/model3"])
 
 
 def prepare(root, n, keep):
@@ -176,8 +179,14 @@ def measure(binary, root, n, reps, keep, walker, limit):
     row("bare walk (bare_walk.c)", bare, bare)
     row("find+cat+stat (processes)", best_of(["sh", "-c", BARE, "sh", root], reps), bare)
     for cmd in COMMANDS:
-        t = out[" ".join(cmd)] = best_of(env_store + cmd, reps)
-        row(" ".join(cmd), t, bare, t[2])
+        what = " ".join(cmd) if len(cmd) < 4 else "%s of %d models" % (cmd[0], len(cmd) - 1)
+        t = out[what] = best_of(env_store + cmd, reps)
+        row(what, t, bare, t[2])
+    # rm of a fifth of the models, planned: every MODEL resolved, every
+    # directory they may empty looked at, every blob they reach weighed.
+    rm = ["rm"] + ["bench/model%d" % i for i in range(0, n, 5)]
+    t = out["rm a fifth (dry run)"] = best_of(env_store + rm, reps)
+    row("rm %d models (dry run)" % len(rm[1:]), t, bare, t[2])
     dry = out["prune (dry run)"] = best_of(env_store + ["prune", "--min-age", "2d"], reps)
     row("prune (dry run)", dry, dry, dry[2])
     best = apply_runs(env_store, root, n_blobs, n_orphans, reps, limit, dry)
