@@ -222,6 +222,23 @@ static char *intern_media(char *s)
 	return s;
 }
 
+/* A copy of hex when the digest does not hold it as written (upper-case
+ * hex), else NULL: pack() points hex into the digest (point_hex). */
+static char *own_hex(const char *digest, bool valid, const oa_digest_hex hex)
+{
+	return valid && memcmp(digest + 7, hex, OA_DIGEST_HEX_LEN) != 0 ? oa_xstrdup(hex) : NULL;
+}
+
+/* Once packed: hex is its own copy (moved into the block), the digits
+ * inside the digest, or "" for an invalid digest. */
+static void point_hex(const char **hex, const char *digest, bool valid)
+{
+	if (!valid)
+		*hex = "";
+	else if (!*hex)
+		*hex = digest + 7;
+}
+
 static int parse_layer(json_t *obj, oa_layer *l, const char *what, char *err, size_t errlen)
 {
 	bool bad = false;
@@ -258,7 +275,9 @@ static int parse_layer(json_t *obj, oa_layer *l, const char *what, char *err, si
 	}
 	l->kind = oa_layer_kind_of(l->media_type);
 	l->media_type = intern_media(l->media_type);
-	l->digest_valid = oa_digest_parse(l->digest, l->hex, &l->hex_uppercase);
+	oa_digest_hex hex;
+	l->digest_valid = oa_digest_parse(l->digest, hex, &l->hex_uppercase);
+	l->hex = own_hex(l->digest, l->digest_valid, hex);
 	return 0;
 }
 
@@ -308,7 +327,9 @@ static int parse_entry(json_t *obj, oa_list_entry *e, size_t i, char *err, size_
 		snprintf(err, errlen, "manifests[%zu] is not an object of the list entry fields", i);
 		return -1;
 	}
-	e->digest_valid = oa_digest_parse(e->digest, e->hex, NULL);
+	oa_digest_hex hex;
+	e->digest_valid = oa_digest_parse(e->digest, hex, NULL);
+	e->hex = own_hex(e->digest, e->digest_valid, hex);
 	return 0;
 }
 
@@ -339,6 +360,7 @@ static void pack_layer(oa_pack *p, oa_layer *l)
 	if (!is_common_media(l->media_type))
 		oa_pack_str(p, &l->media_type);
 	oa_pack_str(p, &l->digest);
+	oa_pack_str(p, (char **)&l->hex);
 	oa_pack_str(p, &l->from);
 	oa_pack_str(p, &l->name);
 }
@@ -358,6 +380,7 @@ static void pack_strings(oa_pack *p, void *rec)
 		oa_list_entry *e = &m->entries[i];
 		oa_pack_str(p, &e->media_type);
 		oa_pack_str(p, &e->digest);
+		oa_pack_str(p, (char **)&e->hex);
 		oa_pack_str(p, &e->runner);
 		oa_pack_str(p, &e->format);
 		oa_pack_str(p, &e->inline_json);
@@ -372,6 +395,11 @@ static void pack(oa_manifest *m)
 	const oa_pack_array arrays[] = { { &m->layers, m->n_layers, sizeof *m->layers },
 	                                 { &m->entries, m->n_manifests, sizeof *m->entries } };
 	m->block = oa_pack_record(arrays, 2, pack_strings, m);
+	point_hex(&m->config.hex, m->config.digest, m->config.digest_valid);
+	for (size_t i = 0; i < m->n_layers; i++)
+		point_hex(&m->layers[i].hex, m->layers[i].digest, m->layers[i].digest_valid);
+	for (size_t i = 0; i < m->n_manifests && m->entries; i++)
+		point_hex(&m->entries[i].hex, m->entries[i].digest, m->entries[i].digest_valid);
 }
 
 int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *err, size_t errlen)

@@ -289,8 +289,7 @@ oa_blob *oa_store_find_blob_hex(const oa_store *s, const char *hex)
 {
 	char digest[7 + 64 + 1];
 	snprintf(digest, sizeof digest, "sha256:%s", hex);
-	oa_layer l = { .digest = digest, .digest_valid = true };
-	memcpy(l.hex, hex, sizeof l.hex);
+	oa_layer l = { .digest = digest, .hex = hex, .digest_valid = true };
 	return oa_store_find_blob(s, &l);
 }
 
@@ -307,8 +306,7 @@ oa_blob *store_entry_blob(const oa_store *s, const oa_list_entry *e)
 {
 	if (!e->digest_valid)
 		return NULL;
-	oa_layer l = { .digest = e->digest, .digest_valid = true };
-	memcpy(l.hex, e->hex, sizeof l.hex);
+	oa_layer l = { .digest = e->digest, .hex = e->hex, .digest_valid = true };
 	oa_blob *b = oa_store_find_blob(s, &l);
 	return b && b->cls == OA_BLOB_VALID && !b->dangling && b->stat_ok ? b : NULL;
 }
