@@ -46,6 +46,9 @@ OA_EXPORT json_t *oa_list_view_store(const oa_list_store *ls);
 OA_EXPORT json_t *oa_list_view_document(json_t *stores, const oa_list_total *t);
 /* ndjson: a "model" record per model, then a "problem" record per problem. */
 OA_EXPORT json_t *oa_list_view_records(const oa_list_store *ls, const char *host);
+/* Record i of those, i < n_models + n_problems: one at a time, so that a
+ * writer holds one record, not the store's (oa_list_view_records). */
+OA_EXPORT json_t *oa_list_view_record(const oa_list_store *ls, size_t i, const char *host);
 /* ndjson: the closing "total" record. */
 OA_EXPORT json_t *oa_list_view_total_record(const oa_list_total *t, const char *host);
 /* /api/tags: {"models":[...]} of these models, newest first as the server

@@ -67,14 +67,18 @@ static json_t *record(const char *type, const char *schema, const char *host, co
 	return rec;
 }
 
+json_t *oa_list_view_record(const oa_list_store *ls, size_t i, const char *host)
+{
+	if (i < ls->n_models)
+		return record("model", OA_SCHEMA_LIST, host, ls->s, oa_list_view_model(ls->s, ls->models[i], ls->lu));
+	return record("problem", NULL, host, ls->s, oa_report_finding(ls->problems[i - ls->n_models]));
+}
+
 json_t *oa_list_view_records(const oa_list_store *ls, const char *host)
 {
 	json_t *out = json_array();
-	for (size_t i = 0; i < ls->n_models; i++)
-		json_array_append_new(out, record("model", OA_SCHEMA_LIST, host, ls->s,
-		                                  oa_list_view_model(ls->s, ls->models[i], ls->lu)));
-	for (size_t i = 0; i < ls->n_problems; i++)
-		json_array_append_new(out, record("problem", NULL, host, ls->s, oa_report_finding(ls->problems[i])));
+	for (size_t i = 0; i < ls->n_models + ls->n_problems; i++)
+		json_array_append_new(out, oa_list_view_record(ls, i, host));
 	return out;
 }
 
