@@ -228,14 +228,11 @@ void oa_list_tags(FILE *out, const oa_list_store *v, size_t n)
 	free(m);
 }
 
-json_t *oa_list_document(const oa_list_store *v, size_t n)
+void oa_list_document_write(FILE *out, const oa_list_store *v, size_t n)
 {
-	json_t *stores = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(stores, oa_list_view_store(&v[i]));
 	oa_list_total t;
 	oa_list_totals(v, n, &t);
-	return oa_list_view_document(stores, &t);
+	oa_list_view_document_write(out, v, n, &t);
 }
 
 void oa_list_ndjson(FILE *out, const oa_list_store *v, size_t n, const char *host)
