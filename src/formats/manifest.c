@@ -230,11 +230,13 @@ static char *own_hex(const char *digest, bool valid, const oa_digest_hex hex)
 }
 
 /* Once packed: hex is its own copy (moved into the block), the digits
- * inside the digest, or "" for an invalid digest. */
+ * inside the digest, or "" for an invalid digest (with room for a digest,
+ * so that a copy of oa_digest_hex's size stays inside it). */
 static void point_hex(const char **hex, const char *digest, bool valid)
 {
+	static const oa_digest_hex no_hex;
 	if (!valid)
-		*hex = "";
+		*hex = no_hex;
 	else if (!*hex)
 		*hex = digest + 7;
 }
