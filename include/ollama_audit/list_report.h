@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Combined totals over the stores listed: models shown, Ollama's SIZE
  * summed (declared bytes, as ollama list adds them), and the allocated bytes
@@ -44,8 +45,16 @@ OA_EXPORT json_t *oa_list_view_model(const oa_store *s, size_t idx, const oa_las
 OA_EXPORT json_t *oa_list_view_store(const oa_list_store *ls);
 /* The json document: the stores' views (an array, stolen) and the total. */
 OA_EXPORT json_t *oa_list_view_document(json_t *stores, const oa_list_total *t);
+/* The same document's bytes as oa_json_dump_line writes them, written as
+ * each model's view is made (one model's JSON held at a time, not the
+ * store's), and left open: without its closing brace nor newline, so that
+ * the caller may add members (a run's "status" and "errors"). */
+OA_EXPORT void oa_list_view_document_write(FILE *out, const oa_list_store *v, size_t n, const oa_list_total *t);
 /* ndjson: a "model" record per model, then a "problem" record per problem. */
 OA_EXPORT json_t *oa_list_view_records(const oa_list_store *ls, const char *host);
+/* Record i of those, i < n_models + n_problems: one at a time, so that a
+ * writer holds one record, not the store's (oa_list_view_records). */
+OA_EXPORT json_t *oa_list_view_record(const oa_list_store *ls, size_t i, const char *host);
 /* ndjson: the closing "total" record. */
 OA_EXPORT json_t *oa_list_view_total_record(const oa_list_total *t, const char *host);
 /* /api/tags: {"models":[...]} of these models, newest first as the server

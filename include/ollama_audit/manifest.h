@@ -48,14 +48,15 @@ OA_EXPORT enum oa_layer_kind oa_layer_kind_of(const char *media_type);
 
 typedef struct oa_layer {
 	char *media_type;   /* as written, may carry ";" parameters; "" when absent */
-	enum oa_layer_kind kind;
 	char *digest;       /* as written; "" when absent */
-	bool digest_valid;  /* "sha256:" or "sha256-" + 64 hex: safe to turn into a blob path */
-	oa_digest_hex hex;  /* the 64 hex digits when digest_valid, lowercased */
-	bool hex_uppercase; /* the digest had upper-case hex (the server's prune would delete it) */
-	int64_t size;       /* declared size; 0 when absent */
+	const char *hex;    /* the 64 hex digits when digest_valid, lowercased, else "": stored
+	                       once, inside digest (digest + 7) unless it has upper-case hex */
 	char *from;         /* NULL when absent */
 	char *name;         /* NULL when absent */
+	int64_t size;       /* declared size; 0 when absent */
+	enum oa_layer_kind kind;
+	bool digest_valid;  /* "sha256:" or "sha256-" + 64 hex: safe to turn into a blob path */
+	bool hex_uppercase; /* the digest had upper-case hex (the server's prune would delete it) */
 } oa_layer;
 
 /* One entry of a manifest list (spec §2.5): a child manifest by digest, or
@@ -63,12 +64,12 @@ typedef struct oa_layer {
 typedef struct oa_list_entry {
 	char *media_type;   /* "" when absent */
 	char *digest;       /* "" when absent */
-	bool digest_valid;
-	oa_digest_hex hex;
+	const char *hex;    /* as oa_layer's hex */
 	char *runner;       /* "mlx", "llamacpp", "ggml", ...; "" when absent */
 	char *format;       /* "safetensors", "gguf", ...; "" when absent */
-	int64_t size;       /* 0 when absent */
 	char *inline_json;  /* the entry itself when it carries config or layers, else NULL */
+	int64_t size;       /* 0 when absent */
+	bool digest_valid;
 } oa_list_entry;
 
 typedef struct oa_manifest {

@@ -55,5 +55,9 @@ OA_EXPORT void oa_json_dump_go(json_t *v, FILE *out);
 OA_EXPORT void oa_json_dump_line(json_t *v, FILE *out);
 /* Each element of an array of records with oa_json_dump_line (ndjson). */
 OA_EXPORT void oa_json_dump_lines(json_t *records, FILE *out);
+/* The members of object obj as oa_json_dump_line writes them, without its
+ * braces nor newline: for a document written a piece at a time. Returns
+ * whether there were any (a caller separates the next with a comma). */
+OA_EXPORT bool oa_json_dump_members(json_t *obj, FILE *out);
 
 #endif

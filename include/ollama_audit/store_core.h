@@ -55,19 +55,20 @@ OA_EXPORT void oa_file_info_set(oa_file_info *fi, const struct stat *st);
 
 typedef struct oa_blob {
 	char *name;              /* entry name in blobs/ */
-	enum oa_blob_class cls;
-	oa_digest_hex hex;       /* lowercase digest hex, for classes that carry one */
-	bool stat_ok;
-	int stat_errno;
-	oa_file_info st;         /* of the file itself, following a symlink when it resolves */
-	bool is_symlink, dangling, link_outside;
+	const char *hex;         /* lowercase digest hex, for classes that carry one, else "": inside
+	                            name (name + 7) when it spells it so, else after name's NUL */
 	char *link_target;       /* readlink() text, or NULL */
+	unsigned long partial_index; /* N of -partial-N */
+	oa_file_info st;         /* of the file itself, following a symlink when it resolves */
+	enum oa_blob_class cls;
+	int stat_errno;
 	unsigned refs;           /* manifest entries (config + layers) that name this file */
 	unsigned weak_refs;      /* digests found in the bytes of manifests that do not parse:
 	                            the blob may still be needed, so it is never an orphan */
+	bool stat_ok;
+	bool is_symlink, dangling, link_outside;
 	bool checked_manifest;   /* content looked at for the manifest-blob test */
 	bool is_manifest_blob;   /* content is a manifest or manifest list */
-	unsigned long partial_index; /* N of -partial-N */
 } oa_blob;
 
 enum oa_config_state { OA_CONFIG_NONE, OA_CONFIG_OK, OA_CONFIG_MISSING, OA_CONFIG_INVALID,

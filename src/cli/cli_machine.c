@@ -26,6 +26,7 @@
 static struct {
 	json_t *errors; /* [{code, message, path}] */
 	json_t *docs;   /* json: the documents the command emitted, in order */
+	bool written;   /* json: the command wrote its document, still open */
 	FILE *text;     /* csv, tags: what the command wrote, in text_buf */
 	char *text_buf;
 	size_t text_len;
@@ -69,6 +70,12 @@ void cli_emit_document(cli *c, json_t *doc)
 	json_array_append_new(E.docs, doc);
 }
 
+void cli_emit_written(cli *c)
+{
+	(void)c;
+	E.written = true;
+}
+
 void cli_emit_store(cli *c, const char *schema, json_t *store)
 {
 	size_t n = E.docs ? json_array_size(E.docs) : 0;
@@ -105,6 +112,14 @@ FILE *cli_text_out(void)
 static void finish_json(const cli *c)
 {
 	size_t n = E.docs ? json_array_size(E.docs) : 0;
+	if (E.written) { /* the same bytes as the document's with oa_view_with_status */
+		json_t *st = oa_view_with_status(json_object(), NULL, E.errors);
+		fputc(',', stdout);
+		oa_json_dump_members(st, stdout);
+		fputs("}\n", stdout);
+		json_decref(st);
+		return;
+	}
 	if (n > 1) {
 		oa_json_dump_lines(E.docs, stdout);
 		return;
@@ -131,6 +146,7 @@ void cli_machine_end(cli *c, int rc)
 		finish_json(c);
 	json_decref(E.docs);
 	E.docs = NULL;
+	E.written = false;
 	if (E.text) {
 		bool ok = fclose(E.text) == 0;
 		E.text = NULL;

@@ -19,6 +19,10 @@ void cli_note_error(cli *c, const char *code, const char *path, const char *msg)
 /* --format json: the command's document (the reference is taken), printed
  * once at the end of the run with "status" and "errors" added. */
 void cli_emit_document(cli *c, json_t *doc);
+/* The command wrote its json document to stdout itself, left open (its
+ * members, no closing brace): the end of the run adds "status" and
+ * "errors" and closes it. Only when it emits no other document. */
+void cli_emit_written(cli *c);
 /* One store of a {"schema":..., "stores":[...]} document, which the first
  * call emits; store NULL emits the document with no store yet. */
 void cli_emit_store(cli *c, const char *schema, json_t *store);

@@ -39,7 +39,8 @@ void list_render_table(cli *c, const void *view)
 void list_render_json(cli *c, const void *view)
 {
 	const list_view *x = view;
-	cli_emit_document(c, oa_list_document(x->v, x->n));
+	oa_list_document_write(stdout, x->v, x->n);
+	cli_emit_written(c);
 }
 
 void list_render_ndjson(cli *c, const void *view)

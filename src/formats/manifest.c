@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 #include <openssl/evp.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +224,124 @@ static char *intern_media(char *s)
 	return s;
 }
 
+/* A layer digest written as "sha256:" + 64 lower-case hex is held once for
+ * the whole process, counted by the manifests that name it, not once per
+ * manifest: 10,000 tags sharing a template and a few weights hold each of
+ * those strings once. An open-addressing set keyed by the digits (random:
+ * their first 16 are the hash), freed when its last string is. */
+typedef struct digest_node {
+	size_t refs;
+	char text[7 + OA_DIGEST_HEX_LEN + 1];
+} digest_node;
+
+static digest_node tombstone;
+static struct {
+	pthread_mutex_t lock;
+	digest_node **slot;
+	size_t cap, used; /* used: live nodes and tombstones */
+	size_t live;
+} D = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static size_t digest_hash(const char *text)
+{
+	size_t h = 0;
+	for (int i = 7; i < 7 + 16; i++)
+		h = h << 4 | (size_t)(text[i] <= '9' ? text[i] - '0' : text[i] - 'a' + 10);
+	return h;
+}
+
+/* The slot of text's node, or the first free one (a tombstone when there is one
+ * before it); cap is a power of two. */
+static size_t digest_find(const char *text)
+{
+	size_t mask = D.cap - 1, i = digest_hash(text) & mask, reuse = SIZE_MAX;
+	for (; D.slot[i]; i = (i + 1) & mask) {
+		if (D.slot[i] == &tombstone) {
+			if (reuse == SIZE_MAX)
+				reuse = i;
+		} else if (memcmp(D.slot[i]->text, text, sizeof D.slot[i]->text) == 0) {
+			return i;
+		}
+	}
+	return reuse != SIZE_MAX ? reuse : i;
+}
+
+static void digest_grow(void)
+{
+	digest_node **old = D.slot;
+	size_t n = D.cap;
+	D.cap = D.live * 4 > 64 ? D.live * 4 : 64;
+	while (D.cap & (D.cap - 1))
+		D.cap &= D.cap - 1; /* down to a power of two, still over twice live */
+	D.slot = oa_xcalloc(D.cap, sizeof *D.slot);
+	D.used = D.live;
+	for (size_t i = 0; i < n; i++)
+		if (old[i] && old[i] != &tombstone)
+			D.slot[digest_find(old[i]->text)] = old[i];
+	free(old);
+}
+
+/* The shared copy of a canonical digest, counted. */
+static char *digest_intern(const char *text)
+{
+	pthread_mutex_lock(&D.lock);
+	if ((D.used + 1) * 4 > D.cap * 3)
+		digest_grow();
+	size_t i = digest_find(text);
+	if (!D.slot[i] || D.slot[i] == &tombstone) {
+		if (!D.slot[i])
+			D.used++;
+		D.slot[i] = oa_xcalloc(1, sizeof *D.slot[i]);
+		memcpy(D.slot[i]->text, text, sizeof D.slot[i]->text);
+		D.live++;
+	}
+	D.slot[i]->refs++;
+	char *out = D.slot[i]->text;
+	pthread_mutex_unlock(&D.lock);
+	return out;
+}
+
+static void digest_release(char *text)
+{
+	digest_node *node = (digest_node *)(void *)(text - offsetof(digest_node, text));
+	pthread_mutex_lock(&D.lock);
+	if (--node->refs == 0) {
+		D.slot[digest_find(text)] = &tombstone;
+		free(node);
+		if (--D.live == 0) { /* the last: nothing of the set is left */
+			free(D.slot);
+			D.slot = NULL;
+			D.cap = D.used = 0;
+		}
+	}
+	pthread_mutex_unlock(&D.lock);
+}
+
+/* Whether l's digest is the shared copy (digest_intern). */
+static bool digest_shared(const oa_layer *l)
+{
+	return l->digest_valid && !l->hex_uppercase && l->digest[6] == ':';
+}
+
+/* A copy of hex when the digest does not hold it as written (upper-case
+ * hex), else NULL: pack() points hex into the digest (point_hex). */
+static char *own_hex(const char *digest, bool valid, const oa_digest_hex hex)
+{
+	return valid && memcmp(digest + 7, hex, OA_DIGEST_HEX_LEN) != 0 ? oa_xstrdup(hex) : NULL;
+}
+
+/* Once packed: hex is its own copy (moved into the block), the digits
+ * inside the digest, or "" for an invalid digest (with room for a digest,
+ * so that a copy of oa_digest_hex's size stays inside it). */
+static void point_hex(const char **hex, const char *digest, bool valid)
+{
+	static const oa_digest_hex no_hex;
+	if (!valid)
+		*hex = no_hex;
+	else if (!*hex)
+		*hex = digest + 7;
+}
+
 static int parse_layer(json_t *obj, oa_layer *l, const char *what, char *err, size_t errlen)
 {
 	bool bad = false;
@@ -258,7 +378,14 @@ static int parse_layer(json_t *obj, oa_layer *l, const char *what, char *err, si
 	}
 	l->kind = oa_layer_kind_of(l->media_type);
 	l->media_type = intern_media(l->media_type);
-	l->digest_valid = oa_digest_parse(l->digest, l->hex, &l->hex_uppercase);
+	oa_digest_hex hex;
+	l->digest_valid = oa_digest_parse(l->digest, hex, &l->hex_uppercase);
+	l->hex = own_hex(l->digest, l->digest_valid, hex);
+	if (digest_shared(l)) {
+		char *shared = digest_intern(l->digest);
+		free(l->digest);
+		l->digest = shared;
+	}
 	return 0;
 }
 
@@ -266,7 +393,10 @@ static void free_layer(oa_layer *l)
 {
 	if (!is_common_media(l->media_type))
 		free(l->media_type);
-	free(l->digest);
+	if (digest_shared(l))
+		digest_release(l->digest);
+	else
+		free(l->digest);
 	free(l->from);
 	free(l->name);
 }
@@ -308,7 +438,9 @@ static int parse_entry(json_t *obj, oa_list_entry *e, size_t i, char *err, size_
 		snprintf(err, errlen, "manifests[%zu] is not an object of the list entry fields", i);
 		return -1;
 	}
-	e->digest_valid = oa_digest_parse(e->digest, e->hex, NULL);
+	oa_digest_hex hex;
+	e->digest_valid = oa_digest_parse(e->digest, hex, NULL);
+	e->hex = own_hex(e->digest, e->digest_valid, hex);
 	return 0;
 }
 
@@ -338,7 +470,9 @@ static void pack_layer(oa_pack *p, oa_layer *l)
 {
 	if (!is_common_media(l->media_type))
 		oa_pack_str(p, &l->media_type);
-	oa_pack_str(p, &l->digest);
+	if (!digest_shared(l))
+		oa_pack_str(p, &l->digest);
+	oa_pack_str(p, (char **)&l->hex);
 	oa_pack_str(p, &l->from);
 	oa_pack_str(p, &l->name);
 }
@@ -358,6 +492,7 @@ static void pack_strings(oa_pack *p, void *rec)
 		oa_list_entry *e = &m->entries[i];
 		oa_pack_str(p, &e->media_type);
 		oa_pack_str(p, &e->digest);
+		oa_pack_str(p, (char **)&e->hex);
 		oa_pack_str(p, &e->runner);
 		oa_pack_str(p, &e->format);
 		oa_pack_str(p, &e->inline_json);
@@ -372,6 +507,11 @@ static void pack(oa_manifest *m)
 	const oa_pack_array arrays[] = { { &m->layers, m->n_layers, sizeof *m->layers },
 	                                 { &m->entries, m->n_manifests, sizeof *m->entries } };
 	m->block = oa_pack_record(arrays, 2, pack_strings, m);
+	point_hex(&m->config.hex, m->config.digest, m->config.digest_valid);
+	for (size_t i = 0; i < m->n_layers; i++)
+		point_hex(&m->layers[i].hex, m->layers[i].digest, m->layers[i].digest_valid);
+	for (size_t i = 0; i < m->n_manifests && m->entries; i++)
+		point_hex(&m->entries[i].hex, m->entries[i].digest, m->entries[i].digest_valid);
 }
 
 int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *err, size_t errlen)
@@ -473,6 +613,11 @@ out:
 
 void oa_manifest_free(oa_manifest *m)
 {
+	for (size_t i = 0; i <= m->n_layers && m->block; i++) {
+		oa_layer *l = i < m->n_layers ? &m->layers[i] : &m->config;
+		if (digest_shared(l))
+			digest_release(l->digest);
+	}
 	if (m->block) {
 		free(m->block);
 		memset(m, 0, sizeof *m);

@@ -103,6 +103,31 @@ int store_read_looked_at(int dirfd, const char *name, mode_t mode, size_t max, u
 	return oa_read_file_at(dirfd, name, max, out, len);
 }
 
+/* The hex of a blob whose class carries none: "" with room for a digest,
+ * so that a copy of oa_digest_hex's size stays inside it. */
+static const oa_digest_hex no_hex;
+
+/* b's class, and its hex stored once: the digits inside its name when it
+ * spells them in lower case and ends there, else a copy after the name's
+ * NUL, in the name's allocation. */
+static void classify_blob(oa_blob *b, bool is_dir)
+{
+	oa_digest_hex hex;
+	b->cls = classify_blob_name(b->name, is_dir, hex, &b->partial_index);
+	if (!hex[0]) {
+		b->hex = no_hex;
+		return;
+	}
+	size_t n = strlen(b->name);
+	if (n == 7 + OA_DIGEST_HEX_LEN && memcmp(b->name + 7, hex, OA_DIGEST_HEX_LEN) == 0) {
+		b->hex = b->name + 7;
+		return;
+	}
+	b->name = oa_xrealloc(b->name, n + 1 + sizeof hex);
+	memcpy(b->name + n + 1, hex, sizeof hex);
+	b->hex = b->name + n + 1;
+}
+
 /* A blob's bytes, by the stat store_scan_blobs took. */
 int store_read_blob(const oa_store *s, const oa_blob *b, size_t max, uint8_t **out, size_t *len)
 {
@@ -118,7 +143,7 @@ static void stat_blob(const oa_store *s, oa_blob *b)
 	struct stat lst;
 	if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
 		b->stat_errno = errno;
-		b->cls = classify_blob_name(b->name, false, b->hex, &b->partial_index);
+		classify_blob(b, false);
 		return;
 	}
 	oa_file_info_set(&b->st, &lst);
@@ -146,8 +171,7 @@ static void stat_blob(const oa_store *s, oa_blob *b)
 			free(p);
 		}
 	}
-	b->cls = classify_blob_name(b->name, b->stat_ok && S_ISDIR(b->st.mode), b->hex,
-	                            &b->partial_index);
+	classify_blob(b, b->stat_ok && S_ISDIR(b->st.mode));
 }
 
 static void stat_blob_at(void *ctx, size_t i)
@@ -289,8 +313,7 @@ oa_blob *oa_store_find_blob_hex(const oa_store *s, const char *hex)
 {
 	char digest[7 + 64 + 1];
 	snprintf(digest, sizeof digest, "sha256:%s", hex);
-	oa_layer l = { .digest = digest, .digest_valid = true };
-	memcpy(l.hex, hex, sizeof l.hex);
+	oa_layer l = { .digest = digest, .hex = hex, .digest_valid = true };
 	return oa_store_find_blob(s, &l);
 }
 
@@ -307,8 +330,7 @@ oa_blob *store_entry_blob(const oa_store *s, const oa_list_entry *e)
 {
 	if (!e->digest_valid)
 		return NULL;
-	oa_layer l = { .digest = e->digest, .digest_valid = true };
-	memcpy(l.hex, e->hex, sizeof l.hex);
+	oa_layer l = { .digest = e->digest, .hex = e->hex, .digest_valid = true };
 	oa_blob *b = oa_store_find_blob(s, &l);
 	return b && b->cls == OA_BLOB_VALID && !b->dangling && b->stat_ok ? b : NULL;
 }

@@ -74,6 +74,7 @@ void store_use_list_child(oa_store *s, oa_model *m)
 			m->m.media_type = oa_xstrdup("");
 			m->m.config.media_type = oa_xstrdup("");
 			m->m.config.digest = oa_xstrdup("");
+			m->m.config.hex = "";
 			m->m.runner = oa_xstrdup("");
 			m->m.format = oa_xstrdup("");
 		}

@@ -472,6 +472,7 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 		m->m.media_type = oa_xstrdup("");
 		m->m.config.media_type = oa_xstrdup("");
 		m->m.config.digest = oa_xstrdup("");
+		m->m.config.hex = "";
 		return;
 	}
 	note_tag_job(s, j);

@@ -352,7 +352,43 @@ static void tree_load(oa_verify_cache *c, const uint8_t *bytes, size_t len, char
  * returns false with the table untouched or to be reset, for tree_load. */
 struct cursor {
 	const char *p, *end;
+	/* Reading the file a window at a time (fd >= 0): the bytes not yet
+	 * parsed, at least half a window of them until the end of the file, so
+	 * the file's bytes never sit beside the whole table. */
+	int fd;
+	char *buf;
+	size_t cap, total, max;
+	bool eof, failed;   /* failed: a read error, or more than max bytes */
 };
+
+#define STREAM_WINDOW ((size_t)1 << 20)
+
+/* Keep at least half a window ahead of the cursor (a value larger than
+ * that fails the streaming parse, and the whole file is read instead). */
+static void refill(struct cursor *k)
+{
+	if (k->fd < 0 || k->eof)
+		return;
+	size_t n = (size_t)(k->end - k->p);
+	if (n >= k->cap / 2)
+		return;
+	memmove(k->buf, k->p, n);
+	while (n < k->cap) {
+		ssize_t r = read(k->fd, k->buf + n, k->cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			k->eof = true;
+			k->failed |= r < 0;
+			break;
+		}
+		n += (size_t)r;
+		k->total += (size_t)r;
+	}
+	k->failed |= k->total > k->max;
+	k->p = k->buf;
+	k->end = k->buf + n;
+}
 
 static void skip_ws(struct cursor *k)
 {
@@ -427,6 +463,7 @@ static bool stream_entries(oa_verify_cache *c, struct cursor *k, bool lists, siz
 	do {
 		const char *key;
 		size_t n;
+		refill(k);
 		if (!plain_string(k, &key, &n) || !take(k, ':'))
 			return false;
 		char hex[65] = "";
@@ -446,9 +483,9 @@ static bool stream_entries(oa_verify_cache *c, struct cursor *k, bool lists, siz
 	return take(k, '}');
 }
 
-static bool stream_load(oa_verify_cache *c, const uint8_t *bytes, size_t len, char *err, size_t errlen)
+static bool stream_parse(oa_verify_cache *c, struct cursor *kp, char *err, size_t errlen)
 {
-	struct cursor k = { (const char *)bytes, (const char *)bytes + len };
+	struct cursor k = *kp;
 	const char *key, *schema;
 	size_t n, sn, bad = 0;
 	if (!take(&k, '{') || !plain_string(&k, &key, &n) || !str_is(key, n, "schema") || !take(&k, ':') ||
@@ -458,10 +495,14 @@ static bool stream_load(oa_verify_cache *c, const uint8_t *bytes, size_t len, ch
 	if (!lists && !str_is(schema, sn, OA_VERIFY_CACHE_SCHEMA_V2) && !str_is(schema, sn, OA_VERIFY_CACHE_SCHEMA_V1))
 		return false;
 	if (!plain_string(&k, &key, &n) || !str_is(key, n, "entries") || !take(&k, ':') ||
-	    !stream_entries(c, &k, lists, &bad) || !take(&k, '}'))
+	    !stream_entries(c, &k, lists, &bad))
+		return false;
+	refill(&k);
+	if (!take(&k, '}'))
 		return false;
 	skip_ws(&k);
-	if (k.p != k.end)
+	*kp = k;
+	if (k.p != k.end || (k.fd >= 0 && (!k.eof || k.failed)))
 		return false;
 	if (bad) {
 		oa_seterr(err, errlen, "verify cache %s: dropped %zu invalid entr%s", c->path, bad,
@@ -469,6 +510,36 @@ static bool stream_load(oa_verify_cache *c, const uint8_t *bytes, size_t len, ch
 		c->gen++;
 	}
 	return true;
+}
+
+static bool stream_load(oa_verify_cache *c, const uint8_t *bytes, size_t len, char *err, size_t errlen)
+{
+	struct cursor k = { .p = (const char *)bytes, .end = (const char *)bytes + len, .fd = -1 };
+	return stream_parse(c, &k, err, errlen);
+}
+
+/* The streaming parse read from the file a window at a time. false when the
+ * file is not a regular one, cannot be read, or does not parse so: load()
+ * then reads it whole, as before, and says why. */
+static bool stream_file(oa_verify_cache *c, char *err, size_t errlen)
+{
+	struct stat pre, st;
+	if (stat(c->path, &pre) < 0 || !S_ISREG(pre.st_mode)) /* never open a FIFO (oa_read_file_at) */
+		return false;
+	int fd = oa_openat_ro(AT_FDCWD, c->path, O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	bool ok = false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= OA_VERIFY_CACHE_MAX_FILE) {
+		struct cursor k = { .fd = fd, .buf = oa_xmalloc(STREAM_WINDOW), .cap = STREAM_WINDOW,
+		                    .max = OA_VERIFY_CACHE_MAX_FILE };
+		k.p = k.end = k.buf;
+		refill(&k);
+		ok = !k.failed && stream_parse(c, &k, err, errlen);
+		free(k.buf);
+	}
+	close(fd);
+	return ok;
 }
 
 /* Empty the table (after a streaming parse that gave up half-way). */
@@ -487,6 +558,12 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 {
 	/* oa_read_file_at refuses anything but a regular file, so a FIFO put at
 	 * the cache path cannot block the run. */
+	unsigned long gen = c->gen;
+	if (stream_file(c, err, errlen))
+		return;
+	clear(c);
+	c->gen = gen;
+	oa_seterr(err, errlen, "%s", "");
 	uint8_t *bytes;
 	size_t len;
 	if (oa_read_file_at(AT_FDCWD, c->path, OA_VERIFY_CACHE_MAX_FILE, &bytes, &len) < 0) {
@@ -495,7 +572,6 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 			       c->path, errno == EINVAL ? "not a regular file" : strerror(errno));
 		return;
 	}
-	unsigned long gen = c->gen;
 	if (!stream_load(c, bytes, len, err, errlen)) {
 		clear(c);
 		c->gen = gen;

@@ -228,22 +228,21 @@ void oa_list_tags(FILE *out, const oa_list_store *v, size_t n)
 	free(m);
 }
 
-json_t *oa_list_document(const oa_list_store *v, size_t n)
+void oa_list_document_write(FILE *out, const oa_list_store *v, size_t n)
 {
-	json_t *stores = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(stores, oa_list_view_store(&v[i]));
 	oa_list_total t;
 	oa_list_totals(v, n, &t);
-	return oa_list_view_document(stores, &t);
+	oa_list_view_document_write(out, v, n, &t);
 }
 
 void oa_list_ndjson(FILE *out, const oa_list_store *v, size_t n, const char *host)
 {
 	for (size_t i = 0; i < n; i++) {
-		json_t *recs = oa_list_view_records(&v[i], host);
-		oa_json_dump_lines(recs, out);
-		json_decref(recs);
+		for (size_t k = 0; k < v[i].n_models + v[i].n_problems; k++) {
+			json_t *rec = oa_list_view_record(&v[i], k, host);
+			oa_json_dump_line(rec, out);
+			json_decref(rec);
+		}
 	}
 	oa_list_total t;
 	oa_list_totals(v, n, &t);

@@ -33,9 +33,10 @@ void oa_list_csv(FILE *out, const oa_list_store *v, size_t n);
 /* /api/tags: every listed model that ollama list would show (not those
  * hidden-from-list names), newest first, as the server sorts. */
 void oa_list_tags(FILE *out, const oa_list_store *v, size_t n);
-/* The json document of the stores listed, and the ndjson records (each
+/* The json document of the stores listed, written open as
+ * oa_list_view_document_write leaves it, and the ndjson records (each
  * store's, then the total). */
-json_t *oa_list_document(const oa_list_store *v, size_t n);
+void oa_list_document_write(FILE *out, const oa_list_store *v, size_t n);
 void oa_list_ndjson(FILE *out, const oa_list_store *v, size_t n, const char *host);
 
 #endif

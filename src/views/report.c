@@ -535,6 +535,17 @@ void oa_json_dump_line(json_t *v, FILE *out)
 	fputc('\n', out);
 }
 
+bool oa_json_dump_members(json_t *obj, FILE *out)
+{
+	char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	size_t len = text ? strlen(text) : 0;
+	bool any = len > 2; /* "{}" */
+	if (any)
+		fwrite(text + 1, 1, len - 2, out);
+	free(text);
+	return any;
+}
+
 void oa_json_dump_lines(json_t *records, FILE *out)
 {
 	for (size_t i = 0; i < json_array_size(records); i++)

@@ -175,6 +175,33 @@ static void test_reference_manifests(void)
 	json_decref(root);
 }
 
+#define HEX_A "a9d0a3e1c2b4f5061728394a5b6c7d8e9f00112233445566778899aabbccddee"
+
+/* Issue 21: a digest is stored once. A layer's hex is the digits inside its
+ * digest; a digest written "sha256:" + lower-case hex is one string shared
+ * by every manifest naming it, and lives while one of them does. */
+static void test_manifest_digest_once(void)
+{
+	const char *s = "{\"layers\":[{\"digest\":\"sha256:" HEX_A "\"},{\"digest\":\"sha256-" HEX_A "\"}],"
+	                "\"config\":{\"digest\":\"sha256:" HEX_A "\"}}";
+	oa_manifest a, b;
+	char err[256];
+	CHECK(oa_manifest_parse((const uint8_t *)s, strlen(s), &a, err, sizeof err) == 0);
+	CHECK(oa_manifest_parse((const uint8_t *)s, strlen(s), &b, err, sizeof err) == 0);
+	CHECK(a.layers[0].digest == b.layers[0].digest && a.config.digest == a.layers[0].digest);
+	CHECK(a.layers[0].hex == a.layers[0].digest + 7);
+	CHECK(a.layers[1].digest != a.layers[0].digest); /* "sha256-": as written, in the block */
+	CHECK_STR(a.layers[1].digest, "sha256-" HEX_A);
+	CHECK_STR(a.layers[1].hex, HEX_A);
+	oa_manifest_free(&a);
+	CHECK_STR(b.layers[0].digest, "sha256:" HEX_A); /* still b's after a is freed */
+	CHECK_STR(b.config.hex, HEX_A);
+	oa_manifest_free(&b);
+	CHECK(oa_manifest_parse((const uint8_t *)s, strlen(s), &a, err, sizeof err) == 0);
+	CHECK_STR(a.layers[0].digest, "sha256:" HEX_A);
+	oa_manifest_free(&a);
+}
+
 static void test_manifest_parse(void)
 {
 	oa_manifest m;
@@ -198,7 +225,10 @@ static void test_manifest_parse(void)
 	CHECK_STR(m.runner, "");
 	CHECK_U64(m.size, 7);
 	CHECK(m.block != NULL); /* everything in one allocation: what oa_manifest_free frees */
+	CHECK_STR(m.layers[0].hex, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	CHECK_STR(m.config.hex, "");
 	oa_manifest_free(&m);
+	test_manifest_digest_once();
 	/* A list: its entries and their strings in the block too. */
 	const char *list = "{\"mediaType\":\"" OA_MEDIA_MANIFEST_LIST "\",\"manifests\":[{\"digest\":\"d\","
 	                   "\"runner\":\"mlx\",\"layers\":[]},{\"format\":\"gguf\"}]}";

@@ -410,7 +410,7 @@ static void test_cache_table(void)
 	char store[600], cpath[700], err[256];
 	new_store(store, sizeof store);
 	snprintf(cpath, sizeof cpath, "%s/vc.json", store);
-	enum { N = 5000 };
+	enum { N = 40000 }; /* a file of several of the streaming parse's 1 MiB windows */
 	char (*hex)[65] = calloc(N, sizeof *hex);
 	bool *present = calloc(N, sizeof *present);
 	oa_verify_cache *c = oa_verify_cache_open(cpath, err, sizeof err);
@@ -449,6 +449,8 @@ static void test_cache_table(void)
 		want += present[i];
 	CHECK_U64(oa_verify_cache_count(c), want);
 	CHECK(oa_verify_cache_save(c, err, sizeof err) == 0);
+	struct stat cst;
+	CHECK(stat(cpath, &cst) == 0 && cst.st_size > (2 << 20)); /* read a window at a time (issue 21) */
 	oa_verify_cache *c2 = oa_verify_cache_open(cpath, err, sizeof err);
 	CHECK_STR(err, "");
 	CHECK_U64(oa_verify_cache_count(c2), want);
