@@ -21,10 +21,28 @@
 #define OA_CONFIG_MAX (16u << 20)
 #define OA_TEMPLATE_MAX (1u << 20)
 
-static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const char *what,
-                            oa_blob **out)
+/* How findings name reference l of m: "config", or "layer 2 (model)". */
+static const char *ref_what(const oa_model *m, const oa_layer *l, char *buf, size_t len)
+{
+	if (l == &m->m.config)
+		return "config";
+	snprintf(buf, len, "layer %zu (%s)", (size_t)(l - m->m.layers), oa_layer_kind_name(l->kind));
+	return buf;
+}
+
+/* l: m's config or one of its layers. */
+static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, oa_blob **out)
 {
 	*out = NULL;
+	oa_blob *b = l->digest_valid ? oa_store_find_blob(s, l) : NULL;
+	if (b && b->cls == OA_BLOB_VALID && !b->dangling && !l->hex_uppercase &&
+	    (!b->stat_ok || (int64_t)b->st.size == l->size)) {
+		b->refs++;
+		*out = b;
+		return; /* nothing to report: no words to build */
+	}
+	char what_buf[64];
+	const char *what = ref_what(m, l, what_buf, sizeof what_buf);
 	if (!l->digest_valid) {
 		char *d = oa_escape(l->digest, strlen(l->digest));
 		oa_findings_add(&s->findings, OA_FINDING_INVALID_DIGEST, m->display, NULL, m->rel_path,
@@ -32,7 +50,6 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 		free(d);
 		return;
 	}
-	oa_blob *b = oa_store_find_blob(s, l);
 	char digest[72];
 	snprintf(digest, sizeof digest, "sha256:%s", l->hex);
 	char path[80];
@@ -110,7 +127,7 @@ static void read_config(oa_store *s, oa_model *m, config_read *r)
 		m->config_state = OA_CONFIG_NONE;
 		return;
 	}
-	check_reference(s, m, c, "config", &m->config_blob);
+	check_reference(s, m, c, &m->config_blob);
 	if (!c->digest_valid) {
 		m->config_state = OA_CONFIG_BAD_DIGEST;
 		return;
@@ -177,8 +194,6 @@ static void resolve_model(oa_store *s, oa_model *m, config_read *r)
 	m->layer_blobs = oa_xcalloc(m->m.n_layers, sizeof *m->layer_blobs);
 	for (size_t i = 0; i < m->m.n_layers; i++) {
 		const oa_layer *l = &m->m.layers[i];
-		char what[64];
-		snprintf(what, sizeof what, "layer %zu (%s)", i, oa_layer_kind_name(l->kind));
 		if (l->kind == OA_LAYER_UNKNOWN) {
 			char *mt = oa_escape(l->media_type, strlen(l->media_type));
 			oa_findings_add(&s->findings, OA_FINDING_UNKNOWN_MEDIA_TYPE, m->display,
@@ -186,7 +201,7 @@ static void resolve_model(oa_store *s, oa_model *m, config_read *r)
 			                "layer %zu has media type \"%s\", which Ollama does not use", i, mt);
 			free(mt);
 		}
-		check_reference(s, m, l, what, &m->layer_blobs[i]);
+		check_reference(s, m, l, &m->layer_blobs[i]);
 		if (l->kind == OA_LAYER_TEMPLATE && m->layer_blobs[i] && !m->layer_blobs[i]->dangling &&
 		    !m->template_text) {
 			uint8_t *t;
@@ -214,6 +229,9 @@ static void check_blob_files(oa_store *s)
 {
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		oa_blob *b = &s->blobs[i];
+		/* the common case, a referenced blob that is a plain file: nothing to say */
+		if (!b->is_symlink && b->stat_ok && b->cls == OA_BLOB_VALID && (b->refs || b->dangling))
+			continue;
 		char *path = oa_xasprintf("blobs/%s", b->name);
 		char digest[72];
 		snprintf(digest, sizeof digest, "sha256:%s", b->hex);

@@ -204,7 +204,8 @@ typedef struct dir_copy {
 	unsigned gen; /* in that batch */
 } dir_copy;
 
-static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st, bool link);
+static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, char *rel, const struct stat *st,
+                          bool link);
 
 /* A symlink (`name` is one) that leads out of the store is never followed,
  * as a directory or as a manifest: what it hides is a finding (and makes
@@ -468,7 +469,8 @@ static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
 				                "a directory where a manifest file belongs; the server skips it");
 			} else {
 				s->n_manifest_files++;
-				read_manifest(w, dirfd, &copy, name, &st, link);
+				read_manifest(w, dirfd, &copy, name, rel, &st, link);
+				continue; /* it took rel */
 			}
 			free(rel);
 			continue;
@@ -711,10 +713,11 @@ static void queue_tag(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, 
 		flush_tags(w);
 }
 
-static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st, bool link)
+/* The tag file `file` (rel: its path for findings, which this takes). */
+static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, char *rel, const struct stat *st,
+                          bool link)
 {
 	oa_store *s = w->s;
-	char *rel = rel_path(w, 3, file);
 	if (!S_ISREG(st->st_mode) || st->st_nlink > 1)
 		not_plain(s); /* refs.c skips the one, looks for the other's names in blobs/ */
 	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
