@@ -325,15 +325,48 @@ static int cmp_model_mtime(const void *a, const void *b)
 	return x->row_entry < y->row_entry ? -1 : x->row_entry > y->row_entry;
 }
 
-/* The row of a list tag whose child digest is hex, or NULL. */
-static const oa_model *list_row_of(const oa_store *s, const char *hex)
+/* The rows that carry a list's child (a list tag's, a sibling's), sorted
+ * by child digest, then model order: built the first time a shadow needs
+ * one, so that finding each shadow's row is a search, not a pass. */
+typedef struct row_index {
+	const oa_model *const *v;
+	size_t n;
+	bool built;
+} row_index;
+
+static int cmp_row(const void *a, const void *b)
 {
-	for (size_t i = 0; i < s->n_models; i++) {
-		const oa_model *r = &s->models[i];
-		if ((r->is_list || r->sibling) && r->manifest_ok && strcmp(r->m.id, hex) == 0)
-			return r;
+	const oa_model *x = *(const oa_model *const *)a, *y = *(const oa_model *const *)b;
+	int c = strcmp(x->m.id, y->m.id);
+	return c ? c : x < y ? -1 : x > y;
+}
+
+/* The first row (in model order) of a list tag whose child digest is hex, or NULL. */
+static const oa_model *list_row_of(const oa_store *s, row_index *ix, const char *hex)
+{
+	if (!ix->built) {
+		const oa_model **v = oa_xcalloc(s->n_models + 1, sizeof *v);
+		size_t n = 0;
+		for (size_t i = 0; i < s->n_models; i++) {
+			const oa_model *r = &s->models[i];
+			if ((r->is_list || r->sibling) && r->manifest_ok)
+				v[n++] = r;
+		}
+		if (n)
+			qsort(v, n, sizeof *v, cmp_row);
+		ix->v = v;
+		ix->n = n;
+		ix->built = true;
 	}
-	return NULL;
+	size_t lo = 0, hi = ix->n; /* the first whose id is not below hex */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(ix->v[mid]->m.id, hex) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ix->n && strcmp(ix->v[lo]->m.id, hex) == 0 ? ix->v[lo] : NULL;
 }
 
 /* Compatibility shadows (compatmigrate: writeConvertedLegacyShadow): a
@@ -342,6 +375,7 @@ static const oa_model *list_row_of(const oa_store *s, const char *hex)
  * blobs. Its ID (the sha256 of its bytes) is that hex. */
 static void mark_shadows(oa_store *s)
 {
+	row_index ix = { NULL, 0, false };
 	for (size_t i = 0; i < s->n_models; i++) {
 		oa_model *m = &s->models[i];
 		if (m->v2 || !m->manifest_ok || strcmp(m->name.host, "registry.ollama.ai") != 0 ||
@@ -349,7 +383,7 @@ static void mark_shadows(oa_store *s)
 		    strcmp(m->name.tag, m->m.id) != 0)
 			continue;
 		m->shadow = true;
-		const oa_model *of = list_row_of(s, m->m.id);
+		const oa_model *of = list_row_of(s, &ix, m->m.id);
 		if (of) {
 			m->shadow_of = of->display;
 			oa_findings_add(&s->findings, OA_FINDING_COMPAT_SHADOW, m->display, NULL, m->rel_path,
@@ -363,21 +397,41 @@ static void mark_shadows(oa_store *s)
 		                "a compatibility shadow whose model is gone (no tag's list names this child): "
 		                "it alone holds %s; `rm` it to free them", h);
 	}
+	free((void *)ix.v);
 }
 
-static bool legacy_names(const oa_store *s, const char *digest)
+static int cmp_str(const void *a, const void *b)
 {
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every digest a legacy tag names (its config's, its layers'), sorted. */
+typedef struct legacy_set {
+	const char **v;
+	size_t n;
+} legacy_set;
+
+static legacy_set legacy_digests(const oa_store *s)
+{
+	legacy_set d = { NULL, 0 };
+	size_t cap = 0;
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *l = &s->models[i];
 		if (l->v2 || !l->manifest_ok)
 			continue;
-		if (strcmp(l->m.config.digest, digest) == 0)
-			return true;
-		for (size_t k = 0; k < l->m.n_layers; k++)
-			if (strcmp(l->m.layers[k].digest, digest) == 0)
-				return true;
+		for (size_t k = 0; k <= l->m.n_layers; k++) {
+			OA_ALLOC_GROW(d.v, d.n + 1, cap);
+			d.v[d.n++] = k == 0 ? l->m.config.digest : l->m.layers[k - 1].digest;
+		}
 	}
-	return false;
+	if (d.n)
+		qsort(d.v, d.n, sizeof *d.v, cmp_str);
+	return d;
+}
+
+static bool legacy_names(const legacy_set *d, const char *digest)
+{
+	return d->n && bsearch(&digest, d->v, d->n, sizeof *d->v, cmp_str);
 }
 
 /* An Ollama from before manifest lists reads manifests/ only: its start-up
@@ -385,15 +439,21 @@ static bool legacy_names(const oa_store *s, const char *digest)
  * downgrade hazard). Count, per manifests-v2 row, what it would lose. */
 static void mark_downgrade_loss(oa_store *s)
 {
+	legacy_set legacy = { NULL, 0 };
+	bool built = false;
 	for (size_t i = 0; i < s->n_models; i++) {
 		oa_model *m = &s->models[i];
 		if (!m->v2 || !m->manifest_ok)
 			continue;
+		if (!built) {
+			legacy = legacy_digests(s);
+			built = true;
+		}
 		oa_blob *seen = NULL;
 		for (size_t k = 0; k <= m->m.n_layers; k++) {
 			const oa_layer *l = k == 0 ? &m->m.config : &m->m.layers[k - 1];
 			oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
-			if (b && b != seen && b->stat_ok && !legacy_names(s, l->digest))
+			if (b && b != seen && b->stat_ok && !legacy_names(&legacy, l->digest))
 				m->downgrade_loss += (uint64_t)b->st.blocks * 512;
 			seen = b;
 		}
@@ -406,6 +466,7 @@ static void mark_downgrade_loss(oa_store *s)
 		                "lists deletes %s of its blobs (see prune --predict-server --server-version 0.33)",
 		                m->display, m->sibling || m->list_rows > 1 ? " (this child)" : "", h);
 	}
+	free(legacy.v);
 }
 
 /* metadata/sha256-<hex>.json: extracted GGUF key-values, deleted with its
