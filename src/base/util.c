@@ -432,6 +432,8 @@ bool oa_mentions_manifests_key(const uint8_t *p, size_t n)
 {
 	static const char key[] = "manifests\"";
 	for (size_t i = 0; i < n; i++) {
+		if ((p[i] | 0x20) != 'm')
+			continue; /* only 'm' and 'M' lower to the key's first letter */
 		size_t at = i;
 		const char *k = key;
 		for (; *k && at < n; k++) {
@@ -447,8 +449,8 @@ bool oa_mentions_manifests_key(const uint8_t *p, size_t n)
 	}
 	/* \u escapes could spell the key: cannot tell cheaply, say yes (a
 	 * child that is not a manifest is only peeked at, see refs.c). */
-	for (size_t i = 0; i + 1 < n; i++)
-		if (p[i] == '\\' && p[i + 1] == 'u')
+	for (const uint8_t *q = p; n > 1 && (q = memchr(q, '\\', n - 1 - (size_t)(q - p))); q++)
+		if (q[1] == 'u')
 			return true;
 	return false;
 }
