@@ -37,6 +37,10 @@ void oa_sha256_hex(const void *bytes, size_t len, oa_digest_hex hex)
 		hex[64] = '\0';
 		return;
 	}
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 0; i < 32; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[64] = '\0';
 }

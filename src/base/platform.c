@@ -761,3 +761,143 @@ void oa_unlock(int fd)
 	if (fd >= 0)
 		flock(fd, LOCK_UN);
 }
+
+/* ---- directory listings (oa_dir_read) ------------------------------------ */
+
+typedef struct dir_acc {
+	oa_dirent *v;
+	size_t n, cap;
+	size_t *off;           /* each name's offset in names, until the block stops moving */
+	size_t cap_off;
+	oa_buf names;
+} dir_acc;
+
+static void dir_acc_add(dir_acc *a, const char *name, unsigned char type)
+{
+	if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+		return;
+	OA_ALLOC_GROW(a->v, a->n + 1, a->cap);
+	OA_ALLOC_GROW(a->off, a->n + 1, a->cap_off);
+	a->off[a->n] = a->names.len;
+	a->v[a->n++].type = type;
+	oa_buf_add(&a->names, name, strlen(name) + 1);
+}
+
+static int cmp_dirent(const void *a, const void *b)
+{
+	return strcmp(((const oa_dirent *)a)->name, ((const oa_dirent *)b)->name);
+}
+
+static unsigned char dir_type(unsigned d_type)
+{
+#ifdef DT_DIR
+	switch (d_type) {
+	case DT_DIR:
+		return OA_DT_DIR;
+	case DT_REG:
+		return OA_DT_REG;
+	case DT_LNK:
+		return OA_DT_LNK;
+	case DT_UNKNOWN:
+		return OA_DT_UNKNOWN;
+	default:
+		return OA_DT_OTHER;
+	}
+#else
+	(void)d_type;
+	return OA_DT_UNKNOWN;
+#endif
+}
+
+#ifdef __linux__
+#include <sys/syscall.h>
+
+/* The kernel's record (linux_dirent64), read straight from getdents64. */
+struct oa_linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static int dir_fill(int fd, dir_acc *a)
+{
+	/* aligned for the records the kernel writes into it */
+	union {
+		char b[32768];
+		uint64_t align;
+	} buf;
+	for (;;) {
+		long got = syscall(SYS_getdents64, fd, buf.b, sizeof buf.b);
+		if (got < 0)
+			return errno;
+		if (got == 0)
+			return 0;
+		for (long at = 0; at < got;) {
+			const struct oa_linux_dirent64 *e = (const void *)(buf.b + at);
+			dir_acc_add(a, e->d_name, dir_type(e->d_type));
+			at += e->d_reclen;
+		}
+	}
+}
+#else
+static int dir_fill(int fd, dir_acc *a)
+{
+	int dupfd = dup(fd);
+	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	if (!d) {
+		int e = errno;
+		if (dupfd >= 0)
+			close(dupfd);
+		return e;
+	}
+	rewinddir(d); /* the dup shares its offset with fd */
+	struct dirent *e;
+	int err = 0;
+	for (;;) {
+		errno = 0;
+		if (!(e = readdir(d))) {
+			err = errno;
+			break;
+		}
+#ifdef DT_DIR
+		dir_acc_add(a, e->d_name, dir_type(e->d_type));
+#else
+		dir_acc_add(a, e->d_name, dir_type(0));
+#endif
+	}
+	closedir(d);
+	return err;
+}
+#endif
+
+int oa_dir_read(int fd, oa_dir_list *l)
+{
+	dir_acc a = { 0 };
+	oa_buf_init(&a.names);
+	int err = dir_fill(fd, &a);
+	memset(l, 0, sizeof *l);
+	if (err) {
+		free(a.v);
+		free(a.off);
+		oa_buf_free(&a.names);
+		return err;
+	}
+	l->names = oa_buf_take(&a.names);
+	for (size_t i = 0; i < a.n; i++)
+		a.v[i].name = l->names + a.off[i];
+	free(a.off);
+	if (a.n > 1)
+		qsort(a.v, a.n, sizeof *a.v, cmp_dirent);
+	l->v = a.v;
+	l->n = a.n;
+	return 0;
+}
+
+void oa_dir_list_free(oa_dir_list *l)
+{
+	free(l->v);
+	free(l->names);
+	memset(l, 0, sizeof *l);
+}

@@ -115,6 +115,29 @@ int oa_terminal_columns(int fd);
  * FIEMAP, an error, delayed allocation, or not Linux). */
 int oa_extents_shared(int fd_a, int fd_b);
 
+/* A directory's entries as one read gives them: each name with the type
+ * readdir reported (OA_DT_UNKNOWN where the file system does not say, or
+ * the system has no d_type: lstat it). A type is a hint taken at read time,
+ * never a reason to follow or trust a name: a walk that skips an lstat on
+ * OA_DT_DIR still opens with O_NOFOLLOW. */
+enum { OA_DT_UNKNOWN, OA_DT_DIR, OA_DT_REG, OA_DT_LNK, OA_DT_OTHER };
+typedef struct oa_dirent {
+	const char *name;
+	unsigned char type;
+} oa_dirent;
+typedef struct oa_dir_list {
+	oa_dirent *v;  /* sorted by name (strcmp), as oa_list_dir sorts */
+	size_t n;
+	char *names;   /* the one block the names live in */
+} oa_dir_list;
+/* List the directory open at fd, which was just opened (its offset is at
+ * the start): every name but "." and "..". fd stays open and usable for
+ * *at calls. Linux reads it with getdents64 on fd itself (no dup, no
+ * rewind); elsewhere through fdopendir on a dup. Returns 0, or an errno
+ * value with l empty. Free with oa_dir_list_free. */
+int oa_dir_read(int fd, oa_dir_list *l);
+void oa_dir_list_free(oa_dir_list *l);
+
 /* Read a whole regular file of at most `max` bytes. Returns 0, or -1 with
  * errno set (EFBIG when larger than max). */
 int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);

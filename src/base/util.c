@@ -275,13 +275,19 @@ char *oa_path_join(const char *a, const char *b)
 	return oa_xasprintf("%s/%s", a, b);
 }
 
+/* 1 for the bytes 0-9, a-f, A-F. */
+static const unsigned char hex_digit[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+};
+
 bool oa_is_hex(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-			return false;
-	}
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n; i++)
+		if (!hex_digit[p[i]])
+			return false; /* before a NUL of a shorter string is passed */
 	return true;
 }
 
@@ -426,6 +432,8 @@ bool oa_mentions_manifests_key(const uint8_t *p, size_t n)
 {
 	static const char key[] = "manifests\"";
 	for (size_t i = 0; i < n; i++) {
+		if ((p[i] | 0x20) != 'm')
+			continue; /* only 'm' and 'M' lower to the key's first letter */
 		size_t at = i;
 		const char *k = key;
 		for (; *k && at < n; k++) {
@@ -441,8 +449,8 @@ bool oa_mentions_manifests_key(const uint8_t *p, size_t n)
 	}
 	/* \u escapes could spell the key: cannot tell cheaply, say yes (a
 	 * child that is not a manifest is only peeked at, see refs.c). */
-	for (size_t i = 0; i + 1 < n; i++)
-		if (p[i] == '\\' && p[i + 1] == 'u')
+	for (const uint8_t *q = p; n > 1 && (q = memchr(q, '\\', n - 1 - (size_t)(q - p))); q++)
+		if (q[1] == 'u')
 			return true;
 	return false;
 }

@@ -222,7 +222,10 @@ oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l)
 		return NULL; /* (bsearch on a NULL array is undefined) */
 	/* The server's BlobsPath only swaps ':' for '-': the case of the hex is kept. */
 	char name[7 + 64 + 1];
-	snprintf(name, sizeof name, "sha256-%s", l->digest + 7);
+	size_t k = strnlen(l->digest + 7, 64); /* (what snprintf "sha256-%s" kept, without its cost) */
+	memcpy(name, "sha256-", 7);
+	memcpy(name + 7, l->digest + 7, k);
+	name[7 + k] = '\0';
 	oa_blob key = { .name = name };
 	return bsearch(&key, s->blobs, s->n_blobs, sizeof *s->blobs, store_cmp_blob_name);
 }

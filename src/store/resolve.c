@@ -114,9 +114,17 @@ int64_t store_unique_size(const oa_manifest *mf)
 	return total;
 }
 
+/* A manifests-v2 row's folded name, and where it is in s->models. */
+typedef struct v2_key {
+	char *k;
+	size_t i;
+} v2_key;
+
 static int cmp_key(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const v2_key *x = a, *y = b;
+	int c = strcmp(x->k, y->k);
+	return c ? c : x->i < y->i ? -1 : x->i > y->i;
 }
 
 static char *fold_key(const oa_model_name *n)
@@ -155,7 +163,7 @@ bool store_same_manifest(const oa_model *a, const oa_model *b)
  * list's rows (the migration's anchor is its ggml child). */
 void store_mark_anchors(oa_store *s)
 {
-	char **keys = NULL;
+	v2_key *keys = NULL;
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_models; i++)
 		n += s->models[i].v2;
@@ -165,27 +173,38 @@ void store_mark_anchors(oa_store *s)
 	n = 0;
 	for (size_t i = 0; i < s->n_models; i++)
 		if (s->models[i].v2)
-			keys[n++] = fold_key(&s->models[i].name);
+			keys[n++] = (v2_key){ fold_key(&s->models[i].name), i };
+	/* by name, then model order: the rows a legacy tag may match are a run */
 	qsort(keys, n, sizeof *keys, cmp_key);
 	for (size_t i = 0; i < s->n_models; i++) {
 		oa_model *m = &s->models[i];
 		if (m->v2)
 			continue;
 		char *k = fold_key(&m->name);
-		m->anchor = bsearch(&k, keys, n, sizeof *keys, cmp_key) != NULL;
-		free(k);
-		if (!m->anchor)
+		size_t lo = 0, hi = n; /* the first key not below k */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(keys[mid].k, k) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		m->anchor = lo < n && strcmp(keys[lo].k, k) == 0;
+		if (!m->anchor) {
+			free(k);
 			continue;
+		}
 		const oa_model *v = NULL, *same = NULL;
-		for (size_t j = 0; j < s->n_models; j++) {
-			const oa_model *r = &s->models[j];
-			if (!r->v2 || !names_match(&r->name, &m->name, true))
+		for (size_t j = lo; j < n && strcmp(keys[j].k, k) == 0; j++) {
+			const oa_model *r = &s->models[keys[j].i];
+			if (!names_match(&r->name, &m->name, true))
 				continue;
 			if (!v)
 				v = r;
 			if (!same && (strcmp(r->m.id, m->m.id) == 0 || store_same_manifest(r, m)))
 				same = r;
 		}
+		free(k);
 		m->migration_anchor = same && same->is_list + same->sibling && strcmp(store_row_runner(same), "ggml") == 0;
 		oa_findings_add_sev(&s->findings, OA_FINDING_LEGACY_ANCHOR, same ? OA_SEV_INFO : OA_SEV_WARNING,
 		                    m->display, NULL, m->rel_path,
@@ -195,7 +214,7 @@ void store_mark_anchors(oa_store *s)
 		                    m->m.id, v ? v->m.id : "?");
 	}
 	for (size_t i = 0; i < n; i++)
-		free(keys[i]);
+		free(keys[i].k);
 	free(keys);
 }
 

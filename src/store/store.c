@@ -21,10 +21,28 @@
 #define OA_CONFIG_MAX (16u << 20)
 #define OA_TEMPLATE_MAX (1u << 20)
 
-static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const char *what,
-                            oa_blob **out)
+/* How findings name reference l of m: "config", or "layer 2 (model)". */
+static const char *ref_what(const oa_model *m, const oa_layer *l, char *buf, size_t len)
+{
+	if (l == &m->m.config)
+		return "config";
+	snprintf(buf, len, "layer %zu (%s)", (size_t)(l - m->m.layers), oa_layer_kind_name(l->kind));
+	return buf;
+}
+
+/* l: m's config or one of its layers. */
+static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, oa_blob **out)
 {
 	*out = NULL;
+	oa_blob *b = l->digest_valid ? oa_store_find_blob(s, l) : NULL;
+	if (b && b->cls == OA_BLOB_VALID && !b->dangling && !l->hex_uppercase &&
+	    (!b->stat_ok || (int64_t)b->st.size == l->size)) {
+		b->refs++;
+		*out = b;
+		return; /* nothing to report: no words to build */
+	}
+	char what_buf[64];
+	const char *what = ref_what(m, l, what_buf, sizeof what_buf);
 	if (!l->digest_valid) {
 		char *d = oa_escape(l->digest, strlen(l->digest));
 		oa_findings_add(&s->findings, OA_FINDING_INVALID_DIGEST, m->display, NULL, m->rel_path,
@@ -32,7 +50,6 @@ static void check_reference(oa_store *s, oa_model *m, const oa_layer *l, const c
 		free(d);
 		return;
 	}
-	oa_blob *b = oa_store_find_blob(s, l);
 	char digest[72];
 	snprintf(digest, sizeof digest, "sha256:%s", l->hex);
 	char path[80];
@@ -110,7 +127,7 @@ static void read_config(oa_store *s, oa_model *m, config_read *r)
 		m->config_state = OA_CONFIG_NONE;
 		return;
 	}
-	check_reference(s, m, c, "config", &m->config_blob);
+	check_reference(s, m, c, &m->config_blob);
 	if (!c->digest_valid) {
 		m->config_state = OA_CONFIG_BAD_DIGEST;
 		return;
@@ -177,8 +194,6 @@ static void resolve_model(oa_store *s, oa_model *m, config_read *r)
 	m->layer_blobs = oa_xcalloc(m->m.n_layers, sizeof *m->layer_blobs);
 	for (size_t i = 0; i < m->m.n_layers; i++) {
 		const oa_layer *l = &m->m.layers[i];
-		char what[64];
-		snprintf(what, sizeof what, "layer %zu (%s)", i, oa_layer_kind_name(l->kind));
 		if (l->kind == OA_LAYER_UNKNOWN) {
 			char *mt = oa_escape(l->media_type, strlen(l->media_type));
 			oa_findings_add(&s->findings, OA_FINDING_UNKNOWN_MEDIA_TYPE, m->display,
@@ -186,7 +201,7 @@ static void resolve_model(oa_store *s, oa_model *m, config_read *r)
 			                "layer %zu has media type \"%s\", which Ollama does not use", i, mt);
 			free(mt);
 		}
-		check_reference(s, m, l, what, &m->layer_blobs[i]);
+		check_reference(s, m, l, &m->layer_blobs[i]);
 		if (l->kind == OA_LAYER_TEMPLATE && m->layer_blobs[i] && !m->layer_blobs[i]->dangling &&
 		    !m->template_text) {
 			uint8_t *t;
@@ -214,6 +229,9 @@ static void check_blob_files(oa_store *s)
 {
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		oa_blob *b = &s->blobs[i];
+		/* the common case, a referenced blob that is a plain file: nothing to say */
+		if (!b->is_symlink && b->stat_ok && b->cls == OA_BLOB_VALID && (b->refs || b->dangling))
+			continue;
 		char *path = oa_xasprintf("blobs/%s", b->name);
 		char digest[72];
 		snprintf(digest, sizeof digest, "sha256:%s", b->hex);
@@ -307,15 +325,48 @@ static int cmp_model_mtime(const void *a, const void *b)
 	return x->row_entry < y->row_entry ? -1 : x->row_entry > y->row_entry;
 }
 
-/* The row of a list tag whose child digest is hex, or NULL. */
-static const oa_model *list_row_of(const oa_store *s, const char *hex)
+/* The rows that carry a list's child (a list tag's, a sibling's), sorted
+ * by child digest, then model order: built the first time a shadow needs
+ * one, so that finding each shadow's row is a search, not a pass. */
+typedef struct row_index {
+	const oa_model *const *v;
+	size_t n;
+	bool built;
+} row_index;
+
+static int cmp_row(const void *a, const void *b)
 {
-	for (size_t i = 0; i < s->n_models; i++) {
-		const oa_model *r = &s->models[i];
-		if ((r->is_list || r->sibling) && r->manifest_ok && strcmp(r->m.id, hex) == 0)
-			return r;
+	const oa_model *x = *(const oa_model *const *)a, *y = *(const oa_model *const *)b;
+	int c = strcmp(x->m.id, y->m.id);
+	return c ? c : x < y ? -1 : x > y;
+}
+
+/* The first row (in model order) of a list tag whose child digest is hex, or NULL. */
+static const oa_model *list_row_of(const oa_store *s, row_index *ix, const char *hex)
+{
+	if (!ix->built) {
+		const oa_model **v = oa_xcalloc(s->n_models + 1, sizeof *v);
+		size_t n = 0;
+		for (size_t i = 0; i < s->n_models; i++) {
+			const oa_model *r = &s->models[i];
+			if ((r->is_list || r->sibling) && r->manifest_ok)
+				v[n++] = r;
+		}
+		if (n)
+			qsort(v, n, sizeof *v, cmp_row);
+		ix->v = v;
+		ix->n = n;
+		ix->built = true;
 	}
-	return NULL;
+	size_t lo = 0, hi = ix->n; /* the first whose id is not below hex */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(ix->v[mid]->m.id, hex) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ix->n && strcmp(ix->v[lo]->m.id, hex) == 0 ? ix->v[lo] : NULL;
 }
 
 /* Compatibility shadows (compatmigrate: writeConvertedLegacyShadow): a
@@ -324,6 +375,7 @@ static const oa_model *list_row_of(const oa_store *s, const char *hex)
  * blobs. Its ID (the sha256 of its bytes) is that hex. */
 static void mark_shadows(oa_store *s)
 {
+	row_index ix = { NULL, 0, false };
 	for (size_t i = 0; i < s->n_models; i++) {
 		oa_model *m = &s->models[i];
 		if (m->v2 || !m->manifest_ok || strcmp(m->name.host, "registry.ollama.ai") != 0 ||
@@ -331,7 +383,7 @@ static void mark_shadows(oa_store *s)
 		    strcmp(m->name.tag, m->m.id) != 0)
 			continue;
 		m->shadow = true;
-		const oa_model *of = list_row_of(s, m->m.id);
+		const oa_model *of = list_row_of(s, &ix, m->m.id);
 		if (of) {
 			m->shadow_of = of->display;
 			oa_findings_add(&s->findings, OA_FINDING_COMPAT_SHADOW, m->display, NULL, m->rel_path,
@@ -345,21 +397,41 @@ static void mark_shadows(oa_store *s)
 		                "a compatibility shadow whose model is gone (no tag's list names this child): "
 		                "it alone holds %s; `rm` it to free them", h);
 	}
+	free((void *)ix.v);
 }
 
-static bool legacy_names(const oa_store *s, const char *digest)
+static int cmp_str(const void *a, const void *b)
 {
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every digest a legacy tag names (its config's, its layers'), sorted. */
+typedef struct legacy_set {
+	const char **v;
+	size_t n;
+} legacy_set;
+
+static legacy_set legacy_digests(const oa_store *s)
+{
+	legacy_set d = { NULL, 0 };
+	size_t cap = 0;
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *l = &s->models[i];
 		if (l->v2 || !l->manifest_ok)
 			continue;
-		if (strcmp(l->m.config.digest, digest) == 0)
-			return true;
-		for (size_t k = 0; k < l->m.n_layers; k++)
-			if (strcmp(l->m.layers[k].digest, digest) == 0)
-				return true;
+		for (size_t k = 0; k <= l->m.n_layers; k++) {
+			OA_ALLOC_GROW(d.v, d.n + 1, cap);
+			d.v[d.n++] = k == 0 ? l->m.config.digest : l->m.layers[k - 1].digest;
+		}
 	}
-	return false;
+	if (d.n)
+		qsort(d.v, d.n, sizeof *d.v, cmp_str);
+	return d;
+}
+
+static bool legacy_names(const legacy_set *d, const char *digest)
+{
+	return d->n && bsearch(&digest, d->v, d->n, sizeof *d->v, cmp_str);
 }
 
 /* An Ollama from before manifest lists reads manifests/ only: its start-up
@@ -367,15 +439,21 @@ static bool legacy_names(const oa_store *s, const char *digest)
  * downgrade hazard). Count, per manifests-v2 row, what it would lose. */
 static void mark_downgrade_loss(oa_store *s)
 {
+	legacy_set legacy = { NULL, 0 };
+	bool built = false;
 	for (size_t i = 0; i < s->n_models; i++) {
 		oa_model *m = &s->models[i];
 		if (!m->v2 || !m->manifest_ok)
 			continue;
+		if (!built) {
+			legacy = legacy_digests(s);
+			built = true;
+		}
 		oa_blob *seen = NULL;
 		for (size_t k = 0; k <= m->m.n_layers; k++) {
 			const oa_layer *l = k == 0 ? &m->m.config : &m->m.layers[k - 1];
 			oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
-			if (b && b != seen && b->stat_ok && !legacy_names(s, l->digest))
+			if (b && b != seen && b->stat_ok && !legacy_names(&legacy, l->digest))
 				m->downgrade_loss += (uint64_t)b->st.blocks * 512;
 			seen = b;
 		}
@@ -388,6 +466,7 @@ static void mark_downgrade_loss(oa_store *s)
 		                "lists deletes %s of its blobs (see prune --predict-server --server-version 0.33)",
 		                m->display, m->sibling || m->list_rows > 1 ? " (this child)" : "", h);
 	}
+	free(legacy.v);
 }
 
 /* metadata/sha256-<hex>.json: extracted GGUF key-values, deleted with its

@@ -22,7 +22,7 @@
  * thread (tag_read, any order), then recorded in walk order (tag_finish). */
 typedef struct tag_job {
 	size_t model;            /* s->models[model] is its model */
-	int dirfd;               /* the batch's copy of its directory's fd */
+	int dirfd;               /* its directory's fd (open until the batch is flushed) */
 	char *file;
 	mode_t mode;             /* of its stat (through a symlink) */
 	bool link;
@@ -44,9 +44,9 @@ typedef struct tag_job {
 typedef struct tag_batch {
 	tag_job *v;
 	size_t n, cap, max;      /* max: 1 when the scan has one thread */
-	int *dirs;               /* dup()s of the directories its jobs are in */
+	int *dirs;               /* the directories its jobs are in, walked already */
 	size_t n_dirs, cap_dirs;
-	unsigned gen;            /* bumped at every flush: a walk level's dir copy is stale */
+	unsigned gen;            /* bumped at every flush */
 } tag_batch;
 
 typedef struct walk_ctx {
@@ -54,7 +54,7 @@ typedef struct walk_ctx {
 	size_t cap;
 	const char *top;        /* "manifests" or "manifests-v2" */
 	bool v2;
-	char *parts[4];
+	const char *parts[4];
 	tag_batch batch;
 } walk_ctx;
 
@@ -197,13 +197,15 @@ static void note_empty_dir(oa_store *s, char *rel, const struct stat *st)
 	f->empty_st[f->n_empty_dirs++] = *st;
 }
 
-/* A directory's fd in the current batch (a dup: the walk closes its own). */
+/* Whether the current batch holds jobs reading from a directory's fd: the
+ * fd then lives until that batch is flushed (the batch closes it). */
 typedef struct dir_copy {
-	int slot;     /* in batch.dirs, or -1 */
-	unsigned gen; /* the batch it belongs to */
+	bool used;    /* a job was queued with it */
+	unsigned gen; /* in that batch */
 } dir_copy;
 
-static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st, bool link);
+static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, char *rel, const struct stat *st,
+                          bool link);
 
 /* A symlink (`name` is one) that leads out of the store is never followed,
  * as a directory or as a manifest: what it hides is a finding (and makes
@@ -227,26 +229,145 @@ static bool leads_out(walk_ctx *w, int depth, const char *name)
 	return out;
 }
 
+/* An lstat of one entry. */
+typedef struct look {
+	bool ok;
+	int err;     /* its errno when not ok */
+	struct stat st;
+} look;
+
+/* A directory about to be walked: open at fd, and its listing and each
+ * entry's lstat when they were read ahead (prefetch_dir). */
+typedef struct dir_in {
+	int fd;
+	bool listed;
+	oa_dir_list list;
+	look *looks;  /* per entry of list, or NULL */
+} dir_in;
+
+/* Model directories (the entries of a depth-2 directory) read ahead, a
+ * window at a time, on the scan's threads: opened (never through a
+ * symlink), listed, each entry lstat'ed. Anything that fails there is
+ * left for the walk to do again itself (in.fd -1), so its findings and
+ * their errno are the walk's own. */
+typedef struct pre_dir {
+	const oa_dirent *e;
+	dir_in in;
+} pre_dir;
+
+typedef struct pre_window {
+	int dirfd;
+	pre_dir *v;
+} pre_window;
+
+/* Model directories read ahead at once: their fds stay open until walked,
+ * beside the batch's (at most its 256). */
+#define PREFETCH_WINDOW 128
+
+static void prefetch_dir(void *ctx, size_t i)
+{
+	pre_window *pw = ctx;
+	pre_dir *p = &pw->v[i];
+	p->in.fd = -1;
+	if (p->e->type != OA_DT_DIR)
+		return;
+	int fd = openat(pw->dirfd, p->e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (oa_dir_read(fd, &p->in.list) != 0) {
+		close(fd);
+		return;
+	}
+	p->in.looks = oa_xcalloc(p->in.list.n + 1, sizeof *p->in.looks);
+	for (size_t k = 0; k < p->in.list.n; k++) {
+		look *l = &p->in.looks[k];
+		l->ok = fstatat(fd, p->in.list.v[k].name, &l->st, AT_SYMLINK_NOFOLLOW) == 0;
+		l->err = l->ok ? 0 : errno;
+	}
+	p->in.listed = true;
+	p->in.fd = fd;
+}
+
+static void free_dir_in(dir_in *in)
+{
+	oa_dir_list_free(&in->list);
+	free(in->looks);
+	in->looks = NULL;
+	in->listed = false;
+}
+
+/* Drop what a window read ahead and the walk did not take. */
+static void free_window(pre_dir *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].in.fd >= 0) {
+			close(v[i].in.fd);
+			v[i].in.fd = -1;
+			free_dir_in(&v[i].in);
+		}
+}
+
+/* openat for a directory; when fds ran out, flush the batch (which closes
+ * the directories it holds) and try once more. */
+static int open_dir(walk_ctx *w, int dirfd, const char *name, int flags)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && w->batch.n) {
+		flush_tags(w);
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+	}
+	return fd;
+}
+
+static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept);
+
+/* Walk the subdirectory `name` (entry of the directory being walked at
+ * `depth`), open at in->fd; st: its lstat, or NULL when only the fd was
+ * looked at. False when something but empty directories is below it. */
+static bool walk_sub(walk_ctx *w, dir_in *in, int depth, const char *name, const struct stat *st)
+{
+	w->parts[depth] = name;
+	bool kept = false;
+	bool empty = walk(w, in, depth + 1, &kept);
+	if (empty && !w->v2) {
+		struct stat own;
+		if (!st && fstat(in->fd, &own) == 0)
+			st = &own;
+		if (st)
+			note_empty_dir(w->s, raw_path(w, depth + 1, NULL), st);
+		else
+			empty = false;
+	}
+	if (!kept)
+		close(in->fd);
+	return empty;
+}
+
 /* Walk one directory; true when nothing but directories holding nothing
- * is below it (junk.c's empty directories, recorded for manifests/). */
-static bool walk(walk_ctx *w, int dirfd, int depth)
+ * is below it (junk.c's empty directories, recorded for manifests/). The
+ * walk owns in's listing; in->fd stays the caller's unless *kept (the
+ * batch took it: a tag queued from it is not read yet). */
+static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
 {
 	oa_store *s = w->s;
-	size_t n;
-	int err;
+	int dirfd = in->fd;
 	bool empty = true;
-	dir_copy copy = { -1, 0 }; /* this directory's fd as the batch holds it */
-	char **names = oa_list_dir(dirfd, &n, &err);
-	if (err) {
-		not_plain(s);
-		char *rel = rel_path(w, depth, NULL);
-		flush_tags(w);
-		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot list %s: %s", rel,
-		                strerror(err));
-		/* The server's glob silently skips what it cannot read. */
-		free(rel);
-		return false;
+	dir_copy copy = { false, 0 }; /* whether the batch reads from dirfd */
+	if (!in->listed) {
+		int err = oa_dir_read(dirfd, &in->list);
+		if (err) {
+			not_plain(s);
+			char *rel = rel_path(w, depth, NULL);
+			flush_tags(w);
+			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot list %s: %s", rel,
+			                strerror(err));
+			/* The server's glob silently skips what it cannot read. */
+			free(rel);
+			return false;
+		}
+		in->listed = true;
 	}
+	size_t n = in->list.n;
 	if (n == 0 && depth > 0) {
 		char *rel = rel_path(w, depth, NULL);
 		flush_tags(w);
@@ -254,13 +375,57 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 		                "empty directory (the server removes it on prune)");
 		free(rel);
 	}
+	/* Below a depth-2 directory (a model's), read ahead on the pool. */
+	bool prefetch = depth == 2 && w->batch.max > 1;
+	pre_dir *pre = prefetch ? oa_xcalloc(PREFETCH_WINDOW, sizeof *pre) : NULL;
+	size_t win_lo = 0, win_n = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *name = names[i];
+		const oa_dirent *ent = &in->list.v[i];
+		const char *name = ent->name;
+		pre_dir *pd = NULL;
+		if (prefetch) {
+			if (i >= win_lo + win_n) {
+				free_window(pre, win_n);
+				win_lo = i;
+				win_n = n - i < PREFETCH_WINDOW ? n - i : PREFETCH_WINDOW;
+				for (size_t k = 0; k < win_n; k++)
+					pre[k] = (pre_dir){ .e = &in->list.v[i + k], .in = { .fd = -1 } };
+				pre_window pw = { dirfd, pre };
+				oa_pool_run(s->jobs, win_n, OA_POOL_MIN_PARALLEL, prefetch_dir, &pw);
+			}
+			pd = &pre[i - win_lo];
+		}
+		/* A directory readdir calls one, above the tags: open it without
+		 * following a symlink, and its lstat is not needed (an empty one
+		 * is fstat'ed). Anything else, or a failed open, takes the full
+		 * path below. */
+		if (depth < 3 && ent->type == OA_DT_DIR && !in->looks) {
+			dir_in sub = { .fd = -1 };
+			if (pd && pd->in.fd >= 0) {
+				sub = pd->in;
+				pd->in = (dir_in){ .fd = -1 };
+			} else {
+				sub.fd = open_dir(w, dirfd, name, O_NOFOLLOW);
+			}
+			if (sub.fd >= 0) {
+				if (!walk_sub(w, &sub, depth, name, NULL))
+					empty = false;
+				continue;
+			}
+		}
 		/* One lstat: only a symlink needs a second stat, through it, once
 		 * it is known to stay in the store. */
 		struct stat st;
-		bool ok = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-		int serr = errno;
+		bool ok;
+		int serr;
+		if (in->looks) {
+			ok = in->looks[i].ok;
+			serr = in->looks[i].err;
+			st = in->looks[i].st;
+		} else {
+			ok = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+			serr = errno;
+		}
 		bool link = ok && S_ISLNK(st.st_mode);
 		bool was_dir = ok && S_ISDIR(st.st_mode);
 		if (!ok || (link && leads_out(w, depth, name))) {
@@ -279,7 +444,7 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 		if (!was_dir)
 			empty = false;
 		if (depth == 3) {
-			w->parts[3] = names[i];
+			w->parts[3] = name;
 			char *rel = rel_path(w, 3, name);
 			if (!ok && w->v2 && link) {
 				/* 0.40 writes the blob first, then the link: the manifest is gone. */
@@ -304,7 +469,8 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 				                "a directory where a manifest file belongs; the server skips it");
 			} else {
 				s->n_manifest_files++;
-				read_manifest(w, dirfd, &copy, name, &st, link);
+				read_manifest(w, dirfd, &copy, name, rel, &st, link);
+				continue; /* it took rel */
 			}
 			free(rel);
 			continue;
@@ -320,11 +486,11 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 			free(rel);
 			continue;
 		}
-		int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (sub < 0) {
+		dir_in sub = { .fd = open_dir(w, dirfd, name, 0) };
+		if (sub.fd < 0) {
 			not_plain(s);
 			empty = false;
-			w->parts[depth] = names[i];
+			w->parts[depth] = name;
 			char *rel = rel_path(w, depth + 1, NULL);
 			flush_tags(w);
 			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot open %s: %s",
@@ -332,16 +498,21 @@ static bool walk(walk_ctx *w, int dirfd, int depth)
 			free(rel);
 			continue;
 		}
-		w->parts[depth] = names[i];
-		if (!walk(w, sub, depth + 1))
+		if (!walk_sub(w, &sub, depth, name, &st))
 			empty = false;
-		else if (!w->v2)
-			note_empty_dir(s, raw_path(w, depth + 1, NULL), &st);
-		close(sub);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	if (pre) {
+		free_window(pre, win_n);
+		free(pre);
+	}
+	free_dir_in(in);
+	/* Tags of the batch not flushed yet read from dirfd: the batch closes it. */
+	if (copy.used && copy.gen == w->batch.gen) {
+		tag_batch *b = &w->batch;
+		OA_ALLOC_GROW(b->dirs, b->n_dirs + 1, b->cap_dirs);
+		b->dirs[b->n_dirs++] = dirfd;
+		*kept = true;
+	}
 	return empty;
 }
 
@@ -528,41 +699,26 @@ static void free_batch(tag_batch *b)
 	memset(b, 0, sizeof *b);
 }
 
-/* Queue the tag file of model `model` for the batch; read it now when its
- * directory cannot be kept open (no fd left) or the scan has one thread. */
+/* Queue the tag file of model `model` for the batch: it reads from dirfd,
+ * which the walk hands to the batch when it leaves the directory. */
 static void queue_tag(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st,
                       bool link, size_t model)
 {
 	tag_batch *b = &w->batch;
-	if (copy->slot < 0 || copy->gen != b->gen) {
-		int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-		if (fd < 0) {
-			flush_tags(w);
-			tag_job j = { .model = model, .dirfd = dirfd, .file = (char *)file, .mode = st->st_mode,
-			              .link = link, .raw = link ? raw_path(w, 3, file) : NULL };
-			read_tag(w, &j);
-			tag_finish(w, &j);
-			free(j.bytes);
-			free(j.raw);
-			free(j.mentions);
-			return;
-		}
-		OA_ALLOC_GROW(b->dirs, b->n_dirs + 1, b->cap_dirs);
-		b->dirs[b->n_dirs] = fd;
-		*copy = (dir_copy){ (int)b->n_dirs++, b->gen };
-	}
+	*copy = (dir_copy){ true, b->gen };
 	OA_ALLOC_GROW(b->v, b->n + 1, b->cap);
-	b->v[b->n++] = (tag_job){ .model = model, .dirfd = b->dirs[copy->slot], .file = oa_xstrdup(file),
+	b->v[b->n++] = (tag_job){ .model = model, .dirfd = dirfd, .file = oa_xstrdup(file),
 	                          .mode = st->st_mode, .link = link,
 	                          .raw = link ? raw_path(w, 3, file) : NULL };
 	if (b->n >= b->max)
 		flush_tags(w);
 }
 
-static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, const struct stat *st, bool link)
+/* The tag file `file` (rel: its path for findings, which this takes). */
+static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, char *rel, const struct stat *st,
+                          bool link)
 {
 	oa_store *s = w->s;
-	char *rel = rel_path(w, 3, file);
 	if (!S_ISREG(st->st_mode) || st->st_nlink > 1)
 		not_plain(s); /* refs.c skips the one, looks for the other's names in blobs/ */
 	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
@@ -634,12 +790,13 @@ void store_walk(oa_store *s, size_t *cap)
 	/* Tag files are read 256 at a time on the scan's threads; one by one
 	 * when it has none. */
 	w.batch.max = oa_pool_threads(s->jobs) > 1 ? 256 : 1;
+	bool kept;
 	if (s->manifests_fd >= 0)
-		walk(&w, s->manifests_fd, 0);
+		walk(&w, &(dir_in){ .fd = s->manifests_fd }, 0, &kept);
 	w.top = "manifests-v2";
 	w.v2 = true;
 	if (s->manifests_v2_fd >= 0)
-		walk(&w, s->manifests_v2_fd, 0);
+		walk(&w, &(dir_in){ .fd = s->manifests_v2_fd }, 0, &kept);
 	flush_tags(&w);
 	free_batch(&w.batch);
 	finish_tag_facts(s);

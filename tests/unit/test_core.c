@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "ollama_audit/config.h"
+#include "ollama_audit/digest.h"
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/name.h"
@@ -12,6 +13,7 @@
 #include "base/strset.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -566,6 +568,59 @@ static void test_model_name_is(void)
 	oa_model_name_free(&mn);
 }
 
+/* The scan's small helpers (issue 21 rewrote them for speed): hex by
+ * table, the manifests-key probe, sha256 in hex, a directory listing. */
+static void test_scan_helpers(void)
+{
+	CHECK(oa_is_hex("09afAF", 6));
+	CHECK(!oa_is_hex("09ag", 4));
+	CHECK(!oa_is_hex("0a\0ff", 5)); /* stops at the NUL */
+	CHECK(oa_is_hex("", 0));
+	static const char *const yes[] = { "{\"manifests\":[]}", "{\"MANIFESTS\":1}", "{\"manife\xc5\xbf" "ts\":1}",
+	                                   "{\"x\":\"\\u006d\"}", "xx\\u" };
+	static const char *const no[] = { "", "m", "{\"manifest\":1}", "{\"layers\":[]}", "ends in \\", "\\x" };
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+		CHECK(oa_mentions_manifests_key((const uint8_t *)yes[i], strlen(yes[i])));
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+		CHECK(!oa_mentions_manifests_key((const uint8_t *)no[i], strlen(no[i])));
+	oa_digest_hex hex;
+	oa_sha256_hex("abc", 3, hex);
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	char dir[] = "/tmp/oa-unit-dir-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	static const char *const names[] = { "b", "a", ".hidden", "c-dir" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char *p = oa_path_join(dir, names[i]);
+		if (i == 3)
+			CHECK(mkdir(p, 0700) == 0);
+		else
+			close(open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+		free(p);
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	oa_dir_list l;
+	CHECK(oa_dir_read(fd, &l) == 0);
+	CHECK_U64(l.n, 4);
+	if (l.n == 4) {
+		CHECK_STR(l.v[0].name, ".hidden");
+		CHECK_STR(l.v[1].name, "a");
+		CHECK_STR(l.v[3].name, "c-dir");
+		CHECK(l.v[3].type == OA_DT_DIR || l.v[3].type == OA_DT_UNKNOWN);
+		CHECK(l.v[1].type == OA_DT_REG || l.v[1].type == OA_DT_UNKNOWN);
+	}
+	struct stat st;
+	CHECK(fstatat(fd, "a", &st, 0) == 0); /* the fd is still usable */
+	oa_dir_list_free(&l);
+	close(fd);
+	CHECK(oa_dir_read(-1, &l) == EBADF && l.n == 0);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char *p = oa_path_join(dir, names[i]);
+		remove(p);
+		free(p);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -583,5 +638,6 @@ int main(void)
 	test_alloc_grow();
 	test_strset();
 	test_model_name_is();
+	test_scan_helpers();
 	TEST_MAIN_END();
 }

@@ -64,37 +64,75 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path);
 }
 
-/* 40 models (more than one batch of the pool's minimum) sharing a weight
- * blob, each with its own config (of the wrong size: a finding each), one
- * manifest that is not JSON, one whose config is missing, a stray file
- * and an empty directory between them (the walk's own findings, which must
- * come after those of the tags walked before them), and 40 orphans. */
-static void build_store(const char *root)
+/* N_MODELS models (more than one batch of the pool's minimum, of the walk's
+ * read-ahead window and of its tag batch) sharing a weight blob, each with
+ * its own config (of the wrong size: a finding each), one manifest that is
+ * not JSON, one whose config is missing, a stray file and an empty
+ * directory between them (the walk's own findings, which must come after
+ * those of the tags walked before them), and 40 orphans. Among the model
+ * directories, what the read-ahead must leave to the walk: a symlink to
+ * another model's directory (in the store: followed) and one out of the
+ * store (not followed), a directory that cannot be opened (mode 000; root
+ * opens it all the same), a directory where a tag file belongs, a
+ * dangling tag symlink, a file at depth 3 and one at depth 2, and every
+ * tenth model with a second tag. */
+#define N_MODELS 300
+
+static void build_store(const char *root, const char *outside)
 {
 	char *blobs = oa_path_join(root, "blobs");
 	mkdirs(blobs);
 	oa_digest_hex layer, cfg, orphan;
 	add_blob(root, "weights", layer);
-	for (int i = 0; i < 40; i++) {
+	char *lib = oa_path_join(root, "manifests/registry.ollama.ai/library");
+	for (int i = 0; i < N_MODELS; i++) {
 		char text[64], repo[16];
 		snprintf(text, sizeof text, "{\"model_format\":\"gguf\",\"n\":%d}", i);
 		add_blob(root, text, cfg);
-		snprintf(repo, sizeof repo, "m%02d", i);
+		snprintf(repo, sizeof repo, "m%03d", i);
 		if (i == 7)
 			memset(cfg, 'a', 64); /* a config that is not here */
 		add_model(root, repo, cfg, layer);
-		snprintf(text, sizeof text, "orphan %d", i);
-		add_blob(root, text, orphan);
+		if (i % 10 == 3) {
+			char *from = oa_xasprintf("%s/%s/latest", lib, repo), *to = oa_xasprintf("%s/%s/v2", lib, repo);
+			CHECK(link(from, to) == 0);
+			free(from);
+			free(to);
+		}
+		if (i < 40) {
+			snprintf(text, sizeof text, "orphan %d", i);
+			add_blob(root, text, orphan);
+		}
 	}
-	char *lib = oa_path_join(root, "manifests/registry.ollama.ai/library");
-	char *p = oa_path_join(lib, "m05/latest");
+	char *p = oa_path_join(lib, "m005/latest");
 	write_file(p, "not json");
 	free(p);
-	p = oa_path_join(lib, "m20a");
+	p = oa_path_join(lib, "m020a");
 	write_file(p, "a file where a model's directory belongs");
 	free(p);
-	p = oa_path_join(lib, "m30b");
+	p = oa_path_join(lib, "m030b");
 	mkdirs(p);
+	free(p);
+	p = oa_path_join(lib, "m140/dir-tag");
+	mkdirs(p);
+	free(p);
+	p = oa_path_join(lib, "m150/gone");
+	CHECK(symlink("nowhere", p) == 0);
+	free(p);
+	p = oa_path_join(lib, "m131l");
+	CHECK(symlink("m131", p) == 0);
+	free(p);
+	p = oa_path_join(lib, "m200o");
+	CHECK(symlink(outside, p) == 0);
+	free(p);
+	p = oa_path_join(outside, "latest");
+	write_file(p, "{}");
+	free(p);
+	p = oa_path_join(lib, "m260");
+	CHECK(chmod(p, 0) == 0);
+	free(p);
+	p = oa_path_join(root, "manifests/registry.ollama.ai/stray");
+	write_file(p, "a file at depth 2");
 	free(p);
 	free(lib);
 	free(blobs);
@@ -159,18 +197,31 @@ static void free_scan(oa_store *s)
 
 static void test_scan_jobs(void)
 {
-	char root[] = "/tmp/oa-unit-jobs-XXXXXX";
-	CHECK(mkdtemp(root) != NULL);
-	build_store(root);
+	char root[] = "/tmp/oa-unit-jobs-XXXXXX", outside[] = "/tmp/oa-unit-jobs-out-XXXXXX";
+	CHECK(mkdtemp(root) != NULL && mkdtemp(outside) != NULL);
+	build_store(root, outside);
 	oa_store *one = scan_with(root, 1);
-	CHECK_U64(one->n_models, 40);
-	CHECK(one->findings.n > 40); /* a size finding per config, the walk's own, the orphans */
+	/* every model, the second tags, the symlinked directory's; without
+	 * m260 when it cannot be opened */
+	bool root_user = geteuid() == 0;
+	CHECK_U64(one->n_models, N_MODELS + N_MODELS / 10 + 1 - (root_user ? 0 : 1));
+	CHECK(one->findings.n > N_MODELS); /* a size finding per config, the walk's own, the orphans */
+	static const char *const walks[] = { "library/m131l/latest", "library/m140/dir-tag", "library/m150/gone",
+	                                     "library/m200o", "registry.ollama.ai/stray", "library/m030b" };
+	for (size_t k = 0; k < sizeof walks / sizeof walks[0]; k++) {
+		bool seen = false;
+		for (size_t i = 0; i < one->findings.n; i++)
+			seen |= one->findings.v[i].path && strstr(one->findings.v[i].path, walks[k]);
+		for (size_t i = 0; i < one->n_models; i++)
+			seen |= strstr(one->models[i].rel_path, walks[k]) != NULL;
+		CHECK(seen);
+	}
 	bool stray_after_broken = false;
 	for (size_t i = 0, broken = SIZE_MAX; i < one->findings.n; i++) {
 		const char *path = one->findings.v[i].path;
-		if (path && strstr(path, "m05/latest") && broken == SIZE_MAX)
+		if (path && strstr(path, "m005/latest") && broken == SIZE_MAX)
 			broken = i;
-		if (path && strstr(path, "library/m20a"))
+		if (path && strstr(path, "library/m020a"))
 			stray_after_broken = broken < i;
 	}
 	CHECK(stray_after_broken); /* walk order, as one thread gives it */
@@ -180,7 +231,11 @@ static void test_scan_jobs(void)
 		free_scan(many);
 	}
 	free_scan(one);
+	char *locked = oa_path_join(root, "manifests/registry.ollama.ai/library/m260");
+	CHECK(chmod(locked, 0755) == 0);
+	free(locked);
 	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	nftw(outside, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int main(void)
