@@ -4,7 +4,12 @@
  * campaign is `make fuzz` (clang); this run gives the same answer every time,
  * under ASan+UBSan.
  *
- * Usage: replay_<target> DIR|FILE...   Exit 0, or the sanitizer's abort. */
+ * Usage: oa_replay TARGET DIR|FILE...   Exit 0, or the sanitizer's abort.
+ * One program replays every target (tests/CMakeLists.txt): fuzz_<t>.c's
+ * LLVMFuzzerTestOneInput is renamed oa_fuzz_<t>, and oa_replay_targets.h,
+ * generated, declares each and lists them in OA_REPLAY_TARGETS. Built
+ * without it, this drives the one LLVMFuzzerTestOneInput it is linked with
+ * (replay DIR|FILE...). */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +17,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#ifdef OA_REPLAY_MULTI
+#include "oa_replay_targets.h"
+static int (*target)(const uint8_t *data, size_t size);
+#else
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static int (*const target)(const uint8_t *data, size_t size) = LLVMFuzzerTestOneInput;
+#endif
 
 /* Truncation points and flipped bytes per seed: enough to walk through every
  * length field of a small header, few enough to keep the run under a second. */
@@ -31,7 +42,7 @@ static void run_copy(const uint8_t *src, size_t n)
 	}
 	if (n)
 		memcpy(buf, src, n);
-	LLVMFuzzerTestOneInput(buf, n);
+	target(buf, n);
 	free(buf);
 	runs++;
 }
@@ -140,6 +151,25 @@ static int replay_dir(const char *dir)
 
 int main(int argc, char **argv)
 {
+#ifdef OA_REPLAY_MULTI
+	static const struct {
+		const char *name;
+		int (*run)(const uint8_t *data, size_t size);
+	} targets[] = {
+#define OA_REPLAY_TARGET(t) {#t, oa_fuzz_##t},
+		OA_REPLAY_TARGETS
+#undef OA_REPLAY_TARGET
+	};
+	for (size_t i = 0; argc > 1 && i < sizeof targets / sizeof targets[0]; i++)
+		if (strcmp(argv[1], targets[i].name) == 0)
+			target = targets[i].run;
+	if (!target) {
+		fprintf(stderr, "usage: oa_replay TARGET DIR|FILE...\n");
+		return 2;
+	}
+	argv++;
+	argc--;
+#endif
 	int rc = 0;
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
