@@ -361,7 +361,10 @@ struct cursor {
 	bool eof, failed;   /* failed: a read error, or more than max bytes */
 };
 
-#define STREAM_WINDOW ((size_t)1 << 20)
+/* 256 KiB: the window is live beside the whole table at check's and
+ * verify's peak (the scan's store is there too), and one digest's value
+ * is at most 16 entries of ~250 bytes, far below half of it. */
+#define STREAM_WINDOW ((size_t)1 << 18)
 
 /* Keep at least half a window ahead of the cursor (a value larger than
  * that fails the streaming parse, and the whole file is read instead). */

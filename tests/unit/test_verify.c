@@ -410,7 +410,7 @@ static void test_cache_table(void)
 	char store[600], cpath[700], err[256];
 	new_store(store, sizeof store);
 	snprintf(cpath, sizeof cpath, "%s/vc.json", store);
-	enum { N = 40000 }; /* a file of several of the streaming parse's 1 MiB windows */
+	enum { N = 40000 }; /* a file of many of the streaming parse's 256 KiB windows */
 	char (*hex)[65] = calloc(N, sizeof *hex);
 	bool *present = calloc(N, sizeof *present);
 	oa_verify_cache *c = oa_verify_cache_open(cpath, err, sizeof err);
