@@ -30,11 +30,25 @@
  * the files claiming that digest, one per file identity (dev, ino), so the
  * copies of a blob in several stores do not overwrite each other. jansson is
  * used only to parse the file; saving prints the JSON directly. */
+/* An entry as the table holds it: the fingerprint in binary and the
+ * failure as one of the known codes, 72 bytes where an
+ * oa_verify_cache_entry is 112 (issue 21: a 22,000-entry cache is ~1 MB
+ * smaller). The API's entries are made from it on the way out. */
+struct rec {
+	oa_file_stamp st;
+	double verified_at;
+	unsigned char xxh[16];
+	unsigned char failed;      /* index into failed_codes */
+};
+
+/* The finding codes a failed entry may carry ("" = verified good). */
+static const char *const failed_codes[] = { "", "digest-mismatch", "fingerprint-mismatch" };
+
 struct slot {
 	unsigned char key[32];     /* the digest, binary: 48-byte slots, not 88 */
 	bool used;
 	unsigned n;                /* entries in v, at most OA_VERIFY_CACHE_MAX_COPIES */
-	oa_verify_cache_entry *v;
+	struct rec *v;
 };
 
 struct oa_verify_cache {
@@ -67,14 +81,48 @@ static bool key_of(const char *hex, unsigned char key[32])
 	return hex[64] == '\0';
 }
 
-static void hex_of(const unsigned char key[32], oa_digest_hex hex)
+/* n bytes as 2n lowercase hex digits and a NUL. */
+static void hex_of_bytes(const unsigned char *b, size_t n, char *hex)
 {
 	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < 32; i++) {
-		hex[2 * i] = digits[key[i] >> 4];
-		hex[2 * i + 1] = digits[key[i] & 15];
+	for (size_t i = 0; i < n; i++) {
+		hex[2 * i] = digits[b[i] >> 4];
+		hex[2 * i + 1] = digits[b[i] & 15];
 	}
-	hex[64] = '\0';
+	hex[2 * n] = '\0';
+}
+
+static void hex_of(const unsigned char key[32], oa_digest_hex hex)
+{
+	hex_of_bytes(key, 32, hex);
+}
+
+/* The code's index in failed_codes, or -1 for any other string. */
+static int failed_index(const char *s)
+{
+	for (size_t i = 0; i < sizeof failed_codes / sizeof *failed_codes; i++)
+		if (strcmp(s, failed_codes[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* e (validated: xxh128 is 32 lowercase hex, failed a known code) as stored. */
+static void rec_of(const oa_verify_cache_entry *e, struct rec *r)
+{
+	r->st = e->st;
+	r->verified_at = e->verified_at;
+	for (size_t i = 0; i < 16; i++)
+		r->xxh[i] = (unsigned char)(nibble(e->xxh128[2 * i]) << 4 | nibble(e->xxh128[2 * i + 1]));
+	r->failed = (unsigned char)failed_index(e->failed);
+}
+
+static void entry_of(const struct rec *r, oa_verify_cache_entry *e)
+{
+	memset(e, 0, sizeof *e);
+	e->st = r->st;
+	e->verified_at = r->verified_at;
+	hex_of_bytes(r->xxh, 16, e->xxh128);
+	strcpy(e->failed, failed_codes[r->failed]);
 }
 
 static size_t slot_of(const oa_verify_cache *c, const unsigned char key[32])
@@ -131,7 +179,7 @@ static long place_in(oa_verify_cache *c, struct slot *sl, const oa_verify_cache_
 				old = j;
 		return (long)old;
 	}
-	oa_verify_cache_entry *nv = realloc(sl->v, (sl->n + 1) * sizeof *nv);
+	struct rec *nv = realloc(sl->v, (sl->n + 1) * sizeof *nv);
 	if (!nv)
 		return -1;
 	sl->v = nv;
@@ -163,7 +211,7 @@ static int put(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry 
 		}
 		return -1;
 	}
-	sl->v[k] = *e;
+	rec_of(e, &sl->v[k]);
 	return 0;
 }
 
@@ -247,7 +295,7 @@ static bool get_int(json_t *o, const char *key, int64_t *out)
 /* The finding codes a failed entry may carry. */
 static bool failed_code_ok(const char *s)
 {
-	return !*s || strcmp(s, "digest-mismatch") == 0 || strcmp(s, "fingerprint-mismatch") == 0;
+	return failed_index(s) >= 0;
 }
 
 /* Parse a stored entry; false when any field is missing or malformed. */
@@ -629,13 +677,13 @@ const char *oa_verify_cache_path(const oa_verify_cache *c)
 }
 
 /* The entry lookup gives of a slot: the newest good one, else the newest. */
-static const oa_verify_cache_entry *best_of(const struct slot *sl)
+static const struct rec *best_of(const struct slot *sl)
 {
-	const oa_verify_cache_entry *best = NULL;
+	const struct rec *best = NULL;
 	for (size_t k = 0; k < sl->n; k++) {
-		const oa_verify_cache_entry *e = &sl->v[k];
-		if (!best || (!e->failed[0] && best->failed[0]) ||
-		    (!e->failed[0] == !best->failed[0] && e->verified_at > best->verified_at))
+		const struct rec *e = &sl->v[k];
+		if (!best || (!e->failed && best->failed) ||
+		    (!e->failed == !best->failed && e->verified_at > best->verified_at))
 			best = e;
 	}
 	return best;
@@ -647,9 +695,9 @@ bool oa_verify_cache_lookup(oa_verify_cache *c, const char *hex, oa_verify_cache
 		return false;
 	pthread_mutex_lock(&c->mu);
 	const struct slot *sl = slot_get(c, hex);
-	const oa_verify_cache_entry *e = sl ? best_of(sl) : NULL;
+	const struct rec *e = sl ? best_of(sl) : NULL;
 	if (e)
-		*out = *e;
+		entry_of(e, out);
 	pthread_mutex_unlock(&c->mu);
 	return e != NULL;
 }
@@ -663,7 +711,7 @@ bool oa_verify_cache_lookup_file(oa_verify_cache *c, const char *hex, uint64_t d
 	const struct slot *sl = slot_get(c, hex);
 	long k = sl ? copy_of(sl, dev, ino) : -1;
 	if (k >= 0)
-		*out = sl->v[k];
+		entry_of(&sl->v[k], out);
 	pthread_mutex_unlock(&c->mu);
 	return k >= 0;
 }
@@ -801,14 +849,16 @@ static int cmp_slot(const void *a, const void *b)
 /* A slot's entries in file order (dev, ino): the file is stable and diffable. */
 static int cmp_file(const void *a, const void *b)
 {
-	const oa_verify_cache_entry *x = a, *y = b;
+	const struct rec *x = a, *y = b;
 	if (x->st.dev != y->st.dev)
 		return x->st.dev < y->st.dev ? -1 : 1;
 	return x->st.ino < y->st.ino ? -1 : x->st.ino > y->st.ino;
 }
 
-static void write_entry(FILE *f, const oa_verify_cache_entry *e, bool first)
+static void write_entry(FILE *f, const struct rec *r, bool first)
 {
+	oa_verify_cache_entry ent, *e = &ent;
+	entry_of(r, e);
 	fprintf(f,
 	        "%s{\"dev\":%lld,\"ino\":%lld,\"size\":%lld,\"mtime_ns\":%lld,"
 	        "\"ctime_ns\":%lld,\"xxh128\":\"%s\",\"verified_at\":%.17g",
