@@ -59,6 +59,7 @@ struct oa_verify_cache {
 	size_t entries;    /* entries over all slots */
 	uint64_t seed;     /* hash seed: file names are not trusted to be random */
 	unsigned long gen, saved_gen; /* dirty = gen != saved_gen */
+	bool failed_only;  /* oa_verify_cache_open_failed: failures alone, read-only */
 };
 
 static int nibble(char ch)
@@ -338,7 +339,9 @@ static bool entry_from_json(json_t *o, oa_verify_cache_entry *e)
 static int load_entry(oa_verify_cache *c, const char *hex, json_t *val)
 {
 	oa_verify_cache_entry e;
-	return entry_from_json(val, &e) ? put(c, hex, &e) : -1;
+	if (!entry_from_json(val, &e))
+		return -1;
+	return c->failed_only && !e.failed[0] ? 0 : put(c, hex, &e);
 }
 
 /* Load the cache bytes into the table as one JSON tree: the general parse,
@@ -507,6 +510,7 @@ static size_t stream_digest(oa_verify_cache *c, const char *hex, bool lists, jso
 
 static bool stream_entries(oa_verify_cache *c, struct cursor *k, bool lists, size_t *bad)
 {
+	char prev[65] = "";
 	if (!take(k, '{'))
 		return false;
 	if (take(k, '}'))
@@ -525,6 +529,14 @@ static bool stream_entries(oa_verify_cache *c, struct cursor *k, bool lists, siz
 		bool key_ok = is_lower_hex(hex, 64);
 		if (key_ok && slot_get(c, hex)) /* a duplicate key: tree_load says the file is corrupt */
 			return false;
+		/* The table of failures alone cannot see a duplicate: it takes the
+		 * keys in the ascending order this program writes them (then none
+		 * repeats), and leaves any other order to tree_load. */
+		if (c->failed_only && key_ok) {
+			if (strcmp(prev, hex) >= 0)
+				return false;
+			memcpy(prev, hex, sizeof prev);
+		}
 		json_t *val = one_value(k);
 		if (!val)
 			return false;
@@ -632,7 +644,7 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 	free(bytes);
 }
 
-oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen)
+static oa_verify_cache *open_cache(const char *path, bool failed_only, char *err, size_t errlen)
 {
 	char def[4096];
 	oa_seterr(err, errlen, "%s", "");
@@ -667,8 +679,19 @@ oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen
 		oa_seterr(err, errlen, "pthread_mutex_init failed");
 		return NULL;
 	}
+	c->failed_only = failed_only;
 	load(c, err, errlen);
 	return c;
+}
+
+oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen)
+{
+	return open_cache(path, false, err, errlen);
+}
+
+oa_verify_cache *oa_verify_cache_open_failed(const char *path, char *err, size_t errlen)
+{
+	return open_cache(path, true, err, errlen);
 }
 
 const char *oa_verify_cache_path(const oa_verify_cache *c)
@@ -718,7 +741,7 @@ bool oa_verify_cache_lookup_file(oa_verify_cache *c, const char *hex, uint64_t d
 
 int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e)
 {
-	if (!c || !hex || strlen(hex) != 64 || !is_lower_hex(hex, 64) ||
+	if (!c || c->failed_only || !hex || strlen(hex) != 64 || !is_lower_hex(hex, 64) ||
 	    strnlen(e->xxh128, sizeof e->xxh128) != 32 || !is_lower_hex(e->xxh128, 32) ||
 	    !(e->verified_at >= 0 && e->verified_at < 1e15) ||
 	    strnlen(e->failed, sizeof e->failed) >= sizeof e->failed || !failed_code_ok(e->failed))
@@ -915,6 +938,10 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 {
 	char dir[4096];
 	oa_seterr(err, errlen, "%s", "");
+	if (c->failed_only) { /* never a partial table over the file */
+		oa_seterr(err, errlen, "verify cache %s was opened read-only (failures alone)", c->path);
+		return -1;
+	}
 	size_t plen = strlen(c->path);
 	if (plen >= sizeof dir) {
 		oa_seterr(err, errlen, "verify cache path too long");
