@@ -248,7 +248,8 @@ OA_EXPORT void oa_store_release(oa_store *s);
  * 10,000 tags, and the empty directories) for a command that is done with
  * them: after it oa_refset_scanned reads the tags again (oa_refset_build)
  * and the junk scan lists no empty directory of manifests/. list calls it
- * before rendering, check once the referenced blobs are known (issue 21). */
+ * before rendering, check once the referenced blobs are known, verify right
+ * after the scan (issue 21). */
 OA_EXPORT void oa_store_drop_tag_facts(oa_store *s);
 
 /* Allocated bytes of the distinct blob files (by device and inode) that the
