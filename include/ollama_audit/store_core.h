@@ -249,7 +249,7 @@ OA_EXPORT void oa_store_release(oa_store *s);
  * them: after it oa_refset_scanned reads the tags again (oa_refset_build)
  * and the junk scan lists no empty directory of manifests/. list calls it
  * before rendering, check once the referenced blobs are known, verify right
- * after the scan (issue 21). */
+ * after the scan, du once its view is made (issue 21). */
 OA_EXPORT void oa_store_drop_tag_facts(oa_store *s);
 
 /* Allocated bytes of the distinct blob files (by device and inode) that the
