@@ -244,6 +244,14 @@ OA_EXPORT char *oa_store_default_path(const char **how);
  * arrays, findings and names, close the directories. */
 OA_EXPORT void oa_store_release(oa_store *s);
 
+/* Free what the scan's walk kept in s->tags (its digests, ~1 MB on a store of
+ * 10,000 tags, and the empty directories) for a command that is done with
+ * them: after it oa_refset_scanned reads the tags again (oa_refset_build)
+ * and the junk scan lists no empty directory of manifests/. list calls it
+ * before rendering, check once the referenced blobs are known, verify right
+ * after the scan, du once its view is made (issue 21). */
+OA_EXPORT void oa_store_drop_tag_facts(oa_store *s);
+
 /* Allocated bytes of the distinct blob files (by device and inode) that the
  * store's models reference (only models[i] with selected[i], when selected
  * is not NULL): their real footprint, unlike the sum of per-model

@@ -98,6 +98,13 @@ OA_EXPORT int oa_verify_cache_default_path(char *buf, size_t len);
  * when no path can be determined or memory runs out (err says why). */
 OA_EXPORT oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen);
 
+/* The same with only the entries that record a failure (failed != ""): what
+ * check's cached findings ask of it (lookups of a good entry find nothing),
+ * at a fraction of the memory. Read-only: oa_verify_cache_update and
+ * oa_verify_cache_save refuse it (-1), so it never writes a partial table
+ * over the file; remove and remove_file change only the table. */
+OA_EXPORT oa_verify_cache *oa_verify_cache_open_failed(const char *path, char *err, size_t errlen);
+
 /* The file path this cache loads from / saves to. */
 OA_EXPORT const char *oa_verify_cache_path(const oa_verify_cache *c);
 

@@ -13,29 +13,43 @@
 static oa_machine machine;
 static bool probed;
 static oa_verify_cache *vcache;
-static bool vcache_opened;
+static bool vcache_opened, vcache_failed_only;
 
 static void close_vcache(void)
 {
 	oa_verify_cache_close(vcache);
 }
 
-oa_verify_cache *cli_runhere_cache(const cli *c)
+static oa_verify_cache *open_vcache(const cli *c, bool failed_only)
 {
-	if (vcache_opened)
+	if (vcache_opened && (failed_only || !vcache_failed_only))
 		return vcache;
+	if (!vcache_opened)
+		atexit(close_vcache);
+	oa_verify_cache_close(vcache); /* the failures alone, when the whole table is wanted now */
+	vcache = NULL;
 	vcache_opened = true;
+	vcache_failed_only = failed_only;
 	char def[4096], err[512];
 	const char *path = c->cache_path;
 	/* No cache anywhere (no HOME, no file) is simply nothing verified. */
 	if (!path && oa_verify_cache_default_path(def, sizeof def) != 0)
 		return NULL;
-	vcache = oa_verify_cache_open(path ? path : def, err, sizeof err);
+	vcache = (failed_only ? oa_verify_cache_open_failed : oa_verify_cache_open)(path ? path : def, err,
+	                                                                          sizeof err);
 	if (*err)
 		cli_err("verification cache: %s", err);
-	if (vcache)
-		atexit(close_vcache);
 	return vcache;
+}
+
+oa_verify_cache *cli_runhere_cache(const cli *c)
+{
+	return open_vcache(c, false);
+}
+
+oa_verify_cache *cli_runhere_failed_cache(const cli *c)
+{
+	return open_vcache(c, true);
 }
 
 /* --root, else the tests' fake machine, else this one; OLLAMA_LLM_LIBRARY

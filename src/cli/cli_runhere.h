@@ -12,6 +12,9 @@ char *cli_runhere_text(cli *c, const oa_store *s, const oa_model *m);
 /* verify's cache (--cache, else the default), read once, never written;
  * NULL when there is none to read. */
 struct oa_verify_cache *cli_runhere_cache(const cli *c);
+/* The cache's failures alone (oa_verify_cache_open_failed), for check's
+ * cached findings; the whole cache when it is already open. */
+struct oa_verify_cache *cli_runhere_failed_cache(const cli *c);
 struct oa_machine;
 /* for oa_runhere_view() and oa_runhere_findings() */
 const struct oa_machine *cli_runhere_machine(const cli *c);

@@ -25,9 +25,10 @@ int cmd_check(cli *c)
 		if (!check_args_resolve(c, s))
 			continue;
 		oa_findings_drop_referenced(s); /* what prune keeps is no orphan */
+		oa_store_drop_tag_facts(s);     /* their last reader: memory for what follows */
 		cli_log_findings(c, s); /* docs/history.md */
 		oa_runhere_findings(cli_runhere_machine(c), s);
-		oa_verify_cached_findings(s, cli_runhere_cache(c)); /* what verify found, still true */
+		oa_verify_cached_findings(s, cli_runhere_failed_cache(c)); /* what verify found, still true */
 		oa_model_args a = cli_model_args(c);
 		oa_audit_summary sum = { .models = oa_args_count(s, &a), .blob_files = s->n_blobs,
 		                         .seconds = s->scan_seconds, .prune_blocked = s->prune_blocked };

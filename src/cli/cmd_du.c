@@ -102,6 +102,7 @@ static bool du_store(cli *c, oa_store *s, du_view *v, const oa_quarantine_held *
 	                     oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
 	oa_du_view dv;
 	oa_du_view_make(s, oa_wall_now(), &sel, c->quarantine, held, &dv);
+	oa_store_drop_tag_facts(s); /* the view holds what du shows: memory for rendering it */
 	bool holds = dv.holds;
 	v->dv = &dv;
 	cli_render(c, v);

@@ -99,6 +99,9 @@ int cmd_list(cli *c)
 			cli_close_stores(st, n);
 			return c->exit_code;
 		}
+	for (size_t i = 0; i < n; i++)
+		if (st[i].ok)
+			oa_store_drop_tag_facts(&st[i].s); /* nothing below reads them: memory for the table */
 	oa_list_store *v = oa_xcalloc(n + 1, sizeof *v);
 	oa_last_used *lu = oa_xcalloc(n + 1, sizeof *lu);
 	size_t k = 0;

@@ -327,3 +327,8 @@ uint64_t oa_store_models_disk_bytes(const oa_store *s, const bool *selected)
 	free(v);
 	return alloc;
 }
+
+void oa_store_drop_tag_facts(oa_store *s)
+{
+	store_free_tag_facts(&s->tags);
+}

@@ -30,11 +30,25 @@
  * the files claiming that digest, one per file identity (dev, ino), so the
  * copies of a blob in several stores do not overwrite each other. jansson is
  * used only to parse the file; saving prints the JSON directly. */
+/* An entry as the table holds it: the fingerprint in binary and the
+ * failure as one of the known codes, 72 bytes where an
+ * oa_verify_cache_entry is 112 (issue 21: a 22,000-entry cache is ~1 MB
+ * smaller). The API's entries are made from it on the way out. */
+struct rec {
+	oa_file_stamp st;
+	double verified_at;
+	unsigned char xxh[16];
+	unsigned char failed;      /* index into failed_codes */
+};
+
+/* The finding codes a failed entry may carry ("" = verified good). */
+static const char *const failed_codes[] = { "", "digest-mismatch", "fingerprint-mismatch" };
+
 struct slot {
 	unsigned char key[32];     /* the digest, binary: 48-byte slots, not 88 */
 	bool used;
 	unsigned n;                /* entries in v, at most OA_VERIFY_CACHE_MAX_COPIES */
-	oa_verify_cache_entry *v;
+	struct rec *v;
 };
 
 struct oa_verify_cache {
@@ -45,6 +59,7 @@ struct oa_verify_cache {
 	size_t entries;    /* entries over all slots */
 	uint64_t seed;     /* hash seed: file names are not trusted to be random */
 	unsigned long gen, saved_gen; /* dirty = gen != saved_gen */
+	bool failed_only;  /* oa_verify_cache_open_failed: failures alone, read-only */
 };
 
 static int nibble(char ch)
@@ -67,14 +82,48 @@ static bool key_of(const char *hex, unsigned char key[32])
 	return hex[64] == '\0';
 }
 
-static void hex_of(const unsigned char key[32], oa_digest_hex hex)
+/* n bytes as 2n lowercase hex digits and a NUL. */
+static void hex_of_bytes(const unsigned char *b, size_t n, char *hex)
 {
 	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < 32; i++) {
-		hex[2 * i] = digits[key[i] >> 4];
-		hex[2 * i + 1] = digits[key[i] & 15];
+	for (size_t i = 0; i < n; i++) {
+		hex[2 * i] = digits[b[i] >> 4];
+		hex[2 * i + 1] = digits[b[i] & 15];
 	}
-	hex[64] = '\0';
+	hex[2 * n] = '\0';
+}
+
+static void hex_of(const unsigned char key[32], oa_digest_hex hex)
+{
+	hex_of_bytes(key, 32, hex);
+}
+
+/* The code's index in failed_codes, or -1 for any other string. */
+static int failed_index(const char *s)
+{
+	for (size_t i = 0; i < sizeof failed_codes / sizeof *failed_codes; i++)
+		if (strcmp(s, failed_codes[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* e (validated: xxh128 is 32 lowercase hex, failed a known code) as stored. */
+static void rec_of(const oa_verify_cache_entry *e, struct rec *r)
+{
+	r->st = e->st;
+	r->verified_at = e->verified_at;
+	for (size_t i = 0; i < 16; i++)
+		r->xxh[i] = (unsigned char)(nibble(e->xxh128[2 * i]) << 4 | nibble(e->xxh128[2 * i + 1]));
+	r->failed = (unsigned char)failed_index(e->failed);
+}
+
+static void entry_of(const struct rec *r, oa_verify_cache_entry *e)
+{
+	memset(e, 0, sizeof *e);
+	e->st = r->st;
+	e->verified_at = r->verified_at;
+	hex_of_bytes(r->xxh, 16, e->xxh128);
+	strcpy(e->failed, failed_codes[r->failed]);
 }
 
 static size_t slot_of(const oa_verify_cache *c, const unsigned char key[32])
@@ -131,7 +180,7 @@ static long place_in(oa_verify_cache *c, struct slot *sl, const oa_verify_cache_
 				old = j;
 		return (long)old;
 	}
-	oa_verify_cache_entry *nv = realloc(sl->v, (sl->n + 1) * sizeof *nv);
+	struct rec *nv = realloc(sl->v, (sl->n + 1) * sizeof *nv);
 	if (!nv)
 		return -1;
 	sl->v = nv;
@@ -163,7 +212,7 @@ static int put(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry 
 		}
 		return -1;
 	}
-	sl->v[k] = *e;
+	rec_of(e, &sl->v[k]);
 	return 0;
 }
 
@@ -247,7 +296,7 @@ static bool get_int(json_t *o, const char *key, int64_t *out)
 /* The finding codes a failed entry may carry. */
 static bool failed_code_ok(const char *s)
 {
-	return !*s || strcmp(s, "digest-mismatch") == 0 || strcmp(s, "fingerprint-mismatch") == 0;
+	return failed_index(s) >= 0;
 }
 
 /* Parse a stored entry; false when any field is missing or malformed. */
@@ -290,7 +339,9 @@ static bool entry_from_json(json_t *o, oa_verify_cache_entry *e)
 static int load_entry(oa_verify_cache *c, const char *hex, json_t *val)
 {
 	oa_verify_cache_entry e;
-	return entry_from_json(val, &e) ? put(c, hex, &e) : -1;
+	if (!entry_from_json(val, &e))
+		return -1;
+	return c->failed_only && !e.failed[0] ? 0 : put(c, hex, &e);
 }
 
 /* Load the cache bytes into the table as one JSON tree: the general parse,
@@ -361,7 +412,10 @@ struct cursor {
 	bool eof, failed;   /* failed: a read error, or more than max bytes */
 };
 
-#define STREAM_WINDOW ((size_t)1 << 20)
+/* 256 KiB: the window is live beside the whole table at check's and
+ * verify's peak (the scan's store is there too), and one digest's value
+ * is at most 16 entries of ~250 bytes, far below half of it. */
+#define STREAM_WINDOW ((size_t)1 << 18)
 
 /* Keep at least half a window ahead of the cursor (a value larger than
  * that fails the streaming parse, and the whole file is read instead). */
@@ -456,6 +510,7 @@ static size_t stream_digest(oa_verify_cache *c, const char *hex, bool lists, jso
 
 static bool stream_entries(oa_verify_cache *c, struct cursor *k, bool lists, size_t *bad)
 {
+	char prev[65] = "";
 	if (!take(k, '{'))
 		return false;
 	if (take(k, '}'))
@@ -474,6 +529,14 @@ static bool stream_entries(oa_verify_cache *c, struct cursor *k, bool lists, siz
 		bool key_ok = is_lower_hex(hex, 64);
 		if (key_ok && slot_get(c, hex)) /* a duplicate key: tree_load says the file is corrupt */
 			return false;
+		/* The table of failures alone cannot see a duplicate: it takes the
+		 * keys in the ascending order this program writes them (then none
+		 * repeats), and leaves any other order to tree_load. */
+		if (c->failed_only && key_ok) {
+			if (strcmp(prev, hex) >= 0)
+				return false;
+			memcpy(prev, hex, sizeof prev);
+		}
 		json_t *val = one_value(k);
 		if (!val)
 			return false;
@@ -581,7 +644,7 @@ static void load(oa_verify_cache *c, char *err, size_t errlen)
 	free(bytes);
 }
 
-oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen)
+static oa_verify_cache *open_cache(const char *path, bool failed_only, char *err, size_t errlen)
 {
 	char def[4096];
 	oa_seterr(err, errlen, "%s", "");
@@ -616,8 +679,19 @@ oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen
 		oa_seterr(err, errlen, "pthread_mutex_init failed");
 		return NULL;
 	}
+	c->failed_only = failed_only;
 	load(c, err, errlen);
 	return c;
+}
+
+oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen)
+{
+	return open_cache(path, false, err, errlen);
+}
+
+oa_verify_cache *oa_verify_cache_open_failed(const char *path, char *err, size_t errlen)
+{
+	return open_cache(path, true, err, errlen);
 }
 
 const char *oa_verify_cache_path(const oa_verify_cache *c)
@@ -626,13 +700,13 @@ const char *oa_verify_cache_path(const oa_verify_cache *c)
 }
 
 /* The entry lookup gives of a slot: the newest good one, else the newest. */
-static const oa_verify_cache_entry *best_of(const struct slot *sl)
+static const struct rec *best_of(const struct slot *sl)
 {
-	const oa_verify_cache_entry *best = NULL;
+	const struct rec *best = NULL;
 	for (size_t k = 0; k < sl->n; k++) {
-		const oa_verify_cache_entry *e = &sl->v[k];
-		if (!best || (!e->failed[0] && best->failed[0]) ||
-		    (!e->failed[0] == !best->failed[0] && e->verified_at > best->verified_at))
+		const struct rec *e = &sl->v[k];
+		if (!best || (!e->failed && best->failed) ||
+		    (!e->failed == !best->failed && e->verified_at > best->verified_at))
 			best = e;
 	}
 	return best;
@@ -644,9 +718,9 @@ bool oa_verify_cache_lookup(oa_verify_cache *c, const char *hex, oa_verify_cache
 		return false;
 	pthread_mutex_lock(&c->mu);
 	const struct slot *sl = slot_get(c, hex);
-	const oa_verify_cache_entry *e = sl ? best_of(sl) : NULL;
+	const struct rec *e = sl ? best_of(sl) : NULL;
 	if (e)
-		*out = *e;
+		entry_of(e, out);
 	pthread_mutex_unlock(&c->mu);
 	return e != NULL;
 }
@@ -660,14 +734,14 @@ bool oa_verify_cache_lookup_file(oa_verify_cache *c, const char *hex, uint64_t d
 	const struct slot *sl = slot_get(c, hex);
 	long k = sl ? copy_of(sl, dev, ino) : -1;
 	if (k >= 0)
-		*out = sl->v[k];
+		entry_of(&sl->v[k], out);
 	pthread_mutex_unlock(&c->mu);
 	return k >= 0;
 }
 
 int oa_verify_cache_update(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e)
 {
-	if (!c || !hex || strlen(hex) != 64 || !is_lower_hex(hex, 64) ||
+	if (!c || c->failed_only || !hex || strlen(hex) != 64 || !is_lower_hex(hex, 64) ||
 	    strnlen(e->xxh128, sizeof e->xxh128) != 32 || !is_lower_hex(e->xxh128, 32) ||
 	    !(e->verified_at >= 0 && e->verified_at < 1e15) ||
 	    strnlen(e->failed, sizeof e->failed) >= sizeof e->failed || !failed_code_ok(e->failed))
@@ -798,14 +872,16 @@ static int cmp_slot(const void *a, const void *b)
 /* A slot's entries in file order (dev, ino): the file is stable and diffable. */
 static int cmp_file(const void *a, const void *b)
 {
-	const oa_verify_cache_entry *x = a, *y = b;
+	const struct rec *x = a, *y = b;
 	if (x->st.dev != y->st.dev)
 		return x->st.dev < y->st.dev ? -1 : 1;
 	return x->st.ino < y->st.ino ? -1 : x->st.ino > y->st.ino;
 }
 
-static void write_entry(FILE *f, const oa_verify_cache_entry *e, bool first)
+static void write_entry(FILE *f, const struct rec *r, bool first)
 {
+	oa_verify_cache_entry ent, *e = &ent;
+	entry_of(r, e);
 	fprintf(f,
 	        "%s{\"dev\":%lld,\"ino\":%lld,\"size\":%lld,\"mtime_ns\":%lld,"
 	        "\"ctime_ns\":%lld,\"xxh128\":\"%s\",\"verified_at\":%.17g",
@@ -862,6 +938,10 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 {
 	char dir[4096];
 	oa_seterr(err, errlen, "%s", "");
+	if (c->failed_only) { /* never a partial table over the file */
+		oa_seterr(err, errlen, "verify cache %s was opened read-only (failures alone)", c->path);
+		return -1;
+	}
 	size_t plen = strlen(c->path);
 	if (plen >= sizeof dir) {
 		oa_seterr(err, errlen, "verify cache path too long");

@@ -42,6 +42,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	oa_verify_cache *c = oa_verify_cache_open(path, err, sizeof err);
 	if (!c)
 		abort(); /* a bad file starts an empty cache; it never fails the open */
+	/* The failures alone (check's open): never a failure either, and never
+	 * more entries than the whole cache holds. */
+	oa_verify_cache *fo = oa_verify_cache_open_failed(path, err, sizeof err);
+	if (!fo || oa_verify_cache_count(fo) > oa_verify_cache_count(c))
+		abort();
+	oa_verify_cache_close(fo);
 	/* Force a save (a dirty cache) and load it back: same count, no error. */
 	oa_verify_cache_entry e;
 	memset(&e, 0, sizeof e);

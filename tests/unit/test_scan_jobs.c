@@ -5,6 +5,7 @@
 #define _XOPEN_SOURCE 700
 #include "teststore.h"
 
+#include "ollama_audit/refs.h"
 #include "ollama_audit/scan.h"
 #include "base/pool.h"
 
@@ -238,9 +239,38 @@ static void test_scan_jobs(void)
 	nftw(outside, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* oa_store_drop_tag_facts (issue 21: list and check free the walk's digests
+ * once done with them): the facts are gone and the reference set, read
+ * from the tags again, is the one the scan's facts gave. */
+static void test_drop_tag_facts(void)
+{
+	char root[] = "/tmp/oa-unit-drop-XXXXXX";
+	CHECK(mkdtemp(root) != NULL);
+	build_store(root);
+	char *stray = oa_path_join(root, "manifests/registry.ollama.ai/library/m20a");
+	CHECK(unlink(stray) == 0); /* a file where a directory belongs: the walk's facts are not plain */
+	free(stray);
+	oa_store *s = scan_with(root, 1);
+	CHECK(s->tags.plain && s->tags.n_dig > 0);
+	oa_refset before, after;
+	oa_refset_scanned(s, &before);
+	oa_store_drop_tag_facts(s);
+	CHECK(!s->tags.plain && s->tags.dig == NULL && s->tags.n_dig == 0 && s->tags.n_empty_dirs == 0);
+	oa_refset_scanned(s, &after);
+	CHECK_U64(after.n, before.n);
+	CHECK(after.n == before.n && memcmp(after.hex, before.hex, before.n * sizeof *before.hex) == 0);
+	CHECK(after.incomplete == before.incomplete);
+	oa_refset_free(&before);
+	oa_refset_free(&after);
+	oa_store_drop_tag_facts(s); /* twice: nothing left to free */
+	free_scan(s);
+	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	test_pool();
 	test_scan_jobs();
+	test_drop_tag_facts();
 	TEST_MAIN_END();
 }

@@ -410,7 +410,7 @@ static void test_cache_table(void)
 	char store[600], cpath[700], err[256];
 	new_store(store, sizeof store);
 	snprintf(cpath, sizeof cpath, "%s/vc.json", store);
-	enum { N = 40000 }; /* a file of several of the streaming parse's 1 MiB windows */
+	enum { N = 40000 }; /* a file of many of the streaming parse's 256 KiB windows */
 	char (*hex)[65] = calloc(N, sizeof *hex);
 	bool *present = calloc(N, sizeof *present);
 	oa_verify_cache *c = oa_verify_cache_open(cpath, err, sizeof err);
@@ -634,6 +634,67 @@ static void test_cache_copies(void)
 	CHECK(!oa_verify_cache_lookup(c2, zero, &e));
 	oa_verify_cache_close(c);
 	oa_verify_cache_close(c2);
+}
+
+/* The failures alone (issue 21: what check's cached findings ask of the
+ * cache): a good entry is not in the table, a failed one is, as the full
+ * open has it; saving and updating refuse, so the file keeps every entry;
+ * a digest written twice is a corrupt file for it too, in either order. */
+static void test_cache_failed_only(void)
+{
+	char store[600], cpath[700], err[512];
+	new_store(store, sizeof store);
+	snprintf(cpath, sizeof cpath, "%s/vc.json", store);
+	const char *x32 = "0123456789abcdef0123456789abcdef";
+#define ONE_ENTRY "{\"dev\":1,\"ino\":%d,\"size\":3,\"mtime_ns\":4,\"ctime_ns\":5,\"xxh128\":\"%s\",\"verified_at\":6%s}"
+	char good[256], bad[256], doc[2048];
+	snprintf(good, sizeof good, ONE_ENTRY, 2, x32, "");
+	snprintf(bad, sizeof bad, ONE_ENTRY, 9, x32, ",\"failed\":\"fingerprint-mismatch\"");
+	snprintf(doc, sizeof doc,
+	         "{\"schema\":\"ollama-audit.verify-cache/3\",\"entries\":{\n\"%064d\":[%s,%s],\n\"%063d1\":[%s]}}\n",
+	         0, good, bad, 0, good);
+	write_file(cpath, doc, strlen(doc));
+	oa_verify_cache *c = oa_verify_cache_open_failed(cpath, err, sizeof err);
+	CHECK(c != NULL);
+	CHECK_STR(err, "");
+	CHECK_U64(oa_verify_cache_count(c), 1);
+	char zero[65], one_hex[65];
+	snprintf(zero, sizeof zero, "%064d", 0);
+	snprintf(one_hex, sizeof one_hex, "%063d1", 0);
+	oa_verify_cache_entry e;
+	CHECK(!oa_verify_cache_lookup_file(c, zero, 1, 2, &e));
+	CHECK(!oa_verify_cache_lookup(c, one_hex, &e));
+	CHECK(oa_verify_cache_lookup_file(c, zero, 1, 9, &e) && strcmp(e.failed, "fingerprint-mismatch") == 0 &&
+	      strcmp(e.xxh128, x32) == 0 && e.verified_at == 6);
+	oa_file_stamp now = { .dev = 1, .ino = 9, .size = 3, .mtime_ns = 4, .ctime_ns = 5 };
+	CHECK(oa_verify_cache_judge(c, zero, &now, NULL) == OA_VSTATE_FAILED);
+	e.failed[0] = '\0';
+	CHECK(oa_verify_cache_update(c, zero, &e) == -1);
+	CHECK(oa_verify_cache_save(c, err, sizeof err) == -1 && err[0] != '\0');
+	oa_verify_cache_close(c);
+	char back[2048];
+	FILE *f = fopen(cpath, "r");
+	size_t n = f ? fread(back, 1, sizeof back - 1, f) : 0;
+	if (f)
+		fclose(f);
+	back[n] = '\0';
+	CHECK_STR(back, doc); /* untouched */
+	/* The same digest twice, after and before another one: corrupt, empty. */
+	for (int order = 0; order < 2; order++) {
+		snprintf(doc, sizeof doc,
+		         order ? "{\"schema\":\"ollama-audit.verify-cache/3\",\"entries\":{\"%064d\":[%s],"
+		                 "\"%063d1\":[%s],\"%064d\":[%s]}}"
+		               : "{\"schema\":\"ollama-audit.verify-cache/3\",\"entries\":{\"%064d\":[%s],"
+		                 "\"%063d1\":[%s],\"%063d1\":[%s]}}",
+		         0, good, 0, good, 0, bad);
+		write_file(cpath, doc, strlen(doc));
+		c = oa_verify_cache_open_failed(cpath, err, sizeof err);
+		CHECK(c != NULL && strstr(err, "is corrupt") != NULL);
+		if (c)
+			CHECK_U64(oa_verify_cache_count(c), 0);
+		oa_verify_cache_close(c);
+	}
+#undef ONE_ENTRY
 }
 
 static void test_default_path(void)
@@ -1386,6 +1447,7 @@ int main(void)
 	test_cache_table();
 	test_cache_corrupt();
 	test_cache_copies();
+	test_cache_failed_only();
 	test_default_path();
 	test_changed_only();
 	test_quick();
