@@ -246,8 +246,9 @@ OA_EXPORT void oa_store_release(oa_store *s);
 
 /* Free what the scan's walk kept in s->tags (its digests, ~1 MB on a store of
  * 10,000 tags, and the empty directories) for a command that is done with
- * them: after it oa_refset_scanned reads the tags again (oa_refset_build)
- * and the junk scan lists no empty directory of manifests/. list calls it
+ * them: the answers stay the same, but cost a walk again, as after a walk
+ * that was not plain: oa_refset_scanned reads the tags (oa_refset_build)
+ * and oa_junk_collect walks manifests/ for empty directories. list calls it
  * before rendering, check once the referenced blobs are known, verify right
  * after the scan, du once its view is made (issue 21). */
 OA_EXPORT void oa_store_drop_tag_facts(oa_store *s);

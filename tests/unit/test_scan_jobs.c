@@ -5,6 +5,7 @@
 #define _XOPEN_SOURCE 700
 #include "teststore.h"
 
+#include "ollama_audit/junk.h"
 #include "ollama_audit/refs.h"
 #include "ollama_audit/scan.h"
 #include "base/pool.h"
@@ -242,21 +243,48 @@ static void test_scan_jobs(void)
 /* oa_store_drop_tag_facts (issue 21: list and check free the walk's digests
  * once done with them): the facts are gone and the reference set, read
  * from the tags again, is the one the scan's facts gave. */
+/* A store whose walk is plain (what the facts stand for in full): 40
+ * models sharing a weight blob, an orphan, and an empty model directory. */
+static void build_plain_store(const char *root)
+{
+	char *blobs = oa_path_join(root, "blobs");
+	mkdirs(blobs);
+	oa_digest_hex layer, cfg, orphan;
+	add_blob(root, "weights", layer);
+	for (int i = 0; i < 40; i++) {
+		char text[64], repo[16];
+		snprintf(text, sizeof text, "{\"model_format\":\"gguf\",\"n\":%d}", i);
+		add_blob(root, text, cfg);
+		snprintf(repo, sizeof repo, "m%02d", i);
+		add_model(root, repo, cfg, layer);
+	}
+	add_blob(root, "an orphan", orphan);
+	char *hollow = oa_path_join(root, "manifests/registry.ollama.ai/library/hollow");
+	mkdirs(hollow); /* junk, found with or without the facts */
+	free(hollow);
+	free(blobs);
+}
+
 static void test_drop_tag_facts(void)
 {
 	char root[] = "/tmp/oa-unit-drop-XXXXXX";
 	CHECK(mkdtemp(root) != NULL);
-	build_store(root);
-	char *stray = oa_path_join(root, "manifests/registry.ollama.ai/library/m20a");
-	CHECK(unlink(stray) == 0); /* a file where a directory belongs: the walk's facts are not plain */
-	free(stray);
+	build_plain_store(root);
 	oa_store *s = scan_with(root, 1);
-	CHECK(s->tags.plain && s->tags.n_dig > 0);
+	CHECK(s->tags.plain && s->tags.n_dig > 0 && s->tags.n_empty_dirs == 1);
 	oa_refset before, after;
 	oa_refset_scanned(s, &before);
+	oa_junk_list j_before, j_after;
+	oa_junk_collect(s, &before, 0, &j_before);
 	oa_store_drop_tag_facts(s);
 	CHECK(!s->tags.plain && s->tags.dig == NULL && s->tags.n_dig == 0 && s->tags.n_empty_dirs == 0);
 	oa_refset_scanned(s, &after);
+	oa_junk_collect(s, &after, 0, &j_after); /* walks manifests/ itself now */
+	CHECK_U64(j_before.count[OA_JUNK_EMPTY_DIR], 1);
+	CHECK_U64(j_after.count[OA_JUNK_EMPTY_DIR], 1);
+	CHECK_U64(j_after.n, j_before.n);
+	oa_junk_free(&j_before);
+	oa_junk_free(&j_after);
 	CHECK_U64(after.n, before.n);
 	CHECK(after.n == before.n && memcmp(after.hex, before.hex, before.n * sizeof *before.hex) == 0);
 	CHECK(after.incomplete == before.incomplete);
