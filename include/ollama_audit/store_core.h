@@ -221,6 +221,7 @@ typedef struct oa_store {
 	oa_tag_facts tags;    /* what the walk read, for the reference set and empty directories */
 	char **blob_text;     /* per blob: its bytes once read as a template, or NULL */
 	int jobs;             /* threads the scan may use: 0 one per online CPU, 1 none beside the caller */
+	struct oa_name_index *name_index; /* the models by name, for oa_store_resolve (resolve.c), or NULL */
 } oa_store;
 
 /* Resolve a store from a user path: the models dir itself, its parent

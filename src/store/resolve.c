@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <strings.h>
 
 /* The same for two models' names. */
 static bool names_match(const oa_model_name *a, const oa_model_name *b, bool fold)
@@ -276,24 +277,98 @@ void store_add_list_rows(oa_store *s, size_t *cap)
 	}
 }
 
+/* Names ignoring case, part by part, as oa_name_equal_fold compares them. */
+static int cmp_fold(const oa_model_name *a, const char *host, const char *ns, const char *model, const char *tag)
+{
+	int c = strcasecmp(a->host, host);
+	if (!c)
+		c = strcasecmp(a->ns, ns);
+	if (!c)
+		c = strcasecmp(a->model, model);
+	return c ? c : strcasecmp(a->tag, tag);
+}
+
+/* The models a name may resolve to (neither anchors nor list rows), sorted
+ * by name ignoring case, then store order: resolving many MODEL arguments
+ * (rm of thousands) is a search each, not a pass over every model. */
+typedef struct oa_name_index {
+	size_t n_models; /* s->n_models when it was made: any other count, and it is not used */
+	size_t n;
+	size_t v[];
+} oa_name_index;
+
+static const oa_store *order_store; /* qsort's context: the index is made on one thread */
+
+static int cmp_order(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const oa_model_name *nb = &order_store->models[b].name;
+	int c = cmp_fold(&order_store->models[a].name, nb->host, nb->ns, nb->model, nb->tag);
+	return c ? c : (a > b) - (a < b);
+}
+
+void store_index_names(oa_store *s)
+{
+	free(s->name_index);
+	oa_name_index *x = oa_xmalloc(sizeof *x + (s->n_models + 1) * sizeof x->v[0]);
+	x->n_models = s->n_models;
+	x->n = 0;
+	for (size_t i = 0; i < s->n_models; i++)
+		if (!s->models[i].anchor && !s->models[i].sibling && s->models[i].name.host) /* v2 goes first */
+			x->v[x->n++] = i;
+	order_store = s;
+	qsort(x->v, x->n, sizeof x->v[0], cmp_order);
+	order_store = NULL;
+	s->name_index = x;
+}
+
+/* The first model (in store order) named exactly so, else the one model
+ * named so ignoring case, else -1 (or ambiguous). */
+static long resolve_indexed(const oa_name_index *x, const oa_store *s, const oa_name *want)
+{
+	size_t lo = 0, hi = x->n;
+	while (lo < hi) { /* the first entry not below want */
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_fold(&s->models[x->v[mid]].name, want->host, want->ns, want->model, want->tag) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < x->n && cmp_fold(&s->models[x->v[end]].name, want->host, want->ns, want->model, want->tag) == 0)
+		end++;
+	for (size_t k = lo; k < end; k++) /* the run is in store order */
+		if (oa_model_name_is(&s->models[x->v[k]].name, want, false))
+			return (long)x->v[k];
+	if (end - lo > 1)
+		return OA_RESOLVE_AMBIGUOUS_NAME;
+	return end > lo ? (long)x->v[lo] : -1;
+}
+
+/* The same answer by a pass over every model (a store no scan indexed). */
+static long resolve_linear(const oa_store *s, const oa_name *want)
+{
+	long folded = -1;
+	size_t n_folded = 0;
+	for (size_t i = 0; i < s->n_models; i++) {
+		if (s->models[i].anchor || s->models[i].sibling) /* manifests-v2 takes precedence */
+			continue;
+		if (oa_model_name_is(&s->models[i].name, want, false))
+			return (long)i;
+		if (oa_model_name_is(&s->models[i].name, want, true))
+			folded = (long)i, n_folded++;
+	}
+	return n_folded > 1 ? OA_RESOLVE_AMBIGUOUS_NAME : folded;
+}
+
 long oa_store_resolve(const oa_store *s, const char *query)
 {
 	oa_name want;
 	if (oa_name_parse_ref(query, &want, NULL)) {
-		long folded = -1;
-		size_t n_folded = 0;
-		for (size_t i = 0; i < s->n_models; i++) {
-			if (s->models[i].anchor || s->models[i].sibling) /* manifests-v2 takes precedence */
-				continue;
-			if (oa_model_name_is(&s->models[i].name, &want, false))
-				return (long)i;
-			if (oa_model_name_is(&s->models[i].name, &want, true))
-				folded = (long)i, n_folded++;
-		}
-		if (n_folded > 1)
-			return OA_RESOLVE_AMBIGUOUS_NAME;
-		if (folded >= 0)
-			return folded;
+		const oa_name_index *x = s->name_index;
+		long r = x && x->n_models == s->n_models ? resolve_indexed(x, s, &want) : resolve_linear(s, &want);
+		if (r != -1)
+			return r;
 	}
 	size_t n = strlen(query);
 	if (strncmp(query, "sha256:", 7) == 0 || strncmp(query, "sha256-", 7) == 0)

@@ -27,5 +27,7 @@ bool store_same_manifest(const oa_model *a, const oa_model *b);
 void store_mark_anchors(oa_store *s);
 /* A row for every other child here of each list tag (cap: of s->models). */
 void store_add_list_rows(oa_store *s, size_t *cap);
+/* Index the models by name for oa_store_resolve, once they are final. */
+void store_index_names(oa_store *s);
 
 #endif

@@ -520,4 +520,5 @@ void oa_store_read(oa_store *s)
 	mark_shadows(s);
 	mark_downgrade_loss(s);
 	scan_metadata(s);
+	store_index_names(s);
 }

@@ -236,6 +236,8 @@ void store_free_tag_facts(oa_tag_facts *f)
 
 void oa_store_release(oa_store *s)
 {
+	free(s->name_index);
+	s->name_index = NULL;
 	free(s->models);
 	oa_free_names(s->v2_temps, s->n_v2_temps);
 	oa_free_names(s->stale_metadata, s->n_stale_metadata);

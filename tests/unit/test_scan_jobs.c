@@ -7,6 +7,7 @@
 
 #include "ollama_audit/junk.h"
 #include "ollama_audit/refs.h"
+#include "ollama_audit/resolve.h"
 #include "ollama_audit/scan.h"
 #include "base/pool.h"
 
@@ -295,10 +296,47 @@ static void test_drop_tag_facts(void)
 	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* oa_store_resolve through the scan's name index answers as the pass over
+ * every model does: exact first, a unique name ignoring case, ambiguity. */
+static void test_resolve_index(void)
+{
+	char root[] = "/tmp/oa-unit-resolve-XXXXXX";
+	CHECK(mkdtemp(root) != NULL);
+	build_plain_store(root);
+	oa_digest_hex layer, cfg;
+	add_blob(root, "weights", layer);
+	add_blob(root, "{\"model_format\":\"gguf\",\"n\":\"case\"}", cfg);
+	add_model(root, "case", cfg, layer);
+	add_model(root, "Case", cfg, layer);
+	add_model(root, "Solo", cfg, layer);
+	oa_store *s = scan_with(root, 1);
+	CHECK(s->name_index != NULL);
+	static const char *const queries[] = { "m05", "M05", "library/m05:latest", "registry.ollama.ai/library/m39",
+	                                       "case", "Case", "CASE", "solo", "SOLO:latest", "m40", "hollow",
+	                                       "not a name", "" };
+	long want[sizeof queries / sizeof queries[0]];
+	struct oa_name_index *x = s->name_index;
+	s->name_index = NULL; /* the pass over every model */
+	for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++)
+		want[i] = oa_store_resolve(s, queries[i]);
+	s->name_index = x;
+	for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++)
+		CHECK_U64((uint64_t)oa_store_resolve(s, queries[i]), (uint64_t)want[i]);
+	CHECK(want[0] >= 0 && want[1] == want[0] && want[2] == want[0]);
+	CHECK(want[4] >= 0 && want[5] >= 0 && want[4] != want[5]);
+	CHECK(strcmp(s->models[want[4]].display, "case:latest") == 0);
+	CHECK(want[6] == OA_RESOLVE_AMBIGUOUS_NAME);
+	CHECK(want[7] >= 0 && want[8] == want[7]);
+	CHECK(want[9] == -1 && want[10] == -1 && want[11] == -1);
+	free_scan(s);
+	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	test_pool();
 	test_scan_jobs();
 	test_drop_tag_facts();
+	test_resolve_index();
 	TEST_MAIN_END();
 }
