@@ -1,5 +1,6 @@
 /* cmd_check.c - `ollama-audit check`: the structure pass. */
 #include "cmd_check.h"
+#include "cli_multi.h"
 #include "cli_runhere.h"
 #include "cmd_history.h"
 #include "open_stores.h"
@@ -25,7 +26,7 @@ int cmd_check(cli *c)
 		if (!check_args_resolve(c, s))
 			continue;
 		oa_findings_drop_referenced(s); /* what prune keeps is no orphan */
-		oa_store_drop_tag_facts(s);     /* their last reader: memory for what follows */
+		cli_multi_drop_tag_facts(c, s); /* their last reader: memory for what follows */
 		cli_log_findings(c, s); /* docs/history.md */
 		oa_runhere_findings(cli_runhere_machine(c), s);
 		oa_verify_cached_findings(s, cli_runhere_failed_cache(c)); /* what verify found, still true */

@@ -119,7 +119,7 @@ int cmd_verify(cli *c)
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	for (size_t i = 0; i < n; i++)
 		if (st[i].ok)
-			oa_store_drop_tag_facts(&st[i].s); /* nothing below reads them: memory for the cache */
+			cli_multi_drop_tag_facts(c, &st[i].s); /* but prometheus: memory for the cache */
 	oa_verify_cache *cache;
 	if (!open_cache(c, &cache)) {
 		cli_close_stores(st, n);
