@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <strings.h>
 
 /* The same for two models' names. */
 static bool names_match(const oa_model_name *a, const oa_model_name *b, bool fold)
@@ -297,28 +296,36 @@ typedef struct oa_name_index {
 	size_t v[];
 } oa_name_index;
 
-static const oa_store *order_store; /* qsort's context: the index is made on one thread */
+/* An entry being sorted: the comparison needs the name, the index keeps
+ * only where the model is (no context for qsort, so two stores may be
+ * scanned on two threads). */
+typedef struct name_at {
+	const oa_model_name *name;
+	size_t i;
+} name_at;
 
-static int cmp_order(const void *pa, const void *pb)
+static int cmp_name_at(const void *pa, const void *pb)
 {
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	const oa_model_name *nb = &order_store->models[b].name;
-	int c = cmp_fold(&order_store->models[a].name, nb->host, nb->ns, nb->model, nb->tag);
-	return c ? c : (a > b) - (a < b);
+	const name_at *a = pa, *b = pb;
+	int c = cmp_fold(a->name, b->name->host, b->name->ns, b->name->model, b->name->tag);
+	return c ? c : (a->i > b->i) - (a->i < b->i);
 }
 
 void store_index_names(oa_store *s)
 {
 	free(s->name_index);
 	oa_name_index *x = oa_xmalloc(sizeof *x + (s->n_models + 1) * sizeof x->v[0]);
+	name_at *v = oa_xcalloc(s->n_models + 1, sizeof *v);
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_models; i++) /* an anchor yields to its v2 tag; a list row has no name of its own */
+		if (!s->models[i].anchor && !s->models[i].sibling && s->models[i].name.host)
+			v[n++] = (name_at){ &s->models[i].name, i };
+	qsort(v, n, sizeof *v, cmp_name_at);
+	for (size_t k = 0; k < n; k++)
+		x->v[k] = v[k].i;
+	free(v);
 	x->n_models = s->n_models;
-	x->n = 0;
-	for (size_t i = 0; i < s->n_models; i++)
-		if (!s->models[i].anchor && !s->models[i].sibling && s->models[i].name.host) /* v2 goes first */
-			x->v[x->n++] = i;
-	order_store = s;
-	qsort(x->v, x->n, sizeof x->v[0], cmp_order);
-	order_store = NULL;
+	x->n = n;
 	s->name_index = x;
 }
 
