@@ -576,7 +576,7 @@ static void test_scan_helpers(void)
 	CHECK(!oa_is_hex("09ag", 4));
 	CHECK(!oa_is_hex("0a\0ff", 5)); /* stops at the NUL */
 	CHECK(oa_is_hex("", 0));
-	static const char *const yes[] = { "{\"manifests\":[]}", "{\"MANIFESTS\":1}", "{\"manife\xc5\xbf" "ts\":1}",
+	static const char *const yes[] = { "{\"manifests\":[]}", "{\"MANIFESTS\":1}", "{\"manife\305\277ts\":1}",
 	                                   "{\"x\":\"\\u006d\"}", "xx\\u" };
 	static const char *const no[] = { "", "m", "{\"manifest\":1}", "{\"layers\":[]}", "ends in \\", "\\x" };
 	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
