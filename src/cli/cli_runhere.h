@@ -10,7 +10,8 @@
 /* s: the model's store, whose logs may hold its last failed load. */
 char *cli_runhere_text(cli *c, const oa_store *s, const oa_model *m);
 /* verify's cache (--cache, else the default), read once, never written;
- * NULL when there is none to read. */
+ * NULL when there is none to read. After cli_runhere_failed_cache, the
+ * table it returned is closed and the whole file read: a command uses one. */
 struct oa_verify_cache *cli_runhere_cache(const cli *c);
 /* The cache's failures alone (oa_verify_cache_open_failed), for check's
  * cached findings; the whole cache when it is already open. */
