@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <xxhash.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,8 +228,8 @@ static char *intern_media(char *s)
 /* A layer digest written as "sha256:" + 64 lower-case hex is held once for
  * the whole process, counted by the manifests that name it, not once per
  * manifest: 10,000 tags sharing a template and a few weights hold each of
- * those strings once. An open-addressing set keyed by the digits (random:
- * their first 16 are the hash), freed when its last string is. */
+ * those strings once. An open-addressing set keyed by the digits, freed
+ * when its last string is. */
 typedef struct digest_node {
 	size_t refs;
 	char text[7 + OA_DIGEST_HEX_LEN + 1];
@@ -242,12 +243,12 @@ static struct {
 	size_t live;
 } D = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* Over every digit: a manifest's digests are whatever its bytes say, and
+ * a hostile store naming thousands that share their first digits must not
+ * make the set quadratic. */
 static size_t digest_hash(const char *text)
 {
-	size_t h = 0;
-	for (int i = 7; i < 7 + 16; i++)
-		h = h << 4 | (size_t)(text[i] <= '9' ? text[i] - '0' : text[i] - 'a' + 10);
-	return h;
+	return (size_t)XXH3_64bits(text + 7, OA_DIGEST_HEX_LEN);
 }
 
 /* The slot of text's node, or the first free one (a tombstone when there is one
