@@ -488,13 +488,14 @@ static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
 		}
 		dir_in sub = { .fd = open_dir(w, dirfd, name, 0) };
 		if (sub.fd < 0) {
+			int oerr = errno; /* flush_tags below closes the batch's fds */
 			not_plain(s);
 			empty = false;
 			w->parts[depth] = name;
 			char *rel = rel_path(w, depth + 1, NULL);
 			flush_tags(w);
 			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot open %s: %s",
-			                rel, strerror(errno));
+			                rel, strerror(oerr));
 			free(rel);
 			continue;
 		}

@@ -186,8 +186,9 @@ static void same_scan(const oa_store *a, const oa_store *b)
 		findings_same = x->id == y->id && same_str(x->model, y->model) && same_str(x->digest, y->digest) &&
 		                same_str(x->path, y->path) && same_str(x->message, y->message);
 		if (!findings_same)
-			fprintf(stderr, "finding %zu: %s %s / %s %s\n", i, x->code, x->path ? x->path : "-",
-			        y->code, y->path ? y->path : "-");
+			fprintf(stderr, "finding %zu: %s %s (%s) / %s %s (%s)\n", i, x->code, x->path ? x->path : "-",
+			        x->message ? x->message : "-", y->code, y->path ? y->path : "-",
+			        y->message ? y->message : "-");
 	}
 	CHECK(findings_same);
 }
