@@ -8,19 +8,10 @@
 #include "base/platform.h"
 #include "base/util.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* The same for two models' names. */
-static bool names_match(const oa_model_name *a, const oa_model_name *b, bool fold)
-{
-	oa_name y;
-	oa_model_name_get(b, &y);
-	return oa_model_name_is(a, &y, fold);
-}
 
 /* The bytes of a list entry's manifest: the child blob, or the entry itself
  * when inline. NULL when it is not here. */
@@ -114,27 +105,6 @@ int64_t store_unique_size(const oa_manifest *mf)
 	return total;
 }
 
-/* A manifests-v2 row's folded name, and where it is in s->models. */
-typedef struct v2_key {
-	char *k;
-	size_t i;
-} v2_key;
-
-static int cmp_key(const void *a, const void *b)
-{
-	const v2_key *x = a, *y = b;
-	int c = strcmp(x->k, y->k);
-	return c ? c : x->i < y->i ? -1 : x->i > y->i;
-}
-
-static char *fold_key(const oa_model_name *n)
-{
-	char *k = oa_xasprintf("%s/%s/%s:%s", n->host, n->ns, n->model, n->tag);
-	for (char *p = k; *p; p++)
-		*p = (char)tolower((unsigned char)*p);
-	return k;
-}
-
 /* The runner a tag's row names: its manifest's own, else its list entry's. */
 const char *store_row_runner(const oa_model *r)
 {
@@ -158,64 +128,99 @@ bool store_same_manifest(const oa_model *a, const oa_model *b)
 	return true;
 }
 
+/* Names ignoring case, part by part, as oa_name_equal_fold compares them. */
+static int cmp_fold(const oa_model_name *a, const char *host, const char *ns, const char *model, const char *tag)
+{
+	int c = strcasecmp(a->host, host);
+	if (!c)
+		c = strcasecmp(a->ns, ns);
+	if (!c)
+		c = strcasecmp(a->model, model);
+	return c ? c : strcasecmp(a->tag, tag);
+}
+
+/* An entry being sorted: the comparison needs the name, the caller keeps
+ * only where the model is (no context for qsort, so two stores may be
+ * scanned on two threads). */
+typedef struct name_at {
+	const oa_model_name *name;
+	size_t i;
+} name_at;
+
+static int cmp_name_at(const void *pa, const void *pb)
+{
+	const name_at *a = pa, *b = pb;
+	int c = cmp_fold(a->name, b->name->host, b->name->ns, b->name->model, b->name->tag);
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+/* Sort v, n indices of named models, by name ignoring case, then store
+ * order: the models of one name are a run (name_run). */
+static void sort_by_name(const oa_model *models, size_t *v, size_t n)
+{
+	name_at *t = oa_xcalloc(n + 1, sizeof *t);
+	for (size_t k = 0; k < n; k++)
+		t[k] = (name_at){ &models[v[k]].name, v[k] };
+	qsort(t, n, sizeof *t, cmp_name_at);
+	for (size_t k = 0; k < n; k++)
+		v[k] = t[k].i;
+	free(t);
+}
+
+/* The run of v (sorted by sort_by_name) with this name ignoring case:
+ * [*lo, the return), empty when none. */
+static size_t name_run(const oa_model *models, const size_t *v, size_t n, const char *host, const char *ns,
+                       const char *model, const char *tag, size_t *lo)
+{
+	size_t a = 0, b = n;
+	while (a < b) { /* the first entry not below the name */
+		size_t mid = a + (b - a) / 2;
+		if (cmp_fold(&models[v[mid]].name, host, ns, model, tag) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	size_t end = a;
+	while (end < n && cmp_fold(&models[v[end]].name, host, ns, model, tag) == 0)
+		end++;
+	*lo = a;
+	return end;
+}
+
 /* Reads try manifests-v2 first (spec §2.5): a legacy tag of the same name
  * is only a downgrade anchor. Say whether it still matches one of the
  * list's rows (the migration's anchor is its ggml child). */
 void store_mark_anchors(oa_store *s)
 {
-	v2_key *keys = NULL;
-	size_t n = 0;
+	size_t *v2 = oa_xcalloc(s->n_models + 1, sizeof *v2), n = 0;
 	for (size_t i = 0; i < s->n_models; i++)
-		n += s->models[i].v2;
-	if (n == 0)
-		return;
-	keys = oa_xcalloc(n, sizeof *keys);
-	n = 0;
-	for (size_t i = 0; i < s->n_models; i++)
-		if (s->models[i].v2)
-			keys[n++] = (v2_key){ fold_key(&s->models[i].name), i };
-	/* by name, then model order: the rows a legacy tag may match are a run */
-	qsort(keys, n, sizeof *keys, cmp_key);
-	for (size_t i = 0; i < s->n_models; i++) {
+		if (s->models[i].v2 && s->models[i].name.host)
+			v2[n++] = i;
+	sort_by_name(s->models, v2, n);
+	for (size_t i = 0; n && i < s->n_models; i++) {
 		oa_model *m = &s->models[i];
-		if (m->v2)
+		if (m->v2 || !m->name.host)
 			continue;
-		char *k = fold_key(&m->name);
-		size_t lo = 0, hi = n; /* the first key not below k */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (strcmp(keys[mid].k, k) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		m->anchor = lo < n && strcmp(keys[lo].k, k) == 0;
-		if (!m->anchor) {
-			free(k);
+		const oa_model_name *mn = &m->name;
+		size_t lo, end = name_run(s->models, v2, n, mn->host, mn->ns, mn->model, mn->tag, &lo);
+		m->anchor = end > lo;
+		if (!m->anchor)
 			continue;
-		}
-		const oa_model *v = NULL, *same = NULL;
-		for (size_t j = lo; j < n && strcmp(keys[j].k, k) == 0; j++) {
-			const oa_model *r = &s->models[keys[j].i];
-			if (!names_match(&r->name, &m->name, true))
-				continue;
-			if (!v)
-				v = r;
-			if (!same && (strcmp(r->m.id, m->m.id) == 0 || store_same_manifest(r, m)))
+		const oa_model *v = &s->models[v2[lo]], *same = NULL;
+		for (size_t j = lo; j < end && !same; j++) {
+			const oa_model *r = &s->models[v2[j]];
+			if (strcmp(r->m.id, m->m.id) == 0 || store_same_manifest(r, m))
 				same = r;
 		}
-		free(k);
 		m->migration_anchor = same && same->is_list + same->sibling && strcmp(store_row_runner(same), "ggml") == 0;
 		oa_findings_add_sev(&s->findings, OA_FINDING_LEGACY_ANCHOR, same ? OA_SEV_INFO : OA_SEV_WARNING,
 		                    m->display, NULL, m->rel_path,
 		                    m->migration_anchor ? "the downgrade anchor the compatibility migration wrote: the list's ggml child (ID %.12s), kept for an Ollama before 0.40%.0s"
 		                    : same ? "a legacy tag kept for a downgrade; the manifests-v2 tag of the same model takes precedence%.0s%.0s"
 		                         : "a legacy tag that differs from the manifests-v2 tag of the same name (ID %.12s, not %.12s): an Ollama before 0.40 would load another model",
-		                    m->m.id, v ? v->m.id : "?");
+		                    m->m.id, v->m.id);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(keys[i].k);
-	free(keys);
+	free(v2);
 }
 
 /* A row for entry e of list tag p (0.40 lists every child here): the
@@ -276,17 +281,6 @@ void store_add_list_rows(oa_store *s, size_t *cap)
 	}
 }
 
-/* Names ignoring case, part by part, as oa_name_equal_fold compares them. */
-static int cmp_fold(const oa_model_name *a, const char *host, const char *ns, const char *model, const char *tag)
-{
-	int c = strcasecmp(a->host, host);
-	if (!c)
-		c = strcasecmp(a->ns, ns);
-	if (!c)
-		c = strcasecmp(a->model, model);
-	return c ? c : strcasecmp(a->tag, tag);
-}
-
 /* The models a name may resolve to (neither anchors nor list rows), sorted
  * by name ignoring case, then store order: resolving many MODEL arguments
  * (rm of thousands) is a search each, not a pass over every model. */
@@ -296,36 +290,16 @@ typedef struct oa_name_index {
 	size_t v[];
 } oa_name_index;
 
-/* An entry being sorted: the comparison needs the name, the index keeps
- * only where the model is (no context for qsort, so two stores may be
- * scanned on two threads). */
-typedef struct name_at {
-	const oa_model_name *name;
-	size_t i;
-} name_at;
-
-static int cmp_name_at(const void *pa, const void *pb)
-{
-	const name_at *a = pa, *b = pb;
-	int c = cmp_fold(a->name, b->name->host, b->name->ns, b->name->model, b->name->tag);
-	return c ? c : (a->i > b->i) - (a->i < b->i);
-}
-
 void store_index_names(oa_store *s)
 {
 	free(s->name_index);
 	oa_name_index *x = oa_xmalloc(sizeof *x + (s->n_models + 1) * sizeof x->v[0]);
-	name_at *v = oa_xcalloc(s->n_models + 1, sizeof *v);
-	size_t n = 0;
+	x->n = 0;
 	for (size_t i = 0; i < s->n_models; i++) /* an anchor yields to its v2 tag; a list row has no name of its own */
 		if (!s->models[i].anchor && !s->models[i].sibling && s->models[i].name.host)
-			v[n++] = (name_at){ &s->models[i].name, i };
-	qsort(v, n, sizeof *v, cmp_name_at);
-	for (size_t k = 0; k < n; k++)
-		x->v[k] = v[k].i;
-	free(v);
+			x->v[x->n++] = i;
+	sort_by_name(s->models, x->v, x->n);
 	x->n_models = s->n_models;
-	x->n = n;
 	s->name_index = x;
 }
 
@@ -333,17 +307,7 @@ void store_index_names(oa_store *s)
  * named so ignoring case, else -1 (or ambiguous). */
 static long resolve_indexed(const oa_name_index *x, const oa_store *s, const oa_name *want)
 {
-	size_t lo = 0, hi = x->n;
-	while (lo < hi) { /* the first entry not below want */
-		size_t mid = lo + (hi - lo) / 2;
-		if (cmp_fold(&s->models[x->v[mid]].name, want->host, want->ns, want->model, want->tag) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	size_t end = lo;
-	while (end < x->n && cmp_fold(&s->models[x->v[end]].name, want->host, want->ns, want->model, want->tag) == 0)
-		end++;
+	size_t lo, end = name_run(s->models, x->v, x->n, want->host, want->ns, want->model, want->tag, &lo);
 	for (size_t k = lo; k < end; k++) /* the run is in store order */
 		if (oa_model_name_is(&s->models[x->v[k]].name, want, false))
 			return (long)x->v[k];
