@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t str_hash(const char *s)
+uint64_t oa_str_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
 	for (; *s; s++)
@@ -17,7 +17,7 @@ static uint64_t str_hash(const char *s)
 /* The slot holding s, or the empty slot where it would go. */
 static size_t find(const oa_strset *set, const char *s)
 {
-	size_t mask = set->cap - 1, k = (size_t)str_hash(s) & mask;
+	size_t mask = set->cap - 1, k = (size_t)oa_str_hash(s) & mask;
 	while (set->slot[k] && strcmp(set->slot[k], s) != 0)
 		k = (k + 1) & mask;
 	return k;

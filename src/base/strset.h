@@ -8,11 +8,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct oa_strset {
 	const char **slot;  /* open addressing; NULL is empty */
 	size_t n, cap;      /* cap: 0 or a power of two */
 } oa_strset;
+
+/* FNV-1a of a NUL-terminated string: the set's hash, and refs.c's. */
+uint64_t oa_str_hash(const char *s);
 
 /* Add s (not copied); false when an equal string was there already. */
 bool oa_strset_add(oa_strset *set, const char *s);

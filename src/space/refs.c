@@ -3,6 +3,7 @@
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/shared.h"
 #include "base/platform.h"
+#include "base/strset.h"
 #include "base/util.h"
 
 #include <ctype.h>
@@ -245,14 +246,6 @@ struct oa_refcache {
 	oa_refset shared;       /* what they reach, as of the last update */
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static void rc_rehash(oa_refcache *c)
 {
 	size_t n = c->n_slot ? c->n_slot * 2 : 256;
@@ -300,7 +293,7 @@ static rc_file *rc_add(oa_refcache *c, char *label, uint64_t h)
 /* The entry for label (taken), found or new. */
 static rc_file *rc_get(oa_refcache *c, char *label)
 {
-	uint64_t h = str_hash(label);
+	uint64_t h = oa_str_hash(label);
 	rc_file *f = rc_find(c, label, h);
 	if (f) {
 		free(label);
@@ -618,7 +611,7 @@ static rc_file *rc_blob_cached(const oa_refcache *c, const char *hex)
 		char name[7 + 64 + 1], label[7 + 7 + 64 + 1];
 		blob_name(hex, upper, name);
 		snprintf(label, sizeof label, "blobs/%s", name);
-		rc_file *f = rc_find(c, label, str_hash(label));
+		rc_file *f = rc_find(c, label, oa_str_hash(label));
 		if (f && f->gen == c->gen)
 			return f;
 	}
@@ -672,7 +665,7 @@ static bool hex_set_add(hex_set *s, const char *hex)
 				hex_set_add(s, old.v[i]);
 		free(old.v);
 	}
-	size_t k = (size_t)str_hash(hex) & (s->cap - 1);
+	size_t k = (size_t)oa_str_hash(hex) & (s->cap - 1);
 	for (; s->v[k][0]; k = (k + 1) & (s->cap - 1))
 		if (memcmp(s->v[k], hex, 64) == 0)
 			return false;
@@ -906,7 +899,7 @@ static void hex_from_binary(oa_digest_hex *out, const unsigned char (*dig)[32], 
 
 static void rc_seed(oa_refcache *c, const char *label, const unsigned char (*dig)[32], size_t n, bool list)
 {
-	rc_file *f = rc_add(c, oa_xstrdup(label), str_hash(label));
+	rc_file *f = rc_add(c, oa_xstrdup(label), oa_str_hash(label));
 	f->gen = c->gen;
 	f->list = list;
 	f->n_hex = n;
