@@ -3,6 +3,7 @@
  * about files that have not changed since (oa_verify_cached_findings). */
 #include "ollama_audit/verify_store.h"
 #include "ollama_audit/humanize.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static bool has_finding(const oa_findings *fs, oa_finding_code id, const char *path)
@@ -120,91 +122,251 @@ static job_ref *collect_refs(const oa_store *s, const bool *selected, bool all)
 	return refs;
 }
 
-/* One store's hashing: the jobs handed to the engine and what came back. */
+/* Jobs handed to the engine at a time: its arrays (a job, its path and its
+ * result, ~400 bytes a blob) are a batch's, not every blob's (8 MB over the
+ * 20,000 blobs of a store of 10,000 tags, issue 21). The batches take the
+ * blobs largest first, as the engine takes the jobs of one. */
+#define VERIFY_BATCH 2048
+
+/* A job's place in the order the batches take: largest first. */
+typedef struct job_order {
+	uint64_t planned;  /* its declared size, else the size the scan saw */
+	size_t j;          /* the job (index into verify_run.jr) */
+} job_order;
+
+/* What record_result needs of a job's result, kept across the batches. */
+typedef struct job_done {
+	char *hex;              /* the content's SHA-256 (digest mismatch) or XXH3-128 (fingerprint
+	                           mismatch), owned; else NULL */
+	uint64_t size;          /* the size on disk the engine saw */
+	int err;
+	oa_verify_status status;
+} job_done;
+
+/* One store's hashing: the jobs, the batch the engine has, what came back. */
 typedef struct verify_run {
-	job_ref *refs;          /* per blob of the store */
-	oa_verify_job *jobs;
-	job_ref **jr;           /* per job: its blob's ref */
-	char **paths;           /* per job: owned path */
+	const job_ref **jr;     /* per job (blob order): its blob's ref */
 	size_t n;
-	oa_verify_result *res;
-	oa_verify_progress_fn progress; /* the caller's, given model names */
-	void *progress_ctx;
+	job_order *order;       /* the jobs, largest first */
+	job_done *done;         /* per job */
+	const oa_verify_opts *o; /* the caller's */
+	/* the batch: */
+	oa_verify_job *jobs;
+	char **paths;           /* per job of the batch: owned path */
+	size_t *idx;            /* per job of the batch: the job */
+	size_t nb;
+	bool one_batch;         /* every job in one: the engine's progress totals as they are */
+	uint64_t done_before;   /* bytes of the batches before this one */
+	uint64_t total;         /* planned bytes of every job */
 } verify_run;
 
-static void build_jobs(const oa_store *s, verify_run *r)
+static int by_planned_desc(const void *a, const void *b)
+{
+	const job_order *x = a, *y = b;
+	if (x->planned != y->planned)
+		return x->planned > y->planned ? -1 : 1;
+	return x->j < y->j ? -1 : x->j > y->j;
+}
+
+/* The jobs of refs (each blob with a ref, in blob order) and their order. */
+static void plan_jobs(const oa_store *s, const job_ref *refs, verify_run *r)
 {
 	r->n = 0;
 	for (size_t b = 0; b < s->n_blobs; b++)
-		r->n += r->refs[b].blob != NULL;
-	r->jobs = oa_xcalloc(r->n + 1, sizeof *r->jobs);
+		r->n += refs[b].blob != NULL;
 	r->jr = oa_xcalloc(r->n + 1, sizeof *r->jr);
-	r->paths = oa_xcalloc(r->n + 1, sizeof *r->paths);
-	r->res = oa_xcalloc(r->n + 1, sizeof *r->res);
+	r->order = oa_xcalloc(r->n + 1, sizeof *r->order);
+	r->done = oa_xcalloc(r->n + 1, sizeof *r->done);
 	size_t k = 0;
 	for (size_t b = 0; b < s->n_blobs; b++) {
-		const job_ref *ref = &r->refs[b];
+		const job_ref *ref = &refs[b];
 		if (!ref->blob)
 			continue;
-		r->paths[k] = oa_xasprintf("%s/blobs/%s", s->root, ref->blob->name);
-		r->jobs[k].path = r->paths[k];
-		memcpy(r->jobs[k].expected_hex, ref->blob->hex, 65);
-		r->jobs[k].expected_size = ref->declared >= 0 ? (uint64_t)ref->declared : OA_VERIFY_SIZE_UNKNOWN;
-		r->jr[k] = &r->refs[b];
+		const oa_blob *bl = ref->blob;
+		uint64_t planned = ref->declared >= 0 ? (uint64_t)ref->declared :
+		                   bl->stat_ok && S_ISREG(bl->st.mode) ? (uint64_t)bl->st.size : 0;
+		r->jr[k] = ref;
+		r->order[k] = (job_order){ planned, k };
+		r->total += planned;
 		k++;
 	}
+	qsort(r->order, r->n, sizeof *r->order, by_planned_desc);
+	r->one_batch = r->n <= VERIFY_BATCH;
+}
+
+/* Hand the engine's arrays the batch of order[at..at+nb). */
+static void build_batch(const oa_store *s, verify_run *r, size_t at, size_t nb)
+{
+	r->nb = nb;
+	for (size_t i = 0; i < nb; i++) {
+		size_t j = r->order[at + i].j;
+		const job_ref *ref = r->jr[j];
+		r->paths[i] = oa_xasprintf("%s/blobs/%s", s->root, ref->blob->name);
+		r->jobs[i] = (oa_verify_job){ .path = r->paths[i],
+		                              .expected_size = ref->declared >= 0 ? (uint64_t)ref->declared :
+		                                                                    OA_VERIFY_SIZE_UNKNOWN };
+		memcpy(r->jobs[i].expected_hex, ref->blob->hex, 65);
+		r->idx[i] = j;
+	}
+}
+
+/* Keep of a batch's results what record_result needs; free its paths. */
+static void keep_batch(verify_run *r, const oa_verify_result *res)
+{
+	for (size_t i = 0; i < r->nb; i++) {
+		job_done *d = &r->done[r->idx[i]];
+		d->status = res[i].status;
+		d->err = res[i].err;
+		d->size = res[i].st.size;
+		if (res[i].status == OA_VERIFY_DIGEST_MISMATCH)
+			d->hex = oa_xstrdup(res[i].sha256_hex);
+		else if (res[i].status == OA_VERIFY_FINGERPRINT_MISMATCH)
+			d->hex = oa_xstrdup(res[i].xxh128_hex);
+		free(r->paths[i]);
+		r->paths[i] = NULL;
+	}
+	r->nb = 0;
 }
 
 static void free_run(verify_run *r)
 {
 	for (size_t j = 0; j < r->n; j++)
-		free(r->paths[j]);
-	free(r->paths);
-	free(r->jobs);
+		free(r->done[j].hex);
+	free(r->done);
+	free(r->order);
 	free(r->jr);
-	free(r->refs);
-	free(r->res);
 }
 
 /* The engine names the blob it started last by its path; the caller gets
- * the model that blob belongs to, which is what a user recognises. */
+ * the model that blob belongs to, which is what a user recognises. Bytes
+ * count over every batch. */
 static void progress_by_model(void *ctx, uint64_t done, uint64_t total, const char *path)
 {
 	const verify_run *r = ctx;
 	const char *label = "";
-	for (size_t j = 0; path && j < r->n; j++)
-		if (r->jobs[j].path == path)
-			label = r->jr[j]->model ? r->jr[j]->model->display : r->jr[j]->blob->name;
-	r->progress(r->progress_ctx, done, total, label);
+	for (size_t i = 0; path && i < r->nb; i++)
+		if (r->jobs[i].path == path) {
+			const job_ref *ref = r->jr[r->idx[i]];
+			label = ref->model ? ref->model->display : ref->blob->name;
+		}
+	if (!r->one_batch)
+		total = r->total;
+	r->o->progress(r->o->progress_ctx, r->done_before + done, total, label);
+}
+
+/* The caller's on_result, given the job's index among all the jobs. */
+static void result_by_job(void *ctx, size_t job_index, const oa_verify_result *res)
+{
+	const verify_run *r = ctx;
+	r->o->on_result(r->o->result_ctx, r->idx[job_index], res);
+}
+
+static void add_totals(oa_verify_totals *tot, const oa_verify_totals *b)
+{
+	for (size_t k = 0; k < OA_VERIFY_STATUS_COUNT; k++)
+		tot->count[k] += b->count[k];
+	tot->bytes_total += b->bytes_total;
+	tot->bytes_hashed += b->bytes_hashed;
+	if (b->threads > tot->threads)
+		tot->threads = b->threads;
+	tot->interrupted |= b->interrupted;
+	tot->timed_out |= b->timed_out;
+}
+
+/* Jobs order[at..) not done: a stop before their batch. */
+static void rest_not_done(verify_run *r, size_t at, oa_verify_totals *tot)
+{
+	for (; at < r->n; at++) {
+		r->done[r->order[at].j].status = OA_VERIFY_NOT_DONE;
+		tot->count[OA_VERIFY_NOT_DONE]++;
+		tot->bytes_total += r->order[at].planned;
+	}
+}
+
+/* The engine on the jobs, a batch at a time; returns and totals what one
+ * oa_verify_run on them all would: a stop (interrupt, max_duration, a
+ * setup failure) leaves the batches after it not done. */
+static int run_batches(const oa_store *s, verify_run *r, oa_verify_totals *tot, char *err, size_t errlen)
+{
+	const oa_verify_opts *o = r->o;
+	double t0 = oa_now();
+	size_t cap = r->n < VERIFY_BATCH ? r->n : VERIFY_BATCH;
+	r->jobs = oa_xcalloc(cap + 1, sizeof *r->jobs);
+	r->paths = oa_xcalloc(cap + 1, sizeof *r->paths);
+	r->idx = oa_xcalloc(cap + 1, sizeof *r->idx);
+	oa_verify_result *res = oa_xcalloc(cap + 1, sizeof *res);
+	oa_verify_opts run = *o;
+	if (o->progress) {
+		run.progress = progress_by_model;
+		run.progress_ctx = r;
+	}
+	if (o->on_result) {
+		run.on_result = result_by_job;
+		run.result_ctx = r;
+	}
+	memset(tot, 0, sizeof *tot);
+	tot->jobs = r->n;
+	int rc = 0;
+	size_t at = 0;
+	do {
+		if (at > 0) {
+			bool stop = o->interrupt && *o->interrupt;
+			double left = o->max_duration - (oa_now() - t0);
+			if (rc != 0 || stop || (o->max_duration > 0 && left <= 0)) {
+				tot->interrupted |= rc == 0 && stop;
+				tot->timed_out |= rc == 0 && !stop;
+				rest_not_done(r, at, tot);
+				rc = rc ? rc : 1;
+				break;
+			}
+			if (o->max_duration > 0)
+				run.max_duration = left;
+		}
+		size_t nb = r->n - at < VERIFY_BATCH ? r->n - at : VERIFY_BATCH;
+		build_batch(s, r, at, nb);
+		oa_verify_totals bt;
+		int brc = oa_verify_run(r->jobs, nb, &run, res, &bt, err, errlen);
+		keep_batch(r, res);
+		add_totals(tot, &bt);
+		r->done_before += bt.bytes_total;
+		rc = brc < 0 || rc < 0 ? -1 : brc ? brc : rc;
+		at += nb;
+	} while (at < r->n);
+	tot->seconds = oa_now() - t0;
+	free(res);
+	free(r->idx);
+	free(r->paths);
+	free(r->jobs);
+	return rc;
 }
 
 /* What one job's result says about its blob, as a finding; tallies the
  * jobs skipped and not done. */
-static void record_result(oa_store *s, const verify_run *r, size_t j, oa_verify_store_result *out)
+static void record_result(oa_store *s, const job_ref *ref, const job_done *d, oa_verify_store_result *out)
 {
-	const oa_verify_result *res = &r->res[j];
-	const job_ref *ref = r->jr[j];
 	const char *model = ref->model ? ref->model->display : NULL;
 	char digest[72], path[96];
-	snprintf(digest, sizeof digest, "sha256:%s", r->jobs[j].expected_hex);
+	snprintf(digest, sizeof digest, "sha256:%s", ref->blob->hex);
 	snprintf(path, sizeof path, "blobs/%s", ref->blob->name);
-	switch (res->status) {
+	switch (d->status) {
 	case OA_VERIFY_OK: break;
 	case OA_VERIFY_SKIPPED_UNCHANGED: out->skipped_unchanged++; break;
 	case OA_VERIFY_NOT_DONE: out->not_done++; break;
 	case OA_VERIFY_DIGEST_MISMATCH:
 		add_blob_finding(s, ref->blob, ref->model, OA_FINDING_DIGEST_MISMATCH, "content hashes to sha256:%s",
-		                 res->sha256_hex);
+		                 d->hex);
 		break;
 	case OA_VERIFY_FINGERPRINT_MISMATCH:
 		add_blob_finding(s, ref->blob, ref->model, OA_FINDING_FINGERPRINT_MISMATCH,
 		                 "content changed since it was verified (XXH3-128 %s); run verify without --quick",
-		                 res->xxh128_hex);
+		                 d->hex);
 		break;
 	case OA_VERIFY_SIZE_MISMATCH:
-		oa_findings_add(&s->findings, res->st.size == 0 ? OA_FINDING_EMPTY_BLOB : OA_FINDING_SIZE_MISMATCH,
+		oa_findings_add(&s->findings, d->size == 0 ? OA_FINDING_EMPTY_BLOB : OA_FINDING_SIZE_MISMATCH,
 		                model, digest, path, "%llu bytes on disk; the manifest declares %llu",
-		                (unsigned long long)res->st.size, (unsigned long long)r->jobs[j].expected_size);
+		                (unsigned long long)d->size,
+		                (unsigned long long)(ref->declared >= 0 ? (uint64_t)ref->declared :
+		                                                          OA_VERIFY_SIZE_UNKNOWN));
 		break;
 	case OA_VERIFY_MISSING:
 		oa_findings_add(&s->findings, OA_FINDING_MISSING_BLOB, model, digest, path,
@@ -215,7 +377,7 @@ static void record_result(oa_store *s, const verify_run *r, size_t j, oa_verify_
 		 * template it could not read): say it once. */
 		if (!has_finding(&s->findings, OA_FINDING_UNREADABLE, path))
 			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, model, digest, path, "%s",
-			                strerror(res->err ? res->err : EIO));
+			                strerror(d->err ? d->err : EIO));
 		break;
 	}
 }
@@ -225,20 +387,15 @@ int oa_verify_store(oa_store *s, const oa_verify_store_opts *o, oa_verify_store_
 {
 	memset(out, 0, sizeof *out);
 	keep_structure_findings(s);
-	verify_run r = { .refs = collect_refs(s, o->selected, o->all) };
-	build_jobs(s, &r);
-	oa_verify_opts run = o->run;
-	if (run.progress) {
-		r.progress = run.progress;
-		r.progress_ctx = run.progress_ctx;
-		run.progress = progress_by_model;
-		run.progress_ctx = &r;
-	}
-	int rc = oa_verify_run(r.jobs, r.n, &run, r.res, &out->tot, err, errlen);
+	job_ref *refs = collect_refs(s, o->selected, o->all);
+	verify_run r = { .o = &o->run };
+	plan_jobs(s, refs, &r);
+	int rc = run_batches(s, &r, &out->tot, err, errlen);
 	for (size_t j = 0; j < r.n; j++)
-		record_result(s, &r, j, out);
+		record_result(s, r.jr[j], &r.done[j], out);
 	out->blobs = r.n;
 	free_run(&r);
+	free(refs);
 	return rc;
 }
 

@@ -17,12 +17,19 @@ static char g_tmp[] = "/tmp/oa-unit-vstore-XXXXXX";
 
 /* A store with one model m:latest (a config and a weights layer); the
  * weights' path into wpath. */
-static char *make_store(char **wpath)
+/* An empty store (its blobs/) at g_tmp/name. */
+static char *new_store(const char *name)
 {
-	char *root = oa_xasprintf("%s/models", g_tmp);
+	char *root = oa_xasprintf("%s/%s", g_tmp, name);
 	char *blobs = oa_xasprintf("%s/blobs", root);
 	mkdirs(blobs);
 	free(blobs);
+	return root;
+}
+
+static char *make_store(char **wpath)
+{
+	char *root = new_store("models");
 	oa_digest_hex cfg, layer;
 	add_blob(root, "{}", cfg);
 	add_blob(root, "weights", layer);
@@ -49,6 +56,82 @@ static size_t count(const oa_store *s, oa_finding_code code)
 		     strncmp(f->path, "blobs/sha256-", 13) == 0;
 	}
 	return n;
+}
+
+/* More blobs than the engine is handed at a time (verify_store.c's
+ * VERIFY_BATCH, 2048): 2,100 weights and their one config. */
+#define MANY 2100
+
+static void progress_sane(void *ctx, uint64_t done, uint64_t total, const char *label)
+{
+	uint64_t *last = ctx;
+	CHECK(done >= last[0] && done <= total && label != NULL);
+	last[0] = done;
+	last[1] = total;
+}
+
+/* The findings, counts and progress of one engine run, whatever the
+ * batches: each bad blob once, in blob (name) order. */
+static void many_blobs(void)
+{
+	char *root = new_store("many");
+	oa_digest_hex cfg, layer;
+	add_blob(root, "{}", cfg);
+	size_t bad = 0;
+	for (int i = 0; i < MANY; i++) {
+		char text[16], repo[16];
+		snprintf(text, sizeof text, "w%06d", i);
+		snprintf(repo, sizeof repo, "m%04d", i);
+		add_blob(root, text, layer);
+		add_model(root, repo, cfg, layer);
+		if (i % 300 == 7) { /* same size, other bytes */
+			char *path = oa_xasprintf("%s/blobs/sha256-%s", root, layer);
+			text[0] = 'W';
+			write_file(path, text);
+			free(path);
+			bad++;
+		}
+	}
+	oa_store s;
+	scan(&s, root);
+	char err[512];
+	uint64_t last[2] = { 0, 0 };
+	oa_verify_store_opts o = { .selected = NULL };
+	oa_verify_opts_init(&o.run);
+	o.run.jobs = 2;
+	o.run.progress = progress_sane;
+	o.run.progress_ctx = last;
+	o.run.progress_interval = 1e-6;
+	oa_verify_store_result res;
+	CHECK(oa_verify_store(&s, &o, &res, err, sizeof err) == 0);
+	CHECK_U64(res.blobs, MANY + 1);
+	CHECK_U64(res.tot.jobs, MANY + 1);
+	CHECK_U64(res.tot.count[OA_VERIFY_OK], MANY + 1 - bad);
+	CHECK_U64(res.tot.count[OA_VERIFY_DIGEST_MISMATCH], bad);
+	CHECK_U64(res.tot.bytes_total, 2 + 7 * (uint64_t)MANY);
+	CHECK_U64(res.tot.bytes_hashed, 2 + 7 * (uint64_t)MANY);
+	CHECK(last[0] == last[1] && last[1] == res.tot.bytes_total);
+	CHECK_U64(s.findings.n, bad);
+	for (size_t i = 0; i < s.findings.n; i++) {
+		const oa_finding *f = &s.findings.v[i];
+		CHECK(f->id == OA_FINDING_DIGEST_MISMATCH && f->model && f->path);
+		CHECK(i == 0 || strcmp(s.findings.v[i - 1].path, f->path) < 0);
+	}
+	oa_store_close(&s);
+
+	/* a stop before the start: every blob not done, whichever batch */
+	volatile sig_atomic_t stop = 1;
+	scan(&s, root);
+	oa_verify_opts_init(&o.run);
+	o.run.interrupt = &stop;
+	CHECK(oa_verify_store(&s, &o, &res, err, sizeof err) == 1);
+	CHECK_U64(res.not_done, MANY + 1);
+	CHECK_U64(res.tot.count[OA_VERIFY_NOT_DONE], MANY + 1);
+	CHECK_U64(res.tot.bytes_total, 2 + 7 * (uint64_t)MANY);
+	CHECK(res.tot.interrupted && !res.tot.timed_out);
+	CHECK_U64(s.findings.n, 0);
+	oa_store_close(&s);
+	free(root);
 }
 
 int main(void)
@@ -93,6 +176,8 @@ int main(void)
 	oa_verify_cached_findings(&s, NULL); /* no cache: nothing */
 	CHECK_U64(count(&s, OA_FINDING_DIGEST_MISMATCH), 0);
 	oa_store_close(&s);
+
+	many_blobs();
 
 	oa_verify_cache_close(vc);
 	free(fresh);
