@@ -1,5 +1,6 @@
 /* junk.c - the junk taxonomy and the conservative reference set (junk.h). */
 #include "ollama_audit/junk.h"
+#include "space/refs_private.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -802,14 +803,14 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 void oa_findings_drop_referenced(oa_store *s)
 {
 	oa_refset refs;
-	oa_refset_scanned(s, &refs);
+	bool apart = refset_scanned_apart(s, &refs); /* the few orphans are looked up, not the set made */
 	oa_findings *f = &s->findings;
 	size_t w = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		oa_finding *x = &f->v[i];
 		bool orphan = x->id == OA_FINDING_ORPHAN_BLOB || x->id == OA_FINDING_MANIFEST_BLOB;
 		if (orphan && x->digest && oa_str_has_prefix(x->digest, "sha256:") &&
-		    oa_refset_has(&refs, x->digest + 7)) {
+		    refset_scanned_has(s, &refs, apart, x->digest + 7)) {
 			free(x->model);
 			free(x->digest);
 			free(x->path);

@@ -1,5 +1,6 @@
 /* refs.c - the conservative reference set and its cache (refs.h). */
 #include "ollama_audit/refs.h"
+#include "space/refs_private.h"
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/shared.h"
 #include "base/platform.h"
@@ -907,12 +908,15 @@ static void rc_seed(oa_refcache *c, const char *label, const unsigned char (*dig
 	hex_from_binary(f->hex, dig, n);
 }
 
-void oa_refset_scanned(const oa_store *s, oa_refset *r)
+/* oa_refset_scanned's set; without `tags`, when the scan's facts are
+ * plain, all but the digests the tag files mention (which stay in
+ * s->tags.dig). Returns whether it left those out. */
+static bool scanned(const oa_store *s, oa_refset *r, bool tags)
 {
 	const oa_tag_facts *t = &s->tags;
 	if (!t->plain) {
 		oa_refset_build(s, NULL, 0, r);
-		return;
+		return false;
 	}
 	oa_refcache *c = oa_refcache_new(s);
 	c->gen = 1;
@@ -923,7 +927,7 @@ void oa_refset_scanned(const oa_store *s, oa_refset *r)
 	 * store of 10,000 tags). */
 	rc_seed(c, "(scan) lists", (const unsigned char (*)[32])t->list_dig, t->n_list_dig, true);
 	rc_closure(c, c, NULL, 0, r);
-	if (t->n_dig) {
+	if (tags && t->n_dig) {
 		r->cap = r->n + t->n_dig;
 		r->hex = oa_xreallocarray(r->hex, r->cap, sizeof *r->hex);
 		hex_from_binary(r->hex + r->n, (const unsigned char (*)[32])t->dig, t->n_dig);
@@ -933,6 +937,39 @@ void oa_refset_scanned(const oa_store *s, oa_refset *r)
 	r->files = t->files;
 	add_shared(c, r);
 	oa_refcache_free(c);
+	return !tags;
+}
+
+void oa_refset_scanned(const oa_store *s, oa_refset *r)
+{
+	scanned(s, r, true);
+}
+
+bool refset_scanned_apart(const oa_store *s, oa_refset *r)
+{
+	return scanned(s, r, false);
+}
+
+static int cmp_dig(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+bool refset_scanned_has(const oa_store *s, const oa_refset *r, bool apart, const char *hex)
+{
+	if (oa_refset_has(r, hex))
+		return true;
+	if (!apart || !s->tags.n_dig)
+		return false;
+	unsigned char key[32];
+	for (int k = 0; k < 64; k++) {
+		int c = tolower((unsigned char)hex[k]);
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (v < 0)
+			return false; /* not 64 hex digits: no binary digest spells it */
+		key[k / 2] = (unsigned char)(k % 2 ? key[k / 2] | v : v << 4);
+	}
+	return bsearch(key, s->tags.dig, s->tags.n_dig, sizeof *s->tags.dig, cmp_dig) != NULL;
 }
 
 void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_skip, oa_refset *r)
