@@ -18,6 +18,7 @@ typedef struct oa_config {
 	size_t n_families;
 	char **model_families;
 	bool families_null;     /* model_families absent or null */
+	bool has_rootfs;
 	char *model_type;       /* parameter size string, e.g. "8.0B" */
 	char *file_type;        /* quantization level string, e.g. "Q4_K_M", "int4" */
 	char *renderer, *parser, *requires;
@@ -28,7 +29,6 @@ typedef struct oa_config {
 	char *base_name;
 	char *draft_format, *draft_architecture;
 	char *architecture, *os;
-	bool has_rootfs;
 	void *block;            /* every string and array above, in one allocation (oa_config_free) */
 } oa_config;
 

@@ -75,11 +75,11 @@ typedef struct oa_list_entry {
 typedef struct oa_manifest {
 	int64_t schema_version;
 	char *media_type;   /* "" when absent */
-	bool is_list;       /* a manifest list (unmerged upstream format, spec §2.5) */
 	oa_layer config;    /* config.digest == "" means no config blob */
 	size_t n_layers;
 	oa_layer *layers;
 	oa_digest_hex id;   /* Ollama's digest: sha256 of the bytes the decoder read (§4.1) */
+	bool is_list;       /* a manifest list (unmerged upstream format, spec §2.5) */
 	size_t id_len;      /* how many bytes that hash covered */
 	int64_t size;       /* Manifest.Size(): config + every layer, duplicates counted */
 	size_t n_manifests; /* entries of a manifest list */

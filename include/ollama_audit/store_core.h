@@ -99,11 +99,15 @@ typedef struct oa_model {
 	char *display;            /* DisplayShortest (a model is ~1.9 KB: no 598-byte array per tag) */
 	char *rel_path;           /* manifests/<host>/<ns>/<model>/<tag> */
 	oa_file_info st;          /* of the manifest file (following a symlink) */
-	bool manifest_ok;
 	char *manifest_error;
 	oa_manifest m;
 	size_t manifest_bytes;
 	enum oa_config_state config_state;
+	/* (bools in the 4 bytes after config_state, and after tag_blob's 65: a
+	 * model is 56 bytes less, issue 21) */
+	bool manifest_ok;
+	bool remote;             /* classification (model.c) */
+	bool hidden_from_list;
 	char *config_error;
 	oa_config cfg;            /* zeroed unless config_state == OA_CONFIG_OK */
 	oa_blob **layer_blobs;    /* per m.layers[i]: the blob file, or NULL */
@@ -114,10 +118,9 @@ typedef struct oa_model {
 	enum oa_runner runner;
 	unsigned layer_counts[OA_LAYER_KIND_COUNT];
 	unsigned missing_blobs;
+	unsigned list_rows;       /* on a list tag's model: its children here (rows listed, see below) */
 	uint64_t disk_bytes;      /* allocated (st_blocks), unique existing blob files */
 	uint64_t apparent_bytes;  /* st_size of the same files */
-	bool remote;
-	bool hidden_from_list;
 	const char *template_text; /* for capability hints; NULL if none (the store's copy, one per
 	                              template blob, shared by the tags naming it) */
 
@@ -133,11 +136,15 @@ typedef struct oa_model {
 	struct oa_model_headers *headers; /* NULL until headers are read */
 
 	/* Ollama 0.40 stores (spec §2.5, docs/store-format-notes.md). */
-	bool v2;                  /* the tag lives under manifests-v2/ */
-	bool anchor;              /* a legacy tag that a manifests-v2 tag of the same name shadows */
 	const char *tag_kind;     /* "file", "symlink", "hardlink" or "copy" (of a manifest blob) */
 	oa_digest_hex tag_blob;   /* the manifest blob the tag is, or "" */
+	bool v2;                  /* the tag lives under manifests-v2/ */
+	bool anchor;              /* a legacy tag that a manifests-v2 tag of the same name shadows */
 	bool is_list;             /* the tag is a manifest list; m is the child in use */
+	bool sibling;             /* a row for another present child of a list tag (see below) */
+	bool shadow;              /* 0.40's migration (below): a legacy tag llamacpp:<hex> whose bytes
+	                             hash to <hex> */
+	bool migration_anchor;    /* 0.40's migration: an anchor equal to its list's ggml child */
 	oa_manifest *list;        /* the list itself when is_list, else NULL */
 	bool *child_present;      /* per list entry: its manifest is here */
 	long child;               /* the entry in use, or -1 */
@@ -148,15 +155,11 @@ typedef struct oa_model {
 	 * buildModelListSummaries does: the tag's model is the child in use and
 	 * each other present child is a row of its own (sibling), with the
 	 * tag's name, never resolved by name, never removed on its own. */
-	bool sibling;             /* a row for another present child of a list tag */
 	const oa_list_entry *row_entry; /* a sibling's list entry (in its tag's list), or NULL */
-	unsigned list_rows;       /* on the tag's model: its children here (rows listed) */
 	bool *child_row;          /* on the tag's model, per list entry: a sibling row is it */
 
 	/* Ollama 0.40's compatibility migration (compatmigrate/, spec §2.5.1). */
-	bool shadow;              /* a legacy tag llamacpp:<hex> whose bytes hash to <hex> */
 	const char *shadow_of;    /* the display name of the tag whose list names that child, or NULL */
-	bool migration_anchor;    /* an anchor equal to its list's ggml child */
 	uint64_t downgrade_loss;  /* allocated bytes of its config and layers no legacy tag names */
 	const char *unservable;   /* why the current server refuses to load it, or NULL */
 } oa_model;
