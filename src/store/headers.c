@@ -480,6 +480,14 @@ void oa_headers_apply(oa_store *s, oa_model *m)
 		cross_check(s, m);
 }
 
+/* *slot, now a copy of text (what it held before is freed). */
+static const char *header_text(char **slot, const char *text)
+{
+	free(*slot);
+	*slot = oa_xstrdup(text);
+	return *slot;
+}
+
 void oa_headers_fill_display(oa_model *m)
 {
 	oa_model_headers *h = m->headers;
@@ -495,12 +503,13 @@ void oa_headers_fill_display(oa_model *m)
 			m->arch = h->hf->family;
 	}
 	/* For safetensors models `ollama show` reports the exact count (§4.4). */
+	char buf[32];
 	if (h->have_st_model && h->st_model->params) {
-		oa_human_number(h->st_model->params, h->params_buf, sizeof h->params_buf);
-		m->params = h->params_buf;
+		oa_human_number(h->st_model->params, buf, sizeof buf);
+		m->params = header_text(&h->params_text, buf);
 	} else if (!m->params && g && g->parameter_count) {
-		oa_human_number(g->parameter_count, h->params_buf, sizeof h->params_buf);
-		m->params = h->params_buf;
+		oa_human_number(g->parameter_count, buf, sizeof buf);
+		m->params = header_text(&h->params_text, buf);
 	}
 	if (!m->quant) {
 		if (g && g->has_file_type) {
@@ -510,8 +519,8 @@ void oa_headers_fill_display(oa_model *m)
 		} else if (g && g->file_type_guessed) {
 			const char *gs = oa_ftype_list_string(g->guessed_file_type);
 			if (gs && strcmp(gs, "unknown") != 0) {
-				snprintf(h->quant_buf, sizeof h->quant_buf, "%s?", gs);
-				m->quant = h->quant_buf;
+				snprintf(buf, sizeof buf, "%s?", gs);
+				m->quant = header_text(&h->quant_text, buf);
 			}
 		} else if (h->have_st_model && h->st_model->quant_level && *h->st_model->quant_level) {
 			m->quant = h->st_model->quant_level;
@@ -535,5 +544,7 @@ void oa_headers_free(struct oa_model_headers *h)
 	if (h->hf)
 		oa_hf_config_free(h->hf);
 	free(h->hf);
+	free(h->params_text);
+	free(h->quant_text);
 	free(h);
 }
