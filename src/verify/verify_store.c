@@ -126,28 +126,32 @@ static job_ref *collect_refs(const oa_store *s, const bool *selected, bool all)
  * result, ~400 bytes a blob) are a batch's, not every blob's (8 MB over the
  * 20,000 blobs of a store of 10,000 tags, issue 21). The batches take the
  * blobs largest first, as the engine takes the jobs of one. */
-#define VERIFY_BATCH 2048
+#define VERIFY_BATCH 1024
 
 /* A job's place in the order the batches take: largest first. */
 typedef struct job_order {
-	uint64_t planned;  /* its declared size, else the size the scan saw */
-	size_t j;          /* the job (index into verify_run.jr) */
+	uint64_t planned;
+	uint32_t j;
 } job_order;
 
-/* What record_result needs of a job's result, kept across the batches. */
+/* What record_result needs of a job's result, kept across the batches in
+ * 16 bytes. */
 typedef struct job_done {
-	char *hex;              /* the content's SHA-256 (digest mismatch) or XXH3-128 (fingerprint
-	                           mismatch), owned; else NULL */
-	uint64_t size;          /* the size on disk the engine saw */
+	union {
+		char *hex;      /* digest or fingerprint mismatch: the content's SHA-256 or
+		                   XXH3-128 (owned) */
+		uint64_t size;  /* size mismatch: the size on disk the engine saw */
+	} u;
 	int err;
-	oa_verify_status status;
+	unsigned char status;   /* oa_verify_status */
 } job_done;
 
 /* One store's hashing: the jobs, the batch the engine has, what came back. */
 typedef struct verify_run {
-	const job_ref **jr;     /* per job (blob order): its blob's ref */
+	const job_ref *refs;    /* per blob of the store */
 	size_t n;
-	job_order *order;       /* the jobs, largest first */
+	uint32_t *blob;         /* per job (blob order): its blob, the index in refs */
+	uint32_t *order;        /* the jobs, largest first */
 	job_done *done;         /* per job */
 	const oa_verify_opts *o; /* the caller's */
 	/* the batch: */
@@ -168,29 +172,45 @@ static int by_planned_desc(const void *a, const void *b)
 	return x->j < y->j ? -1 : x->j > y->j;
 }
 
+/* A job's bytes for the order and progress: its declared size, else the
+ * size the scan saw. */
+static uint64_t planned_of(const job_ref *ref)
+{
+	const oa_blob *b = ref->blob;
+	return ref->declared >= 0 ? (uint64_t)ref->declared :
+	       b->stat_ok && S_ISREG(b->st.mode) ? (uint64_t)b->st.size : 0;
+}
+
+/* The job of order[at]'s ref. */
+static const job_ref *ref_at(const verify_run *r, size_t at)
+{
+	return &r->refs[r->blob[r->order[at]]];
+}
+
 /* The jobs of refs (each blob with a ref, in blob order) and their order. */
 static void plan_jobs(const oa_store *s, const job_ref *refs, verify_run *r)
 {
+	r->refs = refs;
 	r->n = 0;
 	for (size_t b = 0; b < s->n_blobs; b++)
 		r->n += refs[b].blob != NULL;
-	r->jr = oa_xcalloc(r->n + 1, sizeof *r->jr);
+	r->blob = oa_xcalloc(r->n + 1, sizeof *r->blob);
 	r->order = oa_xcalloc(r->n + 1, sizeof *r->order);
 	r->done = oa_xcalloc(r->n + 1, sizeof *r->done);
-	size_t k = 0;
+	job_order *ord = oa_xcalloc(r->n + 1, sizeof *ord);
+	uint32_t k = 0;
 	for (size_t b = 0; b < s->n_blobs; b++) {
-		const job_ref *ref = &refs[b];
-		if (!ref->blob)
+		if (!refs[b].blob)
 			continue;
-		const oa_blob *bl = ref->blob;
-		uint64_t planned = ref->declared >= 0 ? (uint64_t)ref->declared :
-		                   bl->stat_ok && S_ISREG(bl->st.mode) ? (uint64_t)bl->st.size : 0;
-		r->jr[k] = ref;
-		r->order[k] = (job_order){ planned, k };
-		r->total += planned;
+		r->blob[k] = (uint32_t)b;
+		ord[k] = (job_order){ planned_of(&refs[b]), k };
+		r->total += ord[k].planned;
 		k++;
 	}
-	qsort(r->order, r->n, sizeof *r->order, by_planned_desc);
+	qsort(ord, r->n, sizeof *ord, by_planned_desc);
+	for (size_t i = 0; i < r->n; i++)
+		r->order[i] = ord[i].j;
+	free(ord);
 	r->one_batch = r->n <= VERIFY_BATCH;
 }
 
@@ -199,14 +219,13 @@ static void build_batch(const oa_store *s, verify_run *r, size_t at, size_t nb)
 {
 	r->nb = nb;
 	for (size_t i = 0; i < nb; i++) {
-		size_t j = r->order[at + i].j;
-		const job_ref *ref = r->jr[j];
+		const job_ref *ref = ref_at(r, at + i);
 		r->paths[i] = oa_xasprintf("%s/blobs/%s", s->root, ref->blob->name);
 		r->jobs[i] = (oa_verify_job){ .path = r->paths[i],
 		                              .expected_size = ref->declared >= 0 ? (uint64_t)ref->declared :
 		                                                                    OA_VERIFY_SIZE_UNKNOWN };
 		memcpy(r->jobs[i].expected_hex, ref->blob->hex, 65);
-		r->idx[i] = j;
+		r->idx[i] = r->order[at + i];
 	}
 }
 
@@ -215,13 +234,14 @@ static void keep_batch(verify_run *r, const oa_verify_result *res)
 {
 	for (size_t i = 0; i < r->nb; i++) {
 		job_done *d = &r->done[r->idx[i]];
-		d->status = res[i].status;
+		d->status = (unsigned char)res[i].status;
 		d->err = res[i].err;
-		d->size = res[i].st.size;
 		if (res[i].status == OA_VERIFY_DIGEST_MISMATCH)
-			d->hex = oa_xstrdup(res[i].sha256_hex);
+			d->u.hex = oa_xstrdup(res[i].sha256_hex);
 		else if (res[i].status == OA_VERIFY_FINGERPRINT_MISMATCH)
-			d->hex = oa_xstrdup(res[i].xxh128_hex);
+			d->u.hex = oa_xstrdup(res[i].xxh128_hex);
+		else
+			d->u.size = res[i].st.size;
 		free(r->paths[i]);
 		r->paths[i] = NULL;
 	}
@@ -231,10 +251,12 @@ static void keep_batch(verify_run *r, const oa_verify_result *res)
 static void free_run(verify_run *r)
 {
 	for (size_t j = 0; j < r->n; j++)
-		free(r->done[j].hex);
+		if (r->done[j].status == OA_VERIFY_DIGEST_MISMATCH ||
+		    r->done[j].status == OA_VERIFY_FINGERPRINT_MISMATCH)
+			free(r->done[j].u.hex);
 	free(r->done);
 	free(r->order);
-	free(r->jr);
+	free(r->blob);
 }
 
 /* The engine names the blob it started last by its path; the caller gets
@@ -246,7 +268,7 @@ static void progress_by_model(void *ctx, uint64_t done, uint64_t total, const ch
 	const char *label = "";
 	for (size_t i = 0; path && i < r->nb; i++)
 		if (r->jobs[i].path == path) {
-			const job_ref *ref = r->jr[r->idx[i]];
+			const job_ref *ref = &r->refs[r->blob[r->idx[i]]];
 			label = ref->model ? ref->model->display : ref->blob->name;
 		}
 	if (!r->one_batch)
@@ -277,9 +299,9 @@ static void add_totals(oa_verify_totals *tot, const oa_verify_totals *b)
 static void rest_not_done(verify_run *r, size_t at, oa_verify_totals *tot)
 {
 	for (; at < r->n; at++) {
-		r->done[r->order[at].j].status = OA_VERIFY_NOT_DONE;
+		r->done[r->order[at]].status = OA_VERIFY_NOT_DONE;
 		tot->count[OA_VERIFY_NOT_DONE]++;
-		tot->bytes_total += r->order[at].planned;
+		tot->bytes_total += planned_of(ref_at(r, at));
 	}
 }
 
@@ -354,17 +376,17 @@ static void record_result(oa_store *s, const job_ref *ref, const job_done *d, oa
 	case OA_VERIFY_NOT_DONE: out->not_done++; break;
 	case OA_VERIFY_DIGEST_MISMATCH:
 		add_blob_finding(s, ref->blob, ref->model, OA_FINDING_DIGEST_MISMATCH, "content hashes to sha256:%s",
-		                 d->hex);
+		                 d->u.hex);
 		break;
 	case OA_VERIFY_FINGERPRINT_MISMATCH:
 		add_blob_finding(s, ref->blob, ref->model, OA_FINDING_FINGERPRINT_MISMATCH,
 		                 "content changed since it was verified (XXH3-128 %s); run verify without --quick",
-		                 d->hex);
+		                 d->u.hex);
 		break;
 	case OA_VERIFY_SIZE_MISMATCH:
-		oa_findings_add(&s->findings, d->size == 0 ? OA_FINDING_EMPTY_BLOB : OA_FINDING_SIZE_MISMATCH,
+		oa_findings_add(&s->findings, d->u.size == 0 ? OA_FINDING_EMPTY_BLOB : OA_FINDING_SIZE_MISMATCH,
 		                model, digest, path, "%llu bytes on disk; the manifest declares %llu",
-		                (unsigned long long)d->size,
+		                (unsigned long long)d->u.size,
 		                (unsigned long long)(ref->declared >= 0 ? (uint64_t)ref->declared :
 		                                                          OA_VERIFY_SIZE_UNKNOWN));
 		break;
@@ -392,7 +414,7 @@ int oa_verify_store(oa_store *s, const oa_verify_store_opts *o, oa_verify_store_
 	plan_jobs(s, refs, &r);
 	int rc = run_batches(s, &r, &out->tot, err, errlen);
 	for (size_t j = 0; j < r.n; j++)
-		record_result(s, r.jr[j], &r.done[j], out);
+		record_result(s, &refs[r.blob[j]], &r.done[j], out);
 	out->blobs = r.n;
 	free_run(&r);
 	free(refs);
