@@ -137,7 +137,8 @@ typedef struct oa_model {
 
 	/* Ollama 0.40 stores (spec §2.5, docs/store-format-notes.md). */
 	const char *tag_kind;     /* "file", "symlink", "hardlink" or "copy" (of a manifest blob) */
-	oa_digest_hex tag_blob;   /* the manifest blob the tag is, or "" */
+	char *tag_blob;           /* the manifest blob the tag is (its 64 hex digits, owned), or NULL
+	                             (not a 65-byte array in every model, issue 21) */
 	bool v2;                  /* the tag lives under manifests-v2/ */
 	bool anchor;              /* a legacy tag that a manifests-v2 tag of the same name shadows */
 	bool is_list;             /* the tag is a manifest list; m is the child in use */

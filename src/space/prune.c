@@ -691,7 +691,7 @@ static void plan_rm_child_models(oa_store *s, const oa_model *t, const oa_model 
 	for (size_t i = 0; i < k; i++)
 		rm_blob(&c, d, reach[i]);
 	free(reach);
-	oa_blob *old = t->tag_blob[0] ? oa_store_blob_by_hex(s, t->tag_blob) : NULL;
+	oa_blob *old = t->tag_blob ? oa_store_blob_by_hex(s, t->tag_blob) : NULL;
 	if (old)
 		rm_blob(&c, t, old); /* the list as it was: nothing names it once the tag is rewritten */
 	rm_models_blobs(&c);
@@ -730,7 +730,7 @@ static int rewrite_prepare(oa_store *s, const oa_model *t, const oa_model *d, oa
 	const char *kind = t->tag_kind ? t->tag_kind : "file";
 	rw->kind = strcmp(kind, "symlink") == 0 ? 'l' : strcmp(kind, "hardlink") == 0 ? 'h'
 	           : strcmp(kind, "copy") == 0 ? 'c' : 'f';
-	memcpy(rw->old_list, t->tag_blob, sizeof rw->old_list);
+	snprintf(rw->old_list, sizeof rw->old_list, "%s", t->tag_blob ? t->tag_blob : "");
 	const char *leaf;
 	int pfd = plan_open_parent(s, t->rel_path, &leaf);
 	char why[256] = "the tag cannot be opened";

@@ -218,6 +218,7 @@ void oa_model_free(oa_model *m)
 	oa_model_name_free(&m->name);
 	free(m->display);
 	free(m->rel_path);
+	free(m->tag_blob);
 	free(m->manifest_error);
 	free(m->config_error);
 	oa_manifest_free(&m->m);

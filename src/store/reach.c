@@ -52,7 +52,7 @@ static void reach_child(oa_store *s, const oa_list_entry *e, int depth, blob_fn 
 static void reach_manifests(oa_store *s, const oa_model *m, bool rows_count, blob_fn fn, void *ctx)
 {
 	oa_blob *b;
-	if (m->tag_blob[0] && (b = store_blob_by_hex(s, m->tag_blob)))
+	if (m->tag_blob && (b = store_blob_by_hex(s, m->tag_blob)))
 		fn(ctx, b);
 	for (size_t i = 0; m->is_list && i < m->list->n_manifests; i++) {
 		const oa_list_entry *e = &m->list->entries[i];

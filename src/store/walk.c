@@ -558,13 +558,14 @@ static void tag_blob(walk_ctx *w, oa_model *m, bool link, const oa_digest_hex se
 	m->tag_kind = "file";
 	if (link) {
 		m->tag_kind = "symlink";
-		memcpy(m->tag_blob, link_hex, sizeof m->tag_blob);
+		if (link_hex[0])
+			m->tag_blob = oa_xstrdup(link_hex);
 		return;
 	}
 	oa_blob *b = store_blob_by_hex(w->s, self);
 	if (!b)
 		return;
-	memcpy(m->tag_blob, self, sizeof m->tag_blob);
+	m->tag_blob = oa_xstrdup(self);
 	m->tag_kind = b->st.dev == m->st.dev && b->st.ino == m->st.ino ? "hardlink" : "copy";
 }
 

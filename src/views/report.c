@@ -171,7 +171,7 @@ static void tag_json(const oa_store *s, const oa_model *m, json_t *o)
 {
 	json_object_set_new(o, "tree", json_string(m->v2 ? "manifests-v2" : "manifests"));
 	json_object_set_new(o, "tag_kind", json_string(m->tag_kind ? m->tag_kind : "file"));
-	if (m->tag_blob[0]) {
+	if (m->tag_blob) {
 		char *d = oa_xasprintf("sha256:%s", m->tag_blob);
 		json_object_set_new(o, "tag_blob", json_string(d));
 		free(d);

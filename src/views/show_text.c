@@ -158,8 +158,8 @@ static void show_tag(const oa_text_style *sty, FILE *out, const oa_store *s, con
 	char buf[256];
 	if (m->v2 || strcmp(m->tag_kind ? m->tag_kind : "file", "file") != 0) {
 		snprintf(buf, sizeof buf, "%s%s%s%s", m->v2 ? "manifests-v2 " : "manifests/ ",
-		         m->tag_kind ? m->tag_kind : "file", m->tag_blob[0] ? " of blob sha256:" : "",
-		         m->tag_blob);
+		         m->tag_kind ? m->tag_kind : "file", m->tag_blob ? " of blob sha256:" : "",
+		         m->tag_blob ? m->tag_blob : "");
 		kv(out, "tag", buf);
 	}
 	if (m->anchor)
