@@ -309,9 +309,10 @@ void oa_usage_blobs(const oa_store *s, oa_usage *u)
 	usage_add(u, &st, OA_USAGE_ROOT);
 	u->n_tops = s->n_blobs;
 	u->tops = oa_xcalloc(s->n_blobs ? s->n_blobs : 1, sizeof *u->tops);
+	u->tops_borrowed = true;
 	for (size_t i = 0; i < s->n_blobs; i++) { /* the scan's list is in strcmp order too */
 		const oa_blob *b = &s->blobs[i];
-		u->tops[i] = oa_xstrdup(b->name);
+		u->tops[i] = b->name;
 		/* a plain file's stat is its lstat; anything else is looked at again */
 		if (b->stat_ok && !b->is_symlink && !S_ISDIR(b->st.mode))
 			usage_add_info(u, &b->st, i);
@@ -323,7 +324,7 @@ void oa_usage_blobs(const oa_store *s, oa_usage *u)
 
 void oa_usage_free(oa_usage *u)
 {
-	for (size_t i = 0; i < u->n_tops; i++)
+	for (size_t i = 0; i < u->n_tops && !u->tops_borrowed; i++)
 		free(u->tops[i]);
 	free(u->tops);
 	free(u->v);
