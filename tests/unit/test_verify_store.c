@@ -10,6 +10,8 @@
 #include "ollama_audit/verify_store.h"
 #include "base/util.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,7 +61,7 @@ static size_t count(const oa_store *s, oa_finding_code code)
 }
 
 /* More blobs than the engine is handed at a time (verify_store.c's
- * VERIFY_BATCH, 2048): 2,100 weights and their one config. */
+ * VERIFY_BATCH, 1,024): 2,100 weights and their one config, three batches. */
 #define MANY 2100
 
 static void progress_sane(void *ctx, uint64_t done, uint64_t total, const char *label)
@@ -68,6 +70,23 @@ static void progress_sane(void *ctx, uint64_t done, uint64_t total, const char *
 	CHECK(done >= last[0] && done <= total && label != NULL);
 	last[0] = done;
 	last[1] = total;
+}
+
+/* on_result: each job once, by its index among all the jobs; a stop
+ * asked for once the first batch is done. */
+typedef struct stop_after {
+	atomic_size_t seen;
+	unsigned char once[MANY + 1];
+	volatile sig_atomic_t stop;
+} stop_after;
+
+static void stop_after_first_batch(void *ctx, size_t job, const oa_verify_result *r)
+{
+	stop_after *sa = ctx;
+	CHECK(job < MANY + 1 && r->status == OA_VERIFY_OK);
+	CHECK(sa->once[job]++ == 0);
+	if (atomic_fetch_add(&sa->seen, 1) + 1 == 1024)
+		sa->stop = 1;
 }
 
 /* The findings, counts and progress of one engine run, whatever the
@@ -130,6 +149,28 @@ static void many_blobs(void)
 	CHECK_U64(res.tot.bytes_total, 2 + 7 * (uint64_t)MANY);
 	CHECK(res.tot.interrupted && !res.tot.timed_out);
 	CHECK_U64(s.findings.n, 0);
+	oa_store_close(&s);
+
+	/* a stop between two batches: the rest is not done, as with one run */
+	stop_after *sa = oa_xcalloc(1, sizeof *sa);
+	scan(&s, root);
+	oa_verify_opts_init(&o.run);
+	o.run.jobs = 2;
+	o.run.interrupt = &sa->stop;
+	o.run.on_result = stop_after_first_batch;
+	o.run.result_ctx = sa;
+	o.selected = NULL;
+	bool *good = oa_xcalloc(s.n_models + 1, sizeof *good); /* the models whose weights are good */
+	for (size_t i = 0; i < s.n_models; i++)
+		good[i] = atoi(s.models[i].display + 1) % 300 != 7;
+	o.selected = good;
+	CHECK(oa_verify_store(&s, &o, &res, err, sizeof err) == 1);
+	CHECK_U64(atomic_load(&sa->seen), 1024);
+	CHECK_U64(res.tot.count[OA_VERIFY_OK], 1024);
+	CHECK_U64(res.not_done, res.blobs - 1024);
+	CHECK(res.tot.interrupted && !res.tot.timed_out);
+	free(good);
+	free(sa);
 	oa_store_close(&s);
 	free(root);
 }
