@@ -180,8 +180,9 @@ static void stat_blob_at(void *ctx, size_t i)
 	stat_blob(s, &s->blobs[i]);
 }
 
-/* List blobs/, then stat its entries on the scan's threads. */
-void store_scan_blobs(oa_store *s)
+/* List blobs/, then stat its entries on `jobs` threads; its findings go
+ * to *into. */
+static void scan_blobs(oa_store *s, oa_findings *into, int jobs)
 {
 	if (s->blobs_fd < 0)
 		return;
@@ -190,7 +191,7 @@ void store_scan_blobs(oa_store *s)
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs", "cannot list blobs/: %s",
+		oa_findings_add(into, OA_FINDING_UNREADABLE, NULL, NULL, "blobs", "cannot list blobs/: %s",
 		                strerror(errno));
 		return;
 	}
@@ -208,12 +209,56 @@ void store_scan_blobs(oa_store *s)
 	}
 	s->blobs_listed = !errno;
 	if (errno)
-		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs",
+		oa_findings_add(into, OA_FINDING_UNREADABLE, NULL, NULL, "blobs",
 		                "error while listing blobs/: %s", strerror(errno));
 	closedir(d);
-	oa_pool_run(s->jobs, s->n_blobs, OA_POOL_MIN_PARALLEL, stat_blob_at, s);
+	oa_pool_run(jobs, s->n_blobs, OA_POOL_MIN_PARALLEL, stat_blob_at, s);
 	if (s->n_blobs) /* qsort on a NULL array is undefined */
 		qsort(s->blobs, s->n_blobs, sizeof *s->blobs, store_cmp_blob_name);
+}
+
+void store_scan_blobs(oa_store *s)
+{
+	scan_blobs(s, &s->findings, s->jobs);
+}
+
+/* On a thread of its own, the listing stats one entry after the other. */
+static void scan_blobs_task(void *ctx)
+{
+	store_blob_scan *bs = ctx;
+	scan_blobs(bs->s, &bs->found, 1);
+}
+
+void store_scan_blobs_start(oa_store *s, store_blob_scan *bs)
+{
+	*bs = (store_blob_scan){ .s = s, .at = s->findings.n };
+	if (oa_pool_threads(s->jobs) <= 1) {
+		store_scan_blobs(s);
+		bs->ready = true;
+		return;
+	}
+	bs->running = true;
+	oa_task_start(&bs->task, scan_blobs_task, bs);
+}
+
+void store_scan_blobs_wait(store_blob_scan *bs)
+{
+	if (bs->ready)
+		return;
+	bs->ready = true;
+	if (!bs->running)
+		return;
+	oa_task_wait(&bs->task);
+	/* Its findings where a listing before the walk would have put them. */
+	oa_findings *f = &bs->s->findings, *g = &bs->found;
+	if (g->n) {
+		OA_ALLOC_GROW(f->v, f->n + g->n, f->cap);
+		memmove(f->v + bs->at + g->n, f->v + bs->at, (f->n - bs->at) * sizeof *f->v);
+		memcpy(f->v + bs->at, g->v, g->n * sizeof *g->v);
+		f->n += g->n;
+	}
+	free(g->v);
+	*g = (oa_findings){ 0 };
 }
 
 oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l)

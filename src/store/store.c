@@ -504,9 +504,10 @@ static void scan_metadata(oa_store *s)
 
 void oa_store_read(oa_store *s)
 {
-	store_scan_blobs(s);
+	store_blob_scan blobs;
+	store_scan_blobs_start(s, &blobs);
 	size_t cap = 0;
-	store_walk(s, &cap);
+	store_walk(s, &cap, &blobs);
 	store_add_list_rows(s, &cap);
 	store_mark_anchors(s);
 	if (s->n_models)

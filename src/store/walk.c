@@ -56,6 +56,7 @@ typedef struct walk_ctx {
 	bool v2;
 	const char *parts[4];
 	tag_batch batch;
+	store_blob_scan *blobs; /* blobs/, listed beside the walk: wait before a look at it */
 } walk_ctx;
 
 static void flush_tags(walk_ctx *w);
@@ -551,20 +552,29 @@ static void link_blob(oa_store *s, const char *raw, oa_digest_hex hex)
 		hex[0] = '\0';
 }
 
+static const char tag_file[] = "file";
+
 /* Which manifest blob a tag is: the one its symlink resolves to (link_hex),
- * else the one its bytes hash to (self: a hard link or a copy). */
-static void tag_blob(walk_ctx *w, oa_model *m, bool link, const oa_digest_hex self, const oa_digest_hex link_hex)
+ * else the one its bytes hash to (self), which blobs/ may not hold: a tag
+ * file whose tag_blob is set waits for tag_blob_found, once blobs/ is
+ * listed. */
+static void tag_blob(oa_model *m, bool link, const oa_digest_hex self, const oa_digest_hex link_hex)
 {
-	m->tag_kind = "file";
-	if (link) {
-		m->tag_kind = "symlink";
-		memcpy(m->tag_blob, link_hex, sizeof m->tag_blob);
+	m->tag_kind = link ? "symlink" : tag_file;
+	memcpy(m->tag_blob, link ? link_hex : self, sizeof m->tag_blob);
+}
+
+/* A tag file whose bytes are a blob of blobs/: a hard link to it or a copy;
+ * else none. */
+static void tag_blob_found(oa_store *s, oa_model *m)
+{
+	if (m->tag_kind != tag_file || !m->tag_blob[0])
+		return;
+	oa_blob *b = store_blob_by_hex(s, m->tag_blob);
+	if (!b) {
+		m->tag_blob[0] = '\0';
 		return;
 	}
-	oa_blob *b = store_blob_by_hex(w->s, self);
-	if (!b)
-		return;
-	memcpy(m->tag_blob, self, sizeof m->tag_blob);
 	m->tag_kind = b->st.dev == m->st.dev && b->st.ino == m->st.ino ? "hardlink" : "copy";
 }
 
@@ -592,7 +602,7 @@ static void read_tag(walk_ctx *w, tag_job *j)
 		link_blob(s, j->raw, j->lh);
 	oa_digest_scan(j->bytes, j->len, job_mention, j);
 	j->list_key = oa_mentions_manifests_key(j->bytes, j->len);
-	tag_blob(w, m, j->link, j->self, j->lh);
+	tag_blob(m, j->link, j->self, j->lh);
 	j->parsed = oa_manifest_parse(j->bytes, j->len, &m->m, j->perr, sizeof j->perr);
 	if (j->parsed == 0) {
 		free(j->bytes);
@@ -632,8 +642,10 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 		not_plain(s);
 		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
 		                                 : e == EINVAL ? "not a regular file" : strerror(e));
-		if (e == EFBIG) /* what it names is not an orphan (issue 19, 11c) */
+		if (e == EFBIG) { /* what it names is not an orphan (issue 19, 11c) */
+			store_scan_blobs_wait(w->blobs);
 			store_mark_weak_refs_file(s, j->dirfd, j->file);
+		}
 		oa_finding_code code = e == EFBIG || e == EINVAL ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE;
 		oa_findings_add(&s->findings, code, m->display, NULL, rel, "manifest %s", m->manifest_error);
 		if (!m->v2) {
@@ -659,13 +671,16 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 			                "a corrupt manifest makes the server skip its start-up prune");
 			s->prune_blocked = true;
 		}
+		store_scan_blobs_wait(w->blobs);
 		store_mark_weak_refs(s, j->bytes, j->len);
 	} else {
 		m->manifest_ok = true;
 		if (m->v2)
 			memcpy(m->m.id, j->self, sizeof m->m.id);
-		if (m->m.is_list)
+		if (m->m.is_list) {
+			store_scan_blobs_wait(w->blobs);
 			store_use_list_child(s, m);
+		}
 		if (m->v2 || m->is_list)
 			m->m.size = store_unique_size(&m->m);
 	}
@@ -749,6 +764,7 @@ static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *fi
 		 * whatever it references out of the orphans. */
 		uint8_t *bytes;
 		size_t len;
+		store_scan_blobs_wait(w->blobs);
 		if (store_read_looked_at(dirfd, file, st->st_mode, OA_MANIFEST_MAX, &bytes, &len) == 0) {
 			store_mark_weak_refs(s, bytes, len);
 			oa_digest_hex self, lh = "";
@@ -782,12 +798,12 @@ static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *fi
 	queue_tag(w, dirfd, copy, file, st, link, s->n_models - 1);
 }
 
-void store_walk(oa_store *s, size_t *cap)
+void store_walk(oa_store *s, size_t *cap, store_blob_scan *blobs)
 {
 	bool here, here_v2;
 	s->tags.plain = top_plain(s, "manifests", s->manifests_fd, &here) &&
 	                top_plain(s, "manifests-v2", s->manifests_v2_fd, &here_v2) && (here || here_v2);
-	walk_ctx w = { .s = s, .top = "manifests", .cap = *cap };
+	walk_ctx w = { .s = s, .top = "manifests", .cap = *cap, .blobs = blobs };
 	/* Tag files are read 256 at a time on the scan's threads; one by one
 	 * when it has none. */
 	w.batch.max = oa_pool_threads(s->jobs) > 1 ? 256 : 1;
@@ -801,5 +817,8 @@ void store_walk(oa_store *s, size_t *cap)
 	flush_tags(&w);
 	free_batch(&w.batch);
 	finish_tag_facts(s);
+	store_scan_blobs_wait(blobs);
+	for (size_t i = 0; i < s->n_models; i++)
+		tag_blob_found(s, &s->models[i]);
 	*cap = w.cap;
 }
