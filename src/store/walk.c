@@ -32,7 +32,7 @@ typedef struct tag_job {
 	uint8_t *bytes;          /* kept past tag_read only when they do not parse */
 	size_t len;
 	oa_digest_hex self, lh;  /* sha256 of its bytes; the blob its symlink resolves to, or "" */
-	oa_digest_hex *mentions; /* every digest its bytes mention, in order */
+	unsigned char (*mentions)[32]; /* every digest its bytes mention, in order, in binary */
 	size_t n_mentions, cap_mentions;
 	bool list_key;           /* its bytes mention a "manifests" key */
 	int parsed;              /* oa_manifest_parse's result */
@@ -96,10 +96,36 @@ static int cmp_dig(const void *a, const void *b)
 	return memcmp(a, b, 32);
 }
 
+/* Sort digests: by their first byte into 256 runs (a counting sort, the
+ * digests being uniform), then each run by qsort; the same order as one
+ * qsort by cmp_dig, in a fraction of the comparisons. */
+static void dig_sort(unsigned char (*v)[32], size_t n)
+{
+	if (n < 1024) {
+		if (n)
+			qsort(v, n, sizeof *v, cmp_dig);
+		return;
+	}
+	size_t start[257] = { 0 };
+	for (size_t i = 0; i < n; i++)
+		start[v[i][0] + 1]++;
+	for (int b = 0; b < 256; b++)
+		start[b + 1] += start[b];
+	unsigned char (*tmp)[32] = oa_xreallocarray(NULL, n, sizeof *tmp);
+	size_t at[256];
+	memcpy(at, start, sizeof at);
+	for (size_t i = 0; i < n; i++)
+		memcpy(tmp[at[v[i][0]]++], v[i], sizeof *v);
+	for (int b = 0; b < 256; b++)
+		if (start[b + 1] - start[b] > 1)
+			qsort(tmp[start[b]], start[b + 1] - start[b], sizeof *tmp, cmp_dig);
+	memcpy(v, tmp, n * sizeof *v);
+	free(tmp);
+}
+
 static void dig_unique(unsigned char (*v)[32], size_t *n)
 {
-	if (*n)
-		qsort(v, *n, sizeof *v, cmp_dig);
+	dig_sort(v, *n);
 	size_t w = 0;
 	for (size_t i = 0; i < *n; i++)
 		if (w == 0 || memcmp(v[w - 1], v[i], 32) != 0)
@@ -112,19 +138,32 @@ static int hex_nibble(char c)
 	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
-/* Append a digest (64 hex digits, either case) in binary; sorted and
- * deduplicated whenever it doubled, so memory is bounded by the distinct
- * digests, not the mentions. */
-static void dig_push(unsigned char (**v)[32], size_t *n, size_t *cap, size_t *sorted, const char *hex)
+/* A digest (64 hex digits, either case) in binary. */
+static void dig_binary(unsigned char out[32], const char *hex)
+{
+	for (int k = 0; k < 32; k++)
+		out[k] = (unsigned char)(hex_nibble(hex[2 * k]) << 4 | hex_nibble(hex[2 * k + 1]));
+}
+
+/* Append a digest in binary; sorted and deduplicated whenever it doubled,
+ * so memory is bounded by the distinct digests, not the mentions. */
+static void dig_push_binary(unsigned char (**v)[32], size_t *n, size_t *cap, size_t *sorted,
+                            const unsigned char dig[32])
 {
 	if (*n >= 4096 && *n >= 2 * *sorted) {
 		dig_unique(*v, n);
 		*sorted = *n;
 	}
 	OA_ALLOC_GROW(*v, *n + 1, *cap);
-	for (int k = 0; k < 32; k++)
-		(*v)[*n][k] = (unsigned char)(hex_nibble(hex[2 * k]) << 4 | hex_nibble(hex[2 * k + 1]));
+	memcpy((*v)[*n], dig, 32);
 	(*n)++;
+}
+
+static void dig_push(unsigned char (**v)[32], size_t *n, size_t *cap, size_t *sorted, const char *hex)
+{
+	unsigned char dig[32];
+	dig_binary(dig, hex);
+	dig_push_binary(v, n, cap, sorted, dig);
 }
 
 static void fact_mention(void *ctx, const oa_digest_hex hex)
@@ -582,7 +621,7 @@ static void job_mention(void *ctx, const oa_digest_hex hex)
 {
 	tag_job *j = ctx;
 	OA_ALLOC_GROW(j->mentions, j->n_mentions + 1, j->cap_mentions);
-	memcpy(j->mentions[j->n_mentions++], hex, sizeof *j->mentions);
+	dig_binary(j->mentions[j->n_mentions++], hex);
 }
 
 /* The part of reading a tag that touches nothing but its job and its model
@@ -623,12 +662,12 @@ static void note_tag_job(oa_store *s, const tag_job *j)
 	oa_tag_facts *f = &s->tags;
 	f->files++;
 	for (size_t k = 0; k < j->n_mentions; k++)
-		fact_mention(f, j->mentions[k]);
+		dig_push_binary(&f->dig, &f->n_dig, &f->cap_dig, &f->sorted_dig, j->mentions[k]);
 	fact_mention(f, j->self);
 	if (j->lh[0])
 		fact_mention(f, j->lh);
 	for (size_t k = 0; j->list_key && k < j->n_mentions; k++)
-		fact_list_mention(f, j->mentions[k]);
+		dig_push_binary(&f->list_dig, &f->n_list_dig, &f->cap_list_dig, &f->sorted_list_dig, j->mentions[k]);
 }
 
 /* The rest, in walk order: findings, the store's counts and facts. */
