@@ -46,8 +46,18 @@ typedef struct tag_batch {
 	size_t n, cap, max;      /* max: 1 when the scan has one thread */
 	int *dirs;               /* the directories its jobs are in, walked already */
 	size_t n_dirs, cap_dirs;
-	unsigned gen;            /* bumped at every flush */
+	unsigned gen;            /* new for every batch filled (walk_ctx.gens) */
 } tag_batch;
+
+struct walk_ctx;
+
+/* A batch whose tag files are read on the scan's threads: which batch. */
+typedef struct batch_read {
+	struct walk_ctx *w;
+	tag_batch *b;
+	int jobs;
+	oa_model *models;        /* s->models when it was sent (the walk may store it again) */
+} batch_read;
 
 typedef struct walk_ctx {
 	oa_store *s;
@@ -55,7 +65,17 @@ typedef struct walk_ctx {
 	const char *top;        /* "manifests" or "manifests-v2" */
 	bool v2;
 	const char *parts[4];
-	tag_batch batch;
+	tag_batch batch;        /* the batch the walk fills */
+	/* With more than one thread, a full batch is read beside the walk
+	 * (flying), which fills the next: the walk records the flying one, in
+	 * order, before it sends another or adds a finding of its own. Until
+	 * then its jobs and their models belong to its threads, and s->models
+	 * has room for a whole batch more, so the walk never moves them. */
+	tag_batch fly;
+	bool flying;
+	oa_task fly_task;
+	batch_read fly_read;
+	unsigned gens;          /* batches filled so far */
 	store_blob_scan *blobs; /* blobs/, listed beside the walk: wait before a look at it */
 } walk_ctx;
 
@@ -352,7 +372,7 @@ static void free_window(pre_dir *v, size_t n)
 static int open_dir(walk_ctx *w, int dirfd, const char *name, int flags)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
-	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && w->batch.n) {
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && (w->batch.n || w->flying)) {
 		flush_tags(w);
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
 	}
@@ -547,9 +567,10 @@ static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
 		free(pre);
 	}
 	free_dir_in(in);
-	/* Tags of the batch not flushed yet read from dirfd: the batch closes it. */
-	if (copy.used && copy.gen == w->batch.gen) {
-		tag_batch *b = &w->batch;
+	/* Tags of a batch not recorded yet read from dirfd: the batch closes it. */
+	tag_batch *b = !copy.used ? NULL : copy.gen == w->batch.gen ? &w->batch
+	             : w->flying && copy.gen == w->fly.gen ? &w->fly : NULL;
+	if (b) {
 		OA_ALLOC_GROW(b->dirs, b->n_dirs + 1, b->cap_dirs);
 		b->dirs[b->n_dirs++] = dirfd;
 		*kept = true;
@@ -626,10 +647,10 @@ static void job_mention(void *ctx, const oa_digest_hex hex)
 
 /* The part of reading a tag that touches nothing but its job and its model
  * (the store's blobs and bounds are only read): any thread, any order. */
-static void read_tag(walk_ctx *w, tag_job *j)
+static void read_tag(walk_ctx *w, oa_model *models, tag_job *j)
 {
 	oa_store *s = w->s;
-	oa_model *m = &s->models[j->model];
+	oa_model *m = &models[j->model];
 	if (store_read_looked_at(j->dirfd, j->file, j->mode, OA_MANIFEST_MAX, &j->bytes, &j->len) < 0) {
 		j->err = errno;
 		return;
@@ -651,8 +672,14 @@ static void read_tag(walk_ctx *w, tag_job *j)
 
 static void tag_read(void *ctx, size_t i)
 {
-	walk_ctx *w = ctx;
-	read_tag(w, &w->batch.v[i]);
+	batch_read *r = ctx;
+	read_tag(r->w, r->models, &r->b->v[i]);
+}
+
+static void read_batch(void *ctx)
+{
+	batch_read *r = ctx;
+	oa_pool_run(r->jobs, r->b->n, OA_POOL_MIN_PARALLEL, tag_read, r);
 }
 
 /* What refs.c would take from a tag file read in full (note_tag_file),
@@ -725,14 +752,10 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 	}
 }
 
-/* Read every tag file of the batch (on the scan's threads), then record
- * them in walk order, and close the batch's directory copies. */
-static void flush_tags(walk_ctx *w)
+/* Record a batch whose files were read, in walk order, and close its
+ * directory copies. */
+static void finish_batch(walk_ctx *w, tag_batch *b)
 {
-	tag_batch *b = &w->batch;
-	if (b->n == 0)
-		return;
-	oa_pool_run(w->s->jobs, b->n, OA_POOL_MIN_PARALLEL, tag_read, w);
 	for (size_t i = 0; i < b->n; i++) {
 		tag_job *j = &b->v[i];
 		tag_finish(w, j);
@@ -744,7 +767,47 @@ static void flush_tags(walk_ctx *w)
 	for (size_t i = 0; i < b->n_dirs; i++)
 		close(b->dirs[i]);
 	b->n = b->n_dirs = 0;
-	b->gen++;
+}
+
+/* Wait for the flying batch, and record it. */
+static void land(walk_ctx *w)
+{
+	if (!w->flying)
+		return;
+	oa_task_wait(&w->fly_task);
+	w->flying = false;
+	finish_batch(w, &w->fly);
+}
+
+/* Record every tag queued so far: the flying batch, then the one being
+ * filled, read now on the scan's threads. */
+static void flush_tags(walk_ctx *w)
+{
+	land(w);
+	tag_batch *b = &w->batch;
+	if (b->n == 0)
+		return;
+	batch_read r = { w, b, w->s->jobs, w->s->models };
+	read_batch(&r);
+	finish_batch(w, b);
+	b->gen = ++w->gens;
+}
+
+/* The batch being filled is full: send it to be read beside the walk
+ * (after recording the one before it), and fill the next. */
+static void take_off(walk_ctx *w)
+{
+	land(w);
+	tag_batch t = w->fly;
+	w->fly = w->batch;
+	w->batch = t;
+	w->batch.gen = ++w->gens;
+	/* The next batch's models go in without moving those being read. */
+	OA_ALLOC_GROW(w->s->models, w->s->n_models + w->batch.max + 1, w->cap);
+	int threads = oa_pool_threads(w->s->jobs);
+	w->fly_read = (batch_read){ w, &w->fly, threads > 2 ? threads - 1 : 1, w->s->models };
+	w->flying = true;
+	oa_task_start(&w->fly_task, read_batch, &w->fly_read);
 }
 
 static void free_batch(tag_batch *b)
@@ -765,7 +828,11 @@ static void queue_tag(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, 
 	b->v[b->n++] = (tag_job){ .model = model, .dirfd = dirfd, .file = oa_xstrdup(file),
 	                          .mode = st->st_mode, .link = link,
 	                          .raw = link ? raw_path(w, 3, file) : NULL };
-	if (b->n >= b->max)
+	if (b->n < b->max)
+		return;
+	if (b->max > 1)
+		take_off(w);
+	else
 		flush_tags(w);
 }
 
@@ -843,9 +910,9 @@ void store_walk(oa_store *s, size_t *cap, store_blob_scan *blobs)
 	s->tags.plain = top_plain(s, "manifests", s->manifests_fd, &here) &&
 	                top_plain(s, "manifests-v2", s->manifests_v2_fd, &here_v2) && (here || here_v2);
 	walk_ctx w = { .s = s, .top = "manifests", .cap = *cap, .blobs = blobs };
-	/* Tag files are read 256 at a time on the scan's threads; one by one
-	 * when it has none. */
-	w.batch.max = oa_pool_threads(s->jobs) > 1 ? 256 : 1;
+	/* Tag files are read 256 at a time on the scan's threads, beside the
+	 * walk; one by one when it has none. */
+	w.batch.max = w.fly.max = oa_pool_threads(s->jobs) > 1 ? 256 : 1;
 	bool kept;
 	if (s->manifests_fd >= 0)
 		walk(&w, &(dir_in){ .fd = s->manifests_fd }, 0, &kept);
@@ -855,6 +922,7 @@ void store_walk(oa_store *s, size_t *cap, store_blob_scan *blobs)
 		walk(&w, &(dir_in){ .fd = s->manifests_v2_fd }, 0, &kept);
 	flush_tags(&w);
 	free_batch(&w.batch);
+	free_batch(&w.fly);
 	finish_tag_facts(s);
 	store_scan_blobs_wait(blobs);
 	for (size_t i = 0; i < s->n_models; i++)
