@@ -226,6 +226,7 @@ typedef struct oa_store {
 	char **blob_text;     /* per blob: its bytes once read as a template, or NULL */
 	int jobs;             /* threads the scan may use: 0 one per online CPU, 1 none beside the caller */
 	struct oa_name_index *name_index; /* the models by name, for oa_store_resolve (resolve.c), or NULL */
+	struct oa_blob_index *blob_index; /* blobs by name, for oa_store_find_blob (blobs.c), or NULL */
 } oa_store;
 
 /* Resolve a store from a user path: the models dir itself, its parent

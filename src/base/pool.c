@@ -53,3 +53,27 @@ void oa_pool_run(int jobs, size_t n, size_t min_parallel, void (*fn)(void *ctx, 
 	for (int t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
 }
+
+static void *task_main(void *arg)
+{
+	oa_task *t = arg;
+	t->fn(t->ctx);
+	return NULL;
+}
+
+void oa_task_start(oa_task *t, void (*fn)(void *ctx), void *ctx)
+{
+	*t = (oa_task){ .fn = fn, .ctx = ctx };
+	t->started = pthread_create(&t->tid, NULL, task_main, t) == 0;
+}
+
+void oa_task_wait(oa_task *t)
+{
+	if (t->done)
+		return;
+	t->done = true;
+	if (t->started)
+		pthread_join(t->tid, NULL);
+	else
+		t->fn(t->ctx);
+}

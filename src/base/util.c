@@ -251,6 +251,10 @@ bool oa_is_printable(const char *s)
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
 	for (size_t i = 0; i < n;) {
+		if (p[i] >= 0x20 && p[i] < 0x7F) { /* printable ASCII, the common case */
+			i++;
+			continue;
+		}
 		size_t len = oa_utf8_seq(p + i, n - i);
 		if (!len || unsafe_cp(oa_utf8_cp(p + i, len)))
 			return false;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 /* Temp-file prefixes of create and quantize (spec §1.3), each followed by digits. */
 static bool is_quant_temp(const char *name)
@@ -180,8 +181,63 @@ static void stat_blob_at(void *ctx, size_t i)
 	stat_blob(s, &s->blobs[i]);
 }
 
-/* List blobs/, then stat its entries on the scan's threads. */
-void store_scan_blobs(oa_store *s)
+/* The blobs by name: an open-addressing table of indexes into s->blobs
+ * (plus one; 0 is an empty slot), twice as many slots as blobs at least,
+ * so that finding the blob a digest names is a hash and about one string
+ * comparison, not a binary search's dozen or more. */
+struct oa_blob_index {
+	size_t mask;
+	uint32_t slot[];
+};
+
+static size_t name_hash(const char *name, size_t len)
+{
+	return (size_t)XXH3_64bits(name, len);
+}
+
+/* Built once the blobs are sorted (their indexes no longer move). */
+static void index_blobs(oa_store *s)
+{
+	free(s->blob_index);
+	s->blob_index = NULL;
+	if (s->n_blobs == 0 || s->n_blobs >= UINT32_MAX / 4)
+		return; /* (the binary search then) */
+	size_t slots = 16;
+	while (slots < 2 * s->n_blobs)
+		slots *= 2;
+	struct oa_blob_index *ix = oa_xmalloc(sizeof *ix + slots * sizeof *ix->slot);
+	ix->mask = slots - 1;
+	memset(ix->slot, 0, slots * sizeof *ix->slot);
+	for (size_t i = 0; i < s->n_blobs; i++) {
+		size_t h = name_hash(s->blobs[i].name, strlen(s->blobs[i].name)) & ix->mask;
+		while (ix->slot[h])
+			h = (h + 1) & ix->mask;
+		ix->slot[h] = (uint32_t)i + 1;
+	}
+	s->blob_index = ix;
+}
+
+/* The entry of blobs/ named `name` (len bytes), or NULL. */
+static oa_blob *blob_named(const oa_store *s, const char *name, size_t len)
+{
+	if (s->n_blobs == 0)
+		return NULL; /* (bsearch on a NULL array is undefined) */
+	const struct oa_blob_index *ix = s->blob_index;
+	if (!ix) {
+		oa_blob key = { .name = (char *)name };
+		return bsearch(&key, s->blobs, s->n_blobs, sizeof *s->blobs, store_cmp_blob_name);
+	}
+	for (size_t h = name_hash(name, len) & ix->mask; ix->slot[h]; h = (h + 1) & ix->mask) {
+		oa_blob *b = &s->blobs[ix->slot[h] - 1];
+		if (strcmp(b->name, name) == 0)
+			return b;
+	}
+	return NULL;
+}
+
+/* List blobs/, then stat its entries on `jobs` threads; its findings go
+ * to *into. */
+static void scan_blobs(oa_store *s, oa_findings *into, int jobs)
 {
 	if (s->blobs_fd < 0)
 		return;
@@ -190,7 +246,7 @@ void store_scan_blobs(oa_store *s)
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs", "cannot list blobs/: %s",
+		oa_findings_add(into, OA_FINDING_UNREADABLE, NULL, NULL, "blobs", "cannot list blobs/: %s",
 		                strerror(errno));
 		return;
 	}
@@ -208,12 +264,57 @@ void store_scan_blobs(oa_store *s)
 	}
 	s->blobs_listed = !errno;
 	if (errno)
-		oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, "blobs",
+		oa_findings_add(into, OA_FINDING_UNREADABLE, NULL, NULL, "blobs",
 		                "error while listing blobs/: %s", strerror(errno));
 	closedir(d);
-	oa_pool_run(s->jobs, s->n_blobs, OA_POOL_MIN_PARALLEL, stat_blob_at, s);
+	oa_pool_run(jobs, s->n_blobs, OA_POOL_MIN_PARALLEL, stat_blob_at, s);
 	if (s->n_blobs) /* qsort on a NULL array is undefined */
 		qsort(s->blobs, s->n_blobs, sizeof *s->blobs, store_cmp_blob_name);
+	index_blobs(s);
+}
+
+void store_scan_blobs(oa_store *s)
+{
+	scan_blobs(s, &s->findings, s->jobs);
+}
+
+/* On a thread of its own, the listing stats one entry after the other. */
+static void scan_blobs_task(void *ctx)
+{
+	store_blob_scan *bs = ctx;
+	scan_blobs(bs->s, &bs->found, 1);
+}
+
+void store_scan_blobs_start(oa_store *s, store_blob_scan *bs)
+{
+	*bs = (store_blob_scan){ .s = s, .at = s->findings.n };
+	if (oa_pool_threads(s->jobs) <= 1) {
+		store_scan_blobs(s);
+		bs->ready = true;
+		return;
+	}
+	bs->running = true;
+	oa_task_start(&bs->task, scan_blobs_task, bs);
+}
+
+void store_scan_blobs_wait(store_blob_scan *bs)
+{
+	if (bs->ready)
+		return;
+	bs->ready = true;
+	if (!bs->running)
+		return;
+	oa_task_wait(&bs->task);
+	/* Its findings where a listing before the walk would have put them. */
+	oa_findings *f = &bs->s->findings, *g = &bs->found;
+	if (g->n) {
+		OA_ALLOC_GROW(f->v, f->n + g->n, f->cap);
+		memmove(f->v + bs->at + g->n, f->v + bs->at, (f->n - bs->at) * sizeof *f->v);
+		memcpy(f->v + bs->at, g->v, g->n * sizeof *g->v);
+		f->n += g->n;
+	}
+	free(g->v);
+	*g = (oa_findings){ 0 };
 }
 
 oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l)
@@ -226,8 +327,7 @@ oa_blob *oa_store_find_blob(const oa_store *s, const oa_layer *l)
 	memcpy(name, "sha256-", 7);
 	memcpy(name + 7, l->digest + 7, k);
 	name[7 + k] = '\0';
-	oa_blob key = { .name = name };
-	return bsearch(&key, s->blobs, s->n_blobs, sizeof *s->blobs, store_cmp_blob_name);
+	return blob_named(s, name, 7 + k);
 }
 
 int oa_store_open_blob(const oa_store *s, const oa_blob *b)
@@ -272,9 +372,7 @@ static void weak_ref(void *ctx, const oa_digest_hex hex)
 		snprintf(name, sizeof name, "sha256-%s", hex);
 		for (int k = 0; lower && k < 64; k++)
 			name[7 + k] = (char)tolower((unsigned char)name[7 + k]);
-		oa_blob key = { .name = name };
-		oa_blob *b = s->n_blobs ? bsearch(&key, s->blobs, s->n_blobs, sizeof *s->blobs,
-		                                  store_cmp_blob_name) : NULL;
+		oa_blob *b = blob_named(s, name, strlen(name));
 		if (b) {
 			b->weak_refs++;
 			return;

@@ -5,6 +5,7 @@
 
 #include "ollama_audit/blobs.h"
 #include "ollama_audit/manifest_list.h"
+#include "base/pool.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,21 @@ int store_read_looked_at(int dirfd, const char *name, mode_t mode, size_t max, u
 int store_read_blob(const oa_store *s, const oa_blob *b, size_t max, uint8_t **out, size_t *len);
 /* List blobs/: every entry with its stat and class, sorted by name. */
 void store_scan_blobs(oa_store *s);
+/* The same on a thread of its own (when the scan may use more than one),
+ * beside the walk of manifests/, which needs none of it until it resolves
+ * what a tag names: s->blobs, s->n_blobs and s->blobs_listed belong to
+ * that thread until store_scan_blobs_wait, which puts its findings where
+ * store_scan_blobs would have (after those before the start). */
+typedef struct store_blob_scan {
+	oa_store *s;
+	oa_task task;
+	bool running, ready;
+	size_t at;           /* s->findings.n at the start */
+	oa_findings found;   /* the listing's own, until the wait */
+} store_blob_scan;
+void store_scan_blobs_start(oa_store *s, store_blob_scan *bs);
+/* Wait for the listing (again: nothing). */
+void store_scan_blobs_wait(store_blob_scan *bs);
 /* A manifest that does not parse may still be the only thing that needs
  * some blobs: mark every blob whose digest appears in its bytes. */
 void store_mark_weak_refs(oa_store *s, const uint8_t *bytes, size_t len);

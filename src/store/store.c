@@ -231,8 +231,37 @@ static void resolve_model(oa_store *s, oa_model *m, config_read *r)
 	}
 }
 
+/* The unreferenced blobs whose content check_blob_files looks at (is it a
+ * manifest?), read ahead on the scan's threads: each touches its blob. */
+typedef struct manifest_look {
+	oa_store *s;
+	oa_blob **v;
+} manifest_look;
+
+static void look_at_blob(void *ctx, size_t i)
+{
+	manifest_look *l = ctx;
+	oa_blob_looks_like_manifest(l->s, l->v[i]);
+}
+
+static void look_ahead(oa_store *s)
+{
+	manifest_look l = { s, NULL };
+	size_t n = 0, cap = 0;
+	for (size_t i = 0; i < s->n_blobs; i++) {
+		oa_blob *b = &s->blobs[i];
+		if (b->cls == OA_BLOB_VALID && b->refs == 0 && !b->weak_refs && !b->dangling) {
+			OA_ALLOC_GROW(l.v, n + 1, cap);
+			l.v[n++] = b;
+		}
+	}
+	oa_pool_run(s->jobs, n, OA_POOL_MIN_PARALLEL, look_at_blob, &l);
+	free(l.v);
+}
+
 static void check_blob_files(oa_store *s)
 {
+	look_ahead(s);
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		oa_blob *b = &s->blobs[i];
 		/* the common case, a referenced blob that is a plain file: nothing to say */
@@ -510,9 +539,10 @@ static void scan_metadata(oa_store *s)
 
 void oa_store_read(oa_store *s)
 {
-	store_scan_blobs(s);
+	store_blob_scan blobs;
+	store_scan_blobs_start(s, &blobs);
 	size_t cap = 0;
-	store_walk(s, &cap);
+	store_walk(s, &cap, &blobs);
 	store_add_list_rows(s, &cap);
 	store_mark_anchors(s);
 	if (s->n_models)

@@ -238,6 +238,8 @@ void oa_store_release(oa_store *s)
 {
 	free(s->name_index);
 	s->name_index = NULL;
+	free(s->blob_index);
+	s->blob_index = NULL;
 	free(s->models);
 	oa_free_names(s->v2_temps, s->n_v2_temps);
 	oa_free_names(s->stale_metadata, s->n_stale_metadata);

@@ -32,7 +32,7 @@ typedef struct tag_job {
 	uint8_t *bytes;          /* kept past tag_read only when they do not parse */
 	size_t len;
 	oa_digest_hex self, lh;  /* sha256 of its bytes; the blob its symlink resolves to, or "" */
-	oa_digest_hex *mentions; /* every digest its bytes mention, in order */
+	unsigned char (*mentions)[32]; /* every digest its bytes mention, in order, in binary */
 	size_t n_mentions, cap_mentions;
 	bool list_key;           /* its bytes mention a "manifests" key */
 	int parsed;              /* oa_manifest_parse's result */
@@ -46,8 +46,18 @@ typedef struct tag_batch {
 	size_t n, cap, max;      /* max: 1 when the scan has one thread */
 	int *dirs;               /* the directories its jobs are in, walked already */
 	size_t n_dirs, cap_dirs;
-	unsigned gen;            /* bumped at every flush */
+	unsigned gen;            /* new for every batch filled (walk_ctx.gens) */
 } tag_batch;
+
+struct walk_ctx;
+
+/* A batch whose tag files are read on the scan's threads: which batch. */
+typedef struct batch_read {
+	struct walk_ctx *w;
+	tag_batch *b;
+	int jobs;
+	oa_model *models;        /* s->models when it was sent (the walk may store it again) */
+} batch_read;
 
 typedef struct walk_ctx {
 	oa_store *s;
@@ -55,7 +65,18 @@ typedef struct walk_ctx {
 	const char *top;        /* "manifests" or "manifests-v2" */
 	bool v2;
 	const char *parts[4];
-	tag_batch batch;
+	tag_batch batch;        /* the batch the walk fills */
+	/* With more than one thread, a full batch is read beside the walk
+	 * (flying), which fills the next: the walk records the flying one, in
+	 * order, before it sends another or adds a finding of its own. Until
+	 * then its jobs and their models belong to its threads, and s->models
+	 * has room for a whole batch more, so the walk never moves them. */
+	tag_batch fly;
+	bool flying;
+	oa_task fly_task;
+	batch_read fly_read;
+	unsigned gens;          /* batches filled so far */
+	store_blob_scan *blobs; /* blobs/, listed beside the walk: wait before a look at it */
 } walk_ctx;
 
 static void flush_tags(walk_ctx *w);
@@ -95,10 +116,36 @@ static int cmp_dig(const void *a, const void *b)
 	return memcmp(a, b, 32);
 }
 
+/* Sort digests: by their first byte into 256 runs (a counting sort, the
+ * digests being uniform), then each run by qsort; the same order as one
+ * qsort by cmp_dig, in a fraction of the comparisons. */
+static void dig_sort(unsigned char (*v)[32], size_t n)
+{
+	if (n < 1024) {
+		if (n)
+			qsort(v, n, sizeof *v, cmp_dig);
+		return;
+	}
+	size_t start[257] = { 0 };
+	for (size_t i = 0; i < n; i++)
+		start[v[i][0] + 1]++;
+	for (int b = 0; b < 256; b++)
+		start[b + 1] += start[b];
+	unsigned char (*tmp)[32] = oa_xreallocarray(NULL, n, sizeof *tmp);
+	size_t at[256];
+	memcpy(at, start, sizeof at);
+	for (size_t i = 0; i < n; i++)
+		memcpy(tmp[at[v[i][0]]++], v[i], sizeof *v);
+	for (int b = 0; b < 256; b++)
+		if (start[b + 1] - start[b] > 1)
+			qsort(tmp[start[b]], start[b + 1] - start[b], sizeof *tmp, cmp_dig);
+	memcpy(v, tmp, n * sizeof *v);
+	free(tmp);
+}
+
 static void dig_unique(unsigned char (*v)[32], size_t *n)
 {
-	if (*n)
-		qsort(v, *n, sizeof *v, cmp_dig);
+	dig_sort(v, *n);
 	size_t w = 0;
 	for (size_t i = 0; i < *n; i++)
 		if (w == 0 || memcmp(v[w - 1], v[i], 32) != 0)
@@ -111,19 +158,32 @@ static int hex_nibble(char c)
 	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
-/* Append a digest (64 hex digits, either case) in binary; sorted and
- * deduplicated whenever it doubled, so memory is bounded by the distinct
- * digests, not the mentions. */
-static void dig_push(unsigned char (**v)[32], size_t *n, size_t *cap, size_t *sorted, const char *hex)
+/* A digest (64 hex digits, either case) in binary. */
+static void dig_binary(unsigned char out[32], const char *hex)
+{
+	for (int k = 0; k < 32; k++)
+		out[k] = (unsigned char)(hex_nibble(hex[2 * k]) << 4 | hex_nibble(hex[2 * k + 1]));
+}
+
+/* Append a digest in binary; sorted and deduplicated whenever it doubled,
+ * so memory is bounded by the distinct digests, not the mentions. */
+static void dig_push_binary(unsigned char (**v)[32], size_t *n, size_t *cap, size_t *sorted,
+                            const unsigned char dig[32])
 {
 	if (*n >= 4096 && *n >= 2 * *sorted) {
 		dig_unique(*v, n);
 		*sorted = *n;
 	}
 	OA_ALLOC_GROW(*v, *n + 1, *cap);
-	for (int k = 0; k < 32; k++)
-		(*v)[*n][k] = (unsigned char)(hex_nibble(hex[2 * k]) << 4 | hex_nibble(hex[2 * k + 1]));
+	memcpy((*v)[*n], dig, 32);
 	(*n)++;
+}
+
+static void dig_push(unsigned char (**v)[32], size_t *n, size_t *cap, size_t *sorted, const char *hex)
+{
+	unsigned char dig[32];
+	dig_binary(dig, hex);
+	dig_push_binary(v, n, cap, sorted, dig);
 }
 
 static void fact_mention(void *ctx, const oa_digest_hex hex)
@@ -312,7 +372,7 @@ static void free_window(pre_dir *v, size_t n)
 static int open_dir(walk_ctx *w, int dirfd, const char *name, int flags)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
-	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && w->batch.n) {
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && (w->batch.n || w->flying)) {
 		flush_tags(w);
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
 	}
@@ -507,9 +567,10 @@ static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
 		free(pre);
 	}
 	free_dir_in(in);
-	/* Tags of the batch not flushed yet read from dirfd: the batch closes it. */
-	if (copy.used && copy.gen == w->batch.gen) {
-		tag_batch *b = &w->batch;
+	/* Tags of a batch not recorded yet read from dirfd: the batch closes it. */
+	tag_batch *b = !copy.used ? NULL : copy.gen == w->batch.gen ? &w->batch
+	             : w->flying && copy.gen == w->fly.gen ? &w->fly : NULL;
+	if (b) {
 		OA_ALLOC_GROW(b->dirs, b->n_dirs + 1, b->cap_dirs);
 		b->dirs[b->n_dirs++] = dirfd;
 		*kept = true;
@@ -551,21 +612,32 @@ static void link_blob(oa_store *s, const char *raw, oa_digest_hex hex)
 		hex[0] = '\0';
 }
 
+static const char tag_file[] = "file";
+
 /* Which manifest blob a tag is: the one its symlink resolves to (link_hex),
- * else the one its bytes hash to (self: a hard link or a copy). */
-static void tag_blob(walk_ctx *w, oa_model *m, bool link, const oa_digest_hex self, const oa_digest_hex link_hex)
+ * else the one its bytes hash to (self), which blobs/ may not hold: a tag
+ * file whose tag_blob is set waits for tag_blob_found, once blobs/ is
+ * listed. */
+static void tag_blob(oa_model *m, bool link, const oa_digest_hex self, const oa_digest_hex link_hex)
 {
-	m->tag_kind = "file";
-	if (link) {
-		m->tag_kind = "symlink";
-		if (link_hex[0])
-			m->tag_blob = oa_xstrdup(link_hex);
+	m->tag_kind = link ? "symlink" : tag_file;
+	const char *hex = link ? link_hex : self;
+	if (hex[0])
+		m->tag_blob = oa_xstrdup(hex);
+}
+
+/* A tag file whose bytes are a blob of blobs/: a hard link to it or a copy;
+ * else none. */
+static void tag_blob_found(oa_store *s, oa_model *m)
+{
+	if (m->tag_kind != tag_file || !m->tag_blob)
+		return;
+	oa_blob *b = store_blob_by_hex(s, m->tag_blob);
+	if (!b) {
+		free(m->tag_blob);
+		m->tag_blob = NULL;
 		return;
 	}
-	oa_blob *b = store_blob_by_hex(w->s, self);
-	if (!b)
-		return;
-	m->tag_blob = oa_xstrdup(self);
 	m->tag_kind = b->st.dev == m->st.dev && b->st.ino == m->st.ino ? "hardlink" : "copy";
 }
 
@@ -573,15 +645,15 @@ static void job_mention(void *ctx, const oa_digest_hex hex)
 {
 	tag_job *j = ctx;
 	OA_ALLOC_GROW(j->mentions, j->n_mentions + 1, j->cap_mentions);
-	memcpy(j->mentions[j->n_mentions++], hex, sizeof *j->mentions);
+	dig_binary(j->mentions[j->n_mentions++], hex);
 }
 
 /* The part of reading a tag that touches nothing but its job and its model
  * (the store's blobs and bounds are only read): any thread, any order. */
-static void read_tag(walk_ctx *w, tag_job *j)
+static void read_tag(walk_ctx *w, oa_model *models, tag_job *j)
 {
 	oa_store *s = w->s;
-	oa_model *m = &s->models[j->model];
+	oa_model *m = &models[j->model];
 	if (store_read_looked_at(j->dirfd, j->file, j->mode, OA_MANIFEST_MAX, &j->bytes, &j->len) < 0) {
 		j->err = errno;
 		return;
@@ -593,7 +665,7 @@ static void read_tag(walk_ctx *w, tag_job *j)
 		link_blob(s, j->raw, j->lh);
 	oa_digest_scan(j->bytes, j->len, job_mention, j);
 	j->list_key = oa_mentions_manifests_key(j->bytes, j->len);
-	tag_blob(w, m, j->link, j->self, j->lh);
+	tag_blob(m, j->link, j->self, j->lh);
 	j->parsed = oa_manifest_parse(j->bytes, j->len, &m->m, j->perr, sizeof j->perr);
 	if (j->parsed == 0) {
 		free(j->bytes);
@@ -603,8 +675,14 @@ static void read_tag(walk_ctx *w, tag_job *j)
 
 static void tag_read(void *ctx, size_t i)
 {
-	walk_ctx *w = ctx;
-	read_tag(w, &w->batch.v[i]);
+	batch_read *r = ctx;
+	read_tag(r->w, r->models, &r->b->v[i]);
+}
+
+static void read_batch(void *ctx)
+{
+	batch_read *r = ctx;
+	oa_pool_run(r->jobs, r->b->n, OA_POOL_MIN_PARALLEL, tag_read, r);
 }
 
 /* What refs.c would take from a tag file read in full (note_tag_file),
@@ -614,12 +692,12 @@ static void note_tag_job(oa_store *s, const tag_job *j)
 	oa_tag_facts *f = &s->tags;
 	f->files++;
 	for (size_t k = 0; k < j->n_mentions; k++)
-		fact_mention(f, j->mentions[k]);
+		dig_push_binary(&f->dig, &f->n_dig, &f->cap_dig, &f->sorted_dig, j->mentions[k]);
 	fact_mention(f, j->self);
 	if (j->lh[0])
 		fact_mention(f, j->lh);
 	for (size_t k = 0; j->list_key && k < j->n_mentions; k++)
-		fact_list_mention(f, j->mentions[k]);
+		dig_push_binary(&f->list_dig, &f->n_list_dig, &f->cap_list_dig, &f->sorted_list_dig, j->mentions[k]);
 }
 
 /* The rest, in walk order: findings, the store's counts and facts. */
@@ -633,8 +711,10 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 		not_plain(s);
 		m->manifest_error = oa_xasprintf("cannot read: %s", e == EFBIG ? "larger than 16 MiB"
 		                                 : e == EINVAL ? "not a regular file" : strerror(e));
-		if (e == EFBIG) /* what it names is not an orphan (issue 19, 11c) */
+		if (e == EFBIG) { /* what it names is not an orphan (issue 19, 11c) */
+			store_scan_blobs_wait(w->blobs);
 			store_mark_weak_refs_file(s, j->dirfd, j->file);
+		}
 		oa_finding_code code = e == EFBIG || e == EINVAL ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE;
 		oa_findings_add(&s->findings, code, m->display, NULL, rel, "manifest %s", m->manifest_error);
 		if (!m->v2) {
@@ -660,26 +740,25 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 			                "a corrupt manifest makes the server skip its start-up prune");
 			s->prune_blocked = true;
 		}
+		store_scan_blobs_wait(w->blobs);
 		store_mark_weak_refs(s, j->bytes, j->len);
 	} else {
 		m->manifest_ok = true;
 		if (m->v2)
 			memcpy(m->m.id, j->self, sizeof m->m.id);
-		if (m->m.is_list)
+		if (m->m.is_list) {
+			store_scan_blobs_wait(w->blobs);
 			store_use_list_child(s, m);
+		}
 		if (m->v2 || m->is_list)
 			m->m.size = store_unique_size(&m->m);
 	}
 }
 
-/* Read every tag file of the batch (on the scan's threads), then record
- * them in walk order, and close the batch's directory copies. */
-static void flush_tags(walk_ctx *w)
+/* Record a batch whose files were read, in walk order, and close its
+ * directory copies. */
+static void finish_batch(walk_ctx *w, tag_batch *b)
 {
-	tag_batch *b = &w->batch;
-	if (b->n == 0)
-		return;
-	oa_pool_run(w->s->jobs, b->n, OA_POOL_MIN_PARALLEL, tag_read, w);
 	for (size_t i = 0; i < b->n; i++) {
 		tag_job *j = &b->v[i];
 		tag_finish(w, j);
@@ -691,7 +770,47 @@ static void flush_tags(walk_ctx *w)
 	for (size_t i = 0; i < b->n_dirs; i++)
 		close(b->dirs[i]);
 	b->n = b->n_dirs = 0;
-	b->gen++;
+}
+
+/* Wait for the flying batch, and record it. */
+static void land(walk_ctx *w)
+{
+	if (!w->flying)
+		return;
+	oa_task_wait(&w->fly_task);
+	w->flying = false;
+	finish_batch(w, &w->fly);
+}
+
+/* Record every tag queued so far: the flying batch, then the one being
+ * filled, read now on the scan's threads. */
+static void flush_tags(walk_ctx *w)
+{
+	land(w);
+	tag_batch *b = &w->batch;
+	if (b->n == 0)
+		return;
+	batch_read r = { w, b, w->s->jobs, w->s->models };
+	read_batch(&r);
+	finish_batch(w, b);
+	b->gen = ++w->gens;
+}
+
+/* The batch being filled is full: send it to be read beside the walk
+ * (after recording the one before it), and fill the next. */
+static void take_off(walk_ctx *w)
+{
+	land(w);
+	tag_batch t = w->fly;
+	w->fly = w->batch;
+	w->batch = t;
+	w->batch.gen = ++w->gens;
+	/* The next batch's models go in without moving those being read. */
+	OA_ALLOC_GROW(w->s->models, w->s->n_models + w->batch.max + 1, w->cap);
+	int threads = oa_pool_threads(w->s->jobs);
+	w->fly_read = (batch_read){ w, &w->fly, threads > 2 ? threads - 1 : 1, w->s->models };
+	w->flying = true;
+	oa_task_start(&w->fly_task, read_batch, &w->fly_read);
 }
 
 static void free_batch(tag_batch *b)
@@ -712,7 +831,11 @@ static void queue_tag(walk_ctx *w, int dirfd, dir_copy *copy, const char *file, 
 	b->v[b->n++] = (tag_job){ .model = model, .dirfd = dirfd, .file = oa_xstrdup(file),
 	                          .mode = st->st_mode, .link = link,
 	                          .raw = link ? raw_path(w, 3, file) : NULL };
-	if (b->n >= b->max)
+	if (b->n < b->max)
+		return;
+	if (b->max > 1)
+		take_off(w);
+	else
 		flush_tags(w);
 }
 
@@ -750,6 +873,7 @@ static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *fi
 		 * whatever it references out of the orphans. */
 		uint8_t *bytes;
 		size_t len;
+		store_scan_blobs_wait(w->blobs);
 		if (store_read_looked_at(dirfd, file, st->st_mode, OA_MANIFEST_MAX, &bytes, &len) == 0) {
 			store_mark_weak_refs(s, bytes, len);
 			oa_digest_hex self, lh = "";
@@ -783,15 +907,15 @@ static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *fi
 	queue_tag(w, dirfd, copy, file, st, link, s->n_models - 1);
 }
 
-void store_walk(oa_store *s, size_t *cap)
+void store_walk(oa_store *s, size_t *cap, store_blob_scan *blobs)
 {
 	bool here, here_v2;
 	s->tags.plain = top_plain(s, "manifests", s->manifests_fd, &here) &&
 	                top_plain(s, "manifests-v2", s->manifests_v2_fd, &here_v2) && (here || here_v2);
-	walk_ctx w = { .s = s, .top = "manifests", .cap = *cap };
-	/* Tag files are read 256 at a time on the scan's threads; one by one
-	 * when it has none. */
-	w.batch.max = oa_pool_threads(s->jobs) > 1 ? 256 : 1;
+	walk_ctx w = { .s = s, .top = "manifests", .cap = *cap, .blobs = blobs };
+	/* Tag files are read 256 at a time on the scan's threads, beside the
+	 * walk; one by one when it has none. */
+	w.batch.max = w.fly.max = oa_pool_threads(s->jobs) > 1 ? 256 : 1;
 	bool kept;
 	if (s->manifests_fd >= 0)
 		walk(&w, &(dir_in){ .fd = s->manifests_fd }, 0, &kept);
@@ -801,6 +925,10 @@ void store_walk(oa_store *s, size_t *cap)
 		walk(&w, &(dir_in){ .fd = s->manifests_v2_fd }, 0, &kept);
 	flush_tags(&w);
 	free_batch(&w.batch);
+	free_batch(&w.fly);
 	finish_tag_facts(s);
+	store_scan_blobs_wait(blobs);
+	for (size_t i = 0; i < s->n_models; i++)
+		tag_blob_found(s, &s->models[i]);
 	*cap = w.cap;
 }

@@ -76,18 +76,33 @@ static int char_width(const unsigned char *p, size_t n, size_t *len)
 	return fallback_width(oa_utf8_cp(p, k));
 }
 
+/* Printable ASCII: one column in every locale, one byte, no C library call. */
+static bool plain_ascii(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7F;
+}
+
 /* Walks s up to `max` columns (SIZE_MAX: all); returns the columns and
- * the bytes they take in *bytes. */
+ * the bytes they take in *bytes. The user's locale is switched to only
+ * at the first character that is not printable ASCII. */
 static size_t walk(const char *s, size_t max, size_t *bytes)
 {
-	locale_t loc = user_ctype(), old = (locale_t)0;
-	if (loc)
-		old = uselocale(loc);
+	locale_t loc = (locale_t)0, old = (locale_t)0;
+	bool switched = false;
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s), w = 0, used = 0;
 	while (used < n) {
-		size_t k;
-		int cw = char_width(p + used, n - used, &k);
+		size_t k = 1;
+		int cw = 1;
+		if (!plain_ascii(p[used])) {
+			if (!switched) {
+				switched = true;
+				loc = user_ctype();
+				if (loc)
+					old = uselocale(loc);
+			}
+			cw = char_width(p + used, n - used, &k);
+		}
 		if (w + (size_t)cw > max)
 			break;
 		w += (size_t)cw;
@@ -123,10 +138,12 @@ static void add_cell(oa_buf *b, const char *s, size_t width, bool right)
 		s = e;
 	size_t w = walk(s, (size_t)-1, NULL);
 	size_t pad = w < width ? width - w : 0;
+	if (!right)
+		oa_buf_adds(b, s);
+	for (size_t i = 0; i < pad; i++)
+		oa_buf_addc(b, ' ');
 	if (right)
-		oa_buf_printf(b, "%*s%s", (int)pad, "", s);
-	else
-		oa_buf_printf(b, "%s%*s", s, (int)pad, "");
+		oa_buf_adds(b, s);
 	free(e);
 }
 
