@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* A tag file under a valid name: read, hashed and parsed off the walk's
@@ -77,6 +78,7 @@ typedef struct walk_ctx {
 	batch_read fly_read;
 	unsigned gens;          /* batches filled so far */
 	store_blob_scan *blobs; /* blobs/, listed beside the walk: wait before a look at it */
+	size_t window;          /* model directories read ahead at once (prefetch_dir) */
 } walk_ctx;
 
 static void flush_tags(walk_ctx *w);
@@ -320,9 +322,19 @@ typedef struct pre_window {
 	pre_dir *v;
 } pre_window;
 
-/* Model directories read ahead at once: their fds stay open until walked,
- * beside the batch's (at most its 256). */
-#define PREFETCH_WINDOW 128
+/* Directory fds the walk may hold for each of the batch, the flying batch
+ * and (half of it) the read-ahead window: 256, or a quarter of a lower
+ * RLIMIT_NOFILE (macOS's default soft limit is 256), so that a tag file
+ * opened on a reading thread never finds the fd table full; a read that
+ * failed with EMFILE would be a finding ("cannot read") about a sound file. */
+static size_t fd_share(void)
+{
+	size_t share = 256;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < share)
+		share = (size_t)rl.rlim_cur / 4;
+	return share > 2 ? share : 2;
+}
 
 static void prefetch_dir(void *ctx, size_t i)
 {
@@ -437,7 +449,7 @@ static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
 	}
 	/* Below a depth-2 directory (a model's), read ahead on the pool. */
 	bool prefetch = depth == 2 && w->batch.max > 1;
-	pre_dir *pre = prefetch ? oa_xcalloc(PREFETCH_WINDOW, sizeof *pre) : NULL;
+	pre_dir *pre = prefetch ? oa_xcalloc(w->window, sizeof *pre) : NULL;
 	size_t win_lo = 0, win_n = 0;
 	for (size_t i = 0; i < n; i++) {
 		const oa_dirent *ent = &in->list.v[i];
@@ -447,7 +459,7 @@ static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
 			if (i >= win_lo + win_n) {
 				free_window(pre, win_n);
 				win_lo = i;
-				win_n = n - i < PREFETCH_WINDOW ? n - i : PREFETCH_WINDOW;
+				win_n = n - i < w->window ? n - i : w->window;
 				for (size_t k = 0; k < win_n; k++)
 					pre[k] = (pre_dir){ .e = &in->list.v[i + k], .in = { .fd = -1 } };
 				pre_window pw = { dirfd, pre };
@@ -913,9 +925,12 @@ void store_walk(oa_store *s, size_t *cap, store_blob_scan *blobs)
 	s->tags.plain = top_plain(s, "manifests", s->manifests_fd, &here) &&
 	                top_plain(s, "manifests-v2", s->manifests_v2_fd, &here_v2) && (here || here_v2);
 	walk_ctx w = { .s = s, .top = "manifests", .cap = *cap, .blobs = blobs };
-	/* Tag files are read 256 at a time on the scan's threads, beside the
-	 * walk; one by one when it has none. */
-	w.batch.max = w.fly.max = oa_pool_threads(s->jobs) > 1 ? 256 : 1;
+	/* Tag files are read a batch at a time (256, fewer under a low fd
+	 * limit) on the scan's threads, beside the walk; one by one when it
+	 * has none. */
+	size_t share = fd_share();
+	w.batch.max = w.fly.max = oa_pool_threads(s->jobs) > 1 ? share : 1;
+	w.window = share / 2;
 	bool kept;
 	if (s->manifests_fd >= 0)
 		walk(&w, &(dir_in){ .fd = s->manifests_fd }, 0, &kept);
