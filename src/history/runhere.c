@@ -46,8 +46,8 @@ static bool has_mlxc(const char *dir, char *out, size_t outlen)
 	while (!found && (e = readdir(d))) {
 		if (strncmp(e->d_name, "libmlxc.", 8) != 0)
 			continue;
-		snprintf(out, outlen, "%s/%s", dir, e->d_name);
-		found = true;
+		int n = snprintf(out, outlen, "%s/%s", dir, e->d_name);
+		found = n > 0 && (size_t)n < outlen; /* a cut path is not the library's */
 	}
 	closedir(d);
 	return found;

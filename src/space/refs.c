@@ -96,8 +96,10 @@ static void refset_fail(oa_refset *r, const char *before, const char *path, cons
 {
 	if (!r->incomplete) {
 		char *what = oa_escape(path, strlen(path));
-		snprintf(r->why, sizeof r->why, "%s%s%s%s%s", before, what, after, e ? ": " : "",
-		         e ? strerror(e) : "");
+		int n = snprintf(r->why, sizeof r->why, "%s%s%s%s%s", before, what, after, e ? ": " : "",
+		                 e ? strerror(e) : "");
+		if (n >= (int)sizeof r->why) /* a path that long: say the reason was cut */
+			memcpy(r->why + sizeof r->why - 4, "...", 4);
 		free(what);
 	}
 	r->incomplete = true;
