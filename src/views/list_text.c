@@ -70,7 +70,8 @@ static char *escaped_or_dash(const char *s)
 	return oa_escape(s ? s : "-", strlen(s ? s : "-"));
 }
 
-static void model_row(const oa_text_style *st, oa_table *tb, const oa_list_store *ls, size_t j, int64_t now)
+static void model_row(const oa_text_style *st, const oa_table *tb, const oa_list_store *ls, size_t j, int64_t now,
+                      char **out)
 {
 	const oa_model *m = &ls->s->models[j];
 	char size[32], mod[64];
@@ -98,7 +99,41 @@ static void model_row(const oa_text_style *st, oa_table *tb, const oa_list_store
 	};
 	if (shadow) /* the tag whose converted child a llamacpp:<hex> shadow keeps */
 		cell[shadow] = oa_xstrdup(!m->shadow ? "-" : m->shadow_of ? m->shadow_of : "(gone)");
-	oa_table_add(tb, cell);
+	memcpy(out, cell, tb->ncol * sizeof *out);
+}
+
+/* The table's rows, made as the table asks for them, in order: a section
+ * heading per store when there are several, then its models. */
+struct list_rows {
+	const oa_text_style *st;
+	const oa_table *tb;
+	const oa_list_store *v;
+	size_t n;
+	int64_t now;
+	size_t store, model; /* the next row's */
+	bool headed;         /* the store's heading is out */
+};
+
+static void list_row(void *ctx, size_t r, char **cells, char **line)
+{
+	struct list_rows *lr = ctx;
+	if (r == 0)
+		lr->store = lr->model = 0, lr->headed = false;
+	while (lr->store < lr->n) {
+		const oa_list_store *ls = &lr->v[lr->store];
+		if (lr->n > 1 && !lr->headed) {
+			lr->headed = true;
+			*line = oa_xasprintf("# %s", ls->s->root);
+			return;
+		}
+		if (lr->model < ls->n_models) {
+			model_row(lr->st, lr->tb, ls, ls->models[lr->model++], lr->now, cells);
+			return;
+		}
+		lr->store++;
+		lr->model = 0;
+		lr->headed = false;
+	}
 }
 
 void oa_list_text(const oa_text_style *st, FILE *out, const oa_list_store *v, size_t n)
@@ -131,14 +166,12 @@ void oa_list_text(const oa_text_style *st, FILE *out, const oa_list_store *v, si
 		cols[tb.ncol++] = (oa_column){ "SHADOW OF", 9, 0, false };
 	if (!n)
 		return; /* the error said it; an empty table would only add noise */
-	int64_t now = oa_wall_now_ns();
-	for (size_t i = 0; i < n; i++) {
-		if (n > 1)
-			oa_table_line(&tb, oa_xasprintf("# %s", v[i].s->root)); /* a section header row per store */
-		for (size_t o = 0; o < v[i].n_models; o++)
-			model_row(st, &tb, &v[i], v[i].models[o], now);
-	}
-	oa_table_print(st, &tb, out);
+	/* Rows made twice, never held: 10,000 tags' cells are 3 MiB. */
+	struct list_rows lr = { .st = st, .tb = &tb, .v = v, .n = n, .now = oa_wall_now_ns() };
+	size_t rows = 0;
+	for (size_t i = 0; i < n; i++)
+		rows += v[i].n_models + (n > 1); /* a section heading per store */
+	oa_table_print_rows(st, &tb, rows, list_row, &lr, out);
 	if (n > 1) {
 		oa_list_total t;
 		oa_list_totals(v, n, &t);

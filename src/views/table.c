@@ -374,7 +374,7 @@ static void note_hidden(FILE *diag, const oa_table *t, const bool *shown, size_t
 
 /* One row: its shown cells, each cut to its column, the last one unpadded,
  * the whole cut to the terminal should the columns alone not fit. */
-static void put_row(FILE *out, const oa_table *t, char *const *cells, const size_t *w, const bool *shown,
+static void put_row(FILE *out, const oa_table *t, const char *const *cells, const size_t *w, const bool *shown,
                     size_t cols)
 {
 	oa_buf b = { 0 };
@@ -400,40 +400,117 @@ static void put_row(FILE *out, const oa_table *t, char *const *cells, const size
 	oa_buf_free(&b);
 }
 
-void oa_table_print(const oa_text_style *st, oa_table *t, FILE *out)
+/* The rows a table prints: its own (fn NULL), or made on demand by fn. */
+struct rows {
+	oa_table *t;
+	size_t n;
+	oa_table_row_fn fn;
+	void *ctx;
+	char **made;      /* fn's cells, ncol (owned until row_done) */
+	const char **view; /* the same, "" for NULL */
+	char *line;       /* fn's line, escaped (owned until row_done) */
+};
+
+/* Row r: its cells, or NULL with *line its line; valid until row_done. */
+static const char *const *row_get(struct rows *rs, size_t r, const char **line)
 {
+	oa_table *t = rs->t;
+	if (!rs->fn) {
+		*line = t->line[r];
+		return t->line[r] ? NULL : (const char *const *)t->cell + r * t->ncol;
+	}
+	memset(rs->made, 0, t->ncol * sizeof *rs->made);
+	rs->line = NULL;
+	rs->fn(rs->ctx, r, rs->made, &rs->line);
+	if (rs->line) {
+		char *e = printed(rs->line); /* lines are printed whole: escape here */
+		if (e) {
+			free(rs->line);
+			rs->line = e;
+		}
+		*line = rs->line;
+		return NULL;
+	}
+	*line = NULL;
+	for (size_t k = 0; k < t->ncol; k++)
+		rs->view[k] = rs->made[k] ? rs->made[k] : "";
+	return rs->view;
+}
+
+static void row_done(struct rows *rs)
+{
+	if (!rs->fn)
+		return;
+	for (size_t k = 0; k < rs->t->ncol; k++) {
+		free(rs->made[k]);
+		rs->made[k] = NULL;
+	}
+	free(rs->line);
+	rs->line = NULL;
+}
+
+static void print_rows(const oa_text_style *st, struct rows *rs, FILE *out)
+{
+	oa_table *t = rs->t;
 	size_t cols = st->width, n = t->ncol;
 	size_t *w = oa_xcalloc(n, sizeof *w);
 	bool *shown = oa_xcalloc(n, sizeof *shown);
 	for (size_t k = 0; k < n; k++) {
 		shown[k] = true;
 		w[k] = !st->header ? 0 : oa_text_width(t->col[k].head);
-		for (size_t r = 0; r < t->rows; r++)
-			if (!t->line[r] && oa_text_width(t->cell[r * n + k]) > w[k])
-				w[k] = oa_text_width(t->cell[r * n + k]);
+	}
+	for (size_t r = 0; r < rs->n; r++) {
+		const char *line;
+		const char *const *cell = row_get(rs, r, &line);
+		for (size_t k = 0; cell && k < n; k++) {
+			size_t cw = oa_text_width(cell[k]);
+			if (cw > w[k])
+				w[k] = cw;
+		}
+		row_done(rs);
 	}
 	layout(t, cols, w, shown);
 	if (cols)
 		note_hidden(st->diag, t, shown, cols);
 	if (st->header) {
-		char **head = oa_xcalloc(n, sizeof *head);
+		const char **head = oa_xcalloc(n, sizeof *head);
 		for (size_t k = 0; k < n; k++)
-			head[k] = (char *)t->col[k].head;
+			head[k] = t->col[k].head;
 		put_row(out, t, head, w, shown, cols);
 		free(head);
 	}
-	for (size_t r = 0; r < t->rows; r++) {
-		if (t->line[r]) {
-			char *line = cols ? oa_text_fit(t->line[r], cols) : oa_xstrdup(t->line[r]);
-			fprintf(out, "%s\n", line);
-			free(line);
-			continue;
+	for (size_t r = 0; r < rs->n; r++) {
+		const char *line;
+		const char *const *cell = row_get(rs, r, &line);
+		if (line) {
+			char *fit = cols ? oa_text_fit(line, cols) : oa_xstrdup(line);
+			fprintf(out, "%s\n", fit);
+			free(fit);
+		} else {
+			put_row(out, t, cell, w, shown, cols);
 		}
-		put_row(out, t, t->cell + r * n, w, shown, cols);
+		row_done(rs);
 	}
-	oa_table_clear(t);
 	free(w);
 	free(shown);
+}
+
+void oa_table_print(const oa_text_style *st, oa_table *t, FILE *out)
+{
+	struct rows rs = { .t = t, .n = t->rows };
+	print_rows(st, &rs, out);
+	oa_table_clear(t);
+}
+
+void oa_table_print_rows(const oa_text_style *st, oa_table *t, size_t rows, oa_table_row_fn fn, void *ctx,
+                         FILE *out)
+{
+	struct rows rs = { .t = t, .n = rows, .fn = fn, .ctx = ctx };
+	rs.made = oa_xcalloc(t->ncol + 1, sizeof *rs.made);
+	rs.view = oa_xcalloc(t->ncol + 1, sizeof *rs.view);
+	print_rows(st, &rs, out);
+	free(rs.made);
+	free(rs.view);
 }
 
 void oa_print_wrapped(const oa_text_style *st, FILE *out, const char *indent, const char *text)

@@ -69,6 +69,15 @@ void oa_table_clear(oa_table *t);
 void oa_table_line(oa_table *t, char *text);  /* takes text: a line of its own between rows */
 /* Prints the heading (unless --no-header) and the rows, then empties t. */
 void oa_table_print(const oa_text_style *st, oa_table *t, FILE *out);
+/* A table too long to hold at once (`list` of 10,000 tags: 3 MiB of cells,
+ * issue 21): t gives the columns (and holds no rows); fn makes row r each
+ * time it is asked, once to size the columns and once to print, r from 0
+ * to rows - 1 in order each time. fn fills either cells (t->ncol malloc'd
+ * strings, NULL for empty) or *line (malloc'd: a line of its own, as
+ * oa_table_line), and must make the same row both times. */
+typedef void (*oa_table_row_fn)(void *ctx, size_t r, char **cells, char **line);
+void oa_table_print_rows(const oa_text_style *st, oa_table *t, size_t rows, oa_table_row_fn fn, void *ctx,
+                         FILE *out);
 /* A paragraph wrapped at st's width (80 when unlimited), each line after indent. */
 void oa_print_wrapped(const oa_text_style *st, FILE *out, const char *indent, const char *text);
 

@@ -72,6 +72,40 @@ static void test_list(void)
 	CHECK(strncmp(text, "NAME", 4) == 0);
 	CHECK(strstr(text, s.models[order[0]].display) != NULL);
 	free(text);
+
+	/* Two stores (its rows are made as the table asks, twice, never held):
+	 * a heading per store before its rows, every row's SIZE in one column,
+	 * the totals last; at 60 columns no line is wider. */
+	oa_list_store two[2] = { ls, ls };
+	for (size_t width = 0; width <= 60; width += 60) {
+		st.width = width;
+		out = open_memstream(&text, &len);
+		oa_list_text(&st, out, two, 2);
+		fclose(out);
+		size_t lines = 0, headings = 0, rows = 0, size_at = 0;
+		bool one_column = true, fits = true, totals = false;
+		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+			fits &= !width || oa_text_width(line) <= width;
+			if (lines == 0) {
+				CHECK(strncmp(line, "NAME", 4) == 0);
+				CHECK(strstr(line, "SIZE") != NULL);
+				size_at = strstr(line, "SIZE") ? (size_t)(strstr(line, "SIZE") - line) : 0;
+			} else if (strncmp(line, "# all 2 stores", 14) == 0) {
+				totals = rows == 2 * n;
+			} else if (line[0] == '#') {
+				CHECK(strcmp(line + 2, s.root) == 0);
+				CHECK(rows == headings * n); /* the first store's rows before the second heading */
+				headings++;
+			} else if (line[0] != '#') {
+				rows++;
+				one_column &= size_at > 0 && line[size_at - 1] == ' ' && line[size_at] != ' ';
+			}
+		}
+		CHECK_U64(headings, 2);
+		CHECK_U64(rows, 2 * n);
+		CHECK(one_column && fits && totals);
+		free(text);
+	}
 	free(order);
 	oa_store_close(&s);
 }
