@@ -105,6 +105,7 @@ typedef struct oa_open_options {
 	const char *platform; /* "os/arch" that chooses a list's child (--platform); NULL: this machine */
 	int header_mode;      /* enum oa_header_mode (headers.h) */
 	int jobs;             /* threads the scan may use (oa_store.jobs): 0 one per online CPU */
+	bool no_tag_facts;    /* oa_store.no_tag_facts: for a command that reads no reference set */
 } oa_open_options;
 
 /* The one way to open a store to audit: the store at path, found by source

@@ -223,6 +223,9 @@ typedef struct oa_store {
 	int header_mode;      /* enum oa_header_mode, see headers.h */
 	struct oa_header_cache *header_cache; /* headers.c, during oa_store_scan only */
 	oa_tag_facts tags;    /* what the walk read, for the reference set and empty directories */
+	bool no_tag_facts;    /* set before oa_store_scan: its walk gathers no tags facts, as if
+	                         oa_store_drop_tag_facts ran after it, but without holding them at
+	                         the scan's peak (list, verify: issue 21) */
 	char **blob_text;     /* per blob: its bytes once read as a template, or NULL */
 	int jobs;             /* threads the scan may use: 0 one per online CPU, 1 none beside the caller */
 	struct oa_name_index *name_index; /* the models by name, for oa_store_resolve (resolve.c), or NULL */
@@ -254,9 +257,9 @@ OA_EXPORT void oa_store_release(oa_store *s);
  * 10,000 tags, and the empty directories) for a command that is done with
  * them: the answers stay the same, but cost a walk again, as after a walk
  * that was not plain: oa_refset_scanned reads the tags (oa_refset_build)
- * and oa_junk_collect walks manifests/ for empty directories. list calls it
- * before rendering, check once the referenced blobs are known, verify right
- * after the scan, du once its view is made (issue 21). */
+ * and oa_junk_collect walks manifests/ for empty directories. check calls it
+ * once the referenced blobs are known, du once its view is made; list and
+ * verify scan without them (oa_store.no_tag_facts) (issue 21). */
 OA_EXPORT void oa_store_drop_tag_facts(oa_store *s);
 
 /* Allocated bytes of the distinct blob files (by device and inode) that the

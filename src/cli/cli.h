@@ -76,6 +76,7 @@ typedef struct cli {
 	int server_era;     /* enum oa_server_era of it (0: from the layout) */
 	/* every store on the machine (docs/multi-store.md; cli_multi.h) */
 	bool all_users;     /* --all-users: the stores come from discovery (plus any --store) */
+	bool no_tag_facts;  /* the command reads no reference set: scan without tag facts */
 	bool duplicates;    /* du --duplicates: digests in several stores */
 	bool hardlink;      /* dedupe --hardlink: hard links, same owner only */
 	const char *output; /* --output FILE: stdout goes to FILE, atomically (temp + rename) */

@@ -91,6 +91,7 @@ int cmd_list(cli *c)
 		return OA_EXIT_USAGE;
 	}
 	size_t n;
+	c->no_tag_facts = true; /* nothing here reads them: memory (issue 21) */
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_QUICK);
 	/* The logs give LAST USED and --unused-for (docs/history.md). */
 	for (size_t i = 0; i < n; i++)
@@ -99,9 +100,6 @@ int cmd_list(cli *c)
 			cli_close_stores(st, n);
 			return c->exit_code;
 		}
-	for (size_t i = 0; i < n; i++)
-		if (st[i].ok)
-			oa_store_drop_tag_facts(&st[i].s); /* nothing below reads them: memory for the table */
 	oa_list_store *v = oa_xcalloc(n + 1, sizeof *v);
 	oa_last_used *lu = oa_xcalloc(n + 1, sizeof *lu);
 	size_t k = 0;

@@ -96,7 +96,7 @@ int cmd_stores(cli *c)
 		cli_err("discovery: %s", e);
 		free(e);
 	}
-	oa_open_options opt = { c->platform, OA_HEADERS_NONE, c->jobs };
+	oa_open_options opt = { c->platform, OA_HEADERS_NONE, c->jobs, false };
 	stores_view v = { 0 };
 	oa_stores_row *rows = oa_stores_read(&d, c->all, &opt, oa_wall_now(), &v.n);
 	for (size_t i = 0; i < v.n; i++)

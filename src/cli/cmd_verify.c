@@ -116,10 +116,8 @@ int cmd_verify(cli *c)
 	struct sigaction sa = { .sa_handler = on_sigint, .sa_flags = SA_RESETHAND }, old;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
+	c->no_tag_facts = c->format != OUT_PROMETHEUS; /* its reference set reads them; nothing else */
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
-	for (size_t i = 0; i < n; i++)
-		if (st[i].ok)
-			cli_multi_drop_tag_facts(c, &st[i].s); /* but prometheus: memory for the cache */
 	oa_verify_cache *cache;
 	if (!open_cache(c, &cache)) {
 		cli_close_stores(st, n);

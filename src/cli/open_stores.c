@@ -86,7 +86,7 @@ static opened_store *open_discovered(cli *c, size_t *n, int header_mode)
 		cli_err("discovery: %s", d.notes[i]);
 	opened_store *v = oa_xcalloc(d.n ? d.n : 1, sizeof *v);
 	size_t k = 0;
-	oa_open_options opt = { c->platform, header_mode, c->jobs };
+	oa_open_options opt = { c->platform, header_mode, c->jobs, c->no_tag_facts };
 	for (size_t i = 0; i < d.n; i++) {
 		const oa_candidate *cand = &d.v[i];
 		oa_store_source source = oa_store_source_of(cand->found[0].source);
@@ -155,7 +155,7 @@ opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 	if (c->all_users)
 		return open_discovered(c, n, header_mode);
 	oa_store_source source = OA_SOURCE_STORE_OPTION;
-	oa_open_options opt = { c->platform, header_mode, c->jobs };
+	oa_open_options opt = { c->platform, header_mode, c->jobs, c->no_tag_facts };
 	char *def = NULL;
 	size_t count = c->n_stores ? c->n_stores : 1;
 	opened_store *v = oa_xcalloc(count, sizeof *v);

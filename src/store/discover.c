@@ -189,6 +189,7 @@ int oa_open_candidate(oa_store *s, const char *path, oa_store_source source, con
 		oa_store_set_header_mode(s, o->header_mode);
 		s->platform = o->platform;
 		s->jobs = o->jobs;
+		s->no_tag_facts = o->no_tag_facts;
 	}
 	return 0;
 }

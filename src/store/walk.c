@@ -208,6 +208,8 @@ static void note_tag_file(oa_store *s, const uint8_t *bytes, size_t len, const o
 {
 	oa_tag_facts *f = &s->tags;
 	f->files++;
+	if (!f->plain)
+		return; /* dropped once the walk is done */
 	oa_digest_scan(bytes, len, fact_mention, f);
 	fact_mention(f, self);
 	if (link_hex[0])
@@ -253,6 +255,10 @@ static bool top_plain(const oa_store *s, const char *name, int fd, bool *present
 static void note_empty_dir(oa_store *s, char *rel, const struct stat *st)
 {
 	oa_tag_facts *f = &s->tags;
+	if (!f->plain) {
+		free(rel);
+		return;
+	}
 	f->empty_dirs = oa_xreallocarray(f->empty_dirs, f->n_empty_dirs + 1, sizeof *f->empty_dirs);
 	f->empty_st = oa_xreallocarray(f->empty_st, f->n_empty_dirs + 1, sizeof *f->empty_st);
 	f->empty_dirs[f->n_empty_dirs] = rel;
@@ -675,8 +681,10 @@ static void read_tag(walk_ctx *w, oa_model *models, tag_job *j)
 	oa_sha256_hex(j->bytes, j->len, j->self); /* a manifest blob's digest is the sha256 of all its bytes */
 	if (j->link)
 		link_blob(s, j->raw, j->lh);
-	oa_digest_scan(j->bytes, j->len, job_mention, j);
-	j->list_key = oa_mentions_manifests_key(j->bytes, j->len);
+	if (!s->no_tag_facts) { /* (not tags.plain: the walk's thread may clear it meanwhile) */
+		oa_digest_scan(j->bytes, j->len, job_mention, j);
+		j->list_key = oa_mentions_manifests_key(j->bytes, j->len);
+	}
 	tag_blob(m, j->link, j->self, j->lh);
 	j->parsed = oa_manifest_parse(j->bytes, j->len, &m->m, j->perr, sizeof j->perr);
 	if (j->parsed == 0) {
@@ -703,6 +711,8 @@ static void note_tag_job(oa_store *s, const tag_job *j)
 {
 	oa_tag_facts *f = &s->tags;
 	f->files++;
+	if (!f->plain)
+		return;
 	for (size_t k = 0; k < j->n_mentions; k++)
 		dig_push_binary(&f->dig, &f->n_dig, &f->cap_dig, &f->sorted_dig, j->mentions[k]);
 	fact_mention(f, j->self);
@@ -922,7 +932,7 @@ static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *fi
 void store_walk(oa_store *s, size_t *cap, store_blob_scan *blobs)
 {
 	bool here, here_v2;
-	s->tags.plain = top_plain(s, "manifests", s->manifests_fd, &here) &&
+	s->tags.plain = !s->no_tag_facts && top_plain(s, "manifests", s->manifests_fd, &here) &&
 	                top_plain(s, "manifests-v2", s->manifests_v2_fd, &here_v2) && (here || here_v2);
 	walk_ctx w = { .s = s, .top = "manifests", .cap = *cap, .blobs = blobs };
 	/* Tag files are read a batch at a time (256, fewer under a low fd

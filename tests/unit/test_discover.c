@@ -154,7 +154,7 @@ static void test_open_candidate(void)
 	CHECK(mkdir(man, 0700) == 0 && mkdir(blobs, 0700) == 0);
 	oa_found_by by[1] = { { "systemd", "ollama.service:3", dir } };
 	oa_candidate k = { .path = dir, .root = dir, .found = by, .n_found = 1 };
-	oa_open_options o = { "darwin/arm64", OA_HEADERS_NONE, 0 };
+	oa_open_options o = { "darwin/arm64", OA_HEADERS_NONE, 0, false };
 	oa_store s;
 	char err[256];
 	CHECK(oa_open_candidate(&s, dir, OA_SOURCE_SYSTEMD, &k, &o, err, sizeof err) == 0);

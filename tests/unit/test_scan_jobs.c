@@ -329,14 +329,45 @@ static void test_drop_tag_facts(void)
 	CHECK_U64(j_before.count[OA_JUNK_EMPTY_DIR], 1);
 	CHECK_U64(j_after.count[OA_JUNK_EMPTY_DIR], 1);
 	CHECK_U64(j_after.n, j_before.n);
+	size_t j_n = j_before.n;
 	oa_junk_free(&j_before);
 	oa_junk_free(&j_after);
 	CHECK_U64(after.n, before.n);
 	CHECK(after.n == before.n && memcmp(after.hex, before.hex, before.n * sizeof *before.hex) == 0);
 	CHECK(after.incomplete == before.incomplete);
-	oa_refset_free(&before);
 	oa_refset_free(&after);
 	oa_store_drop_tag_facts(s); /* twice: nothing left to free */
+
+	/* Scanned without them (list and verify: not held at the scan's peak),
+	 * on the threads that read tags beside the walk and on the caller's:
+	 * the same models, blobs and findings, the reference set and junk of
+	 * the dropped facts, and no digest held. */
+	for (int jobs = 1; jobs <= 2; jobs++) {
+		oa_store *bare = oa_xcalloc(1, sizeof *bare);
+		char err[256];
+		CHECK(oa_store_open(bare, root, "test", err, sizeof err) == 0);
+		bare->jobs = jobs;
+		bare->no_tag_facts = true;
+		oa_store_scan(bare);
+		CHECK(!bare->tags.plain && bare->tags.dig == NULL && bare->tags.list_dig == NULL &&
+		      bare->tags.n_empty_dirs == 0);
+		CHECK_U64(bare->n_models, s->n_models);
+		CHECK_U64(bare->n_blobs, s->n_blobs);
+		CHECK_U64(bare->findings.n, s->findings.n);
+		for (size_t i = 0; i < s->n_models && i < bare->n_models; i++)
+			CHECK(strcmp(bare->models[i].m.id, s->models[i].m.id) == 0);
+		oa_refset set;
+		oa_refset_scanned(bare, &set);
+		CHECK(set.n == before.n && memcmp(set.hex, before.hex, before.n * sizeof *before.hex) == 0);
+		oa_junk_list j;
+		oa_junk_collect(bare, &set, 0, &j);
+		CHECK_U64(j.count[OA_JUNK_EMPTY_DIR], 1);
+		CHECK_U64(j.n, j_n);
+		oa_junk_free(&j);
+		oa_refset_free(&set);
+		free_scan(bare);
+	}
+	oa_refset_free(&before);
 	free_scan(s);
 	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
