@@ -1,8 +1,9 @@
 # cpack -G DEB (from the build tree: cd build && cpack -G DEB): one package,
 # ollama-audit, holding what `cmake --install` installs under /usr. Its
 # run-time dependencies come from dpkg-shlibdeps (libjansson4, libxxhash0,
-# libssl3, libsystemd0 and libc6 on Debian 12) when it is there, else from
-# the list below.
+# libssl3 and libc6 on Debian 12) when it is there, else from the list
+# below. libsystemd0 is recommended, not required: `history` loads it to
+# read the journal (dlopen) and says so when it cannot.
 set(CPACK_PACKAGE_NAME ollama-audit)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "The ollama-audit authors <maintainers@users.noreply.a-seed-c689fe1f.example>")
@@ -21,11 +22,10 @@ find_program(OA_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(OA_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
-  set(oa_deps "libc6, libjansson4, libxxhash0, libssl3")
-  if(SYSTEMD_FOUND)
-    string(APPEND oa_deps ", libsystemd0")
-  endif()
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "${oa_deps}")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libjansson4, libxxhash0, libssl3")
+endif()
+if(SYSTEMD_FOUND)
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libsystemd0")
 endif()
 # The headers use jansson's: a program built against the library needs it.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libjansson-dev, pkg-config, prometheus-node-exporter")

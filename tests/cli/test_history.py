@@ -365,6 +365,25 @@ with t.guard("the systemd journal of another machine (--root)"):
         r = hist(s, "--root", root, "--log", os.devnull, "--format", "json")
         t.eq(r.json()["stores"][0]["sources"], [os.devnull, "journal (--root)"], "--root with --log reads both")
 
+with t.guard("a libsystemd.so.0 that lacks sd-journal: the journal is not read, and history says why"):
+    # libsystemd is loaded when the journal is first read (dlopen), not
+    # linked: the one found first here is an empty library of that name.
+    s, f = build()
+    fake = t.tempdir("fake-libsystemd")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    t.ok(cc is not None, "a C compiler (the build's) makes the stand-in library")
+    if cc and "built without libsystemd" not in hist(s, "--root", fake).err:
+        made = subprocess.run([cc, "-shared", "-fPIC", "-o", os.path.join(fake, "libsystemd.so.0"),
+                               "-x", "c", os.devnull], capture_output=True)
+        t.eq(made.returncode, 0, "cc -shared made the stand-in")
+        r = hist(s, "--root", fake, env={"LD_LIBRARY_PATH": fake})
+        t.exit_code(r, 8, "--root whose journal cannot be read is an operational error")
+        t.contains(r.err, "has no sd_journal_open", "names what the library lacks")
+        t.contains(r.err, "--log FILE", "and says how to do without")
+        r = hist(s, env={"LD_LIBRARY_PATH": fake})
+        t.exit_code(r, 0, "without --root the log files beside the store are read all the same")
+
+
 with t.guard("the machine's journal gives LAST USED only to the store its service served"):
     a, fa = build()
     b, _ = build()  # the same models: a load of A's blob would match B's by digest
