@@ -116,7 +116,6 @@ typedef struct oa_model {
 	/* Classification (model.c). */
 	enum oa_format format;
 	enum oa_runner runner;
-	unsigned layer_counts[OA_LAYER_KIND_COUNT];
 	unsigned missing_blobs;
 	unsigned list_rows;       /* on a list tag's model: its children here (rows listed, see below) */
 	uint64_t disk_bytes;      /* allocated (st_blocks), unique existing blob files */
@@ -261,6 +260,10 @@ OA_EXPORT void oa_store_release(oa_store *s);
  * once the referenced blobs are known, du once its view is made; list and
  * verify scan without them (oa_store.no_tag_facts) (issue 21). */
 OA_EXPORT void oa_store_drop_tag_facts(oa_store *s);
+
+/* How many of the model's manifest layers are of kind k (counted when
+ * asked: an array of a count per kind was 56 bytes in every model, issue 21). */
+OA_EXPORT unsigned oa_model_layer_count(const oa_model *m, enum oa_layer_kind k);
 
 /* Allocated bytes of the distinct blob files (by device and inode) that the
  * store's models reference (only models[i] with selected[i], when selected

@@ -367,7 +367,7 @@ static void cross_check(oa_store *s, oa_model *m)
 	oa_model_headers *h = m->headers;
 	const oa_config *cfg = &m->cfg;
 	bool have_cfg = m->config_state == OA_CONFIG_OK;
-	unsigned ggufs = m->layer_counts[OA_LAYER_MODEL], tensors = m->layer_counts[OA_LAYER_TENSOR];
+	unsigned ggufs = oa_model_layer_count(m, OA_LAYER_MODEL), tensors = oa_model_layer_count(m, OA_LAYER_TENSOR);
 
 	if (have_cfg && !m->remote) {
 		if (strcmp(cfg->model_format, "safetensors") == 0 && ggufs && !tensors)

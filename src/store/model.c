@@ -68,9 +68,7 @@ static void classify_format_runner(oa_model *m)
 {
 	const oa_config *cfg = &m->cfg;
 	bool have_cfg = m->config_state == OA_CONFIG_OK;
-	for (size_t i = 0; i < m->m.n_layers; i++)
-		m->layer_counts[m->m.layers[i].kind]++;
-	unsigned ggufs = m->layer_counts[OA_LAYER_MODEL], tensors = m->layer_counts[OA_LAYER_TENSOR];
+	unsigned ggufs = oa_model_layer_count(m, OA_LAYER_MODEL), tensors = oa_model_layer_count(m, OA_LAYER_TENSOR);
 	/* The handlers send a model to its remote only when the config names
 	 * both the host and the model there; one alone is a local model. */
 	m->remote = have_cfg && *cfg->remote_host && *cfg->remote_model;
@@ -151,7 +149,7 @@ static void add_capabilities(oa_model *m)
 		if (strstr(m->template_text, ".Suffix"))
 			add_cap(m, "insert");
 	}
-	if (m->layer_counts[OA_LAYER_PROJECTOR])
+	if (oa_model_layer_count(m, OA_LAYER_PROJECTOR))
 		add_cap(m, "vision");
 }
 

@@ -336,3 +336,11 @@ void oa_store_drop_tag_facts(oa_store *s)
 {
 	store_free_tag_facts(&s->tags);
 }
+
+unsigned oa_model_layer_count(const oa_model *m, enum oa_layer_kind k)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		n += m->m.layers[i].kind == k;
+	return n;
+}

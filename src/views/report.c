@@ -251,9 +251,11 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	if (m->headers && m->headers->have_st_model && m->headers->st_model->params)
 		json_object_set_new(o, "parameter_count", u64(m->headers->st_model->params));
 	json_t *counts = json_object();
-	for (int k = 0; k < OA_LAYER_KIND_COUNT; k++)
-		if (m->layer_counts[k])
-			json_object_set_new(counts, oa_layer_kind_name(k), json_integer(m->layer_counts[k]));
+	for (int k = 0; k < OA_LAYER_KIND_COUNT; k++) {
+		unsigned n = oa_model_layer_count(m, (enum oa_layer_kind)k);
+		if (n)
+			json_object_set_new(counts, oa_layer_kind_name(k), json_integer(n));
+	}
 	json_object_set_new(o, "layers", json_integer((json_int_t)m->m.n_layers));
 	json_object_set_new(o, "layers_by_kind", counts);
 	json_object_set_new(o, "missing_blobs", json_integer(m->missing_blobs));
