@@ -119,11 +119,11 @@ BARE = ('find "$1/manifests" -type f -exec cat {} + >/dev/null; '
         'find "$1/blobs" -type f -size -64k -exec cat {} + >/dev/null; '
         'find "$1/blobs" -type f -exec stat -c %s {} + >/dev/null')
 
-ROW = "%-30s %8.2f %7.2fx %8.2f %7.2fx %9s"
+ROW = "%-30s %8.2f %7.2fx %8.2f %7.2fx %10s"
 
 
 def row(what, t, base, rss=None):
-    print(ROW % (what, t[0], t[0] / base[0], t[1], t[1] / base[1], "%.0f MiB" % rss if rss else "-"))
+    print(ROW % (what, t[0], t[0] / base[0], t[1], t[1] / base[1], "%.1f MiB" % rss if rss else "-"))
 
 
 COMMANDS = (["list"], ["check"], ["verify"], ["du"], ["du", "--format", "prometheus"],
