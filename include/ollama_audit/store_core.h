@@ -222,7 +222,7 @@ typedef struct oa_store {
 	int header_mode;      /* enum oa_header_mode, see headers.h */
 	struct oa_header_cache *header_cache; /* headers.c, during oa_store_scan only */
 	oa_tag_facts tags;    /* what the walk read, for the reference set and empty directories */
-	bool no_tag_facts;    /* set before oa_store_scan: its walk gathers no tags facts, as if
+	bool no_tag_facts;    /* set before oa_store_scan: its walk gathers no tag facts, as if
 	                         oa_store_drop_tag_facts ran after it, but without holding them at
 	                         the scan's peak (list, verify: issue 21) */
 	char **blob_text;     /* per blob: its bytes once read as a template, or NULL */
