@@ -257,13 +257,20 @@ void oa_table_clear(oa_table *t)
 	t->rows = t->cap = 0;
 }
 
+/* A line of its own (taken), as printed: lines are printed whole, not
+ * through add_cell, so they are escaped here. */
+static char *printed_line(char *text)
+{
+	char *e = printed(text);
+	if (!e)
+		return text;
+	free(text);
+	return e;
+}
+
 void oa_table_line(oa_table *t, char *text)
 {
-	char *e = printed(text); /* lines are printed whole: escape here */
-	if (e) {
-		free(text);
-		text = e;
-	}
+	text = printed_line(text);
 	add_row(t);
 	for (size_t k = 0; k < t->ncol; k++)
 		t->cell[t->rows * t->ncol + k] = NULL;
@@ -419,16 +426,9 @@ static const char *const *row_get(struct rows *rs, size_t r, const char **line)
 		*line = t->line[r];
 		return t->line[r] ? NULL : (const char *const *)t->cell + r * t->ncol;
 	}
-	memset(rs->made, 0, t->ncol * sizeof *rs->made);
-	rs->line = NULL;
-	rs->fn(rs->ctx, r, rs->made, &rs->line);
+	rs->fn(rs->ctx, r, rs->made, &rs->line); /* (made and line: emptied by row_done) */
 	if (rs->line) {
-		char *e = printed(rs->line); /* lines are printed whole: escape here */
-		if (e) {
-			free(rs->line);
-			rs->line = e;
-		}
-		*line = rs->line;
+		*line = rs->line = printed_line(rs->line);
 		return NULL;
 	}
 	*line = NULL;
