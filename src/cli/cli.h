@@ -77,6 +77,7 @@ typedef struct cli {
 	/* every store on the machine (docs/multi-store.md; cli_multi.h) */
 	bool all_users;     /* --all-users: the stores come from discovery (plus any --store) */
 	bool no_tag_facts;  /* the command reads no reference set: scan without tag facts */
+	bool drop_tag_facts; /* the audit frees them once it read them (nothing after it does) */
 	bool duplicates;    /* du --duplicates: digests in several stores */
 	bool hardlink;      /* dedupe --hardlink: hard links, same owner only */
 	const char *output; /* --output FILE: stdout goes to FILE, atomically (temp + rename) */
@@ -91,6 +92,7 @@ typedef struct cli {
 	size_t n_args;
 	int exit_code;
 	size_t stores_read; /* stores opened and scanned: 0 means nothing could be read */
+	struct oa_audit *audit; /* the run's audit (cli_audit.h), made on first use */
 } cli;
 
 /* A store cli_open_stores() opened (open_stores.h); ok: it could be scanned. */

@@ -95,12 +95,6 @@ void cli_multi_store_done(cli *c, oa_store *s, const oa_audit_summary *sum)
 	oa_store_metrics_free(&m);
 }
 
-void cli_multi_drop_tag_facts(const cli *c, oa_store *s)
-{
-	if (c->format != OUT_PROMETHEUS)
-		oa_store_drop_tag_facts(s);
-}
-
 /* Add a ready-made store's metrics (the stores and du commands). */
 void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m)
 {

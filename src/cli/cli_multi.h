@@ -22,10 +22,6 @@ void cli_multi_failed(cli *c, const char *path, const char *how);
  * the combined totals, and with --format prometheus the store's metrics. */
 struct oa_audit_summary;
 void cli_multi_store_done(cli *c, oa_store *s, const struct oa_audit_summary *sum);
-/* Free the scan walk's facts (oa_store_drop_tag_facts) once the command
- * is done with them, unless --format prometheus is still to measure the
- * store (cli_multi_store_done), which would then walk manifests/ again. */
-void cli_multi_drop_tag_facts(const cli *c, oa_store *s);
 
 /* A store's metrics for --format prometheus (stores, du): sizes, models,
  * audit time, from m (oa_store_metrics_compute; its du's quarantine fields

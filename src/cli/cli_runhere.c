@@ -1,71 +1,16 @@
-/* cli_runhere.c - "what can run here" for show and check (runhere.h,
- * docs/history.md). */
+/* cli_runhere.c - "what can run here" for show (runhere.h,
+ * docs/history.md), over the run's audit: its machine, its verify cache,
+ * its logs. */
 #include "cli_runhere.h"
-#include "cmd_history.h"
-#include "usage.h"
-#include "ollama_audit/runhere.h"
+#include "cli_audit.h"
+#include "audit/audit_inputs.h"
 #include "views/runhere_text.h"
-#include "ollama_audit/verify_cache.h"
-#include "base/util.h"
 
-#include <stdlib.h>
-
-static oa_machine machine;
-static bool probed;
-static oa_verify_cache *vcache;
-static bool vcache_opened, vcache_failed_only;
-
-static void close_vcache(void)
+oa_verify_cache *cli_runhere_cache(cli *c)
 {
-	oa_verify_cache_close(vcache);
-}
-
-static oa_verify_cache *open_vcache(const cli *c, bool failed_only)
-{
-	if (vcache_opened && (failed_only || !vcache_failed_only))
-		return vcache;
-	if (!vcache_opened)
-		atexit(close_vcache);
-	oa_verify_cache_close(vcache); /* the failures alone, when the whole table is wanted now */
-	vcache = NULL;
-	vcache_opened = true;
-	vcache_failed_only = failed_only;
-	char def[4096], err[512];
-	const char *path = c->cache_path;
-	/* No cache anywhere (no HOME, no file) is simply nothing verified. */
-	if (!path && oa_verify_cache_default_path(def, sizeof def) != 0)
-		return NULL;
-	vcache = (failed_only ? oa_verify_cache_open_failed : oa_verify_cache_open)(path ? path : def, err,
-	                                                                          sizeof err);
-	if (*err)
-		cli_err("verification cache: %s", err);
-	return vcache;
-}
-
-oa_verify_cache *cli_runhere_cache(const cli *c)
-{
-	return open_vcache(c, false);
-}
-
-oa_verify_cache *cli_runhere_failed_cache(const cli *c)
-{
-	return open_vcache(c, true);
-}
-
-/* --root, else the tests' fake machine, else this one; OLLAMA_LLM_LIBRARY
- * and OLLAMA_GPU_OVERHEAD as this environment sets them for a server. */
-static const oa_machine *cli_machine(const cli *c)
-{
-	if (probed)
-		return &machine;
-	const char *sysroot = getenv("OLLAMA_AUDIT_SYSROOT");
-	char *lib = oa_env_trim(getenv("OLLAMA_LLM_LIBRARY"));
-	char *overhead = oa_env_trim(getenv("OLLAMA_GPU_OVERHEAD"));
-	oa_machine_probe(&machine, c->root ? c->root : sysroot, lib, overhead);
-	free(lib);
-	free(overhead);
-	probed = true;
-	return &machine;
+	oa_verify_cache *vc = oa_audit_verify_cache(cli_audit(c), false);
+	cli_audit_said(c);
+	return vc;
 }
 
 static oa_verify_cache *cache_of(void *ctx)
@@ -76,17 +21,17 @@ static oa_verify_cache *cache_of(void *ctx)
 /* The logs' newest failed load of m (read when first asked). */
 static const char *failure_of(void *ctx, const oa_store *s, const oa_model *m)
 {
-	const cli_usage *u = s ? cli_usage_of(ctx, s) : NULL;
+	const oa_log_usage *u = s ? cli_usage_of(ctx, s) : NULL;
 	return u && u->failure ? u->failure[m - s->models] : NULL;
 }
 
 char *cli_runhere_text(cli *c, const oa_store *s, const oa_model *m)
 {
 	oa_runhere_inputs in = { .cache = cache_of, .failure = failure_of, .ctx = c };
-	return oa_runhere_text(c->units, cli_machine(c), s, m, &in);
+	return oa_runhere_text(c->units, cli_runhere_machine(c), s, m, &in);
 }
 
-const oa_machine *cli_runhere_machine(const cli *c)
+const oa_machine *cli_runhere_machine(cli *c)
 {
-	return cli_machine(c);
+	return oa_audit_machine(cli_audit(c));
 }

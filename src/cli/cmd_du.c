@@ -4,7 +4,7 @@
 #include "cli_machine.h"
 #include "cli_multi.h"
 #include "cmd_dedupe.h"
-#include "cmd_history.h"
+#include "cli_audit.h"
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"

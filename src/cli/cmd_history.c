@@ -1,8 +1,8 @@
 /* cmd_history.c - `ollama-audit history`: the model loads the server's logs
- * recorded, newest first, and per model its last load (docs/history.md);
- * and, for list, du, rm and check, what the logs say about each model of a
- * store. The library reads (history/log_inputs.h), selects (views/select.h)
- * and draws (views/history_text.h). */
+ * recorded, newest first, and per model its last load (docs/history.md).
+ * The library reads (the run's audit: audit/audit_inputs.h), selects
+ * (views/select.h) and draws (views/history_text.h). */
+#include "cli_audit.h"
 #include "cli_machine.h"
 #include "cmd_history.h"
 #include "host.h"
@@ -10,7 +10,7 @@
 #include "output.h"
 #include "report_common.h"
 #include "usage.h"
-#include "history/log_inputs.h"
+#include "audit/audit_inputs.h"
 #include "views/history_text.h"
 #include "views/list_text.h"
 #include "ollama_audit/headers.h"
@@ -22,19 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Standard input is spooled for several readers until history knows it
- * reads one store. */
-static oa_log_inputs in = { .stdin_shared = true };
-
-/* The logs the options name (--log, --root). */
-static void set_inputs(const cli *c)
-{
-	in.logs = (const char *const *)c->logs;
-	in.n_logs = c->n_logs;
-	in.root = c->root;
-	in.sysroot = getenv("OLLAMA_AUDIT_SYSROOT");
-}
 
 /* What every format of `history` renders, once per store (the slots in
  * commands.c). */
@@ -76,8 +63,7 @@ static void history_store(cli *c, oa_store *s, const oa_load_window *w, bool fir
 {
 	oa_history_view x;
 	oa_model_args a = cli_model_args(c);
-	set_inputs(c);
-	if (!oa_history_view_read(&x, &in, s, w, &a))
+	if (!oa_history_view_read(&x, oa_audit_log_inputs(cli_audit(c)), s, w, &a))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	for (size_t i = 0; first && i < x.src.n_problems; i++)
 		cli_err("%s", x.src.problems[i]);
@@ -102,7 +88,7 @@ int cmd_history(cli *c)
 	size_t readable = 0;
 	for (size_t i = 0; i < n; i++)
 		readable += st[i].ok;
-	in.stdin_shared = readable > 1;
+	oa_audit_stdin_shared(cli_audit(c), readable > 1); /* else read as it comes */
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok || (c->n_args && !check_args_resolve(c, &st[i].s)))
@@ -111,80 +97,6 @@ int cmd_history(cli *c)
 		first = false;
 	}
 	cli_emit_store(c, OA_SCHEMA_HISTORY, NULL); /* no store reported: an empty document (json only) */
-	oa_log_inputs_close(&in);
 	cli_close_stores(st, n);
 	return c->exit_code;
-}
-
-/* The logs' record of use for list, du and rm: read once per store. */
-static oa_usage_cache usage;
-
-/* The sources' problems on stderr; true when every named source was read. */
-static bool say_problems(cli *c, oa_log_sources *src, bool ok)
-{
-	for (size_t i = 0; i < src->n_problems; i++)
-		cli_err("%s", src->problems[i]);
-	oa_log_sources_free(src);
-	if (!ok)
-		c->exit_code |= OA_EXIT_OPERATIONAL;
-	return ok;
-}
-
-const cli_usage *cli_usage_of(cli *c, const oa_store *s)
-{
-	cli_usage *u = oa_usage_cache_find(&usage, s);
-	if (u)
-		return u;
-	u = oa_usage_cache_add(&usage, s);
-	oa_log_sources src = { 0 };
-	set_inputs(c);
-	say_problems(c, &src, oa_log_inputs_usage(&in, (oa_store *)s, u, &src));
-	if (u->n_sources && c->format == OUT_TABLE && (strcmp(c->cmd, "list") == 0 || strcmp(c->cmd, "du") == 0))
-		oa_history_say_sources(stderr, s, &(oa_log_sources){ .names = u->sources, .n = u->n_sources },
-		                       "LAST USED from");
-	return u;
-}
-
-bool cli_model_unused(const cli *c, const oa_store *s, size_t idx)
-{
-	int64_t cutoff = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9);
-	return oa_log_usage_unused(oa_usage_cache_find(&usage, s), s, idx, cutoff);
-}
-
-bool cli_unused_for_ready(cli *c, const oa_store *s)
-{
-	const cli_usage *u = cli_usage_of(c, s);
-	if (!u->have_logs) {
-		cli_err("%s: --unused-for needs the server's logs and none were found (server*.log beside "
-		        "the store, the journal, or --log FILE): nothing is taken as unused", s->root);
-		c->exit_code |= OA_EXIT_OPERATIONAL;
-		return false;
-	}
-	oa_usage_say_span(stderr, s, u);
-	return true;
-}
-
-void cli_usage_release(void)
-{
-	oa_usage_cache_free(&usage);
-}
-
-char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns)
-{
-	(void)c;
-	const cli_usage *u = oa_usage_cache_find(&usage, s);
-	oa_last_used lu = u ? cli_usage_last_used(u) : (oa_last_used){ 0 };
-	return oa_last_used_text(&lu, models, n, now_ns);
-}
-
-void cli_log_findings(cli *c, oa_store *s)
-{
-	oa_log_sources src = { 0 };
-	set_inputs(c);
-	say_problems(c, &src, oa_log_inputs_findings(&in, s, &src));
-}
-
-int64_t cli_last_used_ns(cli *c, const oa_store *s, const size_t *models, size_t n)
-{
-	return oa_usage_newest(cli_usage_of(c, s), models, n);
 }

@@ -2,7 +2,7 @@
  * The library selects, orders and draws (views/select.h, list_text.h). */
 #include "cmd_list.h"
 #include "cli_machine.h"
-#include "cmd_history.h"
+#include "cli_audit.h"
 #include "findings.h"
 #include "host.h"
 #include "open_stores.h"
@@ -78,6 +78,7 @@ static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu)
 	                    .unused_only = c->unused_for >= 0, .sort = sorts[c->sort],
 	                    .cutoff_ns = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
 	*lu = cli_last_used(c, s);
+	cli_audit_findings(c, s, OA_AUDIT_LISTING);
 	oa_list_store_make(ls, &q, s, lu);
 	for (size_t j = 0; j < ls->n_problems; j++)
 		cli_print_finding(c, stderr, ls->problems[j]);

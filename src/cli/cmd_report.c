@@ -4,9 +4,8 @@
  * computes (oa_du_store_compute, oa_overview_build) and draws
  * (oa_report_html); this file only chooses the stores. */
 #include "cmd_report.h"
+#include "cli_audit.h"
 #include "cli_multi.h"
-#include "cli_runhere.h"
-#include "cmd_history.h"
 #include "findings.h"
 #include "host.h"
 #include "open_stores.h"
@@ -17,8 +16,6 @@
 #include "ollama_audit/prune.h"
 #include "ollama_audit/report_html.h"
 #include "ollama_audit/restore.h"
-#include "ollama_audit/runhere.h"
-#include "ollama_audit/verify_store.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -26,14 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One store: the findings check would report (headers, logs, what can run
- * here, what verify found), folded into the exit status as check does,
- * then its overview. */
+/* One store: the findings check reports (the run's audit), folded into the
+ * exit status as check does, then its overview. */
 static void overview_of(cli *c, oa_store *s, oa_overview_store *o)
 {
-	cli_log_findings(c, s);
-	oa_runhere_findings(cli_runhere_machine(c), s);
-	oa_verify_cached_findings(s, cli_runhere_cache(c));
+	cli_audit_findings(c, s, OA_AUDIT_ALL);
 	cli_account_findings(c, s, false);
 	oa_last_used lu = cli_last_used(c, s);
 	oa_du_store d;

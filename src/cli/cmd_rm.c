@@ -1,6 +1,6 @@
 /* cmd_rm.c - `ollama-audit rm MODEL...`: the offline `ollama rm` (docs/disk-space.md). */
 #include "cmd_rm.h"
-#include "cmd_history.h"
+#include "cli_audit.h"
 #include "cli_machine.h"
 #include "cmd_prune.h"
 #include "open_stores.h"

@@ -1,5 +1,6 @@
 /* cmd_show.c - `ollama-audit show MODEL`: one model in full. */
 #include "cmd_show.h"
+#include "cli_audit.h"
 #include "cli_machine.h"
 #include "cli_runhere.h"
 #include "host.h"
@@ -72,7 +73,7 @@ int cmd_show(cli *c)
 	for (size_t i = 0; i < n; i++) {
 		if (!st[i].ok)
 			continue;
-		const oa_store *s = &st[i].s;
+		oa_store *s = &st[i].s;
 		long idx = cli_resolve_model(c, s, c->args[0]);
 		if (idx == OA_RESOLVE_AMBIGUOUS_ID) {
 			cli_err("%s: ID prefix '%s' matches more than one model; name one:", s->root, c->args[0]);
@@ -82,6 +83,7 @@ int cmd_show(cli *c)
 		}
 		if (idx < 0)
 			continue;
+		cli_audit_findings(c, s, OA_AUDIT_ALL);
 		const oa_model *m = &s->models[idx];
 		cli_render(c, &(show_view){ .s = s, .m = m, .first = !found });
 		found = true;

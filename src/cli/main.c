@@ -4,7 +4,7 @@
  * library; each cmd_*.c only chooses what to print. */
 #include "cli_machine.h"
 #include "cli_multi.h"
-#include "cmd_history.h"
+#include "cli_audit.h"
 #include "commands.h"
 #include "completion.h"
 #include "options.h"
@@ -127,7 +127,7 @@ static int run_command(cli *c, const command *cmd)
 		cli_machine_end(c, rc);
 	}
 	rc = cli_output_end(c, rc);
-	cli_usage_release();
+	cli_audit_release(c);
 	if (rc & OA_EXIT_USAGE)
 		cli_usage_hint();
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -2,8 +2,9 @@
 parser would (html.parser), for test_report.py and test_report_browser.py.
 
 Page(text) parses once and keeps: problems (bad nesting, external
-addresses, active content), the visible text, and per section (the fleet,
-each store) the headline totals: the exact byte counts of the cards."""
+addresses, active content), the visible text, per section (the fleet,
+each store) the headline totals: the exact byte counts of the cards, and
+per store section its findings as listed (code, model, text, remedy)."""
 
 import html.parser
 import re
@@ -24,6 +25,9 @@ class Page(html.parser.HTMLParser):
         self.key = None
         self.model_cells = {}  # section id -> names of the models table
         self._in_name = False
+        self.findings = {}     # section id -> [{"code", "model", "text", "remedy"}]
+        self._finding = None   # the finding being read, and which part of it
+        self._part = None
         self.feed(text)
         self.close()
         if self.stack:
@@ -45,6 +49,7 @@ class Page(html.parser.HTMLParser):
             self.model_cells[self.section] = []
         if "data-key" in a:
             self.key = a["data-key"]
+        self._finding_start(tag, a)
         if tag == "td" and a.get("class") == "name":
             self._in_name = True
             self.model_cells[self.section].append("")
@@ -67,6 +72,7 @@ class Page(html.parser.HTMLParser):
                     pass
             return
         self.stack.pop()
+        self._finding_end(tag)
         if tag == "td":
             self._in_name = False
         if tag == "section":
@@ -81,6 +87,32 @@ class Page(html.parser.HTMLParser):
             self.key = None
         if self._in_name:
             self.model_cells[self.section][-1] += data
+        if self._finding is not None:
+            self._finding[self._part or "text"] += data
+
+    # A finding: <li><span class="sev S">S</span><code>CODE</code> <b>MODEL</b>
+    # TEXT<span class="remedy">REMEDY</span></li>
+    def _finding_start(self, tag, a):
+        if tag == "li" and self.section and self.section.startswith("store-"):
+            self._finding = {"sev": "", "code": "", "model": "", "text": "", "remedy": ""}
+            self._part = None
+        elif self._finding is not None:
+            cls = (a.get("class") or "").split()
+            part = {"code": "code", "b": "model"}.get(tag)
+            self._part = "sev" if "sev" in cls else "remedy" if "remedy" in cls else part or self._part
+
+    def _finding_end(self, tag):
+        if self._finding is None:
+            return
+        if tag == "li":
+            f = {k: v.strip() for k, v in self._finding.items()}
+            if f["code"]:
+                f["remedy"] = f["remedy"].lstrip("\u2192").strip()
+                f["model"] = f["model"] or None
+                self.findings.setdefault(self.section, []).append(f)
+            self._finding = None
+        elif tag in ("span", "code", "b"):
+            self._part = None
 
     def visible(self):
         return "".join(self.text)

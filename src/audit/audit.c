@@ -1,0 +1,153 @@
+/* audit.c - one audit of a store: the producer of every finding the
+ * commands report, and the run's inputs it reads once (audit.h). */
+#include "ollama_audit/audit.h"
+#include "audit/audit_inputs.h"
+#include "ollama_audit/junk.h"
+#include "ollama_audit/verify_store.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct oa_audit {
+	oa_audit_options opt;
+	oa_log_inputs logs;
+	oa_usage_cache usage;
+	oa_machine machine;
+	bool probed;
+	oa_verify_cache *vcache;
+	bool vcache_opened, vcache_failed_only;
+	oa_audit_problems problems;
+};
+
+oa_audit *oa_audit_new(const oa_audit_options *o)
+{
+	oa_audit *a = oa_xcalloc(1, sizeof *a);
+	a->opt = *o;
+	a->logs = (oa_log_inputs){ .logs = o->logs, .n_logs = o->n_logs, .root = o->root, .sysroot = o->sysroot,
+	                           .stdin_shared = true };
+	return a;
+}
+
+void oa_audit_free(oa_audit *a)
+{
+	if (!a)
+		return;
+	oa_log_inputs_close(&a->logs);
+	oa_usage_cache_free(&a->usage);
+	oa_verify_cache_close(a->vcache);
+	oa_audit_problems_free(&a->problems);
+	free(a);
+}
+
+static void problem(oa_audit *a, char *line)
+{
+	oa_audit_problems *p = &a->problems;
+	p->v = oa_xreallocarray(p->v, p->n + 1, sizeof *p->v);
+	p->v[p->n++] = line;
+}
+
+/* The sources' problems, kept for the caller; ok: every named source was read. */
+static void sources_done(oa_audit *a, oa_log_sources *src, bool ok)
+{
+	for (size_t i = 0; i < src->n_problems; i++)
+		problem(a, oa_xstrdup(src->problems[i]));
+	oa_log_sources_free(src);
+	a->problems.failed |= !ok;
+}
+
+void oa_audit_take_problems(oa_audit *a, oa_audit_problems *out)
+{
+	*out = a->problems;
+	memset(&a->problems, 0, sizeof a->problems);
+}
+
+void oa_audit_problems_free(oa_audit_problems *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i]);
+	free(p->v);
+	memset(p, 0, sizeof *p);
+}
+
+oa_log_inputs *oa_audit_log_inputs(oa_audit *a)
+{
+	return &a->logs;
+}
+
+void oa_audit_stdin_shared(oa_audit *a, bool shared)
+{
+	a->logs.stdin_shared = shared;
+}
+
+const oa_log_usage *oa_audit_usage(oa_audit *a, const oa_store *s, bool *fresh)
+{
+	oa_log_usage *u = oa_usage_cache_find(&a->usage, s);
+	*fresh = !u;
+	if (u)
+		return u;
+	u = oa_usage_cache_add(&a->usage, s);
+	oa_log_sources src = { 0 };
+	bool ok = oa_log_inputs_usage(&a->logs, (oa_store *)s, u, &src);
+	sources_done(a, &src, ok);
+	return u;
+}
+
+const oa_log_usage *oa_audit_usage_known(const oa_audit *a, const oa_store *s)
+{
+	return oa_usage_cache_find(&a->usage, s);
+}
+
+const oa_machine *oa_audit_machine(oa_audit *a)
+{
+	if (a->probed)
+		return &a->machine;
+	char *lib = oa_env_trim(a->opt.llm_library);
+	char *overhead = oa_env_trim(a->opt.gpu_overhead);
+	oa_machine_probe(&a->machine, a->opt.root ? a->opt.root : a->opt.sysroot, lib, overhead);
+	free(lib);
+	free(overhead);
+	a->probed = true;
+	return &a->machine;
+}
+
+oa_verify_cache *oa_audit_verify_cache(oa_audit *a, bool failed_only)
+{
+	if (a->vcache_opened && (failed_only || !a->vcache_failed_only))
+		return a->vcache;
+	oa_verify_cache_close(a->vcache); /* the failures alone, when the whole table is wanted now */
+	a->vcache = NULL;
+	a->vcache_opened = true;
+	a->vcache_failed_only = failed_only;
+	char def[4096], err[512];
+	const char *path = a->opt.cache_path;
+	/* No cache anywhere (no HOME, no file) is simply nothing verified. */
+	if (!path && oa_verify_cache_default_path(def, sizeof def) != 0)
+		return NULL;
+	a->vcache = (failed_only ? oa_verify_cache_open_failed : oa_verify_cache_open)(path ? path : def, err,
+	                                                                             sizeof err);
+	if (*err)
+		problem(a, oa_xasprintf("verification cache: %s", err));
+	return a->vcache;
+}
+
+/* load-failed and runner-changed, from the store's logs. */
+static void log_findings(oa_audit *a, oa_store *s)
+{
+	oa_log_sources src = { 0 };
+	bool ok = oa_log_inputs_findings(&a->logs, s, &src);
+	sources_done(a, &src, ok);
+}
+
+void oa_audit_findings(oa_audit *a, oa_store *s, enum oa_audit_scope scope)
+{
+	/* Every step below adds or drops findings that never hide a model. */
+	if (scope == OA_AUDIT_LISTING)
+		return;
+	oa_findings_drop_referenced(s); /* what prune keeps is no orphan */
+	if (a->opt.drop_tag_facts)
+		oa_store_drop_tag_facts(s); /* their last reader: memory for what follows */
+	log_findings(a, s); /* docs/history.md */
+	oa_runhere_findings(oa_audit_machine(a), s);
+	oa_verify_cached_findings(s, oa_audit_verify_cache(a, true)); /* what verify found, still true */
+}

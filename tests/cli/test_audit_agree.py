@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""check, report and prune read one audit of a store (audit.h), so they
+agree: on every fixture store (fixtures/ and the stores tests/tools builds)
+and on the case an architecture review found (the demo store plus a 15-byte
+blob that a stray file under manifests/ mentions: check, prune and the
+report's page must all keep it), check --format json and the report's page
+list the same findings."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clitest as t  # noqa: E402
+from reportpage import Page  # noqa: E402
+
+t.check_binary()
+
+TOOLS = os.path.join(t.SOURCE_DIR, "tests", "tools")
+ENV = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("agree-sysroot")}
+
+
+def aged(root, seconds):
+    """Every file and directory of root `seconds` old: past prune's grace."""
+    when = time.time() - seconds
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            os.utime(os.path.join(d, n), (when, when), follow_symlinks=False)
+
+
+def built(script, *args):
+    out = os.path.join(t.tempdir("agree-" + script), "models")
+    subprocess.run([sys.executable, os.path.join(TOOLS, script), "--out", out, *args], check=True,
+                   stdout=subprocess.DEVNULL)
+    return out
+
+
+def copied(path):
+    dst = os.path.join(t.tempdir("agree-copy"), "models")
+    subprocess.run(["cp", "-a", path, dst], check=True)
+    return dst
+
+
+def stray_mention_case():
+    """The review's case: a 15-byte blob, 3 h old, that only a stray file
+    under manifests/ mentions (a file the server ignores: prune keeps what
+    it names)."""
+    root = copied(os.path.join(t.SOURCE_DIR, "fixtures", "demo-store"))
+    aged(root, 2 * 86400)
+    data = b"fifteen bytes!!"
+    hexd = hashlib.sha256(data).hexdigest()
+    blob = os.path.join(root, "blobs", "sha256-" + hexd)
+    with open(blob, "wb") as f:
+        f.write(data)
+    stray = os.path.join(root, "manifests", "registry.ollama.ai", "library", "stray.json")
+    with open(stray, "w") as f:
+        json.dump({"note": "sha256:" + hexd}, f)
+    for p in (blob, stray):
+        os.utime(p, (time.time() - 3 * 3600,) * 2)
+    return root, "blobs/sha256-" + hexd
+
+
+def check_findings(root):
+    r = t.run("--store", root, "check", "--format", "json", env=ENV)
+    t.ok(r.code in (0, 1, 4, 5), "check reads %s" % root, r.err)
+    return t.findings_of(r.json())
+
+
+def report_findings(root):
+    r = t.run("--store", root, "report", env=ENV)
+    t.ok(r.code in (0, 1, 4, 5), "report reads %s" % root, r.err)
+    page = Page(r.out)
+    t.eq(page.problems, [], "the page is well formed")
+    out = []
+    for sec in page.findings.values():
+        out.extend(sec)
+    return out
+
+
+def key(f):
+    """A finding as both show it: code, model, path and message."""
+    text = (f["path"] + ": " if f.get("path") else "") + f["message"]
+    return (f["code"], f.get("model"), text)
+
+
+def page_key(f):
+    return (f["code"], f["model"], f["text"])
+
+
+def prune_plan(root, extra=()):
+    r = t.run("--store", root, "prune", *extra, "--format", "json", env=ENV)
+    t.ok(r.code in (0, 1), "prune plans %s %s" % (root, " ".join(extra)), r.err)
+    st = r.json()["stores"][0]
+    return {e["path"] for e in st["entries"]}, {e["path"]: e.get("note") for e in st["kept"]}
+
+
+def agree(name, root):
+    found = check_findings(root)
+    page = report_findings(root)
+    t.eq(sorted(page_key(f) for f in page), sorted(key(f) for f in found),
+         "%s: the report lists the findings check reports" % name)
+    return found
+
+
+with t.guard("the review's case: a blob only a stray file mentions"):
+    root, blob = stray_mention_case()
+    found = agree("stray mention", root)
+    t.eq([f["code"] for f in found if f.get("path") == blob], [],
+         "check does not call the blob a stray file mentions an orphan")
+    page = report_findings(root)
+    t.eq([f["code"] for f in page if f["text"].startswith(blob)], [],
+         "nor does the report's page")
+    todo, kept = prune_plan(root)
+    t.ok(blob not in todo and blob in kept, "prune keeps it", kept)
+
+with t.guard("every fixture store"):
+    stores = [
+        ("fixtures/demo-store", copied(os.path.join(t.SOURCE_DIR, "fixtures", "demo-store"))),
+        ("fixtures/demo-store, 2 days old", copied(os.path.join(t.SOURCE_DIR, "fixtures", "demo-store"))),
+        ("fixtures/store-0.40", copied(os.path.join(t.SOURCE_DIR, "fixtures", "store-0.40"))),
+        ("make_demo_store.py", built("make_demo_store.py", "--doc", os.path.join(t.tempdir("doc"), "d.md"))),
+        ("make_040_store.py", built("make_040_store.py")),
+        ("make_migrated_store.py", built("make_migrated_store.py")),
+        ("make_migrated_store.py --fresh", built("make_migrated_store.py", "--fresh")),
+    ]
+    aged(stores[1][1], 2 * 86400)
+    for name, root in stores:
+        agree(name, root)
+
+t.done()
