@@ -43,8 +43,13 @@ OA_EXPORT void oa_audit_free(oa_audit *a);
  * beyond the scan). */
 enum oa_audit_scope { OA_AUDIT_ALL, OA_AUDIT_LISTING };
 
-/* The findings of a scanned store, into s->findings. */
+/* The findings of a scanned store, into s->findings, each with its fix
+ * (oa_finding.fix, as oa_audit_fixes). */
 OA_EXPORT void oa_audit_findings(oa_audit *a, oa_store *s, enum oa_audit_scope scope);
+/* Fill in the fix of every finding of s that has none (after verify): its
+ * code's remedy (finding.h) with the model's name, the file's path and the
+ * store filled in; junk's from the plan a plain `prune` would make now. */
+OA_EXPORT void oa_audit_fixes(oa_audit *a, oa_store *s);
 
 /* What the audit could not read since the last call (a --log that failed,
  * a store's log file, --root without a journal, a verify cache that is

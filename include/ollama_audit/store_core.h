@@ -108,6 +108,8 @@ typedef struct oa_model {
 	bool manifest_ok;
 	bool remote;             /* classification (model.c) */
 	bool hidden_from_list;
+	bool created_here;       /* its tag's bytes end in a newline: written by `ollama create`
+	                            (json.Encoder), not a registry's (spec 2.1): no pull brings it back */
 	char *config_error;
 	oa_config cfg;            /* zeroed unless config_state == OA_CONFIG_OK */
 	oa_blob **layer_blobs;    /* per m.layers[i]: the blob file, or NULL */

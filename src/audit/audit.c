@@ -2,12 +2,17 @@
  * commands report, and the run's inputs it reads once (audit.h). */
 #include "ollama_audit/audit.h"
 #include "audit/audit_inputs.h"
+#include "audit/remedy.h"
+#include "ollama_audit/guard.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/reclaim.h"
 #include "ollama_audit/verify_store.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct oa_audit {
 	oa_audit_options opt;
@@ -17,6 +22,7 @@ struct oa_audit {
 	bool probed;
 	oa_verify_cache *vcache;
 	bool vcache_opened, vcache_failed_only;
+	uid_t euid;          /* who will run the fixes the findings print */
 	oa_audit_problems problems;
 };
 
@@ -26,6 +32,7 @@ oa_audit *oa_audit_new(const oa_audit_options *o)
 	a->opt = *o;
 	a->logs = (oa_log_inputs){ .logs = o->logs, .n_logs = o->n_logs, .root = o->root, .sysroot = o->sysroot,
 	                           .stdin_shared = true };
+	a->euid = geteuid();
 	return a;
 }
 
@@ -139,15 +146,47 @@ static void log_findings(oa_audit *a, oa_store *s)
 	sources_done(a, &src, ok);
 }
 
+/* The fixes of the findings that have none; with_prune: junk's too, from
+ * the plan a plain `prune` would make now (it reads the scan's tag facts). */
+static void fixes(oa_audit *a, oa_store *s, bool with_prune)
+{
+	bool junk = false;
+	for (size_t i = 0; with_prune && i < s->findings.n; i++)
+		junk |= !s->findings.v[i].fix && oa_finding_is(&s->findings.v[i], OA_FC_JUNK);
+	oa_reclaim r;
+	oa_remedy_prune p;
+	if (junk) {
+		oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
+		oa_remedy_prune_read(&p, &r);
+		oa_blocker *b;
+		p.blockers = oa_store_blockers(s, NULL, 0, &b);
+		free(b);
+	}
+	oa_remedy_fill(s, &(oa_remedy_facts){ .euid = a->euid, .prune = junk ? &p : NULL });
+	if (junk) {
+		oa_remedy_prune_free(&p);
+		oa_reclaim_free(&r);
+	}
+}
+
+void oa_audit_fixes(oa_audit *a, oa_store *s)
+{
+	fixes(a, s, true);
+}
+
 void oa_audit_findings(oa_audit *a, oa_store *s, enum oa_audit_scope scope)
 {
 	/* Every step below adds or drops findings that never hide a model. */
-	if (scope == OA_AUDIT_LISTING)
+	if (scope == OA_AUDIT_LISTING) {
+		fixes(a, s, false);
 		return;
+	}
 	oa_findings_drop_referenced(s); /* what prune keeps is no orphan */
+	fixes(a, s, true); /* junk's from prune's plan, while the tag facts are here */
 	if (a->opt.drop_tag_facts)
 		oa_store_drop_tag_facts(s); /* their last reader: memory for what follows */
 	log_findings(a, s); /* docs/history.md */
 	oa_runhere_findings(oa_audit_machine(a), s);
 	oa_verify_cached_findings(s, oa_audit_verify_cache(a, true)); /* what verify found, still true */
+	fixes(a, s, false);
 }

@@ -2,6 +2,7 @@
  * The library hashes and makes the findings (oa_verify_store); this file
  * parses, opens the cache, shows progress and renders. */
 #include "cmd_verify.h"
+#include "cli_audit.h"
 #include "output.h"
 #include "cli_multi.h"
 #include "open_stores.h"
@@ -73,6 +74,7 @@ static void verify_store(cli *c, oa_store *s, oa_verify_cache *cache, bool first
 	if (res.tot.interrupted)
 		c->exit_code |= OA_EXIT_INTERRUPTED;
 	oa_audit_summary_verified(&sum, &res);
+	oa_audit_fixes(cli_audit(c), s);
 	report_findings(c, s, &sum, first);
 }
 

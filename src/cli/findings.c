@@ -43,7 +43,7 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing)
 			continue;
 		if ((int)f->severity < c->fail_on)
 			continue;
-		if (strcmp(f->code, "unreadable") == 0)
+		if (oa_finding_is(f, OA_FC_IO))
 			c->exit_code |= OA_EXIT_OPERATIONAL;
 		else if (f->severity == OA_SEV_ERROR)
 			c->exit_code |= OA_EXIT_ERRORS;

@@ -816,6 +816,7 @@ void oa_findings_drop_referenced(oa_store *s)
 			free(x->digest);
 			free(x->path);
 			free(x->message);
+			free(x->fix);
 			continue;
 		}
 		f->v[w++] = *x;

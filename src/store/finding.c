@@ -4,10 +4,11 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 const oa_finding_kind oa_finding_kinds[OA_FINDING_NCODES] = {
-#define OA_FINDING_KIND_(id, code, sev, anchor, summary) \
-	[OA_FINDING_##id] = { code, OA_SEV_##sev, anchor, summary },
+#define OA_FINDING_KIND_(id, code, sev, anchor, summary, flags, fix) \
+	[OA_FINDING_##id] = { code, OA_SEV_##sev, anchor, summary, flags, fix },
 	OA_FINDING_CODES(OA_FINDING_KIND_)
 #undef OA_FINDING_KIND_
 };
@@ -28,6 +29,20 @@ static void add_v(oa_findings *f, oa_finding_code code, int sev, const char *mod
 	x->digest = digest ? oa_xstrdup(digest) : NULL;
 	x->path = path ? oa_xstrdup(path) : NULL;
 	x->message = oa_xvasprintf(fmt, ap);
+	x->fix = NULL;
+}
+
+oa_finding_code oa_finding_code_of(const char *code)
+{
+	for (int i = 0; i < OA_FINDING_NCODES; i++)
+		if (code && strcmp(oa_finding_kinds[i].code, code) == 0)
+			return (oa_finding_code)i;
+	return OA_FINDING_NCODES;
+}
+
+bool oa_finding_is(const oa_finding *f, unsigned flag)
+{
+	return (unsigned)f->id < OA_FINDING_NCODES && (oa_finding_kinds[f->id].flags & flag);
 }
 
 void oa_findings_add(oa_findings *f, oa_finding_code code, const char *model, const char *digest,
@@ -55,6 +70,7 @@ void oa_findings_free(oa_findings *f)
 		free(f->v[i].digest);
 		free(f->v[i].path);
 		free(f->v[i].message);
+		free(f->v[i].fix);
 	}
 	free(f->v);
 	f->v = NULL;

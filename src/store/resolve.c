@@ -246,6 +246,7 @@ static bool sibling_row(oa_store *s, const oa_model *p, const oa_list_entry *e, 
 	r->st = p->st;
 	r->v2 = p->v2;
 	r->tag_kind = p->tag_kind;
+	r->created_here = p->created_here;
 	r->manifest_ok = true;
 	r->manifest_bytes = len;
 	r->child = r->child_pull = -1;

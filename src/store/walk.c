@@ -678,6 +678,7 @@ static void read_tag(walk_ctx *w, oa_model *models, tag_job *j)
 	}
 	j->read_ok = true;
 	m->manifest_bytes = j->len;
+	m->created_here = j->len && j->bytes[j->len - 1] == '\n';
 	oa_sha256_hex(j->bytes, j->len, j->self); /* a manifest blob's digest is the sha256 of all its bytes */
 	if (j->link)
 		link_blob(s, j->raw, j->lh);

@@ -446,8 +446,8 @@ void oa_verify_cached_findings(oa_store *s, oa_verify_cache *vc)
 			continue;
 		char when[64];
 		oa_iso8601((time_t)e.verified_at, 0, when, sizeof when);
-		oa_finding_code code = strcmp(e.failed, "fingerprint-mismatch") == 0 ? OA_FINDING_FINGERPRINT_MISMATCH
-		                                                                    : OA_FINDING_DIGEST_MISMATCH;
+		oa_finding_code code = oa_finding_code_of(e.failed) == OA_FINDING_FINGERPRINT_MISMATCH
+		                       ? OA_FINDING_FINGERPRINT_MISMATCH : OA_FINDING_DIGEST_MISMATCH;
 		add_blob_finding(s, b, NULL, code,
 		                 "verify found this file corrupt at %s and it has not changed since (the "
 		                 "verification cache; check hashes nothing): `ollama pull` fetches it again", when);

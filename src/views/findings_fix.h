@@ -1,6 +1,6 @@
 /* findings_fix.h - what check's one-screen answer says about a model or the
- * store: the worst severity among its findings, their codes, and the
- * command that fixes them (library-internal). */
+ * store: the worst severity among its findings and their codes (each
+ * finding carries its own fix, oa_finding.fix) (library-internal). */
 #ifndef OA_VIEWS_FINDINGS_FIX_H
 #define OA_VIEWS_FINDINGS_FIX_H
 
@@ -10,10 +10,6 @@
 
 #include <stdbool.h>
 
-/* The worst severity among the selected store-wide findings (selected[i]:
- * finding i counts; a model's are oa_findings_worst_in's), -1 when there
- * is none; their codes, each once, are added to codes (", "). */
-int oa_findings_store_worst(const oa_store *s, const bool *selected, oa_buf *codes);
 /* The selected findings by model name, so that a store's answer finds a
  * model's findings by a search instead of a pass over every finding for
  * every model (10,000 tags with a finding each made that 10^8 string
@@ -35,15 +31,6 @@ void oa_findings_index_build(oa_findings_index *ix, const oa_store *s, const boo
 void oa_findings_index_free(oa_findings_index *ix);
 /* model's findings: ix->v[*lo .. *hi). */
 void oa_findings_index_range(const oa_findings_index *ix, const char *model, size_t *lo, size_t *hi);
-/* The same for a model's findings, through the index. */
-int oa_findings_worst_in(const oa_findings_index *ix, const char *model, oa_buf *codes);
-
-/* The command that fixes a model's findings (codes, worst as above): a
- * manifest that cannot be used goes (rm), a blob that is missing or bad
- * comes again (pull); below error, a pointer to `show`. */
-char *oa_findings_model_fix(const char *name, const char *codes, int worst);
-/* The same for the store-wide findings: prune for junk, else check's json. */
-char *oa_findings_store_fix(const char *codes);
 
 /* What the selected findings make of a run under --fail-on (fail_on: the
  * lowest severity that fails it; an error always does): a part that could

@@ -4,6 +4,7 @@
 #include "views/findings_text.h"
 #include "views/csv.h"
 #include "views/findings_fix.h"
+#include "audit/remedy.h"
 #include "ollama_audit/findings_report.h"
 #include "ollama_audit/records.h"
 #include "ollama_audit/report.h"
@@ -74,7 +75,7 @@ void oa_audit_summary_line(const oa_audit_summary *sum, char *line, size_t len)
 void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool first)
 {
 	if (first)
-		fprintf(out, "store,code,severity,model,digest,path,message\n");
+		fprintf(out, "store,code,severity,model,digest,path,message,fix\n");
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
 		if (!selected[i])
@@ -85,7 +86,8 @@ void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool fi
 		oa_csv_field(out, f->model, false);
 		oa_csv_field(out, f->digest, false);
 		oa_csv_field(out, f->path, false);
-		oa_csv_field(out, f->message, true);
+		oa_csv_field(out, f->message, false);
+		oa_csv_field(out, f->fix, true);
 	}
 }
 
@@ -121,25 +123,168 @@ static bool fix_fits(const oa_text_style *st, const oa_table *t)
 	return w[0] + w[1] + w[2] + w[3] + 3 * strlen(t->gap) <= cols;
 }
 
-/* On a narrow terminal a cut command is no answer: each FIX goes on a line
+/* The end of the word at p: the next space, outside single quotes in a
+ * command (it quotes a path for the shell as one word). */
+static const char *word_end(const char *p, bool command)
+{
+	bool quoted = false;
+	for (; *p && (quoted || *p != ' '); p++)
+		quoted ^= command && *p == '\'';
+	return p;
+}
+
+/* A FIX under its row: whole, in lines of at most width columns where its
+ * words allow (a word longer than that, a blob's path, stays whole on a
+ * line of its own, which the terminal wraps: a cut command is no answer);
+ * a command's lines end in " \\" so that it pastes as one. */
+static void fix_lines(oa_table *t, const char *fix, size_t width)
+{
+	bool command = oa_fix_is_command(fix);
+	size_t room = width > 14 ? width - 14 : 1; /* the indent, and the " \\" */
+	bool first = true;
+	for (const char *p = fix; *p;) {
+		const char *end = word_end(p, command);
+		while (*end && (size_t)(word_end(end + 1, command) - p) <= room)
+			end = word_end(end + 1, command);
+		bool more = *end != '\0';
+		oa_table_line(t, oa_xasprintf("%s%.*s%s", first ? "          " : "            ", (int)(end - p), p,
+		                              more && command ? " \\" : ""));
+		first = false;
+		p = more ? end + 1 : end;
+	}
+}
+
+/* On a narrow terminal a cut command is no answer: each FIX goes on lines
  * of its own under its row, and the rest is a table of three columns. */
 static void print_fix_below(const oa_text_style *st, FILE *out, oa_table *t)
 {
 	static const oa_column cols[3] = {
 		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
 	};
-	oa_table narrow = { .col = cols, .ncol = 3, .gap = t->gap };
+	oa_table narrow = { .col = cols, .ncol = 3, .gap = t->gap, .whole_lines = true };
 	for (size_t r = 0; r < t->rows; r++) {
 		char **cell = t->cell + r * 4;
 		oa_table_add(&narrow, (char *[3]){ oa_xstrdup(cell[0]), oa_xstrdup(cell[1]), oa_xstrdup(cell[2]) });
-		oa_table_line(&narrow, oa_xasprintf("          %s", cell[3]));
+		fix_lines(&narrow, cell[3], st->width);
 	}
 	oa_table_clear(t);
 	oa_table_print(st, &narrow, out);
 }
 
-/* The one-screen answer: models by severity, each with the command that
- * fixes it, then what prune would clear. */
+/* A finding the answer names: a warning or an error. */
+static bool answered(const oa_finding *f)
+{
+	return f->severity >= OA_SEV_WARNING;
+}
+
+static const char *fix_text(const oa_finding *f)
+{
+	return f->fix ? f->fix : "-";
+}
+
+/* One row of the answer: the findings of one model (or of the store) that
+ * one fix mends. */
+typedef struct answer_row {
+	const char *fix;
+	size_t first;   /* where its first finding is among the model's */
+	int worst;
+	oa_buf codes;   /* each code once, in order */
+} answer_row;
+
+typedef struct fix_of_finding {
+	const oa_finding *f;
+	size_t at;
+} fix_of_finding;
+
+static int by_fix(const void *a, const void *b)
+{
+	const fix_of_finding *x = a, *y = b;
+	int c = strcmp(fix_text(x->f), fix_text(y->f));
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+static int by_first(const void *a, const void *b)
+{
+	const answer_row *x = a, *y = b;
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/* The rows of findings v[0..n) (indexes into s), one per fix, in the order
+ * each fix first appears: sorted by fix, so that a store with 10,000
+ * files in blobs/ to fix is no 10^8 compares. */
+static answer_row *answer_group(const oa_store *s, const size_t *v, size_t n, size_t *n_rows)
+{
+	fix_of_finding *k = oa_xcalloc(n + 1, sizeof *k);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (answered(&s->findings.v[v[i]]))
+			k[m++] = (fix_of_finding){ &s->findings.v[v[i]], i };
+	qsort(k, m, sizeof *k, by_fix);
+	answer_row *rows = oa_xcalloc(m + 1, sizeof *rows);
+	*n_rows = 0;
+	for (size_t a = 0, b; a < m; a = b) {
+		answer_row *r = &rows[(*n_rows)++];
+		*r = (answer_row){ .fix = fix_text(k[a].f), .first = k[a].at, .worst = -1 };
+		oa_buf_init(&r->codes);
+		for (b = a; b < m && strcmp(fix_text(k[b].f), r->fix) == 0; b++) {
+			bool seen = false; /* the same code for the same fix (k[a..b) in finding order) */
+			for (size_t c = a; c < b && !seen; c++)
+				seen = k[c].f->id == k[b].f->id;
+			if (!seen)
+				oa_buf_printf(&r->codes, "%s%s", r->codes.len ? ", " : "", k[b].f->code);
+			if ((int)k[b].f->severity > r->worst)
+				r->worst = (int)k[b].f->severity;
+		}
+	}
+	free(k);
+	qsort(rows, *n_rows, sizeof *rows, by_first);
+	return rows;
+}
+
+/* The answer's rows for the findings v[0..n) of one model (or of the
+ * store) whose worst is sev: one row per fix, with the codes it mends. */
+static void answer_rows(oa_table *t, const oa_store *s, const size_t *v, size_t n, const char *name, int sev)
+{
+	size_t nr;
+	answer_row *rows = answer_group(s, v, n, &nr);
+	for (size_t i = 0; i < nr; i++) {
+		if (rows[i].worst != sev) {
+			oa_buf_free(&rows[i].codes);
+			continue;
+		}
+		char *row[4] = { oa_xstrdup(oa_severity_name((oa_severity)sev)), oa_escape(name, strlen(name)),
+		                 oa_buf_take(&rows[i].codes), oa_xstrdup(rows[i].fix) };
+		oa_table_add(t, row);
+	}
+	free(rows);
+}
+
+/* The worst severity among findings v[0..n), -1 when none is answered. */
+static int worst_of(const oa_store *s, const size_t *v, size_t n)
+{
+	int worst = -1;
+	for (size_t k = 0; k < n; k++) {
+		const oa_finding *f = &s->findings.v[v[k]];
+		if (answered(f) && (int)f->severity > worst)
+			worst = (int)f->severity;
+	}
+	return worst;
+}
+
+/* The findings of model j (an index into ix->s->findings each), *n of them. */
+static size_t *model_rows(const oa_findings_index *ix, size_t j, size_t *n)
+{
+	size_t lo, hi;
+	oa_findings_index_range(ix, ix->s->models[j].display, &lo, &hi);
+	size_t *v = oa_xcalloc(hi - lo + 1, sizeof *v);
+	for (size_t r = lo; r < hi; r++)
+		v[r - lo] = ix->v[r].i;
+	*n = hi - lo;
+	return v;
+}
+
+/* The one-screen answer: models by severity, one row per fix each (the
+ * findings carry it), then the store's. */
 static void findings_answer(const oa_text_style *st, FILE *out, const oa_findings_index *ix, const bool *selected)
 {
 	const oa_store *s = ix->s;
@@ -151,33 +296,23 @@ static void findings_answer(const oa_text_style *st, FILE *out, const oa_finding
 	size_t models = 0, broken = 0, warned = 0;
 	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_WARNING; sev--)
 		for (size_t j = 0; j < s->n_models; j++) {
-			const oa_model *m = &s->models[j];
 			if (!ix->first[j])
 				continue;
+			size_t n, *v = model_rows(ix, j, &n);
+			int worst = worst_of(s, v, n);
 			models += sev == OA_SEV_ERROR;
-			oa_buf codes;
-			oa_buf_init(&codes);
-			int worst = oa_findings_worst_in(ix, m->display, &codes);
-			if (worst == sev) {
-				broken += sev == OA_SEV_ERROR;
-				warned += sev == OA_SEV_WARNING;
-				char *row[4] = { oa_xstrdup(oa_severity_name(worst)), oa_escape(m->display, strlen(m->display)),
-				                 oa_buf_take(&codes), NULL };
-				row[3] = oa_findings_model_fix(m->display, row[2], worst);
-				oa_table_add(&t, row);
-			}
-			oa_buf_free(&codes);
+			broken += sev == OA_SEV_ERROR && worst == OA_SEV_ERROR;
+			warned += sev == OA_SEV_WARNING && worst == OA_SEV_WARNING;
+			answer_rows(&t, s, v, n, s->models[j].display, sev);
+			free(v);
 		}
-	oa_buf codes;
-	oa_buf_init(&codes);
-	int worst = oa_findings_store_worst(s, selected, &codes);
-	if (worst >= OA_SEV_WARNING) {
-		char *row[4] = { oa_xstrdup(oa_severity_name(worst)), oa_xstrdup("(store)"), oa_buf_take(&codes),
-		                 NULL };
-		row[3] = oa_findings_store_fix(row[2]);
-		oa_table_add(&t, row);
-	}
-	oa_buf_free(&codes);
+	size_t n = 0, *v = oa_xcalloc(s->findings.n + 1, sizeof *v);
+	for (size_t i = 0; i < s->findings.n; i++)
+		if (selected[i] && !s->findings.v[i].model)
+			v[n++] = i;
+	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_WARNING; sev--)
+		answer_rows(&t, s, v, n, "(store)", sev);
+	free(v);
 	fprintf(out, "%zu of %zu model%s broken, %zu with warnings\n", broken, models, models == 1 ? "" : "s", warned);
 	if (t.rows && fix_fits(st, &t))
 		oa_table_print(st, &t, out);

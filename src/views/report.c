@@ -282,6 +282,7 @@ json_t *oa_report_finding(const oa_finding *f)
 	json_object_set_new(o, "digest", jstr(f->digest));
 	json_object_set_new(o, "path", jstr(f->path));
 	json_object_set_new(o, "message", jstr(f->message));
+	json_object_set_new(o, "fix", jstr(f->fix));
 	return o;
 }
 

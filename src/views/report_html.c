@@ -295,9 +295,12 @@ static void finding_html(FILE *out, const oa_finding *f)
 		fputs(": ", out);
 	}
 	oa_html_text(out, f->message, 0);
-	fputs("<span class=\"remedy\">\u2192 ", out);
-	oa_html_text(out, oa_finding_remedy(f->id), 0);
-	fputs("</span></li>\n", out);
+	if (f->fix) {
+		fputs("<span class=\"remedy\">\u2192 ", out);
+		oa_html_text(out, f->fix, 0);
+		fputs("</span>", out);
+	}
+	fputs("</li>\n", out);
 }
 
 static void findings_html(FILE *out, const oa_overview_store *st)

@@ -177,12 +177,7 @@ size_t oa_history_pick(const oa_history *h, const oa_store *s, const oa_load_win
 
 bool oa_finding_is_listing(const oa_finding *f)
 {
-	static const char *codes[] = { "invalid-manifest", "invalid-name", "invalid-config",
-	                               "missing-config", "unreadable", "missing-child", "nested-list",
-	                               "dangling-tag", "hidden-from-list" };
-	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
-		if (strcmp(f->code, codes[i]) == 0)
-			return !(strcmp(f->code, "unreadable") == 0 && f->path &&
-			         oa_str_has_prefix(f->path, "blobs/") && !f->model);
-	return false;
+	/* a blob file no model names cannot hide one */
+	bool blob_alone = oa_finding_is(f, OA_FC_IO) && f->path && oa_str_has_prefix(f->path, "blobs/") && !f->model;
+	return oa_finding_is(f, OA_FC_HIDES) && !blob_alone;
 }

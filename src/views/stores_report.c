@@ -66,7 +66,7 @@ static void open_row(oa_stores_row *r, const oa_open_options *o, double now)
 	r->seconds = oa_now() - t0;
 	r->opened = true;
 	for (size_t j = 0; j < r->s.findings.n; j++)
-		r->unreadable += strcmp(r->s.findings.v[j].code, "unreadable") == 0;
+		r->unreadable += oa_finding_is(&r->s.findings.v[j], OA_FC_IO);
 	r->state = r->unreadable ? "incomplete" : "ok";
 	oa_store_metrics_compute(&r->s, now, &r->metrics);
 	sum_unique(r, 1, NULL, &r->bytes, &r->apparent);

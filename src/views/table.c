@@ -483,7 +483,7 @@ static void print_rows(const oa_text_style *st, struct rows *rs, FILE *out)
 		const char *line;
 		const char *const *cell = row_get(rs, r, &line);
 		if (line) {
-			char *fit = cols ? oa_text_fit(line, cols) : oa_xstrdup(line);
+			char *fit = cols && !t->whole_lines ? oa_text_fit(line, cols) : oa_xstrdup(line);
 			fprintf(out, "%s\n", fit);
 			free(fit);
 		} else {

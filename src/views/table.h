@@ -58,6 +58,7 @@ typedef struct oa_table {
 	char **cell;       /* rows x ncol, into text (read-only) */
 	char **line;       /* per row: a text line in place of cells (a section heading), or NULL */
 	size_t rows, cap;  /* cap: rows cell and line have room for */
+	bool whole_lines;  /* lines are printed whole, never cut to the width (commands to copy) */
 	struct oa_table_text *text; /* the cells' bytes, in large chunks: a cell is not a malloc
 	                               chunk of its own (90,000 of them in a list of 10,000 tags) */
 } oa_table;

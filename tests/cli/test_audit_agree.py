@@ -4,11 +4,14 @@ agree: on every fixture store (fixtures/ and the stores tests/tools builds)
 and on the case an architecture review found (the demo store plus a 15-byte
 blob that a stray file under manifests/ mentions: check, prune and the
 report's page must all keep it), check --format json and the report's page
-list the same findings."""
+list the same findings, each with the same fix, and a finding whose fix is
+a prune removes exactly what that prune plans (and every entry of prune's
+plan is promised by a finding)."""
 
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -81,7 +84,7 @@ def report_findings(root):
 
 
 def key(f):
-    """A finding as both show it: code, model, path and message."""
+    """A finding as both show it: code, model, path and message, and its fix."""
     text = (f["path"] + ": " if f.get("path") else "") + f["message"]
     return (f["code"], f.get("model"), text)
 
@@ -97,11 +100,41 @@ def prune_plan(root, extra=()):
     return {e["path"] for e in st["entries"]}, {e["path"]: e.get("note") for e in st["kept"]}
 
 
+def prune_args(fix, root):
+    """The arguments of a fix that is one prune --apply of this store, else None."""
+    words = shlex.split(fix) if fix.startswith("ollama-audit ") else []
+    if words[:3] != ["ollama-audit", "prune", "--apply"] or "--store" not in words:
+        return None
+    at = words.index("--store")
+    if os.path.realpath(words[at + 1]) != os.path.realpath(root):
+        return None
+    return [w for i, w in enumerate(words[3:], 3) if i not in (at, at + 1)]
+
+
 def agree(name, root):
     found = check_findings(root)
     page = report_findings(root)
     t.eq(sorted(page_key(f) for f in page), sorted(key(f) for f in found),
          "%s: the report lists the findings check reports" % name)
+    fixes = {key(f): f.get("fix") for f in found}
+    for f in page:
+        t.eq(f["remedy"], fixes.get(page_key(f)), "%s: the page prints check's fix of %s" % (name, f["code"]))
+    # Each prune a fix names, and the default one: what it plans is what the
+    # findings promise it removes.
+    runs = {(): []}
+    for f in found:
+        args = prune_args(f.get("fix") or "", root)
+        if args is not None:
+            runs.setdefault(tuple(args), []).append(f)
+    for args, promised in sorted(runs.items()):
+        todo, kept = prune_plan(root, args)
+        for f in promised:
+            t.ok(f["path"] in todo, "%s: prune %s plans %s, as the %s finding's fix says"
+                 % (name, " ".join(args), f["path"], f["code"]), sorted(todo))
+        paths = {f["path"] for f in promised}
+        # a download's -partial-N part files go with its -partial data file
+        stray = sorted(p for p in todo if p not in paths and not any(p.startswith(q + "-") for q in paths))
+        t.eq(stray, [], "%s: every entry prune %s plans is a finding whose fix is that prune" % (name, " ".join(args)))
     return found
 
 

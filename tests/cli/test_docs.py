@@ -14,11 +14,12 @@ import clitest as t  # noqa: E402
 t.check_binary()
 SRC = os.environ.get("OA_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
-FINDING_ROW = re.compile(r'X\((\w+), "([a-z-]+)", (\w+), "([^"]*)", \\\s*"((?:[^"\\]|\\.)*)"\)')
+FINDING_ROW = re.compile(r'X\((\w+), "([a-z-]+)", (\w+), "([^"]*)", \\\s*"((?:[^"\\]|\\.)*)", \\\s*'
+                         r'([\w |]+), "((?:[^"\\]|\\.)*)"\)')
 
 
 def finding_codes():
-    """(id, code, severity, anchor, summary) of each code in the one list."""
+    """(id, code, severity, anchor, summary, flags, fix) of each code in the one list."""
     header = open(os.path.join(SRC, "include", "ollama_audit", "finding.h")).read()
     start = header.index("#define OA_FINDING_CODES(X)")
     body = header[start:header.index("\n\n", start)]
@@ -63,7 +64,7 @@ with t.guard("every finding code is documented"):
     t.eq(sorted(table), sorted(codes), "docs/schema.md's table has exactly the codes of finding.h")
     man = open(os.path.join(SRC, "docs", "ollama-audit.1")).read()
     t.eq(sorted(man_findings(man)), sorted(codes), "the man page's FINDINGS has exactly the codes of finding.h")
-    for ident, code, sev, anchor, summary in rows:
+    for ident, code, sev, anchor, summary, flags, fix in rows:
         t.eq(table.get(code), sev.lower(), "docs/schema.md gives %s its severity" % code)
         page, _, heading = anchor.partition("#")
         path = os.path.join(SRC, "docs", page)

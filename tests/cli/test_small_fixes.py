@@ -117,7 +117,7 @@ with t.guard("show tells the truth about a broken model"):
 
 with t.guard("check ends with a one-screen answer: models by severity, each with its fix"):
     demo = t.copy_demo_store("answer")
-    info = t.add_gguf_model(demo, "broken:latest", seed="answer")
+    info = t.add_gguf_model(demo, "broken:latest", seed="answer", style="registry")  # pulled
     os.unlink(demo.blob_path(info["layers"][0]["digest"]))
     r = t.audit(demo.root, "check")
     lines = r.out.splitlines()
@@ -128,12 +128,12 @@ with t.guard("check ends with a one-screen answer: models by severity, each with
         rows = lines[head + 1:]
         t.ok(rows and rows[0].split()[:1] == ["SEVERITY"], "a table follows", rows)
         err = [ln for ln in rows if ln.startswith("error")]
-        t.ok(len(err) == 1 and "broken:latest" in err[0] and "fix: ollama pull broken:latest" in err[0],
+        t.ok(len(err) == 1 and "broken:latest" in err[0] and err[0].rstrip().endswith("ollama pull broken:latest"),
              "the broken model with the command that fixes it", rows)
         sev = [ln.split()[0] for ln in rows[1:]]
         t.eq(sev, sorted(sev, key=lambda x: {"error": 0, "warning": 1}.get(x, 2)), "errors first, then warnings")
-        t.ok(any("(store)" in ln and "fix: ollama-audit prune" in ln for ln in rows),
-             "store-wide junk: prune fixes it", rows)
+        t.ok(any("(store)" in ln and "ollama-audit prune --apply --store %s" % demo.root in ln for ln in rows),
+             "store-wide junk: prune --apply fixes it", rows)
 
 with t.guard("check's messages give sizes as people read them"):
     demo = t.copy_demo_store("human-bytes")

@@ -253,9 +253,9 @@ with t.guard("list --format csv: a last_used column when the store has logs"):
 
 with t.guard("check's answer at 80 columns: every fix command whole, on a line of its own"):
     s = t.copy_demo_store("tables-fix")
-    info = t.add_gguf_model(s, "hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M", seed="fix80")
+    info = t.add_gguf_model(s, "hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M", seed="fix80", style="registry")
     os.unlink(s.blob_path(info["layers"][0]["digest"]))
-    want = "fix: ollama pull hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M"
+    want = "ollama pull hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M"
     for cols in (80, 100):
         r = t.run_tty(("--store", s.root, "check"), None, stdout_tty=True, cols=cols)
         lines = r.out.replace("\r\n", "\n").splitlines()
@@ -267,5 +267,32 @@ with t.guard("check's answer at 80 columns: every fix command whole, on a line o
     r = t.audit(s.root, "check")
     t.ok(any(ln.startswith("error") and ln.rstrip().endswith(want) for ln in r.out.splitlines()),
          "piped: one row per model, FIX last", r.out)
+
+
+with t.guard("check's answer at 80 columns: a fix longer than a line pastes as one command"):
+    s = t.copy_demo_store("tables-long-fix")
+    weights = s.blob_path("sha256:2d9c9529b4589def2320ae89334886d371a92d50910d558ab524f4dcc8cdf318")
+    with open(weights, "r+b") as f:
+        f.truncate(100)
+    fixes = {f["model"]: f["fix"] for f in t.findings_of(t.audit(s.root, "check", "--format", "json").json())
+             if f["code"] == "size-mismatch"}
+    want = fixes.get("demo-llama:1b", "")
+    t.ok(want.startswith("mv -- ") and len(want) > 160, "the damaged blob's fix is a long command", want)
+    r = t.run_tty(("--store", s.root, "check"), None, stdout_tty=True, cols=80)
+    lines = r.out.replace("\r\n", "\n").splitlines()
+    at = next((k for k, ln in enumerate(lines) if ln.startswith("error") and "demo-llama:1b" in ln
+               and "size-mismatch" in ln), None)
+    t.ok(at is not None, "a row for the damaged blob", r.out)
+    if at is not None:
+        part = []
+        for ln in lines[at + 1:]:
+            part.append(ln.strip())
+            if not ln.endswith(" \\"):
+                break
+        t.ok(len(part) > 2, "on several lines", part)
+        for ln in part:
+            t.ok(len(ln) <= 80 - 12 or " " not in ln.rstrip(" \\"), "a line is longer only for one word", ln)
+        t.eq(" ".join(p[:-2] if p.endswith(" \\") else p for p in part), want,
+             "the lines, their ' \\' continuations joined as a shell does, are the command")
 
 t.done()

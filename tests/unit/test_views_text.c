@@ -1,9 +1,8 @@
 /* test_views_text.c - the library's text views and the choices behind
- * them: the fix command of a model's findings, --since/--until, list's
- * order and table (over fixtures/demo-store). */
+ * them: --since/--until, list's order and table (over
+ * fixtures/demo-store). */
 #include "teststore.h"
 
-#include "views/findings_fix.h"
 #include "views/list_text.h"
 #include "views/select.h"
 #include "ollama_audit/headers.h"
@@ -12,26 +11,6 @@
 
 #include <stdlib.h>
 #include <strings.h>
-
-static void test_fix(void)
-{
-	char *s = oa_findings_model_fix("m:latest", "missing-blob, invalid-manifest", OA_SEV_ERROR);
-	CHECK_STR(s, "fix: ollama-audit rm m:latest --apply");
-	free(s);
-	/* a code is matched whole, never as a prefix of another */
-	s = oa_findings_model_fix("m:latest", "invalid-manifests", OA_SEV_ERROR);
-	CHECK_STR(s, "fix: ollama pull m:latest");
-	free(s);
-	s = oa_findings_model_fix("m:latest", "dangling-tag", OA_SEV_WARNING);
-	CHECK_STR(s, "see: ollama-audit show m:latest");
-	free(s);
-	s = oa_findings_store_fix("temp-file, orphan-blob");
-	CHECK_STR(s, "fix: ollama-audit prune");
-	free(s);
-	s = oa_findings_store_fix("foreign-file");
-	CHECK_STR(s, "see: ollama-audit check --format json");
-	free(s);
-}
 
 static void test_when(void)
 {
@@ -133,7 +112,6 @@ static void test_list(void)
 
 int main(void)
 {
-	test_fix();
 	test_when();
 	test_list();
 	TEST_MAIN_END();

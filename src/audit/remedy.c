@@ -1,0 +1,420 @@
+/* remedy.c - the fix each finding prints: its code's template
+ * (OA_FINDING_CODES, finding.h) with the store's names filled in, quoted
+ * for a shell (remedy.h). */
+#include "audit/remedy.h"
+#include "ollama_audit/reclaim.h"
+#include "base/strset.h"
+#include "base/util.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The store's models by name and findings by path, so that filling in
+ * 10,000 fixes is no 10,000 passes over the models. */
+typedef struct fix_index {
+	const oa_model **models; /* by display name, tags before legacy anchors */
+	size_t n_models;
+	const oa_finding **paths; /* the findings that name a file, by path */
+	size_t n_paths;
+} fix_index;
+
+typedef struct fix_ctx {
+	const oa_store *s;
+	const oa_finding *f;
+	const oa_remedy_facts *facts;
+	const fix_index *ix;
+	oa_buf out;
+} fix_ctx;
+
+/* s as one word of a POSIX shell: as it is when every byte is plainly safe,
+ * else in single quotes (a ' inside as '\''). */
+static void put_word(oa_buf *b, const char *s)
+{
+	bool plain = *s != '\0';
+	for (const char *p = s; *p && plain; p++)
+		plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", *p) != NULL;
+	if (plain) {
+		oa_buf_adds(b, s);
+		return;
+	}
+	oa_buf_addc(b, '\'');
+	for (const char *p = s; *p; p++)
+		oa_buf_adds(b, *p == '\'' ? "'\\''" : (char[2]){ *p, 0 });
+	oa_buf_addc(b, '\'');
+}
+
+/* The store's file rel (relative to its root), with a suffix, as one word. */
+static void put_file(fix_ctx *x, const char *rel, const char *suffix)
+{
+	char *p = oa_xasprintf("%s/%s%s", x->s->root, rel, suffix);
+	put_word(&x->out, p);
+	free(p);
+}
+
+static int by_display(const void *a, const void *b)
+{
+	const oa_model *x = *(const oa_model *const *)a, *y = *(const oa_model *const *)b;
+	int c = strcmp(x->display, y->display);
+	return c ? c : (x->anchor > y->anchor) - (x->anchor < y->anchor);
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const oa_finding *x = *(const oa_finding *const *)a, *y = *(const oa_finding *const *)b;
+	int c = strcmp(x->path, y->path);
+	return c ? c : (x > y) - (x < y);
+}
+
+static void index_build(fix_index *ix, const oa_store *s)
+{
+	ix->models = oa_xcalloc(s->n_models + 1, sizeof *ix->models);
+	for (size_t j = 0; j < s->n_models; j++)
+		ix->models[j] = &s->models[j];
+	ix->n_models = s->n_models;
+	qsort(ix->models, ix->n_models, sizeof *ix->models, by_display);
+	ix->paths = oa_xcalloc(s->findings.n + 1, sizeof *ix->paths);
+	ix->n_paths = 0;
+	for (size_t i = 0; i < s->findings.n; i++)
+		if (s->findings.v[i].path)
+			ix->paths[ix->n_paths++] = &s->findings.v[i];
+	qsort(ix->paths, ix->n_paths, sizeof *ix->paths, by_path);
+}
+
+/* The first of v[0..n) (sorted by field) whose field is not below key. */
+static size_t lower_bound(const void *const *v, size_t n, const char *key, const char *(*field)(const void *))
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (strcmp(field(v[mid]), key) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+static const char *model_display(const void *m)
+{
+	return ((const oa_model *)m)->display;
+}
+
+static const char *finding_path(const void *f)
+{
+	return ((const oa_finding *)f)->path;
+}
+
+static bool references(const oa_model *m, const char *hex)
+{
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		if (m->layer_blobs && m->layer_blobs[i] && strcmp(m->layer_blobs[i]->hex, hex) == 0)
+			return true;
+	return m->config_blob && strcmp(m->config_blob->hex, hex) == 0;
+}
+
+/* The model a finding is about: its tag (a legacy anchor only when no tag
+ * has its name), or with none named, one that references its blob, pulled
+ * rather than created here (a pull of it brings the blob back). */
+static const oa_model *model_of(const fix_ctx *x)
+{
+	const oa_finding *f = x->f;
+	if (f->model) {
+		size_t k = lower_bound((const void *const *)x->ix->models, x->ix->n_models, f->model, model_display);
+		return k < x->ix->n_models && strcmp(x->ix->models[k]->display, f->model) == 0 ? x->ix->models[k] : NULL;
+	}
+	if (!f->digest || !oa_str_has_prefix(f->digest, "sha256:"))
+		return NULL;
+	const oa_model *any = NULL;
+	for (size_t j = 0; j < x->s->n_models; j++) {
+		const oa_model *m = &x->s->models[j];
+		if (!m->anchor && references(m, f->digest + 7) && (!any || (any->created_here && !m->created_here)))
+			any = m;
+	}
+	return any;
+}
+
+static bool is_dangling_link(const oa_store *s, const char *rel)
+{
+	struct stat st;
+	return fstatat(s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+	       fstatat(s->root_fd, rel, &st, 0) < 0;
+}
+
+/* No model to fetch: a link to nothing goes (it holds nothing). */
+static void fix_nameless(fix_ctx *x)
+{
+	const char *rel = x->f->path;
+	if (rel && is_dangling_link(x->s, rel)) {
+		oa_buf_adds(&x->out, "rm -- ");
+		put_file(x, rel, "");
+	} else {
+		oa_buf_adds(&x->out, "none by a pull: no model of this store names it");
+	}
+}
+
+/* A model created here: no registry has it, and a pull would fetch
+ * another model or nothing. */
+static void created_here(fix_ctx *x, const oa_model *m)
+{
+	oa_buf_adds(&x->out, "by hand: ");
+	put_word(&x->out, m->display);
+	oa_buf_adds(&x->out, " was created here (ollama create), not pulled, so no registry has it: create it "
+	                     "again from its source files");
+}
+
+/* {pull}: the model fetched again; a pull writes its manifest and fetches
+ * every blob that is not there. */
+static void fix_pull(fix_ctx *x)
+{
+	const oa_model *m = model_of(x);
+	if (!m) {
+		fix_nameless(x);
+	} else if (m->created_here) {
+		created_here(x, m);
+		oa_buf_adds(&x->out, ", or remove it: ollama-audit rm ");
+		put_word(&x->out, m->display);
+		oa_buf_adds(&x->out, " --apply --store ");
+		put_word(&x->out, x->s->root);
+	} else {
+		oa_buf_adds(&x->out, "ollama pull ");
+		put_word(&x->out, m->display);
+	}
+}
+
+/* {refetch}: a blob file whose bytes are wrong. Ollama's pull keeps a blob
+ * file that exists, whatever its size or content (it verifies only what it
+ * downloads), so the damaged file is moved aside first, and dropped once
+ * the pull has fetched it again. The one remedy of a damaged blob. */
+static void fix_refetch(fix_ctx *x)
+{
+	const oa_model *m = model_of(x);
+	const char *rel = x->f->path;
+	if (!rel || !m) {
+		fix_pull(x);
+		return;
+	}
+	if (m->created_here) {
+		created_here(x, m);
+		oa_buf_adds(&x->out, ", after moving the damaged file aside (mv -- ");
+		put_file(x, rel, "");
+		oa_buf_addc(&x->out, ' ');
+		put_file(x, rel, ".damaged");
+		oa_buf_adds(&x->out, "): create keeps a blob file that exists");
+		return;
+	}
+	oa_buf_adds(&x->out, "mv -- ");
+	put_file(x, rel, "");
+	oa_buf_addc(&x->out, ' ');
+	put_file(x, rel, ".damaged");
+	oa_buf_adds(&x->out, " && ollama pull ");
+	put_word(&x->out, m->display);
+	oa_buf_adds(&x->out, " && rm -- ");
+	put_file(x, rel, ".damaged");
+}
+
+static int cmp_junk_path(const void *a, const void *b)
+{
+	return strcmp((*(const oa_junk *const *)a)->path, (*(const oa_junk *const *)b)->path);
+}
+
+/* {prune}: what a plain `prune` does with the file: remove it now, later
+ * (the grace period), or never (why it keeps it). */
+static void fix_prune(fix_ctx *x)
+{
+	const oa_remedy_prune *p = x->facts->prune;
+	const char *rel = x->f->path;
+	if (p && rel && oa_strset_has(&p->todo, rel) && p->blockers) {
+		/* --apply refuses while a manifest blocks the server's prune */
+		oa_buf_adds(&x->out, "by hand: first fix what its prune-blocker finding names; then ollama-audit "
+		                     "prune --apply --store ");
+		put_word(&x->out, x->s->root);
+		return;
+	}
+	if (p && rel && oa_strset_has(&p->todo, rel)) {
+		oa_buf_adds(&x->out, "ollama-audit prune --apply --store ");
+		put_word(&x->out, x->s->root);
+		return;
+	}
+	oa_junk key = { .path = (char *)rel }, *kp = &key;
+	oa_junk *const *e = p && rel ? bsearch(&kp, p->junk, p->n_junk, sizeof *p->junk, cmp_junk_path) : NULL;
+	if (e && (*e)->keep) {
+		oa_buf_printf(&x->out, "none: prune keeps it: %s", (*e)->keep);
+		return;
+	}
+	if (e) {
+		oa_buf_adds(&x->out, "wait: inside the server's 1 h grace period (a pull may still be writing it); "
+		                     "prune --apply removes it after");
+		return;
+	}
+	oa_buf_adds(&x->out, "none: prune does not plan it (see ollama-audit prune --store ");
+	put_word(&x->out, x->s->root);
+	oa_buf_addc(&x->out, ')');
+}
+
+/* {perm}: make it readable, as Ollama writes its files (a+r, a directory
+ * a+rx); as root (sudo) when someone else owns it. */
+static void fix_perm(fix_ctx *x)
+{
+	const char *rel = x->f->path;
+	struct stat st;
+	if (!rel || fstatat(x->s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		oa_buf_adds(&x->out, "by hand: let the store's owner read it and the directories above it");
+		return;
+	}
+	bool dir = S_ISDIR(st.st_mode);
+	if (faccessat(x->s->root_fd, rel, dir ? R_OK | X_OK : R_OK, AT_EACCESS) == 0) {
+		oa_buf_adds(&x->out, "none by permissions: it reads now (an I/O error, or it changed during the "
+		                     "audit); run the audit again, and check the disk if it stays");
+		return;
+	}
+	if (x->facts->euid != 0 && st.st_uid != x->facts->euid)
+		oa_buf_adds(&x->out, "sudo ");
+	oa_buf_adds(&x->out, dir ? "chmod a+rx -- " : "chmod a+r -- ");
+	put_file(x, rel, "");
+}
+
+/* {relink}: a symlinked blob becomes the file it points to; a link to
+ * nothing goes. */
+static void fix_relink(fix_ctx *x)
+{
+	const char *rel = x->f->path;
+	if (rel && is_dangling_link(x->s, rel)) {
+		oa_buf_adds(&x->out, "rm -- ");
+		put_file(x, rel, "");
+		return;
+	}
+	oa_buf_adds(&x->out, "cp -- ");
+	put_file(x, rel, "");
+	oa_buf_addc(&x->out, ' ');
+	put_file(x, rel, ".copy");
+	oa_buf_adds(&x->out, " && mv -- ");
+	put_file(x, rel, ".copy");
+	oa_buf_addc(&x->out, ' ');
+	put_file(x, rel, "");
+}
+
+static char *fix_of(const fix_ctx *outer, const oa_finding *f);
+
+/* {same}: the fix of the other finding about the same file (what blocks
+ * the server's prune is a file another finding describes). */
+static void fix_same(fix_ctx *x)
+{
+	const fix_index *ix = x->ix;
+	size_t k = x->f->path ? lower_bound((const void *const *)ix->paths, ix->n_paths, x->f->path, finding_path)
+	                      : ix->n_paths;
+	for (; k < ix->n_paths && strcmp(ix->paths[k]->path, x->f->path) == 0; k++) {
+		const oa_finding *g = ix->paths[k];
+		if (g != x->f && strstr(oa_finding_kinds[g->id].fix, "{same}") == NULL) {
+			char *fix = fix_of(x, g);
+			oa_buf_adds(&x->out, fix);
+			free(fix);
+			return;
+		}
+	}
+	oa_buf_adds(&x->out, "by hand: fix or move out what the message names");
+}
+
+/* {aside}: a name in the store's root, where neither Ollama nor this tool
+ * looks, made of the file's own path so that two never meet. */
+static void put_aside(fix_ctx *x)
+{
+	char *flat = oa_xasprintf("set-aside-%s", x->f->path ? x->f->path : "file");
+	for (char *p = flat; *p; p++)
+		if (*p == '/')
+			*p = '-';
+	put_file(x, flat, "");
+	free(flat);
+}
+
+static void put_token(fix_ctx *x, const char *tok, size_t n)
+{
+#define IS(t) (n == sizeof t - 1 && memcmp(tok, t, n) == 0)
+	const oa_finding *f = x->f;
+	if (IS("model"))
+		put_word(&x->out, f->model ? f->model : "?");
+	else if (IS("path"))
+		put_file(x, f->path ? f->path : "", "");
+	else if (IS("store"))
+		put_word(&x->out, x->s->root);
+	else if (IS("blob"))
+		put_file(x, "blobs/sha256-", f->digest && oa_str_has_prefix(f->digest, "sha256:") ? f->digest + 7 : "?");
+	else if (IS("aside"))
+		put_aside(x);
+	else if (IS("pull"))
+		fix_pull(x);
+	else if (IS("refetch"))
+		fix_refetch(x);
+	else if (IS("prune"))
+		fix_prune(x);
+	else if (IS("perm"))
+		fix_perm(x);
+	else if (IS("relink"))
+		fix_relink(x);
+	else if (IS("same"))
+		fix_same(x);
+	else
+		abort(); /* a template names a token this file does not know: a programming error */
+#undef IS
+}
+
+/* f's fix: its code's template filled in, with outer's store and facts. */
+static char *fix_of(const fix_ctx *outer, const oa_finding *f)
+{
+	fix_ctx x = { .s = outer->s, .f = f, .facts = outer->facts, .ix = outer->ix };
+	oa_buf_init(&x.out);
+	for (const char *t = oa_finding_kinds[f->id].fix; *t;) {
+		const char *end = *t == '{' ? strchr(t, '}') : NULL;
+		if (end) {
+			put_token(&x, t + 1, (size_t)(end - t - 1));
+			t = end + 1;
+		} else {
+			oa_buf_addc(&x.out, *t++);
+		}
+	}
+	return oa_buf_take(&x.out);
+}
+
+bool oa_fix_is_command(const char *fix)
+{
+	static const char *const manual[] = { "none", "by hand: ", "wait: " };
+	for (size_t i = 0; i < sizeof manual / sizeof manual[0]; i++)
+		if (oa_str_has_prefix(fix, manual[i]))
+			return false;
+	return true;
+}
+
+void oa_remedy_prune_read(oa_remedy_prune *p, const oa_reclaim *r)
+{
+	memset(p, 0, sizeof *p);
+	for (size_t i = 0; i < r->plan.todo.n; i++)
+		oa_strset_add(&p->todo, r->plan.todo.v[i].path);
+	p->junk = oa_xcalloc(r->junk.n + 1, sizeof *p->junk);
+	for (size_t i = 0; i < r->junk.n; i++)
+		p->junk[p->n_junk++] = &r->junk.v[i];
+	qsort(p->junk, p->n_junk, sizeof *p->junk, cmp_junk_path);
+}
+
+void oa_remedy_prune_free(oa_remedy_prune *p)
+{
+	oa_strset_free(&p->todo);
+	free(p->junk);
+	memset(p, 0, sizeof *p);
+}
+
+void oa_remedy_fill(oa_store *s, const oa_remedy_facts *facts)
+{
+	fix_index ix;
+	index_build(&ix, s);
+	fix_ctx top = { .s = s, .facts = facts, .ix = &ix };
+	for (size_t i = 0; i < s->findings.n; i++) {
+		oa_finding *f = &s->findings.v[i];
+		/* junk waits for prune's plan: no plan, no word on it */
+		if (!f->fix && (unsigned)f->id < OA_FINDING_NCODES && (facts->prune || !oa_finding_is(f, OA_FC_JUNK)))
+			f->fix = fix_of(&top, f);
+	}
+	free(ix.models);
+	free(ix.paths);
+}
