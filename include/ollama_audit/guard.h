@@ -29,14 +29,10 @@ typedef struct oa_store_user {
 
 /* The Ollama server or runner processes that use the store: fills up to max
  * and returns how many there are (may exceed max), 0 when none, -1 when it
- * cannot be told here (why says so; the caller warns and goes on). */
+ * cannot be told here (why says so; the caller warns and goes on). The
+ * store's users_probe, when set, answers instead (a test's fake server). */
 OA_EXPORT int oa_store_in_use(const oa_store *s, oa_store_user *users, int max, char *why, size_t whylen);
 
-/* Test seam: while set, oa_store_in_use asks fn (a unit test's fake
- * server) instead of the processes of the machine. NULL restores them. */
-typedef int (*oa_store_users_fn)(const char *real_root, oa_store_user *users, int max, char *why,
-                                 size_t whylen);
-OA_EXPORT void oa_store_in_use_set_probe(oa_store_users_fn fn);
 
 /* A manifest that blocks --apply: one per path (an unreadable manifest is
  * both `unreadable` and `prune-blocker`), those at the `removed` paths

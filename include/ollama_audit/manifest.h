@@ -87,6 +87,7 @@ typedef struct oa_manifest {
 	char *runner;       /* 0.40's optional top-level "runner"; "" when absent */
 	char *format;       /* 0.40's optional top-level "format"; "" when absent */
 	void *block;        /* the strings and arrays above, in one allocation (oa_manifest_free) */
+	struct oa_digest_set *digests; /* the store's set its layer digests are shared through, or NULL */
 } oa_manifest;
 
 /* Manifests are ~1 KB; anything this large is not one we should slurp. */

@@ -38,7 +38,7 @@ OA_EXPORT json_t *oa_report_tags_model(const oa_model *m);
 OA_EXPORT json_t *oa_report_finding(const oa_finding *f);
 /* The store's identity: input, root, owner ("user"), how it was found. */
 OA_EXPORT json_t *oa_report_store(const oa_store *s);
-/* The user name of the store root's owner (one lookup per uid a run). */
+/* The user name of the store root's owner, looked up by oa_store_scan (NULL before). */
 OA_EXPORT const char *oa_report_owner(const oa_store *s);
 /* "found_by": [{"source", "detail", "path"}], every way a store was reached. */
 struct oa_found_by;

@@ -186,10 +186,18 @@ typedef struct oa_tag_facts {
 	size_t n_empty_dirs;
 } oa_tag_facts;
 
+/* Who uses a store (guard.h: oa_store_in_use): a test's fake server in
+ * place of the machine's processes. */
+struct oa_store_user;
+typedef int (*oa_store_users_fn)(const char *real_root, struct oa_store_user *users, int max, char *why,
+                                 size_t whylen);
+
 typedef struct oa_store {
 	char *input;          /* the path as given */
 	char *root;           /* the models directory (holds manifests/ and blobs/) */
 	const char *how;      /* "--store", "OLLAMA_MODELS", "default" */
+	char *owner;          /* the user name of the root's owner (oa_user_name), or NULL before
+	                         oa_store_scan */
 	const struct oa_found_by *found; /* with --all-users: every way discovery reached it */
 	size_t n_found;                  /* (borrowed; 0: how and input say it) */
 	int root_fd, manifests_fd, blobs_fd; /* -1 when absent */
@@ -227,7 +235,10 @@ typedef struct oa_store {
 	bool no_tag_facts;    /* set before oa_store_scan: its walk gathers no tag facts, as if
 	                         oa_store_drop_tag_facts ran after it, but without holding them at
 	                         the scan's peak (list, verify: issue 21) */
+	oa_store_users_fn users_probe; /* set after opening: asked instead of the machine's processes
+	                                  whether a server uses the store (tests), or NULL */
 	char **blob_text;     /* per blob: its bytes once read as a template, or NULL */
+	struct oa_digest_set *digests; /* the layer digests of its manifests, each held once */
 	int jobs;             /* threads the scan may use: 0 one per online CPU, 1 none beside the caller */
 	struct oa_name_index *name_index; /* the models by name, for oa_store_resolve (resolve.c), or NULL */
 	struct oa_blob_index *blob_index; /* blobs by name, for oa_store_find_blob (blobs.c), or NULL */

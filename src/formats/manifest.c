@@ -1,5 +1,6 @@
 /* manifest.c - manifest parsing, Ollama's manifest ID and SIZE. */
 #include "ollama_audit/manifest.h"
+#include "formats/digest_set.h"
 #include "base/jsonutil.h"
 #include "base/pack.h"
 #include "base/util.h"
@@ -225,23 +226,42 @@ static char *intern_media(char *s)
 	return s;
 }
 
-/* A layer digest written as "sha256:" + 64 lower-case hex is held once for
- * the whole process, counted by the manifests that name it, not once per
+/* A layer digest written as "sha256:" + 64 lower-case hex is held once per
+ * store (digest_set.h), counted by the manifests that name it, not once per
  * manifest: 10,000 tags sharing a template and a few weights hold each of
- * those strings once. An open-addressing set keyed by the digits, freed
- * when its last string is. */
+ * those strings once. An open-addressing set keyed by the digits, whose
+ * table is freed when its last string is. */
 typedef struct digest_node {
 	size_t refs;
 	char text[7 + OA_DIGEST_HEX_LEN + 1];
 } digest_node;
 
-static digest_node tombstone;
-static struct {
-	pthread_mutex_t lock;
+struct oa_digest_set {
+	pthread_mutex_t lock; /* the scan parses tags on several threads */
 	digest_node **slot;
 	size_t cap, used; /* used: live nodes and tombstones */
 	size_t live;
-} D = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	digest_node tombstone; /* its address marks a freed slot */
+};
+
+oa_digest_set *oa_digest_set_new(void)
+{
+	oa_digest_set *d = oa_xcalloc(1, sizeof *d);
+	pthread_mutex_init(&d->lock, NULL);
+	return d;
+}
+
+void oa_digest_set_free(oa_digest_set *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->cap; i++)
+		if (d->slot[i] && d->slot[i] != &d->tombstone)
+			free(d->slot[i]); /* a manifest still holding it would be a caller's bug */
+	free(d->slot);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
 
 /* Over every digit: a manifest's digests are whatever its bytes say, and
  * a hostile store naming thousands that share their first digits must not
@@ -253,75 +273,75 @@ static size_t digest_hash(const char *text)
 
 /* The slot of text's node, or the first free one (a tombstone when there is one
  * before it); cap is a power of two. */
-static size_t digest_find(const char *text)
+static size_t digest_find(const oa_digest_set *d, const char *text)
 {
-	size_t mask = D.cap - 1, i = digest_hash(text) & mask, reuse = SIZE_MAX;
-	for (; D.slot[i]; i = (i + 1) & mask) {
-		if (D.slot[i] == &tombstone) {
+	size_t mask = d->cap - 1, i = digest_hash(text) & mask, reuse = SIZE_MAX;
+	for (; d->slot[i]; i = (i + 1) & mask) {
+		if (d->slot[i] == &d->tombstone) {
 			if (reuse == SIZE_MAX)
 				reuse = i;
-		} else if (memcmp(D.slot[i]->text, text, sizeof D.slot[i]->text) == 0) {
+		} else if (memcmp(d->slot[i]->text, text, sizeof d->slot[i]->text) == 0) {
 			return i;
 		}
 	}
 	return reuse != SIZE_MAX ? reuse : i;
 }
 
-static void digest_grow(void)
+static void digest_grow(oa_digest_set *d)
 {
-	digest_node **old = D.slot;
-	size_t n = D.cap;
-	D.cap = D.live * 4 > 64 ? D.live * 4 : 64;
-	while (D.cap & (D.cap - 1))
-		D.cap &= D.cap - 1; /* down to a power of two, still over twice live */
-	D.slot = oa_xcalloc(D.cap, sizeof *D.slot);
-	D.used = D.live;
+	digest_node **old = d->slot;
+	size_t n = d->cap;
+	d->cap = d->live * 4 > 64 ? d->live * 4 : 64;
+	while (d->cap & (d->cap - 1))
+		d->cap &= d->cap - 1; /* down to a power of two, still over twice live */
+	d->slot = oa_xcalloc(d->cap, sizeof *d->slot);
+	d->used = d->live;
 	for (size_t i = 0; i < n; i++)
-		if (old[i] && old[i] != &tombstone)
-			D.slot[digest_find(old[i]->text)] = old[i];
+		if (old[i] && old[i] != &d->tombstone)
+			d->slot[digest_find(d, old[i]->text)] = old[i];
 	free(old);
 }
 
 /* The shared copy of a canonical digest, counted. */
-static char *digest_intern(const char *text)
+static char *digest_intern(oa_digest_set *d, const char *text)
 {
-	pthread_mutex_lock(&D.lock);
-	if ((D.used + 1) * 4 > D.cap * 3)
-		digest_grow();
-	size_t i = digest_find(text);
-	if (!D.slot[i] || D.slot[i] == &tombstone) {
-		if (!D.slot[i])
-			D.used++;
-		D.slot[i] = oa_xcalloc(1, sizeof *D.slot[i]);
-		memcpy(D.slot[i]->text, text, sizeof D.slot[i]->text);
-		D.live++;
+	pthread_mutex_lock(&d->lock);
+	if ((d->used + 1) * 4 > d->cap * 3)
+		digest_grow(d);
+	size_t i = digest_find(d, text);
+	if (!d->slot[i] || d->slot[i] == &d->tombstone) {
+		if (!d->slot[i])
+			d->used++;
+		d->slot[i] = oa_xcalloc(1, sizeof *d->slot[i]);
+		memcpy(d->slot[i]->text, text, sizeof d->slot[i]->text);
+		d->live++;
 	}
-	D.slot[i]->refs++;
-	char *out = D.slot[i]->text;
-	pthread_mutex_unlock(&D.lock);
+	d->slot[i]->refs++;
+	char *out = d->slot[i]->text;
+	pthread_mutex_unlock(&d->lock);
 	return out;
 }
 
-static void digest_release(char *text)
+static void digest_release(oa_digest_set *d, char *text)
 {
 	digest_node *node = (digest_node *)(void *)(text - offsetof(digest_node, text));
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&d->lock);
 	if (--node->refs == 0) {
-		D.slot[digest_find(text)] = &tombstone;
+		d->slot[digest_find(d, text)] = &d->tombstone;
 		free(node);
-		if (--D.live == 0) { /* the last: nothing of the set is left */
-			free(D.slot);
-			D.slot = NULL;
-			D.cap = D.used = 0;
+		if (--d->live == 0) { /* the last: nothing of the table is left */
+			free(d->slot);
+			d->slot = NULL;
+			d->cap = d->used = 0;
 		}
 	}
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&d->lock);
 }
 
-/* Whether l's digest is the shared copy (digest_intern). */
-static bool digest_shared(const oa_layer *l)
+/* Whether l's digest is the shared copy of set (digest_intern). */
+static bool digest_shared(const oa_digest_set *set, const oa_layer *l)
 {
-	return l->digest_valid && !l->hex_uppercase && l->digest[6] == ':';
+	return set && l->digest_valid && !l->hex_uppercase && l->digest[6] == ':';
 }
 
 /* A copy of hex when the digest does not hold it as written (upper-case
@@ -343,7 +363,7 @@ static void point_hex(const char **hex, const char *digest, bool valid)
 		*hex = digest + 7;
 }
 
-static int parse_layer(json_t *obj, oa_layer *l, const char *what, char *err, size_t errlen)
+static int parse_layer(json_t *obj, oa_layer *l, oa_digest_set *set, const char *what, char *err, size_t errlen)
 {
 	bool bad = false;
 	memset(l, 0, sizeof *l);
@@ -382,20 +402,20 @@ static int parse_layer(json_t *obj, oa_layer *l, const char *what, char *err, si
 	oa_digest_hex hex;
 	l->digest_valid = oa_digest_parse(l->digest, hex, &l->hex_uppercase);
 	l->hex = own_hex(l->digest, l->digest_valid, hex);
-	if (digest_shared(l)) {
-		char *shared = digest_intern(l->digest);
+	if (digest_shared(set, l)) {
+		char *shared = digest_intern(set, l->digest);
 		free(l->digest);
 		l->digest = shared;
 	}
 	return 0;
 }
 
-static void free_layer(oa_layer *l)
+static void free_layer(oa_digest_set *set, oa_layer *l)
 {
 	if (!is_common_media(l->media_type))
 		free(l->media_type);
-	if (digest_shared(l))
-		digest_release(l->digest);
+	if (digest_shared(set, l))
+		digest_release(set, l->digest);
 	else
 		free(l->digest);
 	free(l->from);
@@ -467,11 +487,11 @@ static int parse_entries(json_t *root, oa_manifest *m, char *err, size_t errlen)
 
 /* A layer's strings, one pass of pack(): a common media type stays the
  * shared copy. */
-static void pack_layer(oa_pack *p, oa_layer *l)
+static void pack_layer(oa_pack *p, const oa_digest_set *set, oa_layer *l)
 {
 	if (!is_common_media(l->media_type))
 		oa_pack_str(p, &l->media_type);
-	if (!digest_shared(l))
+	if (!digest_shared(set, l))
 		oa_pack_str(p, &l->digest);
 	oa_pack_str(p, (char **)&l->hex);
 	oa_pack_str(p, &l->from);
@@ -486,9 +506,9 @@ static void pack_strings(oa_pack *p, void *rec)
 	oa_pack_str(p, &m->format);
 	if (!is_common_media(m->media_type))
 		oa_pack_str(p, &m->media_type);
-	pack_layer(p, &m->config);
+	pack_layer(p, m->digests, &m->config);
 	for (size_t i = 0; i < m->n_layers; i++)
-		pack_layer(p, &m->layers[i]);
+		pack_layer(p, m->digests, &m->layers[i]);
 	for (size_t i = 0; i < m->n_manifests && m->entries; i++) {
 		oa_list_entry *e = &m->entries[i];
 		oa_pack_str(p, &e->media_type);
@@ -517,7 +537,14 @@ static void pack(oa_manifest *m)
 
 int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *err, size_t errlen)
 {
+	return oa_manifest_parse_in(NULL, bytes, len, m, err, errlen);
+}
+
+int oa_manifest_parse_in(oa_digest_set *set, const uint8_t *bytes, size_t len, oa_manifest *m, char *err,
+                         size_t errlen)
+{
 	memset(m, 0, sizeof *m);
+	m->digests = set;
 	m->runner = oa_xstrdup("");
 	m->format = oa_xstrdup("");
 	m->media_type = oa_xstrdup("");
@@ -582,7 +609,7 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 		if (!is_common_media(m->config.media_type))
 			free(m->config.media_type);
 		free(m->config.digest);
-		int prc = parse_layer(v, &m->config, "config", err, errlen);
+		int prc = parse_layer(v, &m->config, set, "config", err, errlen);
 		json_decref(v);
 		if (prc < 0)
 			goto out;
@@ -600,7 +627,7 @@ int oa_manifest_parse(const uint8_t *bytes, size_t len, oa_manifest *m, char *er
 			char what[32];
 			snprintf(what, sizeof what, "layers[%zu]", i);
 			m->n_layers = i + 1;
-			if (parse_layer(json_array_get(v, i), &m->layers[i], what, err, errlen) < 0)
+			if (parse_layer(json_array_get(v, i), &m->layers[i], set, what, err, errlen) < 0)
 				goto out;
 			m->size = add_size(m->size, m->layers[i].size);
 		}
@@ -616,8 +643,8 @@ void oa_manifest_free(oa_manifest *m)
 {
 	for (size_t i = 0; i <= m->n_layers && m->block; i++) {
 		oa_layer *l = i < m->n_layers ? &m->layers[i] : &m->config;
-		if (digest_shared(l))
-			digest_release(l->digest);
+		if (digest_shared(m->digests, l))
+			digest_release(m->digests, l->digest);
 	}
 	if (m->block) {
 		free(m->block);
@@ -631,9 +658,9 @@ void oa_manifest_free(oa_manifest *m)
 	free(m->format);
 	if (!is_common_media(m->media_type))
 		free(m->media_type);
-	free_layer(&m->config);
+	free_layer(m->digests, &m->config);
 	for (size_t i = 0; i < m->n_layers; i++)
-		free_layer(&m->layers[i]);
+		free_layer(m->digests, &m->layers[i]);
 	free(m->layers);
 	memset(m, 0, sizeof *m);
 }

@@ -8,20 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static oa_store_users_fn probe;
-
-void oa_store_in_use_set_probe(oa_store_users_fn fn)
-{
-	probe = fn;
-}
-
 int oa_store_in_use(const oa_store *s, oa_store_user *users, int max, char *why, size_t whylen)
 {
 	char real[PATH_MAX];
 	if (!realpath(s->root, real))
 		snprintf(real, sizeof real, "%s", s->root);
-	if (probe)
-		return probe(real, users, max, why, whylen);
+	if (s->users_probe)
+		return s->users_probe(real, users, max, why, whylen);
 	oa_proc_user found[8];
 	int n = oa_find_store_users(real, found, 8, why, whylen);
 	for (int i = 0; i < n && i < 8 && i < max; i++) {

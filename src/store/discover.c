@@ -202,30 +202,31 @@ typedef struct account {
 	char *home;
 } account;
 
-static account *accounts;
-static size_t n_accounts;
-static bool accounts_from_file;
-static bool accounts_loaded;
+/* The password database as read once by a caller (never kept between
+ * calls: a library that audits two machines' roots must not mix them). */
+typedef struct accounts {
+	account *v;
+	size_t n;
+	bool from_file; /* the sysroot's or OLLAMA_AUDIT_PASSWD's file, not getpwent() */
+} accounts;
 
-static void accounts_add(const char *name, uid_t uid, const char *home)
+static void accounts_add(accounts *a, const char *name, uid_t uid, const char *home)
 {
-	accounts = oa_xreallocarray(accounts, n_accounts + 1, sizeof *accounts);
-	accounts[n_accounts].name = oa_xstrdup(name);
-	accounts[n_accounts].uid = uid;
-	accounts[n_accounts].home = oa_xstrdup(home ? home : "");
-	n_accounts++;
+	a->v = oa_xreallocarray(a->v, a->n + 1, sizeof *a->v);
+	a->v[a->n].name = oa_xstrdup(name);
+	a->v[a->n].uid = uid;
+	a->v[a->n].home = oa_xstrdup(home ? home : "");
+	a->n++;
 }
 
-static void accounts_free(void)
+static void accounts_free(accounts *a)
 {
-	for (size_t i = 0; i < n_accounts; i++) {
-		free(accounts[i].name);
-		free(accounts[i].home);
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->v[i].name);
+		free(a->v[i].home);
 	}
-	free(accounts);
-	accounts = NULL;
-	n_accounts = 0;
-	accounts_loaded = false;
+	free(a->v);
+	memset(a, 0, sizeof *a);
 }
 
 /* The passwd file to read instead of getpwent(), or NULL. */
@@ -240,7 +241,7 @@ static char *passwd_file(void)
 }
 
 /* name:password:uid:gid:gecos:home:shell */
-static void parse_passwd_line(char *line)
+static void parse_passwd_line(accounts *a, char *line)
 {
 	char *f[7];
 	int n = 0;
@@ -260,78 +261,93 @@ static void parse_passwd_line(char *line)
 	unsigned long uid = strtoul(f[2], &end, 10);
 	if (errno || *end || end == f[2])
 		return;
-	accounts_add(f[0], (uid_t)uid, f[5]);
+	accounts_add(a, f[0], (uid_t)uid, f[5]);
 }
 
-static void load_accounts(oa_discovery *d)
+/* The password database, from the passwd file when one is set, else the
+ * system's (with a passwd file only, *note says why it could not be read:
+ * free it). */
+static void accounts_load(accounts *a, char **note)
 {
-	if (accounts_loaded)
-		return;
-	accounts_loaded = true;
+	memset(a, 0, sizeof *a);
+	*note = NULL;
 	char *file = passwd_file();
-	if (file) {
-		accounts_from_file = true;
-		size_t len;
-		char *text = read_sys_file(file, &len);
-		if (!text) {
-			if (d) {
-				d->notes = oa_xreallocarray(d->notes, d->n_notes + 1, sizeof *d->notes);
-				d->notes[d->n_notes++] = oa_xasprintf("cannot read %s: %s", file, read_error(errno));
-			}
-			free(file);
-			return;
-		}
-		char *cur = text, *line;
-		size_t n;
-		bool too_long;
-		while ((line = next_line(&cur, text + len, &n, &too_long)))
-			parse_passwd_line(line);
-		free(text);
+	if (!file) {
+		setpwent();
+		struct passwd *pw;
+		while ((pw = getpwent()))
+			accounts_add(a, pw->pw_name, pw->pw_uid, pw->pw_dir);
+		endpwent();
+		return;
+	}
+	a->from_file = true;
+	size_t len;
+	char *text = read_sys_file(file, &len);
+	if (!text) {
+		*note = oa_xasprintf("cannot read %s: %s", file, read_error(errno));
 		free(file);
 		return;
 	}
-	accounts_from_file = false;
-	setpwent();
-	struct passwd *pw;
-	while ((pw = getpwent()))
-		accounts_add(pw->pw_name, pw->pw_uid, pw->pw_dir);
-	endpwent();
+	char *cur = text, *line;
+	size_t n;
+	bool too_long;
+	while ((line = next_line(&cur, text + len, &n, &too_long)))
+		parse_passwd_line(a, line);
+	free(text);
+	free(file);
 }
 
-/* The account of a uid: the passwd file when one is set (sysroot, tests),
- * else the system's (getpwuid). */
-static bool lookup_uid(uid_t uid, const char **name, const char **home)
+/* The account of a uid (its name and home, copies): the passwd file when
+ * one is set (sysroot, tests), else the system's (getpwuid). */
+static bool lookup_uid(uid_t uid, char **name, char **home)
 {
-	load_accounts(NULL);
-	for (size_t i = 0; i < n_accounts; i++)
-		if (accounts[i].uid == uid) {
-			*name = accounts[i].name;
-			*home = accounts[i].home;
-			return true;
+	char *file = passwd_file();
+	if (!file) {
+		struct passwd *pw = getpwuid(uid);
+		if (!pw)
+			return false;
+		*name = oa_xstrdup(pw->pw_name);
+		*home = oa_xstrdup(pw->pw_dir ? pw->pw_dir : "");
+		return true;
+	}
+	free(file);
+	accounts a;
+	char *note;
+	accounts_load(&a, &note);
+	free(note);
+	bool found = false;
+	for (size_t i = 0; i < a.n && !found; i++)
+		if (a.v[i].uid == uid) {
+			*name = oa_xstrdup(a.v[i].name);
+			*home = oa_xstrdup(a.v[i].home);
+			found = true;
 		}
-	struct passwd *pw = accounts_from_file ? NULL : getpwuid(uid);
-	if (!pw)
-		return false;
-	*name = pw->pw_name;
-	*home = pw->pw_dir;
-	return true;
+	accounts_free(&a);
+	return found;
 }
 
 void oa_user_name(uid_t uid, char *buf, size_t len)
 {
-	const char *name, *home;
-	if (lookup_uid(uid, &name, &home))
+	char *name, *home;
+	if (lookup_uid(uid, &name, &home)) {
 		snprintf(buf, len, "%s", name);
-	else
+		free(name);
+		free(home);
+	} else {
 		snprintf(buf, len, "%lu", (unsigned long)uid);
+	}
 }
 
 char *oa_user_home(uid_t uid)
 {
-	const char *name, *home;
-	if (!lookup_uid(uid, &name, &home) || home[0] != '/' || strcmp(home, "/nonexistent") == 0)
+	char *name, *home, *out = NULL;
+	if (!lookup_uid(uid, &name, &home))
 		return NULL;
-	return sys_path(home);
+	if (home[0] == '/' && strcmp(home, "/nonexistent") != 0)
+		out = sys_path(home);
+	free(name);
+	free(home);
+	return out;
 }
 
 /* ---- parsing systemd and environment files ---------------------------------- */
@@ -909,8 +925,13 @@ static void note_shared_blobs(oa_discovery *d)
 void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
 {
 	memset(d, 0, sizeof *d);
-	accounts_free();
-	load_accounts(d);
+	accounts users;
+	char *note;
+	accounts_load(&users, &note);
+	if (note) {
+		d->notes = oa_xreallocarray(d->notes, d->n_notes + 1, sizeof *d->notes);
+		d->notes[d->n_notes++] = note;
+	}
 
 	/* 1. Stores named on the command line. */
 	for (size_t i = 0; i < n_extra; i++)
@@ -953,13 +974,13 @@ void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
 		add_sys_candidate(d, "default", defaults[i].why, defaults[i].path, defaults[i].path);
 
 	/* 6. Every home directory in the password database. */
-	for (size_t i = 0; i < n_accounts; i++) {
-		const char *home = accounts[i].home;
+	for (size_t i = 0; i < users.n; i++) {
+		const char *home = users.v[i].home;
 		if (!*home || strcmp(home, "/nonexistent") == 0 || strcmp(home, "/dev/null") == 0)
 			continue;
 		char *given = oa_path_join(home, ".ollama/models");
-		char *detail = oa_xasprintf("user %s", accounts[i].name);
-		if (accounts_from_file)
+		char *detail = oa_xasprintf("user %s", users.v[i].name);
+		if (users.from_file)
 			add_sys_candidate(d, "home", detail, given, given);
 		else
 			add_candidate(d, "home", detail, given, given);
@@ -974,6 +995,7 @@ void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
 		add_candidate(d, "default", "$HOME", p, p);
 		free(p);
 	}
+	accounts_free(&users);
 	note_shared_blobs(d);
 }
 
@@ -986,5 +1008,4 @@ void oa_discovery_free(oa_discovery *d)
 		free(d->notes[i]);
 	free(d->notes);
 	memset(d, 0, sizeof *d);
-	accounts_free();
 }

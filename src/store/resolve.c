@@ -2,6 +2,7 @@
  * manifests-v2 name) and lists to children (the child in use, the other
  * rows of a list). */
 #include "ollama_audit/resolve.h"
+#include "formats/digest_set.h"
 #include "ollama_audit/manifest_list.h"
 #include "store/blobs_private.h"
 #include "store/resolve_private.h"
@@ -54,7 +55,7 @@ void store_use_list_child(oa_store *s, oa_model *m)
 	size_t len = 0;
 	if (m->child >= 0)
 		bytes = store_child_bytes(s, &m->list->entries[m->child], &len);
-	if (!bytes || oa_manifest_parse(bytes, len, &m->m, err, sizeof err) < 0 || m->m.is_list) {
+	if (!bytes || oa_manifest_parse_in(s->digests, bytes, len, &m->m, err, sizeof err) < 0 || m->m.is_list) {
 		if (!*err)
 			snprintf(err, sizeof err, "%s", m->child < 0 ? "no child of the list is here"
 			         : bytes ? "its child is another manifest list, which the server rejects"
@@ -231,7 +232,7 @@ static bool sibling_row(oa_store *s, const oa_model *p, const oa_list_entry *e, 
 	uint8_t *bytes = store_child_bytes(s, e, &len);
 	char err[256];
 	memset(r, 0, sizeof *r);
-	bool ok = bytes && oa_manifest_parse(bytes, len, &r->m, err, sizeof err) == 0 && !r->m.is_list;
+	bool ok = bytes && oa_manifest_parse_in(s->digests, bytes, len, &r->m, err, sizeof err) == 0 && !r->m.is_list;
 	free(bytes);
 	if (!ok) { /* the tag's own findings already say what is wrong with it */
 		if (r->m.media_type)

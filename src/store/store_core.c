@@ -2,6 +2,7 @@
  * of models' blobs, and releasing it (the types, store_core.h). */
 #include "ollama_audit/store_core.h"
 #include "store/store_core_private.h"
+#include "formats/digest_set.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -131,6 +132,7 @@ int oa_store_open(oa_store *s, const char *path, const char *how, char *err, siz
 {
 	memset(s, 0, sizeof *s);
 	s->root_fd = s->manifests_fd = s->blobs_fd = s->manifests_v2_fd = -1;
+	s->digests = oa_digest_set_new();
 	s->input = oa_xstrdup(path);
 	s->how = how;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -263,6 +265,7 @@ void oa_store_release(oa_store *s)
 		close(s->root_fd);
 	for (size_t i = 0; i < s->n_bounds; i++)
 		free(s->bounds[i]);
+	oa_digest_set_free(s->digests); /* its models, and their manifests, are gone */
 	free(s->input);
 	free(s->root);
 	memset(s, 0, sizeof *s);

@@ -1,6 +1,7 @@
 /* walk.c - walk manifests/ and manifests-v2/ as the server does, read
  * each tag's manifest, and keep what the walk read (oa_tag_facts). */
 #include "ollama_audit/manifest_list.h"
+#include "formats/digest_set.h"
 #include "store/blobs_private.h"
 #include "store/resolve_private.h"
 #include "store/store_core_private.h"
@@ -687,7 +688,7 @@ static void read_tag(walk_ctx *w, oa_model *models, tag_job *j)
 		j->list_key = oa_mentions_manifests_key(j->bytes, j->len);
 	}
 	tag_blob(m, j->link, j->self, j->lh);
-	j->parsed = oa_manifest_parse(j->bytes, j->len, &m->m, j->perr, sizeof j->perr);
+	j->parsed = oa_manifest_parse_in(s->digests, j->bytes, j->len, &m->m, j->perr, sizeof j->perr);
 	if (j->parsed == 0) {
 		free(j->bytes);
 		j->bytes = NULL;

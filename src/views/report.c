@@ -115,20 +115,7 @@ json_t *oa_report_tags_model(const oa_model *m)
 
 const char *oa_report_owner(const oa_store *s)
 {
-	/* One name per uid for the whole run; each its own allocation, so a
-	 * returned pointer stays valid however many owners follow. */
-	static struct { uid_t uid; char *name; } *cache;
-	static size_t n;
-	uid_t uid = s->root_st.st_uid;
-	for (size_t i = 0; i < n; i++)
-		if (cache[i].uid == uid)
-			return cache[i].name;
-	char name[256];
-	oa_user_name(uid, name, sizeof name);
-	cache = oa_xreallocarray(cache, n + 1, sizeof *cache);
-	cache[n].uid = uid;
-	cache[n].name = oa_xstrdup(name);
-	return cache[n++].name;
+	return s->owner;
 }
 
 json_t *oa_report_found_by(const oa_found_by *f, size_t n)

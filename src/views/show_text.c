@@ -17,28 +17,34 @@
 #include <strings.h>
 #include <time.h>
 
+/* Where show's text goes, with the strings escaped for the line being
+ * printed (pr). */
+typedef struct show_out {
+	FILE *f;
+	char *esc[4];
+} show_out;
+
 /* Strings from the store go to a terminal: escape control bytes and
  * invalid UTF-8 so a crafted file cannot drive the terminal. The result
  * lives until the next call with the same slot. */
-static const char *pr(int slot, const char *s)
+static const char *pr(show_out *out, int slot, const char *s)
 {
-	static char *buf[4];
-	free(buf[slot]);
-	buf[slot] = s ? oa_escape(s, strlen(s)) : NULL;
-	return buf[slot] ? buf[slot] : "";
+	free(out->esc[slot]);
+	out->esc[slot] = s ? oa_escape(s, strlen(s)) : NULL;
+	return out->esc[slot] ? out->esc[slot] : "";
 }
 
-static void kv(FILE *out, const char *k, const char *v)
+static void kv(show_out *out, const char *k, const char *v)
 {
 	if (v && *v)
-		fprintf(out, "  %-18s %s\n", k, pr(3, v));
+		fprintf(out->f, "  %-18s %s\n", k, pr(out, 3, v));
 }
 
 /* A header's error, warning (not its infos) on a line. */
-static void diag_line(FILE *out, int severity, const char *message)
+static void diag_line(show_out *out, int severity, const char *message)
 {
 	if (severity > 0)
-		fprintf(out, "      %s: %s\n", oa_severity_name((oa_severity)severity), pr(0, message));
+		fprintf(out->f, "      %s: %s\n", oa_severity_name((oa_severity)severity), pr(out, 0, message));
 }
 
 /* "4096 x 32000": a tensor's dimensions. */
@@ -51,30 +57,31 @@ static void shape_text(const uint64_t *dims, uint32_t n, char *shape, size_t len
 	}
 }
 
-static void gguf_tensors(FILE *out, const oa_gguf_info *g)
+static void gguf_tensors(show_out *out, const oa_gguf_info *g)
 {
 	for (size_t i = 0; i < g->n_tensors_kept; i++) {
 		const oa_gguf_tensor *t = &g->tensors[i];
 		char shape[128];
 		shape_text(t->ne, t->n_dims, shape, sizeof shape);
 		const char *tn = oa_ggml_type_name(t->type);
-		fprintf(out, "        %-40s %-8s %-24s %12llu bytes at +%llu\n", pr(0, t->name), tn ? tn : "?", shape,
+		fprintf(out->f, "        %-40s %-8s %-24s %12llu bytes at +%llu\n", pr(out, 0, t->name), tn ? tn : "?",
+		        shape,
 		        (unsigned long long)t->nbytes, (unsigned long long)t->offset);
 	}
 }
 
-static void st_tensors(FILE *out, const oa_st_blob *st)
+static void st_tensors(show_out *out, const oa_st_blob *st)
 {
 	for (size_t i = 0; i < st->n_tensors; i++) {
 		const oa_st_tensor *t = &st->tensors[i];
 		char shape[128];
 		shape_text(t->shape, t->n_dims, shape, sizeof shape);
-		fprintf(out, "        %-48s %-6s %-20s %s\n", pr(0, t->name), t->dtype ? pr(1, t->dtype) : "?", shape,
-		        pr(2, t->quant_type));
+		fprintf(out->f, "        %-48s %-6s %-20s %s\n", pr(out, 0, t->name),
+		        t->dtype ? pr(out, 1, t->dtype) : "?", shape, pr(out, 2, t->quant_type));
 	}
 }
 
-static void show_gguf(FILE *out, const oa_gguf_info *g, bool tensors)
+static void show_gguf(show_out *out, const oa_gguf_info *g, bool tensors)
 {
 	char human[32], ft[96] = "";
 	oa_human_number(g->parameter_count, human, sizeof human);
@@ -93,26 +100,27 @@ static void show_gguf(FILE *out, const oa_gguf_info *g, bool tensors)
 	/* A header read only in part (a truncated blob is read the quick way)
 	 * has no tensor count, params or data offset: say so, not "0". */
 	bool partial = g->quick_stopped || g->kv_parsed < g->kv_count;
-	fprintf(out, "      GGUF v%u, %s-endian, %s, arch %s%s%s\n", g->version, g->big_endian ? "big" : "little",
+	fprintf(out->f, "      GGUF v%u, %s-endian, %s, arch %s%s%s\n", g->version, g->big_endian ? "big" : "little",
 	        !g->ok ? "INVALID" : partial ? "header read in part" : "ok",
-	        g->architecture ? pr(0, g->architecture) : "?", g->general_name ? ", name " : "",
-	        pr(1, g->general_name));
-	fprintf(out, "      file type %s; %s params; context %llu; embedding %llu; blocks %llu", ft,
+	        g->architecture ? pr(out, 0, g->architecture) : "?", g->general_name ? ", name " : "",
+	        pr(out, 1, g->general_name));
+	fprintf(out->f, "      file type %s; %s params; context %llu; embedding %llu; blocks %llu", ft,
 	        partial ? "unknown" : human, (unsigned long long)g->context_length,
 	        (unsigned long long)g->embedding_length, (unsigned long long)g->block_count);
 	if (g->expert_count)
-		fprintf(out, "; experts %llu", (unsigned long long)g->expert_count);
+		fprintf(out->f, "; experts %llu", (unsigned long long)g->expert_count);
 	if (partial)
-		fprintf(out, "\n      %llu of %llu keys read, %llu tensors declared, not read; data offset unknown",
+		fprintf(out->f, "\n      %llu of %llu keys read, %llu tensors declared, not read; data offset unknown",
 		        (unsigned long long)g->kv_parsed, (unsigned long long)g->kv_count,
 		        (unsigned long long)g->tensor_count);
 	else
-		fprintf(out, "\n      %llu keys, %llu tensors, alignment %llu, data at %llu",
+		fprintf(out->f, "\n      %llu keys, %llu tensors, alignment %llu, data at %llu",
 		        (unsigned long long)g->kv_count, (unsigned long long)g->tensor_count,
 		        (unsigned long long)g->alignment, (unsigned long long)g->data_offset);
 	if (g->tokenizer_model)
-		fprintf(out, "; tokenizer %s, vocab %llu", pr(0, g->tokenizer_model), (unsigned long long)g->vocab_size);
-	fprintf(out, "\n");
+		fprintf(out->f, "; tokenizer %s, vocab %llu", pr(out, 0, g->tokenizer_model),
+		        (unsigned long long)g->vocab_size);
+	fprintf(out->f, "\n");
 	for (size_t i = 0; i < g->n_diags; i++)
 		diag_line(out, g->diags[i].severity, g->diags[i].message);
 	if (tensors)
@@ -120,15 +128,15 @@ static void show_gguf(FILE *out, const oa_gguf_info *g, bool tensors)
 }
 
 
-static void show_st(FILE *out, const oa_st_blob *st, bool tensors)
+static void show_st(show_out *out, const oa_st_blob *st, bool tensors)
 {
-	fprintf(out, "      safetensors, %s, %zu tensor%s (+%zu companions)%s", st->ok ? "ok" : "INVALID",
+	fprintf(out->f, "      safetensors, %s, %zu tensor%s (+%zu companions)%s", st->ok ? "ok" : "INVALID",
 	        st->n_main, st->n_main == 1 ? "" : "s", st->n_companions, st->packed ? ", packed group" : "");
 	if (st->quant_type)
-		fprintf(out, ", %s", pr(0, st->quant_type));
+		fprintf(out->f, ", %s", pr(out, 0, st->quant_type));
 	if (st->group_size)
-		fprintf(out, " group %llu", (unsigned long long)st->group_size);
-	fprintf(out, "\n");
+		fprintf(out->f, " group %llu", (unsigned long long)st->group_size);
+	fprintf(out->f, "\n");
 	for (size_t i = 0; i < st->n_diags; i++)
 		diag_line(out, st->diags[i].severity, st->diags[i].message);
 	if (tensors)
@@ -137,7 +145,7 @@ static void show_st(FILE *out, const oa_st_blob *st, bool tensors)
 
 
 /* A tag the compatibility migration converted: the copy doubles it. */
-static void show_conversion(const oa_text_style *sty, FILE *out, const oa_store *s, const oa_model *m)
+static void show_conversion(const oa_text_style *sty, show_out *out, const oa_store *s, const oa_model *m)
 {
 	oa_conversion cv;
 	if (!oa_model_conversion(s, m, &cv))
@@ -153,7 +161,7 @@ static void show_conversion(const oa_text_style *sty, FILE *out, const oa_store 
 
 /* How the tag is stored (0.40: a manifests-v2 link to a manifest blob) and,
  * for a manifest list, every child and which one is in use. */
-static void show_tag(const oa_text_style *sty, FILE *out, const oa_store *s, const oa_model *m)
+static void show_tag(const oa_text_style *sty, show_out *out, const oa_store *s, const oa_model *m)
 {
 	char buf[256];
 	if (m->v2 || strcmp(m->tag_kind ? m->tag_kind : "file", "file") != 0) {
@@ -166,14 +174,14 @@ static void show_tag(const oa_text_style *sty, FILE *out, const oa_store *s, con
 		kv(out, "tag", "a legacy anchor: a manifests-v2 tag of the same name takes precedence");
 	if (!m->is_list)
 		return;
-	fprintf(out, "manifest list %s (%zu children, for %s)\n", m->list->id, m->list->n_manifests,
+	fprintf(out->f, "manifest list %s (%zu children, for %s)\n", m->list->id, m->list->n_manifests,
 	        s->platform ? s->platform : oa_platform_default());
 	for (size_t i = 0; i < m->list->n_manifests; i++) {
 		const oa_list_entry *e = &m->list->entries[i];
 		const char *state = (long)i == m->child ? "in use" : m->child_present[i] ? "here, not in use"
 		                                                                          : "not here";
-		fprintf(out, "  %zu %-9s %-12s %.19s%s  %s%s\n", i, pr(0, *e->runner ? e->runner : "-"),
-		        pr(1, *e->format ? e->format : "-"), e->inline_json ? "(inline)" : pr(2, e->digest),
+		fprintf(out->f, "  %zu %-9s %-12s %.19s%s  %s%s\n", i, pr(out, 0, *e->runner ? e->runner : "-"),
+		        pr(out, 1, *e->format ? e->format : "-"), e->inline_json ? "(inline)" : pr(out, 2, e->digest),
 		        e->digest_valid ? "…" : "", state, (long)i == m->child_pull && (long)i != m->child
 		        ? " (a pull here would fetch it)" : "");
 	}
@@ -181,10 +189,10 @@ static void show_tag(const oa_text_style *sty, FILE *out, const oa_store *s, con
 }
 
 /* Name, ID, manifest file, modification time and how the tag is stored. */
-static void show_identity(const oa_text_style *sty, FILE *out, const oa_store *s, const oa_model *m)
+static void show_identity(const oa_text_style *sty, show_out *out, const oa_store *s, const oa_model *m)
 {
 	char buf[OA_NAME_DISPLAY_MAX + 64], when[64];
-	fprintf(out, "%s\n", pr(0, m->display));
+	fprintf(out->f, "%s\n", pr(out, 0, m->display));
 	snprintf(buf, sizeof buf, "%s/%s/%s:%s", m->name.host, m->name.ns, m->name.model, m->name.tag);
 	kv(out, "name", buf);
 	snprintf(buf, sizeof buf, "%.12s (digest %s)", m->m.id, m->m.id);
@@ -201,7 +209,7 @@ static void show_identity(const oa_text_style *sty, FILE *out, const oa_store *s
 }
 
 /* Sizes, format and what the config and weights say the model is. */
-static void show_summary(const oa_text_style *sty, FILE *out, const oa_model *m)
+static void show_summary(const oa_text_style *sty, show_out *out, const oa_model *m)
 {
 	char buf[OA_NAME_DISPLAY_MAX + 64], size[32], disk[32];
 	/* A hostile manifest can declare negative sizes; show them as such. */
@@ -235,12 +243,12 @@ static void show_summary(const oa_text_style *sty, FILE *out, const oa_model *m)
 	kv(out, "parent model", m->d_parent_model);
 }
 
-static void show_config(FILE *out, const oa_model *m)
+static void show_config(show_out *out, const oa_model *m)
 {
 	char buf[OA_NAME_DISPLAY_MAX + 64];
 	if (m->config_state == OA_CONFIG_OK) {
 		const oa_config *cf = &m->cfg;
-		fprintf(out, "config %s (%lld bytes)\n", m->m.config.digest, (long long)m->m.config.size);
+		fprintf(out->f, "config %s (%lld bytes)\n", m->m.config.digest, (long long)m->m.config.size);
 		kv(out, "model_format", cf->model_format);
 		kv(out, "model_family", cf->model_family);
 		kv(out, "model_type", cf->model_type);
@@ -252,15 +260,15 @@ static void show_config(FILE *out, const oa_model *m)
 		kv(out, "remote_model", cf->remote_model);
 		kv(out, "os/architecture", *cf->os || *cf->architecture ? (snprintf(buf, sizeof buf, "%s/%s", cf->os, cf->architecture), buf) : NULL);
 	} else if (m->config_state != OA_CONFIG_NONE) {
-		fprintf(out, "config %s: %s\n", pr(0, m->m.config.digest),
-		        m->config_error ? pr(1, m->config_error) : "missing");
+		fprintf(out->f, "config %s: %s\n", pr(out, 0, m->m.config.digest),
+		        m->config_error ? pr(out, 1, m->config_error) : "missing");
 	}
 }
 
 /* Each layer, with what its weights header says under it. */
-static void show_layers(const oa_text_style *sty, FILE *out, const oa_model *m, bool tensors)
+static void show_layers(const oa_text_style *sty, show_out *out, const oa_model *m, bool tensors)
 {
-	fprintf(out, "layers (%zu)\n", m->m.n_layers);
+	fprintf(out->f, "layers (%zu)\n", m->m.n_layers);
 	for (size_t i = 0; i < m->m.n_layers; i++) {
 		const oa_layer *l = &m->m.layers[i];
 		const oa_blob *b = m->layer_blobs[i];
@@ -278,13 +286,13 @@ static void show_layers(const oa_text_style *sty, FILE *out, const oa_model *m, 
 				snprintf(ondisk, sizeof ondisk, "%s on disk", alloc);
 		} else
 			snprintf(ondisk, sizeof ondisk, "MISSING");
-		fprintf(out, "  %3zu %-9s %.19s%s %9s  %s", i, oa_layer_kind_name(l->kind),
-		        l->digest_valid ? l->digest : pr(2, l->digest), l->digest_valid ? "…" : "", dsize, ondisk);
+		fprintf(out->f, "  %3zu %-9s %.19s%s %9s  %s", i, oa_layer_kind_name(l->kind),
+		        l->digest_valid ? l->digest : pr(out, 2, l->digest), l->digest_valid ? "…" : "", dsize, ondisk);
 		if (l->name)
-			fprintf(out, "  name=%s", pr(0, l->name));
+			fprintf(out->f, "  name=%s", pr(out, 0, l->name));
 		if (l->from)
-			fprintf(out, "  from=%s", pr(1, l->from));
-		fprintf(out, "\n");
+			fprintf(out->f, "  from=%s", pr(out, 1, l->from));
+		fprintf(out->f, "\n");
 		if (m->headers && i < m->headers->n_layers) {
 			const oa_layer_header *lh = &m->headers->layers[i];
 			if (lh->have_gguf)
@@ -297,14 +305,14 @@ static void show_layers(const oa_text_style *sty, FILE *out, const oa_model *m, 
 		const oa_st_model *sm = m->headers->st_model;
 		char human[32];
 		oa_human_number(sm->params, human, sizeof human);
-		fprintf(out, "safetensors totals: %llu tensors, %s parameters (%llu), quantization %s\n",
+		fprintf(out->f, "safetensors totals: %llu tensors, %s parameters (%llu), quantization %s\n",
 		        (unsigned long long)sm->n_tensors, human, (unsigned long long)sm->params,
-		        sm->quant_level && *sm->quant_level ? pr(0, sm->quant_level) : "none");
+		        sm->quant_level && *sm->quant_level ? pr(out, 0, sm->quant_level) : "none");
 	}
 }
 
-void oa_show_text(const oa_text_style *sty, FILE *out, const oa_store *s, const oa_model *m, bool tensors,
-                  const char *runhere)
+static void show_model(const oa_text_style *sty, show_out *out, const oa_store *s, const oa_model *m,
+                       bool tensors, const char *runhere)
 {
 	show_identity(sty, out, s, m);
 	if (!m->manifest_ok) {
@@ -315,10 +323,19 @@ void oa_show_text(const oa_text_style *sty, FILE *out, const oa_store *s, const 
 	show_config(out, m);
 	show_layers(sty, out, m, tensors);
 	if (runhere) {
-		fprintf(out, "what can run here\n");
-		oa_print_wrapped(sty, out, "  ", runhere);
+		fprintf(out->f, "what can run here\n");
+		oa_print_wrapped(sty, out->f, "  ", runhere);
 	}
-	oa_findings_group(sty, out, s, NULL, m->display, "findings\n", "  ");
+	oa_findings_group(sty, out->f, s, NULL, m->display, "findings\n", "  ");
+}
+
+void oa_show_text(const oa_text_style *sty, FILE *f, const oa_store *s, const oa_model *m, bool tensors,
+                  const char *runhere)
+{
+	show_out out = { .f = f };
+	show_model(sty, &out, s, m, tensors, runhere);
+	for (size_t i = 0; i < sizeof out.esc / sizeof out.esc[0]; i++)
+		free(out.esc[i]);
 }
 
 static void csv_layer(FILE *out, const oa_store *s, const oa_model *m, json_t *l)
@@ -356,13 +373,15 @@ void oa_show_csv(FILE *out, const oa_store *s, const oa_model *m, json_t *o, boo
 		csv_layer(out, s, m, json_array_get(layers, i));
 }
 
-void oa_show_ambiguous(FILE *out, const oa_store *s, const char *query)
+void oa_show_ambiguous(FILE *f, const oa_store *s, const char *query)
 {
+	show_out out = { .f = f };
 	if (strncmp(query, "sha256:", 7) == 0 || strncmp(query, "sha256-", 7) == 0)
 		query += 7;
 	for (size_t j = 0; j < s->n_models; j++)
 		if (strncasecmp(s->models[j].m.id, query, strlen(query)) == 0)
-			fprintf(out, "  %.12s  %s\n", s->models[j].m.id, pr(0, s->models[j].display));
+			fprintf(f, "  %.12s  %s\n", s->models[j].m.id, pr(&out, 0, s->models[j].display));
+	free(out.esc[0]);
 }
 
 void oa_show_ndjson(FILE *out, const oa_store *s, json_t *doc, const char *host)

@@ -9,6 +9,7 @@
 #include "ollama_audit/name.h"
 #include "ollama_audit/outfile.h"
 #include "ollama_audit/store_core.h"
+#include "formats/digest_set.h"
 #include "base/platform.h"
 #include "base/strset.h"
 #include "base/util.h"
@@ -179,18 +180,25 @@ static void test_reference_manifests(void)
 
 #define HEX_A "a9d0a3e1c2b4f5061728394a5b6c7d8e9f00112233445566778899aabbccddee"
 
-/* Issue 21: a digest is stored once. A layer's hex is the digits inside its
+/* A digest is stored once per store: a layer's hex is the digits inside its
  * digest; a digest written "sha256:" + lower-case hex is one string shared
- * by every manifest naming it, and lives while one of them does. */
+ * by every manifest parsed into the store's set, and lives while one of
+ * them does. Without a set, or in another store's, nothing is shared: no
+ * state outlives the store. */
 static void test_manifest_digest_once(void)
 {
 	const char *s = "{\"layers\":[{\"digest\":\"sha256:" HEX_A "\"},{\"digest\":\"sha256-" HEX_A "\"}],"
 	                "\"config\":{\"digest\":\"sha256:" HEX_A "\"}}";
-	oa_manifest a, b;
+	oa_digest_set *set = oa_digest_set_new(), *other = oa_digest_set_new();
+	oa_manifest a, b, c, d;
 	char err[256];
-	CHECK(oa_manifest_parse((const uint8_t *)s, strlen(s), &a, err, sizeof err) == 0);
-	CHECK(oa_manifest_parse((const uint8_t *)s, strlen(s), &b, err, sizeof err) == 0);
+	CHECK(oa_manifest_parse_in(set, (const uint8_t *)s, strlen(s), &a, err, sizeof err) == 0);
+	CHECK(oa_manifest_parse_in(set, (const uint8_t *)s, strlen(s), &b, err, sizeof err) == 0);
+	CHECK(oa_manifest_parse_in(other, (const uint8_t *)s, strlen(s), &c, err, sizeof err) == 0);
+	CHECK(oa_manifest_parse((const uint8_t *)s, strlen(s), &d, err, sizeof err) == 0);
 	CHECK(a.layers[0].digest == b.layers[0].digest && a.config.digest == a.layers[0].digest);
+	CHECK(c.layers[0].digest != a.layers[0].digest && d.layers[0].digest != a.layers[0].digest);
+	CHECK(d.config.digest != d.layers[0].digest);
 	CHECK(a.layers[0].hex == a.layers[0].digest + 7);
 	CHECK(a.layers[1].digest != a.layers[0].digest); /* "sha256-": as written, in the block */
 	CHECK_STR(a.layers[1].digest, "sha256-" HEX_A);
@@ -199,9 +207,15 @@ static void test_manifest_digest_once(void)
 	CHECK_STR(b.layers[0].digest, "sha256:" HEX_A); /* still b's after a is freed */
 	CHECK_STR(b.config.hex, HEX_A);
 	oa_manifest_free(&b);
-	CHECK(oa_manifest_parse((const uint8_t *)s, strlen(s), &a, err, sizeof err) == 0);
+	CHECK(oa_manifest_parse_in(set, (const uint8_t *)s, strlen(s), &a, err, sizeof err) == 0);
 	CHECK_STR(a.layers[0].digest, "sha256:" HEX_A);
 	oa_manifest_free(&a);
+	CHECK_STR(c.layers[0].digest, "sha256:" HEX_A);
+	CHECK_STR(d.layers[0].digest, "sha256:" HEX_A);
+	oa_manifest_free(&c);
+	oa_manifest_free(&d);
+	oa_digest_set_free(set);
+	oa_digest_set_free(other);
 }
 
 static void test_manifest_parse(void)

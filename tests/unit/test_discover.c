@@ -9,6 +9,8 @@
 #include "ollama_audit/store.h"
 #include "base/util.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -178,8 +180,48 @@ static void test_open_candidate(void)
 	free(gone);
 }
 
+/* The accounts are read when asked, never kept for the rest of the
+ * process: a program that looks at one machine's passwd, then another's
+ * (--root, or two audits), gets each one's names. */
+static void test_accounts_not_kept(void)
+{
+	char tmpl[] = "/tmp/oa-accounts-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	char *a = oa_xasprintf("%s/a", dir), *b = oa_xasprintf("%s/b", dir);
+	FILE *f = fopen(a, "w");
+	if (f) {
+		fprintf(f, "alice:x:4242:4242::/home/alice:/bin/sh\n");
+		fclose(f);
+	}
+	f = fopen(b, "w");
+	if (f) {
+		fprintf(f, "bob:x:4242:4242::/home/bob:/bin/sh\n");
+		fclose(f);
+	}
+	char name[64];
+	setenv("OLLAMA_AUDIT_PASSWD", a, 1);
+	oa_user_name(4242, name, sizeof name);
+	CHECK_STR(name, "alice");
+	setenv("OLLAMA_AUDIT_PASSWD", b, 1);
+	oa_user_name(4242, name, sizeof name);
+	CHECK_STR(name, "bob");
+	char *home = oa_user_home(4242);
+	CHECK_STR(home, "/home/bob");
+	free(home);
+	unsetenv("OLLAMA_AUDIT_PASSWD");
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
+	test_accounts_not_kept();
 	test_sources();
 	test_open_candidate();
 	test_systemd();

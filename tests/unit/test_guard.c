@@ -60,11 +60,14 @@ static int fake_server(const char *root, oa_store_user *users, int max, char *wh
 	return 1;
 }
 
-/* Open, scan, plan the default prune (no age limit) and apply it. */
-static int apply(const char *root, bool force, char *err, size_t errlen, size_t *planned)
+/* Open, scan, plan the default prune (no age limit) and apply it; users:
+ * who uses the store (NULL: the machine's processes). */
+static int apply(const char *root, bool force, oa_store_users_fn users, char *err, size_t errlen,
+                 size_t *planned)
 {
 	oa_store s;
 	CHECK(oa_store_open(&s, root, "--store", err, errlen) == 0);
+	s.users_probe = users;
 	oa_store_set_header_mode(&s, OA_HEADERS_NONE);
 	oa_store_scan(&s);
 	oa_reclaim r;
@@ -84,14 +87,12 @@ static void test_server_in_use(void)
 	char *root = make_store("served", true, orphan);
 	char err[768] = "";
 	size_t planned;
-	oa_store_in_use_set_probe(fake_server);
-	CHECK(apply(root, false, err, sizeof err, &planned) == -1);
+	CHECK(apply(root, false, fake_server, err, sizeof err, &planned) == -1);
 	CHECK(planned == 1);
 	CHECK(strstr(err, "Ollama server") != NULL);
 	CHECK(blob_exists(root, orphan));
-	CHECK(apply(root, true, err, sizeof err, &planned) == 0); /* force: it goes */
+	CHECK(apply(root, true, fake_server, err, sizeof err, &planned) == 0); /* force: it goes */
 	CHECK(!blob_exists(root, orphan));
-	oa_store_in_use_set_probe(NULL);
 	free(root);
 }
 
@@ -105,7 +106,7 @@ static void test_unreadable_manifest(void)
 	write_file(path, "{\"schemaVersion\":2,");
 	char err[768] = "";
 	size_t planned;
-	CHECK(apply(root, false, err, sizeof err, &planned) == -1);
+	CHECK(apply(root, false, NULL, err, sizeof err, &planned) == -1);
 	CHECK(strstr(err, "cannot be parsed or read") != NULL);
 	CHECK(blob_exists(root, orphan));
 	free(path);
@@ -119,7 +120,7 @@ static void test_no_manifests(void)
 	char *root = make_store("blobs-only", false, orphan);
 	char err[768] = "";
 	size_t planned;
-	CHECK(apply(root, true, err, sizeof err, &planned) == -1); /* not even forced */
+	CHECK(apply(root, true, NULL, err, sizeof err, &planned) == -1); /* not even forced */
 	CHECK(strstr(err, "no manifests/") != NULL);
 	CHECK(blob_exists(root, orphan));
 	free(root);
