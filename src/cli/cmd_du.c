@@ -3,7 +3,7 @@
 #include "cmd_du.h"
 #include "cli_machine.h"
 #include "cli_multi.h"
-#include "cmd_dedupe.h"
+#include "dupes_steps.h"
 #include "cli_audit.h"
 #include "host.h"
 #include "open_stores.h"
@@ -122,7 +122,7 @@ int cmd_du(cli *c)
 {
 	int rc = du_options_ok(c);
 	if (rc || c->duplicates)
-		return rc ? rc : cmd_du_duplicates(c); /* cmd_dedupe.c (docs/multi-store.md) */
+		return rc ? rc : cli_du_duplicates(c); /* dupes_steps.c (docs/multi-store.md) */
 	oa_quarantine_held held;
 	char err[512]; /* --quarantine DIR: what it holds (named on the command line, the store never written) */
 	if (c->quarantine && oa_quarantine_held_read(c->quarantine, &held, err, sizeof err) < 0) {

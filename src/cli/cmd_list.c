@@ -9,7 +9,7 @@
 #include "output.h"
 #include "usage.h"
 #include "views/list_text.h"
-#include "views/select.h"
+#include "audit/select.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/list_report.h"
 #include "ollama_audit/report.h"

@@ -2,7 +2,7 @@
 #include "cmd_rm.h"
 #include "cli_audit.h"
 #include "cli_machine.h"
-#include "cmd_prune.h"
+#include "plan_steps.h"
 #include "open_stores.h"
 #include "suggest.h"
 #include "usage.h"

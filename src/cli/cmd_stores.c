@@ -4,7 +4,7 @@
 #include "cmd_stores.h"
 #include "cli_machine.h"
 #include "cli_multi.h"
-#include "cmd_dedupe.h"
+#include "ollama_audit/dedupe_run.h"
 #include "host.h"
 #include "output.h"
 #include "usage.h"
@@ -101,7 +101,7 @@ int cmd_stores(cli *c)
 	oa_stores_row *rows = oa_stores_read(&d, c->all, &opt, oa_wall_now(), &v.n);
 	for (size_t i = 0; i < v.n; i++)
 		report_row(c, &rows[i]);
-	oa_stores_dupes_find(rows, v.n, cli_dedupe_can_free, &v.d);
+	oa_stores_dupes_find(rows, v.n, oa_dedupe_can_free, &v.d);
 	v.rows = rows;
 	oa_stores_totals_compute(rows, v.n, &v.t);
 	cli_render(c, &v);

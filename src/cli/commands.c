@@ -16,6 +16,8 @@
 #include "cmd_show.h"
 #include "cmd_stores.h"
 #include "cmd_verify.h"
+#include "dupes_steps.h"
+#include "plan_steps.h"
 #include "report_common.h"
 #include "base/util.h"
 

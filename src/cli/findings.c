@@ -4,7 +4,7 @@
 #include "output.h"
 #include "usage.h"
 #include "views/findings_text.h"
-#include "views/select.h"
+#include "audit/select.h"
 #include "base/util.h"
 
 #include <stdio.h>

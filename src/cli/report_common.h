@@ -3,7 +3,7 @@
 #define OA_REPORT_COMMON_H
 
 #include "cli.h"
-#include "views/select.h"
+#include "audit/select.h"
 #include "ollama_audit/audit_totals.h"
 #include "ollama_audit/finding.h"
 

@@ -201,22 +201,3 @@ void oa_history_ndjson(FILE *out, const oa_history_view *x, const char *host)
 	json_decref(recs);
 	json_decref(so);
 }
-
-bool oa_history_view_read(oa_history_view *x, oa_log_inputs *in, oa_store *s, const oa_load_window *w,
-                          const oa_model_args *a)
-{
-	*x = (oa_history_view){ .s = s };
-	oa_history_init(&x->h);
-	bool ok = oa_log_inputs_read(in, s->root, &x->h, &x->src);
-	oa_history_match(&x->h, s);
-	x->v = oa_xcalloc(x->h.n ? x->h.n : 1, sizeof *x->v);
-	x->n = oa_history_pick(&x->h, s, w, a, x->v);
-	return ok;
-}
-
-void oa_history_view_free(oa_history_view *x)
-{
-	free(x->v);
-	oa_log_sources_free(&x->src);
-	oa_history_free(&x->h);
-}

@@ -3,9 +3,8 @@
 #ifndef OA_VIEWS_HISTORY_TEXT_H
 #define OA_VIEWS_HISTORY_TEXT_H
 
-#include "views/select.h"
+#include "audit/history_view.h"
 #include "views/table.h"
-#include "history/log_inputs.h"
 #include "ollama_audit/history.h"
 #include "ollama_audit/log_usage.h"
 #include "ollama_audit/logsrc.h"
@@ -20,21 +19,6 @@
 void oa_history_say_sources(FILE *diag, const oa_store *s, const oa_log_sources *l, const char *what);
 /* --unused-for: how far back the logs go (a model not in them is unused). */
 void oa_usage_say_span(FILE *diag, const oa_store *s, const oa_log_usage *u);
-/* One store's history as every format draws it: its logs (h, read from
- * src), the loads selected, v[0..n). */
-typedef struct oa_history_view {
-	const oa_store *s;
-	oa_history h;
-	oa_log_sources src;
-	const oa_load **v;
-	size_t n;
-} oa_history_view;
-/* Read s's logs through in, match them to s and pick the loads in w of the
- * models a selects (oa_history_pick); the problems are in x->src, the lines
- * that could not be read in x->h. false when a named source failed. */
-bool oa_history_view_read(oa_history_view *x, oa_log_inputs *in, oa_store *s, const oa_load_window *w,
-                          const oa_model_args *a);
-void oa_history_view_free(oa_history_view *x);
 /* The lines of the logs that could not be read, on diag. */
 void oa_history_say_warnings(FILE *diag, const oa_history *h);
 /* A store's loads x->v, then per model its last

@@ -1,7 +1,7 @@
 /* list_text.c - `list`'s table, -q names, csv and /api/tags. */
 #include "views/list_text.h"
 #include "views/csv.h"
-#include "views/select.h"
+#include "audit/select.h"
 #include "ollama_audit/model.h"
 #include "ollama_audit/report.h"
 #include "base/jsonutil.h"

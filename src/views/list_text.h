@@ -4,7 +4,7 @@
 #ifndef OA_VIEWS_LIST_TEXT_H
 #define OA_VIEWS_LIST_TEXT_H
 
-#include "views/select.h"
+#include "audit/select.h"
 #include "views/table.h"
 #include "ollama_audit/list_report.h"
 

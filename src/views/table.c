@@ -549,27 +549,6 @@ void oa_print_wrapped(const oa_text_style *st, FILE *out, const char *indent, co
 	}
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	const oa_sort_key *x = a, *y = b;
-	if (x->num != y->num)
-		return x->num > y->num ? -1 : 1;
-	if (x->name && y->name) {
-		int r = strcasecmp(x->name, y->name);
-		if (!r)
-			r = strcmp(x->name, y->name);
-		if (r)
-			return r;
-	}
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-void oa_sort_keys(oa_sort_key *v, size_t n)
-{
-	if (n > 1)
-		qsort(v, n, sizeof *v, cmp_key);
-}
-
 const char *oa_text_safe(const char *s)
 {
 	static char *ring[8];

@@ -82,13 +82,4 @@ void oa_table_print_rows(const oa_text_style *st, oa_table *t, size_t rows, oa_t
 /* A paragraph wrapped at st's width (80 when unlimited), each line after indent. */
 void oa_print_wrapped(const oa_text_style *st, FILE *out, const char *indent, const char *text);
 
-/* One row to order: sorted by num (largest first; INT64_MIN, "unknown",
- * last), then name (ascending, case folded first), then idx: stable. */
-typedef struct oa_sort_key {
-	int64_t num;
-	const char *name;
-	size_t idx;
-} oa_sort_key;
-void oa_sort_keys(oa_sort_key *v, size_t n);
-
 #endif

@@ -159,6 +159,24 @@ def cycles(graph):
 MACROS_ONLY = {"export.h"}
 
 
+def command_header_includes(root):
+    """Each command's cmd_X.h is included by commands.c (the table) and
+    cmd_X.c alone: what two commands share lives in a file of its own."""
+    cli = os.path.join(root, "src", "cli")
+    headers = {n for n in os.listdir(cli) if n.startswith("cmd_") and n.endswith(".h")}
+    bad = []
+    for name in sorted(os.listdir(cli)):
+        if not name.endswith((".c", ".h")):
+            continue
+        with open(os.path.join(cli, name), encoding="utf-8") as f:
+            text = f.read()
+        for spec in INCLUDE.findall(text):
+            h = os.path.basename(spec)
+            if h in headers and name != "commands.c" and os.path.splitext(name)[0] != h[:-2]:
+                bad.append(f"src/cli/{name} includes {h}: a command's header is the command table's alone")
+    return bad
+
+
 def main():
     root = os.environ.get("OA_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
     owner = folder_of_sources(os.path.join(root, "src"))
@@ -189,6 +207,7 @@ def main():
                 if b in comp:
                     bad.append(f"    {os.path.relpath(a, root)} -> {os.path.relpath(b, root)}"
                                f" (includes {os.path.relpath(via, root)})")
+    bad += command_header_includes(root)
     for line in bad:
         print("layering: " + line)
     if bad:

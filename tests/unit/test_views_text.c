@@ -4,7 +4,7 @@
 #include "teststore.h"
 
 #include "views/list_text.h"
-#include "views/select.h"
+#include "audit/select.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/scan.h"
 #include "base/util.h"

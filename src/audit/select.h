@@ -2,8 +2,8 @@
  * arguments and options (library-internal): MODEL arguments (check,
  * verify, history), list's PREFIX, --unused-for and --sort, history's
  * --since/--until. */
-#ifndef OA_VIEWS_SELECT_H
-#define OA_VIEWS_SELECT_H
+#ifndef OA_AUDIT_SELECT_H
+#define OA_AUDIT_SELECT_H
 
 #include "ollama_audit/history.h"
 #include "ollama_audit/log_usage.h"
@@ -51,6 +51,15 @@ size_t *oa_list_order(const oa_list_query *q, oa_store *s, size_t *n);
 /* The newest load (ns) of any of the models, INT64_MIN when the logs have
  * none: --sort last-used puts those last. */
 int64_t oa_usage_newest(const oa_log_usage *u, const size_t *models, size_t n);
+
+/* One row to order: sorted by num (largest first; INT64_MIN, "unknown",
+ * last), then name (ascending, case folded first), then idx: stable. */
+typedef struct oa_sort_key {
+	int64_t num;
+	const char *name;
+	size_t idx;
+} oa_sort_key;
+void oa_sort_keys(oa_sort_key *v, size_t n);
 
 /* history's --since/--until, parsed (oa_when_parse). */
 typedef struct oa_load_window {

@@ -1,7 +1,6 @@
 /* select.c - which models, findings and loads a command reports: MODEL
  * arguments, list's PREFIX, --unused-for and --sort, --since/--until. */
-#include "views/select.h"
-#include "views/table.h"
+#include "audit/select.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/last_used.h"
@@ -13,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The names the arguments resolve to, each resolved once: resolving is a
  * pass over the models, and a selection asks for every model or finding. */
@@ -180,4 +180,25 @@ bool oa_finding_is_listing(const oa_finding *f)
 	/* a blob file no model names cannot hide one */
 	bool blob_alone = oa_finding_is(f, OA_FC_IO) && f->path && oa_str_has_prefix(f->path, "blobs/") && !f->model;
 	return oa_finding_is(f, OA_FC_HIDES) && !blob_alone;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const oa_sort_key *x = a, *y = b;
+	if (x->num != y->num)
+		return x->num > y->num ? -1 : 1;
+	if (x->name && y->name) {
+		int r = strcasecmp(x->name, y->name);
+		if (!r)
+			r = strcmp(x->name, y->name);
+		if (r)
+			return r;
+	}
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+void oa_sort_keys(oa_sort_key *v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof *v, cmp_key);
 }

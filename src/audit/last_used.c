@@ -1,4 +1,5 @@
-/* last_used.c - the "last_used" field of the list and du views. */
+/* last_used.c - when the logs last show each model loaded (the list and du
+ * views' LAST USED), and its "last_used" field. */
 #include "ollama_audit/last_used.h"
 #include "ollama_audit/humanize.h"
 

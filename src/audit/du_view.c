@@ -1,0 +1,88 @@
+/* du_view.c - the rows a du view shows, in its order (du_view.h). */
+#include "audit/du_view.h"
+#include "audit/select.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool row_unused(const oa_store *s, const oa_du_row *r, const oa_du_select *sel)
+{
+	bool unused = true;
+	for (size_t m = 0; m < r->n_models; m++)
+		unused &= oa_log_usage_unused(sel->unused, s, r->models[m], sel->cutoff_ns);
+	return unused;
+}
+
+/* The sort key of a row (oa_sort_keys: largest first, then name). */
+static void sort_key(const oa_store *s, const oa_du_row *r, const oa_du_select *sel, oa_sort_key *k)
+{
+	switch (sel->sort) {
+	case OA_DU_SORT_NAME: k->name = r->n_models ? s->models[r->models[0]].display : ""; break;
+	case OA_DU_SORT_SIZE: k->num = (int64_t)r->allocated; break;
+	case OA_DU_SORT_LAST_USED: {
+		int64_t last;
+		bool any = sel->lu.have_logs && oa_last_used_newest(&sel->lu, r->models, r->n_models, &last);
+		k->num = any ? last : INT64_MIN;
+		break;
+	}
+	case OA_DU_SORT_UNSERVABLE: { /* what the server refuses first, then by UNIQUE as by default */
+		bool refused = false;
+		for (size_t m = 0; m < r->n_models; m++)
+			refused = refused || s->models[r->models[m]].unservable;
+		k->num = (int64_t)(r->unique < (uint64_t)INT64_MAX / 2 ? r->unique : (uint64_t)INT64_MAX / 2 - 1) +
+		         (refused ? INT64_MAX / 2 : 0);
+		break;
+	}
+	case OA_DU_SORT_MODIFIED:
+		k->num = INT64_MIN;
+		for (size_t m = 0; m < r->n_models; m++)
+			if (s->models[r->models[m]].st.mtime_ns > k->num)
+				k->num = s->models[r->models[m]].st.mtime_ns;
+		break;
+	case OA_DU_SORT_UNIQUE: break;
+	}
+}
+
+/* A copy of d whose rows are the ones sel keeps, in its order. */
+static void shown(const oa_store *s, const oa_du_store *d, const oa_du_select *sel, oa_du_store *out)
+{
+	*out = *d;
+	out->du.rows = oa_xcalloc(d->du.n_rows ? d->du.n_rows : 1, sizeof *out->du.rows);
+	size_t n = 0;
+	for (size_t i = 0; i < d->du.n_rows; i++)
+		if (!sel->unused || row_unused(s, &d->du.rows[i], sel))
+			out->du.rows[n++] = d->du.rows[i];
+	out->du.n_rows = n;
+	if (sel->sort == OA_DU_SORT_UNIQUE || n < 2)
+		return; /* oa_du_compute sorts them by UNIQUE */
+	oa_sort_key *k = oa_xcalloc(n, sizeof *k);
+	for (size_t i = 0; i < n; i++) {
+		k[i].idx = i;
+		sort_key(s, &out->du.rows[i], sel, &k[i]);
+	}
+	oa_sort_keys(k, n);
+	oa_du_row *v = oa_xcalloc(n, sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = out->du.rows[k[i].idx];
+	memcpy(out->du.rows, v, n * sizeof *v);
+	free(v);
+	free(k);
+}
+
+void oa_du_view_make(oa_store *s, double now, const oa_du_select *sel, const char *qdir,
+                     const oa_quarantine_held *held, oa_du_view *out)
+{
+	out->s = s;
+	out->lu = sel->lu;
+	oa_store_metrics_compute(s, now, &out->m);
+	out->holds = held && oa_store_metrics_quarantine(&out->m, s, qdir, held);
+	shown(s, &out->m.du, sel, &out->shown);
+}
+
+void oa_du_view_free(oa_du_view *v)
+{
+	free(v->shown.du.rows); /* the rows' model lists are the metrics' */
+	oa_store_metrics_free(&v->m);
+	memset(v, 0, sizeof *v);
+}
