@@ -671,21 +671,24 @@ int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, s
 	int fd = oa_openat_ro(dirfd, name, O_NONBLOCK);
 	if (fd < 0)
 		return -1;
+	int rc = oa_read_fd_whole(fd, max, out, len);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
+int oa_read_fd_whole(int fd, size_t max, uint8_t **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
-		goto fail;
-	if (S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		goto fail;
-	}
-	if ((uint64_t)st.st_size > max) {
-		errno = EFBIG;
-		goto fail;
-	}
+		return -1;
+	if (!S_ISREG(st.st_mode))
+		return errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL, -1;
+	if ((uint64_t)st.st_size > max)
+		return errno = EFBIG, -1;
 	size_t n = (size_t)st.st_size;
 	uint8_t *buf = oa_xmalloc(n + 1);
 	ssize_t got = oa_pread_full(fd, buf, n, 0);
@@ -693,18 +696,12 @@ int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, s
 		int e = errno;
 		free(buf);
 		errno = e;
-		goto fail;
+		return -1;
 	}
 	buf[got] = 0;
-	close(fd);
 	*out = buf;
 	*len = (size_t)got;
 	return 0;
-fail:;
-	int e = errno;
-	close(fd);
-	errno = e;
-	return -1;
 }
 
 void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt)

@@ -144,6 +144,9 @@ int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size
 /* The same for a name a stat has just shown to be a regular file: no second
  * look before opening (O_NONBLOCK and the fstat after it still cover a swap). */
 int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
+/* The same for a file already open at fd (a regular file, judged by fstat
+ * of that fd), read from its start. */
+int oa_read_fd_whole(int fd, size_t max, uint8_t **out, size_t *len);
 
 /* Testing aid: with `dir` set (a test's OA_TEST_*_PAUSE), stop at a named
  * point: create dir/<point>-<idx> (holding the pid) and wait (up to 60 s, or

@@ -39,6 +39,10 @@ void cli_multi_prom_add(const char *metric, double value);
  * command line, the default store, or with --all-users any store found:
  * then says so (the tool never writes to a store) and returns true. */
 bool cli_refuse_store_path(const cli *c, const char *opt, const char *path);
+/* Whether the default verify cache `path` lies inside a store, by the same
+ * rule: then says so once (the command goes on without a cache) and
+ * returns true. */
+bool cli_default_cache_in_store(const cli *c, const char *path);
 
 /* Around the command (main.c): --output redirects stdout to a temporary
  * file next to FILE; the end writes the prometheus text and the combined

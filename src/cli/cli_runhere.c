@@ -1,6 +1,7 @@
 /* cli_runhere.c - "what can run here" for show and check (runhere.h,
  * docs/history.md). */
 #include "cli_runhere.h"
+#include "cli_multi.h"
 #include "cmd_history.h"
 #include "usage.h"
 #include "ollama_audit/runhere.h"
@@ -32,8 +33,9 @@ static oa_verify_cache *open_vcache(const cli *c, bool failed_only)
 	vcache_failed_only = failed_only;
 	char def[4096], err[512];
 	const char *path = c->cache_path;
-	/* No cache anywhere (no HOME, no file) is simply nothing verified. */
-	if (!path && oa_verify_cache_default_path(def, sizeof def) != 0)
+	/* No cache anywhere (no HOME, no file) is simply nothing verified; nor
+	 * is a default one inside a store (never read there: nothing we wrote). */
+	if (!path && (oa_verify_cache_default_path(def, sizeof def) != 0 || cli_default_cache_in_store(c, def)))
 		return NULL;
 	vcache = (failed_only ? oa_verify_cache_open_failed : oa_verify_cache_open)(path ? path : def, err,
 	                                                                          sizeof err);

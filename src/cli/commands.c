@@ -129,7 +129,8 @@ const command cli_commands[] = {
 		        "stat changed since their last good verification; --quick re-reads every blob but\n"
 		        "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
 		        "a time budget; the next --changed run continues where it stopped. A bad blob\n"
-		        "that several models share is reported under every one of them.\n",
+		        "that several models share is reported under every one of them. A cache file of\n"
+		        "another user, writable by group or others, or a symlink is ignored (a warning).\n",
 	},
 	{
 		.name = "du",
