@@ -10,6 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifndef NAME_MAX
+#define NAME_MAX 255 /* POSIX lets a system leave it undefined */
+#endif
+
 /* Symlinks followed on one path before ELOOP: the kernel's (MAXSYMLINKS). */
 enum { LINKS_MAX = 40 };
 /* Candidate roots tried at each mention: a path may hold blanks, so each

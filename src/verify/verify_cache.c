@@ -1056,9 +1056,10 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 		oa_seterr(err, errlen, "verify cache %s: %s", c->path, *name ? "path too long" : "names a directory");
 		return -1;
 	}
-	int dfd = mkdir_p(dir) == 0 ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	bool made = mkdir_p(dir) == 0;
+	int dfd = made ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (dfd < 0) {
-		oa_seterr(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+		oa_seterr(err, errlen, "cannot %s %s: %s", made ? "open" : "create", dir, strerror(errno));
 		return -1;
 	}
 	/* The file that was not believed is never written again as it is (its
