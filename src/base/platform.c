@@ -748,7 +748,7 @@ int oa_lock_wait(int fd, unsigned timeout_ms)
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
-			return 1; /* no such locks here (some network filesystems): go on unlocked */
+			return -1; /* no such locks here (NFS without its lock service: ENOLCK) */
 		if (waited >= timeout_ms)
 			return -1;
 		struct timespec ts = { 0, 20 * 1000 * 1000 };

@@ -154,10 +154,10 @@ int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, s
 void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt);
 
 /* An exclusive advisory lock (flock) on fd, an open directory: it needs no
- * file of its own. Waits up to timeout_ms. 0 locked; -1 (errno
- * EWOULDBLOCK) another holder kept it; 1 the filesystem has no such locks
- * (went on without). Released by oa_unlock or when the last fd of that
- * open goes. */
+ * file of its own. Waits up to timeout_ms. 0 locked; -1 with errno:
+ * EWOULDBLOCK another holder kept it, anything else (ENOLCK, EINVAL,
+ * EOPNOTSUPP, ...) the filesystem cannot lock it. Released by oa_unlock or
+ * when the last fd of that open goes. */
 int oa_lock_wait(int fd, unsigned timeout_ms);
 void oa_unlock(int fd);
 

@@ -123,13 +123,15 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_appl
 	cli_signals_catch(&sigs, on_signal);
 	const char *delay = getenv("OA_TEST_APPLY_DELAY_US");
 	oa_apply_opts o = { .quarantine = c->quarantine, .min_age = p->min_age, .force = c->force,
-	                    .stop = &stop_requested, .log = log, .pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
+	                    .no_lock = c->no_lock, .stop = &stop_requested, .log = log, .pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
 	                    .delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0 };
 	char err[768];
 	bool ran = oa_plan_apply(s, p, &o, r, err, sizeof err) == 0;
 	cli_signals_restore(&sigs);
 	if (!ran)
 		cli_err("%s: %s", s->root, err);
+	if (ran && r->unlocked)
+		cli_err("%s: applied without a lock: the filesystem cannot lock it (--no-lock)", s->root);
 	if (!ran || r->failed)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	if (ran && r->interrupted)

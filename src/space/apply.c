@@ -605,12 +605,14 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 	quarantine q;
 	bool use_q = o->quarantine != NULL;
 	if (oa_plan_check(s, p, o->force, err, errlen) < 0 ||
-	    (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)) {
+	    (use_q && quarantine_open(s, o->quarantine, o->no_lock, &q, err, errlen) < 0)) {
 		apply_ctx_free(&ctx);
 		return -1;
 	}
-	if (use_q)
+	if (use_q) {
+		r->unlocked |= q.unlocked;
 		begin_operation(&q, p);
+	}
 	struct stat blst;
 	ctx.blobs_linked = fstatat(s->root_fd, "blobs", &blst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(blst.st_mode);
 	in_use_build(&ctx, p);
@@ -685,9 +687,9 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 	return rc;
 }
 
-int oa_store_write_lock(const oa_store *s, char *err, size_t errlen)
+int oa_store_write_lock(const oa_store *s, bool no_lock, char *err, size_t errlen)
 {
-	return apply_lock(s->root_fd, s->root, err, errlen);
+	return apply_lock(s->root_fd, s->root, no_lock, err, errlen);
 }
 
 void oa_store_write_unlock(const oa_store *s)
@@ -701,8 +703,11 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
                   char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
-	if (check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0 || oa_store_write_lock(s, err, errlen) < 0)
+	int locked = check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0 ? -1 :
+	             oa_store_write_lock(s, o->no_lock, err, errlen);
+	if (locked < 0)
 		return -1;
+	r->unlocked = locked > 0;
 	int rc = apply_plan(s, p, o, r, err, errlen);
 	oa_store_write_unlock(s);
 	return rc;

@@ -482,10 +482,12 @@ int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_
 	/* The store first, as an apply takes them: one transaction against
 	 * prune, rm and dedupe --apply, and against another restore. */
 	int ret = restore_open(dir, o->store, qfd, index, &c, err, errlen);
-	if (ret == 0 && (apply_lock(c.root_fd, o->store ? o->store : json_string_value(json_object_get(index, "store")),
-	                            err, errlen) < 0 ||
-	                 apply_lock(qfd, dir, err, errlen) < 0))
+	const char *root = o->store ? o->store : json_string_value(json_object_get(index, "store"));
+	int store_lock = ret == 0 ? apply_lock(c.root_fd, root, o->no_lock, err, errlen) : -1;
+	int dir_lock = store_lock >= 0 ? apply_lock(qfd, dir, o->no_lock, err, errlen) : -1;
+	if (dir_lock < 0)
 		ret = -1;
+	r->unlocked = store_lock > 0 || dir_lock > 0;
 	if (ret == 0) {
 		json_decref(index);
 		index = index_load(qfd, dir, err, errlen);

@@ -224,7 +224,8 @@ static void empty_entry(int files_fd, json_t *x, const oa_empty_opts *o, oa_empt
 	free(ep);
 }
 
-static int empty_open(const char *dir, bool apply, int *qfd, int *files_fd, char *err, size_t errlen)
+static int empty_open(const char *dir, const oa_empty_opts *o, oa_empty_result *r, int *qfd, int *files_fd,
+                      char *err, size_t errlen)
 {
 	*files_fd = -1;
 	*qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -235,8 +236,10 @@ static int empty_open(const char *dir, bool apply, int *qfd, int *files_fd, char
 	if (quarantine_check_private(*qfd, dir, "", err, errlen) < 0)
 		return -1;
 	/* as an apply or a restore takes it: nobody moves in or out meanwhile */
-	if (apply && apply_lock(*qfd, dir, err, errlen) < 0)
+	int locked = o->apply ? apply_lock(*qfd, dir, o->no_lock, err, errlen) : 0;
+	if (locked < 0)
 		return -1;
+	r->unlocked = locked > 0;
 	*files_fd = openat(*qfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (*files_fd < 0) {
 		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
@@ -250,7 +253,7 @@ int oa_quarantine_empty(const char *dir, const oa_empty_opts *o, oa_empty_result
 	memset(r, 0, sizeof *r);
 	int qfd, files_fd;
 	json_t *index = NULL;
-	int rc = empty_open(dir, o->apply, &qfd, &files_fd, err, errlen);
+	int rc = empty_open(dir, o, r, &qfd, &files_fd, err, errlen);
 	bool exists = true;
 	if (rc == 0 && !(index = quarantine_load_index(qfd, dir, err, errlen, &exists))) {
 		if (!exists)
