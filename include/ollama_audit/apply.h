@@ -55,22 +55,26 @@ typedef struct oa_apply_result {
 
 /* Apply a plan to an open store. Returns 0 when it ran (see r for what was
  * skipped or failed), -1 when it could not start (err says why: an Ollama
- * server uses the store or a manifest cannot be read, unless o->force; the
- * store has blobs/ but no manifests (never forced); the store or the
- * quarantine cannot be locked (unless o->no_lock where the filesystem
- * cannot lock); the quarantine directory is unusable or on another
- * filesystem, ...). */
+ * server uses the store, a manifest cannot be read, or the store's
+ * symlinked blobs/ leads to a store that cannot be found (shared.h), unless
+ * o->force; the store has blobs/ but no manifests (never forced); the
+ * store or the quarantine cannot be locked (unless o->no_lock where the
+ * filesystem cannot lock); the quarantine directory is unusable or on
+ * another filesystem, ...). */
 OA_EXPORT int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                   char *err, size_t errlen);
 
 /* The preconditions oa_plan_apply checks first (guard.h): 0, or -1 with
- * err saying why it refuses. `force` passes a server using the store and a
- * manifest that cannot be read, never a store without manifests. */
+ * err saying why it refuses. `force` passes a server using the store, a
+ * manifest that cannot be read and a symlinked blobs/ whose owner cannot be
+ * found (oa_peers_unfound: every complete blob is kept all the same), never
+ * a store without manifests. */
 OA_EXPORT int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t errlen);
 
 /* Why --apply refuses a plan before anything is asked, checked in order:
  * a manifest that cannot be parsed or read (oa_plan_blockers), an Ollama
- * server or runner using the store (both passed by `force`, each then a
+ * server or runner using the store, a symlinked blobs/ whose owner cannot
+ * be found (oa_peers_unfound; all three passed by `force`, each then a
  * note), what force never passes (oa_plan_check). */
 typedef struct oa_apply_refusal {
 	bool refused;

@@ -68,8 +68,9 @@ OA_EXPORT void oa_dedupe_recount(oa_dedupe_plan *p, oa_dedupe_outcome *o);
  * once, taken in the order of their roots' device and inode, whatever the
  * order of `stores`); after the first reflink a filesystem refuses, the
  * others on it are not tried. -1 with err when a lock could not be taken
- * (p->no_lock passes a filesystem that cannot lock): nothing is applied
- * then. */
+ * (p->no_lock passes a filesystem that cannot lock), or when a store that
+ * would change has a symlinked blobs/ whose owner cannot be found
+ * (oa_peers_unfound) unless p->force: nothing is applied then. */
 OA_EXPORT int oa_dedupe_apply_all(oa_dedupe_plan *p, oa_store *const *stores, size_t n,
                                   volatile sig_atomic_t *interrupt, char *err, size_t errlen);
 

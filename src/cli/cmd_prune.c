@@ -16,6 +16,7 @@
 #include "ollama_audit/plan_file.h"
 #include "ollama_audit/prune_report.h"
 #include "ollama_audit/report.h"
+#include "ollama_audit/shared.h"
 #include "base/util.h"
 
 #include <signal.h>
@@ -183,7 +184,9 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	cli_render(c, &v);
 	if (!c->apply && c->plan_path && save_plan(c, p))
 		v.o.saved = c->plan_path;
-	v.o.tried = c->apply && (p->todo.n || oa_store_unowned(s));
+	/* with nothing planned, a store that refuses says so all the same */
+	char unfound[8];
+	v.o.tried = c->apply && (p->todo.n || oa_store_unowned(s) || oa_peers_unfound(s, unfound, sizeof unfound));
 	if (v.o.tried && !(v.not_applied = run_apply(c, s, p, log, &r)))
 		v.o.r = &r;
 	v.done = true;

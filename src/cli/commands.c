@@ -188,7 +188,8 @@ const command cli_commands[] = {
 		        "  --min-age D        skip files younger than D (default 1h; 90s, 30m, 1.5h, 2d, 0)\n"
 		        "  --quarantine DIR   move instead of delete (same filesystem); `restore DIR` undoes\n"
 		        "  --force            go on although a manifest cannot be parsed or an Ollama\n"
-		        "                     server/runner uses the store (both refuse by default, exit 8)\n"
+		        "                     server/runner uses the store, or a store sharing its blob\n"
+		        "                     files cannot be found (each refuses by default, exit 8)\n"
 		        "  --no-lock          go on where the filesystem cannot lock the store or DIR\n"
 		        "                     (NFS without its lock service): only when nothing else\n"
 		        "                     writes them (refused by default, exit 8)\n"
@@ -313,8 +314,10 @@ const command cli_commands[] = {
 		        "Before each replacement both files are re-checked against the scan and hashed\n"
 		        "(sha256 = their name); the clone or link goes in under a temporary name and is\n"
 		        "renamed over the duplicate. Stores an Ollama server uses are left alone unless\n"
-		        "--force. Stores are locked as prune locks them (--no-lock alike). --apply asks\n"
-		        "[y/N] on a terminal; without one it needs --yes.\n",
+		        "--force; a store whose symlinked blobs/ leads to a store that cannot be found\n"
+		        "refuses the --apply (exit 8) unless --force. Stores are locked as prune locks\n"
+		        "them (--no-lock alike). --apply asks [y/N] on a terminal; without one it needs\n"
+		        "--yes.\n",
 	},
 	{
 		.name = "history",

@@ -4,6 +4,7 @@
  * the quarantine, and the list rewrite of rm --child. */
 #include "ollama_audit/apply.h"
 #include "ollama_audit/prune.h"
+#include "ollama_audit/shared.h"
 #include "base/platform.h"
 #include "base/util.h"
 #include "space/listedit.h"
@@ -334,8 +335,8 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 		rc = unlinkat(pfd, leaf, 0);
 	}
 	int err = errno;
-	if (rc == 0 && kind == PK_MANIFEST) {
 		fsync(pfd); /* the manifest is gone for good before any of its blobs goes */
+	if (rc == 0 && kind == PK_MANIFEST) {
 		c->refresh_due = true;
 	}
 	if (rc < 0) {
@@ -384,8 +385,8 @@ static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_
 		snprintf(why, whylen, "cannot rename the new tag over it: %s", strerror(errno));
 		unlinkat(pfd, tmp, 0);
 		return R_FAIL;
-	}
 	fsync(pfd); /* the list no longer names the child before any of its blobs goes */
+	}
 	c->refresh_due = true;
 	return R_DONE;
 }
@@ -512,11 +513,30 @@ static bool refused_for_servers(const oa_store *s, const oa_plan *p, bool force,
 	return true;
 }
 
+/* Refusal 3: blobs/ is a symlink whose owner, or a store on the way,
+ * cannot be found (shared.h). With force, a note. */
+static bool refused_for_unfound(const oa_store *s, const oa_plan *p, bool force, char *why, size_t whylen,
+                                oa_apply_refusal *r)
+{
+	char unfound[400];
+	if (!oa_peers_unfound(s, unfound, sizeof unfound))
+		return false;
+	if (force && r)
+		refusal_add(&r->notes, &r->n_notes, "%s; going on because of --force: no complete blob is removed",
+		            unfound);
+	if (!force)
+		snprintf(why, whylen, "refusing to %s: %s, so what the stores sharing its blob files reference "
+		         "cannot be told; pass --force to go on without removing any complete blob", p->command,
+		         unfound);
+	return !force;
+}
+
 bool oa_plan_refusal(oa_store *s, const oa_plan *p, bool force, oa_apply_refusal *r)
 {
 	*r = (oa_apply_refusal){ 0 };
 	/* then what --force never passes (a store without manifests) */
 	r->refused = refused_for_blockers(s, p, force, r) || refused_for_servers(s, p, force, r) ||
+	             refused_for_unfound(s, p, force, r->why, sizeof r->why, r) ||
 	             oa_plan_check(s, p, true, r->why, sizeof r->why) < 0;
 	return r->refused;
 }
@@ -543,6 +563,8 @@ int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t e
 	}
 	if (force)
 		return 0;
+	if (refused_for_unfound(s, p, false, err, errlen, NULL))
+		return -1;
 	oa_blocker *b;
 	size_t nb = oa_plan_blockers(s, p, &b);
 	free(b);

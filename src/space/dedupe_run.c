@@ -2,6 +2,7 @@
  * uses, applying it under the write locks, the outcome (dedupe_run.h). */
 #include "ollama_audit/dedupe_run.h"
 #include "ollama_audit/apply.h"
+#include "ollama_audit/shared.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -125,9 +126,25 @@ static int cmp_root(const void *x, const void *y)
 	return a->root_st.st_ino < b->root_st.st_ino ? -1 : a->root_st.st_ino > b->root_st.st_ino;
 }
 
+/* Whether a store that would change shares its blob files with one that
+ * cannot be found (shared.h); err says which, unless p->force. */
+static bool owner_unfound(const oa_dedupe_plan *p, oa_store *const *sv, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n && !p->force; i++) {
+		char why[400];
+		if (sv[i] && planned_on(p, i) && oa_peers_unfound(sv[i], why, sizeof why)) {
+			snprintf(err, errlen, "refusing to dedupe: %s: %s; pass --force to go on", sv[i]->root, why);
+			return true;
+		}
+	}
+	return false;
+}
+
 int oa_dedupe_apply_all(oa_dedupe_plan *p, oa_store *const *sv, size_t n, volatile sig_atomic_t *interrupt,
                         char *err, size_t errlen)
 {
+	if (owner_unfound(p, sv, n, err, errlen))
+		return -1;
 	/* Each store once, in one order (device, inode): two runs naming the
 	 * same stores in another order never hold one each and wait for the
 	 * other. */
