@@ -60,7 +60,10 @@ typedef struct oa_apply_result {
  * o->force; the store has blobs/ but no manifests (never forced); the
  * store or the quarantine cannot be locked (unless o->no_lock where the
  * filesystem cannot lock); the quarantine directory is unusable or on
- * another filesystem, ...). */
+ * another filesystem, ...). When the directory sync after a manifest goes
+ * (or a list is rewritten) fails, that entry counts as failed and every
+ * entry after it is skipped: a crash could bring the manifest back without
+ * them. A tree removal never crosses a mount point (that entry fails). */
 OA_EXPORT int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                   char *err, size_t errlen);
 

@@ -23,13 +23,20 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Remove a directory tree, never following a symlink, and never removing a
- * name whose inode is in `protect` (what a symlinked blob in use resolves
- * through): such a tree is left in part, with EBUSY. */
+/* Remove a directory tree, never following a symlink, never crossing a
+ * mount point (EXDEV: it stays, and what is mounted there), and never
+ * removing a name whose inode is in `protect` (what a symlinked blob in
+ * use resolves through): such a tree is left in part, with EBUSY. */
 static int remove_tree(int parent, const char *name, int depth, const oa_ino_set *protect)
 {
 	if (depth > 32) {
 		errno = ELOOP;
+		return -1;
+	}
+	struct stat top;
+	if (fstatat(parent, name, &top, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(top.st_mode) &&
+	    oa_is_mount_point(parent, name, &top)) {
+		errno = EXDEV;
 		return -1;
 	}
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -76,7 +83,8 @@ static int remove_tree(int parent, const char *name, int depth, const oa_ino_set
 	return unlinkat(parent, name, AT_REMOVEDIR);
 }
 
-typedef enum { R_DONE, R_SKIP, R_FAIL } outcome;
+/* R_UNSYNCED: done, but the directory sync that makes it last failed. */
+typedef enum { R_DONE, R_SKIP, R_FAIL, R_UNSYNCED } outcome;
 
 static void say(const oa_apply_opts *o, const char *verb, const oa_plan_entry *e, const char *why)
 {
@@ -108,6 +116,8 @@ typedef struct apply_ctx {
 	size_t n_in_use;
 	oa_ino_set targets; /* what the symlinked blobs that stay resolve through */
 	const oa_plan_rewrite *rewrite; /* rm --child: the list tag to rewrite, or NULL */
+	char halt[400];     /* why nothing more is removed (a failed directory sync), or "" */
+	int sync_errno;     /* that sync's error */
 } apply_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -335,15 +345,19 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 		rc = unlinkat(pfd, leaf, 0);
 	}
 	int err = errno;
-		fsync(pfd); /* the manifest is gone for good before any of its blobs goes */
 	if (rc == 0 && kind == PK_MANIFEST) {
 		c->refresh_due = true;
+		/* the manifest is gone for good before any of its blobs goes */
+		if (fsync(pfd) < 0) {
+			c->sync_errno = errno;
+			return R_UNSYNCED;
+		}
 	}
-	if (rc < 0) {
+	if (rc < 0 && err == EXDEV)
+		snprintf(why, whylen, "%s", OA_MOUNT_POINT_KEPT);
+	else if (rc < 0)
 		snprintf(why, whylen, "%s", strerror(err));
-		return R_FAIL;
-	}
-	return R_DONE;
+	return rc < 0 ? R_FAIL : R_DONE;
 }
 
 /* rm --child: the tag, still the list planned, gets its new bytes (a new
@@ -385,15 +399,37 @@ static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_
 		snprintf(why, whylen, "cannot rename the new tag over it: %s", strerror(errno));
 		unlinkat(pfd, tmp, 0);
 		return R_FAIL;
-	fsync(pfd); /* the list no longer names the child before any of its blobs goes */
 	}
 	c->refresh_due = true;
+	/* the list no longer names the child before any of its blobs goes */
+	if (fsync(pfd) < 0) {
+		c->sync_errno = errno;
+		return R_UNSYNCED;
+	}
 	return R_DONE;
+}
+
+/* The entry went but the sync that makes that last failed (c->sync_errno):
+ * nothing after it goes, since a crash could bring it back without what it
+ * needs. why becomes what is said of the entry. */
+static void halt_after(apply_ctx *c, const oa_plan_entry *e, bool moved, char *why, size_t whylen)
+{
+	const char *err = strerror(c->sync_errno);
+	char *p = oa_escape(e->path, strlen(e->path));
+	snprintf(c->halt, sizeof c->halt, "not removed: syncing the directory of %s failed after it went (%s), "
+	         "so a crash could bring it back without what this removes", p, err);
+	free(p);
+	snprintf(why, whylen, "%s, but syncing its directory failed (%s): nothing after it is removed",
+	         plan_is_rewrite(e) ? "rewritten" : moved ? "moved" : "removed", err);
 }
 
 static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
                          json_t *qe, char *why, size_t whylen)
 {
+	if (c->halt[0]) {
+		snprintf(why, whylen, "%s", c->halt);
+		return R_SKIP;
+	}
 	/* What may be done is decided from the path alone, whatever the plan says. */
 	path_kind kind = plan_path_kind(c->command, e->path, e->type);
 	if (kind == PK_BAD) {
@@ -419,6 +455,8 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 	else if (still_removable(c, e, o, kind, pfd, leaf, &oc, why, whylen))
 		oc = remove_entry(c, kind, q, qe, pfd, leaf, why, whylen);
 	close(pfd);
+	if (oc == R_UNSYNCED)
+		halt_after(c, e, q != NULL, why, whylen);
 	return oc;
 }
 
@@ -619,6 +657,30 @@ static void begin_operation(quarantine *q, const oa_plan *p)
 	quarantine_begin_op(q, p->command, p->rewrite ? p->rewrite->runner : NULL, models, p->todo.n, p->allocated);
 }
 
+/* Count and say what became of one entry. */
+static void tally(oa_apply_result *r, const oa_apply_opts *o, const oa_plan_entry *e, outcome oc, quarantine *q,
+                  json_t *qe, const char *why)
+{
+	/* A move frees nothing until the quarantine is deleted. */
+	if ((oc == R_DONE || oc == R_UNSYNCED) && q && !e->empty_dir)
+		r->moved += e->allocated;
+	else if (oc == R_DONE || oc == R_UNSYNCED)
+		r->freed += e->freed;
+	if (oc == R_DONE) {
+		r->done++;
+		say(o, plan_is_rewrite(e) ? "rewrote" : q ? (e->empty_dir ? "removed" : "moved") : "removed", e, NULL);
+		return;
+	}
+	if (oc == R_SKIP)
+		r->skipped++;
+	else
+		r->failed++;
+	/* an unsynced entry did move: the quarantine holds it */
+	if (q && oc != R_UNSYNCED)
+		quarantine_set_state(q, qe, oc == R_SKIP ? "skipped" : "failed");
+	say(o, oc == R_SKIP ? "skipped" : "FAILED", e, why);
+}
+
 static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                       char *err, size_t errlen)
 {
@@ -668,24 +730,7 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 			const oa_plan_entry *e = &p->todo.v[i];
 			char why[512] = "";
 			outcome oc = apply_one(&ctx, e, o, use_q ? &q : NULL, qes[i], why, sizeof why);
-			if (oc == R_DONE) {
-				r->done++;
-				/* A move frees nothing until the quarantine is deleted. */
-				if (use_q && !e->empty_dir)
-					r->moved += e->allocated;
-				else
-					r->freed += e->freed;
-				say(o, plan_is_rewrite(e) ? "rewrote" : use_q ? (e->empty_dir ? "removed" : "moved") : "removed", e,
-				    NULL);
-			} else {
-				if (oc == R_SKIP)
-					r->skipped++;
-				else
-					r->failed++;
-				if (use_q)
-					quarantine_set_state(&q, qes[i], oc == R_SKIP ? "skipped" : "failed");
-				say(o, oc == R_SKIP ? "skipped" : "FAILED", e, why);
-			}
+			tally(r, o, e, oc, use_q ? &q : NULL, qes[i], why);
 		}
 		if (use_q && quarantine_flush(&q, err, errlen) < 0) {
 			free(qes);
