@@ -65,9 +65,12 @@ OA_EXPORT bool oa_dedupe_hold_busy(oa_dedupe_plan *p, oa_store *const *stores, s
 OA_EXPORT void oa_dedupe_recount(oa_dedupe_plan *p, oa_dedupe_outcome *o);
 
 /* Apply every planned action under the write lock of every store (each
- * once); after the first reflink a filesystem refuses, the others on it
- * are not tried. -1 with err when a lock could not be taken (nothing is
- * applied then). */
+ * once, taken in the order of their roots' device and inode, whatever the
+ * order of `stores`); after the first reflink a filesystem refuses, the
+ * others on it are not tried. -1 with err when a lock could not be taken
+ * (p->no_lock passes a filesystem that cannot lock), or when a store that
+ * would change has a symlinked blobs/ whose owner cannot be found
+ * (oa_peers_unfound) unless p->force: nothing is applied then. */
 OA_EXPORT int oa_dedupe_apply_all(oa_dedupe_plan *p, oa_store *const *stores, size_t n,
                                   volatile sig_atomic_t *interrupt, char *err, size_t errlen);
 

@@ -21,11 +21,13 @@ typedef struct oa_restore_opts {
 	bool last;                      /* the newest that still holds entries */
 	const char *op;                 /* this operation id */
 	const char *model;              /* those that removed this model's manifest */
+	bool no_lock;                   /* go on where the filesystem cannot lock (apply.h) */
 } oa_restore_opts;
 
 typedef struct oa_restore_result {
 	size_t restored, already, conflicts, missing, failed;
 	bool interrupted;               /* stopped by *stop: run it again to finish */
+	bool unlocked;                  /* no_lock: the store or DIR could not be locked */
 	size_t operations;              /* the operations chosen */
 	char first_op[40];              /* the id of one of them (the newest) */
 } oa_restore_result;

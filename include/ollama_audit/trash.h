@@ -49,11 +49,13 @@ typedef struct oa_empty_opts {
 	double older_than;              /* seconds: only operations at least this old; 0: all */
 	double now;                     /* unix time to measure age from */
 	bool apply;                     /* false: a dry run, nothing deleted */
+	bool no_lock;                   /* go on where the filesystem cannot lock DIR (apply.h) */
 	FILE *log;                      /* one line per entry, or NULL */
 } oa_empty_opts;
 
 typedef struct oa_empty_result {
 	size_t operations, entries, failed;
+	bool unlocked;                  /* no_lock: DIR could not be locked */
 	uint64_t bytes;                 /* dry run: what deleting them would free; apply: what
 	                                 * was freed (st_blocks of the files unlinked that had
 	                                 * no other link) */

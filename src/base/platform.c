@@ -745,7 +745,7 @@ int oa_lock_wait(int fd, unsigned timeout_ms)
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
-			return 1; /* no such locks here (some network filesystems): go on unlocked */
+			return -1; /* no such locks here (NFS without its lock service: ENOLCK) */
 		if (waited >= timeout_ms)
 			return -1;
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
@@ -757,6 +757,36 @@ void oa_unlock(int fd)
 {
 	if (fd >= 0)
 		flock(fd, LOCK_UN);
+}
+
+/* ---- mount points ---------------------------------------------------------- */
+
+/* The mount a name (or dirfd itself, name "") is on, where the kernel says
+ * (Linux 5.8's statx STATX_MNT_ID); false when it cannot be told. */
+static bool mount_id(int dirfd, const char *name, uint64_t *id)
+{
+#if defined(__linux__) && defined(STATX_MNT_ID)
+	struct statx sx;
+	int flags = AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH);
+	if (statx(dirfd, name, flags, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID)) {
+		*id = sx.stx_mnt_id;
+		return true;
+	}
+#else
+	(void)dirfd;
+	(void)name;
+	(void)id;
+#endif
+	return false;
+}
+
+bool oa_is_mount_point(int dirfd, const char *name, const struct stat *st)
+{
+	struct stat dst;
+	if (fstat(dirfd, &dst) < 0 || dst.st_dev != st->st_dev)
+		return true; /* another file system, or the directory cannot be told */
+	uint64_t here, there;
+	return mount_id(dirfd, "", &here) && mount_id(dirfd, name, &there) && here != there;
 }
 
 /* ---- directory listings (oa_dir_read) ------------------------------------ */

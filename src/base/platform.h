@@ -7,6 +7,7 @@
 #define OLLAMA_AUDIT_PLATFORM_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -157,11 +158,20 @@ int oa_read_fd_whole(int fd, size_t max, uint8_t **out, size_t *len);
 void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt);
 
 /* An exclusive advisory lock (flock) on fd, an open directory: it needs no
- * file of its own. Waits up to timeout_ms. 0 locked; -1 (errno
- * EWOULDBLOCK) another holder kept it; 1 the filesystem has no such locks
- * (went on without). Released by oa_unlock or when the last fd of that
- * open goes. */
+ * file of its own. Waits up to timeout_ms. 0 locked; -1 with errno:
+ * EWOULDBLOCK another holder kept it, anything else (ENOLCK, EINVAL,
+ * EOPNOTSUPP, ...) the filesystem cannot lock it. Released by oa_unlock or
+ * when the last fd of that open goes. */
 int oa_lock_wait(int fd, unsigned timeout_ms);
 void oa_unlock(int fd);
+
+/* Whether name in the directory dirfd (st: its lstat) is a mount point,
+ * the root of another mount than dirfd's: another device, or (where the
+ * kernel tells the mount: Linux statx) another mount of the same one, a
+ * bind mount. Tree removals never cross one. */
+bool oa_is_mount_point(int dirfd, const char *name, const struct stat *st);
+/* What a tree removal that met one (EXDEV) says. */
+#define OA_MOUNT_POINT_KEPT "a file system is mounted in it: the mount point and what is under it are left " \
+	"alone (no removal crosses a mount point)"
 
 #endif

@@ -71,6 +71,7 @@ typedef struct cli {
 	unsigned what;      /* --what: junk category mask (0 = the default set) */
 	long long min_age;  /* --min-age in seconds; -1 = not given */
 	bool force;         /* --force: past corrupt manifests and running servers */
+	bool no_lock;       /* --no-lock: go on where the filesystem cannot lock */
 	bool predict_server; /* prune --predict-server */
 	const char *server_version; /* --server-version V, or NULL: the newest the layout implies */
 	int server_era;     /* enum oa_server_era of it (0: from the layout) */

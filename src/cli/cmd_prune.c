@@ -16,6 +16,7 @@
 #include "ollama_audit/plan_file.h"
 #include "ollama_audit/prune_report.h"
 #include "ollama_audit/report.h"
+#include "ollama_audit/shared.h"
 #include "base/util.h"
 
 #include <signal.h>
@@ -123,13 +124,15 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_appl
 	cli_signals_catch(&sigs, on_signal);
 	const char *delay = getenv("OA_TEST_APPLY_DELAY_US");
 	oa_apply_opts o = { .quarantine = c->quarantine, .min_age = p->min_age, .force = c->force,
-	                    .stop = &stop_requested, .log = log, .pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
+	                    .no_lock = c->no_lock, .stop = &stop_requested, .log = log, .pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
 	                    .delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0 };
 	char err[768];
 	bool ran = oa_plan_apply(s, p, &o, r, err, sizeof err) == 0;
 	cli_signals_restore(&sigs);
 	if (!ran)
 		cli_err("%s: %s", s->root, err);
+	if (ran && r->unlocked)
+		cli_err("%s: applied without a lock: the filesystem cannot lock it (--no-lock)", s->root);
 	if (!ran || r->failed)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	if (ran && r->interrupted)
@@ -181,7 +184,9 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	cli_render(c, &v);
 	if (!c->apply && c->plan_path && save_plan(c, p))
 		v.o.saved = c->plan_path;
-	v.o.tried = c->apply && (p->todo.n || oa_store_unowned(s));
+	/* with nothing planned, a store that refuses says so all the same */
+	char unfound[8];
+	v.o.tried = c->apply && (p->todo.n || oa_store_unowned(s) || oa_peers_unfound(s, unfound, sizeof unfound));
 	if (v.o.tried && !(v.not_applied = run_apply(c, s, p, log, &r)))
 		v.o.r = &r;
 	v.done = true;

@@ -35,9 +35,12 @@ static int run_restore(const cli *c, const char *dir, oa_restore_result *r, char
 	cli_signals sigs;
 	cli_signals_catch(&sigs, on_signal);
 	oa_restore_opts o = { .store = c->n_stores ? c->stores[0] : NULL, .log = stdout, .stop = &stop_requested,
-	                      .last = c->last, .op = c->op, .model = c->n_args > 1 ? c->args[1] : NULL };
+	                      .last = c->last, .op = c->op, .model = c->n_args > 1 ? c->args[1] : NULL,
+	                      .no_lock = c->no_lock };
 	int rc = oa_quarantine_restore(dir, &o, r, err, errlen);
 	cli_signals_restore(&sigs);
+	if (rc == 0 && r->unlocked)
+		cli_err("%s: restored without a lock: the filesystem cannot lock it (--no-lock)", dir);
 	return rc;
 }
 
@@ -128,7 +131,7 @@ static bool empty_confirm(const cli *c, const oa_text_style *st, const char *dir
 static int empty(cli *c, const char *dir)
 {
 	oa_empty_opts o = { .older_than = c->older_than > 0 ? c->older_than : 0, .now = oa_wall_now(),
-	                    .log = c->apply ? NULL : stdout };
+	                    .log = c->apply ? NULL : stdout, .no_lock = c->no_lock };
 	oa_empty_result r;
 	oa_text_style st = cli_text_style(c);
 	char err[768];
@@ -161,6 +164,8 @@ static int empty(cli *c, const char *dir)
 		return OA_EXIT_OPERATIONAL;
 	}
 	oa_empty_result_text(&st, stdout, dir, &r, true);
+	if (r.unlocked)
+		cli_err("%s: emptied without a lock: the filesystem cannot lock it (--no-lock)", dir);
 	if (r.failed)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	return c->exit_code;

@@ -166,14 +166,14 @@ const command cli_commands[] = {
 		.run = cmd_prune,
 		.synopsis = "prune",
 		.summary = "remove junk (orphans, partials, temps): a dry run unless --apply",
-		.options = COMMON "platform all-users apply yes plan quarantine what min-age force "
+		.options = COMMON "platform all-users apply yes plan quarantine what min-age force no-lock "
 		           "predict-server server-version",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = plan_render_table, [OUT_JSON] = plan_render_json,
 		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
 		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		        "                         [--format table|json|ndjson|csv]\n"
-		        "                         [--apply [--yes] [--quarantine DIR] [--force]]\n"
+		        "                         [--apply [--yes] [--quarantine DIR] [--force] [--no-lock]]\n"
 		        "       ollama-audit prune --predict-server [--server-version V] [--format table|json]\n"
 		        "\n"
 		        "Remove junk from the store. Without --apply this is a dry run: it prints exactly\n"
@@ -189,7 +189,11 @@ const command cli_commands[] = {
 		        "  --min-age D        skip files younger than D (default 1h; 90s, 30m, 1.5h, 2d, 0)\n"
 		        "  --quarantine DIR   move instead of delete (same filesystem); `restore DIR` undoes\n"
 		        "  --force            go on although a manifest cannot be parsed or an Ollama\n"
-		        "                     server/runner uses the store (both refuse by default, exit 8)\n"
+		        "                     server/runner uses the store, or a store sharing its blob\n"
+		        "                     files cannot be found (each refuses by default, exit 8)\n"
+		        "  --no-lock          go on where the filesystem cannot lock the store or DIR\n"
+		        "                     (NFS without its lock service): only when nothing else\n"
+		        "                     writes them (refused by default, exit 8)\n"
 		        "  --predict-server   print what the server's own start-up prune would delete\n"
 		        "  --server-version V which server starts: 0.40 or later reads manifests-v2/; an\n"
 		        "                     older one (0.33) only manifests/, and destroys the models only\n"
@@ -203,13 +207,13 @@ const command cli_commands[] = {
 		.run = cmd_rm,
 		.synopsis = "rm MODEL...",
 		.summary = "remove models offline, keeping every blob another manifest may use",
-		.options = COMMON READS "apply yes plan quarantine min-age force unused-for with-shadow child",
+		.options = COMMON READS "apply yes plan quarantine min-age force no-lock unused-for with-shadow child",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = plan_render_table, [OUT_JSON] = plan_render_json,
 		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
 		.help = "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
 		        "                        [--apply [--yes] [--quarantine DIR]\n"
-		        "                        [--force] [--min-age DURATION]] [--with-shadow]\n"
+		        "                        [--force] [--no-lock] [--min-age DURATION]] [--with-shadow]\n"
 		        "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
 		        "       ollama-audit rm MODEL --child ggml|llamacpp|mlx [--with-shadow] [--apply ...]\n"
 		        "\n"
@@ -217,8 +221,8 @@ const command cli_commands[] = {
 		        "directories they leave empty and the blobs no other manifest (parseable or not)\n"
 		        "can reference, with the exact bytes freed. --apply removes the manifests first,\n"
 		        "then the empty directories, then the blobs, so a crash never leaves a manifest\n"
-		        "pointing at a removed blob. Same confirmation, --plan, --quarantine and safety\n"
-		        "rules as prune; --min-age applies to blobs only when given.\n"
+		        "pointing at a removed blob. Same confirmation, --plan, --quarantine, --force,\n"
+		        "--no-lock and safety rules as prune; --min-age applies to blobs only when given.\n"
 		        "--unused-for DURATION (a dry run only) plans the models (named, or all) neither\n"
 		        "loaded (the server's logs) nor pulled (manifest mtime) within it, and says how\n"
 		        "far back the logs go.\n"
@@ -237,13 +241,15 @@ const command cli_commands[] = {
 		.run = cmd_restore,
 		.synopsis = "restore DIR [MODEL]",
 		.summary = "list, put back or empty what prune/rm --quarantine DIR moved away",
-		.options = COMMON "all last op empty older-than apply yes",
+		.options = COMMON "all last op empty older-than apply yes no-lock",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = restore_render_table, [OUT_JSON] = restore_render_json,
 		            [OUT_NDJSON] = restore_render_ndjson, [OUT_CSV] = restore_render_csv },
 		.help = "usage: ollama-audit restore DIR [--format table|json|ndjson|csv]\n"
 		        "       ollama-audit restore DIR --last | --op ID | MODEL | --all [--store STORE]\n"
-		        "       ollama-audit restore DIR --empty [--older-than DURATION] [--apply [--yes]]\n"
+		        "                              [--no-lock]\n"
+		        "       ollama-audit restore DIR --empty [--older-than DURATION]\n"
+		        "                              [--apply [--yes] [--no-lock]]\n"
 		        "\n"
 		        "Every `prune --apply --quarantine DIR` or `rm --apply --quarantine DIR` is one\n"
 		        "operation of DIR. Without a selector, restore lists them (ID, WHEN, COMMAND,\n"
@@ -259,7 +265,10 @@ const command cli_commands[] = {
 		        "  --empty            delete what DIR holds for good (a dry run: what would go and\n"
 		        "                     the bytes it frees); --apply deletes (asking [y/N] on a\n"
 		        "                     terminal; without one it needs --yes)\n"
-		        "  --older-than D     only the operations at least D old (30m, 12h, 7d, 2w)\n",
+		        "  --older-than D     only the operations at least D old (30m, 12h, 7d, 2w)\n"
+		        "  --no-lock          go on where the filesystem cannot lock DIR or the store\n"
+		        "                     (NFS without its lock service): only when nothing else\n"
+		        "                     writes them (refused by default, exit 8)\n",
 	},
 	{
 		.name = "stores",
@@ -288,12 +297,12 @@ const command cli_commands[] = {
 		.run = cmd_dedupe,
 		.synopsis = "dedupe",
 		.summary = "replace blobs duplicated across stores by reflinks (dry run)",
-		.options = COMMON "platform all-users apply yes force hardlink",
+		.options = COMMON "platform all-users apply yes force no-lock hardlink",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = dedupe_render_table, [OUT_JSON] = dedupe_render_json,
 		            [OUT_NDJSON] = dedupe_render_ndjson, [OUT_CSV] = dedupe_render_csv },
 		.help = "usage: ollama-audit dedupe [--all-users | --store A --store B...] [--hardlink]\n"
-		        "                          [--apply [--yes] [--force]] [--format table|json|ndjson|csv]\n"
+		        "                          [--apply [--yes] [--force] [--no-lock]] [--format table|json|ndjson|csv]\n"
 		        "\n"
 		        "Replace blobs that several stores hold as separate copies. A dry run unless\n"
 		        "--apply. By default reflinks (FICLONE: copy-on-write, separate inodes, safe\n"
@@ -306,7 +315,10 @@ const command cli_commands[] = {
 		        "Before each replacement both files are re-checked against the scan and hashed\n"
 		        "(sha256 = their name); the clone or link goes in under a temporary name and is\n"
 		        "renamed over the duplicate. Stores an Ollama server uses are left alone unless\n"
-		        "--force. --apply asks [y/N] on a terminal; without one it needs --yes.\n",
+		        "--force; a store whose symlinked blobs/ leads to a store that cannot be found\n"
+		        "refuses the --apply (exit 8) unless --force. Stores are locked as prune locks\n"
+		        "them (--no-lock alike). --apply asks [y/N] on a terminal; without one it needs\n"
+		        "--yes.\n",
 	},
 	{
 		.name = "history",

@@ -4,6 +4,7 @@
  * the quarantine, and the list rewrite of rm --child. */
 #include "ollama_audit/apply.h"
 #include "ollama_audit/prune.h"
+#include "ollama_audit/shared.h"
 #include "base/platform.h"
 #include "base/util.h"
 #include "space/listedit.h"
@@ -22,13 +23,20 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Remove a directory tree, never following a symlink, and never removing a
- * name whose inode is in `protect` (what a symlinked blob in use resolves
- * through): such a tree is left in part, with EBUSY. */
+/* Remove a directory tree, never following a symlink, never crossing a
+ * mount point (EXDEV: it stays, and what is mounted there), and never
+ * removing a name whose inode is in `protect` (what a symlinked blob in
+ * use resolves through): such a tree is left in part, with EBUSY. */
 static int remove_tree(int parent, const char *name, int depth, const oa_ino_set *protect)
 {
 	if (depth > 32) {
 		errno = ELOOP;
+		return -1;
+	}
+	struct stat top;
+	if (fstatat(parent, name, &top, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(top.st_mode) &&
+	    oa_is_mount_point(parent, name, &top)) {
+		errno = EXDEV;
 		return -1;
 	}
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -75,7 +83,8 @@ static int remove_tree(int parent, const char *name, int depth, const oa_ino_set
 	return unlinkat(parent, name, AT_REMOVEDIR);
 }
 
-typedef enum { R_DONE, R_SKIP, R_FAIL } outcome;
+/* R_UNSYNCED: done, but the directory sync that makes it last failed. */
+typedef enum { R_DONE, R_SKIP, R_FAIL, R_UNSYNCED } outcome;
 
 static void say(const oa_apply_opts *o, const char *verb, const oa_plan_entry *e, const char *why)
 {
@@ -107,6 +116,8 @@ typedef struct apply_ctx {
 	size_t n_in_use;
 	oa_ino_set targets; /* what the symlinked blobs that stay resolve through */
 	const oa_plan_rewrite *rewrite; /* rm --child: the list tag to rewrite, or NULL */
+	char halt[400];     /* why nothing more is removed (a failed directory sync), or "" */
+	int sync_errno;     /* that sync's error */
 } apply_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -335,14 +346,18 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 	}
 	int err = errno;
 	if (rc == 0 && kind == PK_MANIFEST) {
-		fsync(pfd); /* the manifest is gone for good before any of its blobs goes */
 		c->refresh_due = true;
+		/* the manifest is gone for good before any of its blobs goes */
+		if (fsync(pfd) < 0) {
+			c->sync_errno = errno;
+			return R_UNSYNCED;
+		}
 	}
-	if (rc < 0) {
+	if (rc < 0 && err == EXDEV)
+		snprintf(why, whylen, "%s", OA_MOUNT_POINT_KEPT);
+	else if (rc < 0)
 		snprintf(why, whylen, "%s", strerror(err));
-		return R_FAIL;
-	}
-	return R_DONE;
+	return rc < 0 ? R_FAIL : R_DONE;
 }
 
 /* rm --child: the tag, still the list planned, gets its new bytes (a new
@@ -385,14 +400,36 @@ static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_
 		unlinkat(pfd, tmp, 0);
 		return R_FAIL;
 	}
-	fsync(pfd); /* the list no longer names the child before any of its blobs goes */
 	c->refresh_due = true;
+	/* the list no longer names the child before any of its blobs goes */
+	if (fsync(pfd) < 0) {
+		c->sync_errno = errno;
+		return R_UNSYNCED;
+	}
 	return R_DONE;
+}
+
+/* The entry went but the sync that makes that last failed (c->sync_errno):
+ * nothing after it goes, since a crash could bring it back without what it
+ * needs. why becomes what is said of the entry. */
+static void halt_after(apply_ctx *c, const oa_plan_entry *e, bool moved, char *why, size_t whylen)
+{
+	const char *err = strerror(c->sync_errno);
+	char *p = oa_escape(e->path, strlen(e->path));
+	snprintf(c->halt, sizeof c->halt, "not removed: syncing the directory of %s failed after it went (%s), "
+	         "so a crash could bring it back without what this removes", p, err);
+	free(p);
+	snprintf(why, whylen, "%s, but syncing its directory failed (%s): nothing after it is removed",
+	         plan_is_rewrite(e) ? "rewritten" : moved ? "moved" : "removed", err);
 }
 
 static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
                          json_t *qe, char *why, size_t whylen)
 {
+	if (c->halt[0]) {
+		snprintf(why, whylen, "%s", c->halt);
+		return R_SKIP;
+	}
 	/* What may be done is decided from the path alone, whatever the plan says. */
 	path_kind kind = plan_path_kind(c->command, e->path, e->type);
 	if (kind == PK_BAD) {
@@ -418,6 +455,8 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 	else if (still_removable(c, e, o, kind, pfd, leaf, &oc, why, whylen))
 		oc = remove_entry(c, kind, q, qe, pfd, leaf, why, whylen);
 	close(pfd);
+	if (oc == R_UNSYNCED)
+		halt_after(c, e, q != NULL, why, whylen);
 	return oc;
 }
 
@@ -512,11 +551,30 @@ static bool refused_for_servers(const oa_store *s, const oa_plan *p, bool force,
 	return true;
 }
 
+/* Refusal 3: blobs/ is a symlink whose owner, or a store on the way,
+ * cannot be found (shared.h). With force, a note. */
+static bool refused_for_unfound(const oa_store *s, const oa_plan *p, bool force, char *why, size_t whylen,
+                                oa_apply_refusal *r)
+{
+	char unfound[400];
+	if (!oa_peers_unfound(s, unfound, sizeof unfound))
+		return false;
+	if (force && r)
+		refusal_add(&r->notes, &r->n_notes, "%s; going on because of --force: no complete blob is removed",
+		            unfound);
+	if (!force)
+		snprintf(why, whylen, "refusing to %s: %s, so what the stores sharing its blob files reference "
+		         "cannot be told; pass --force to go on without removing any complete blob", p->command,
+		         unfound);
+	return !force;
+}
+
 bool oa_plan_refusal(oa_store *s, const oa_plan *p, bool force, oa_apply_refusal *r)
 {
 	*r = (oa_apply_refusal){ 0 };
 	/* then what --force never passes (a store without manifests) */
 	r->refused = refused_for_blockers(s, p, force, r) || refused_for_servers(s, p, force, r) ||
+	             refused_for_unfound(s, p, force, r->why, sizeof r->why, r) ||
 	             oa_plan_check(s, p, true, r->why, sizeof r->why) < 0;
 	return r->refused;
 }
@@ -543,6 +601,8 @@ int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t e
 	}
 	if (force)
 		return 0;
+	if (refused_for_unfound(s, p, false, err, errlen, NULL))
+		return -1;
 	oa_blocker *b;
 	size_t nb = oa_plan_blockers(s, p, &b);
 	free(b);
@@ -597,6 +657,30 @@ static void begin_operation(quarantine *q, const oa_plan *p)
 	quarantine_begin_op(q, p->command, p->rewrite ? p->rewrite->runner : NULL, models, p->todo.n, p->allocated);
 }
 
+/* Count and say what became of one entry. */
+static void tally(oa_apply_result *r, const oa_apply_opts *o, const oa_plan_entry *e, outcome oc, quarantine *q,
+                  json_t *qe, const char *why)
+{
+	/* A move frees nothing until the quarantine is deleted. */
+	if ((oc == R_DONE || oc == R_UNSYNCED) && q && !e->empty_dir)
+		r->moved += e->allocated;
+	else if (oc == R_DONE || oc == R_UNSYNCED)
+		r->freed += e->freed;
+	if (oc == R_DONE) {
+		r->done++;
+		say(o, plan_is_rewrite(e) ? "rewrote" : q ? (e->empty_dir ? "removed" : "moved") : "removed", e, NULL);
+		return;
+	}
+	if (oc == R_SKIP)
+		r->skipped++;
+	else
+		r->failed++;
+	/* an unsynced entry did move: the quarantine holds it */
+	if (q && oc != R_UNSYNCED)
+		quarantine_set_state(q, qe, oc == R_SKIP ? "skipped" : "failed");
+	say(o, oc == R_SKIP ? "skipped" : "FAILED", e, why);
+}
+
 static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                       char *err, size_t errlen)
 {
@@ -605,12 +689,14 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 	quarantine q;
 	bool use_q = o->quarantine != NULL;
 	if (oa_plan_check(s, p, o->force, err, errlen) < 0 ||
-	    (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)) {
+	    (use_q && quarantine_open(s, o->quarantine, o->no_lock, &q, err, errlen) < 0)) {
 		apply_ctx_free(&ctx);
 		return -1;
 	}
-	if (use_q)
+	if (use_q) {
+		r->unlocked |= q.unlocked;
 		begin_operation(&q, p);
+	}
 	struct stat blst;
 	ctx.blobs_linked = fstatat(s->root_fd, "blobs", &blst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(blst.st_mode);
 	in_use_build(&ctx, p);
@@ -644,24 +730,7 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 			const oa_plan_entry *e = &p->todo.v[i];
 			char why[512] = "";
 			outcome oc = apply_one(&ctx, e, o, use_q ? &q : NULL, qes[i], why, sizeof why);
-			if (oc == R_DONE) {
-				r->done++;
-				/* A move frees nothing until the quarantine is deleted. */
-				if (use_q && !e->empty_dir)
-					r->moved += e->allocated;
-				else
-					r->freed += e->freed;
-				say(o, plan_is_rewrite(e) ? "rewrote" : use_q ? (e->empty_dir ? "removed" : "moved") : "removed", e,
-				    NULL);
-			} else {
-				if (oc == R_SKIP)
-					r->skipped++;
-				else
-					r->failed++;
-				if (use_q)
-					quarantine_set_state(&q, qes[i], oc == R_SKIP ? "skipped" : "failed");
-				say(o, oc == R_SKIP ? "skipped" : "FAILED", e, why);
-			}
+			tally(r, o, e, oc, use_q ? &q : NULL, qes[i], why);
 		}
 		if (use_q && quarantine_flush(&q, err, errlen) < 0) {
 			free(qes);
@@ -685,9 +754,9 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 	return rc;
 }
 
-int oa_store_write_lock(const oa_store *s, char *err, size_t errlen)
+int oa_store_write_lock(const oa_store *s, bool no_lock, char *err, size_t errlen)
 {
-	return apply_lock(s->root_fd, s->root, err, errlen);
+	return apply_lock(s->root_fd, s->root, no_lock, err, errlen);
 }
 
 void oa_store_write_unlock(const oa_store *s)
@@ -701,8 +770,11 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
                   char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
-	if (check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0 || oa_store_write_lock(s, err, errlen) < 0)
+	int locked = check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0 ? -1 :
+	             oa_store_write_lock(s, o->no_lock, err, errlen);
+	if (locked < 0)
 		return -1;
+	r->unlocked = locked > 0;
 	int rc = apply_plan(s, p, o, r, err, errlen);
 	oa_store_write_unlock(s);
 	return rc;

@@ -337,15 +337,23 @@ json_t *quarantine_peek_index(const char *dir, char *err, size_t errlen)
 	return o;
 }
 
-int apply_lock(int fd, const char *what, char *err, size_t errlen)
+int apply_lock(int fd, const char *what, bool no_lock, char *err, size_t errlen)
 {
 	/* Testing aid (tests/cli/test_restore.py): a shorter wait. */
 	const char *env = getenv("OA_TEST_LOCK_WAIT_MS");
 	unsigned ms = env && *env ? (unsigned)strtoul(env, NULL, 10) : OA_LOCK_WAIT_MS;
-	if (oa_lock_wait(fd, ms) >= 0)
+	if (oa_lock_wait(fd, ms) == 0)
 		return 0;
-	snprintf(err, errlen, "%s is busy: another prune, rm or dedupe --apply or a restore is writing it "
-	         "(waited %.0f s); run again when it is done", what, ms / 1000.0);
+	if (errno == EWOULDBLOCK) {
+		snprintf(err, errlen, "%s is busy: another prune, rm or dedupe --apply or a restore is writing it "
+		         "(waited %.0f s); run again when it is done", what, ms / 1000.0);
+		return -1;
+	}
+	if (no_lock)
+		return 1;
+	snprintf(err, errlen, "cannot lock %s: %s (flock), so another prune, rm or dedupe --apply or a restore "
+	         "could write it at the same time; if you are sure nothing else does, pass --no-lock", what,
+	         strerror(errno));
 	return -1;
 }
 
@@ -428,7 +436,7 @@ static int quarantine_check(const oa_store *s, const char *dir, char rq[PATH_MAX
 	return 0;
 }
 
-int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err, size_t errlen)
+int quarantine_open(const oa_store *s, const char *dir, bool no_lock, quarantine *q, char *err, size_t errlen)
 {
 	memset(q, 0, sizeof *q);
 	q->fd = q->files_fd = q->journal_fd = -1;
@@ -472,8 +480,10 @@ int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err
 		goto fail;
 	}
 	/* One apply or restore at a time: the others wait, then see its entries. */
-	if (apply_lock(q->fd, dir, err, errlen) < 0)
+	int locked = apply_lock(q->fd, dir, no_lock, err, errlen);
+	if (locked < 0)
 		goto fail;
+	q->unlocked = locked > 0;
 	bool exists;
 	size_t good;
 	q->index = load_index(q->fd, dir, true, &good, err, errlen, &exists);

@@ -35,6 +35,7 @@ typedef struct quarantine {
 	json_t *index;
 	json_t *entries;    /* index.json's and the journal's, merged */
 	json_t *operations; /* the same for the operations */
+	bool unlocked;      /* DIR could not be locked and no_lock said to go on */
 	char op[40];        /* this apply's operation id, once begun */
 	size_t next_id;
 	oa_buf pending;     /* journal lines not yet written */
@@ -42,8 +43,10 @@ typedef struct quarantine {
 
 /* Open (creating it 0700 if missing) the quarantine DIR for the store s: on
  * the store's filesystem, outside it, private to this user, and holding
- * files of this store only. 0, or -1 with err (nothing left behind). */
-int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err, size_t errlen);
+ * files of this store only; locked (apply_lock: no_lock goes on where the
+ * filesystem cannot lock, q->unlocked then). 0, or -1 with err (nothing
+ * left behind). */
+int quarantine_open(const oa_store *s, const char *dir, bool no_lock, quarantine *q, char *err, size_t errlen);
 void quarantine_close(quarantine *q);
 /* Start this apply's operation: an id (time, then a counter: unique in
  * DIR, sortable), its time, the command, the models it removes (rm; a JSON
@@ -71,9 +74,13 @@ int quarantine_commit(quarantine *q, char *err, size_t errlen);
  * name, then drop the old journal. 0, or -1 with err. */
 int quarantine_compact(int qfd, const char *dir, json_t *index, char *err, size_t errlen);
 /* Lock fd (the store's root or a quarantine DIR, named `what`) against
- * other applies and restores, waiting up to OA_LOCK_WAIT_MS. 0, or -1
- * with err. */
-int apply_lock(int fd, const char *what, char *err, size_t errlen);
+ * other applies and restores, waiting up to OA_LOCK_WAIT_MS. 0 locked; 1
+ * not locked because the filesystem cannot lock it and no_lock says the
+ * caller knows nothing else writes it; -1 with err: another holder kept it
+ * (busy), or the filesystem cannot lock it (flock's error, ENOLCK on NFS
+ * without its lock service, and how to go on: --no-lock). Never unlocked
+ * without no_lock. */
+int apply_lock(int fd, const char *what, bool no_lock, char *err, size_t errlen);
 
 /* fd (DIR, DIR/files or the index, `what` names it after dir) is ours and
  * not writable by group or others. 0, or -1 with err. */

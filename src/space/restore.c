@@ -95,7 +95,8 @@ typedef enum restore_outcome {
 	RS_ALREADY,   /* it was back in place already */
 	RS_CONFLICT,  /* a different file is there */
 	RS_MISSING,   /* gone from the quarantine */
-	RS_FAILED
+	RS_FAILED,
+	RS_UNSYNCED   /* put back, but the directory sync that makes it last failed: stop */
 } restore_outcome;
 
 typedef struct restore_ctx {
@@ -114,6 +115,16 @@ static void restore_log(const restore_ctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(c->log, fmt, ap);
 	va_end(ap);
+}
+
+/* A file put back whose directory sync failed (err): it stays "moved" in
+ * the index (a run again finds it in place), and nothing more goes back,
+ * since after a crash a blob could be back without its manifest. */
+static restore_outcome unsynced(const restore_ctx *c, const char *ep, int err)
+{
+	restore_log(c, "FAILED %s: put back, but syncing its directory failed (%s): nothing after it is "
+	            "restored; run restore again\n", ep, strerror(err));
+	return RS_UNSYNCED;
 }
 
 /* A directory rm or prune removed: made again (empty). */
@@ -216,7 +227,8 @@ static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd
 			restore_log(c, "FAILED %s: %s\n", ep, strerror(errno));
 			return RS_FAILED;
 		}
-		fsync(pfd);
+		if (fsync(pfd) < 0)
+			return unsynced(c, ep, errno);
 		json_object_set_new(x, "state", json_string("restored"));
 		restore_log(c, "restored %s (the list as it was before rm --child)\n", ep);
 		return RS_RESTORED;
@@ -256,8 +268,9 @@ static restore_outcome restore_file(const restore_ctx *c, json_t *x, const char 
 		} else {
 			rc = renameat(c->files_fd, sname, pfd, leaf);
 		}
-		if (rc == 0) {
-			fsync(pfd);
+		if (rc == 0 && fsync(pfd) < 0) {
+			out = unsynced(c, ep, errno);
+		} else if (rc == 0) {
 			json_object_set_new(x, "state", json_string("restored"));
 			restore_log(c, "restored %s\n", ep);
 			out = RS_RESTORED;
@@ -308,7 +321,8 @@ static void restore_tally(oa_restore_result *r, restore_outcome out)
 	case RS_ALREADY: r->already++; break;
 	case RS_CONFLICT: r->conflicts++; break;
 	case RS_MISSING: r->missing++; break;
-	case RS_FAILED: r->failed++; break;
+	case RS_FAILED:
+	case RS_UNSYNCED: r->failed++; break;
 	case RS_SKIPPED: break;
 	}
 }
@@ -444,7 +458,10 @@ static void restore_all(const restore_ctx *c, json_t *entries, json_t *chosen, c
 				r->interrupted = true;
 				return;
 			}
-			restore_tally(r, restore_entry(c, x));
+			restore_outcome out = restore_entry(c, x);
+			restore_tally(r, out);
+			if (out == RS_UNSYNCED)
+				return;
 		}
 	}
 }
@@ -482,10 +499,12 @@ int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_
 	/* The store first, as an apply takes them: one transaction against
 	 * prune, rm and dedupe --apply, and against another restore. */
 	int ret = restore_open(dir, o->store, qfd, index, &c, err, errlen);
-	if (ret == 0 && (apply_lock(c.root_fd, o->store ? o->store : json_string_value(json_object_get(index, "store")),
-	                            err, errlen) < 0 ||
-	                 apply_lock(qfd, dir, err, errlen) < 0))
+	const char *root = o->store ? o->store : json_string_value(json_object_get(index, "store"));
+	int store_lock = ret == 0 ? apply_lock(c.root_fd, root, o->no_lock, err, errlen) : -1;
+	int dir_lock = store_lock >= 0 ? apply_lock(qfd, dir, o->no_lock, err, errlen) : -1;
+	if (dir_lock < 0)
 		ret = -1;
+	r->unlocked = store_lock > 0 || dir_lock > 0;
 	if (ret == 0) {
 		json_decref(index);
 		index = index_load(qfd, dir, err, errlen);

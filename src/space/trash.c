@@ -3,6 +3,7 @@
 #include "ollama_audit/trash.h"
 #include "ollama_audit/humanize.h"
 #include "base/jsonutil.h"
+#include "base/platform.h"
 #include "base/util.h"
 #include "space/quarantine.h"
 
@@ -122,9 +123,10 @@ void oa_quarantine_ops_free(oa_quarantine_ops *ops)
 /* ---- emptying --------------------------------------------------------------------- */
 
 /* Delete name in dfd (a file, a symlink as a link, a directory with what is
- * in it, never across a symlink), or only measure it when !apply. *freed
- * gets the allocated bytes of every file that goes (or would go) with its
- * last link: what the filesystem gets back. 0, or -1 with errno. */
+ * in it, never across a symlink or a mount point: EXDEV, the rest goes), or
+ * only measure it when !apply. *freed gets the allocated bytes of every file
+ * that goes (or would go) with its last link: what the filesystem gets
+ * back. 0, or -1 with errno. */
 static int delete_tree(int dfd, const char *name, bool apply, int depth, uint64_t *freed)
 {
 	struct stat st;
@@ -140,6 +142,12 @@ static int delete_tree(int dfd, const char *name, bool apply, int depth, uint64_
 	if (depth > 32) {
 		errno = ELOOP;
 		return -1;
+	}
+	/* what is mounted there is not the quarantine's: it stays, and so
+	 * does the directory it is mounted on (a dry run counts the rest) */
+	if (oa_is_mount_point(dfd, name, &st)) {
+		errno = EXDEV;
+		return apply ? -1 : 0;
 	}
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -208,7 +216,8 @@ static void empty_entry(int files_fd, json_t *x, const oa_empty_opts *o, oa_empt
 	if (delete_tree(files_fd, stored + 6, o->apply, 0, &freed) < 0) {
 		r->failed++;
 		if (o->log)
-			fprintf(o->log, "FAILED %s (%s): %s\n", ep, stored, strerror(errno));
+			fprintf(o->log, "FAILED %s (%s): %s\n", ep, stored,
+			        errno == EXDEV ? OA_MOUNT_POINT_KEPT : strerror(errno));
 	} else {
 		r->entries++;
 		r->bytes += freed;
@@ -224,7 +233,8 @@ static void empty_entry(int files_fd, json_t *x, const oa_empty_opts *o, oa_empt
 	free(ep);
 }
 
-static int empty_open(const char *dir, bool apply, int *qfd, int *files_fd, char *err, size_t errlen)
+static int empty_open(const char *dir, const oa_empty_opts *o, oa_empty_result *r, int *qfd, int *files_fd,
+                      char *err, size_t errlen)
 {
 	*files_fd = -1;
 	*qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -235,8 +245,10 @@ static int empty_open(const char *dir, bool apply, int *qfd, int *files_fd, char
 	if (quarantine_check_private(*qfd, dir, "", err, errlen) < 0)
 		return -1;
 	/* as an apply or a restore takes it: nobody moves in or out meanwhile */
-	if (apply && apply_lock(*qfd, dir, err, errlen) < 0)
+	int locked = o->apply ? apply_lock(*qfd, dir, o->no_lock, err, errlen) : 0;
+	if (locked < 0)
 		return -1;
+	r->unlocked = locked > 0;
 	*files_fd = openat(*qfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (*files_fd < 0) {
 		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
@@ -250,7 +262,7 @@ int oa_quarantine_empty(const char *dir, const oa_empty_opts *o, oa_empty_result
 	memset(r, 0, sizeof *r);
 	int qfd, files_fd;
 	json_t *index = NULL;
-	int rc = empty_open(dir, o->apply, &qfd, &files_fd, err, errlen);
+	int rc = empty_open(dir, o, r, &qfd, &files_fd, err, errlen);
 	bool exists = true;
 	if (rc == 0 && !(index = quarantine_load_index(qfd, dir, err, errlen, &exists))) {
 		if (!exists)
