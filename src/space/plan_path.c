@@ -61,6 +61,8 @@ path_kind plan_path_kind(const char *command, const char *path, char type)
 	const char *leaf = strrchr(path, '/');
 	if (prune && type != 'd' && leaf && ((oa_str_has_prefix(path, "manifests-v2/") && parts == 5 &&
 	                                      oa_str_has_prefix(leaf + 1, ".manifest-")) ||
+	                                     (oa_str_has_prefix(path, "manifests/") && parts == 5 &&
+	                                      oa_is_tag_rewrite_temp(leaf + 1)) ||
 	                                     (oa_str_has_prefix(path, "metadata/sha256-") && parts == 2 &&
 	                                      oa_str_has_suffix(leaf + 1, ".json"))))
 		return PK_STORE_TEMP;

@@ -18,7 +18,8 @@ typedef enum {
 	PK_ROOT_TREE,     /* prune: <root>/ollama-safetensors<digits>/: recursive removal */
 	PK_MANIFEST,      /* rm: manifests/<4 parts>, a file or symlink: unlink */
 	PK_MANIFEST_DIR,  /* a directory under manifests/: rmdir only, never recursive */
-	PK_STORE_TEMP,    /* prune: a manifests-v2 .manifest-* temp, a metadata/sha256-<hex>.json: unlink */
+	PK_STORE_TEMP,    /* prune: a manifests-v2 .manifest-* temp, rm --child's manifests/ .manifest-oa<pid>,
+	                   * a metadata/sha256-<hex>.json: unlink */
 } path_kind;
 
 
