@@ -37,5 +37,7 @@ void plan_path_hex(const char *path, oa_digest_hex hex);
 /* Open the directory holding `path` without following any symlink; the last
  * component goes to *leaf. Returns a new fd, or -1 with errno. */
 int plan_open_parent(const oa_store *s, const char *path, const char **leaf);
+/* The same below the directory root_fd. */
+int plan_open_parent_at(int root_fd, const char *path, const char **leaf);
 
 #endif

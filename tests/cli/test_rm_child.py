@@ -199,6 +199,40 @@ with t.guard("--quarantine: restore puts the list back byte-identical"):
         t.eq(sorted(m["runner"] for m in gemma_rows(root)), ["ggml", "llamacpp"], "both children listed again")
         t.eq(errors(root), [], "check: no error")
 
+with t.guard("--quarantine: a rename that fails leaves the tag and nothing in the quarantine unaccounted"):
+    shim = os.environ.get("OA_FAULTINJECT", "")
+    if not shim or not os.path.exists(shim):
+        t.skip("no fault-injection shim (OA_FAULTINJECT): the failing rename is not tried")
+    else:
+        # the renameat that puts the new tag in place: find its number, then fail it
+        fired, k = None, 0
+        new_tag = TAG.rsplit("/", 1)[0] + "/.manifest-oa"
+        while new_tag not in (fired or "") and k < 12:
+            k += 1
+            root, info = store("child-rnfail%d" % k)
+            before = t.snapshot(root)
+            q = os.path.join(t.tempdir("child-rnfailq"), "q")
+            log = os.path.join(t.tempdir("child-rnfaillog"), "log")
+            r = t.audit(root, "rm", "gemma3:4b", "--child", "ggml", "--apply", "--yes", "--quarantine", q, *PLAT,
+                        env={"LD_PRELOAD": shim, "OA_FAULT": "renameat:%d:EIO" % k, "OA_FAULT_LOG": log,
+                             "ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"})
+            lines = open(log).read().split("\n") if os.path.exists(log) else []
+            fired = next((x.split(" ", 3)[3] for x in lines if x.startswith("fault ")), None)
+        if t.ok(new_tag in (fired or ""), "the rename of the new tag over the old one failed", fired):
+            t.ok(r.code & 8, "the apply says it failed: exit %d" % r.code, r.describe())
+            data, lst = tag_list(root)
+            t.eq(sorted(c["runner"] for c in lst["manifests"]), ["ggml", "llamacpp"], "the tag is the list as it was")
+            doc = t.run("restore", q, "--format", "json").json()
+            held = len(os.listdir(os.path.join(q, "files")))
+            t.eq(doc["held_entries"], held, "what the listing counts is what DIR/files holds",
+                 (doc, os.listdir(os.path.join(q, "files"))))
+            r = t.run("restore", q, "--all")
+            t.exit_code(r, 0, "restore --all")
+            t.eq(os.listdir(os.path.join(q, "files")), [], "nothing is left in DIR/files")
+            t.eq(errors(root), [], "check: no error")
+            t.eq(sorted(m["runner"] for m in gemma_rows(root)), ["ggml", "llamacpp"], "both children")
+
+
 def dup_store(tag):
     """dup:1, a list naming its llamacpp child twice (the same digest), and
     its ggml child."""
