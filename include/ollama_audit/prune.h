@@ -83,6 +83,7 @@ typedef struct oa_plan_rewrite {
 	char *path;             /* the tag, relative to the root */
 	char *runner;           /* the child removed */
 	char *kept;             /* the runners of the children left, comma-separated */
+	size_t entries_removed; /* the list's entries naming the child: all go */
 	oa_digest_hex child;    /* its digest */
 	oa_digest_hex old_list; /* sha256 of the tag's bytes now */
 	oa_digest_hex new_list; /* sha256 of the bytes it gets */

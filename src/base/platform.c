@@ -572,6 +572,40 @@ int oa_terminal_columns(int fd)
 	return 0;
 }
 
+/* ---- a rename that never replaces (restore) ----------------------------- */
+#include <sys/syscall.h>
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+int oa_renameat_noreplace(int from_fd, const char *from, int to_fd, const char *to)
+{
+#if defined(__linux__) && defined(SYS_renameat2)
+	if (syscall(SYS_renameat2, from_fd, from, to_fd, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	/* ENOSYS: an older kernel; EINVAL: a filesystem without the flag */
+	if (errno != ENOSYS && errno != EINVAL)
+		return -1;
+#endif
+	struct stat st;
+	if (fstatat(from_fd, from, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		/* link() never replaces; a symlink is linked as itself (POSIX.1-2008) */
+		if (linkat(from_fd, from, to_fd, to, 0) < 0)
+			return -1;
+		(void)unlinkat(from_fd, from, 0);
+		return 0;
+	}
+	/* A directory cannot be hard-linked: look, then rename. What appears in
+	 * between can only be replaced when it is an empty directory (rename
+	 * refuses a file and a directory with anything in it). */
+	if (fstatat(to_fd, to, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return renameat(from_fd, from, to_fd, to);
+}
+
 /* ---- can this filesystem reflink? (dedupe's dry run) ---------------------- */
 #ifdef __linux__
 #include <sys/vfs.h>

@@ -109,6 +109,15 @@ int oa_reflink_probe(int src_fd, int fs_fd, int scratch_fd, char *fs, size_t fsl
 /* The width in columns of the terminal open at fd; 0 when unknown. */
 int oa_terminal_columns(int fd);
 
+/* Rename from (in from_fd) to to (in to_fd) only if nothing is there:
+ * -1 with EEXIST when something is. Linux: renameat2(RENAME_NOREPLACE).
+ * Elsewhere, and on filesystems without it: link + unlink for anything but
+ * a directory (the old name may stay beside the new one if the unlink
+ * fails: the same inode twice); a directory is renamed after a look at the
+ * target, which can then only replace an empty directory that appeared in
+ * between. 0, or -1 with errno. */
+int oa_renameat_noreplace(int from_fd, const char *from, int to_fd, const char *to);
+
 /* Do two files already share all their data (an earlier reflink)? Linux
  * FIEMAP: the same extents (logical offset, length and physical address),
  * each flagged shared; files small enough to live inline in metadata count

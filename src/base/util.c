@@ -348,6 +348,20 @@ bool oa_all_digits(const char *s)
 	return true;
 }
 
+bool oa_is_tag_rewrite_temp(const char *leaf)
+{
+	if (!oa_str_has_prefix(leaf, OA_TAG_REWRITE_TEMP))
+		return false;
+	const char *p = leaf + strlen(OA_TAG_REWRITE_TEMP), *dash = strchr(p, '-');
+	if (!dash)
+		return oa_all_digits(p);
+	size_t n = (size_t)(dash - p);
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)p[i]))
+			return false;
+	return n > 0 && oa_all_digits(dash + 1);
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

@@ -77,6 +77,11 @@ bool oa_is_hex(const char *s, size_t n);
  * they mention may be child manifests to follow (refs.h). */
 bool oa_mentions_manifests_key(const uint8_t *p, size_t n);
 bool oa_all_digits(const char *s); /* non-empty and only 0-9 */
+/* rm --child makes the new tag beside the old one as
+ * .manifest-oa<pid>[-<digits>] and renames it over the tag: a name a kill in
+ * between leaves, never a model (prune removes it after the grace period). */
+#define OA_TAG_REWRITE_TEMP ".manifest-oa"
+bool oa_is_tag_rewrite_temp(const char *leaf);
 
 /* The names in the directory open at dirfd (not "." or ".."), sorted by
  * name as Go's Glob returns them. NULL on error, with errno in *err (may be

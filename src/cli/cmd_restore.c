@@ -48,11 +48,13 @@ static int restore_some(cli *c, const char *dir)
 {
 	oa_restore_result r;
 	char err[768];
-	if (run_restore(c, dir, &r, err, sizeof err) < 0) {
+	int rc = run_restore(c, dir, &r, err, sizeof err);
+	if (rc < 0) {
 		cli_err("%s", err);
-		return OA_EXIT_OPERATIONAL;
+		return rc == OA_RESTORE_AMBIGUOUS ? OA_EXIT_USAGE : OA_EXIT_OPERATIONAL;
 	}
-	oa_restore_result_text(stdout, &r, !c->all);
+	oa_text_style st = cli_text_style(c);
+	oa_restore_result_text(&st, stdout, dir, &r, !c->all);
 	if (r.conflicts || r.missing)
 		c->exit_code |= OA_EXIT_ERRORS;
 	if (r.failed)

@@ -386,9 +386,9 @@ static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_
 		snprintf(why, whylen, "the tag changed just before the rewrite: not replaced");
 		return R_SKIP;
 	}
+	const char *stored = q ? quarantine_stored_name(qe) : NULL;
 	if (q) {
-		const char *stored = json_string_value(json_object_get(qe, "stored")) + strlen("files/");
-		if (linkat(pfd, leaf, q->files_fd, stored, 0) < 0) {
+		if (!stored || linkat(pfd, leaf, q->files_fd, stored, 0) < 0) {
 			snprintf(why, whylen, "cannot keep the old tag in the quarantine: %s", strerror(errno));
 			unlinkat(pfd, tmp, 0);
 			return R_FAIL;
@@ -398,6 +398,10 @@ static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_
 	if (renameat(pfd, tmp, pfd, leaf) < 0) {
 		snprintf(why, whylen, "cannot rename the new tag over it: %s", strerror(errno));
 		unlinkat(pfd, tmp, 0);
+		/* the old tag stays: its link in the quarantine has nothing to
+		 * restore (one that cannot go is counted and emptied as held) */
+		if (q)
+			(void)unlinkat(q->files_fd, stored, 0);
 		return R_FAIL;
 	}
 	c->refresh_due = true;
@@ -747,7 +751,7 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 	int rc = use_q ? quarantine_commit(&q, err, errlen) : 0;
 	if (use_q) {
 		snprintf(r->operation, sizeof r->operation, "%s", q.op);
-		quarantine_held(q.entries, &r->quarantine_entries, &r->quarantine_bytes);
+		quarantine_held(q.files_fd, q.entries, &r->quarantine_entries, &r->quarantine_bytes);
 		quarantine_close(&q);
 	}
 	apply_ctx_free(&ctx);

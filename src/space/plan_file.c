@@ -56,10 +56,11 @@ static json_t *rewrite_json(const oa_plan_rewrite *rw)
 	for (char *save = NULL, *w = strtok_r(runners, ", ", &save); w; w = strtok_r(NULL, ", ", &save))
 		json_array_append_new(kept, json_string(w));
 	free(runners);
-	return json_pack("{s:s, s:s, s:s+, s:o, s:s+, s:s+, s:s, s:b, s:s?}", "path", rw->path, "child_removed",
-	                 rw->runner, "child_digest", "sha256:", rw->child, "children_kept", kept, "list_digest",
-	                 "sha256:", rw->old_list, "new_list_digest", "sha256:", rw->new_list, "tag_kind", k,
-	                 "anchor_removed", rw->anchor_removed, "anchor", rw->anchor);
+	return json_pack("{s:s, s:s, s:s+, s:o, s:I, s:s+, s:s+, s:s, s:b, s:s?}", "path", rw->path, "child_removed",
+	                 rw->runner, "child_digest", "sha256:", rw->child, "children_kept", kept, "entries_removed",
+	                 (json_int_t)rw->entries_removed, "list_digest", "sha256:", rw->old_list, "new_list_digest",
+	                 "sha256:", rw->new_list, "tag_kind", k, "anchor_removed", rw->anchor_removed, "anchor",
+	                 rw->anchor);
 }
 
 json_t *oa_plan_to_json(const oa_plan *p)

@@ -61,6 +61,8 @@ path_kind plan_path_kind(const char *command, const char *path, char type)
 	const char *leaf = strrchr(path, '/');
 	if (prune && type != 'd' && leaf && ((oa_str_has_prefix(path, "manifests-v2/") && parts == 5 &&
 	                                      oa_str_has_prefix(leaf + 1, ".manifest-")) ||
+	                                     (oa_str_has_prefix(path, "manifests/") && parts == 5 &&
+	                                      oa_is_tag_rewrite_temp(leaf + 1)) ||
 	                                     (oa_str_has_prefix(path, "metadata/sha256-") && parts == 2 &&
 	                                      oa_str_has_suffix(leaf + 1, ".json"))))
 		return PK_STORE_TEMP;
@@ -94,26 +96,12 @@ char plan_type_char(const char *type)
 	                   : strcmp(type, "file") == 0 ? 'f' : 0;
 }
 
-/* Open the directory holding `path` without following any symlink; the last
- * component goes to *leaf. Returns a new fd, or -1 with errno. */
-int plan_open_parent(const oa_store *s, const char *path, const char **leaf)
+int plan_open_parent_at(int root_fd, const char *path, const char **leaf)
 {
 	const char *slash = strrchr(path, '/');
-	if (!slash) {
-		*leaf = path;
-		return dup(s->root_fd);
-	}
-	*leaf = slash + 1;
-	int fd = dup(s->root_fd);
-	const char *p = path;
-	/* blobs/ as the store opened it (it may be a symlink to another disk:
-	 * the reference set then holds every store that reaches it). */
-	if (oa_str_has_prefix(path, "blobs/") && s->blobs_fd >= 0) {
-		close(fd);
-		fd = dup(s->blobs_fd);
-		p = path + strlen("blobs/");
-	}
-	while (fd >= 0 && p < slash) {
+	*leaf = slash ? slash + 1 : path;
+	int fd = dup(root_fd);
+	for (const char *p = path; fd >= 0 && slash && p < slash;) {
 		const char *e = strchr(p, '/');
 		char *part = oa_xstrndup(p, (size_t)(e - p));
 		int nfd = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -125,4 +113,15 @@ int plan_open_parent(const oa_store *s, const char *path, const char **leaf)
 		p = e + 1;
 	}
 	return fd;
+}
+
+/* Open the directory holding `path` without following any symlink; the last
+ * component goes to *leaf. Returns a new fd, or -1 with errno. */
+int plan_open_parent(const oa_store *s, const char *path, const char **leaf)
+{
+	/* blobs/ as the store opened it (it may be a symlink to another disk:
+	 * the reference set then holds every store that reaches it). */
+	if (oa_str_has_prefix(path, "blobs/") && s->blobs_fd >= 0)
+		return plan_open_parent_at(s->blobs_fd, path + strlen("blobs/"), leaf);
+	return plan_open_parent_at(s->root_fd, path, leaf);
 }

@@ -644,7 +644,10 @@ static void kept_rows_use(rm_ctx *c)
 	oa_store *s = c->s;
 	for (size_t q = 0; q < s->n_models; q++) {
 		const oa_model *r = &s->models[q];
-		if (strcmp(r->rel_path, c->rewrite) != 0 || r == c->dropped || (!r->sibling && !r->is_list))
+		/* a row naming the child again goes with it: the rewrite drops
+		 * every entry that names its digest */
+		if (strcmp(r->rel_path, c->rewrite) != 0 || r == c->dropped || (!r->sibling && !r->is_list) ||
+		    row_is_child(r, c->p->rewrite->child))
 			continue;
 		oa_blob **reach;
 		size_t k = row_child_reach(s, r, &reach);
@@ -664,8 +667,11 @@ static void rm_rewrite_entry(rm_ctx *c, const oa_model *t, const struct stat *ls
 	e->category = oa_xstrdup("list-rewrite");
 	e->model = oa_xstrdup(t->display);
 	entry_from_stat(e, lst);
-	e->note = oa_xasprintf("rewritten without its %s child (sha256:%.12s...): the list keeps %s%s", rw->runner,
-	                       rw->child, rw->kept,
+	char named[48] = "";
+	if (rw->entries_removed > 1)
+		snprintf(named, sizeof named, ", named by %zu entries", rw->entries_removed);
+	e->note = oa_xasprintf("rewritten without its %s child (sha256:%.12s...%s): the list keeps %s%s", rw->runner,
+	                       rw->child, named, rw->kept,
 	                       rw->anchor_removed ? "; its downgrade anchor goes too, so an Ollama from before "
 	                       "manifest lists no longer sees this model" : "");
 	c->skip[c->n_skip++] = t->rel_path;
@@ -700,18 +706,21 @@ static void plan_rm_child_models(oa_store *s, const oa_model *t, const oa_model 
 	p->rewrite = NULL; /* the caller hands it over */
 }
 
-/* The row of tag t whose child has this runner, here. */
+/* The row of tag t whose child has this runner, here; kept gets the
+ * runners of the rows the rewrite keeps: every other row but those naming
+ * the same child (its digest), which go with it. */
 static const oa_model *child_row(const oa_store *s, const oa_model *t, const char *runner, oa_buf *kept)
 {
 	const oa_model *d = NULL;
+	for (size_t q = 0; q < s->n_models && !d; q++)
+		if (row_of(&s->models[q], t) && strcmp(oa_model_list_runner(&s->models[q]), runner) == 0)
+			d = &s->models[q];
+	const oa_list_entry *de = d ? row_entry_of(d) : NULL;
 	for (size_t q = 0; q < s->n_models; q++) {
 		const oa_model *r = &s->models[q];
-		if (!row_of(r, t))
+		if (!row_of(r, t) || r == d || (de && de->digest_valid && row_is_child(r, de->hex)))
 			continue;
-		if (!d && strcmp(oa_model_list_runner(r), runner) == 0)
-			d = r;
-		else
-			oa_buf_printf(kept, "%s%s", kept->len ? ", " : "", oa_model_list_runner(r));
+		oa_buf_printf(kept, "%s%s", kept->len ? ", " : "", oa_model_list_runner(r));
 	}
 	return d;
 }
@@ -752,7 +761,8 @@ static int rewrite_prepare(oa_store *s, const oa_model *t, const oa_model *d, oa
 			size_t pre = base ? (size_t)(base + 1 - target) : 0;
 			rw->link_target = oa_xasprintf("%.*s", (int)pre, target);
 		}
-		rw->bytes = list_without_child(bytes, len, rw->child, &rw->len, &left, why, sizeof why);
+		rw->bytes = list_without_child(bytes, len, rw->child, &rw->len, &left, &rw->entries_removed, why,
+		                               sizeof why);
 		free(bytes);
 	}
 	if (pfd >= 0)

@@ -54,9 +54,18 @@ void quarantine_close(quarantine *q);
  * for the journal. Every entry added after it belongs to it. */
 void quarantine_begin_op(quarantine *q, const char *command, const char *child, json_t *models, size_t entries,
                          uint64_t bytes);
-/* What entries (an index's) still holds in DIR: entries in state "moved"
- * and their allocated bytes. */
-void quarantine_held(json_t *entries, size_t *n, uint64_t *bytes);
+/* The name inside DIR/files/ that entry x's "stored" gives ("files/<name>",
+ * one component, not . or ..), or NULL. */
+const char *quarantine_stored_name(json_t *x);
+/* Whether DIR holds entry x's file: state "moved" (a restore killed after
+ * putting the file back leaves that; the next restore puts it right), or
+ * "planned" or "failed" with its file in DIR/files (files_fd; -1: not
+ * looked at): a move the journal did not record yet, or the link a failed
+ * rm --child rename left. */
+bool quarantine_entry_held(int files_fd, json_t *x);
+/* What entries (an index's) still holds in DIR (quarantine_entry_held) and
+ * their allocated bytes. */
+void quarantine_held(int files_fd, json_t *entries, size_t *n, uint64_t *bytes);
 /* Record x (a plan entry's JSON, taken over) as planned: it gets an id, a
  * stored name, the command and the operation; queued for the journal.
  * Returns x. */
@@ -89,11 +98,9 @@ int quarantine_check_private(int fd, const char *dir, const char *what, char *er
  * when there is none, else err says why it is unusable. */
 json_t *quarantine_load_index(int qfd, const char *dir, char *err, size_t errlen, bool *exists);
 /* The same of the directory dir, to count or list what it holds only:
- * whoever owns it, a missing index is an error too. */
-json_t *quarantine_peek_index(const char *dir, char *err, size_t errlen);
-
-/* Whether restore puts entry x back (moved, planned, removed-dir). */
-bool quarantine_entry_restorable(json_t *x);
+ * whoever owns it, a missing index is an error too. *files_fd gets
+ * DIR/files (never through a symlink), or -1. */
+json_t *quarantine_peek_index(const char *dir, int *files_fd, char *err, size_t errlen);
 /* The operation of entry x: its "op", or the legacy one. */
 const char *quarantine_entry_op(json_t *x);
 

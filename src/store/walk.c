@@ -868,12 +868,20 @@ static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *fi
 	oa_store *s = w->s;
 	if (!S_ISREG(st->st_mode) || st->st_nlink > 1)
 		not_plain(s); /* refs.c skips the one, looks for the other's names in blobs/ */
-	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
+	bool ours = !w->v2 && oa_is_tag_rewrite_temp(file);
+	if ((w->v2 && oa_str_has_prefix(file, ".manifest-")) || ours) {
 		not_plain(s); /* refs.c reads it */
 		flush_tags(w);
-		/* a tag write the server did not finish (its temp name): junk, not a model */
-		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel,
-		                "an interrupted manifests-v2 tag write; prune removes it after the grace period");
+		/* a tag write the server (or rm --child) did not finish: junk, not a model */
+		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel, "%s; prune removes it after the "
+		                "grace period", ours ? "an interrupted rm --child tag rewrite" :
+		                "an interrupted manifests-v2 tag write");
+		if (ours) {
+			/* the server takes it for an invalid name; prune here knows it */
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
+			                "an Ollama that reads manifests/ skips its start-up prune while it is there");
+			s->prune_blocked = true;
+		}
 		s->v2_temps = oa_xreallocarray(s->v2_temps, s->n_v2_temps + 1, sizeof *s->v2_temps);
 		s->v2_temps[s->n_v2_temps++] = rel;
 		return;
