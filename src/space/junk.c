@@ -566,7 +566,7 @@ static const char *const holds_keep = "holds the target of a symlinked blob that
 static const char *const incomplete_keep = "not every manifest can be read: no complete blob can be "
                                            "proven unreferenced";
 
-static const char *const last_link_keep = "a file in it has no name in blobs/ (its blob is gone, these may be "
+static const char *const unnamed_keep = "a file in it has no name in blobs/ (its blob is gone, these may be "
                                           "the last links to its bytes): link it back into blobs/ if a manifest "
                                           "names it, else remove it yourself";
 
@@ -716,7 +716,7 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 		if (fr < al)
 			e->note = "holds hard links to blobs: removing it frees only what is not linked elsewhere";
 		if (!e->keep && b->cls == OA_BLOB_SPLIT_DIR && junk_tree_unnamed(s, s->blobs_fd, b->name))
-			e->keep = last_link_keep;
+			e->keep = unnamed_keep;
 	}
 	if (cat == OA_JUNK_PARTIAL && b->hex[0])
 		add_partial(j, s, b, e);

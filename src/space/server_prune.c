@@ -388,44 +388,38 @@ static bool links(const oa_model *a, const char *hex)
 	return false;
 }
 
-/* The row of list tag t whose child has runner r, complete (every blob it names here), or NULL. */
-static const oa_model *runner_row(const oa_store *s, const oa_model *t, const char *r)
+/* The list entry of list tag t (models[ti]) whose child has runner r and
+ * is complete here (every blob it names), or NULL. A tag's rows follow it
+ * in the store's order (the same path, the same mtime). */
+static const oa_list_entry *runner_entry(const oa_store *s, size_t ti, const char *r)
 {
-	for (size_t q = 0; q < s->n_models; q++) {
+	const oa_model *t = &s->models[ti];
+	for (size_t q = ti; q < s->n_models && strcmp(s->models[q].rel_path, t->rel_path) == 0; q++) {
 		const oa_model *x = &s->models[q];
-		if ((x == t || (x->sibling && strcmp(x->rel_path, t->rel_path) == 0)) && x->manifest_ok &&
-		    !x->missing_blobs && strcmp(oa_model_list_runner(x), r) == 0)
-			return x;
+		if (x->manifest_ok && !x->missing_blobs && strcmp(oa_model_list_runner(x), r) == 0)
+			return x->sibling ? x->row_entry : t->child >= 0 ? &t->list->entries[t->child] : NULL;
 	}
 	return NULL;
 }
 
 /* RetireConvertedModels (compatmigrate/retire.go): a list tag whose
  * downgrade anchor links both its ggml child and its converted llamacpp
- * child, both here, loses the ggml child and the anchor. */
+ * child, both here and complete, loses the ggml child and the anchor. */
 static void predict_retirements(const oa_store *s, oa_server_prune *p)
 {
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *a = &s->models[i];
-		if (!a->anchor || !a->manifest_ok || a->v2)
+		long ti = a->anchor && a->manifest_ok && !a->v2 ? oa_store_resolve_name(s, a->display) : -1;
+		const oa_model *t = ti >= 0 ? &s->models[ti] : NULL;
+		if (!t || !t->v2 || !t->is_list || !t->manifest_ok)
 			continue;
-		oa_name an;
-		oa_model_name_get(&a->name, &an);
-		for (size_t q = 0; q < s->n_models; q++) {
-			const oa_model *t = &s->models[q];
-			if (!t->v2 || !t->is_list || t->sibling || !t->manifest_ok || !oa_model_name_is(&t->name, &an, true))
-				continue;
-			const oa_model *g = runner_row(s, t, "ggml"), *l = runner_row(s, t, "llamacpp");
-			const oa_list_entry *ge = g ? (g->sibling ? g->row_entry : &t->list->entries[t->child]) : NULL;
-			const oa_list_entry *le = l ? (l->sibling ? l->row_entry : &t->list->entries[t->child]) : NULL;
-			if (!ge || !le || !ge->digest_valid || !le->digest_valid || !links(a, ge->hex) || !links(a, le->hex))
-				continue;
-			p->retired = oa_xreallocarray(p->retired, p->n_retired + 1, sizeof *p->retired);
-			oa_sp_retire *r = &p->retired[p->n_retired++];
-			*r = (oa_sp_retire){ .name = t->display, .tag = t->rel_path, .anchor = a->rel_path };
-			memcpy(r->child, ge->hex, sizeof r->child);
-			break;
-		}
+		const oa_list_entry *ge = runner_entry(s, (size_t)ti, "ggml"), *le = runner_entry(s, (size_t)ti, "llamacpp");
+		if (!ge || !le || !ge->digest_valid || !le->digest_valid || !links(a, ge->hex) || !links(a, le->hex))
+			continue;
+		p->retired = oa_xreallocarray(p->retired, p->n_retired + 1, sizeof *p->retired);
+		oa_sp_retire *r = &p->retired[p->n_retired++];
+		*r = (oa_sp_retire){ .name = t->display, .tag = t->rel_path, .anchor = a->rel_path };
+		memcpy(r->child, ge->hex, sizeof r->child);
 	}
 }
 

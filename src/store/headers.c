@@ -449,6 +449,7 @@ static void check_shards(oa_store *s, oa_model *m)
 {
 	oa_model_headers *h = m->headers;
 	uint64_t count = h->layers[h->main_layer].gguf->split_count, k = 0;
+	uint64_t *seen = oa_xcalloc(m->m.n_layers + 1, sizeof *seen); /* the split.no of each shard read */
 	int64_t tensors = 0;
 	bool all_read = true;
 	oa_buf why;
@@ -458,12 +459,16 @@ static void check_shards(oa_store *s, oa_model *m)
 			continue;
 		const oa_gguf_info *g = h->layers[i].have_gguf && h->layers[i].gguf->ok ? h->layers[i].gguf : NULL;
 		all_read &= g != NULL;
+		bool dup = false;
+		for (uint64_t j = 0; g && j < k; j++)
+			dup |= seen[j] == g->split_no;
+		seen[k] = g && g->has_split ? g->split_no : UINT64_MAX;
 		if (g && !g->has_split)
 			oa_buf_printf(&why, "; layer %zu (shard %llu) has no split.no/split.count", i, (unsigned long long)k + 1);
 		else if (g && g->split_no != k)
 			oa_buf_printf(&why, "; layer %zu is shard %llu but says split.no %llu%s", i, (unsigned long long)k + 1,
 			              (unsigned long long)g->split_no, g->split_no >= count ? " (out of range)"
-			              : g->split_no < k ? " (a duplicate)" : "");
+			              : dup ? " (a duplicate)" : " (out of order)");
 		else if (g && g->split_count != count)
 			oa_buf_printf(&why, "; layer %zu says split.count %llu, the first shard %llu", i,
 			              (unsigned long long)g->split_count, (unsigned long long)count);
@@ -480,6 +485,7 @@ static void check_shards(oa_store *s, oa_model *m)
 	if (all_read && s->header_mode == OA_HEADERS_FULL && g0->split_tensors >= 0 && g0->split_tensors != tensors)
 		oa_buf_printf(&why, "; the shards hold %lld tensors, split.tensors.count says %lld", (long long)tensors,
 		              (long long)g0->split_tensors);
+	free(seen);
 	if (why.len)
 		oa_findings_add(&s->findings, OA_FINDING_SPLIT_MISMATCH, m->display, NULL, m->rel_path,
 		                "the %llu shards of this split GGUF do not make one model, llama.cpp cannot load it: %s",
@@ -498,7 +504,6 @@ void oa_headers_apply(oa_store *s, oa_model *m)
 	/* The layers in the same allocation, after the struct (one malloc
 	 * chunk a tag, not two). */
 	oa_model_headers *h = oa_xcalloc(1, sizeof *h + m->m.n_layers * sizeof *h->layers);
-	h->main_layer = SIZE_MAX;
 	m->headers = h;
 	h->n_layers = m->m.n_layers;
 	h->layers = (oa_layer_header *)(h + 1);

@@ -162,7 +162,7 @@ def reshard(root, info, shards):
 with t.guard("sharded GGUF: a missing, duplicate or out-of-order shard is an error naming the model"):
     for how, shards, word in (("missing", ["shard1", "shard3"], "missing"),
                               ("duplicate", ["shard1", "shard2", "shard2"], "duplicate"),
-                              ("order", ["shard1", "shard3", "shard2"], "split.no")):
+                              ("order", ["shard1", "shard3", "shard2"], "out of order")):
         root, info = newest_store("nw-shard-" + how)
         reshard(root, info, [info[k] for k in shards])
         r, fs = check(root)
