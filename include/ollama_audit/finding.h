@@ -107,7 +107,11 @@
 	X(STALE_METADATA, "stale-metadata", INFO, "store-format-notes.md#the-state-ollama-040s-compatibility-migration-leaves", \
 	  "a metadata/sha256-<hex>.json cache whose blob is gone (prune removes it)") \
 	X(UNSERVABLE, "unservable", WARNING, "store-format-notes.md#the-state-ollama-040s-compatibility-migration-leaves", \
-	  "a model the current server refuses to load (mllama; image generation)")
+	  "a model the current server refuses to load (mllama; image generation)") \
+	X(SPLIT_DIR, "split-dir", INFO, "store-format-notes.md#the-newest-layout-anchors-shards-retirement-fail-closed-cleanup", \
+	  "a blobs/.ollama-split-* directory of hard links a load of a split GGUF makes (prune removes a stale one)") \
+	X(SPLIT_MISMATCH, "split-mismatch", ERROR, "store-format-notes.md#the-newest-layout-anchors-shards-retirement-fail-closed-cleanup", \
+	  "the shards of a split GGUF do not make one model: one missing, duplicated or out of range (split.no, split.count)")
 
 typedef enum oa_finding_code {
 #define OA_FINDING_ENUM_(id, code, sev, anchor, summary) OA_FINDING_##id,

@@ -144,6 +144,12 @@ typedef struct oa_gguf_info {
 	size_t n_errors, n_warnings;/* totals, including diags not stored */
 	bool ok;                    /* false when an error-severity diag exists */
 	bool quick_stopped;         /* QUICK mode stopped at the first tokenizer.* key */
+	/* llama.cpp's gguf-split: every shard carries these; only the first
+	 * (split.no 0) carries the model's other key-values. */
+	bool has_split;             /* split.no and split.count both present, as integers */
+	uint64_t split_no;          /* 0-based index of this shard */
+	uint64_t split_count;       /* how many shards make the model */
+	int64_t split_tensors;      /* split.tensors.count: tensors over all shards; -1 when absent */
 } oa_gguf_info;
 
 /* Parse the header of an open file. file_size bounds every read (pass the

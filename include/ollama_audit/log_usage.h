@@ -28,6 +28,7 @@ typedef struct oa_log_usage {
 	size_t n_failure;   /* the models failure covers (the store may be closed before release) */
 	char **sources;     /* the log sources read (owned: oa_log_usage_free frees them) */
 	size_t n_sources;
+	char *server_version; /* the version the newest server start in the logs announced (owned), or NULL */
 } oa_log_usage;
 
 /* Fill u from h, matched to s and sorted newest first (oa_history_match).

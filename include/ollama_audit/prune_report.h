@@ -9,12 +9,20 @@
 #include "ollama_audit/export.h"
 #include "ollama_audit/apply.h"
 
+#include "ollama_audit/log_usage.h"
 #include "ollama_audit/prune.h"
 #include "ollama_audit/server_prune.h"
 
 #include <jansson.h>
 
 #define OA_PREDICT_SERVER_SCHEMA "ollama-audit.predict-server/2"
+
+/* The version whose server --predict-server predicts: the option's when
+ * given, else the one the store's logs last announced (u, may be NULL; a
+ * development build's 0.0.0, or one that is no version, says nothing),
+ * else NULL: the store's layout decides. *chosen_by: "option", "logs" or
+ * "layout". */
+OA_EXPORT const char *oa_predict_server_version(const char *option, const oa_log_usage *u, const char **chosen_by);
 
 /* The store's report object plus the prediction's fields. */
 OA_EXPORT json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p);

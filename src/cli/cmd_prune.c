@@ -2,6 +2,7 @@
  * `rm` shares (docs/disk-space.md). The text is the library's
  * (views/prune_text.h); this file parses, calls and picks the renderer. */
 #include "cmd_prune.h"
+#include "cmd_history.h"
 #include "cli_machine.h"
 #include "cli_multi.h"
 #include "host.h"
@@ -274,7 +275,10 @@ static int predict_all(cli *c, opened_store *st, size_t n)
 		if (!st[i].ok)
 			continue;
 		oa_server_prune p;
-		oa_server_prune_predict(&st[i].s, oa_wall_now(), (enum oa_server_era)c->server_era, &p);
+		const char *by;
+		const char *v = oa_predict_server_version(c->server_version,
+		                                          c->server_version ? NULL : cli_usage_of(c, &st[i].s), &by);
+		oa_server_prune_predict_version(&st[i].s, oa_wall_now(), v, by, &p);
 		cli_render(c, &(predict_view){ .s = &st[i].s, .p = &p, .first = !k++, .last = i == last });
 		oa_server_prune_free(&p);
 	}

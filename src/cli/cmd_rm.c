@@ -84,13 +84,76 @@ static bool rm_child_plan(cli *c, oa_store *s, size_t model, oa_plan *p)
 		c->exit_code |= OA_EXIT_USAGE;
 		return false;
 	}
-	oa_plan_anchor_text(cli_err, s->root, p, s->models[oa_store_row_tag(s, model)].display);
+	oa_plan_anchor_text(cli_err, s->root, p);
+	return true;
+}
+
+/* MODEL as the digest of a list's child (rm DIGEST, as Ollama's rm of a
+ * digest): 1 with hex, 0 when it is not one (a name or a tag's own ID
+ * keeps its meaning), -1 refused: an ambiguous prefix (exit 16). */
+static int child_digest_arg(cli *c, const oa_store *s, const char *arg, oa_digest_hex hex)
+{
+	if (oa_store_resolve_name(s, arg) != -1)
+		return 0;
+	char err[4096];
+	int r = oa_store_child_digest(s, arg, hex, err, sizeof err);
+	if (r < 0) {
+		cli_err("%s: rm %s: %s", s->root, oa_text_safe(arg), oa_text_safe(err));
+		cli_note_error(c, "usage", s->root, err);
+		c->exit_code |= OA_EXIT_USAGE;
+	}
+	return r;
+}
+
+/* rm DIGEST of a list's child: the plan that removes it from every list
+ * holding it (the library refuses what it cannot rewrite: exit 16). */
+static bool rm_digest_plan(cli *c, oa_store *s, const char *hex, oa_plan *p)
+{
+	char err[512];
+	if (oa_plan_rm_digest(s, hex, c->min_age > 0 ? c->min_age : 0, c->with_shadow, p, err, sizeof err) < 0) {
+		cli_err("%s: rm sha256:%.12s: %s", s->root, hex, oa_text_safe(err));
+		cli_note_error(c, "usage", s->root, err);
+		c->exit_code |= OA_EXIT_USAGE;
+		return false;
+	}
+	oa_plan_anchor_text(cli_err, s->root, p);
+	report_other_empty_dirs(s, p);
+	return true;
+}
+
+/* Whether a MODEL argument is a list child's digest; false (reported) when
+ * one is refused. *hex is set when one is: it must be the only MODEL. */
+static bool find_child_digest(cli *c, const oa_store *s, oa_digest_hex hex, bool *found)
+{
+	*found = false;
+	for (size_t a = 0; !c->child && c->unused_for < 0 && a < c->n_args; a++) {
+		int r = child_digest_arg(c, s, c->args[a], hex);
+		if (r < 0)
+			return false;
+		if (r > 0 && c->n_args > 1) {
+			cli_err("%s: rm %s: the digest of a list's child takes that one MODEL (it rewrites every list "
+			        "holding the child)", s->root, oa_text_safe(c->args[a]));
+			c->exit_code |= OA_EXIT_USAGE;
+			return false;
+		}
+		*found |= r > 0;
+	}
 	return true;
 }
 
 /* The plan for the models named (or, with --unused-for, not used). */
 static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 {
+	oa_digest_hex hex;
+	bool child;
+	if (!find_child_digest(c, s, hex, &child))
+		return false;
+	if (child) {
+		bool ok = rm_digest_plan(c, s, hex, p);
+		if (ok)
+			oa_plan_shadows_text(cli_err, c->units, p);
+		return ok;
+	}
 	size_t *sel = oa_xcalloc(c->n_args, sizeof *sel);
 	size_t ns = 0;
 	bool ok = resolve_models(c, s, sel, &ns) && (c->unused_for < 0 || (ns = select_unused(c, s, &sel, ns)));

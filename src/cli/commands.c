@@ -195,9 +195,12 @@ const command cli_commands[] = {
 		        "                     (NFS without its lock service): only when nothing else\n"
 		        "                     writes them (refused by default, exit 8)\n"
 		        "  --predict-server   print what the server's own start-up prune would delete\n"
-		        "  --server-version V which server starts: 0.40 or later reads manifests-v2/; an\n"
-		        "                     older one (0.33) only manifests/, and destroys the models only\n"
-		        "                     manifests-v2/ names (default: the newest the layout implies)\n"
+		        "  --server-version V which server starts: before-lists (an Ollama before 0.40, e.g.\n"
+		        "                     0.33: reads manifests/ only, destroys what only manifests-v2/\n"
+		        "                     names), pr-16590 (also reads manifests-v2/), or newest (0.40\n"
+		        "                     on: retires conversions, fails closed while a tag cannot be\n"
+		        "                     read, sweeps metadata/); default: the version the store's\n"
+		        "                     server logs last announced, else the newest the layout implies\n"
 		        "\n"
 		        "Exit: 0 done, 8 refused or failed, 16 usage (or --apply without --yes and no\n"
 		        "terminal), 32 interrupted. Declining the prompt exits 0: nothing done.\n",
@@ -234,7 +237,12 @@ const command cli_commands[] = {
 		        "that child used go. Dropping the ggml child removes its downgrade anchor too\n"
 		        "(an older Ollama then no longer sees the model); dropping the converted\n"
 		        "llamacpp child leaves its shadow unless --with-shadow. Refused for a tag that\n"
-		        "is not a list, a child not here, or the last child here; not with --plan.\n",
+		        "is not a list, a child not here, or the last child here; not with --plan.\n"
+		        "MODEL may be a digest, as for `ollama rm`: sha256-<hex>, sha256:<hex> or 12 to\n"
+		        "64 hex digits (a list row's ID). A list child's digest removes that child from\n"
+		        "every list holding it (each rewritten as --child does; a list left with no\n"
+		        "child here goes, with its anchor), as the only MODEL; a prefix that begins\n"
+		        "several digests is refused with them (exit 16); a tag's own ID removes the tag.\n",
 	},
 	{
 		.name = "restore",

@@ -53,6 +53,7 @@ void oa_log_usage_of(oa_log_usage *u, const oa_history *h, const oa_store *s, ch
 	usage_failures(u, h, s);
 	u->sources = sources;
 	u->n_sources = n_sources;
+	u->server_version = h->started_version ? oa_xstrdup(h->started_version) : NULL;
 }
 
 void oa_log_usage_free(oa_log_usage *u)
@@ -61,6 +62,7 @@ void oa_log_usage_free(oa_log_usage *u)
 	free(u->loaded);
 	oa_free_names(u->sources, u->n_sources);
 	oa_free_names(u->failure, u->n_failure);
+	free(u->server_version);
 	memset(u, 0, sizeof *u);
 }
 

@@ -7,6 +7,7 @@
 #include "ollama_audit/shared.h"
 #include "base/platform.h"
 #include "base/util.h"
+#include "space/junk_private.h"
 #include "space/listedit.h"
 #include "space/plan_file_private.h"
 #include "space/plan_path.h"
@@ -115,7 +116,7 @@ typedef struct apply_ctx {
 	char **in_use;      /* sorted blob names */
 	size_t n_in_use;
 	oa_ino_set targets; /* what the symlinked blobs that stay resolve through */
-	const oa_plan_rewrite *rewrite; /* rm --child: the list tag to rewrite, or NULL */
+	const oa_plan *plan;    /* its list rewrites (rm --child, rm DIGEST), by path */
 	char halt[400];     /* why nothing more is removed (a failed directory sync), or "" */
 	int sync_errno;     /* that sync's error */
 } apply_ctx;
@@ -149,8 +150,8 @@ static void in_use_build(apply_ctx *c, const oa_plan *p)
 		const oa_model *m = &s->models[i];
 		const char *key = m->rel_path;
 		bool removed = n_removed && key && bsearch(&key, removed_v, n_removed, sizeof *removed_v, cmp_str);
-		if (removed && !(p->rewrite && strcmp(m->rel_path, p->rewrite->path) == 0 &&
-		                 (m->sibling || m->is_list) && !row_is_child(m, p->rewrite->child)))
+		const oa_plan_rewrite *rw = removed ? plan_rewrite_at(p, m->rel_path) : NULL;
+		if (removed && !(rw && (m->sibling || m->is_list) && !row_is_child(m, rw->child)))
 			continue;
 		oa_blob **reach;
 		/* a rewritten list's rows: each child it keeps, with what that names */
@@ -307,6 +308,10 @@ static bool still_removable(apply_ctx *c, const oa_plan_entry *e, const oa_apply
 		snprintf(why, whylen, "a symlinked blob that a manifest uses resolves to it");
 		return false;
 	}
+	if (kind == PK_BLOB_TREE && oa_str_has_prefix(leaf, OA_SPLIT_DIR_PREFIX) && junk_tree_unnamed(c->s, pfd, leaf)) {
+		snprintf(why, whylen, "a file in it has no name in blobs/: perhaps the last link to a blob's bytes");
+		return false;
+	}
 	if ((kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) && c->targets.n && tree_holds_target(c, pfd, leaf)) {
 		snprintf(why, whylen, "holds the target of a symlinked blob that a manifest uses (or "
 		         "cannot be read completely)");
@@ -368,7 +373,7 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
                            json_t *qe, int pfd, const char *leaf, char *why, size_t whylen)
 {
-	const oa_plan_rewrite *rw = c->rewrite;
+	const oa_plan_rewrite *rw = plan_rewrite_at(c->plan, e->path);
 	const list_new n = { .kind = rw->kind, .old_hex = rw->old_list, .hex = rw->new_list, .bytes = rw->bytes,
 	                     .len = rw->len, .link_target = rw->link_target };
 	outcome oc;
@@ -454,7 +459,7 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 		return errno == ENOENT ? R_SKIP : R_FAIL;
 	}
 	outcome oc;
-	if (kind == PK_MANIFEST && c->rewrite && plan_is_rewrite(e) && strcmp(e->path, c->rewrite->path) == 0)
+	if (kind == PK_MANIFEST && plan_is_rewrite(e) && plan_rewrite_at(c->plan, e->path))
 		oc = rewrite_one(c, e, o, q, qe, pfd, leaf, why, whylen);
 	else if (still_removable(c, e, o, kind, pfd, leaf, &oc, why, whylen))
 		oc = remove_entry(c, kind, q, qe, pfd, leaf, why, whylen);
@@ -636,9 +641,10 @@ int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t e
 static json_t *quarantine_entry_json(const oa_plan *p, const oa_plan_entry *e)
 {
 	json_t *x = plan_entry_json(e);
-	if (p->rewrite && plan_is_rewrite(e) && strcmp(e->path, p->rewrite->path) == 0) {
-		json_object_set_new(x, "rewritten_to", json_sprintf("sha256:%s", p->rewrite->new_list));
-		json_object_set_new(x, "child_removed", json_sprintf("sha256:%s", p->rewrite->child));
+	const oa_plan_rewrite *rw = plan_is_rewrite(e) ? plan_rewrite_at(p, e->path) : NULL;
+	if (rw) {
+		json_object_set_new(x, "rewritten_to", json_sprintf("sha256:%s", rw->new_list));
+		json_object_set_new(x, "child_removed", json_sprintf("sha256:%s", rw->child));
 	}
 	return x;
 }
@@ -689,7 +695,7 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
                       char *err, size_t errlen)
 {
 	apply_ctx ctx = { .s = s, .command = p->command, .o = o, .refs = oa_refcache_new(s), .refresh_due = true,
-	                  .rewrite = p->rewrite };
+	                  .plan = p };
 	quarantine q;
 	bool use_q = o->quarantine != NULL;
 	if (oa_plan_check(s, p, o->force, err, errlen) < 0 ||

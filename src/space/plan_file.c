@@ -98,6 +98,12 @@ json_t *oa_plan_to_json(const oa_plan *p)
 			                                    p->shadows[i].removed));
 		json_object_set_new(o, "shadows", sv);
 		json_object_set_new(o, "list_rewrite", rewrite_json(p->rewrite));
+		if (p->rewrite) { /* rm DIGEST may rewrite several lists */
+			json_t *all = json_array();
+			for (const oa_plan_rewrite *rw = p->rewrite; rw; rw = rw->next)
+				json_array_append_new(all, rewrite_json(rw));
+			json_object_set_new(o, "list_rewrites", all);
+		}
 	}
 	return o;
 }
@@ -124,13 +130,15 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 	/* A list rewrite (rm --child) is done as planned or not at all: read
 	 * back, its entry would be a tag's removal. */
 	if (p->rewrite) {
-		snprintf(err, errlen, "--plan %s: an rm --child plan is not saved; apply it with --apply", file);
+		snprintf(err, errlen, "--plan %s: a plan that rewrites a list (rm --child, rm of a list child's "
+		         "digest) is not saved; apply it with --apply", file);
 		json_decref(v);
 		close(dfd);
 		free(dir);
 		return -1;
 	}
 	json_object_del(v, "list_rewrite"); /* the report's, not the plan file's */
+	json_object_del(v, "list_rewrites");
 	char rroot[PATH_MAX];
 	if (realpath(p->store, rroot))
 		json_object_set_new(v, "store", json_string(rroot));

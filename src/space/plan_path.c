@@ -43,7 +43,15 @@ size_t plan_path_parts(const char *path)
 	return parts;
 }
 
-/* command "prune": blobs/<one entry> (a directory only split-gguf-<digits>),
+/* A directory prune removes whole from blobs/: create's split-gguf-<digits>,
+ * and the runner's .ollama-split-<...> links of a split GGUF. */
+static bool blob_tree_name(const char *name)
+{
+	return digits_after(name, "split-gguf-") ||
+	       (oa_str_has_prefix(name, OA_SPLIT_DIR_PREFIX) && name[strlen(OA_SPLIT_DIR_PREFIX)]);
+}
+
+/* command "prune": blobs/<one entry> (a directory only blob_tree_name's),
  * directories under manifests/ (1..OA_MANIFESTS_DEPTH_MAX deep) and root
  * ollama-safetensors<digits> directories. command "rm": manifest files at
  * depth 4, directories under manifests/, files in blobs/. */
@@ -56,7 +64,7 @@ path_kind plan_path_kind(const char *command, const char *path, char type)
 	if (oa_str_has_prefix(path, "blobs/") && parts == 2) {
 		if (type != 'd')
 			return PK_BLOB;
-		return prune && digits_after(path + 6, "split-gguf-") ? PK_BLOB_TREE : PK_BAD;
+		return prune && blob_tree_name(path + 6) ? PK_BLOB_TREE : PK_BAD;
 	}
 	const char *leaf = strrchr(path, '/');
 	if (prune && type != 'd' && leaf && ((oa_str_has_prefix(path, "manifests-v2/") && parts == 5 &&
@@ -64,7 +72,9 @@ path_kind plan_path_kind(const char *command, const char *path, char type)
 	                                     (oa_str_has_prefix(path, "manifests/") && parts == 5 &&
 	                                      oa_is_tag_rewrite_temp(leaf + 1)) ||
 	                                     (oa_str_has_prefix(path, "metadata/sha256-") && parts == 2 &&
-	                                      oa_str_has_suffix(leaf + 1, ".json"))))
+	                                      oa_str_has_suffix(leaf + 1, ".json")) ||
+	                                     (oa_str_has_prefix(path, "metadata/" OA_METADATA_TEMP_PREFIX) &&
+	                                      parts == 2 && oa_str_has_suffix(leaf + 1, ".tmp"))))
 		return PK_STORE_TEMP;
 	if ((oa_str_has_prefix(path, "manifests/") || oa_str_has_prefix(path, "manifests-v2/")) && parts >= 2 &&
 	    parts - 1 <= OA_MANIFESTS_DEPTH_MAX) {

@@ -14,12 +14,12 @@
 typedef enum {
 	PK_BAD,
 	PK_BLOB,          /* blobs/<name>, a file or symlink: unlink */
-	PK_BLOB_TREE,     /* prune: blobs/split-gguf-<digits>/: recursive removal */
+	PK_BLOB_TREE,     /* prune: blobs/split-gguf-<digits>/, blobs/.ollama-split-<...>/: recursive removal */
 	PK_ROOT_TREE,     /* prune: <root>/ollama-safetensors<digits>/: recursive removal */
 	PK_MANIFEST,      /* rm: manifests/<4 parts>, a file or symlink: unlink */
 	PK_MANIFEST_DIR,  /* a directory under manifests/: rmdir only, never recursive */
 	PK_STORE_TEMP,    /* prune: a manifests-v2 .manifest-* temp, rm --child's manifests/ .manifest-oa<pid>,
-	                   * a metadata/sha256-<hex>.json: unlink */
+	                   * a metadata/sha256-<hex>.json or metadata/.gguf-metadata-*.tmp: unlink */
 } path_kind;
 
 

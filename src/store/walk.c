@@ -722,6 +722,16 @@ static void note_tag_job(oa_store *s, const tag_job *j)
 		dig_push_binary(&f->list_dig, &f->n_list_dig, &f->cap_list_dig, &f->sorted_list_dig, j->mentions[k]);
 }
 
+/* A manifests-v2 tag the server cannot read: a server that reads
+ * manifests-v2/ cannot tell what it keeps, so it deletes no blob. */
+static void v2_blocker(oa_store *s, const oa_model *m)
+{
+	oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, m->rel_path,
+	                "a server with manifest lists cannot tell what this tag keeps: its blob cleanup fails closed "
+	                "(start-up deletes no blob, and `ollama rm` leaves the removed model's blobs)");
+	s->prune_blocked = true;
+}
+
 /* The rest, in walk order: findings, the store's counts and facts. */
 static void tag_finish(walk_ctx *w, tag_job *j)
 {
@@ -743,6 +753,8 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
 			                "an unreadable manifest makes the server skip its start-up prune");
 			s->prune_blocked = true;
+		} else {
+			v2_blocker(s, m);
 		}
 		m->m.media_type = oa_xstrdup("");
 		m->m.config.media_type = oa_xstrdup("");
@@ -761,6 +773,8 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
 			                "a corrupt manifest makes the server skip its start-up prune");
 			s->prune_blocked = true;
+		} else {
+			v2_blocker(s, m);
 		}
 		store_scan_blobs_wait(w->blobs);
 		store_mark_weak_refs(s, j->bytes, j->len);

@@ -238,6 +238,10 @@ const char *oa_finding_remedy(oa_finding_code id)
 		return "See the server's reason in ollama-audit history for the model (often memory).";
 	case OA_FINDING_NO_RUNTIME_FOR_MODEL:
 		return "Run it where Ollama's MLX runtime exists, or pull a GGUF variant.";
+	case OA_FINDING_SPLIT_DIR:
+		return "Nothing to do while its model is loaded; ollama-audit prune --apply removes it once it is an hour old.";
+	case OA_FINDING_SPLIT_MISMATCH:
+		return "Pull the model again: llama.cpp cannot load shards that do not make one model.";
 	case OA_FINDING_NCODES:
 		break;
 	}

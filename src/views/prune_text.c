@@ -206,13 +206,13 @@ void oa_plan_shadows_text(oa_say_fn say, enum oa_units units, const oa_plan *p)
 	}
 }
 
-void oa_plan_anchor_text(oa_say_fn say, const char *root, const oa_plan *p, const char *model)
+void oa_plan_anchor_text(oa_say_fn say, const char *root, const oa_plan *p)
 {
-	const oa_plan_rewrite *rw = p->rewrite;
-	if (rw && rw->anchor_removed)
-		say("%s: the %s child's downgrade anchor %s goes too: an Ollama from before manifest lists "
-		    "no longer sees %s (and its start-up prune deletes what only manifests-v2/ names)",
-		    root, rw->runner, oa_text_safe(rw->anchor), oa_text_safe(model));
+	for (const oa_plan_rewrite *rw = p->rewrite; rw; rw = rw->next)
+		if (rw->anchor_removed)
+			say("%s: the %s child's downgrade anchor %s goes too: an Ollama from before manifest lists "
+			    "no longer sees %s (and its start-up prune deletes what only manifests-v2/ names)",
+			    root, rw->runner, oa_text_safe(rw->anchor), oa_text_safe(rw->model));
 }
 
 void oa_rm_dirs_text(oa_say_fn say, FILE *diag, const char *root, char *const *dirs, size_t n)
@@ -245,23 +245,41 @@ static void put_prediction_steps(const oa_text_style *st, FILE *out, const oa_se
 	}
 	for (size_t i = 0; i < p->n_dirs; i++)
 		fprintf(out, "  rmdir   %s\n", oa_text_safe(p->dirs[i]));
+	for (size_t i = 0; i < p->n_metadata; i++)
+		fprintf(out, "  delete  %s  (a metadata cache whose blob is gone)\n", oa_text_safe(p->metadata[i]));
 	char fr[48];
 	oa_format_size(p->bytes_freed, st->units, fr, sizeof fr);
 	fprintf(out, "  %zu file%s deleted, %s freed%s\n", p->n_deletes, p->n_deletes == 1 ? "" : "s", fr,
 	        p->n_deletes ? "" : " (nothing to delete)");
 }
 
+/* Which server, which of its three generations, and what chose it. */
+static void put_server_line(FILE *out, const oa_server_prune *p)
+{
+	static const char *const gens[] = {
+		[OA_SERVER_LEGACY] = ", before manifest lists (reads manifests/ only)",
+		[OA_SERVER_LISTS] = ", manifest lists as at PR #16590's head (reads manifests/ and manifests-v2/)",
+		[OA_SERVER_NEWEST] = ", the newest: retires conversions, then fails closed, then sweeps metadata/",
+	};
+	bool logs = p->chosen_by && strcmp(p->chosen_by, "logs") == 0;
+	fprintf(out, "  server: Ollama %s%s (%s)\n", p->version ? oa_text_safe(p->version) : p->server,
+	        p->era <= OA_SERVER_NEWEST && gens[p->era] ? gens[p->era] : "",
+	        p->assumed ? "assumed: the newest this store's layout implies; --server-version to choose"
+	        : logs ? "the version the server's logs last announced; --server-version to choose" : "--server-version");
+}
+
 void oa_server_prune_text(const oa_text_style *st, FILE *out, const oa_store *s, const oa_server_prune *p,
                           const char *server_version, bool first)
 {
+	(void)server_version; /* p->version says it */
 	fprintf(out, "%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n",
 	        oa_text_safe(s->root));
-	fprintf(out, "  server: Ollama %s%s (%s)\n", server_version && !p->assumed ? server_version : p->server,
-	        p->era == OA_SERVER_LISTS ? "" : ", before manifest lists",
-	        p->assumed ? "assumed: the newest this store's layout implies; --server-version to choose"
-	        : p->era == OA_SERVER_LISTS ? "reads manifests/ and manifests-v2/" : "reads manifests/ only");
+	put_server_line(out, p);
 	for (size_t i = 0; i < p->n_renames; i++)
 		fprintf(out, "  rename  %s -> %s\n", oa_text_safe(p->renames[i].from), oa_text_safe(p->renames[i].to));
+	for (size_t i = 0; i < p->n_retired; i++)
+		fprintf(out, "  retire  %s  (drops its ggml child sha256:%.12s and removes its downgrade anchor %s)\n",
+		        oa_text_safe(p->retired[i].name), p->retired[i].child, oa_text_safe(p->retired[i].anchor));
 	if (!p->nothing) {
 		put_prediction_steps(st, out, p);
 		return;

@@ -47,15 +47,15 @@ void oa_plan_outcome_text(const oa_text_style *st, FILE *out, const oa_plan_outc
 void oa_plan_csv(FILE *out, json_t *report, bool header);
 
 /* The notes on stderr: the other stores whose references the plan keeps
- * (shared.h); the compatibility shadows an rm plan leaves; rm --child's
- * downgrade anchor going too (model: the list tag's name); the empty
+ * (shared.h); the compatibility shadows an rm plan leaves; the downgrade
+ * anchor of a child a list rewrite drops going too; the empty
  * directories `ollama rm` would also remove and rm keeps (dirs, n of
  * them, from oa_plan_rm_unrelated_dirs), listed on diag. */
 void oa_plan_shared_text(oa_say_fn say, const char *root, const oa_plan *p);
 /* prune's plan when the references could not all be read (r->incomplete). */
 void oa_reclaim_text(oa_say_fn say, const char *root, const oa_reclaim *r);
 void oa_plan_shadows_text(oa_say_fn say, enum oa_units units, const oa_plan *p);
-void oa_plan_anchor_text(oa_say_fn say, const char *root, const oa_plan *p, const char *model);
+void oa_plan_anchor_text(oa_say_fn say, const char *root, const oa_plan *p);
 void oa_rm_dirs_text(oa_say_fn say, FILE *diag, const char *root, char *const *dirs, size_t n);
 
 /* `prune --predict-server`: what the server's start-up prune does to store

@@ -346,6 +346,11 @@ static json_t *gguf_header_json(const oa_gguf_info *g, bool tensors)
 	json_object_set_new(h, "vocab_size", u64(g->vocab_size));
 	json_object_set_new(h, "kv_count", u64(g->kv_count));
 	json_object_set_new(h, "tensor_count", u64(g->tensor_count));
+	if (g->has_split) /* a shard of a llama.cpp gguf-split model */
+		json_object_set_new(h, "split", json_pack("{s:I,s:I,s:o}", "no", (json_int_t)g->split_no, "count",
+		                                          (json_int_t)g->split_count, "tensors_count",
+		                                          g->split_tensors >= 0 ? json_integer(g->split_tensors)
+		                                                                : json_null()));
 	json_object_set_new(h, "alignment", u64(g->alignment));
 	json_object_set_new(h, "data_offset", u64(g->data_offset));
 	json_object_set_new(h, "header_bytes_read", u64(g->io_bytes_read));
@@ -482,6 +487,13 @@ json_t *oa_report_model_detail(const oa_store *s, const oa_model *m, bool tensor
 		                                          m->layer_blobs ? m->layer_blobs[i] : NULL, lh, tensors));
 	}
 	json_object_set_new(o, "layer_list", layers);
+	if (m->headers && m->headers->sharded) { /* a split GGUF: each model layer a shard */
+		json_t *sh = json_array();
+		for (size_t i = 0; i < m->m.n_layers; i++)
+			if (m->m.layers[i].kind == OA_LAYER_MODEL)
+				json_array_append_new(sh, jstr(m->m.layers[i].digest));
+		json_object_set_new(o, "shards", sh);
+	}
 	if (m->headers && m->headers->have_st_model) {
 		const oa_st_model *sm = m->headers->st_model;
 		json_t *t = json_object();

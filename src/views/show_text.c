@@ -112,6 +112,9 @@ static void show_gguf(FILE *out, const oa_gguf_info *g, bool tensors)
 		        (unsigned long long)g->alignment, (unsigned long long)g->data_offset);
 	if (g->tokenizer_model)
 		fprintf(out, "; tokenizer %s, vocab %llu", pr(0, g->tokenizer_model), (unsigned long long)g->vocab_size);
+	if (g->has_split)
+		fprintf(out, "\n      shard %llu of %llu (split.no %llu)", (unsigned long long)g->split_no + 1,
+		        (unsigned long long)g->split_count, (unsigned long long)g->split_no);
 	fprintf(out, "\n");
 	for (size_t i = 0; i < g->n_diags; i++)
 		diag_line(out, g->diags[i].severity, g->diags[i].message);
@@ -220,6 +223,16 @@ static void show_summary(const oa_text_style *sty, FILE *out, const oa_model *m)
 	kv(out, "architecture", m->arch);
 	kv(out, "parameters", m->params);
 	kv(out, "quantization", m->quant);
+	if (m->headers && m->headers->sharded) {
+		oa_buf b;
+		oa_buf_init(&b);
+		for (size_t i = 0; i < m->m.n_layers; i++)
+			if (m->m.layers[i].kind == OA_LAYER_MODEL)
+				oa_buf_printf(&b, "%s%zu", b.len ? ", " : "", i);
+		snprintf(buf, sizeof buf, "split GGUF, layers %s (the first holds the metadata)", b.data);
+		kv(out, "shards", buf);
+		oa_buf_free(&b);
+	}
 	if (m->d_context_length) {
 		snprintf(buf, sizeof buf, "%lld", (long long)m->d_context_length);
 		kv(out, "context length", buf);
