@@ -370,6 +370,14 @@ static void fish_script(FILE *out)
 	}
 }
 
+const char cli_completion_help[] =
+	"usage: ollama-audit completion bash|zsh|fish\n"
+	"\n"
+	"Print the shell's completion script: commands, options, formats, model names\n"
+	"(from `list -q` on the stores the command line names), directories for\n"
+	"restore's DIR, and operation IDs after restore DIR --op. make install and the\n"
+	".deb install all three; to try one: source <(ollama-audit completion bash).\n";
+
 int cli_completion(FILE *out, const char *shell)
 {
 	if (shell && strcmp(shell, "bash") == 0)
