@@ -254,18 +254,19 @@ const command cli_commands[] = {
 		.run = cmd_restore,
 		.synopsis = "restore DIR [MODEL]",
 		.summary = "list, put back or empty what --quarantine DIR moved",
-		.options = COMMON "all last op empty older-than apply yes",
+		.options = COMMON "all last op empty older-than apply yes quiet",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = restore_render_table, [OUT_JSON] = restore_render_json,
 		            [OUT_NDJSON] = restore_render_ndjson, [OUT_CSV] = restore_render_csv },
-		.help = "usage: ollama-audit restore DIR [--format table|json|ndjson|csv]\n"
+		.help = "usage: ollama-audit restore DIR [-q] [--format table|json|ndjson|csv]\n"
 		        "       ollama-audit restore DIR --last | --op ID | MODEL | --all [--store STORE]\n"
 		        "       ollama-audit restore DIR --empty [--older-than DURATION]\n"
 		        "                        [--apply [--yes]]\n"
 		        "\n"
 		        "Every `prune --apply --quarantine DIR` or `rm --apply --quarantine DIR` is one\n"
 		        "operation of DIR. Without a selector, restore lists them (ID, WHEN, COMMAND,\n"
-		        "ENTRIES, SIZE, STATE: held, partial, restored, deleted) and changes nothing.\n"
+		        "ENTRIES, SIZE, STATE: held, partial, restored, deleted) and changes nothing;\n"
+		        "-q, --quiet lists their IDs only, one per line.\n"
 		        "  --last             put back the newest operation that still holds entries\n"
 		        "  --op ID            put back that operation\n"
 		        "  MODEL              put back the operation(s) that removed MODEL's manifest\n"
@@ -422,7 +423,8 @@ static const char usage_options[] =
 	"  --fail-on SEV      lowest severity that sets the exit status: error\n"
 	"                     (default), warning\n"
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
-	"  -q, --quiet        list, du: the model names only, one per line\n"
+	"  -q, --quiet        list, du: the model names only, one per line; restore DIR:\n"
+	"                     the operation IDs\n"
 	"  -v, --verbose      list: each problem found, not only how many models have one\n"
 	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
 	"  -V, --version      print the version (also: ollama-audit version)\n"
