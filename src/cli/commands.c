@@ -421,7 +421,7 @@ static const char usage_options[] =
 	"                     machine; darwin/arm64 prefers the MLX child)\n"
 	"  --units U          si (default, like ollama list), iec, bytes\n"
 	"  --fail-on SEV      lowest severity that sets the exit status: error\n"
-	"                     (default), warning\n"
+	"                     (default), warning; list: only when given\n"
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
 	"  -q, --quiet        list, du: the model names only, one per line; restore DIR:\n"
 	"                     the operation IDs\n"
