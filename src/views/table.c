@@ -226,15 +226,14 @@ char *oa_name_fit(const char *s, size_t width)
 	const char *tag = strchr(repo, ':');
 	if (!tag)
 		tag = repo + strlen(repo);
-	size_t tag_w = walk(tag, (size_t)-1, NULL), head_w = 0;
 	char *head = oa_xstrndup(p, (size_t)(repo - p));
-	head_w = walk(head, (size_t)-1, NULL);
+	size_t tag_w = walk(tag, (size_t)-1, NULL), head_w = walk(head, (size_t)-1, NULL);
 	oa_buf b;
 	oa_buf_init(&b);
 	/* the host and namespace whole when the repository keeps 10 columns
 	 * ("Qwen…-GGUF"); else the cut goes through them */
 	if (width >= head_w + tag_w + 10) {
-		oa_buf_adds(&b, head); /* host and namespace whole, the repository cut */
+		oa_buf_adds(&b, head);
 		add_middle_cut(&b, repo, (size_t)(tag - repo), width - head_w - tag_w);
 	} else if (width >= tag_w + 5) {
 		add_middle_cut(&b, p, (size_t)(tag - p), width - tag_w);
