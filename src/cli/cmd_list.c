@@ -79,8 +79,10 @@ static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu,
 	                    .cutoff_ns = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
 	*lu = cli_last_used(c, s);
 	oa_list_store_make(ls, &q, s, lu);
-	for (size_t j = 0; c->verbose && j < ls->n_problems; j++)
-		cli_print_finding(c, stderr, ls->problems[j]);
+	/* each problem with -v; what sets exit 8 always, so it never comes unexplained */
+	for (size_t j = 0; j < ls->n_problems; j++)
+		if (c->verbose || ls->problems[j]->id == OA_FINDING_UNREADABLE)
+			cli_print_finding(c, stderr, ls->problems[j]);
 	cli_count_problems(problems, ls->problems, ls->n_problems);
 	cli_account_findings(c, s, true);
 }

@@ -137,6 +137,11 @@ with t.guard("unreadable manifest and directory (EACCES)"):
         got = sorted((p["code"], p["path"]) for p in st.get("problems", []))
         t.eq(got, sorted([("unreadable", LIB + "locked/latest"), ("unreadable", "manifests/registry.ollama.ai/hidden")]),
              "problems name the unreadable file and the unreadable directory")
+        r = t.audit(s.root, "list", as_nobody=t.IS_ROOT)
+        t.exit_code(r, 8, "list: an unreadable part is still an operational error")
+        t.ok(re.search(r"unreadable: %s: .*Permission denied" % re.escape(LIB + "locked/latest"), r.err),
+             "without -v too, stderr says what could not be read: exit 8 never comes unexplained", r.err)
+        t.ok(r.err.splitlines()[-1].endswith("check"), "and the count comes last", r.err)
         r = t.audit(s.root, "list", "-v", as_nobody=t.IS_ROOT)
         t.exit_code(r, 8, "list -v: an unreadable part is still an operational error")
         t.ok(re.search(r"unreadable: %s: .*Permission denied" % re.escape(LIB + "locked/latest"), r.err),
