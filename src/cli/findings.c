@@ -78,6 +78,24 @@ void cli_count_problems(cli_problems *n, const oa_finding *const *v, size_t coun
 	}
 }
 
+/* s as one word a shell reads back: as it is when it has nothing a shell
+ * splits or expands, else in single quotes. */
+static void add_shell_word(oa_buf *b, const char *s)
+{
+	if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") ==
+	                  strlen(s)) {
+		oa_buf_adds(b, s);
+		return;
+	}
+	oa_buf_addc(b, '\'');
+	for (; *s; s++)
+		if (*s == '\'')
+			oa_buf_adds(b, "'\\''");
+		else
+			oa_buf_addc(b, *s);
+	oa_buf_addc(b, '\'');
+}
+
 void cli_say_problems(const cli *c, const cli_problems *n)
 {
 	if (!n->models && !n->files)
@@ -89,8 +107,10 @@ void cli_say_problems(const cli *c, const cli_problems *n)
 	if (n->files)
 		oa_buf_printf(&b, "%s%zu file%s", n->models ? " and " : "", n->files, n->files == 1 ? "" : "s");
 	oa_buf_printf(&b, " ha%s problems: ollama-audit", n->models + n->files == 1 ? "s" : "ve");
-	for (size_t i = 0; i < c->n_stores; i++)
-		oa_buf_printf(&b, " --store %s", c->stores[i]);
+	for (size_t i = 0; i < c->n_stores; i++) {
+		oa_buf_adds(&b, " --store ");
+		add_shell_word(&b, c->stores[i]);
+	}
 	oa_buf_printf(&b, "%s check", c->all_users ? " --all-users" : "");
 	cli_err("%s", b.data);
 	oa_buf_free(&b);

@@ -82,7 +82,7 @@ static int print_help(const cli *c, const command *cmd)
 	return 0;
 }
 
-/* -q (list, du) prints names only: it refuses any --format but table. */
+/* -q (list, du; restore DIR) prints names (IDs) only: it refuses any --format but table. */
 static bool quiet_ok(const cli *c)
 {
 	if (c->quiet && c->format_set && c->format != OUT_TABLE) {

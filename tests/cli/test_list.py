@@ -172,6 +172,11 @@ with t.guard("list exits 0 when it listed; its problems are one line at the end 
     t.eq(r.err.splitlines()[-1:], ["ollama-audit: 1 model and 1 file have problems: ollama-audit --store %s "
                                    "--store %s check" % (s.root, t.DEMO_STORE)],
          "the command to run names every --store given")
+    spaced = os.path.join(t.tempdir("spaced"), "my models")
+    shutil.copytree(s.root, spaced, symlinks=True)
+    r = t.audit(spaced, "list")
+    t.eq(r.err.splitlines()[-1:], ["ollama-audit: 1 model and 1 file have problems: ollama-audit --store '%s' check"
+                                   % spaced], "a store path with a blank is quoted, so the command runs as shown")
     clean = t.audit(t.DEMO_STORE, "list")
     t.exit_code(clean, 0, "the demo store")
     t.not_contains(clean.err, "problems", "no problem: no line")
