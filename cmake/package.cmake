@@ -14,7 +14,13 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/ollama/ollama")
+# Homepage: this project's own page. The repository documents none, so the
+# field is left out (it is optional) unless the packager names one; never
+# Ollama's, which is another project.
+set(OA_HOMEPAGE_URL "" CACHE STRING "The project's home page: the .deb's Homepage field (none when empty)")
+if(OA_HOMEPAGE_URL)
+  set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${OA_HOMEPAGE_URL}")
+endif()
 # The shared library gets a shlibs file and the ldconfig trigger.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")

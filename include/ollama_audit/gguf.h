@@ -181,6 +181,11 @@ OA_EXPORT const char *oa_ftype_ollama_string(uint32_t ftype, bool present);
 /* What Ollama's list cache (/api/tags) prints for a general.file_type of any
  * integer type: ggml.FileType(v).String(), where 0 is "F32". */
 OA_EXPORT const char *oa_ftype_list_string(uint32_t ftype);
+/* The name `show` gives a header's general.file_type, in its text and its
+ * JSON (file_type_ollama): oa_ftype_list_string's, so all F32 (0) is "F32"
+ * as `ollama list` shows it; "unknown" when the key is absent or not a u32
+ * (Ollama's KV reads no other type). */
+OA_EXPORT const char *oa_gguf_file_type_name(const oa_gguf_info *g);
 /* llama.cpp's llama_ftype_name ("Q4_K - Medium", "all F32"), NULL if unknown. */
 OA_EXPORT const char *oa_ftype_llama_name(uint32_t ftype);
 /* Ollama's format.HumanNumber: "8.0B", "136.73M", "7B", "1K", "999". */

@@ -44,10 +44,12 @@ typedef struct cli {
 	bool format_set;
 	enum oa_units units;
 	int fail_on;        /* oa_severity */
+	bool fail_on_set;   /* --fail-on given: list's exit status then grades its findings */
 	bool color;
 	bool progress;
 	bool tensors;
 	bool quiet;
+	bool verbose;       /* -v, --verbose: list prints each problem, not their count */
 	enum cli_sort sort; /* list, du --sort */
 	bool no_header;     /* list, du --no-header */
 	bool wide;          /* --wide: every column of a table, nothing cut */

@@ -66,7 +66,7 @@ void list_render_tags(cli *c, const void *view)
 
 /* A store's view: the models listed (the prefix, --unused-for, --sort) and
  * the problems that affect the listing, reported on stderr. */
-static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu)
+static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu, cli_problems *problems)
 {
 	static const enum oa_list_sort sorts[] = {
 		[SORT_DEFAULT] = OA_LIST_SORT_DEFAULT,   [SORT_NAME] = OA_LIST_SORT_NAME,
@@ -79,8 +79,11 @@ static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu)
 	                    .cutoff_ns = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
 	*lu = cli_last_used(c, s);
 	oa_list_store_make(ls, &q, s, lu);
+	/* each problem with -v; what sets exit 8 always, so it never comes unexplained */
 	for (size_t j = 0; j < ls->n_problems; j++)
-		cli_print_finding(c, stderr, ls->problems[j]);
+		if (c->verbose || ls->problems[j]->id == OA_FINDING_UNREADABLE)
+			cli_print_finding(c, stderr, ls->problems[j]);
+	cli_count_problems(problems, ls->problems, ls->n_problems);
 	cli_account_findings(c, s, true);
 }
 
@@ -103,12 +106,14 @@ int cmd_list(cli *c)
 	oa_list_store *v = oa_xcalloc(n + 1, sizeof *v);
 	oa_last_used *lu = oa_xcalloc(n + 1, sizeof *lu);
 	size_t k = 0;
+	cli_problems problems = { 0, 0 };
 	for (size_t i = 0; i < n; i++)
 		if (st[i].ok) {
-			list_store(c, &st[i].s, &v[k], &lu[k]);
+			list_store(c, &st[i].s, &v[k], &lu[k], &problems);
 			k++;
 		}
 	cli_render(c, &(list_view){ .v = v, .n = k });
+	cli_say_problems(c, &problems); /* last: after the table's own notes */
 	oa_list_stores_free(v, k);
 	free(lu);
 	cli_close_stores(st, n);

@@ -78,7 +78,11 @@ void restore_render_table(cli *c, const void *view)
 {
 	const restore_view *v = view;
 	oa_text_style st = cli_text_style(c);
-	oa_restore_ops_text(&st, stdout, v->dir, v->ops);
+	if (c->quiet) /* -q: the IDs --op takes, one per line */
+		for (size_t k = 0; k < v->ops->n; k++)
+			printf("%s\n", oa_text_safe(v->ops->v[k].id));
+	else
+		oa_restore_ops_text(&st, stdout, v->dir, v->ops);
 }
 
 void restore_render_json(cli *c, const void *view)
@@ -191,6 +195,10 @@ static int restore_usage(const cli *c)
 		                       "do not touch a store");
 	if (c->n_stores > 1)
 		return cli_usage_error("restore puts files back into one store");
+	if (c->quiet && selectors) {
+		cli_err("restore: -q lists the operation IDs; it puts nothing back, empties nothing");
+		return OA_EXIT_USAGE;
+	}
 	if (selectors && c->format != OUT_TABLE)
 		return cli_refuse_format(c, c->empty ? "restore --empty" : "restore (putting back)", "table");
 	return 0;

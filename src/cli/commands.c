@@ -39,20 +39,26 @@ const command cli_commands[] = {
 		.name = "list",
 		.run = cmd_list,
 		.synopsis = "list [PREFIX]",
-		.summary = "the models, as `ollama list` shows them, plus format and runner",
-		.options = COMMON READS "all-users unused-for quiet sort no-header wide",
+		.summary = "the models, like `ollama list`, with format and runner",
+		.options = COMMON READS "all-users unused-for quiet verbose sort no-header wide",
 		.formats = DATA " tags",
 		.render = { [OUT_TABLE] = list_render_table, [OUT_JSON] = list_render_json,
 		            [OUT_NDJSON] = list_render_ndjson, [OUT_CSV] = list_render_csv,
 		            [OUT_TAGS] = list_render_tags },
-		.help = "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
-		        "                        [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
+		.help = "usage: ollama-audit list [PREFIX] [-q|-v] [--format table|json|ndjson|csv|tags]\n"
+		        "                         [--units si|iec|bytes] [--unused-for DURATION]\n"
+		        "                         [--sort KEY] [--no-header] [--wide] [--fail-on SEV]\n"
 		        "\n"
 		        "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
 		        "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
-		        "PARAMS and QUANT. PREFIX filters names case-insensitively, as `ollama list` does.\n"
-		        "--format tags prints the JSON of Ollama's /api/tags. Problems found on the way\n"
-		        "(broken manifests, bad names, missing configs) go to stderr; the rest is listed.\n"
+		        "PARAMS and QUANT. PREFIX filters names case-insensitively, as in `ollama list`.\n"
+		        "--format tags prints the JSON of Ollama's /api/tags.\n"
+		        "Problems found on the way (broken manifests, bad names, missing configs) are\n"
+		        "counted in one line at the end of stderr, \"N models have problems: ollama-audit\n"
+		        "check\"; -v, --verbose prints each one (a part that could not be read is\n"
+		        "always named). Like `ollama list`, list exits 0 when it listed (8 when part\n"
+		        "of a store could not be read); --fail-on error|warning makes them set the\n"
+		        "exit status as in check.\n"
 		        "When the server's logs are found (see history), a LAST USED column is added;\n"
 		        "--unused-for DURATION lists only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line (like docker images -q).\n"
@@ -60,16 +66,17 @@ const command cli_commands[] = {
 		        "first; last-used puts models the logs never saw last; unservable puts first the\n"
 		        "models current Ollama refuses to load); --no-header drops the heading.\n"
 		        "On a terminal narrower than the table (COLUMNS, else its size) the columns\n"
-		        "ollama list does not show are hidden first when that keeps every name whole,\n"
-		        "else the least important columns (stderr says which; --wide shows them all)\n"
-		        "before NAME is cut below 24 columns; piped or with --output, nothing is hidden\n"
-		        "or cut.\n",
+		        "ollama list does not show are hidden first when that keeps every name whole;\n"
+		        "then MODIFIED and LAST USED shorten (2w ago), then the least important columns\n"
+		        "go (stderr says which; --wide shows them all), then NAME is cut in the middle\n"
+		        "of its repository, keeping its :TAG, down to 24 columns. Piped or with\n"
+		        "--output, nothing is hidden or cut.\n",
 	},
 	{
 		.name = "show",
 		.run = cmd_show,
 		.synopsis = "show MODEL",
-		.summary = "one model in full: manifest, config, layers, weight headers",
+		.summary = "one model in full: manifest, config, layers, headers",
 		.options = COMMON READS "all-users tensors cache",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = show_render_table, [OUT_JSON] = show_render_json,
@@ -84,16 +91,16 @@ const command cli_commands[] = {
 		        ":local dropped; m:tag:cloud is the m:tag-cloud stub) or an ID prefix of at\n"
 		        "least 6 hex digits. An exact-case match wins; a name several models match\n"
 		        "only case-insensitively is refused as ambiguous. --tensors lists every tensor.\n"
-		        "The last paragraph says whether this machine (or --root DIR) can run it, on which\n"
-		        "engine, and whether its weights fit the memory (docs/history.md); weights that\n"
-		        "verify found corrupt, and that have not changed since, cannot run (the verify\n"
-		        "cache, --cache FILE, is read, never written).\n",
+		        "The last paragraph says whether this machine (or --root DIR) can run it, on\n"
+		        "which engine, and whether its weights fit the memory (docs/history.md); weights\n"
+		        "that verify found corrupt, and that have not changed since, cannot run (the\n"
+		        "verify cache, --cache FILE, is read, never written).\n",
 	},
 	{
 		.name = "check",
 		.run = cmd_check,
 		.synopsis = "check [MODEL...]",
-		.summary = "structure pass: every reference, size, name, header (fast)",
+		.summary = "structure pass: references, sizes, names, headers (fast)",
 		.options = COMMON READS "all-users",
 		.formats = DATA " prometheus",
 		.render = { [OUT_TABLE] = findings_render_table, [OUT_JSON] = findings_render_json,
@@ -119,53 +126,58 @@ const command cli_commands[] = {
 		.render = { [OUT_TABLE] = findings_render_table, [OUT_JSON] = findings_render_json,
 		            [OUT_NDJSON] = findings_render_ndjson, [OUT_CSV] = findings_render_csv },
 		.help = "usage: ollama-audit verify [MODEL...] [--all] [--jobs N] [--changed] [--quick]\n"
-		        "                          [--max-duration DURATION] [--cache FILE] [--no-progress]\n"
+		        "                          [--max-duration DURATION] [--cache FILE]\n"
+		        "                          [--no-progress]\n"
 		        "                          [--format table|json|ndjson|csv|prometheus]\n"
 		        "\n"
-		        "The content pass: sha256 of every blob the selected models reference (--all adds\n"
-		        "unreferenced blobs), compared with the blob's name. Parallel (--jobs, default the\n"
-		        "online cores), largest blobs first. A cache of good results lives outside the store\n"
-		        "($XDG_CACHE_HOME/ollama-audit/verify-cache.json): --changed rehashes only blobs whose\n"
-		        "stat changed since their last good verification; --quick re-reads every blob but\n"
-		        "checks it with XXH3-128 against the cached fingerprint. --max-duration stops after\n"
-		        "a time budget; the next --changed run continues where it stopped. A bad blob\n"
-		        "that several models share is reported under every one of them. A cache file of\n"
-		        "another user, writable by group or others, or a symlink is ignored (a warning).\n",
+		        "The content pass: sha256 of every blob the selected models reference (--all\n"
+		        "adds unreferenced blobs), compared with the blob's name. Parallel (--jobs,\n"
+		        "default the online cores), largest blobs first. A cache of good results lives\n"
+		        "outside the store ($XDG_CACHE_HOME/ollama-audit/verify-cache.json): --changed\n"
+		        "rehashes only blobs whose stat changed since their last good verification;\n"
+		        "--quick re-reads every blob but checks it with XXH3-128 against the cached\n"
+		        "fingerprint. --max-duration stops after a time budget; the next --changed run\n"
+		        "continues where it stopped. A bad blob that several models share is reported\n"
+		        "under every one of them. A cache file of another user, writable by group or\n"
+		        "others, or a symlink is ignored (a warning).\n",
 	},
 	{
 		.name = "du",
 		.run = cmd_du,
 		.synopsis = "du",
-		.summary = "disk usage: per model unique/shared bytes, junk, reclaimable",
+		.summary = "disk usage per model (unique, shared), junk, reclaimable",
 		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide quarantine",
 		.formats = DATA " prometheus",
 		.render = { [OUT_TABLE] = du_render_table, [OUT_JSON] = du_render_json,
 		            [OUT_NDJSON] = du_render_ndjson, [OUT_CSV] = du_render_csv,
 		            [OUT_PROMETHEUS] = du_render_prometheus },
-		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
-		        "                       [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
+		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus]\n"
+		        "                       [--units si|iec|bytes] [--unused-for DURATION]\n"
+		        "                       [--sort KEY] [--no-header] [--wide]\n"
 		        "                       [--all-users --duplicates]\n"
 		        "\n"
-		        "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
-		        "it frees), SHARED with other models, ON DISK (allocated, st_blocks) and APPARENT\n"
-		        "(st_size). Hard links count once (device+inode); tags that are the same manifest\n"
-		        "are one row. The footer gives the store totals: referenced bytes, junk by category\n"
-		        "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
-		        "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
+		        "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what\n"
+		        "removing it frees), SHARED with other models, ON DISK (allocated, st_blocks)\n"
+		        "and APPARENT (st_size). Hard links count once (device+inode); tags that are the\n"
+		        "same manifest are one row. The footer gives the store totals: referenced bytes,\n"
+		        "junk by category (orphans, manifest-blobs, partials, temps, legacy, foreign,\n"
+		        "empty-dirs), what `prune` would reclaim now, and everything under blobs/.\n"
+		        "json/csv give raw bytes.\n"
 		        "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
 		        "DURATION shows only the models neither loaded nor pulled within it.\n"
 		        "-q, --quiet prints the names only, one per line, in the table's order (every\n"
-		        "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
-		        "modified|last-used|unservable (default unique; size is ON DISK; unservable: the\n"
-		        "models current Ollama refuses to load first, for cleanup) orders the rows, and\n"
-		        "--no-header drops the store and column headings. On a terminal narrower than\n"
-		        "the table, columns are hidden and NAME is cut as in list (--wide: all).\n",
+		        "tag of a row: removing them all frees its UNIQUE bytes).\n"
+		        "--sort name|size|unique|modified|last-used|unservable (default unique; size is\n"
+		        "ON DISK; unservable: the models current Ollama refuses to load first, for\n"
+		        "cleanup) orders the rows, and --no-header drops the store and column headings.\n"
+		        "On a terminal narrower than the table, columns are hidden and NAME is cut as in\n"
+		        "list (--wide: all).\n",
 	},
 	{
 		.name = "prune",
 		.run = cmd_prune,
 		.synopsis = "prune",
-		.summary = "remove junk (orphans, partials, temps): a dry run unless --apply",
+		.summary = "remove junk: orphans, partials, temps (a dry run first)",
 		.options = COMMON "platform all-users apply yes plan quarantine what min-age force no-lock "
 		           "predict-server server-version",
 		.formats = DATA,
@@ -173,34 +185,41 @@ const command cli_commands[] = {
 		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
 		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
 		        "                         [--format table|json|ndjson|csv]\n"
-		        "                         [--apply [--yes] [--quarantine DIR] [--force] [--no-lock]]\n"
-		        "       ollama-audit prune --predict-server [--server-version V] [--format table|json]\n"
+		        "                         [--apply [--yes] [--quarantine DIR] [--force]\n"
+		        "                         [--no-lock]]\n"
+		        "       ollama-audit prune --predict-server [--server-version V]\n"
+		        "                         [--format table|json]\n"
 		        "\n"
-		        "Remove junk from the store. Without --apply this is a dry run: it prints exactly\n"
-		        "what would be removed and the bytes freed (allocated), and --plan FILE saves that\n"
-		        "plan. --apply removes (asking [y/N] on a terminal; without one it needs --yes);\n"
-		        "--apply --plan FILE removes exactly the entries of that plan and nothing else.\n"
-		        "Every entry is re-checked just before removal (same device, inode, size, mtime;\n"
-		        "no manifest references it) and skipped if anything changed. Symlinks are removed\n"
-		        "as links, never followed.\n"
+		        "Remove junk from the store. Without --apply this is a dry run: it prints\n"
+		        "exactly what would be removed and the bytes freed (allocated), and --plan FILE\n"
+		        "saves that plan. --apply removes (asking [y/N] on a terminal; without one it\n"
+		        "needs --yes); --apply --plan FILE removes exactly the entries of that plan and\n"
+		        "nothing else. Every entry is re-checked just before removal (same device,\n"
+		        "inode, size, mtime; no manifest references it) and skipped if anything\n"
+		        "changed. Symlinks are removed as links, never followed.\n"
 		        "\n"
-		        "  --what LIST        orphans,partials,temps (default: what the server's start-up\n"
-		        "                     prune deletes), legacy, foreign, manifest-blobs, empty-dirs, all\n"
-		        "  --min-age D        skip files younger than D (default 1h; 90s, 30m, 1.5h, 2d, 0)\n"
-		        "  --quarantine DIR   move instead of delete (same filesystem); `restore DIR` undoes\n"
+		        "  --what LIST        orphans,partials,temps (default: what the server's\n"
+		        "                     start-up prune deletes), legacy, foreign, manifest-blobs,\n"
+		        "                     empty-dirs, all\n"
+		        "  --min-age D        skip files younger than D (default 1h; 90s, 30m, 1.5h,\n"
+		        "                     2d, 0)\n"
+		        "  --quarantine DIR   move instead of delete (same filesystem); `restore DIR`\n"
+		        "                     undoes it\n"
 		        "  --force            go on although a manifest cannot be parsed or an Ollama\n"
-		        "                     server/runner uses the store, or a store sharing its blob\n"
-		        "                     files cannot be found (each refuses by default, exit 8)\n"
+		        "                     server/runner uses the store, or a store sharing its\n"
+		        "                     blob files cannot be found (each refuses by default,\n"
+		        "                     exit 8)\n"
 		        "  --no-lock          go on where the filesystem cannot lock the store or DIR\n"
 		        "                     (NFS without its lock service): only when nothing else\n"
 		        "                     writes them (refused by default, exit 8)\n"
 		        "  --predict-server   print what the server's own start-up prune would delete\n"
-		        "  --server-version V which server starts: before-lists (an Ollama before 0.40, e.g.\n"
-		        "                     0.33: reads manifests/ only, destroys what only manifests-v2/\n"
-		        "                     names), pr-16590 (also reads manifests-v2/), or newest (0.40\n"
-		        "                     on: retires conversions, fails closed while a tag cannot be\n"
-		        "                     read, sweeps metadata/); default: the version the store's\n"
-		        "                     server logs last announced, else the newest the layout implies\n"
+		        "  --server-version V which server starts: before-lists (an Ollama before\n"
+		        "                     0.40, e.g. 0.33: reads manifests/ only, destroys what\n"
+		        "                     only manifests-v2/ names), pr-16590 (also reads\n"
+		        "                     manifests-v2/), or newest (0.40 on: retires conversions,\n"
+		        "                     fails closed while a tag cannot be read, sweeps\n"
+		        "                     metadata/); default: the version the store's server\n"
+		        "                     logs last announced, else the newest the layout implies\n"
 		        "\n"
 		        "Exit: 0 done, 8 refused or failed, 16 usage (or --apply without --yes and no\n"
 		        "terminal), 32 interrupted. Declining the prompt exits 0: nothing done.\n",
@@ -209,16 +228,18 @@ const command cli_commands[] = {
 		.name = "rm",
 		.run = cmd_rm,
 		.synopsis = "rm MODEL...",
-		.summary = "remove models offline, keeping every blob another manifest may use",
+		.summary = "remove models offline, keeping blobs others still use",
 		.options = COMMON READS "apply yes plan quarantine min-age force no-lock unused-for with-shadow child",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = plan_render_table, [OUT_JSON] = plan_render_json,
 		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
 		.help = "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
 		        "                        [--apply [--yes] [--quarantine DIR]\n"
-		        "                        [--force] [--no-lock] [--min-age DURATION]] [--with-shadow]\n"
+		        "                        [--force] [--no-lock] [--min-age DURATION]]\n"
+		        "                        [--with-shadow]\n"
 		        "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
-		        "       ollama-audit rm MODEL --child ggml|llamacpp|mlx [--with-shadow] [--apply ...]\n"
+		        "       ollama-audit rm MODEL --child ggml|llamacpp|mlx [--with-shadow]\n"
+		        "                        [--apply ...]\n"
 		        "\n"
 		        "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
 		        "directories they leave empty and the blobs no other manifest (parseable or not)\n"
@@ -248,21 +269,22 @@ const command cli_commands[] = {
 		.name = "restore",
 		.run = cmd_restore,
 		.synopsis = "restore DIR [MODEL]",
-		.summary = "list, put back or empty what prune/rm --quarantine DIR moved away",
-		.options = COMMON "all last op empty older-than apply yes no-lock",
+		.summary = "list, put back or empty what --quarantine DIR moved",
+		.options = COMMON "all last op empty older-than apply yes quiet no-lock",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = restore_render_table, [OUT_JSON] = restore_render_json,
 		            [OUT_NDJSON] = restore_render_ndjson, [OUT_CSV] = restore_render_csv },
-		.help = "usage: ollama-audit restore DIR [--format table|json|ndjson|csv]\n"
+		.help = "usage: ollama-audit restore DIR [-q] [--format table|json|ndjson|csv]\n"
 		        "       ollama-audit restore DIR --last | --op ID | MODEL | --all [--store STORE]\n"
 		        "                              [--no-lock]\n"
 		        "       ollama-audit restore DIR --empty [--older-than DURATION]\n"
-		        "                              [--apply [--yes] [--no-lock]]\n"
+		        "                        [--apply [--yes] [--no-lock]]\n"
 		        "\n"
 		        "Every `prune --apply --quarantine DIR` or `rm --apply --quarantine DIR` is one\n"
 		        "operation of DIR. Without a selector, restore lists them (ID, WHEN, COMMAND,\n"
 		        "and what DIR holds of each: ENTRIES, SIZE, STATE: held, partial, restored,\n"
-		        "deleted, nothing) and changes nothing.\n"
+		        "deleted, nothing) and changes nothing; -q, --quiet lists their IDs only, one\n"
+		        "per line.\n"
 		        "  --last             put back the newest operation that still holds entries\n"
 		        "  --op ID            put back that operation\n"
 		        "  MODEL              put back that model only: its tags and the blobs they\n"
@@ -273,13 +295,13 @@ const command cli_commands[] = {
 		        "  --all              put back everything DIR holds (what `restore DIR` did\n"
 		        "                     before operations existed)\n"
 		        "Putting back needs no --apply: manifests first, then the rest newest first, into\n"
-		        "the store named in DIR/index.json (or --store). Nothing that appeared meanwhile\n"
-		        "is replaced: a file that exists again with other content stays in DIR and the\n"
-		        "exit status is 4. A blob a model still in DIR needs is linked back; its file\n"
-		        "stays in DIR for that model.\n"
-		        "  --empty            delete what DIR holds for good (a dry run: what would go and\n"
-		        "                     the bytes it frees); --apply deletes (asking [y/N] on a\n"
-		        "                     terminal; without one it needs --yes)\n"
+		        "the store named in DIR/index.json (or --store). Nothing that appeared\n"
+		        "meanwhile is replaced: a file that exists again with other content stays in\n"
+		        "DIR and the exit status is 4. A blob a model still in DIR needs is linked\n"
+		        "back; its file stays in DIR for that model.\n"
+		        "  --empty            delete what DIR holds for good (a dry run: what would go\n"
+		        "                     and the bytes it frees); --apply deletes (asking [y/N]\n"
+		        "                     on a terminal; without one it needs --yes)\n"
 		        "  --older-than D     only the operations at least D old (30m, 12h, 7d, 2w)\n"
 		        "  --no-lock          go on where the filesystem cannot lock DIR or the store\n"
 		        "                     (NFS without its lock service): only when nothing else\n"
@@ -289,35 +311,39 @@ const command cli_commands[] = {
 		.name = "stores",
 		.run = cmd_stores,
 		.synopsis = "stores",
-		.summary = "every store on this machine: owner, size, models, how it was found",
+		.summary = "every store here: owner, size, models, how it was found",
 		.options = COMMON "platform all-users all",
 		.formats = DATA " prometheus",
 		.render = { [OUT_TABLE] = stores_render_table, [OUT_JSON] = stores_render_json,
 		            [OUT_NDJSON] = stores_render_ndjson, [OUT_CSV] = stores_render_csv,
 		            [OUT_PROMETHEUS] = stores_render_prometheus },
-		.help = "usage: ollama-audit stores [--all] [--store DIR]... [--format table|json|ndjson|csv|prometheus]\n"
+		.help = "usage: ollama-audit stores [--all] [--store DIR]...\n"
+		        "                          [--format table|json|ndjson|csv|prometheus]\n"
 		        "\n"
-		        "Every Ollama store on this machine, with its owner, size on disk, model count and\n"
-		        "how it was found: $OLLAMA_MODELS, OLLAMA_MODELS in the systemd unit ollama.service\n"
-		        "and its ollama.service.d/*.conf drop-ins (and the EnvironmentFile= they name),\n"
-		        "/etc/default/ollama-style files, <home>/.ollama/models of every account in the\n"
-		        "password database, /usr/share/ollama/.ollama/models, /var/lib/ollama, /root/.ollama.\n"
-		        "A store reached by several paths (symlinks, bind mounts) is listed once. Then the\n"
-		        "totals per user and the blobs duplicated across stores. --all also lists the\n"
-		        "places that hold no store. Stores we may not read are listed and set exit bit 8.\n"
-		        "--all-users on list, check, verify, du, prune and dedupe audits every store found.\n",
+		        "Every Ollama store on this machine, with its owner, size on disk, model count\n"
+		        "and how it was found: $OLLAMA_MODELS, OLLAMA_MODELS in the systemd unit\n"
+		        "ollama.service and its ollama.service.d/*.conf drop-ins (and the\n"
+		        "EnvironmentFile= they name), /etc/default/ollama-style files,\n"
+		        "<home>/.ollama/models of every account in the password database,\n"
+		        "/usr/share/ollama/.ollama/models, /var/lib/ollama, /root/.ollama.\n"
+		        "A store reached by several paths (symlinks, bind mounts) is listed once. Then\n"
+		        "the totals per user and the blobs duplicated across stores. --all also lists\n"
+		        "the places that hold no store. Stores we may not read are listed and set exit\n"
+		        "bit 8. --all-users on list, check, verify, du, prune and dedupe audits every\n"
+		        "store found.\n",
 	},
 	{
 		.name = "dedupe",
 		.run = cmd_dedupe,
 		.synopsis = "dedupe",
-		.summary = "replace blobs duplicated across stores by reflinks (dry run)",
+		.summary = "reflink the blobs several stores hold (dry run)",
 		.options = COMMON "platform all-users apply yes force no-lock hardlink",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = dedupe_render_table, [OUT_JSON] = dedupe_render_json,
 		            [OUT_NDJSON] = dedupe_render_ndjson, [OUT_CSV] = dedupe_render_csv },
 		.help = "usage: ollama-audit dedupe [--all-users | --store A --store B...] [--hardlink]\n"
-		        "                          [--apply [--yes] [--force] [--no-lock]] [--format table|json|ndjson|csv]\n"
+		        "                          [--apply [--yes] [--force] [--no-lock]]\n"
+		        "                          [--format table|json|ndjson|csv]\n"
 		        "\n"
 		        "Replace blobs that several stores hold as separate copies. A dry run unless\n"
 		        "--apply. By default reflinks (FICLONE: copy-on-write, separate inodes, safe\n"
@@ -339,13 +365,14 @@ const command cli_commands[] = {
 		.name = "history",
 		.run = cmd_history,
 		.synopsis = "history [MODEL...]",
-		.summary = "every model load the server logs recorded: when, runner, result",
+		.summary = "the model loads the server logged: when, runner, result",
 		.options = COMMON READS "all-users since until unused-for wide",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = history_render_table, [OUT_JSON] = history_render_json,
 		            [OUT_NDJSON] = history_render_ndjson, [OUT_CSV] = history_render_csv },
-		.help = "usage: ollama-audit history [MODEL...] [--log FILE]... [--root DIR] [--since WHEN]\n"
-		        "                           [--until WHEN] [--format table|json|ndjson|csv] [--wide]\n"
+		.help = "usage: ollama-audit history [MODEL...] [--log FILE]... [--root DIR]\n"
+		        "                           [--since WHEN] [--until WHEN] [--wide]\n"
+		        "                           [--format table|json|ndjson|csv]\n"
 		        "\n"
 		        "Every model load an Ollama server recorded in its logs, newest first: the time,\n"
 		        "the model (a blob path matched by its digest, from any machine's paths; an MLX\n"
@@ -375,22 +402,24 @@ const command cli_commands[] = {
 		.name = "report",
 		.run = cmd_report,
 		.synopsis = "report",
-		.summary = "one self-contained HTML page: totals, treemap, models, findings",
+		.summary = "one HTML page: totals, treemap, models, findings",
 		.options = COMMON READS "all-users quarantine",
 		.formats = "html",
-		.help = "usage: ollama-audit report [--output FILE] [--store DIR]... [--all-users] [--format html]\n"
-		        "                          [--units si|iec|bytes] [--quarantine DIR]\n"
+		.help = "usage: ollama-audit report [--output FILE] [--store DIR]... [--all-users]\n"
+		        "                          [--format html] [--units si|iec|bytes]\n"
+		        "                          [--quarantine DIR]\n"
 		        "\n"
-		        "One self-contained HTML page of the stores (inline CSS and SVG, no script, nothing\n"
-		        "fetched; readable in any browser, or mailed): the totals du prints (models,\n"
-		        "referenced, unique, shared, junk, reclaimable), a treemap of where the bytes go\n"
-		        "(each model's unique bytes, each shared blob, junk by category; hover a tile for\n"
-		        "its name and size), the models as list shows them (format, runner, quantization,\n"
-		        "size, last use when the server's logs are found) and the findings of check,\n"
-		        "errors first, each with what to do about it. With several stores (--store A\n"
-		        "--store B, --all-users) a summary of all of them comes first, then a section per\n"
-		        "store and owner. Written to standard output, or atomically to --output FILE\n"
-		        "(never inside a store). The exit status is check's. --format takes html only.\n"
+		        "One self-contained HTML page of the stores (inline CSS and SVG, no script,\n"
+		        "nothing fetched; readable in any browser, or mailed): the totals du prints\n"
+		        "(models, referenced, unique, shared, junk, reclaimable), a treemap of where the\n"
+		        "bytes go (each model's unique bytes, each shared blob, junk by category; hover\n"
+		        "a tile for its name and size), the models as list shows them (format, runner,\n"
+		        "quantization, size, last use when the server's logs are found) and the\n"
+		        "findings of check, errors first, each with what to do about it. With several\n"
+		        "stores (--store A --store B, --all-users) a summary of all of them comes\n"
+		        "first, then a section per store and owner. Written to standard output, or\n"
+		        "atomically to --output FILE (never inside a store). The exit status is\n"
+		        "check's. --format takes html only.\n"
 		        "--quarantine DIR adds what that quarantine (prune/rm --quarantine) still holds\n"
 		        "to its store's totals.\n",
 	},
@@ -402,32 +431,48 @@ static const char usage_head[] =
 	"\n"
 	"Audit an Ollama model store offline: no server, no network. Read-only, except\n"
 	"prune --apply, rm --apply, dedupe --apply and restore, which change a store.\n"
+	"Start with `ollama-audit list`, then `check` (what is broken) and `du` (where\n"
+	"the space goes).\n"
 	"\n"
 	"Commands:\n";
 
 static const char usage_options[] =
 	"\n"
 	"Options (`ollama-audit COMMAND --help` lists the ones a command takes):\n"
-	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else ~/.ollama/models,\n"
-	"                     else the one store on the machine (see `stores`)\n"
-	"  --format FMT       table (default), json, ndjson, csv (restore: table only);\n"
-	"                     list also takes tags; check, verify, du and stores also\n"
-	"                     prometheus; report writes html only; any other is refused\n"
-	"                     (exit 16)\n"
+	"  --store DIR        the store (repeatable); default $OLLAMA_MODELS, else\n"
+	"                     ~/.ollama/models, else the one store on the machine\n"
+	"                     (see `stores`)\n"
+	"  --format FMT       table (default), json, ndjson, csv; list also takes tags;\n"
+	"                     check, verify, du and stores also prometheus; report\n"
+	"                     writes html only; any other is refused (exit 16)\n"
 	"  --all-users        every store on the machine (see `stores`), plus any --store\n"
-	"  --output FILE      write standard output to FILE atomically (temp file + rename)\n"
+	"  --output FILE      write standard output to FILE atomically (temp + rename)\n"
 	"  --platform OS/ARCH which child of a manifest list a tag uses (default: this\n"
 	"                     machine; darwin/arm64 prefers the MLX child)\n"
 	"  --units U          si (default, like ollama list), iec, bytes\n"
-	"  --fail-on SEV      lowest severity that sets the exit status: error (default), warning\n"
+	"  --fail-on SEV      lowest severity that sets the exit status: error\n"
+	"                     (default), warning; list: only when given\n"
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
-	"  -q, --quiet        list, du: the model names only, one per line\n"
+	"  -q, --quiet        list, du: the model names only, one per line; restore DIR:\n"
+	"                     the operation IDs\n"
+	"  -v, --verbose      list: each problem found, not only how many models have one\n"
 	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
 	"  -V, --version      print the version (also: ollama-audit version)\n"
 	"\n"
-	"Exit status (bits, ORed across stores): 0 ok, 1 warnings (with --fail-on warning),\n"
-	"4 integrity errors, 8 operational error, 16 usage error, 32 interrupted.\n"
+	"Exit status (bits, ORed across stores): 0 ok, 1 warnings (with --fail-on\n"
+	"warning), 4 integrity errors, 8 operational error, 16 usage error,\n"
+	"32 interrupted. list exits 0 when it listed, unless --fail-on is given.\n"
 	"Declining a [y/N] prompt is not an interruption: nothing done, exit 0.\n";
+
+/* The options that have a one-letter form, as help names them. */
+static const char *short_form(const char *name, size_t n)
+{
+	static const char *const forms[][2] = { { "quiet", "-q" }, { "verbose", "-v" } };
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+		if (strlen(forms[i][0]) == n && strncmp(name, forms[i][0], n) == 0)
+			return forms[i][1];
+	return NULL;
+}
 
 void cli_print_command_options(FILE *out, const command *cmd)
 {
@@ -437,15 +482,15 @@ void cli_print_command_options(FILE *out, const command *cmd)
 	for (const char *p = cmd->options; *p;) {
 		size_t n = strcspn(p, " ");
 		if (n) {
-			bool quiet = n == 5 && strncmp(p, "quiet", 5) == 0;
-			size_t w = (first ? 1 : 2) + (quiet ? 4 : 0) + 2 + n;
+			const char *letter = short_form(p, n);
+			size_t w = (first ? 1 : 2) + (letter ? 4 : 0) + 2 + n;
 			if (col + w > 78) {
 				fputs(first ? "\n " : ",\n ", out);
 				col = 1;
 			} else if (!first) {
 				fputc(',', out);
 			}
-			fprintf(out, " %s--%.*s", quiet ? "-q, " : "", (int)n, p);
+			fprintf(out, " %s%s--%.*s", letter ? letter : "", letter ? ", " : "", (int)n, p);
 			col += w;
 			first = false;
 		}
@@ -454,11 +499,43 @@ void cli_print_command_options(FILE *out, const command *cmd)
 	fputs(".\n(`ollama-audit --help` explains the common ones.)\n", out);
 }
 
+/* "  SYNOPSIS  summary": the summaries start in one column, wrapped at
+ * CLI_HELP_WIDTH; a synopsis too long for that column has its summary on
+ * the next line. */
+static void command_line(FILE *out, const char *synopsis, const char *summary, size_t col)
+{
+	fprintf(out, "  %s", synopsis);
+	size_t at = 2 + strlen(synopsis);
+	if (at + 2 > col) {
+		fputc('\n', out);
+		at = 0;
+	}
+	bool line_start = true; /* no word of the summary on this line yet */
+	for (const char *w = summary; *w; w += strspn(w, " ")) {
+		size_t n = strcspn(w, " ");
+		if (!line_start && at + 1 + n > CLI_HELP_WIDTH) {
+			fputc('\n', out);
+			at = 0;
+			line_start = true;
+		}
+		fprintf(out, "%*s%.*s", line_start ? (int)(col - at) : 1, "", (int)n, w);
+		at = (line_start ? col : at + 1) + n;
+		line_start = false;
+		w += n;
+	}
+	fputc('\n', out);
+}
+
 void cli_print_usage(FILE *out)
 {
+	size_t col = 0;
+	for (const command *k = cli_commands; k->name; k++)
+		if (strlen(k->synopsis) > col)
+			col = strlen(k->synopsis);
+	col = col + 4 < 24 ? col + 4 : 24; /* "  " + the synopsis + "  " */
 	fputs(usage_head, out);
 	for (const command *k = cli_commands; k->name; k++)
-		fprintf(out, "  %-18s %s\n", k->synopsis, k->summary);
+		command_line(out, k->synopsis, k->summary, col);
 	fputs(usage_options, out);
 }
 

@@ -39,6 +39,7 @@ static const struct option long_opts[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "apply", no_argument, NULL, OPT_APPLY },
 	{ "yes", no_argument, NULL, OPT_YES },
 	{ "plan", required_argument, NULL, OPT_PLAN },
@@ -172,6 +173,7 @@ static int output_option(cli *c, cli_request *r, int opt, const char *arg)
 		if (sev < OA_SEV_WARNING)
 			return cli_usage_error("unknown --fail-on '%s' (error, warning)", arg);
 		c->fail_on = sev;
+		c->fail_on_set = true;
 		return CLI_GO_ON;
 	}
 	case OPT_COLOR:
@@ -188,6 +190,7 @@ static int output_option(cli *c, cli_request *r, int opt, const char *arg)
 	case OPT_PROGRESS: r->progress = 1; return CLI_GO_ON;
 	case OPT_NO_PROGRESS: r->progress = 0; return CLI_GO_ON;
 	case 'q': c->quiet = true; return CLI_GO_ON;
+	case 'v': c->verbose = true; return CLI_GO_ON;
 	case OPT_SORT: return parse_sort(c, arg);
 	case OPT_NO_HEADER: c->no_header = true; return CLI_GO_ON;
 	case OPT_WIDE: c->wide = true; return CLI_GO_ON;
@@ -348,9 +351,9 @@ int cli_parse_options(cli *c, cli_request *r, int argc, char **argv)
 	opterr = 0;
 	int opt, li;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
-	while ((li = -1, opt = getopt_long(argc, argv, ":hqV", long_opts, &li)) != -1) {
+	while ((li = -1, opt = getopt_long(argc, argv, ":hqvV", long_opts, &li)) != -1) {
 		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet"
-		                   : opt == 'V' ? "version" : NULL;
+		                   : opt == 'v' ? "verbose" : opt == 'V' ? "version" : NULL;
 		if (opt == 'V')
 			opt = OPT_VERSION;
 		if (name && r->n_given < sizeof r->given / sizeof r->given[0])

@@ -96,6 +96,11 @@ const char *oa_ftype_list_string(uint32_t ftype)
 	return oa_ftype_ollama_string(ftype, true);
 }
 
+const char *oa_gguf_file_type_name(const oa_gguf_info *g)
+{
+	return g->has_file_type && g->file_type_is_u32 ? oa_ftype_list_string(g->file_type) : "unknown";
+}
+
 /* llama-model-loader's guess: dominant ggml_type -> llama_ftype; -1 when it has no mapping. */
 static int guess_ftype(uint32_t t)
 {

@@ -11,9 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+/* A time in a finding's message, which a person reads: to the second. */
 static void utc_time(int64_t ns, char *buf, size_t len)
 {
-	oa_iso8601((time_t)(ns / 1000000000), (long)(ns % 1000000000), buf, len);
+	oa_iso8601((time_t)(ns / 1000000000), 0, buf, len);
 }
 
 /* Per model its newest failed load, "TIME: reason"; h is newest first. */

@@ -128,7 +128,8 @@ static void rows_table(const oa_text_style *st, FILE *out, const oa_store *s, co
 		{ "ON DISK", 2, 0, true }, { "APPARENT", 5, 0, true }, { "LAST USED", 3, 0, false },
 	};
 	/* LAST USED when the store has server logs (docs/history.md). */
-	oa_table tb = { .col = cols, .ncol = lu && lu->have_logs ? 6 : 5, .gap = "   " };
+	oa_table tb = { .col = cols, .ncol = lu && lu->have_logs ? 6 : 5, .gap = "   ", .name_cols = 1u << 0,
+		        .age_cols = 1u << 5 /* LAST USED */ };
 	for (size_t i = 0; i < d->du.n_rows; i++) {
 		const oa_du_row *r = &d->du.rows[i];
 		uint64_t v[4] = { r->unique, r->shared, r->allocated, r->apparent };

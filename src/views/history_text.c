@@ -37,9 +37,16 @@ static void local_time(const oa_load *e, char *buf, size_t len)
 	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, e->tz_min < 0 ? '-' : '+', off / 60, off % 60);
 }
 
+/* A time as the csv gives it: RFC 3339 in UTC, nanoseconds when the log had them. */
 static void utc_time(int64_t ns, char *buf, size_t len)
 {
 	oa_iso8601((time_t)(ns / 1000000000), (long)(ns % 1000000000), buf, len);
+}
+
+/* The same for a person: to the second. */
+static void utc_second(int64_t ns, char *buf, size_t len)
+{
+	oa_iso8601((time_t)(ns / 1000000000), 0, buf, len);
 }
 
 static char *memory_text(const oa_text_style *st, const oa_load *e)
@@ -73,8 +80,8 @@ void oa_history_text(const oa_text_style *st, FILE *out, const oa_history_view *
 		fputc('\n', out);
 	char from[40] = "", to[40] = "";
 	if (h->any_time) {
-		utc_time(h->first_ns, from, sizeof from);
-		utc_time(h->last_ns, to, sizeof to);
+		utc_second(h->first_ns, from, sizeof from);
+		utc_second(h->last_ns, to, sizeof to);
 	}
 	fprintf(out, "%s: %zu load%s", oa_text_safe(s->root), n, n == 1 ? "" : "s");
 	if (src->n)
@@ -172,8 +179,8 @@ void oa_usage_say_span(FILE *diag, const oa_store *s, const oa_log_usage *u)
 {
 	char from[48] = "?", to[48] = "?";
 	if (u->logs_known) {
-		utc_time(u->logs_from, from, sizeof from);
-		utc_time(u->logs_to, to, sizeof to);
+		utc_second(u->logs_from, from, sizeof from);
+		utc_second(u->logs_to, to, sizeof to);
 	}
 	/* Never loaded means: not in the logs we have. */
 	fprintf(diag, "ollama-audit: %s: the logs go back to %s (newest line %s): a model not loaded "

@@ -153,7 +153,8 @@ void oa_list_text(const oa_text_style *st, FILE *out, const oa_list_store *v, si
 	memcpy(cols, all, sizeof cols);
 	/* ollama list pads its table columns with four spaces (tablewriter's
 	 * table padding in cmd.ListHandler). */
-	oa_table tb = { .col = cols, .ncol = 9, .gap = "    " };
+	oa_table tb = { .col = cols, .ncol = 9, .gap = "    ", .name_cols = 1u << 0,
+		        .age_cols = 1u << 3 | 1u << 9 /* MODIFIED, LAST USED */ };
 	bool shadows = false;
 	for (size_t i = 0; i < n; i++) {
 		/* LAST USED only when some store has server logs (docs/history.md). */

@@ -328,13 +328,13 @@ static json_t *gguf_header_json(const oa_gguf_info *g, bool tensors)
 	json_object_set_new(h, "kind", json_string(g->kind >= 0 && g->kind <= 5 ? kinds[g->kind] : "unknown"));
 	if (g->has_file_type) {
 		json_object_set_new(h, "file_type", json_integer(g->file_type));
-		json_object_set_new(h, "file_type_ollama", jstr(oa_ftype_ollama_string(g->file_type, g->file_type_is_u32)));
+		json_object_set_new(h, "file_type_ollama", jstr(oa_gguf_file_type_name(g)));
 		json_object_set_new(h, "file_type_llama", jstr(oa_ftype_llama_name(g->file_type)));
 	} else {
 		json_object_set_new(h, "file_type", json_null());
 	}
 	if (g->file_type_guessed)
-		json_object_set_new(h, "file_type_guess", jstr(oa_ftype_ollama_string(g->guessed_file_type, true)));
+		json_object_set_new(h, "file_type_guess", jstr(oa_ftype_list_string(g->guessed_file_type)));
 	json_object_set_new(h, "parameter_count", u64(g->parameter_count));
 	oa_human_number(g->parameter_count, human, sizeof human);
 	json_object_set_new(h, "parameter_size", json_string(human));

@@ -80,10 +80,8 @@ static void show_gguf(FILE *out, const oa_gguf_info *g, bool tensors)
 	oa_human_number(g->parameter_count, human, sizeof human);
 	if (g->has_file_type) {
 		const char *ln = oa_ftype_llama_name(g->file_type);
-		/* 0 (all F32) prints F32, as ggml.FileType's String does */
-		snprintf(ft, sizeof ft, "%s (%u%s%s)",
-		         g->file_type_is_u32 ? oa_ftype_list_string(g->file_type) : "unknown",
-		         g->file_type, ln ? ", " : "", ln ? ln : "");
+		snprintf(ft, sizeof ft, "%s (%u%s%s)", oa_gguf_file_type_name(g), g->file_type, ln ? ", " : "",
+		         ln ? ln : "");
 	} else if (g->file_type_guessed) {
 		snprintf(ft, sizeof ft, "not set; guessed %s from the tensor types",
 		         oa_ftype_list_string(g->guessed_file_type));

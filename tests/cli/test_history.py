@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -847,5 +848,31 @@ with t.guard("--unused-for: a model pulled within the duration is not unused, lo
     t.ok("never:used" in r.out.split(), "and lists the old unused one", r.out)
     r = run("--store", s.root, "du", "--unused-for", "30d", "-q")
     t.ok("fresh:latest" not in r.out.split(), "du --unused-for too", r.out)
+
+with t.guard("text gives times to the second; json keeps the log's nanoseconds"):
+    s, f = build()
+    logs = os.path.join(os.path.dirname(s.root), "logs")
+    p = "/root/.ollama/models/blobs/sha256-"
+    write(os.path.join(logs, "server.log"), [
+        "time=2026-07-15T02:26:38.999123456Z level=INFO source=routes.go:1277 "
+        'msg="Listening on [::]:11434 (version 0.6.0)"',
+        "time=2026-07-15T03:00:00.250000000Z level=INFO source=server.go:380 "
+        'msg="starting llama server" cmd="/usr/bin/ollama runner --model ' + p + f["qwen3_blob"] + ' --port 1"',
+        "time=2026-07-15T03:00:01.500000000Z level=ERROR source=sched.go:455 "
+        'msg="error loading llama server" error="llama runner process has terminated: exit status 2"',
+        "time=2026-12-06T05:14:48.207000000Z level=INFO source=routes.go:1277 msg=\"still here\""])
+    nanos = re.compile(r"\d\d:\d\d:\d\d\.\d+")
+    for args in (["list", "--unused-for", "1d"], ["du", "--unused-for", "1d"], ["history"], ["check"],
+                 ["rm", "--unused-for", "1d"], ["show", "qwen3:8b"]):
+        r = run("--store", s.root, *args)
+        t.ok(not nanos.search(r.out + r.err), "%s: no fraction of a second in its text" % " ".join(args),
+             [ln for ln in (r.out + r.err).splitlines() if nanos.search(ln)])
+    r = run("--store", s.root, "list", "--unused-for", "1d")
+    t.contains(r.err, "the logs go back to 2026-07-15T02:26:38Z (newest line 2026-12-06T05:14:48Z)",
+               "the horizon of the logs, to the second")
+    r = run("--store", s.root, "check")
+    t.contains(r.out, "(2026-07-15T03:00:00Z, llamacpp", "the failed load's time in check's text, to the second")
+    doc = run("--store", s.root, "history", "--format", "json").json()
+    t.contains(json.dumps(doc), "2026-07-15T03:00:00.25", "history's json keeps the fraction (RFC 3339)")
 
 t.done()

@@ -51,6 +51,9 @@ if grep -q '^SYSTEMD_FOUND:INTERNAL=1' "$build/CMakeCache.txt"; then
   check "recommends libsystemd0" "field Recommends | tr ',' '\\n' | grep -q '^ *libsystemd0\\b'"
   check "does not depend on libsystemd0" "! field Depends | grep -q libsystemd"
 fi
+homepage=$(sed -n 's/^OA_HOMEPAGE_URL:STRING=//p' "$build/CMakeCache.txt")
+check "the Homepage is this project's (the one configured, else none), never Ollama's" \
+  "[ \"\$(field Homepage)\" = '$homepage' ]"
 check "the control archive holds the shlibs file (for packages built against it)" \
   "dpkg-deb --info '$deb' | grep -q ' shlibs'"
 dpkg-deb --contents "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$scratch/contents"
