@@ -26,7 +26,7 @@ else()
   set(OA_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 # libsystemd is not among them: journal.c loads it at run time (dlopen).
-set(OA_PC_REQUIRES_PRIVATE "libxxhash libcrypto")
+set(OA_PC_REQUIRES_PRIVATE "libxxhash libcrypto libarchive")
 set(OA_PC_LIBS_PRIVATE "-lpthread -lm")
 foreach(oa_lib ${CMAKE_DL_LIBS})
   string(APPEND OA_PC_LIBS_PRIVATE " -l${oa_lib}")
