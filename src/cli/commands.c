@@ -7,6 +7,7 @@
 #include "cmd_check.h"
 #include "cmd_dedupe.h"
 #include "cmd_du.h"
+#include "cmd_export.h"
 #include "cmd_history.h"
 #include "cmd_list.h"
 #include "cmd_prune.h"
@@ -306,6 +307,33 @@ const command cli_commands[] = {
 		        "(sha256 = their name); the clone or link goes in under a temporary name and is\n"
 		        "renamed over the duplicate. Stores an Ollama server uses are left alone unless\n"
 		        "--force. --apply asks [y/N] on a terminal; without one it needs --yes.\n",
+	},
+	{
+		.name = "export",
+		.run = cmd_export,
+		.synopsis = "export MODEL...",
+		.summary = "a verified bundle of models that any tar unpacks into a store",
+		.options = COMMON "platform cache",
+		.formats = "table json",
+		.help = "usage: ollama-audit export MODEL... -o FILE|-|DIR/ [--cache FILE] [--format table|json]\n"
+		        "\n"
+		        "Write the models as a bundle: a POSIX (pax) tar whose members are store paths,\n"
+		        "so that `tar -xf FILE -C ~/.ollama/models` gives a working store: every blob the\n"
+		        "models' tags reach (blobs/sha256-<hex>), then their tag files (manifests/..., and\n"
+		        "manifests-v2/... with the list's blobs, its children here and the legacy anchor\n"
+		        "when the model has them). Two files come first, at the root: SHA256SUMS, which\n"
+		        "`sha256sum -c SHA256SUMS` checks in the unpacked tree, and ollama-audit-bundle.json\n"
+		        "(the models, digests, sizes and this tool's version; docs/schema.md). Ollama and\n"
+		        "ollama-audit ignore both in a store. `ollama-audit import` reads the bundle back.\n"
+		        "Every blob is hashed as it is read (or vouched for by the verify cache, --cache,\n"
+		        "when verify found that very file good); one that does not hash to its name stops\n"
+		        "the export, names the model and blob, and leaves nothing complete-looking.\n"
+		        "  -o FILE   a tar, written under a temporary name and renamed when complete\n"
+		        "  -o -      the tar on standard output (cut off, without tar's end-of-archive\n"
+		        "            blocks, when the export fails: the reader sees a truncated archive)\n"
+		        "  -o DIR/   an unpacked bundle in a new (or empty) directory, renamed into place\n"
+		        "The summary goes to standard output (to standard error with -o -). A model whose\n"
+		        "blob is missing or damaged is refused (exit 4): mend it first with repair.\n",
 	},
 	{
 		.name = "history",

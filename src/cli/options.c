@@ -100,8 +100,12 @@ const char *cli_scan_command(int argc, char **argv)
 			return i + 1 < argc ? argv[i + 1] : NULL;
 		if (a[0] != '-' || a[1] == '\0')
 			return a;
+		if (strcmp(a, "-o") == 0) {
+			i++; /* -o FILE */
+			continue;
+		}
 		if (a[1] != '-' || strchr(a, '='))
-			continue; /* -h, -q, --name=value */
+			continue; /* -h, -q, -oFILE, --name=value */
 		size_t n = strlen(a + 2);
 		const struct option *hit = NULL;
 		int hits = 0;
@@ -346,11 +350,13 @@ int cli_parse_options(cli *c, cli_request *r, int argc, char **argv)
 	opterr = 0;
 	int opt, li;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
-	while ((li = -1, opt = getopt_long(argc, argv, ":hqV", long_opts, &li)) != -1) {
+	while ((li = -1, opt = getopt_long(argc, argv, ":hqVo:", long_opts, &li)) != -1) {
 		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet"
-		                   : opt == 'V' ? "version" : NULL;
+		                   : opt == 'V' ? "version" : opt == 'o' ? "output" : NULL;
 		if (opt == 'V')
 			opt = OPT_VERSION;
+		if (opt == 'o')
+			opt = OPT_OUTPUT;
 		if (name && r->n_given < sizeof r->given / sizeof r->given[0])
 			r->given[r->n_given++] = name;
 		int rc = parse_option(c, r, opt, argv);

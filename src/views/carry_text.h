@@ -1,0 +1,16 @@
+/* carry_text.h - the text of export, import and repair for a person.
+ * Library-internal (the CLI links the static library). */
+#ifndef OA_VIEWS_CARRY_TEXT_H
+#define OA_VIEWS_CARRY_TEXT_H
+
+#include "ollama_audit/bundle_write.h"
+#include "ollama_audit/carry.h"
+#include "views/table.h"
+
+#include <stdio.h>
+
+/* What an export wrote: the models, blobs, bytes, how each blob was checked. */
+void oa_export_text(const oa_text_style *st, FILE *out, const oa_carry *c, const oa_export_result *r,
+                    const oa_export_opts *o);
+
+#endif
