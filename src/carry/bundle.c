@@ -239,7 +239,10 @@ int oa_bundle_promise_sums(oa_bundle_promise *p, const uint8_t *bytes, size_t le
 		memcpy(hex, s, 64);
 		hex[64] = '\0';
 		oa_member_name m;
-		if (oa_bundle_member(s + 66, false, &m) != OA_MEMBER_BLOB) {
+		char path[13 + 64 + 1];
+		memcpy(path, s + 66, 13 + 64);
+		path[13 + 64] = '\0';
+		if (oa_bundle_member(path, false, &m) != OA_MEMBER_BLOB) {
 			oa_seterr(err, errlen, "%s line %zu: %s", OA_BUNDLE_SUMS, line, m.why);
 			return -1;
 		}

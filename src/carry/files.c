@@ -76,12 +76,17 @@ int carry_write_full(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int carry_temp_create(int dirfd, char *name, size_t len)
+void carry_temp_name(char *name, size_t len)
 {
 	static unsigned counter;
+	/* digits only: sha256-<digits> is the temp class (spec: NewLayer's CreateTemp) */
+	snprintf(name, len, "sha256-%ld%u", (long)getpid(), ++counter);
+}
+
+int carry_temp_create(int dirfd, char *name, size_t len)
+{
 	for (int tries = 0; tries < 100; tries++) {
-		/* digits only: sha256-<digits> is the temp class (spec: NewLayer's CreateTemp) */
-		snprintf(name, len, "sha256-%ld%u%u", (long)getpid(), ++counter, (unsigned)tries);
+		carry_temp_name(name, len);
 		int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;

@@ -31,6 +31,8 @@ int carry_open_parent(int root_fd, const char *rel, bool make, const carry_owner
 /* write() all of it; 0, or -1 with errno. */
 int carry_write_full(int fd, const void *p, size_t n);
 
+/* A name of the temp class (below), new in this process. */
+void carry_temp_name(char *name, size_t len);
 /* A new file in dirfd under a name of the temp class that prune and the
  * server's start-up prune remove (blobs/sha256-<digits>, as `ollama
  * create` names its own), opened O_RDWR|O_EXCL, mode 0600 until it is

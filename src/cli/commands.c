@@ -9,6 +9,7 @@
 #include "cmd_du.h"
 #include "cmd_export.h"
 #include "cmd_history.h"
+#include "cmd_import.h"
 #include "cmd_list.h"
 #include "cmd_prune.h"
 #include "cmd_report.h"
@@ -336,6 +337,37 @@ const command cli_commands[] = {
 		        "blob is missing or damaged is refused (exit 4): mend it first with repair.\n",
 	},
 	{
+		.name = "import",
+		.run = cmd_import,
+		.synopsis = "import FILE|DIR|-",
+		.summary = "a bundle (or --from STORE MODEL...) into the store: a dry run unless --apply",
+		.options = COMMON "platform apply yes from verify",
+		.formats = DATA,
+		.render = { [OUT_TABLE] = import_render_table, [OUT_JSON] = import_render_json,
+		            [OUT_NDJSON] = import_render_ndjson, [OUT_CSV] = import_render_csv },
+		.help = "usage: ollama-audit import FILE|DIR|- [--verify] [--apply [--yes]] [--format table|json|ndjson|csv]\n"
+		        "       ollama-audit import --from STORE MODEL... [--apply [--yes]]\n"
+		        "\n"
+		        "Put the models of a bundle (export's tar FILE, the same unpacked in DIR, or - for\n"
+		        "a tar on standard input) into the store. A dry run unless --apply: what would be\n"
+		        "added, what is here already, the bytes it needs against the free space (--verify\n"
+		        "also hashes every new blob of the bundle). --apply (asking [y/N] on a terminal;\n"
+		        "without one, and always with -, it needs --yes), under the store's write lock:\n"
+		        "each new blob is copied under a temporary name in blobs/ (sha256-<digits>, which\n"
+		        "prune removes) while it is hashed, and put in place only when it hashes to its\n"
+		        "name; a blob here already stays as it is; the tags last, each written whole, once\n"
+		        "every blob they reach is here. Nothing is replaced: a tag here with other content\n"
+		        "refuses its model (exit 4, nothing of it written). A bundle holding anything but\n"
+		        "blobs/sha256-<hex>, tags, SHA256SUMS and its index (an absolute path, .., a link,\n"
+		        "a device), a blob that does not hash to its name, or a cut or corrupt tar, is\n"
+		        "refused whole: no tag is written (exit 4).\n"
+		        "--from STORE MODEL... copies the models from another store on this machine: a\n"
+		        "reflink where the file system can, a hard link where the file system and owner\n"
+		        "allow, else a copy; every blob is hashed first, and owned and moded as the store's.\n"
+		        "An empty --store directory becomes a store. Exit: 0 done, 4 refused, 8 failed,\n"
+		        "16 usage, 32 interrupted.\n",
+	},
+	{
 		.name = "history",
 		.run = cmd_history,
 		.synopsis = "history [MODEL...]",
@@ -401,7 +433,8 @@ static const char usage_head[] =
 	"usage: ollama-audit [--store DIR]... COMMAND [OPTIONS] [ARGS]\n"
 	"\n"
 	"Audit an Ollama model store offline: no server, no network. Read-only, except\n"
-	"prune --apply, rm --apply, dedupe --apply and restore, which change a store.\n"
+	"prune --apply, rm --apply, dedupe --apply, restore and import --apply, which\n"
+	"change a store.\n"
 	"\n"
 	"Commands:\n";
 

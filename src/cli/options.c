@@ -19,7 +19,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
        OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER,
        OPT_SERVER_VERSION, OPT_WIDE, OPT_WITH_SHADOW, OPT_CHILD, OPT_LAST, OPT_OP, OPT_EMPTY,
-       OPT_OLDER_THAN };
+       OPT_OLDER_THAN, OPT_FROM, OPT_VERIFY };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -67,6 +67,8 @@ static const struct option long_opts[] = {
 	{ "op", required_argument, NULL, OPT_OP },
 	{ "empty", no_argument, NULL, OPT_EMPTY },
 	{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -311,6 +313,8 @@ static int space_option(cli *c, int opt, const char *arg)
 		c->older_than = d;
 		return CLI_GO_ON;
 	}
+	case OPT_FROM: c->from = arg; return CLI_GO_ON;
+	case OPT_VERIFY: c->verify = true; return CLI_GO_ON;
 	case OPT_DUPLICATES: c->duplicates = true; return CLI_GO_ON;
 	case OPT_HARDLINK: c->hardlink = true; return CLI_GO_ON;
 	}

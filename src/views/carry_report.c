@@ -26,3 +26,82 @@ json_t *oa_export_report(const oa_store *s, const oa_carry *c, const oa_export_r
 	                 (json_int_t)r->tags, "bytes", (json_int_t)r->bytes, "hashed", (json_int_t)r->hashed,
 	                 "trusted", (json_int_t)r->trusted);
 }
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *import_models(const oa_import_result *r)
+{
+	json_t *v = json_array();
+	for (size_t i = 0; i < r->n_models; i++) {
+		const oa_import_model *m = &r->models[i];
+		json_array_append_new(v, json_pack("{s:s, s:s, s:o, s:I}", "name", m->name, "state",
+		                                   oa_import_state_name(m->state), "why", str_or_null(m->why), "bytes_new",
+		                                   (json_int_t)m->bytes_new));
+	}
+	return v;
+}
+
+static json_t *import_blobs(const oa_import_result *r)
+{
+	json_t *v = json_array();
+	for (size_t i = 0; i < r->n_blobs; i++) {
+		const oa_import_blob *b = &r->blobs[i];
+		json_array_append_new(v, json_pack("{s:s+, s:I, s:s, s:o, s:o, s:o}", "digest", "sha256:", b->hex, "size",
+		                                   (json_int_t)b->size, "state", oa_import_state_name(b->state), "model",
+		                                   str_or_null(b->model), "how", str_or_null(b->how), "size_here",
+		                                   b->state == OA_IMP_CONFLICT ? json_integer(b->size_here) : json_null()));
+	}
+	return v;
+}
+
+static json_t *import_tags(const oa_import_result *r)
+{
+	json_t *v = json_array();
+	for (size_t i = 0; i < r->n_tags; i++) {
+		const oa_import_tag *t = &r->tags[i];
+		json_array_append_new(v, json_pack("{s:s, s:s, s:s, s:s}", "path", t->path, "model", t->model, "sha256",
+		                                   t->sha256, "state", oa_import_state_name(t->state)));
+	}
+	return v;
+}
+
+json_t *oa_import_report(const oa_import_result *r, const char *host)
+{
+	json_t *o = json_pack("{s:s, s:s, s:o, s:s, s:b, s:o, s:b, s:b, s:o, s:b, s:I, s:I}", "schema", OA_SCHEMA_IMPORT,
+	                      "host", host, "store", str_or_null(r->store), "source", r->source, "applied", r->applied,
+	                      "refused", str_or_null(r->refused), "corrupt", r->refused && r->corrupt, "indexed",
+	                      r->indexed, "tool", str_or_null(r->tool), "hashed", r->hashed, "bytes_new",
+	                      (json_int_t)r->bytes_new, "bytes_present", (json_int_t)r->bytes_present);
+	json_object_set_new(o, "free_bytes", r->free_known ? json_integer((json_int_t)r->free_bytes) : json_null());
+	json_object_set_new(o, "models", import_models(r));
+	json_object_set_new(o, "blobs", import_blobs(r));
+	json_object_set_new(o, "tags", import_tags(r));
+	return o;
+}
+
+json_t *oa_import_records(json_t *report)
+{
+	static const char *const arrays[] = { "models", "blobs", "tags" };
+	static const char *const types[] = { "model", "blob", "tag" };
+	json_t *out = json_array();
+	for (size_t a = 0; a < 3; a++) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(json_object_get(report, arrays[a]), i, x) {
+			json_t *rec = json_pack("{s:s, s:O, s:O, s:O}", "type", types[a], "schema",
+			                        json_object_get(report, "schema"), "host", json_object_get(report, "host"),
+			                        "store", json_object_get(report, "store"));
+			json_object_update_missing(rec, x);
+			json_array_append_new(out, rec);
+		}
+	}
+	json_t *sum = json_pack("{s:s}", "type", "summary");
+	json_object_update_missing(sum, report);
+	for (size_t a = 0; a < 3; a++)
+		json_object_del(sum, arrays[a]);
+	json_array_append_new(out, sum);
+	return out;
+}

@@ -5,6 +5,7 @@
 
 #include "ollama_audit/bundle_write.h"
 #include "ollama_audit/carry.h"
+#include "ollama_audit/import.h"
 #include "views/table.h"
 
 #include <stdio.h>
@@ -12,5 +13,11 @@
 /* What an export wrote: the models, blobs, bytes, how each blob was checked. */
 void oa_export_text(const oa_text_style *st, FILE *out, const oa_carry *c, const oa_export_result *r,
                     const oa_export_opts *o);
+
+/* What an import would do or did: a line per model, the bytes against the
+ * free space, what was checked. */
+void oa_import_text(const oa_text_style *st, FILE *out, const oa_import_result *r);
+/* One csv row per blob and tag: kind, path, digest, size, state, model, note. */
+void oa_import_csv(FILE *out, const oa_import_result *r);
 
 #endif
