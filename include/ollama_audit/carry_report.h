@@ -10,6 +10,7 @@
 #include "ollama_audit/bundle_write.h"
 #include "ollama_audit/carry.h"
 #include "ollama_audit/import.h"
+#include "ollama_audit/repair.h"
 #include "ollama_audit/report.h"
 
 #include <jansson.h>
@@ -29,5 +30,13 @@ OA_EXPORT json_t *oa_import_report(const oa_import_result *r, const char *host);
  * "schema", "host", "store"), then the "summary" (the document without
  * the three arrays). */
 OA_EXPORT json_t *oa_import_records(json_t *report);
+/* {"schema", "host", "store", "applied", "verified", "searched",
+ * "source_error", "operation", "blobs": [{"digest", "size", "size_here",
+ * "damage", "known_by", "models", "state", "source", "source_kind", "how",
+ * "note"}], "advice": [{"model", "registry", "command", "text"}]}. */
+OA_EXPORT json_t *oa_repair_report(const oa_repair_result *r, const char *host);
+/* Its ndjson records: a "blob" per damaged blob and an "advice" per model
+ * (with "schema", "host", "store"), then the "summary". */
+OA_EXPORT json_t *oa_repair_records(json_t *report);
 
 #endif

@@ -145,7 +145,8 @@ static int fetch_from_store(imp *m, size_t i)
 		return -1;
 	}
 	const char *how = NULL;
-	int rc = land_clone(&m->l, b->hex, b->size, fd, m->from->blobs_fd, sb->name, b->tmp, &how, m->err, m->errlen);
+	int rc = land_clone(&m->l, b->hex, b->size, fd, m->from->blobs_fd, sb->name, true, b->tmp, &how, m->err,
+	                    m->errlen);
 	close(fd);
 	b->hashed = rc == 0;
 	if (rc == 0)

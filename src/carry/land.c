@@ -200,8 +200,7 @@ static ssize_t read_fd(void *ctx, void *buf, size_t n, char *err, size_t errlen)
 	}
 }
 
-/* The source hashed from its start (its offset moved back). */
-static int hash_source(land *l, const char *hex, int64_t size, int fd, char *err, size_t errlen)
+int land_hash_fd(land *l, const char *hex, int64_t size, int fd, char *err, size_t errlen)
 {
 	if (lseek(fd, 0, SEEK_SET) < 0) {
 		oa_seterr(err, errlen, "reading the source: %s", strerror(errno));
@@ -222,7 +221,7 @@ static int try_reflink(land *l, const char *hex, int64_t size, int src_fd, char 
 		land_drop(l, tmp);
 		return 2; /* not here: try the next way */
 	}
-	int rc = hash_source(l, hex, size, src_fd, err, errlen);
+	int rc = land_hash_fd(l, hex, size, src_fd, err, errlen);
 	if (rc == 0)
 		return temp_finish(l, fd, tmp, hex, size, (uint64_t)size, hex, err, errlen);
 	close(fd);
@@ -239,7 +238,7 @@ static int try_hardlink(land *l, const char *hex, int64_t size, int src_fd, int 
 	if (fstat(src_fd, &src) < 0 || fstat(l->blobs_fd, &dir) < 0 || src.st_dev != dir.st_dev ||
 	    src.st_uid != (l->blob_owner.set ? l->blob_owner.uid : geteuid()) || (src.st_mode & 07777) != 0644)
 		return 2; /* the link would not be owned and moded as the store's files */
-	int rc = hash_source(l, hex, size, src_fd, err, errlen);
+	int rc = land_hash_fd(l, hex, size, src_fd, err, errlen);
 	if (rc)
 		return rc;
 	for (int tries = 0; tries < 100; tries++) {
@@ -255,12 +254,12 @@ static int try_hardlink(land *l, const char *hex, int64_t size, int src_fd, int 
 	return 2;
 }
 
-int land_clone(land *l, const char *hex, int64_t size, int src_fd, int src_dir_fd, const char *src_name,
+int land_clone(land *l, const char *hex, int64_t size, int src_fd, int src_dir_fd, const char *src_name, bool link,
                char tmp[40], const char **how, char *err, size_t errlen)
 {
 	int rc = try_reflink(l, hex, size, src_fd, tmp, err, errlen);
 	*how = "reflink";
-	if (rc == 2) {
+	if (rc == 2 && link) {
 		rc = try_hardlink(l, hex, size, src_fd, src_dir_fd, src_name, tmp, err, errlen);
 		*how = "hardlink";
 	}
@@ -286,6 +285,16 @@ int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, cha
 		return -1;
 	}
 	return temp_finish(l, fd, tmp, hex, (int64_t)len, len, sha, err, errlen);
+}
+
+int land_swap(land *l, const char *tmp, const char *hex)
+{
+	char name[80];
+	snprintf(name, sizeof name, "sha256-%s", hex);
+	if (renameat(l->blobs_fd, tmp, l->blobs_fd, name) < 0)
+		return -1;
+	forget(l, tmp);
+	return fsync(l->blobs_fd) < 0 ? -1 : 0;
 }
 
 int land_place(land *l, const char *tmp, const char *hex)

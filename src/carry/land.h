@@ -50,23 +50,30 @@ int land_copy(land *l, const char *hex, int64_t size, land_read_fn read, void *c
               size_t errlen);
 /* The same, keeping nothing: 0 good, 1 not what hex names, -1 error. */
 int land_hash(land *l, const char *hex, int64_t size, land_read_fn read, void *ctx, char *err, size_t errlen);
+/* land_hash of the file open at fd, from its start (the offset put back). */
+int land_hash_fd(land *l, const char *hex, int64_t size, int fd, char *err, size_t errlen);
 /* The same as land_copy for bytes already in memory. */
 int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, char tmp[40], char *err,
                     size_t errlen);
 /* A blob of another store on this machine (src_fd open on it; src_dir_fd
  * and src_name its directory and name there) under a new temporary: a
- * reflink where the file system can, else a hard link when both are on
- * one file system and the file has the owner blobs/ gives, else a copy;
+ * reflink where the file system can, else (with `link`) a hard link when
+ * both are on one file system and the file has the owner and mode blobs/
+ * gives, else a copy;
  * the source is hashed either way (before linking: a link shares its
  * bytes). *how: "reflink", "hardlink" or "copy". 0, 1 not what hex names,
  * -1 error (err). A hard link keeps the source's mtime: touching it would
  * write to the other store. */
-int land_clone(land *l, const char *hex, int64_t size, int src_fd, int src_dir_fd, const char *src_name,
+int land_clone(land *l, const char *hex, int64_t size, int src_fd, int src_dir_fd, const char *src_name, bool link,
                char tmp[40], const char **how, char *err, size_t errlen);
 /* Put temporary tmp in place as blobs/sha256-<hex> (never replacing: a file
  * there already stays, and so does the answer 1). 0 placed, 1 already there,
  * -1 errno. The temporary is forgotten either way but on error. */
 int land_place(land *l, const char *tmp, const char *hex);
+/* repair's swap: temporary tmp renamed over blobs/sha256-<hex>, which the
+ * caller has just found to be the damaged regular file (or nothing). 0, or
+ * -1 with errno. */
+int land_swap(land *l, const char *tmp, const char *hex);
 /* Remove a temporary now. */
 void land_drop(land *l, const char *tmp);
 

@@ -12,6 +12,7 @@
 #include "cmd_import.h"
 #include "cmd_list.h"
 #include "cmd_prune.h"
+#include "cmd_repair.h"
 #include "cmd_report.h"
 #include "cmd_restore.h"
 #include "cmd_rm.h"
@@ -234,6 +235,34 @@ const command cli_commands[] = {
 		        "is not a list, a child not here, or the last child here; not with --plan.\n",
 	},
 	{
+		.name = "repair",
+		.run = cmd_repair,
+		.synopsis = "repair [MODEL...]",
+		.summary = "mend damaged blobs from a good copy, or clear them for a pull: a dry run",
+		.options = COMMON "platform apply yes from verify quarantine cache jobs",
+		.formats = DATA,
+		.render = { [OUT_TABLE] = repair_render_table, [OUT_JSON] = repair_render_json,
+		            [OUT_NDJSON] = repair_render_ndjson, [OUT_CSV] = repair_render_csv },
+		.help = "usage: ollama-audit repair [MODEL...] [--from FILE|DIR|STORE] [--verify] [--cache FILE]\n"
+		        "                          [--apply [--yes] [--quarantine DIR]] [--format table|json|ndjson|csv]\n"
+		        "\n"
+		        "Mend the damaged blobs of the models (all when none is named): missing, empty,\n"
+		        "truncated or of another size than their manifests declare, or not what their\n"
+		        "name says (verify found that very file corrupt, --cache FILE; or hashed now,\n"
+		        "--verify). For each, a good copy: from --from (export's bundle, a directory of\n"
+		        "one, or a store), else from every other store on this machine (the ones `stores`\n"
+		        "lists) that holds the digest, hashed before use. A dry run unless --apply (asking\n"
+		        "[y/N] on a terminal; without one it needs --yes), under the store's write lock:\n"
+		        "the good copy goes in under a temporary name and is renamed over the damaged file\n"
+		        "(set aside into --quarantine DIR first when given; restore DIR undoes). A blob\n"
+		        "with no good copy anywhere is moved away (quarantine) or deleted, because Ollama's\n"
+		        "pull keeps any blob file that is there: then `ollama pull NAME` fetches it; a\n"
+		        "model no registry has (made with ollama create here) is named, with how to\n"
+		        "recreate it. A blob several tags share is repaired once and all of them named.\n"
+		        "Exit: 0 nothing damaged or all mended, 4 damage left (a dry run, or a pull to\n"
+		        "do), 8 failed, 16 usage, 32 interrupted.\n",
+	},
+	{
 		.name = "restore",
 		.run = cmd_restore,
 		.synopsis = "restore DIR [MODEL]",
@@ -433,8 +462,8 @@ static const char usage_head[] =
 	"usage: ollama-audit [--store DIR]... COMMAND [OPTIONS] [ARGS]\n"
 	"\n"
 	"Audit an Ollama model store offline: no server, no network. Read-only, except\n"
-	"prune --apply, rm --apply, dedupe --apply, restore and import --apply, which\n"
-	"change a store.\n"
+	"prune --apply, rm --apply, dedupe --apply, restore, import --apply and\n"
+	"repair --apply, which change a store.\n"
 	"\n"
 	"Commands:\n";
 

@@ -82,12 +82,11 @@ json_t *oa_import_report(const oa_import_result *r, const char *host)
 	return o;
 }
 
-json_t *oa_import_records(json_t *report)
+/* One record per item of each array, then the summary: the document without them. */
+static json_t *records(json_t *report, const char *const *arrays, const char *const *types, size_t n)
 {
-	static const char *const arrays[] = { "models", "blobs", "tags" };
-	static const char *const types[] = { "model", "blob", "tag" };
 	json_t *out = json_array();
-	for (size_t a = 0; a < 3; a++) {
+	for (size_t a = 0; a < n; a++) {
 		size_t i;
 		json_t *x;
 		json_array_foreach(json_object_get(report, arrays[a]), i, x) {
@@ -100,8 +99,56 @@ json_t *oa_import_records(json_t *report)
 	}
 	json_t *sum = json_pack("{s:s}", "type", "summary");
 	json_object_update_missing(sum, report);
-	for (size_t a = 0; a < 3; a++)
+	for (size_t a = 0; a < n; a++)
 		json_object_del(sum, arrays[a]);
 	json_array_append_new(out, sum);
 	return out;
+}
+
+json_t *oa_import_records(json_t *report)
+{
+	static const char *const arrays[] = { "models", "blobs", "tags" };
+	static const char *const types[] = { "model", "blob", "tag" };
+	return records(report, arrays, types, 3);
+}
+
+static json_t *repair_blob(const oa_repair_blob *x)
+{
+	json_t *models = json_array();
+	for (size_t k = 0; k < x->n_models; k++)
+		json_array_append_new(models, json_string(x->models[k]));
+	json_t *o = json_pack("{s:s+, s:I, s:o, s:s, s:s, s:o, s:s}", "digest", "sha256:", x->hex, "size",
+	                      (json_int_t)x->size, "size_here", x->size_here >= 0 ? json_integer(x->size_here) : json_null(),
+	                      "damage", oa_damage_name(x->damage), "known_by", x->known_by, "models", models, "state",
+	                      oa_repair_state_name(x->state));
+	json_object_set_new(o, "source", str_or_null(x->source));
+	json_object_set_new(o, "source_kind", str_or_null(x->source_kind));
+	json_object_set_new(o, "how", str_or_null(x->how));
+	json_object_set_new(o, "note", str_or_null(x->note));
+	return o;
+}
+
+json_t *oa_repair_report(const oa_repair_result *r, const char *host)
+{
+	json_t *blobs = json_array(), *advice = json_array();
+	for (size_t i = 0; i < r->n_blobs; i++)
+		json_array_append_new(blobs, repair_blob(&r->blobs[i]));
+	for (size_t i = 0; i < r->n_advice; i++)
+		json_array_append_new(advice, json_pack("{s:s, s:b, s:o, s:s}", "model", r->advice[i].name, "registry",
+		                                        r->advice[i].registry, "command",
+		                                        str_or_null(r->advice[i].command), "text", r->advice[i].text));
+	json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:o, s:o}", "schema", OA_SCHEMA_REPAIR, "host", host,
+	                      "store", r->store, "applied", r->applied, "verified", r->verified, "searched",
+	                      (json_int_t)r->searched, "source_error", str_or_null(r->source_error), "operation",
+	                      r->operation[0] ? json_string(r->operation) : json_null());
+	json_object_set_new(o, "blobs", blobs);
+	json_object_set_new(o, "advice", advice);
+	return o;
+}
+
+json_t *oa_repair_records(json_t *report)
+{
+	static const char *const arrays[] = { "blobs", "advice" };
+	static const char *const types[] = { "blob", "advice" };
+	return records(report, arrays, types, 2);
 }

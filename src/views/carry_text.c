@@ -1,7 +1,9 @@
 /* carry_text.c - export, import and repair for a person (carry_text.h). */
 #include "views/carry_text.h"
 #include "views/csv.h"
+#include "base/util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void oa_export_text(const oa_text_style *st, FILE *out, const oa_carry *c, const oa_export_result *r,
@@ -75,5 +77,83 @@ void oa_import_csv(FILE *out, const oa_import_result *r)
 		oa_csv_field(out, oa_import_state_name(t->state), false);
 		oa_csv_field(out, t->model, false);
 		oa_csv_field(out, "", true);
+	}
+}
+
+static const char *repair_action(const oa_repair_blob *x)
+{
+	switch (x->state) {
+	case OA_REPAIR_CAN_MEND: return "--apply puts the good copy in its place";
+	case OA_REPAIR_CAN_REMOVE: return "no good copy: --apply moves it away, so that a pull fetches it";
+	case OA_REPAIR_ABSENT: return "no good copy here or elsewhere: a pull fetches it";
+	case OA_REPAIR_MENDED: return "mended";
+	case OA_REPAIR_REMOVED: return "moved away: a pull fetches it now";
+	case OA_REPAIR_SKIPPED: return "left alone";
+	case OA_REPAIR_FAILED: return "FAILED";
+	}
+	return "?";
+}
+
+static void repair_line(const oa_text_style *st, FILE *out, const oa_repair_blob *x)
+{
+	char want[32], have[32];
+	oa_format_size((uint64_t)x->size, st->units, want, sizeof want);
+	oa_format_size(x->size_here > 0 ? (uint64_t)x->size_here : 0, st->units, have, sizeof have);
+	fprintf(out, "  %-15s sha256:%.12s  %s", oa_damage_name(x->damage), x->hex, want);
+	if (x->damage != OA_DAMAGE_MISSING && x->damage != OA_DAMAGE_DIGEST)
+		fprintf(out, " (%s here)", have);
+	fprintf(out, ", known by %s; named by ", x->known_by);
+	for (size_t k = 0; k < x->n_models; k++)
+		fprintf(out, "%s%s", k ? ", " : "", oa_text_safe(x->models[k]));
+	fputc('\n', out);
+	if (x->source)
+		fprintf(out, "                  good copy (hashed): %s (%s%s%s)\n", oa_text_safe(x->source), x->source_kind,
+		        x->how ? ", " : "", x->how ? x->how : "");
+	fprintf(out, "                  %s%s%s\n", repair_action(x), x->note ? ": " : "",
+	        x->note ? oa_text_safe(x->note) : "");
+}
+
+void oa_repair_text(const oa_text_style *st, FILE *out, const oa_repair_result *r)
+{
+	fprintf(out, "%s: repair%s\n", oa_text_safe(r->store), r->applied ? "" : " (a dry run: nothing changed; --apply mends)");
+	if (!r->n_blobs) {
+		fprintf(out, "no damaged blob: nothing to repair (%s)\n",
+		        r->verified ? "every blob hashed" : "sizes and the verify cache looked at; --verify hashes every blob");
+		return;
+	}
+	for (size_t i = 0; i < r->n_blobs; i++)
+		repair_line(st, out, &r->blobs[i]);
+	fprintf(out, "good copies looked for in %zu place%s%s%s\n", r->searched, r->searched == 1 ? "" : "s",
+	        r->source_error ? "; " : "", r->source_error ? oa_text_safe(r->source_error) : "");
+	if (r->operation[0])
+		fprintf(out, "the damaged files are in the quarantine, operation %s (`ollama-audit restore DIR --op %s`)\n",
+		        r->operation, r->operation);
+	if (r->n_advice)
+		fprintf(out, "what no good copy mends%s:\n", r->applied ? "" : ", once --apply has moved it away");
+	bool pulls = false;
+	for (size_t i = 0; i < r->n_advice; i++) {
+		fprintf(out, "  %s\n", r->advice[i].command ? r->advice[i].command : oa_text_safe(r->advice[i].text));
+		pulls |= r->advice[i].command != NULL;
+	}
+	if (pulls)
+		fputs("(a pull fetches only the blobs that are missing: Ollama keeps any blob file that is there)\n", out);
+}
+
+void oa_repair_csv(FILE *out, const oa_repair_result *r)
+{
+	fputs("digest,size,size_here,damage,known_by,state,source,models,note\n", out);
+	for (size_t i = 0; i < r->n_blobs; i++) {
+		const oa_repair_blob *x = &r->blobs[i];
+		fprintf(out, "sha256:%s,%lld,%lld,%s,%s,%s,", x->hex, (long long)x->size, (long long)x->size_here,
+		        oa_damage_name(x->damage), x->known_by, oa_repair_state_name(x->state));
+		oa_csv_field(out, x->source ? x->source : "", false);
+		oa_buf models;
+		oa_buf_init(&models);
+		for (size_t k = 0; k < x->n_models; k++)
+			oa_buf_printf(&models, "%s%s", k ? ";" : "", x->models[k]);
+		char *joined = oa_buf_take(&models);
+		oa_csv_field(out, joined, false);
+		free(joined);
+		oa_csv_field(out, x->note ? x->note : "", true);
 	}
 }
