@@ -178,6 +178,31 @@ with t.guard("--from a bundle and an unpacked one; a bad copy is never used"):
     r = t.audit(s.root, "repair", "--from", os.path.join(t.tempdir("none"), "nothing"), "--format", "json")
     t.ok(doc(r).get("source_error"), "a --from that is not there is said", doc(r))
 
+with t.guard("check, verify, show and report name repair for a damaged blob, not a pull"):
+    s = t.new_store("remedy")
+    a = t.add_gguf_model(s, "alpha:latest", seed="a", style="registry")
+    b = t.add_gguf_model(s, "beta:latest", seed="b", style="registry")
+    with open(blob(s.root, t.weight_layer(a)["digest"]), "r+b") as f:
+        f.truncate(100)
+    t.flip_last_byte(blob(s.root, t.weight_layer(b)["digest"]))
+    r = t.audit(s.root, "check")
+    t.ok(any(ln.startswith("error") and ln.rstrip().endswith("fix: ollama-audit repair alpha:latest")
+             for ln in r.out.splitlines()), "check: a truncated blob's fix is repair", r.out)
+    r = t.audit(s.root, "verify")
+    t.ok(any(ln.startswith("error") and ln.rstrip().endswith("fix: ollama-audit repair beta:latest")
+             for ln in r.out.splitlines()), "verify: a corrupt blob's fix is repair", r.out)
+    t.not_contains(r.out, "fix: ollama pull", "never a pull, which keeps the damaged file")
+    r = t.audit(s.root, "show", "alpha")
+    t.contains(" ".join(r.out.split()), "`ollama-audit repair alpha:latest` mends them", "show says repair")
+    r = t.audit(s.root, "show", "beta")
+    t.contains(" ".join(r.out.split()), "`ollama-audit repair beta:latest` mends it",
+               "show, for what verify found corrupt")
+    page = os.path.join(t.tempdir("page"), "r.html")
+    t.audit(s.root, "report", "--output", page)
+    html = open(page).read() if os.path.exists(page) else ""
+    t.contains(html, "ollama-audit repair alpha:latest", "report's remedy names repair and the model")
+    t.not_contains(html, "pull it again", "no pull for a damaged blob")
+
 with t.guard("usage"):
     s, _ = t.clean_store("usage")
     t.exit_code(t.audit(s.root, "repair"), 0, "nothing damaged: exit 0")
