@@ -24,6 +24,7 @@ typedef struct sink {
 	struct archive *a;   /* tar */
 	int dir_fd;          /* the directory's temporary, or -1 */
 	int file_fd;         /* the member being written into the directory, or -1 */
+	int sync_fd;         /* a file the tar goes to (its writeback started as it grows), or -1 */
 	char *err;
 	size_t errlen;
 } sink;
@@ -208,6 +209,9 @@ static int copy_blob(writer *w, int fd, const oa_carry_blob *cb, bool trusted)
 		if (sink_data(&w->k, slot, (size_t)got) < 0)
 			return -1;
 		done += (uint64_t)got;
+		int out = w->k.a ? w->k.sync_fd : w->k.file_fd;
+		if (out >= 0 && done % CARRY_WRITEBACK_EVERY < (uint64_t)got) /* commit's fsync then has little left */
+			oa_writeback_start(out);
 	}
 	oa_digest_hex got_hex = "";
 	if (done != (uint64_t)cb->size)
@@ -283,7 +287,7 @@ static struct archive *tar_open(int fd, char *err, size_t errlen)
 	struct archive *a = archive_write_new();
 	/* pax headers only where ustar cannot say it (a size of 8 GiB or more) */
 	if (!a || archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-	    archive_write_add_filter_none(a) != ARCHIVE_OK || archive_write_set_bytes_per_block(a, 1 << 16) != ARCHIVE_OK ||
+	    archive_write_add_filter_none(a) != ARCHIVE_OK || archive_write_set_bytes_per_block(a, 1 << 20) != ARCHIVE_OK ||
 	    archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK || archive_write_open_fd(a, fd) != ARCHIVE_OK) {
 		oa_seterr(err, errlen, "cannot start the tar: %s", a ? archive_error_string(a) : "out of memory");
 		if (a)
@@ -315,6 +319,7 @@ static int export_file(writer *w)
 	oa_outfile out;
 	if (oa_outfile_open(&out, w->o->path, 0644, 0, w->err, w->errlen) < 0)
 		return -1;
+	w->k.sync_fd = out.tmp ? out.fd : -1; /* a file, not a FIFO written through */
 	int rc = export_tar(w, out.fd);
 	if (rc < 0)
 		oa_outfile_abort(&out);
@@ -367,7 +372,8 @@ int oa_export_write(const oa_store *s, const oa_carry *c, const oa_export_opts *
                     char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
-	writer w = { .s = s, .c = c, .o = o, .r = r, .k = { .dir_fd = -1, .file_fd = -1, .err = err, .errlen = errlen },
+	writer w = { .s = s, .c = c, .o = o, .r = r,
+	             .k = { .dir_fd = -1, .file_fd = -1, .sync_fd = -1, .err = err, .errlen = errlen },
 	             .hp = hashpipe_new(), .err = err, .errlen = errlen };
 	int rc = o->dest == OA_DEST_DIR ? export_dir(&w) : o->dest == OA_DEST_FILE ? export_file(&w)
 	                                                                           : export_tar(&w, o->fd);

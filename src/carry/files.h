@@ -28,6 +28,9 @@ int carry_open_dir(int root_fd, const char *rel, bool make, const carry_owner *o
  * points at its last component (inside rel). */
 int carry_open_parent(int root_fd, const char *rel, bool make, const carry_owner *o, const char **leaf);
 
+/* Bytes written between two writebacks started (oa_writeback_start). */
+#define CARRY_WRITEBACK_EVERY (16u << 20)
+
 /* write() all of it; 0, or -1 with errno. */
 int carry_write_full(int fd, const void *p, size_t n);
 

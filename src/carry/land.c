@@ -155,6 +155,8 @@ static int pump(land *l, int fd, int64_t size, land_read_fn read, void *ctx, uin
 			rc = -1;
 			break;
 		}
+		if (*got % CARRY_WRITEBACK_EVERY < (uint64_t)n) /* the fsync at the end finds it mostly on disk */
+			oa_writeback_start(fd);
 	}
 	if (hashpipe_finish(l->hp, sha) < 0 && rc == 0) {
 		oa_seterr(err, errlen, "sha256 failed (OpenSSL)");
