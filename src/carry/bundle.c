@@ -53,8 +53,12 @@ static bool tag_dirs_valid(bool v2, char **parts, size_t n, const char **why)
 static enum oa_member_kind classify(oa_member_name *out, char **parts, size_t n, bool is_dir)
 {
 	const char *why = "not a blob, a tag, SHA256SUMS or the index";
-	if (n == 0)
-		return is_dir ? OA_MEMBER_DIR : OA_MEMBER_BAD;
+	if (n == 0 && is_dir)
+		return OA_MEMBER_DIR;
+	if (n == 0) {
+		out->why = "a file without a name";
+		return OA_MEMBER_BAD;
+	}
 	bool blobs = strcmp(parts[0], "blobs") == 0, legacy = strcmp(parts[0], "manifests") == 0,
 	     v2 = strcmp(parts[0], "manifests-v2") == 0;
 	if (n == 1 && !is_dir && strcmp(parts[0], OA_BUNDLE_SUMS) == 0)
