@@ -92,6 +92,7 @@ typedef struct oa_import_result {
 	uint64_t free_bytes;     /* on the store's file system, for us */
 	bool free_known;
 	bool applied, interrupted;
+	char *leftover;          /* temporaries that could not be removed, and why, or NULL */
 } oa_import_result;
 
 typedef struct oa_import_opts {

@@ -5,9 +5,10 @@
  * hashed now), a good copy of each from a bundle, a directory, a store, or
  * any other store on the machine (hashed before use), and, applied, the
  * good copy in place of the damaged file. A blob with no good copy
- * anywhere is moved away, so that `ollama pull` really fetches it (the
- * puller keeps any blob file that is there, whatever its bytes). Running
- * it is repair_run.h's.
+ * anywhere is moved into the quarantine, so that `ollama pull` really
+ * fetches it (the puller keeps any blob file that is there, whatever its
+ * bytes); nothing a manifest names is ever deleted. Running it is
+ * repair_run.h's.
  */
 #ifndef OLLAMA_AUDIT_REPAIR_H
 #define OLLAMA_AUDIT_REPAIR_H
@@ -32,14 +33,16 @@ OA_EXPORT const char *oa_damage_name(enum oa_damage d);
 
 enum oa_repair_state {
 	OA_REPAIR_CAN_MEND,   /* a dry run: a good copy was found */
-	OA_REPAIR_CAN_REMOVE, /* a dry run: no good copy; --apply moves the damaged file away */
+	OA_REPAIR_CAN_REMOVE, /* a dry run: no good copy; --apply --quarantine moves the damaged file away */
 	OA_REPAIR_ABSENT,     /* no good copy and nothing here: what a pull fetches */
 	OA_REPAIR_MENDED,     /* the good copy replaced it */
-	OA_REPAIR_REMOVED,    /* moved away (into the quarantine, or deleted) */
+	OA_REPAIR_REMOVED,    /* moved away, into the quarantine */
 	OA_REPAIR_SKIPPED,    /* changed since it was looked at, or not a regular file: left alone */
 	OA_REPAIR_FAILED,
+	OA_REPAIR_KEPT,       /* no good copy and no quarantine (or a source that could not be read):
+	                         left in place, since repair deletes nothing a manifest names */
 };
-/* "can-mend", "can-remove", "absent", "mended", "removed", "skipped", "failed" */
+/* "can-mend", "can-remove", "absent", "mended", "removed", "skipped", "failed", "kept" */
 OA_EXPORT const char *oa_repair_state_name(enum oa_repair_state s);
 
 typedef struct oa_repair_blob {
@@ -79,6 +82,7 @@ typedef struct oa_repair_result {
 	bool verified;         /* the models' blobs were hashed now (--verify) */
 	bool applied, interrupted;
 	char operation[40];    /* --quarantine: its operation id (restore --op) */
+	char *leftover;        /* temporaries that could not be removed, and why, or NULL */
 } oa_repair_result;
 
 OA_EXPORT void oa_repair_result_free(oa_repair_result *r);

@@ -108,7 +108,6 @@ int carry_place(int from_fd, const char *tmp, int to_fd, const char *name)
 {
 	if (linkat(from_fd, tmp, to_fd, name, 0) < 0)
 		return errno == EEXIST ? 1 : -1;
-	(void)unlinkat(from_fd, tmp, 0);
 	return 0;
 }
 

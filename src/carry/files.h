@@ -47,9 +47,8 @@ int carry_temp_create(int dirfd, char *name, size_t len);
 int carry_temp_seal(int fd, const carry_owner *o);
 
 /* Put temporary `tmp` of from_fd in place as `name` in to_fd without
- * replacing anything: a hard link, then the temporary name goes. 0 done,
- * 1 `name` exists already (the temporary stays), -1 errno (EXDEV: another
- * file system; the temporary stays). */
+ * replacing anything: a hard link (the caller removes the temporary name).
+ * 0 done, 1 `name` exists already, -1 errno (EXDEV: another file system). */
 int carry_place(int from_fd, const char *tmp, int to_fd, const char *name);
 
 /* Remove the directory `name` in dirfd and everything in it (no symlink

@@ -88,6 +88,7 @@ void oa_import_result_free(oa_import_result *r)
 	}
 	free(r->models);
 	free(r->refused);
+	free(r->leftover);
 	free(r->store);
 	free(r->tool);
 	memset(r, 0, sizeof *r);

@@ -100,7 +100,7 @@ static int begin(imp *m, const char *store_path, target *t)
 
 static void end(imp *m, target *t)
 {
-	land_close(&m->l);
+	m->r->leftover = land_close(&m->l);
 	if (m->lock)
 		oa_store_write_unlock(m->lock);
 	if (t->fresh_fd >= 0)

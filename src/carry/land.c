@@ -34,11 +34,14 @@ int land_open(land *l, int root_fd, bool make, volatile sig_atomic_t *stop, char
 	return 0;
 }
 
-void land_close(land *l)
+char *land_close(land *l)
 {
+	oa_buf left;
+	oa_buf_init(&left);
 	for (size_t i = 0; i < l->n_temps; i++) {
-		if (l->blobs_fd >= 0)
-			(void)unlinkat(l->blobs_fd, l->temps[i], 0);
+		if (l->blobs_fd >= 0 && unlinkat(l->blobs_fd, l->temps[i], 0) < 0 && errno != ENOENT)
+			oa_buf_printf(&left, "%scannot remove the temporary blobs/%s: %s", left.len ? "; " : "", l->temps[i],
+			              strerror(errno));
 		free(l->temps[i]);
 	}
 	free(l->temps);
@@ -47,6 +50,11 @@ void land_close(land *l)
 	hashpipe_free(l->hp);
 	memset(l, 0, sizeof *l);
 	l->blobs_fd = -1;
+	if (!left.len) {
+		oa_buf_free(&left);
+		return NULL;
+	}
+	return oa_buf_take(&left);
 }
 
 static void forget(land *l, const char *tmp)
@@ -61,8 +69,9 @@ static void forget(land *l, const char *tmp)
 
 void land_drop(land *l, const char *tmp)
 {
-	(void)unlinkat(l->blobs_fd, tmp, 0);
-	forget(l, tmp);
+	/* one that cannot be removed now stays listed: land_close tries again and says so */
+	if (unlinkat(l->blobs_fd, tmp, 0) == 0 || errno == ENOENT)
+		forget(l, tmp);
 }
 
 enum land_blob land_blob_state(const land *l, const char *hex, int64_t size, int64_t *have)
@@ -82,9 +91,10 @@ enum land_blob land_blob_state(const land *l, const char *hex, int64_t size, int
 /* A new temporary, remembered. */
 static int temp_open(land *l, char tmp[40], char *err, size_t errlen)
 {
+	tmp[0] = '\0';
 	int fd = l->blobs_fd < 0 ? (errno = ENOENT, -1) : carry_temp_create(l->blobs_fd, tmp, 40);
 	if (fd < 0) {
-		oa_seterr(err, errlen, "cannot make a temporary file in blobs/: %s", strerror(errno));
+		oa_seterr(err, errlen, "cannot make the temporary blobs/%s: %s", tmp, strerror(errno));
 		return -1;
 	}
 	l->temps = oa_xreallocarray(l->temps, l->n_temps + 1, sizeof *l->temps);
@@ -114,11 +124,11 @@ static int temp_finish(land *l, int fd, const char *tmp, const char *hex, int64_
 {
 	int rc = judge(hex, size, got, sha, err, errlen);
 	if (rc == 0 && carry_temp_seal(fd, &l->blob_owner) < 0) {
-		oa_seterr(err, errlen, "blob sha256:%s: %s", hex, strerror(errno));
+		oa_seterr(err, errlen, "blobs/%s (a copy of sha256:%s): %s", tmp, hex, strerror(errno));
 		rc = -1;
 	}
 	if (close(fd) < 0 && rc == 0) {
-		oa_seterr(err, errlen, "blob sha256:%s: %s", hex, strerror(errno));
+		oa_seterr(err, errlen, "blobs/%s (a copy of sha256:%s): %s", tmp, hex, strerror(errno));
 		rc = -1;
 	}
 	if (rc)
@@ -151,7 +161,7 @@ static int pump(land *l, int fd, int64_t size, land_read_fn read, void *ctx, uin
 		if (fd < 0 || *got > (uint64_t)size)
 			continue; /* more than announced: hashed to the end, refused by the caller */
 		if (carry_write_full(fd, slot, (size_t)n) < 0) {
-			oa_seterr(err, errlen, "writing into blobs/: %s", strerror(errno));
+			oa_seterr(err, errlen, "writing a temporary in blobs/: %s", strerror(errno));
 			rc = -1;
 			break;
 		}
@@ -289,14 +299,20 @@ int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, cha
 	return temp_finish(l, fd, tmp, hex, (int64_t)len, len, sha, err, errlen);
 }
 
-int land_swap(land *l, const char *tmp, const char *hex)
+int land_swap(land *l, const char *tmp, const char *hex, char *err, size_t errlen)
 {
 	char name[80];
 	snprintf(name, sizeof name, "sha256-%s", hex);
-	if (renameat(l->blobs_fd, tmp, l->blobs_fd, name) < 0)
+	if (renameat(l->blobs_fd, tmp, l->blobs_fd, name) < 0) {
+		oa_seterr(err, errlen, "cannot rename blobs/%s over blobs/%s: %s", tmp, name, strerror(errno));
 		return -1;
+	}
 	forget(l, tmp);
-	return fsync(l->blobs_fd) < 0 ? -1 : 0;
+	if (fsync(l->blobs_fd) < 0) {
+		oa_seterr(err, errlen, "blobs/ (after blobs/%s was put in place): %s", name, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 int land_place(land *l, const char *tmp, const char *hex)
@@ -304,10 +320,8 @@ int land_place(land *l, const char *tmp, const char *hex)
 	char name[80];
 	snprintf(name, sizeof name, "sha256-%s", hex);
 	int rc = carry_place(l->blobs_fd, tmp, l->blobs_fd, name);
-	if (rc == 1)
+	if (rc >= 0)
 		land_drop(l, tmp);
-	else if (rc == 0)
-		forget(l, tmp);
 	return rc;
 }
 

@@ -30,8 +30,9 @@ typedef struct land {
 /* The store open at root_fd; with `make`, blobs/ is created when missing.
  * 0, or -1 with err. */
 int land_open(land *l, int root_fd, bool make, volatile sig_atomic_t *stop, char *err, size_t errlen);
-/* Remove every temporary still here, then release l. */
-void land_close(land *l);
+/* Remove every temporary still here, then release l. NULL, or (a new
+ * string) the temporaries that could not be removed, and why. */
+char *land_close(land *l);
 
 /* Where a blob stands in the store: absent (0), a file of `size` bytes (1),
  * a file of another size, or not a regular file (2: damaged here). */
@@ -67,13 +68,13 @@ int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, cha
 int land_clone(land *l, const char *hex, int64_t size, int src_fd, int src_dir_fd, const char *src_name, bool link,
                char tmp[40], const char **how, char *err, size_t errlen);
 /* Put temporary tmp in place as blobs/sha256-<hex> (never replacing: a file
- * there already stays, and so does the answer 1). 0 placed, 1 already there,
- * -1 errno. The temporary is forgotten either way but on error. */
+ * there already stays, and the answer is 1). 0 placed, 1 already there, -1
+ * errno. The temporary name goes but on error. */
 int land_place(land *l, const char *tmp, const char *hex);
 /* repair's swap: temporary tmp renamed over blobs/sha256-<hex>, which the
  * caller has just found to be the damaged regular file (or nothing). 0, or
- * -1 with errno. */
-int land_swap(land *l, const char *tmp, const char *hex);
+ * -1 with err. */
+int land_swap(land *l, const char *tmp, const char *hex, char *err, size_t errlen);
 /* Remove a temporary now. */
 void land_drop(land *l, const char *tmp);
 

@@ -21,7 +21,8 @@ const char *oa_damage_name(enum oa_damage d)
 
 const char *oa_repair_state_name(enum oa_repair_state s)
 {
-	static const char *names[] = { "can-mend", "can-remove", "absent", "mended", "removed", "skipped", "failed" };
+	static const char *names[] = { "can-mend", "can-remove", "absent", "mended", "removed", "skipped", "failed",
+		                       "kept" };
 	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
@@ -243,5 +244,6 @@ void oa_repair_result_free(oa_repair_result *r)
 	free(r->advice);
 	free(r->store);
 	free(r->source_error);
+	free(r->leftover);
 	memset(r, 0, sizeof *r);
 }

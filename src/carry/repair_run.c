@@ -34,8 +34,9 @@ static bool unchanged(const oa_store *s, const oa_repair_blob *x, const char *na
 	return !*why;
 }
 
-/* The damaged file of x dealt with: the good copy over it, or it away. */
-static void fix_one(const oa_store *s, land *l, oa_set_aside *q, oa_repair_blob *x)
+/* The damaged file of x dealt with: the good copy over it, or it away
+ * into the quarantine. */
+static void fix_one(const oa_store *s, land *l, oa_set_aside *q, bool source_failed, oa_repair_blob *x)
 {
 	char name[80], err[512] = "";
 	snprintf(name, sizeof name, "sha256-%s", x->hex);
@@ -46,16 +47,26 @@ static void fix_one(const oa_store *s, land *l, oa_set_aside *q, oa_repair_blob 
 		x->note = oa_xstrdup(why);
 		return;
 	}
+	if (!x->tmp[0] && there && (!q || source_failed || x->note)) {
+		x->state = OA_REPAIR_KEPT;
+		if (!x->note)
+			x->note = oa_xstrdup(source_failed ? "the source could not be read: nothing moved away"
+			                                   : "no good copy: --quarantine DIR moves it away so that a pull "
+			                                     "fetches it (repair deletes nothing a manifest names)");
+		return;
+	}
 	int rc = 0;
 	if (there && q)
 		rc = oa_set_aside_blob(q, name, x->n_models ? x->models[0] : NULL, x->tmp[0] != '\0', err, sizeof err);
-	if (rc == 0 && x->tmp[0])
-		rc = there ? land_swap(l, x->tmp, x->hex) : land_place(l, x->tmp, x->hex);
-	else if (rc == 0 && there && !q)
-		rc = unlinkat(s->blobs_fd, name, 0) < 0 || fsync(s->blobs_fd) < 0 ? -1 : 0;
+	if (rc == 0 && x->tmp[0] && there)
+		rc = land_swap(l, x->tmp, x->hex, err, sizeof err);
+	else if (rc == 0 && x->tmp[0] && (rc = land_place(l, x->tmp, x->hex)) != 0)
+		snprintf(err, sizeof err, "cannot put blobs/%s in place as blobs/%s: %s", x->tmp, name,
+		         rc > 0 ? "it appeared meanwhile" : strerror(errno));
 	if (rc != 0) {
-		x->state = OA_REPAIR_FAILED;
-		x->note = oa_xstrdup(*err ? err : strerror(errno));
+		x->state = rc > 0 ? OA_REPAIR_SKIPPED : OA_REPAIR_FAILED;
+		free(x->note);
+		x->note = oa_xstrdup(err);
 		return;
 	}
 	x->state = x->tmp[0] ? OA_REPAIR_MENDED : there ? OA_REPAIR_REMOVED : OA_REPAIR_ABSENT;
@@ -88,7 +99,7 @@ static int apply(oa_store *s, land *l, const oa_repair_opts *o, oa_repair_result
 			r->interrupted = true;
 			break;
 		}
-		fix_one(s, l, q, &r->blobs[i]);
+		fix_one(s, l, q, r->source_error != NULL, &r->blobs[i]);
 	}
 	return q ? oa_set_aside_end(q, r->operation, err, errlen) : 0;
 }
@@ -120,7 +131,7 @@ int oa_repair(oa_store *s, const size_t *models, size_t n, const oa_repair_opts 
 		if (o->apply)
 			oa_store_write_unlock(s);
 	}
-	land_close(&l); /* the temporaries not used */
+	r->leftover = land_close(&l); /* the temporaries not used */
 	repair_advise(r, s);
 	if (o->stop && *o->stop)
 		r->interrupted = true;

@@ -27,6 +27,8 @@ static void try_file(land *l, int bfd, const char *root, const char *kind, bool 
 	snprintf(name, sizeof name, "sha256-%s", x->hex);
 	int fd = openat(bfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
+	if (fd < 0 && errno != ENOENT && !x->note)
+		x->note = oa_xasprintf("cannot read %s/blobs/%s: %s", root, name, strerror(errno));
 	if (fd < 0)
 		return;
 	bool fits = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == x->size &&
@@ -41,15 +43,24 @@ static void try_file(land *l, int bfd, const char *root, const char *kind, bool 
 	if (rc == 0) {
 		x->source = oa_xasprintf("%s/blobs/%s", root, name);
 		x->source_kind = kind;
+		free(x->note);
+		x->note = NULL;
+	} else if (rc < 0 && !x->note) { /* not a mismatch: this copy could not be used */
+		x->note = oa_xasprintf("%s/blobs/%s: %s", root, name, err);
 	}
 }
 
-static void from_dir(const char *root, const char *kind, land *l, bool keep, oa_repair_result *r)
+/* named: a --from, whose failure to open is said (another store's is not:
+ * many are private to their users). */
+static void from_dir(const char *root, const char *kind, bool named, land *l, bool keep, oa_repair_result *r)
 {
 	int bfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int blobs = bfd < 0 ? -1 : openat(bfd, "blobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int e = errno;
 	if (bfd >= 0)
 		close(bfd);
+	if (blobs < 0 && named && !r->source_error)
+		r->source_error = oa_xasprintf("%s%s: %s", root, bfd < 0 ? "" : "/blobs", strerror(e));
 	if (blobs < 0)
 		return;
 	r->searched++;
@@ -113,9 +124,9 @@ static void from_given(const char *from, land *l, bool keep, oa_repair_result *r
 	else if (!S_ISDIR(st.st_mode))
 		from_bundle(from, l, keep, r);
 	else if (stat(blobs, &st) == 0)
-		from_dir(from, access(index, F_OK) == 0 ? "directory" : "store", l, keep, r);
+		from_dir(from, access(index, F_OK) == 0 ? "directory" : "store", true, l, keep, r);
 	else if (stat(mblobs, &st) == 0)
-		from_dir(models, "store", l, keep, r);
+		from_dir(models, "store", true, l, keep, r);
 	else
 		r->source_error = oa_xasprintf("%s holds no blobs/: neither a store nor an unpacked bundle", from);
 	free(models);
@@ -138,7 +149,7 @@ void repair_find_sources(const oa_store *s, const char *from, land *l, bool keep
 		if (k->state != OA_CAND_STORE || !k->root || stat(k->root, &st) < 0 ||
 		    (st.st_dev == s->root_st.st_dev && st.st_ino == s->root_st.st_ino))
 			continue;
-		from_dir(k->root, "store", l, keep, r);
+		from_dir(k->root, "store", false, l, keep, r);
 	}
 	oa_discovery_free(&d);
 }

@@ -112,6 +112,10 @@ static int run(cli *c, const char *target, oa_store *from, const size_t *sel, si
 
 static void tally(cli *c, const oa_import_result *r)
 {
+	if (r->leftover) {
+		cli_fail(c, "temporary-left", r->store, "%s: %s (prune removes it)", r->store, r->leftover);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	}
 	if (r->refused)
 		c->exit_code |= r->interrupted ? OA_EXIT_INTERRUPTED : r->corrupt ? OA_EXIT_ERRORS : OA_EXIT_OPERATIONAL;
 	for (size_t i = 0; i < r->n_models; i++)

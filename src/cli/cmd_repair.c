@@ -85,6 +85,10 @@ static int run(cli *c, oa_store *s, const size_t *sel, size_t ns, bool apply, oa
 
 static void tally(cli *c, const oa_repair_result *r)
 {
+	if (r->leftover) {
+		cli_fail(c, "temporary-left", r->store, "%s: %s (prune removes it)", r->store, r->leftover);
+		c->exit_code |= OA_EXIT_OPERATIONAL;
+	}
 	for (size_t i = 0; i < r->n_blobs; i++) {
 		enum oa_repair_state st = r->blobs[i].state;
 		if (st == OA_REPAIR_FAILED)

@@ -255,10 +255,11 @@ const command cli_commands[] = {
 		        "[y/N] on a terminal; without one it needs --yes), under the store's write lock:\n"
 		        "the good copy goes in under a temporary name and is renamed over the damaged file\n"
 		        "(set aside into --quarantine DIR first when given; restore DIR undoes). A blob\n"
-		        "with no good copy anywhere is moved away (quarantine) or deleted, because Ollama's\n"
-		        "pull keeps any blob file that is there: then `ollama pull NAME` fetches it; a\n"
-		        "model no registry has (made with ollama create here) is named, with how to\n"
-		        "recreate it. A blob several tags share is repaired once and all of them named.\n"
+		        "with no good copy anywhere is moved into --quarantine DIR (without one it stays:\n"
+		        "repair deletes nothing a manifest names), because Ollama's pull keeps any blob\n"
+		        "file that is there: then `ollama pull NAME` fetches it; a model no registry has\n"
+		        "(made with ollama create here) is named, with how to recreate it. A blob several\n"
+		        "tags share is repaired once and all of them named.\n"
 		        "Exit: 0 nothing damaged or all mended, 4 damage left (a dry run, or a pull to\n"
 		        "do), 8 failed, 16 usage, 32 interrupted.\n",
 	},

@@ -84,10 +84,11 @@ static const char *repair_action(const oa_repair_blob *x)
 {
 	switch (x->state) {
 	case OA_REPAIR_CAN_MEND: return "--apply puts the good copy in its place";
-	case OA_REPAIR_CAN_REMOVE: return "no good copy: --apply moves it away, so that a pull fetches it";
+	case OA_REPAIR_CAN_REMOVE: return "no good copy: --apply --quarantine DIR moves it away, so that a pull fetches it";
 	case OA_REPAIR_ABSENT: return "no good copy here or elsewhere: a pull fetches it";
 	case OA_REPAIR_MENDED: return "mended";
-	case OA_REPAIR_REMOVED: return "moved away: a pull fetches it now";
+	case OA_REPAIR_REMOVED: return "moved into the quarantine: a pull fetches it now";
+	case OA_REPAIR_KEPT: return "kept";
 	case OA_REPAIR_SKIPPED: return "left alone";
 	case OA_REPAIR_FAILED: return "FAILED";
 	}
@@ -128,8 +129,12 @@ void oa_repair_text(const oa_text_style *st, FILE *out, const oa_repair_result *
 	if (r->operation[0])
 		fprintf(out, "the damaged files are in the quarantine, operation %s (`ollama-audit restore DIR --op %s`)\n",
 		        r->operation, r->operation);
+	bool in_the_way = false; /* a damaged file still there, which a pull would keep */
+	for (size_t i = 0; i < r->n_blobs; i++)
+		in_the_way |= r->blobs[i].state == OA_REPAIR_CAN_REMOVE || r->blobs[i].state == OA_REPAIR_KEPT;
 	if (r->n_advice)
-		fprintf(out, "what no good copy mends%s:\n", r->applied ? "" : ", once --apply has moved it away");
+		fprintf(out, "what no good copy mends%s:\n",
+		        in_the_way ? ", once repair --apply --quarantine DIR has moved the damaged files away" : "");
 	bool pulls = false;
 	for (size_t i = 0; i < r->n_advice; i++) {
 		fprintf(out, "  %s\n", r->advice[i].command ? r->advice[i].command : oa_text_safe(r->advice[i].text));
