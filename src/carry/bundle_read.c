@@ -99,7 +99,7 @@ static int open_tar(bundle_in *b, const char *src, int fd, char *err, size_t err
 	int rc = b->stream ? archive_read_open_fd(b->a, fd, READ_BLOCK) : archive_read_open_filename(b->a, src, READ_BLOCK);
 	if (rc != ARCHIVE_OK) {
 		oa_seterr(err, errlen, "%s: %s", b->stream ? "standard input" : src, archive_error_string(b->a));
-		return -1;
+		return -2; /* the file was there to read: it is no tar */
 	}
 	return 0;
 }

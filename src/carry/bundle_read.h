@@ -28,7 +28,8 @@ typedef struct bundle_member {
 } bundle_member;
 
 /* Open src: "-" reads fd (standard input), a directory is walked, any
- * other path is a tar. 0, or -1 with err. */
+ * other path is a tar. 0, -1 with err (it cannot be read), or -2 with err
+ * (what is there is not a tar libarchive reads). */
 int bundle_in_open(bundle_in **b, const char *src, int fd, char *err, size_t errlen);
 /* The next member: 1, 0 at the end, -1 when the bundle cannot be read on
  * (a truncated or corrupt tar, an I/O error; err says so). */

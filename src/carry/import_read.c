@@ -169,8 +169,9 @@ void import_read(imp *m, const char *src, int fd)
 {
 	reading g = { .m = m };
 	char err[768] = "";
-	if (bundle_in_open(&g.b, src, fd, err, sizeof err) < 0) {
-		imp_refuse(m, false, "%s", err);
+	int opened = bundle_in_open(&g.b, src, fd, err, sizeof err);
+	if (opened < 0) {
+		imp_refuse(m, opened == -2, "%s", err);
 		return;
 	}
 	int rc;

@@ -75,6 +75,10 @@ static bool args_ok(const cli *c)
 		return false;
 	}
 	bool stream = !c->from && strcmp(c->args[0], "-") == 0;
+	if (stream && isatty(STDIN_FILENO)) {
+		cli_err("import -: standard input is a terminal; pipe the bundle in (ollama-audit export ... -o - | ...)");
+		return false;
+	}
 	if (c->apply && !c->yes && (stream || !isatty(STDIN_FILENO))) {
 		cli_err(stream ? "import - --apply reads the bundle on standard input: it cannot ask, add --yes"
 		               : "import --apply asks for confirmation; standard input is not a terminal: add --yes");

@@ -222,6 +222,16 @@ with t.guard("a cut tar and a corrupt header"):
         open(p, "wb").write(blob)
         refused(label, p)
 
+with t.guard("what is no tar, a bundle that is not there, a terminal for standard input"):
+    d = empty_store("notar")
+    r = t.run("--store", d, "import", "-", input=b"this is not a tar at all\n" * 100)
+    t.exit_code(r, 4, "not a tar: refused, an integrity error")
+    t.eq(tag_files(d) + blob_names(d), [], "nothing written")
+    r = t.audit(d, "import", os.path.join(t.tempdir("x"), "missing.tar"))
+    t.exit_code(r, 8, "a bundle that is not there: exit 8")
+    r = t.run_tty(["--store", d, "import", "-"], None)
+    t.exit_code(r, 16, "standard input a terminal: a usage error")
+
 with t.guard("an import killed mid-blob leaves only temporaries that prune removes"):
     big = t.new_store("big")
     wl = big.layer("model", t.oa.det_bytes(8 << 20, "big"))  # large enough to be caught mid-copy
