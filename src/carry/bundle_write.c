@@ -285,10 +285,12 @@ static int write_members(writer *w)
 static struct archive *tar_open(int fd, char *err, size_t errlen)
 {
 	struct archive *a = archive_write_new();
-	/* pax headers only where ustar cannot say it (a size of 8 GiB or more) */
+	/* pax headers only where ustar cannot say it (a size of 8 GiB or more);
+	 * no blocking: each slot read goes out as it is, not copied into
+	 * libarchive's own blocks first */
 	if (!a || archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-	    archive_write_add_filter_none(a) != ARCHIVE_OK || archive_write_set_bytes_per_block(a, 1 << 20) != ARCHIVE_OK ||
-	    archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK || archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+	    archive_write_add_filter_none(a) != ARCHIVE_OK || archive_write_set_bytes_per_block(a, 0) != ARCHIVE_OK ||
+	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
 		oa_seterr(err, errlen, "cannot start the tar: %s", a ? archive_error_string(a) : "out of memory");
 		if (a)
 			archive_write_free(a);
