@@ -231,9 +231,10 @@ static int write_blob(writer *w, const oa_carry_blob *cb)
 {
 	int fd = oa_store_open_blob(w->s, cb->b);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	bool opened = fd >= 0 && fstat(fd, &st) == 0;
+	if (!opened || !S_ISREG(st.st_mode)) {
 		oa_seterr(w->err, w->errlen, "%s: cannot read blob sha256:%s: %s", w->c->models[cb->model].m->display,
-		          cb->hex, fd < 0 || errno ? strerror(errno) : "not a regular file");
+		          cb->hex, opened ? "not a regular file" : strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
