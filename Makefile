@@ -30,7 +30,7 @@ FUZZ_SEED ?= 0
 # groff-base warns of lines it cannot adjust), chromium renders `report`'s page
 # headless and screenshots it; lintian is not installed: it pulls in ~70 Perl
 # packages, so the .deb test lints only where it is already there).
-BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev libsystemd-dev
+BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev libarchive-dev libsystemd-dev
 TEST_PKGS  = python3 clang libclang-rt-dev strace btrfs-progs python3-prometheus-client systemd-journal-remote \
              prometheus-node-exporter chromium zsh fish bash-completion man-db
 

@@ -26,8 +26,11 @@ else()
   set(OA_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 # libsystemd is not among them: journal.c loads it at run time (dlopen).
+# libarchive by its library, not its module: `pkg-config --static` would
+# pull in the static forms of everything it links (acl, lz4, zstd, ...),
+# whose -dev packages a consumer seldom has; libarchive.so brings them.
 set(OA_PC_REQUIRES_PRIVATE "libxxhash libcrypto")
-set(OA_PC_LIBS_PRIVATE "-lpthread -lm")
+set(OA_PC_LIBS_PRIVATE "-larchive -lpthread -lm")
 foreach(oa_lib ${CMAKE_DL_LIBS})
   string(APPEND OA_PC_LIBS_PRIVATE " -l${oa_lib}")
 endforeach()

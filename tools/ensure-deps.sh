@@ -13,6 +13,7 @@ probe() {
     libjansson-dev) pkg-config --exists jansson ;;
     libxxhash-dev) pkg-config --exists libxxhash ;;
     libssl-dev) pkg-config --exists libcrypto ;;
+    libarchive-dev) pkg-config --exists libarchive ;;
     libsystemd-dev) pkg-config --exists libsystemd ;;
     # a normal user's PATH has no sbin: look there too
     btrfs-progs) command -v mkfs.btrfs || [ -x /usr/sbin/mkfs.btrfs ] || [ -x /sbin/mkfs.btrfs ] ;;

@@ -80,7 +80,9 @@ OA_EXPORT void oa_overview_free(oa_overview_store *o);
 /* The fleet: add a store's totals. */
 OA_EXPORT void oa_overview_totals_add(oa_overview_totals *sum, const oa_overview_totals *t);
 
-/* What to do about a finding of this code, in one line. */
+/* What to do about a finding of this code, in one line (NAME: its model). */
 OA_EXPORT const char *oa_finding_remedy(oa_finding_code id);
+/* The same for one finding, its model's name in place of NAME (a new string). */
+OA_EXPORT char *oa_finding_remedy_for(const oa_finding *f);
 
 #endif

@@ -27,6 +27,9 @@
 #define OA_SCHEMA_DUPLICATES "ollama-audit.duplicates/2"
 #define OA_SCHEMA_DEDUPE "ollama-audit.dedupe/2"
 #define OA_SCHEMA_HISTORY "ollama-audit.history/3"
+#define OA_SCHEMA_EXPORT "ollama-audit.export/1"
+#define OA_SCHEMA_IMPORT "ollama-audit.import/1"
+#define OA_SCHEMA_REPAIR "ollama-audit.repair/1"
 
 /* The schema of a command's json document ("list", "du", ...), or NULL. */
 OA_EXPORT const char *oa_report_schema(const char *command);

@@ -61,6 +61,15 @@ void oa_advise_dontneed(int fd, off_t offset, off_t len)
 #endif
 }
 
+void oa_writeback_start(int fd)
+{
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+	(void)fd; /* the final fsync does it all */
+#endif
+}
+
 ssize_t oa_pread_full(int fd, void *buf, size_t len, uint64_t offset)
 {
 	size_t done = 0;

@@ -21,6 +21,11 @@ int oa_openat_ro(int dirfd, const char *name, int extra_flags);
 void oa_advise_sequential(int fd);
 void oa_advise_dontneed(int fd, off_t offset, off_t len);
 
+/* Start writing fd's dirty pages to disk without waiting (Linux
+ * sync_file_range WRITE): a large file written then fsynced is on disk
+ * soon after its last write, not a whole file's write later. Elsewhere a
+ * no-op: the fsync does it all. */
+void oa_writeback_start(int fd);
 /* Full pread: loops over short reads. Returns bytes read (< len only at EOF), -1 on error. */
 ssize_t oa_pread_full(int fd, void *buf, size_t len, uint64_t offset);
 

@@ -82,6 +82,8 @@ typedef struct cli {
 	bool no_tag_facts;  /* the command reads no reference set: scan without tag facts */
 	bool duplicates;    /* du --duplicates: digests in several stores */
 	bool hardlink;      /* dedupe --hardlink: hard links, same owner only */
+	const char *from;   /* import --from STORE, repair --from FILE|DIR|STORE */
+	bool verify;        /* import --verify: hash the bundle in a dry run; repair --verify: hash now */
 	const char *output; /* --output FILE: stdout goes to FILE, atomically (temp + rename) */
 	const char *platform; /* --platform OS/ARCH: which child of a manifest list a tag uses */
 	/* history (docs/history.md) */

@@ -245,7 +245,7 @@ int cli_output_begin(cli *c)
 		cli_err("--duplicates is an option of du");
 		return OA_EXIT_USAGE;
 	}
-	if (!c->output)
+	if (!c->output || strcmp(c->cmd, "export") == 0) /* export's -o is where its bundle goes */
 		return 0;
 	if (!*c->output) {
 		cli_err("--output needs a file name");

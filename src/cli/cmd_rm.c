@@ -49,28 +49,6 @@ static size_t select_unused(cli *c, const oa_store *s, size_t **sel, size_t ns)
 	return k;
 }
 
-/* The models the MODEL arguments name, each once; false (reported, exit
- * 16) when one names none or several. */
-static bool resolve_models(cli *c, const oa_store *s, size_t *sel, size_t *ns)
-{
-	bool bad = false;
-	*ns = 0;
-	for (size_t a = 0; a < c->n_args; a++) {
-		long idx = cli_resolve_model(c, s, c->args[a]);
-		if (idx < 0 && idx != OA_RESOLVE_AMBIGUOUS_NAME)
-			cli_model_unresolved(c, s, c->args[a], idx);
-		bad |= idx < 0;
-		bool dup = idx < 0;
-		for (size_t k = 0; k < *ns; k++)
-			dup |= sel[k] == (size_t)idx;
-		if (!dup)
-			sel[(*ns)++] = (size_t)idx;
-	}
-	if (bad)
-		c->exit_code |= OA_EXIT_USAGE;
-	return !bad;
-}
-
 /* --child: the plan that rewrites the list without that child (the
  * library refuses a tag that is not a list, a child not here, the last
  * child: exit 16). */
@@ -156,7 +134,7 @@ static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 	}
 	size_t *sel = oa_xcalloc(c->n_args, sizeof *sel);
 	size_t ns = 0;
-	bool ok = resolve_models(c, s, sel, &ns) && (c->unused_for < 0 || (ns = select_unused(c, s, &sel, ns)));
+	bool ok = cli_resolve_models(c, s, sel, &ns) && (c->unused_for < 0 || (ns = select_unused(c, s, &sel, ns)));
 	if (ok && c->child)
 		ok = rm_child_plan(c, s, sel[0], p);
 	else if (ok) {

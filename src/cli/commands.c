@@ -7,9 +7,12 @@
 #include "cmd_check.h"
 #include "cmd_dedupe.h"
 #include "cmd_du.h"
+#include "cmd_export.h"
 #include "cmd_history.h"
+#include "cmd_import.h"
 #include "cmd_list.h"
 #include "cmd_prune.h"
+#include "cmd_repair.h"
 #include "cmd_report.h"
 #include "cmd_restore.h"
 #include "cmd_rm.h"
@@ -266,6 +269,39 @@ const command cli_commands[] = {
 		        "several digests is refused with them (exit 16); a tag's own ID removes the tag.\n",
 	},
 	{
+		.name = "repair",
+		.run = cmd_repair,
+		.synopsis = "repair [MODEL...]",
+		.summary = "mend damaged blobs from a good copy, or clear them for a pull: a dry run",
+		.options = COMMON "platform apply yes from verify quarantine cache jobs no-lock",
+		.formats = DATA,
+		.render = { [OUT_TABLE] = repair_render_table, [OUT_JSON] = repair_render_json,
+		            [OUT_NDJSON] = repair_render_ndjson, [OUT_CSV] = repair_render_csv },
+		.help = "usage: ollama-audit repair [MODEL...] [--from FILE|DIR|STORE] [--verify]\n"
+		        "                          [--cache FILE] [--format table|json|ndjson|csv]\n"
+		        "                          [--apply [--yes] [--quarantine DIR] [--no-lock]]\n"
+		        "\n"
+		        "Mend the damaged blobs of the models (all when none is named): missing, empty,\n"
+		        "truncated or of another size than their manifests declare, or not what their\n"
+		        "name says (verify found that very file corrupt, --cache FILE; or hashed now,\n"
+		        "--verify). For each, a good copy: from --from (export's bundle, a directory of\n"
+		        "one, or a store), else from every other store on this machine (the ones\n"
+		        "`stores` lists) that holds the digest, hashed before use. A dry run unless\n"
+		        "--apply (asking [y/N] on a terminal; without one it needs --yes), under the\n"
+		        "store's write lock: the good copy goes in under a temporary name and is\n"
+		        "renamed over the damaged file (set aside into --quarantine DIR first when\n"
+		        "given; restore DIR undoes). A blob with no good copy anywhere is removed\n"
+		        "(moved into --quarantine DIR when given), because Ollama's pull keeps any\n"
+		        "blob file that is there: then `ollama pull NAME` fetches it; a model no\n"
+		        "registry has (made with ollama create here) is named, with how to recreate\n"
+		        "it. A blob several tags share is repaired once and all of them named.\n"
+		        "  --no-lock          go on where the filesystem cannot lock the store or DIR\n"
+		        "                     (NFS without its lock service): only when nothing else\n"
+		        "                     writes them (refused by default, exit 8)\n"
+		        "Exit: 0 nothing damaged or all mended, 4 damage left (a dry run, or a pull to\n"
+		        "do), 8 failed, 16 usage, 32 interrupted.\n",
+	},
+	{
 		.name = "restore",
 		.run = cmd_restore,
 		.synopsis = "restore DIR [MODEL]",
@@ -362,6 +398,73 @@ const command cli_commands[] = {
 		        "--yes.\n",
 	},
 	{
+		.name = "export",
+		.run = cmd_export,
+		.synopsis = "export MODEL...",
+		.summary = "a verified bundle of models that any tar unpacks into a store",
+		.options = COMMON "platform cache",
+		.formats = "table json",
+		.help = "usage: ollama-audit export MODEL... -o FILE|-|DIR/ [--cache FILE]\n"
+		        "                          [--format table|json]\n"
+		        "\n"
+		        "Write the models as a bundle: a POSIX (pax) tar whose members are store\n"
+		        "paths, so that `tar -xf FILE -C ~/.ollama/models` gives a working store: every\n"
+		        "blob the models' tags reach (blobs/sha256-<hex>), then their tag files\n"
+		        "(manifests/..., and manifests-v2/... with the list's blobs, its children here\n"
+		        "and the legacy anchor when the model has them). Two files come first, at the\n"
+		        "root: SHA256SUMS, which `sha256sum -c SHA256SUMS` checks in the unpacked tree,\n"
+		        "and ollama-audit-bundle.json (the models, digests, sizes and this tool's\n"
+		        "version; docs/schema.md). Ollama and ollama-audit ignore both in a store.\n"
+		        "`ollama-audit import` reads the bundle back. Every blob is hashed as it is\n"
+		        "read (or vouched for by the verify cache, --cache, when verify found that\n"
+		        "very file good); one that does not hash to its name stops the export, names\n"
+		        "the model and blob, and leaves nothing complete-looking.\n"
+		        "  -o FILE   a tar, written under a temporary name and renamed when complete\n"
+		        "  -o -      the tar on standard output (cut off, without tar's end-of-archive\n"
+		        "            blocks, when the export fails: the reader sees a truncated archive)\n"
+		        "  -o DIR/   an unpacked bundle in a new (or empty) directory, renamed into place\n"
+		        "The summary goes to standard output (to standard error with -o -). A model\n"
+		        "whose blob is missing or damaged is refused (exit 4): mend it first with\n"
+		        "repair.\n",
+	},
+	{
+		.name = "import",
+		.run = cmd_import,
+		.synopsis = "import FILE|DIR|-",
+		.summary = "a bundle (or --from STORE MODEL...) into the store: a dry run unless --apply",
+		.options = COMMON "platform apply yes from verify no-lock",
+		.formats = DATA,
+		.render = { [OUT_TABLE] = import_render_table, [OUT_JSON] = import_render_json,
+		            [OUT_NDJSON] = import_render_ndjson, [OUT_CSV] = import_render_csv },
+		.help = "usage: ollama-audit import FILE|DIR|- [--verify]\n"
+		        "                          [--format table|json|ndjson|csv]\n"
+		        "                          [--apply [--yes] [--no-lock]]\n"
+		        "       ollama-audit import --from STORE MODEL... [--apply [--yes] [--no-lock]]\n"
+		        "\n"
+		        "Put the models of a bundle (export's tar FILE, the same unpacked in DIR, or -\n"
+		        "for a tar on standard input) into the store. A dry run unless --apply: what\n"
+		        "would be added, what is here already, the bytes it needs against the free\n"
+		        "space (--verify also hashes every new blob of the bundle). --apply (asking\n"
+		        "[y/N] on a terminal; without one, and always with -, it needs --yes), under\n"
+		        "the store's write lock: each new blob is copied under a temporary name in\n"
+		        "blobs/ (sha256-<digits>, which prune removes) while it is hashed, and put in\n"
+		        "place only when it hashes to its name; a blob here already stays as it is;\n"
+		        "the tags last, each written whole, once every blob they reach is here.\n"
+		        "Nothing is replaced: a tag here with other content refuses its model (exit 4,\n"
+		        "nothing of it written). A bundle holding anything but blobs/sha256-<hex>,\n"
+		        "tags, SHA256SUMS and its index (an absolute path, .., a link, a device), a\n"
+		        "blob that does not hash to its name, or a cut or corrupt tar, is refused\n"
+		        "whole: no tag is written (exit 4).\n"
+		        "--from STORE MODEL... copies the models from another store on this machine: a\n"
+		        "reflink where the file system can, a hard link where the file system and\n"
+		        "owner allow, else a copy; every blob is hashed first, and owned and moded as\n"
+		        "the store's. An empty --store directory becomes a store.\n"
+		        "  --no-lock          go on where the filesystem cannot lock the store (NFS\n"
+		        "                     without its lock service): only when nothing else writes\n"
+		        "                     it (refused by default, exit 8)\n"
+		        "Exit: 0 done, 4 refused, 8 failed, 16 usage, 32 interrupted.\n",
+	},
+	{
 		.name = "history",
 		.run = cmd_history,
 		.synopsis = "history [MODEL...]",
@@ -430,9 +533,9 @@ static const char usage_head[] =
 	"usage: ollama-audit [--store DIR]... COMMAND [OPTIONS] [ARGS]\n"
 	"\n"
 	"Audit an Ollama model store offline: no server, no network. Read-only, except\n"
-	"prune --apply, rm --apply, dedupe --apply and restore, which change a store.\n"
-	"Start with `ollama-audit list`, then `check` (what is broken) and `du` (where\n"
-	"the space goes).\n"
+	"prune --apply, rm --apply, dedupe --apply, restore, import --apply and\n"
+	"repair --apply, which change a store. Start with `ollama-audit list`, then\n"
+	"`check` (what is broken) and `du` (where the space goes).\n"
 	"\n"
 	"Commands:\n";
 

@@ -19,7 +19,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
        OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER,
        OPT_SERVER_VERSION, OPT_WIDE, OPT_WITH_SHADOW, OPT_CHILD, OPT_LAST, OPT_OP, OPT_EMPTY,
-       OPT_OLDER_THAN, OPT_NO_LOCK };
+       OPT_OLDER_THAN, OPT_NO_LOCK, OPT_FROM, OPT_VERIFY };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -69,6 +69,8 @@ static const struct option long_opts[] = {
 	{ "empty", no_argument, NULL, OPT_EMPTY },
 	{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
 	{ "no-lock", no_argument, NULL, OPT_NO_LOCK },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -102,8 +104,12 @@ const char *cli_scan_command(int argc, char **argv)
 			return i + 1 < argc ? argv[i + 1] : NULL;
 		if (a[0] != '-' || a[1] == '\0')
 			return a;
+		if (strcmp(a, "-o") == 0) {
+			i++; /* -o FILE */
+			continue;
+		}
 		if (a[1] != '-' || strchr(a, '='))
-			continue; /* -h, -q, --name=value */
+			continue; /* -h, -q, -oFILE, --name=value */
 		size_t n = strlen(a + 2);
 		const struct option *hit = NULL;
 		int hits = 0;
@@ -312,6 +318,8 @@ static int space_option(cli *c, int opt, const char *arg)
 		c->older_than = d;
 		return CLI_GO_ON;
 	}
+	case OPT_FROM: c->from = arg; return CLI_GO_ON;
+	case OPT_VERIFY: c->verify = true; return CLI_GO_ON;
 	case OPT_DUPLICATES: c->duplicates = true; return CLI_GO_ON;
 	case OPT_HARDLINK: c->hardlink = true; return CLI_GO_ON;
 	}
@@ -351,11 +359,13 @@ int cli_parse_options(cli *c, cli_request *r, int argc, char **argv)
 	opterr = 0;
 	int opt, li;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
-	while ((li = -1, opt = getopt_long(argc, argv, ":hqvV", long_opts, &li)) != -1) {
+	while ((li = -1, opt = getopt_long(argc, argv, ":hqvVo:", long_opts, &li)) != -1) {
 		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet"
-		                   : opt == 'v' ? "verbose" : opt == 'V' ? "version" : NULL;
+		                   : opt == 'v' ? "verbose" : opt == 'V' ? "version" : opt == 'o' ? "output" : NULL;
 		if (opt == 'V')
 			opt = OPT_VERSION;
+		if (opt == 'o')
+			opt = OPT_OUTPUT;
 		if (name && r->n_given < sizeof r->given / sizeof r->given[0])
 			r->given[r->n_given++] = name;
 		int rc = parse_option(c, r, opt, argv);

@@ -54,18 +54,22 @@ static bool blob_tree_name(const char *name)
 /* command "prune": blobs/<one entry> (a directory only blob_tree_name's),
  * directories under manifests/ (1..OA_MANIFESTS_DEPTH_MAX deep) and root
  * ollama-safetensors<digits> directories. command "rm": manifest files at
- * depth 4, directories under manifests/, files in blobs/. */
+ * depth 4, directories under manifests/, files in blobs/. command
+ * "repair": files in blobs/. */
 path_kind plan_path_kind(const char *command, const char *path, char type)
 {
 	size_t parts = plan_path_parts(path);
 	bool prune = command && strcmp(command, "prune") == 0, rm = command && strcmp(command, "rm") == 0;
-	if (!parts || (!prune && !rm))
+	bool repair = command && strcmp(command, "repair") == 0; /* a damaged blob it set aside */
+	if (!parts || (!prune && !rm && !repair))
 		return PK_BAD;
 	if (oa_str_has_prefix(path, "blobs/") && parts == 2) {
 		if (type != 'd')
 			return PK_BLOB;
 		return prune && blob_tree_name(path + 6) ? PK_BLOB_TREE : PK_BAD;
 	}
+	if (repair)
+		return PK_BAD;
 	const char *leaf = strrchr(path, '/');
 	if (prune && type != 'd' && leaf && ((oa_str_has_prefix(path, "manifests-v2/") && parts == 5 &&
 	                                      oa_str_has_prefix(leaf + 1, ".manifest-")) ||

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -600,24 +599,9 @@ static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
  * and ollama.com is the default registry (spec §2.5). */
 static bool v2_name(walk_ctx *w, const char *file, oa_name *name, const char **why)
 {
-	char host[351 + 1];
-	size_t n = 0;
-	for (const char *p = w->parts[0]; *p; p++) {
-		if (n + 1 >= sizeof host) {
-			*why = "host too long";
-			return false;
-		}
-		if (p[0] == '%' && p[1] == '3' && (p[2] == 'A' || p[2] == 'a')) {
-			host[n++] = ':';
-			p += 2;
-		} else {
-			host[n++] = *p;
-		}
-	}
-	host[n] = '\0';
-	if (strcasecmp(host, "ollama.com") == 0)
-		snprintf(host, sizeof host, "%s", OA_NAME_DEFAULT_HOST);
-	return oa_name_from_parts(name, host, w->parts[1], w->parts[2], file, why);
+	char host[OA_NAME_V2_HOST_MAX];
+	return oa_name_v2_host(w->parts[0], host, why) &&
+	       oa_name_from_parts(name, host, w->parts[1], w->parts[2], file, why);
 }
 
 /* The manifest blob a tag symlink resolves to, or "" (raw: its path as

@@ -112,8 +112,13 @@ char *oa_findings_model_fix(const char *name, const char *codes, int worst)
 	                                        NULL };
 	if (worst < OA_SEV_ERROR)
 		return oa_xasprintf("see: ollama-audit show %s", name);
+	/* a damaged blob: a pull keeps any blob file that is there */
+	static const char *const damaged[] = { "missing-blob", "missing-config", "empty-blob", "size-mismatch",
+	                                       "digest-mismatch", NULL };
 	if (has_code(codes, unusable))
 		return oa_xasprintf("fix: ollama-audit rm %s --apply", name);
+	if (has_code(codes, damaged))
+		return oa_xasprintf("fix: ollama-audit repair %s", name);
 	return oa_xasprintf("fix: ollama pull %s", name);
 }
 

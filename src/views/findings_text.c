@@ -132,7 +132,11 @@ static void print_fix_below(const oa_text_style *st, FILE *out, oa_table *t)
 	for (size_t r = 0; r < t->rows; r++) {
 		char **cell = t->cell + r * 4;
 		oa_table_add(&narrow, (char *[3]){ oa_xstrdup(cell[0]), oa_xstrdup(cell[1]), oa_xstrdup(cell[2]) });
-		oa_table_line(&narrow, oa_xasprintf("          %s", cell[3]));
+		/* indented under MODEL, less when that would cut the command */
+		size_t len = oa_text_width(cell[3]), indent = 10;
+		if (st->width && len + indent > st->width)
+			indent = len < st->width ? st->width - len : 0;
+		oa_table_line(&narrow, oa_xasprintf("%*s%s", (int)indent, "", cell[3]));
 	}
 	oa_table_clear(t);
 	oa_table_print(st, &narrow, out);

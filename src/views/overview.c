@@ -163,11 +163,11 @@ const char *oa_finding_remedy(oa_finding_code id)
 	case OA_FINDING_MISSING_BLOB:
 	case OA_FINDING_MISSING_CONFIG:
 	case OA_FINDING_EMPTY_BLOB:
-		return "Pull the model again (ollama pull), or remove it with ollama-audit rm.";
 	case OA_FINDING_SIZE_MISMATCH:
-		return "Run ollama-audit verify on the model; pull it again if the blob is damaged.";
 	case OA_FINDING_DIGEST_MISMATCH:
-		return "The blob is corrupt: remove the model (ollama-audit rm) and pull it again.";
+		/* ollama pull keeps any blob file that is there: the damaged one must go first */
+		return "Mend it: ollama-audit repair NAME (a dry run; --apply puts a good copy in place, or moves the "
+		       "blob away so that ollama pull fetches it).";
 	case OA_FINDING_FINGERPRINT_MISMATCH:
 		return "Run a full ollama-audit verify (without --quick) to see whether the content is still good.";
 	case OA_FINDING_INVALID_MANIFEST:
@@ -246,4 +246,12 @@ const char *oa_finding_remedy(oa_finding_code id)
 		break;
 	}
 	return "";
+}
+
+char *oa_finding_remedy_for(const oa_finding *f)
+{
+	const char *r = oa_finding_remedy(f->id), *at = strstr(r, "NAME");
+	if (!at)
+		return oa_xstrdup(r);
+	return oa_xasprintf("%.*s%s%s", (int)(at - r), r, f->model ? f->model : "MODEL", at + 4);
 }

@@ -218,7 +218,8 @@ const char *oa_report_schema(const char *command)
 		{ "list", OA_SCHEMA_LIST },       { "show", OA_SCHEMA_SHOW },     { "check", OA_SCHEMA_CHECK },
 		{ "verify", OA_SCHEMA_VERIFY },   { "du", OA_SCHEMA_DU },         { "prune", OA_SCHEMA_PRUNE },
 		{ "rm", OA_SCHEMA_RM },           { "stores", OA_SCHEMA_STORES }, { "dedupe", OA_SCHEMA_DEDUPE },
-		{ "history", OA_SCHEMA_HISTORY },
+		{ "history", OA_SCHEMA_HISTORY }, { "export", OA_SCHEMA_EXPORT }, { "import", OA_SCHEMA_IMPORT },
+		{ "repair", OA_SCHEMA_REPAIR },
 	};
 	for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++)
 		if (strcmp(schemas[i].command, command) == 0)

@@ -296,7 +296,9 @@ static void finding_html(FILE *out, const oa_finding *f)
 	}
 	oa_html_text(out, f->message, 0);
 	fputs("<span class=\"remedy\">\u2192 ", out);
-	oa_html_text(out, oa_finding_remedy(f->id), 0);
+	char *remedy = oa_finding_remedy_for(f);
+	oa_html_text(out, remedy, 0);
+	free(remedy);
 	fputs("</span></li>\n", out);
 }
 

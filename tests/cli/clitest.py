@@ -74,7 +74,7 @@ LEAK_CHECK_EVERY_RUN = {"test_golden", "test_hostile", "test_bad_input", "test_c
                         "test_escape", "test_restore", "test_rm_child", "test_review_safety",
                         "test_shared_stores", "test_history_stdin", "test_trash"}
 _leak_keys = set()
-_COMMAND_WORDS = {"list", "show", "check", "verify", "du", "prune", "rm", "restore", "stores", "dedupe",
+_COMMAND_WORDS = {"list", "show", "check", "verify", "du", "prune", "rm", "restore", "stores", "dedupe", "export", "import", "repair",
                   "history", "report", "version", "completion"}
 
 

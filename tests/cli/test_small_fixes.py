@@ -128,7 +128,7 @@ with t.guard("check ends with a one-screen answer: models by severity, each with
         rows = lines[head + 1:]
         t.ok(rows and rows[0].split()[:1] == ["SEVERITY"], "a table follows", rows)
         err = [ln for ln in rows if ln.startswith("error")]
-        t.ok(len(err) == 1 and "broken:latest" in err[0] and "fix: ollama pull broken:latest" in err[0],
+        t.ok(len(err) == 1 and "broken:latest" in err[0] and "fix: ollama-audit repair broken:latest" in err[0],
              "the broken model with the command that fixes it", rows)
         sev = [ln.split()[0] for ln in rows[1:]]
         t.eq(sev, sorted(sev, key=lambda x: {"error": 0, "warning": 1}.get(x, 2)), "errors first, then warnings")

@@ -324,7 +324,7 @@ with t.guard("check's answer at 80 columns: every fix command whole, on a line o
     s = t.copy_demo_store("tables-fix")
     info = t.add_gguf_model(s, "hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M", seed="fix80")
     os.unlink(s.blob_path(info["layers"][0]["digest"]))
-    want = "fix: ollama pull hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M"
+    want = "fix: ollama-audit repair hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M"
     for cols in (80, 100):
         r = t.run_tty(("--store", s.root, "check"), None, stdout_tty=True, cols=cols)
         lines = r.out.replace("\r\n", "\n").splitlines()

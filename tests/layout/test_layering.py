@@ -2,7 +2,7 @@
 """The source tree keeps its shape: a folder of src/ includes only headers of
 its own folder or of a lower one.
 
-    base <- formats <- store <- {space, verify, history} <- views <- cli
+    base <- formats <- store <- {space, verify, history} <- carry <- views <- cli
 
 space, verify and history are peers: none includes another.  A public header
 include/ollama_audit/X.h belongs to the folder that holds src/*/X.c.  The
@@ -23,7 +23,7 @@ import sys
 from collections import defaultdict
 
 RANK = {"base": 0, "formats": 1, "store": 2, "space": 3, "verify": 3,
-        "history": 3, "views": 4, "cli": 5}
+        "history": 3, "carry": 4, "views": 5, "cli": 6}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

@@ -43,7 +43,7 @@ version=$(sed -n 's/^project(ollama-audit VERSION \([0-9.]*\).*/\1/p' "$src/CMak
 field() { dpkg-deb -f "$deb" "$1"; }
 check "package name" "[ \"\$(field Package)\" = ollama-audit ]"
 check "version $version" "[ \"\$(field Version)\" = '$version' ]"
-for dep in libc6 libjansson4 libxxhash0 libssl3; do
+for dep in libc6 libjansson4 libxxhash0 libssl3 libarchive13; do
   check "depends on $dep" "field Depends | tr ',' '\\n' | grep -q '^ *$dep\\b'"
 done
 if grep -q '^SYSTEMD_FOUND:INTERNAL=1' "$build/CMakeCache.txt"; then

@@ -23,6 +23,17 @@ static void test_fix(void)
 	s = oa_findings_model_fix("m:latest", "invalid-manifests", OA_SEV_ERROR);
 	CHECK_STR(s, "fix: ollama pull m:latest");
 	free(s);
+	/* a damaged blob: repair, since a pull keeps any blob file that is there */
+	static const char *const damaged[] = { "missing-blob", "missing-config", "empty-blob", "size-mismatch",
+	                                       "digest-mismatch" };
+	for (size_t i = 0; i < sizeof damaged / sizeof damaged[0]; i++) {
+		s = oa_findings_model_fix("m:latest", damaged[i], OA_SEV_ERROR);
+		CHECK_STR(s, "fix: ollama-audit repair m:latest");
+		free(s);
+	}
+	s = oa_findings_model_fix("m:latest", "invalid-config", OA_SEV_ERROR);
+	CHECK_STR(s, "fix: ollama pull m:latest");
+	free(s);
 	s = oa_findings_model_fix("m:latest", "dangling-tag", OA_SEV_WARNING);
 	CHECK_STR(s, "see: ollama-audit show m:latest");
 	free(s);
