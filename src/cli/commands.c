@@ -33,6 +33,15 @@ static int cmd_version(cli *c)
 #define COMMON "store format units fail-on color help version output "
 #define READS "platform log root " /* a store's models, and the logs for LAST USED */
 #define DATA "table json ndjson csv" /* every command that reports data */
+/* list, du and rm select models the same way (views/select.h). */
+#define SELECTION_HELP \
+	"--filter EXPR (repeatable, every one must hold), as `hf cache ls` takes it:\n" \
+	"KEY OP VALUE, OP one of > < >= <= = !=. size: list's SIZE (1GB, 500MB, 1.5GiB,\n" \
+	"bytes); modified: the manifest's age (30d, 12h, 2w); used: the age of the last\n" \
+	"load or pull, as --unused-for takes it (needs the logs); format: gguf,\n" \
+	"safetensors, ...; runner: llamacpp, mlx, ... E.g. 'size>1GB', 'used>90d',\n" \
+	"'runner=mlx'. A bad one is a usage error (exit 16). --sort KEY:asc|KEY:desc\n" \
+	"sets the direction; --limit N keeps the first N.\n"
 
 const command cli_commands[] = {
 	{
@@ -40,13 +49,14 @@ const command cli_commands[] = {
 		.run = cmd_list,
 		.synopsis = "list [PREFIX]",
 		.summary = "the models, as `ollama list` shows them, plus format and runner",
-		.options = COMMON READS "all-users unused-for quiet sort no-header wide",
+		.options = COMMON READS "all-users unused-for filter limit quiet sort no-header wide",
 		.formats = DATA " tags",
 		.render = { [OUT_TABLE] = list_render_table, [OUT_JSON] = list_render_json,
 		            [OUT_NDJSON] = list_render_ndjson, [OUT_CSV] = list_render_csv,
 		            [OUT_TAGS] = list_render_tags },
 		.help = "usage: ollama-audit list [PREFIX] [-q] [--format table|json|ndjson|csv|tags] [--units si|iec|bytes]\n"
 		        "                        [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
+		        "                        [--filter EXPR]... [--limit N]\n"
 		        "\n"
 		        "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
 		        "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
@@ -59,6 +69,7 @@ const command cli_commands[] = {
 		        "--sort name|size|unique|modified|last-used|unservable (default modified, newest\n"
 		        "first; last-used puts models the logs never saw last; unservable puts first the\n"
 		        "models current Ollama refuses to load); --no-header drops the heading.\n"
+		        SELECTION_HELP
 		        "On a terminal narrower than the table (COLUMNS, else its size) the columns\n"
 		        "ollama list does not show are hidden first when that keeps every name whole,\n"
 		        "else the least important columns (stderr says which; --wide shows them all)\n"
@@ -137,14 +148,14 @@ const command cli_commands[] = {
 		.run = cmd_du,
 		.synopsis = "du",
 		.summary = "disk usage: per model unique/shared bytes, junk, reclaimable",
-		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide quarantine",
+		.options = COMMON READS "all-users duplicates unused-for filter limit quiet sort no-header wide quarantine",
 		.formats = DATA " prometheus",
 		.render = { [OUT_TABLE] = du_render_table, [OUT_JSON] = du_render_json,
 		            [OUT_NDJSON] = du_render_ndjson, [OUT_CSV] = du_render_csv,
 		            [OUT_PROMETHEUS] = du_render_prometheus },
 		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus] [--units si|iec|bytes]\n"
 		        "                       [--unused-for DURATION] [--sort KEY] [--no-header] [--wide]\n"
-		        "                       [--all-users --duplicates]\n"
+		        "                       [--filter EXPR]... [--limit N] [--all-users --duplicates]\n"
 		        "\n"
 		        "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what removing\n"
 		        "it frees), SHARED with other models, ON DISK (allocated, st_blocks) and APPARENT\n"
@@ -153,13 +164,16 @@ const command cli_commands[] = {
 		        "(orphans, manifest-blobs, partials, temps, legacy, foreign, empty-dirs), what\n"
 		        "`prune` would reclaim now, and everything under blobs/. json/csv give raw bytes.\n"
 		        "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
-		        "DURATION shows only the models neither loaded nor pulled within it.\n"
+		        "DURATION shows only the models neither loaded nor pulled within it, and the\n"
+		        "table ends with what `rm` with the same --unused-for and --filter frees.\n"
 		        "-q, --quiet prints the names only, one per line, in the table's order (every\n"
 		        "tag of a row: removing them all frees its UNIQUE bytes). --sort name|size|unique|\n"
 		        "modified|last-used|unservable (default unique; size is ON DISK; unservable: the\n"
 		        "models current Ollama refuses to load first, for cleanup) orders the rows, and\n"
 		        "--no-header drops the store and column headings. On a terminal narrower than\n"
-		        "the table, columns are hidden and NAME is cut as in list (--wide: all).\n",
+		        "the table, columns are hidden and NAME is cut as in list (--wide: all).\n"
+		        SELECTION_HELP
+		        "A row is shown when every tag of it passes the filters.\n",
 	},
 	{
 		.name = "prune",
@@ -167,18 +181,19 @@ const command cli_commands[] = {
 		.synopsis = "prune",
 		.summary = "remove junk (orphans, partials, temps): a dry run unless --apply",
 		.options = COMMON "platform all-users apply yes plan quarantine what min-age force no-lock "
-		           "predict-server server-version",
+		           "predict-server server-version verbose",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = plan_render_table, [OUT_JSON] = plan_render_json,
 		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
-		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
+		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE] [-v]\n"
 		        "                         [--format table|json|ndjson|csv]\n"
 		        "                         [--apply [--yes] [--quarantine DIR] [--force] [--no-lock]]\n"
 		        "       ollama-audit prune --predict-server [--server-version V] [--format table|json]\n"
 		        "\n"
-		        "Remove junk from the store. Without --apply this is a dry run: it prints exactly\n"
-		        "what would be removed and the bytes freed (allocated), and --plan FILE saves that\n"
-		        "plan. --apply removes (asking [y/N] on a terminal; without one it needs --yes);\n"
+		        "Remove junk from the store. Without --apply this is a dry run: it prints what\n"
+		        "would be removed, a row per kind of junk (an interrupted pull is one row with\n"
+		        "its part count) with the bytes freed (allocated); -v lists every file.\n"
+		        "--plan FILE saves that plan. --apply removes (asking [y/N] on a terminal; without one it needs --yes);\n"
 		        "--apply --plan FILE removes exactly the entries of that plan and nothing else.\n"
 		        "Every entry is re-checked just before removal (same device, inode, size, mtime;\n"
 		        "no manifest references it) and skipped if anything changed. Symlinks are removed\n"
@@ -207,25 +222,35 @@ const command cli_commands[] = {
 		.run = cmd_rm,
 		.synopsis = "rm MODEL...",
 		.summary = "remove models offline, keeping every blob another manifest may use",
-		.options = COMMON READS "apply yes plan quarantine min-age force no-lock unused-for with-shadow child",
+		.options = COMMON READS "apply yes plan quarantine min-age force no-lock unused-for filter limit sort "
+		           "quiet verbose with-shadow child",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = plan_render_table, [OUT_JSON] = plan_render_json,
 		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
 		.help = "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
 		        "                        [--apply [--yes] [--quarantine DIR]\n"
 		        "                        [--force] [--no-lock] [--min-age DURATION]] [--with-shadow]\n"
+		        "                        [-v | -q]\n"
 		        "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
+		        "       ollama-audit rm [MODEL...] --filter EXPR... [--sort KEY] [--limit N]\n"
 		        "       ollama-audit rm MODEL --child ggml|llamacpp|mlx [--with-shadow] [--apply ...]\n"
 		        "\n"
-		        "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
-		        "directories they leave empty and the blobs no other manifest (parseable or not)\n"
-		        "can reference, with the exact bytes freed. --apply removes the manifests first,\n"
+		        "The offline `ollama rm`. A dry run unless --apply: prints a row per model\n"
+		        "(NAME, FREES, LAST USED, PULLED) and what is kept and why; -v lists the\n"
+		        "manifests, the directories they leave empty and the blobs no other manifest\n"
+		        "(parseable or not) can reference, each with the exact bytes it frees; -q the\n"
+		        "names of the models planned, one a line. --apply removes the manifests first,\n"
 		        "then the empty directories, then the blobs, so a crash never leaves a manifest\n"
 		        "pointing at a removed blob. Same confirmation, --plan, --quarantine, --force,\n"
 		        "--no-lock and safety rules as prune; --min-age applies to blobs only when given.\n"
 		        "--unused-for DURATION (a dry run only) plans the models (named, or all) neither\n"
 		        "loaded (the server's logs) nor pulled (manifest mtime) within it, and says how\n"
-		        "far back the logs go.\n"
+		        "far back the logs go. --filter, --sort and --limit (a dry run only) plan\n"
+		        "exactly the models `list` shows with the same options:\n"
+		        SELECTION_HELP
+		        "Or name them: `ollama-audit rm $(ollama-audit list -q --unused-for 90d)` plans\n"
+		        "what list names; when it names none, rm says there is nothing to remove and\n"
+		        "exits 0 (add --apply to remove without a plan file).\n"
 		        "A converted model's compatibility shadow (llamacpp:<hex>) stays, as with\n"
 		        "`ollama rm`, and rm says so; --with-shadow removes it too, with the blobs only\n"
 		        "it then holds.\n"
@@ -413,7 +438,8 @@ static const char usage_options[] =
 	"  --units U          si (default, like ollama list), iec, bytes\n"
 	"  --fail-on SEV      lowest severity that sets the exit status: error (default), warning\n"
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
-	"  -q, --quiet        list, du: the model names only, one per line\n"
+	"  -q, --quiet        list, du, rm: the model names only, one per line\n"
+	"  -v, --verbose      prune, rm: every file of the plan, not a row per model\n"
 	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
 	"  -V, --version      print the version (also: ollama-audit version)\n"
 	"\n"
@@ -430,14 +456,15 @@ void cli_print_command_options(FILE *out, const command *cmd)
 		size_t n = strcspn(p, " ");
 		if (n) {
 			bool quiet = n == 5 && strncmp(p, "quiet", 5) == 0;
-			size_t w = (first ? 1 : 2) + (quiet ? 4 : 0) + 2 + n;
+			bool verbose = n == 7 && strncmp(p, "verbose", 7) == 0;
+			size_t w = (first ? 1 : 2) + (quiet || verbose ? 4 : 0) + 2 + n;
 			if (col + w > 78) {
 				fputs(first ? "\n " : ",\n ", out);
 				col = 1;
 			} else if (!first) {
 				fputc(',', out);
 			}
-			fprintf(out, " %s--%.*s", quiet ? "-q, " : "", (int)n, p);
+			fprintf(out, " %s--%.*s", quiet ? "-q, " : verbose ? "-v, " : "", (int)n, p);
 			col += w;
 			first = false;
 		}
