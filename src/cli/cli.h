@@ -95,7 +95,6 @@ typedef struct cli {
 	const char *since, *until; /* --since / --until: a time or a duration ago */
 	const char *root;   /* --root DIR: another machine's file system (its journal) */
 	double unused_for;  /* --unused-for: seconds; < 0 when not given */
-	const char *unused_for_arg; /* as given */
 	char **args;        /* positional arguments after the command */
 	size_t n_args;
 	int exit_code;

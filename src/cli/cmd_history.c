@@ -145,12 +145,6 @@ const cli_usage *cli_usage_of(cli *c, const oa_store *s)
 	return u;
 }
 
-bool cli_model_unused(const cli *c, const oa_store *s, size_t idx)
-{
-	int64_t cutoff = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9);
-	return oa_log_usage_unused(oa_usage_cache_find(&usage, s), s, idx, cutoff);
-}
-
 bool cli_unused_for_ready(cli *c, const oa_store *s)
 {
 	const cli_usage *u = cli_usage_of(c, s);

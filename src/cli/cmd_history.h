@@ -31,8 +31,6 @@ static inline oa_last_used cli_last_used(cli *c, const oa_store *s)
 {
 	return cli_usage_last_used(cli_usage_of(c, s));
 }
-/* --unused-for: model idx has no load within it (never, as far as the logs go). */
-bool cli_model_unused(const cli *c, const oa_store *s, size_t idx);
 /* LAST USED of some models (the newest load of any) as list and du show it:
  * an age, "never" (not in the logs), "-" (no logs). */
 char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns);

@@ -49,7 +49,8 @@ static size_t select_models(cli *c, oa_store *s, size_t **sel, size_t ns)
 	*sel = v;
 	if (!k)
 		fprintf(stderr, "ollama-audit: %s: %s: nothing to plan\n", oa_text_safe(s->root),
-		        c->n_filters ? "no model matches the selection" : "no model went unused that long");
+		        c->unused_for >= 0 && !c->n_filters ? "no model went unused that long"
+		        : "no model matches the selection");
 	return k;
 }
 

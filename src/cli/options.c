@@ -285,7 +285,6 @@ static int source_option(cli *c, int opt, const char *arg)
 		if (oa_parse_duration(arg, &d) < 0)
 			return cli_usage_error("--unused-for takes a duration: %s; not '%s'", OA_DURATION_GRAMMAR, arg);
 		c->unused_for = d;
-		c->unused_for_arg = arg;
 		selection_add(c, "--unused-for", arg, false);
 		return CLI_GO_ON;
 	}
