@@ -38,6 +38,8 @@ typedef struct oa_apply_opts {
 	unsigned delay_us;              /* pause before each entry (tests of crash safety) */
 	const char *pause_dir;          /* testing aid: stop before each refresh of the
 	                                 * references (oa_test_pause point "refresh") */
+	uint64_t *freed_each;           /* NULL, or a slot per entry of the plan: what removing
+	                                 * it freed (0 when skipped, failed or moved) */
 } oa_apply_opts;
 
 typedef struct oa_apply_result {
@@ -45,6 +47,7 @@ typedef struct oa_apply_result {
 	bool unlocked;                  /* no_lock: the store or the quarantine could not be locked */
 	uint64_t freed;                 /* allocated bytes removed for good */
 	uint64_t moved;                 /* allocated bytes moved into the quarantine (not freed) */
+	const uint64_t *freed_each;     /* the options' freed_each, filled in (or NULL) */
 	bool interrupted;
 	/* --quarantine: this apply's operation in it (restore --op), and what
 	 * the quarantine holds once it is done (all its operations) */

@@ -1,7 +1,7 @@
 /*
  * prune_report.h - the JSON of `prune --predict-server` (docs/schema.md,
  * ollama-audit.predict-server/1): one store's prediction; and a prune or rm
- * plan as the prune/rm documents show it (ollama-audit.prune/3, rm/4).
+ * plan as the prune/rm documents show it (ollama-audit.prune/4, rm/5).
  */
 #ifndef OLLAMA_AUDIT_PRUNE_REPORT_H
 #define OLLAMA_AUDIT_PRUNE_REPORT_H

@@ -8,6 +8,7 @@
 
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/scan.h"
+#include "views/model_filter.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,8 +50,14 @@ typedef struct cli {
 	bool progress;
 	bool tensors;
 	bool quiet;
-	bool verbose;       /* -v, --verbose: list prints each problem, not their count */
-	enum cli_sort sort; /* list, du --sort */
+	enum cli_sort sort; /* list, du, rm --sort */
+	bool sort_reverse;  /* --sort KEY:asc|desc against KEY's own direction */
+	oa_model_filter *filters; /* list, du, rm --filter (repeatable): each must hold */
+	size_t n_filters;
+	char *selection;    /* --unused-for and --filter as given, for the line du ends with */
+	size_t limit;       /* list, du, rm --limit N; 0: all */
+	bool verbose;       /* -v, --verbose: list prints each problem, not their count; prune
+	                     * and rm list every file of a plan */
 	bool no_header;     /* list, du --no-header */
 	bool wide;          /* --wide: every column of a table, nothing cut */
 	bool all;           /* verify --all, restore --all */

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "ollama_audit/last_used.h"
 #include "ollama_audit/log_usage.h"
+#include "views/select.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,14 +31,17 @@ static inline oa_last_used cli_last_used(cli *c, const oa_store *s)
 {
 	return cli_usage_last_used(cli_usage_of(c, s));
 }
-/* --unused-for: model idx has no load within it (never, as far as the logs go). */
-bool cli_model_unused(const cli *c, const oa_store *s, size_t idx);
 /* LAST USED of some models (the newest load of any) as list and du show it:
  * an age, "never" (not in the logs), "-" (no logs). */
 char *cli_last_used_text(const cli *c, const oa_store *s, const size_t *models, size_t n, int64_t now_ns);
 /* Before filtering on --unused-for: false (reported, exit 8) without logs;
  * otherwise says on stderr how far back the logs go. */
 bool cli_unused_for_ready(cli *c, const oa_store *s);
+/* Whether the selection asks what the logs say: --unused-for, --filter used. */
+bool cli_selection_needs_logs(const cli *c);
+/* The selection of list, du and rm (--unused-for, --filter, --sort,
+ * --limit) as the library takes it (views/select.h); no prefix. */
+oa_list_query cli_selection_query(cli *c, const oa_store *s);
 void cli_usage_release(void);
 /* check: load-failed and runner-changed findings from the server's logs. */
 void cli_log_findings(cli *c, oa_store *s);

@@ -68,15 +68,8 @@ void list_render_tags(cli *c, const void *view)
  * the problems that affect the listing, reported on stderr. */
 static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu, cli_problems *problems)
 {
-	static const enum oa_list_sort sorts[] = {
-		[SORT_DEFAULT] = OA_LIST_SORT_DEFAULT,   [SORT_NAME] = OA_LIST_SORT_NAME,
-		[SORT_SIZE] = OA_LIST_SORT_SIZE,         [SORT_UNIQUE] = OA_LIST_SORT_UNIQUE,
-		[SORT_MODIFIED] = OA_LIST_SORT_MODIFIED, [SORT_LAST_USED] = OA_LIST_SORT_LAST_USED,
-		[SORT_UNSERVABLE] = OA_LIST_SORT_UNSERVABLE,
-	};
-	oa_list_query q = { .prefix = c->n_args ? c->args[0] : NULL, .usage = cli_usage_of(c, s),
-	                    .unused_only = c->unused_for >= 0, .sort = sorts[c->sort],
-	                    .cutoff_ns = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
+	oa_list_query q = cli_selection_query(c, s);
+	q.prefix = c->n_args ? c->args[0] : NULL;
 	*lu = cli_last_used(c, s);
 	oa_list_store_make(ls, &q, s, lu);
 	/* each problem with -v; what sets exit 8 always, so it never comes unexplained */
@@ -98,8 +91,7 @@ int cmd_list(cli *c)
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_QUICK);
 	/* The logs give LAST USED and --unused-for (docs/history.md). */
 	for (size_t i = 0; i < n; i++)
-		if (st[i].ok && cli_usage_of(c, &st[i].s) && c->unused_for >= 0 &&
-		    !cli_unused_for_ready(c, &st[i].s)) {
+		if (st[i].ok && cli_selection_needs_logs(c) && !cli_unused_for_ready(c, &st[i].s)) {
 			cli_close_stores(st, n);
 			return c->exit_code;
 		}

@@ -7,6 +7,7 @@
 #include "suggest.h"
 #include "usage.h"
 #include "views/prune_text.h"
+#include "views/rm_select.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/prune.h"
 #include "base/util.h"
@@ -28,24 +29,28 @@ static void report_other_empty_dirs(oa_store *s, const oa_plan *p)
 	free(dirs);
 }
 
-/* --unused-for: of the models named (all listed models when none are),
- * those the logs show no load of within the duration. Returns how many. */
-static size_t select_unused(cli *c, const oa_store *s, size_t **sel, size_t ns)
+/* Whether rm selects among models (--unused-for, --filter, --limit);
+ * without, the MODEL arguments are what it plans. */
+static bool rm_selects(const cli *c)
 {
-	if (!cli_unused_for_ready(c, s))
+	return c->unused_for >= 0 || c->n_filters || c->limit;
+}
+
+/* The models the selection keeps, among those named (*sel, ns of them;
+ * every model when none are), exactly the ones `list` shows for it
+ * (views/rm_select.h). Returns how many, said when none. */
+static size_t select_models(cli *c, oa_store *s, size_t **sel, size_t ns)
+{
+	if (cli_selection_needs_logs(c) && !cli_unused_for_ready(c, s))
 		return 0;
-	if (!c->n_args) {
-		*sel = oa_xreallocarray(*sel, s->n_models + 1, sizeof **sel);
-		for (size_t i = 0; i < s->n_models; i++)
-			if (!s->models[i].anchor && !s->models[i].sibling) /* a list's other child goes with its tag */
-				(*sel)[ns++] = i;
-	}
-	size_t k = 0;
-	for (size_t i = 0; i < ns; i++)
-		if (cli_model_unused(c, s, (*sel)[i]))
-			(*sel)[k++] = (*sel)[i];
+	oa_list_query q = cli_selection_query(c, s);
+	size_t k, *v = oa_rm_select(&q, s, *sel, c->n_args ? ns : 0, &k);
+	free(*sel);
+	*sel = v;
 	if (!k)
-		fprintf(stderr, "ollama-audit: %s: no model went unused that long: nothing to plan\n", oa_text_safe(s->root));
+		fprintf(stderr, "ollama-audit: %s: %s: nothing to plan\n", oa_text_safe(s->root),
+		        c->unused_for >= 0 && !c->n_filters ? "no model went unused that long"
+		        : "no model matches the selection");
 	return k;
 }
 
@@ -104,7 +109,7 @@ static bool rm_digest_plan(cli *c, oa_store *s, const char *hex, oa_plan *p)
 static bool find_child_digest(cli *c, const oa_store *s, oa_digest_hex hex, bool *found)
 {
 	*found = false;
-	for (size_t a = 0; !c->child && c->unused_for < 0 && a < c->n_args; a++) {
+	for (size_t a = 0; !c->child && !rm_selects(c) && a < c->n_args; a++) {
 		int r = child_digest_arg(c, s, c->args[a], hex);
 		if (r < 0)
 			return false;
@@ -122,6 +127,12 @@ static bool find_child_digest(cli *c, const oa_store *s, oa_digest_hex hex, bool
 /* The plan for the models named (or, with --unused-for, not used). */
 static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 {
+	if (!c->n_args && !rm_selects(c)) {
+		/* `rm $(ollama-audit list -q ...)` when that lists nothing: nothing asked, nothing done */
+		cli_err("%s: no MODEL given: nothing to remove (name models, or select them with --unused-for "
+		        "DURATION or --filter EXPR)", s->root);
+		return false;
+	}
 	oa_digest_hex hex;
 	bool child;
 	if (!find_child_digest(c, s, hex, &child))
@@ -132,9 +143,9 @@ static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 			oa_plan_shadows_text(cli_err, c->units, p);
 		return ok;
 	}
-	size_t *sel = oa_xcalloc(c->n_args, sizeof *sel);
+	size_t *sel = oa_xcalloc(c->n_args + 1, sizeof *sel);
 	size_t ns = 0;
-	bool ok = cli_resolve_models(c, s, sel, &ns) && (c->unused_for < 0 || (ns = select_unused(c, s, &sel, ns)));
+	bool ok = cli_resolve_models(c, s, sel, &ns) && (!rm_selects(c) || (ns = select_models(c, s, &sel, ns)));
 	if (ok && c->child)
 		ok = rm_child_plan(c, s, sel[0], p);
 	else if (ok) {
@@ -149,8 +160,14 @@ static bool rm_plan_now(cli *c, oa_store *s, oa_plan *p, oa_junk_list *j)
 
 static bool rm_args_ok(const cli *c, bool from_file)
 {
-	if (c->n_args == 0 && !from_file && c->unused_for < 0) {
-		cli_err("rm needs at least one MODEL (a name or an ID prefix), or --unused-for DURATION");
+	if (c->sort != SORT_DEFAULT && !c->limit) {
+		cli_err("rm --sort chooses which models --limit N keeps (the plan's rows are by what they free): "
+		        "without --limit it changes nothing");
+		return false;
+	}
+	if (c->quiet && (c->apply || c->plan_path || c->child)) {
+		cli_err("rm -q prints the names of the models a dry run plans, one a line: it takes no --apply, "
+		        "--plan or --child");
 		return false;
 	}
 	if (from_file && c->with_shadow) {
@@ -158,15 +175,17 @@ static bool rm_args_ok(const cli *c, bool from_file)
 		        "save it with --plan FILE, then apply that");
 		return false;
 	}
-	if (c->child && (c->n_args != 1 || c->unused_for >= 0 || c->plan_path)) {
+	if (c->child && (c->n_args != 1 || rm_selects(c) || c->plan_path)) {
 		cli_err(c->plan_path ? "rm --child is not saved as a plan nor applied from one (the list's new bytes "
 		        "are computed when it runs): plan it as a dry run, then rm MODEL --child RUNNER --apply, which "
-		        "re-checks everything" : "rm --child RUNNER takes exactly one MODEL (a list tag) and no --unused-for");
+		        "re-checks everything" : "rm --child RUNNER takes exactly one MODEL (a list tag) and no "
+		        "--unused-for, --filter or --limit");
 		return false;
 	}
-	if (c->unused_for >= 0 && c->apply) {
-		cli_err("rm --unused-for only plans: review it, save it with --plan FILE, then "
-		        "rm --apply --plan FILE removes exactly that");
+	if (rm_selects(c) && c->apply) {
+		cli_err("rm %s only plans: review it, save it with --plan FILE, then "
+		        "rm --apply --plan FILE removes exactly that",
+		        c->unused_for >= 0 ? "--unused-for" : c->n_filters ? "--filter" : "--limit");
 		return false;
 	}
 	return cli_apply_options_ok(c);

@@ -36,6 +36,15 @@ static int cmd_version(cli *c)
 #define COMMON "store format units fail-on color help version output "
 #define READS "platform log root " /* a store's models, and the logs for LAST USED */
 #define DATA "table json ndjson csv" /* every command that reports data */
+/* list, du and rm select models the same way (views/select.h). */
+#define SELECTION_HELP \
+	"--filter EXPR (repeatable, every one must hold), as `hf cache ls` takes it:\n" \
+	"KEY OP VALUE, OP one of > < >= <= = !=. size: list's SIZE (1GB, 500MB, 1.5GiB,\n" \
+	"bytes); modified: the manifest's age (30d, 12h, 2w); used: the age of the last\n" \
+	"load or pull, as --unused-for takes it (needs the logs); format: gguf,\n" \
+	"safetensors, ...; runner: llamacpp, mlx, ... E.g. 'size>1GB', 'used>90d',\n" \
+	"'runner=mlx'. A bad one is a usage error (exit 16). --sort KEY:asc|KEY:desc\n" \
+	"sets the direction; --limit N keeps the first N.\n"
 
 const command cli_commands[] = {
 	{
@@ -43,14 +52,15 @@ const command cli_commands[] = {
 		.run = cmd_list,
 		.synopsis = "list [PREFIX]",
 		.summary = "the models, like `ollama list`, with format and runner",
-		.options = COMMON READS "all-users unused-for quiet verbose sort no-header wide",
+		.options = COMMON READS "all-users unused-for filter limit quiet verbose sort no-header wide",
 		.formats = DATA " tags",
 		.render = { [OUT_TABLE] = list_render_table, [OUT_JSON] = list_render_json,
 		            [OUT_NDJSON] = list_render_ndjson, [OUT_CSV] = list_render_csv,
 		            [OUT_TAGS] = list_render_tags },
 		.help = "usage: ollama-audit list [PREFIX] [-q|-v] [--format table|json|ndjson|csv|tags]\n"
 		        "                         [--units si|iec|bytes] [--unused-for DURATION]\n"
-		        "                         [--sort KEY] [--no-header] [--wide] [--fail-on SEV]\n"
+		        "                         [--filter EXPR]... [--sort KEY] [--limit N]\n"
+		        "                         [--no-header] [--wide] [--fail-on SEV]\n"
 		        "\n"
 		        "List the models of the store newest first, with the NAME, ID, SIZE and MODIFIED\n"
 		        "columns of `ollama list` (same values, same rounding) plus FORMAT, RUNNER, ARCH,\n"
@@ -68,6 +78,7 @@ const command cli_commands[] = {
 		        "--sort name|size|unique|modified|last-used|unservable (default modified, newest\n"
 		        "first; last-used puts models the logs never saw last; unservable puts first the\n"
 		        "models current Ollama refuses to load); --no-header drops the heading.\n"
+		        SELECTION_HELP
 		        "On a terminal narrower than the table (COLUMNS, else its size) the columns\n"
 		        "ollama list does not show are hidden first when that keeps every name whole;\n"
 		        "then MODIFIED and LAST USED shorten (2w ago), then the least important columns\n"
@@ -149,15 +160,15 @@ const command cli_commands[] = {
 		.run = cmd_du,
 		.synopsis = "du",
 		.summary = "disk usage per model (unique, shared), junk, reclaimable",
-		.options = COMMON READS "all-users duplicates unused-for quiet sort no-header wide quarantine",
+		.options = COMMON READS "all-users duplicates unused-for filter limit quiet sort no-header wide quarantine",
 		.formats = DATA " prometheus",
 		.render = { [OUT_TABLE] = du_render_table, [OUT_JSON] = du_render_json,
 		            [OUT_NDJSON] = du_render_ndjson, [OUT_CSV] = du_render_csv,
 		            [OUT_PROMETHEUS] = du_render_prometheus },
 		.help = "usage: ollama-audit du [-q] [--format table|json|ndjson|csv|prometheus]\n"
 		        "                       [--units si|iec|bytes] [--unused-for DURATION]\n"
-		        "                       [--sort KEY] [--no-header] [--wide]\n"
-		        "                       [--all-users --duplicates]\n"
+		        "                       [--filter EXPR]... [--sort KEY] [--limit N]\n"
+		        "                       [--no-header] [--wide] [--all-users --duplicates]\n"
 		        "\n"
 		        "Disk usage per model, sorted by UNIQUE: bytes only this model uses (what\n"
 		        "removing it frees), SHARED with other models, ON DISK (allocated, st_blocks)\n"
@@ -167,14 +178,17 @@ const command cli_commands[] = {
 		        "empty-dirs), what `prune` would reclaim now, and everything under blobs/.\n"
 		        "json/csv give raw bytes.\n"
 		        "With the server's logs (see history) a LAST USED column is added; --unused-for\n"
-		        "DURATION shows only the models neither loaded nor pulled within it.\n"
+		        "DURATION shows only the models neither loaded nor pulled within it, and the\n"
+		        "table ends with what `rm` with the same --unused-for and --filter frees.\n"
 		        "-q, --quiet prints the names only, one per line, in the table's order (every\n"
 		        "tag of a row: removing them all frees its UNIQUE bytes).\n"
 		        "--sort name|size|unique|modified|last-used|unservable (default unique; size is\n"
 		        "ON DISK; unservable: the models current Ollama refuses to load first, for\n"
 		        "cleanup) orders the rows, and --no-header drops the store and column headings.\n"
 		        "On a terminal narrower than the table, columns are hidden and NAME is cut as in\n"
-		        "list (--wide: all).\n",
+		        "list (--wide: all).\n"
+		        SELECTION_HELP
+		        "A row is shown when every tag of it passes the filters.\n",
 	},
 	{
 		.name = "prune",
@@ -182,24 +196,25 @@ const command cli_commands[] = {
 		.synopsis = "prune",
 		.summary = "remove junk: orphans, partials, temps (a dry run first)",
 		.options = COMMON "platform all-users apply yes plan quarantine what min-age force no-lock "
-		           "predict-server server-version",
+		           "predict-server server-version verbose",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = plan_render_table, [OUT_JSON] = plan_render_json,
 		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
-		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE]\n"
+		.help = "usage: ollama-audit prune [--what LIST] [--min-age DURATION] [--plan FILE] [-v]\n"
 		        "                         [--format table|json|ndjson|csv]\n"
 		        "                         [--apply [--yes] [--quarantine DIR] [--force]\n"
 		        "                         [--no-lock]]\n"
 		        "       ollama-audit prune --predict-server [--server-version V]\n"
 		        "                         [--format table|json]\n"
 		        "\n"
-		        "Remove junk from the store. Without --apply this is a dry run: it prints\n"
-		        "exactly what would be removed and the bytes freed (allocated), and --plan FILE\n"
-		        "saves that plan. --apply removes (asking [y/N] on a terminal; without one it\n"
-		        "needs --yes); --apply --plan FILE removes exactly the entries of that plan and\n"
-		        "nothing else. Every entry is re-checked just before removal (same device,\n"
-		        "inode, size, mtime; no manifest references it) and skipped if anything\n"
-		        "changed. Symlinks are removed as links, never followed.\n"
+		        "Remove junk from the store. Without --apply this is a dry run: it prints what\n"
+		        "would be removed, a row per kind of junk (an interrupted pull is one row with\n"
+		        "its part count) with the bytes freed (allocated); -v lists every file.\n"
+		        "--plan FILE saves that plan. --apply removes (asking [y/N] on a terminal;\n"
+		        "without one it needs --yes); --apply --plan FILE removes exactly the entries\n"
+		        "of that plan and nothing else. Every entry is re-checked just before removal\n"
+		        "(same device, inode, size, mtime; no manifest references it) and skipped if\n"
+		        "anything changed. Symlinks are removed as links, never followed.\n"
 		        "\n"
 		        "  --what LIST        orphans,partials,temps (default: what the server's\n"
 		        "                     start-up prune deletes), legacy, foreign, manifest-blobs,\n"
@@ -232,27 +247,36 @@ const command cli_commands[] = {
 		.run = cmd_rm,
 		.synopsis = "rm MODEL...",
 		.summary = "remove models offline, keeping blobs others still use",
-		.options = COMMON READS "apply yes plan quarantine min-age force no-lock unused-for with-shadow child",
+		.options = COMMON READS "apply yes plan quarantine min-age force no-lock unused-for filter limit sort "
+		           "quiet verbose with-shadow child",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = plan_render_table, [OUT_JSON] = plan_render_json,
 		            [OUT_NDJSON] = plan_render_ndjson, [OUT_CSV] = plan_render_csv },
 		.help = "usage: ollama-audit rm MODEL... [--plan FILE] [--format table|json|ndjson|csv]\n"
 		        "                        [--apply [--yes] [--quarantine DIR]\n"
 		        "                        [--force] [--no-lock] [--min-age DURATION]]\n"
-		        "                        [--with-shadow]\n"
+		        "                        [--with-shadow] [-v | -q]\n"
 		        "       ollama-audit rm [MODEL...] --unused-for DURATION [--plan FILE]\n"
+		        "       ollama-audit rm [MODEL...] --filter EXPR... [--sort KEY] [--limit N]\n"
 		        "       ollama-audit rm MODEL --child ggml|llamacpp|mlx [--with-shadow]\n"
 		        "                        [--apply ...]\n"
 		        "\n"
-		        "The offline `ollama rm`. A dry run unless --apply: prints the manifests, the\n"
-		        "directories they leave empty and the blobs no other manifest (parseable or not)\n"
-		        "can reference, with the exact bytes freed. --apply removes the manifests first,\n"
+		        "The offline `ollama rm`. A dry run unless --apply: prints a row per model\n"
+		        "(NAME, FREES, LAST USED, PULLED) and what is kept and why; -v lists the\n"
+		        "manifests, the directories they leave empty and the blobs no other manifest\n"
+		        "(parseable or not) can reference, each with the exact bytes it frees; -q the\n"
+		        "names of the models planned, one a line. --apply removes the manifests first,\n"
 		        "then the empty directories, then the blobs, so a crash never leaves a manifest\n"
 		        "pointing at a removed blob. Same confirmation, --plan, --quarantine, --force,\n"
 		        "--no-lock and safety rules as prune; --min-age applies to blobs only when given.\n"
 		        "--unused-for DURATION (a dry run only) plans the models (named, or all) neither\n"
 		        "loaded (the server's logs) nor pulled (manifest mtime) within it, and says how\n"
-		        "far back the logs go.\n"
+		        "far back the logs go. --filter, --sort and --limit (a dry run only) plan\n"
+		        "exactly the models `list` shows with the same options:\n"
+		        SELECTION_HELP
+		        "Or name them: `ollama-audit rm $(ollama-audit list -q --unused-for 90d)` plans\n"
+		        "what list names; when it names none, rm says there is nothing to remove and\n"
+		        "exits 0 (with --apply: removes them, asking first).\n"
 		        "A converted model's compatibility shadow (llamacpp:<hex>) stays, as with\n"
 		        "`ollama rm`, and rm says so; --with-shadow removes it too, with the blobs only\n"
 		        "it then holds.\n"
@@ -556,9 +580,10 @@ static const char usage_options[] =
 	"  --fail-on SEV      lowest severity that sets the exit status: error\n"
 	"                     (default), warning; list: only when given\n"
 	"  --color WHEN       auto (default), always, never; NO_COLOR disables colour\n"
-	"  -q, --quiet        list, du: the model names only, one per line; restore DIR:\n"
-	"                     the operation IDs\n"
-	"  -v, --verbose      list: each problem found, not only how many models have one\n"
+	"  -q, --quiet        list, du, rm: the model names only, one per line;\n"
+	"                     restore DIR: the operation IDs\n"
+	"  -v, --verbose      list: each problem found, not only how many models have\n"
+	"                     one; prune, rm: every file of the plan, not a row per model\n"
 	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
 	"  -V, --version      print the version (also: ollama-audit version)\n"
 	"\n"
@@ -570,7 +595,7 @@ static const char usage_options[] =
 /* The options that have a one-letter form, as help names them. */
 static const char *short_form(const char *name, size_t n)
 {
-	static const char *const forms[][2] = { { "quiet", "-q" }, { "verbose", "-v" } };
+	static const char *const forms[][2] = { { "quiet", "-q" }, { "verbose", "-v" }, { "output", "-o" } };
 	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
 		if (strlen(forms[i][0]) == n && strncmp(name, forms[i][0], n) == 0)
 			return forms[i][1];

@@ -19,7 +19,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
        OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER,
        OPT_SERVER_VERSION, OPT_WIDE, OPT_WITH_SHADOW, OPT_CHILD, OPT_LAST, OPT_OP, OPT_EMPTY,
-       OPT_OLDER_THAN, OPT_NO_LOCK, OPT_FROM, OPT_VERIFY };
+       OPT_OLDER_THAN, OPT_NO_LOCK, OPT_FROM, OPT_VERIFY, OPT_FILTER, OPT_LIMIT };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -71,6 +71,8 @@ static const struct option long_opts[] = {
 	{ "no-lock", no_argument, NULL, OPT_NO_LOCK },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "filter", required_argument, NULL, OPT_FILTER },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -89,11 +91,15 @@ enum { NOT_MINE = -2 };
  * them at exit so leak checkers see a clean process whatever path it took. */
 static char **store_list;
 static const char **log_list;
+static oa_model_filter *filter_list;
+static char *selection_text;
 
 static void free_lists(void)
 {
 	free(store_list);
 	free(log_list);
+	free(filter_list);
+	free(selection_text);
 }
 
 const char *cli_scan_command(int argc, char **argv)
@@ -154,17 +160,66 @@ static int parse_units(cli *c, const char *arg)
 	return CLI_GO_ON;
 }
 
+/* --sort KEY[:asc|:desc]: names ascend by themselves, every other key
+ * descends (largest, newest first); the other direction is the reverse. */
 static int parse_sort(cli *c, const char *arg)
 {
 	static const char *const keys[] = { [SORT_NAME] = "name", [SORT_SIZE] = "size",
 	                                    [SORT_UNIQUE] = "unique", [SORT_MODIFIED] = "modified",
 	                                    [SORT_LAST_USED] = "last-used", [SORT_UNSERVABLE] = "unservable" };
+	size_t n = strcspn(arg, ":");
+	const char *dir = arg[n] ? arg + n + 1 : NULL;
 	c->sort = SORT_DEFAULT;
 	for (int k = SORT_NAME; k <= SORT_UNSERVABLE; k++)
-		if (strcmp(arg, keys[k]) == 0)
+		if (strlen(keys[k]) == n && strncmp(arg, keys[k], n) == 0)
 			c->sort = (enum cli_sort)k;
 	if (c->sort == SORT_DEFAULT)
-		return cli_usage_error("unknown --sort '%s' (name, size, unique, modified, last-used, unservable)", arg);
+		return cli_usage_error("unknown --sort '%.*s' (name, size, unique, modified, last-used, unservable; "
+		                       "KEY:asc or KEY:desc for a direction)", (int)n, arg);
+	if (dir && strcmp(dir, "asc") && strcmp(dir, "desc"))
+		return cli_usage_error("--sort %s: '%s' is not a direction (asc, desc)", arg, dir);
+	c->sort_reverse = dir && (strcmp(dir, "asc") == 0) != (c->sort == SORT_NAME);
+	return CLI_GO_ON;
+}
+
+/* The selection as rm's options spell it, for the line du ends with:
+ * each --filter quoted for a POSIX shell. */
+static void selection_add(cli *c, const char *option, const char *value, bool quote)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	if (c->selection)
+		oa_buf_printf(&b, "%s ", c->selection);
+	oa_buf_printf(&b, "%s %s", option, quote ? "'" : "");
+	for (const char *p = value; *p; p++)
+		if (*p == '\'' && quote)
+			oa_buf_adds(&b, "'\\''");
+		else
+			oa_buf_printf(&b, "%c", *p);
+	oa_buf_adds(&b, quote ? "'" : "");
+	free(c->selection);
+	c->selection = selection_text = oa_buf_take(&b);
+}
+
+static int parse_filter(cli *c, const char *arg)
+{
+	oa_model_filter f;
+	char err[256];
+	if (oa_model_filter_parse(arg, &f, err, sizeof err) < 0)
+		return cli_usage_error("--filter: %s", err);
+	c->filters = filter_list = oa_xreallocarray(c->filters, c->n_filters + 1, sizeof *c->filters);
+	c->filters[c->n_filters++] = f;
+	selection_add(c, "--filter", arg, true);
+	return CLI_GO_ON;
+}
+
+static int parse_limit(cli *c, const char *arg)
+{
+	char *end;
+	long long n = strtoll(arg, &end, 10);
+	if (*end || end == arg || *arg == '-' || *arg == '+' || n < 1 || n > 1000000000)
+		return cli_usage_error("--limit takes a number of models from 1 up, not '%s'", arg);
+	c->limit = (size_t)n;
 	return CLI_GO_ON;
 }
 
@@ -198,6 +253,8 @@ static int output_option(cli *c, cli_request *r, int opt, const char *arg)
 	case 'q': c->quiet = true; return CLI_GO_ON;
 	case 'v': c->verbose = true; return CLI_GO_ON;
 	case OPT_SORT: return parse_sort(c, arg);
+	case OPT_FILTER: return parse_filter(c, arg);
+	case OPT_LIMIT: return parse_limit(c, arg);
 	case OPT_NO_HEADER: c->no_header = true; return CLI_GO_ON;
 	case OPT_WIDE: c->wide = true; return CLI_GO_ON;
 	}
@@ -235,6 +292,7 @@ static int source_option(cli *c, int opt, const char *arg)
 		if (oa_parse_duration(arg, &d) < 0)
 			return cli_usage_error("--unused-for takes a duration: %s; not '%s'", OA_DURATION_GRAMMAR, arg);
 		c->unused_for = d;
+		selection_add(c, "--unused-for", arg, false);
 		return CLI_GO_ON;
 	}
 	}

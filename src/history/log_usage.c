@@ -67,15 +67,22 @@ void oa_log_usage_free(oa_log_usage *u)
 	memset(u, 0, sizeof *u);
 }
 
-bool oa_log_usage_unused(const oa_log_usage *u, const oa_store *s, size_t idx, int64_t cutoff_ns)
+bool oa_log_usage_last_use(const oa_log_usage *u, const oa_store *s, size_t idx, int64_t *ns)
 {
 	if (!u || !u->have_logs)
 		return false; /* without logs nothing is taken as unused */
 	/* A pull (the manifest written) is a use too: a model pulled an hour
 	 * ago and not loaded yet is new, not unused. */
-	if (s->models[idx].st.mtime_ns >= cutoff_ns)
-		return false;
-	return !u->loaded[idx] || u->last_ns[idx] < cutoff_ns;
+	*ns = s->models[idx].st.mtime_ns;
+	if (u->loaded[idx] && u->last_ns[idx] > *ns)
+		*ns = u->last_ns[idx];
+	return true;
+}
+
+bool oa_log_usage_unused(const oa_log_usage *u, const oa_store *s, size_t idx, int64_t cutoff_ns)
+{
+	int64_t last;
+	return oa_log_usage_last_use(u, s, idx, &last) && last < cutoff_ns;
 }
 
 /* The engine a load ran on, as the store names what its files select. */

@@ -668,14 +668,17 @@ static void begin_operation(quarantine *q, const oa_plan *p)
 }
 
 /* Count and say what became of one entry. */
-static void tally(oa_apply_result *r, const oa_apply_opts *o, const oa_plan_entry *e, outcome oc, quarantine *q,
-                  json_t *qe, const char *why)
+static void tally(oa_apply_result *r, const oa_apply_opts *o, const oa_plan_entry *e, size_t i, outcome oc,
+                  quarantine *q, json_t *qe, const char *why)
 {
 	/* A move frees nothing until the quarantine is deleted. */
-	if ((oc == R_DONE || oc == R_UNSYNCED) && q && !e->empty_dir)
+	if ((oc == R_DONE || oc == R_UNSYNCED) && q && !e->empty_dir) {
 		r->moved += e->allocated;
-	else if (oc == R_DONE || oc == R_UNSYNCED)
+	} else if (oc == R_DONE || oc == R_UNSYNCED) {
 		r->freed += e->freed;
+		if (o->freed_each)
+			o->freed_each[i] = e->freed;
+	}
 	if (oc == R_DONE) {
 		r->done++;
 		say(o, plan_is_rewrite(e) ? "rewrote" : q ? (e->empty_dir ? "removed" : "moved") : "removed", e, NULL);
@@ -740,7 +743,7 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 			const oa_plan_entry *e = &p->todo.v[i];
 			char why[512] = "";
 			outcome oc = apply_one(&ctx, e, o, use_q ? &q : NULL, qes[i], why, sizeof why);
-			tally(r, o, e, oc, use_q ? &q : NULL, qes[i], why);
+			tally(r, o, e, i, oc, use_q ? &q : NULL, qes[i], why);
 		}
 		if (use_q && quarantine_flush(&q, err, errlen) < 0) {
 			free(qes);
@@ -780,6 +783,9 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
                   char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
+	if (o->freed_each)
+		memset(o->freed_each, 0, p->todo.n * sizeof *o->freed_each);
+	r->freed_each = o->freed_each;
 	int locked = check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0 ? -1 :
 	             oa_store_write_lock(s, o->no_lock, err, errlen);
 	if (locked < 0)

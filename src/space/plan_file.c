@@ -38,7 +38,10 @@ json_t *plan_entry_json(const oa_plan_entry *e)
 	json_object_set_new(o, "mtime", json_string(mt));
 	json_object_set_new(o, "age_seconds", json_integer((json_int_t)e->age));
 	json_object_set_new(o, "disk_bytes", json_integer((json_int_t)e->allocated));
+	/* planned: what removing it frees, given the rest of the plan; in a
+	 * plan file (plan/2) freed_bytes says the same, as it always did */
 	json_object_set_new(o, "freed_bytes", json_integer((json_int_t)e->freed));
+	json_object_set_new(o, "planned_bytes", json_integer((json_int_t)e->freed));
 	json_object_set_new(o, "model", e->model ? json_string(e->model) : json_null());
 	json_object_set_new(o, "note", e->note ? json_string(e->note) : json_null());
 	return o;
@@ -79,6 +82,7 @@ json_t *oa_plan_to_json(const oa_plan *p)
 	json_object_set_new(o, "what", what);
 	json_object_set_new(o, "min_age_seconds", json_integer(p->min_age));
 	json_object_set_new(o, "freed_bytes", json_integer((json_int_t)p->freed));
+	json_object_set_new(o, "planned_bytes", json_integer((json_int_t)p->freed));
 	json_object_set_new(o, "disk_bytes", json_integer((json_int_t)p->allocated));
 	json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)p->apparent));
 	json_t *v = json_array();
@@ -196,7 +200,8 @@ static int entry_from_json(json_t *o, const char *command, oa_plan_entry *e, cha
 	}
 	oa_json_get_u64(o, "nlink", &e->nlink);
 	oa_json_get_u64(o, "disk_bytes", &e->allocated);
-	oa_json_get_u64(o, "freed_bytes", &e->freed);
+	if (!oa_json_get_u64(o, "planned_bytes", &e->freed))
+		oa_json_get_u64(o, "freed_bytes", &e->freed);
 	const char *note = json_string_value(json_object_get(o, "note"));
 	const char *model = json_string_value(json_object_get(o, "model"));
 	if (note)

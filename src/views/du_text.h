@@ -4,6 +4,8 @@
 #ifndef OA_VIEWS_DU_TEXT_H
 #define OA_VIEWS_DU_TEXT_H
 
+#include "views/model_filter.h"
+#include "views/select.h"
 #include "views/table.h"
 #include "ollama_audit/du.h"
 #include "ollama_audit/last_used.h"
@@ -11,6 +13,7 @@
 #include "ollama_audit/metrics.h"
 #include "ollama_audit/store.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +35,15 @@ typedef struct oa_du_select {
 	const oa_log_usage *unused; /* --unused-for: keep the rows none of whose tags is loaded
 	                               since cutoff_ns (oa_log_usage_unused); NULL: every row */
 	int64_t cutoff_ns;
+	bool reverse;               /* --sort KEY:asc|desc against KEY's own direction */
+	const oa_model_filter *filters; /* --filter: keep the rows every tag of which passes */
+	size_t n_filters;
+	const oa_log_usage *usage;  /* the logs the filters on use read, or NULL */
+	int64_t now_ns;             /* the time the filters' ages are taken at */
+	size_t limit;               /* --limit N: the first N rows; 0: all */
+	const oa_list_query *rm;    /* a selection was given: what `rm` plans for it
+	                               (rm_select.h), said at the end; NULL: none */
+	const char *rm_args;        /* that selection as rm's options ("--unused-for 90d") */
 } oa_du_select;
 
 /* One store as a du view shows it: measured once (metrics.h), with what
@@ -43,6 +55,9 @@ typedef struct oa_du_view {
 	oa_store_metrics m;  /* every row, in du's order (the Prometheus text) */
 	oa_du_store shown;   /* the rows shown */
 	bool holds;          /* the quarantine holds files of this store */
+	const char *rm_args; /* sel's rm_args when it had a selection, else NULL */
+	size_t rm_models;    /* the models rm plans for it */
+	uint64_t rm_frees;   /* what that plan frees */
 } oa_du_view;
 /* now: Unix seconds (junk ages); qdir and held: --quarantine's, or NULL. */
 void oa_du_view_make(oa_store *s, double now, const oa_du_select *sel, const char *qdir,
@@ -55,6 +70,12 @@ void oa_du_view_free(oa_du_view *v);
  * quarantine, blobs/, metadata/ and conversions. */
 void oa_du_text_store(const oa_text_style *st, FILE *out, const oa_store *s, const oa_du_store *d,
                       const oa_last_used *lu, int64_t now_ns, bool first);
+/* Under a selection (--unused-for, --filter): the line that ends the
+ * store's table, what `rm` with the same selection frees; nothing without
+ * one. */
+void oa_du_text_selection(const oa_text_style *st, FILE *out, const oa_du_view *v);
+/* The same in json: "selection" on the store object o. */
+void oa_du_view_selection_json(const oa_du_view *v, json_t *o);
 /* -q: every tag of each row (removing them all frees UNIQUE), one a line. */
 void oa_du_text_names(FILE *out, const oa_store *s, const oa_du_store *d);
 /* The combined total after several stores' tables. */

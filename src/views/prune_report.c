@@ -91,9 +91,25 @@ static json_t *apply_result_json(const oa_apply_result *r)
 	return o;
 }
 
+/* An entry's bytes in a report: planned_bytes what removing it would free
+ * (0 for a kept one), freed_bytes what the run freed of it (0 unless
+ * --apply removed it). */
+static void entries_bytes(json_t *doc, const oa_apply_result *r)
+{
+	json_t *v = json_object_get(doc, "entries"), *k = json_object_get(doc, "kept");
+	for (size_t i = 0; i < json_array_size(v); i++)
+		json_object_set_new(json_array_get(v, i), "freed_bytes",
+		                    json_integer(r && r->freed_each ? (json_int_t)r->freed_each[i] : 0));
+	for (size_t i = 0; i < json_array_size(k); i++) {
+		json_object_set_new(json_array_get(k, i), "planned_bytes", json_integer(0));
+		json_object_set_new(json_array_get(k, i), "freed_bytes", json_integer(0));
+	}
+}
+
 json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r, const char *not_applied)
 {
 	json_t *doc = oa_plan_to_json(p);
+	entries_bytes(doc, r);
 	/* What the plan would free is planned; freed is only what went. */
 	json_object_set_new(doc, "planned_bytes", json_integer((json_int_t)p->freed));
 	json_object_set_new(doc, "freed_bytes", json_integer(r ? (json_int_t)r->freed : 0));

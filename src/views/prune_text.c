@@ -83,13 +83,18 @@ static void put_entries(const oa_text_style *st, FILE *out, const oa_plan_list *
 }
 
 void oa_plan_text(const oa_text_style *st, FILE *out, const char *root, const oa_plan *p,
-                  const oa_junk_list *junk, const char *from_file, bool first, bool dry_run)
+                  const oa_junk_list *junk, const char *from_file, bool first, bool dry_run,
+                  const oa_plan_models *by_model)
 {
-	fprintf(out, "%s%s: %s plan%s%s\n", first ? "" : "\n", oa_text_safe(root), p->command,
-	        from_file ? " from " : "", from_file ? oa_text_safe(from_file) : "");
-	if (p->todo.n)
+	fprintf(out, "%s%s: %s plan%s%s%s\n", first ? "" : "\n", oa_text_safe(root), p->command,
+	        from_file ? " from " : "", from_file ? oa_text_safe(from_file) : "",
+	        !by_model || !(p->todo.n + p->kept.n) ? "" : strcmp(p->command, "rm") == 0
+	        ? " (by model; -v lists every file)" : " (by kind; -v lists every file)");
+	if (by_model)
+		oa_plan_rows_text(st, out, p, junk, by_model);
+	if (!by_model && p->todo.n)
 		put_entries(st, out, &p->todo, junk, false);
-	if (p->kept.n) {
+	if (!by_model && p->kept.n) {
 		fprintf(out, "kept (%zu):\n", p->kept.n);
 		put_entries(st, out, &p->kept, junk, true);
 	}
@@ -99,6 +104,21 @@ void oa_plan_text(const oa_text_style *st, FILE *out, const char *root, const oa
 	/* planned, not freed: whether anything goes is said after the prompt */
 	fprintf(out, "%zu entr%s, %s to free (%s allocated)%s\n", p->todo.n, p->todo.n == 1 ? "y" : "ies", fr, al,
 	        dry_run ? "; dry run, nothing removed: --apply removes" : "");
+}
+
+void oa_plan_model_names(FILE *out, const oa_plan *p)
+{
+	for (size_t i = 0; i < p->todo.n; i++) {
+		const oa_plan_entry *e = &p->todo.v[i];
+		bool seen = !e->model || strcmp(e->category, "manifest") != 0;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = p->todo.v[k].model && strcmp(p->todo.v[k].category, "manifest") == 0 &&
+			       strcmp(p->todo.v[k].model, e->model) == 0;
+		char *name = seen ? NULL : oa_escape(e->model, strlen(e->model));
+		if (name)
+			fprintf(out, "%s\n", name);
+		free(name);
+	}
 }
 
 char *oa_plan_question(const oa_plan *p, const char *quarantine, enum oa_units units)
@@ -147,9 +167,10 @@ void oa_plan_outcome_text(const oa_text_style *st, FILE *out, const oa_plan_outc
 
 void oa_plan_csv(FILE *out, json_t *doc, bool header)
 {
+	/* planned_bytes last: added after the others, which keep their places */
 	static const char *cols[] = { "path",        "category",    "type",   "apparent_bytes",
 	                              "disk_bytes",  "freed_bytes", "mtime",  "digest",
-	                              "model",       "note" };
+	                              "model",       "note",        "planned_bytes" };
 	const size_t ncols = sizeof cols / sizeof cols[0];
 	if (header) {
 		fprintf(out, "command,store,state");

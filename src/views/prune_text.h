@@ -6,6 +6,7 @@
 #ifndef OA_VIEWS_PRUNE_TEXT_H
 #define OA_VIEWS_PRUNE_TEXT_H
 
+#include "views/plan_rows.h"
 #include "views/table.h"
 #include "ollama_audit/apply.h"
 #include "ollama_audit/junk.h"
@@ -22,11 +23,18 @@
 typedef void (*oa_say_fn)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The plan of store `root`: its heading ("ROOT: prune plan", " from FILE"
- * when from_file is not NULL; a blank line before it unless first), the
- * entries (junk, may be NULL, adds a partial download's progress), the kept
- * entries and the total; dry_run adds that nothing was removed. */
+ * when from_file is not NULL; a blank line before it unless first), its
+ * rows by model and kind of junk (plan_rows.h) or, when by_model is NULL
+ * (-v), every entry (junk, may be NULL, adds a partial download's
+ * progress) and every kept entry, then the total; dry_run adds that
+ * nothing was removed. */
 void oa_plan_text(const oa_text_style *st, FILE *out, const char *root, const oa_plan *p,
-                  const oa_junk_list *junk, const char *from_file, bool first, bool dry_run);
+                  const oa_junk_list *junk, const char *from_file, bool first, bool dry_run,
+                  const oa_plan_models *by_model);
+
+/* rm -q: the names of the models whose manifests the plan removes, in
+ * its order, one a line. */
+void oa_plan_model_names(FILE *out, const oa_plan *p);
 
 /* The question before --apply (a move into the quarantine, else a removal). */
 char *oa_plan_question(const oa_plan *p, const char *quarantine, enum oa_units units);

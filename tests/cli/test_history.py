@@ -640,7 +640,7 @@ with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     t.contains(planned, "never/used", "and never:used")
     t.not_contains(planned, "qwen3/8b", "not a model the logs show loaded")
     t.contains(r.err, "the logs go back to", "says how far back the logs go")
-    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", unused)
+    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", unused, "-v")
     t.not_contains(r.out, "qwen3/8b", "named models are filtered too")
     t.contains(r.out, "never/used", "the unused one stays")
     r = run("--store", s.root, "rm", "--unused-for", unused, "--apply", "--yes")

@@ -29,8 +29,8 @@ with t.guard("durations take weeks"):
 with t.guard("kept prune rows have their kind and size"):
     s, _ = t.clean_store("kept")
     s.add_blob(b"young orphan" * 100)
-    r = t.audit(s.root, "prune")
-    t.exit_code(r, 0, "prune")
+    r = t.audit(s.root, "prune", "-v")
+    t.exit_code(r, 0, "prune -v")
     lines = r.out.splitlines()
     i = next(k for k, ln in enumerate(lines) if ln.startswith("kept ("))
     rows = [ln for ln in lines[i + 1:] if "blobs/" in ln]
