@@ -70,7 +70,8 @@ const command cli_commands[] = {
 		        "then MODIFIED and LAST USED shorten (2w ago), then the least important columns\n"
 		        "go (stderr says which; --wide shows them all), then NAME is cut in the middle\n"
 		        "of its repository, keeping its :TAG, down to 24 columns. Piped or with\n"
-		        "--output, nothing is hidden or cut.\n",
+		        "--output, nothing is hidden or cut. --all-users adds USER, the owner of each\n"
+		        "row's store: the first column to go when the terminal is narrow.\n",
 	},
 	{
 		.name = "show",
