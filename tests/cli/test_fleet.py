@@ -4,7 +4,8 @@ owners' stores): every --all-users table has a USER column, the first
 column a narrow terminal hides (the store headings still say whose rows
 they are), and none without --all-users; every csv record of a store has
 `user`; a finding list prints on stderr names its store when several
-are audited."""
+are audited; dedupe says per store pair and outcome what it would do (one
+line per blob with -v), and what to do when reflinks cannot be made."""
 
 import csv
 import io
@@ -41,6 +42,49 @@ service = m.stores["service"]
 svc_info = next(i for i in m.infos["service"] if i["name"] == "svc-only:latest")
 ms.write(os.path.join(os.path.dirname(service), "logs", "server.log"),
          "\n".join(t.server_loads_at(time.time() - 86400, service, t.weight_layer(svc_info)["digest"][7:])) + "\n")
+
+with t.guard("dedupe without reflinks: a line per store pair and outcome, each blob with -v"):
+    env = dict(m.env(), OA_TEST_REFLINK="no")   # ext4: no reflink, whatever /tmp is
+    doc = t.run("dedupe", "--all-users", "--format", "json", env=env).json()
+    acts = doc.get("actions", [])
+    summ = doc.get("summary", {})
+    t.ok(acts, "the machine's stores hold duplicates", doc)
+    pairs = {}
+    for a in acts:
+        k = (a["status"], a["keep"], a["replace"])
+        n, b = pairs.get(k, (0, 0))
+        pairs[k] = (n + 1, b + a["disk_bytes"])
+    t.ok(len(pairs) < len(acts), "fewer store pairs than blobs (%d < %d)" % (len(pairs), len(acts)))
+    r = t.run("dedupe", "--all-users", env=env)
+    t.exit_code(r, 0)
+    rows = [ln for ln in r.out.splitlines() if ln.startswith(("reflink-unsupported ", "junk ", "planned "))]
+    t.eq(len(rows), len(pairs), "one line per store pair and outcome", r.out)
+    for (status, keep, replace), (n, _) in pairs.items():
+        what = "%d blobs" % n if n > 1 else "sha256:"
+        t.ok(any(ln.startswith(status + " ") and what in ln and "%s (" % keep in ln and "-> %s (" % replace in ln
+                 for ln in rows), "%s, %s -> %s: %s" % (status, key_of.get(keep), key_of.get(replace), what), r.out)
+    t.eq(r.out.count("cannot reflink (tested)"), 1, "the filesystem's note once, under its lines", r.out)
+    t.contains(r.out, "-v lists each blob", "says how to see every blob")
+    t.contains(r.out, "%d cannot be reflinked" % summ.get("by_status", {}).get("reflink-unsupported", -1),
+               "how many cannot be reflinked")
+    if summ.get("hardlink_planned"):
+        t.contains(r.out, "`dedupe --hardlink` would replace %d" % summ["hardlink_planned"], "what --hardlink does")
+    hard = t.run("dedupe", "--all-users", "--hardlink", "--format", "json", env=env).json().get("actions", [])
+    refused = [a for a in hard if a["status"] == "refused-owner"]
+    if refused:
+        t.contains(r.out, "%d duplicates (" % len(refused), "counts the copies of another owner", r.out)
+        t.contains(r.out, "are another user's than the copy kept", "says why --hardlink cannot share them")
+        t.contains(r.out, "a filesystem that reflinks (btrfs", "names what can: a filesystem that reflinks")
+        t.contains(r.out, "sharing one store (OLLAMA_MODELS)", "or one store for those users")
+    else:
+        t.not_contains(r.out, "another user's", "one owner (not root): no advice about owners")
+        t.skip("not root: every store has one owner, so no copy is another user's")
+    v = t.run("dedupe", "--all-users", "-v", env=env)
+    t.exit_code(v, 0)
+    each = [ln for ln in v.out.splitlines() if re.match(r"^(reflink-unsupported|junk|planned) ", ln)]
+    t.eq(len(each), len(acts), "-v: one line per blob", v.out)
+    t.ok(all(re.search(r"  sha256:[0-9a-f]{12}  ", ln) for ln in each), "-v: each line names its blob", v.out)
+    t.not_contains(v.out, "-v lists each blob", "-v: no pointer to itself")
 
 # Findings for the tables and stderr: bob's store loses a weight blob and
 # gets a manifest that cannot be parsed.
