@@ -212,8 +212,8 @@ static int cmp_shown(const void *x, const void *y)
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
-/* The plan's actions, one line per store pair and outcome (857 actions
- * between three stores are a few lines), each outcome's note once under
+/* The plan's actions, one line per store pair and outcome (however many
+ * blobs three stores share, a few lines), each outcome's note once under
  * its lines; false when no two actions were alike. */
 static bool put_pairs(const oa_text_style *st, FILE *out, oa_store *const *sv, const char *const *users,
                       const oa_dedupe_plan *p)
