@@ -27,10 +27,13 @@ typedef struct oa_dedupe_outcome {
 	uint64_t freed;
 	size_t counts[OA_DD_STATUS_COUNT]; /* actions by status */
 	size_t keepers_bad;      /* actions whose planned kept copy did not hash to its digest */
-	/* reflinks the filesystem cannot make: what a --hardlink plan would do */
+	/* reflinks the filesystem cannot make: what a --hardlink plan would do,
+	 * and what it would refuse because the copies' owners differ */
 	bool alternative;
 	size_t hardlink_planned;
 	uint64_t hardlink_planned_bytes;
+	size_t hardlink_refused_owner;
+	uint64_t hardlink_refused_owner_bytes;
 } oa_dedupe_outcome;
 
 /* The plan of `how` among the stores, promising only what their

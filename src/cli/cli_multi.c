@@ -102,11 +102,12 @@ void cli_multi_drop_tag_facts(const cli *c, oa_store *s)
 }
 
 /* Add a ready-made store's metrics (the stores and du commands). */
-void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m)
+void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m,
+                          const oa_last_used *lu)
 {
 	oa_prom_store info = { .user = cli_store_user(s), .source = s->how, .timestamp = oa_wall_now(),
 	                       .duration = seconds, .success = store_readable(s),
-	                       .no_findings = strcmp(c->cmd, "du") == 0, .metrics = m };
+	                       .no_findings = strcmp(c->cmd, "du") == 0, .metrics = m, .last_used = lu };
 	oa_prom_add_store(prom(c), s, &info);
 }
 

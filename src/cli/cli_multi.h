@@ -7,6 +7,7 @@
 #define OA_CLI_MULTI_H
 
 #include "cli.h"
+#include "ollama_audit/last_used.h"
 #include "ollama_audit/metrics.h"
 
 #include <stdbool.h>
@@ -29,9 +30,10 @@ void cli_multi_drop_tag_facts(const cli *c, oa_store *s);
 
 /* A store's metrics for --format prometheus (stores, du): sizes, models,
  * audit time, from m (oa_store_metrics_compute; its du's quarantine fields
- * set by du --quarantine); du leaves out the findings, which it does not
- * look for. */
-void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m);
+ * set by du --quarantine), each model's last use when lu (du's, from the
+ * logs) is given; du leaves out the findings, which it does not look for. */
+void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m,
+                          const oa_last_used *lu);
 /* One more sample of a metric for --format prometheus (stores). */
 void cli_multi_prom_add(const char *metric, double value);
 

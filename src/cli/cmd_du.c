@@ -81,7 +81,7 @@ void du_render_prometheus(cli *c, const void *view)
 {
 	const du_view *v = view;
 	if (v->dv)
-		cli_multi_prom_store(c, v->dv->s, v->dv->s->scan_seconds, &v->dv->m);
+		cli_multi_prom_store(c, v->dv->s, v->dv->s->scan_seconds, &v->dv->m, &v->dv->lu);
 }
 
 static int du_options_ok(cli *c)

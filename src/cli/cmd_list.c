@@ -75,7 +75,7 @@ static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu,
 	/* each problem with -v; what sets exit 8 always, so it never comes unexplained */
 	for (size_t j = 0; j < ls->n_problems; j++)
 		if (c->verbose || ls->problems[j]->id == OA_FINDING_UNREADABLE)
-			cli_print_finding(c, stderr, ls->problems[j]);
+			cli_print_finding(c, stderr, s, ls->problems[j]);
 	cli_count_problems(problems, ls->problems, ls->n_problems);
 	cli_account_findings(c, s, true);
 }

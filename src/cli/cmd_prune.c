@@ -89,9 +89,10 @@ void plan_render_ndjson(cli *c, const void *view)
 
 void plan_render_csv(cli *c, const void *view)
 {
+	const plan_view *v = view;
 	json_t *doc = plan_doc(c, view);
 	if (doc)
-		oa_plan_csv(cli_text_out(), doc, ((const plan_view *)view)->first);
+		oa_plan_csv(cli_text_out(), doc, oa_report_owner(v->s), v->first);
 	json_decref(doc);
 }
 

@@ -84,7 +84,8 @@ const command cli_commands[] = {
 		        "then MODIFIED and LAST USED shorten (2w ago), then the least important columns\n"
 		        "go (stderr says which; --wide shows them all), then NAME is cut in the middle\n"
 		        "of its repository, keeping its :TAG, down to 24 columns. Piped or with\n"
-		        "--output, nothing is hidden or cut.\n",
+		        "--output, nothing is hidden or cut. --all-users adds USER, the owner of each\n"
+		        "row's store: the first column to go when the terminal is narrow.\n",
 	},
 	{
 		.name = "show",
@@ -397,12 +398,12 @@ const command cli_commands[] = {
 		.run = cmd_dedupe,
 		.synopsis = "dedupe",
 		.summary = "reflink the blobs several stores hold (dry run)",
-		.options = COMMON "platform all-users apply yes force no-lock hardlink",
+		.options = COMMON "platform all-users apply yes force no-lock hardlink verbose",
 		.formats = DATA,
 		.render = { [OUT_TABLE] = dedupe_render_table, [OUT_JSON] = dedupe_render_json,
 		            [OUT_NDJSON] = dedupe_render_ndjson, [OUT_CSV] = dedupe_render_csv },
 		.help = "usage: ollama-audit dedupe [--all-users | --store A --store B...] [--hardlink]\n"
-		        "                          [--apply [--yes] [--force] [--no-lock]]\n"
+		        "                          [--apply [--yes] [--force] [--no-lock]] [-v]\n"
 		        "                          [--format table|json|ndjson|csv]\n"
 		        "\n"
 		        "Replace blobs that several stores hold as separate copies. A dry run unless\n"
@@ -410,9 +411,11 @@ const command cli_commands[] = {
 		        "across users) where the filesystem supports them (btrfs, XFS, bcachefs, ...);\n"
 		        "--hardlink uses hard links, only between stores and files of the same owner.\n"
 		        "The dry run tests each target filesystem first and promises no reflink it\n"
-		        "cannot make (then it says what --hardlink would free); copies nothing in their\n"
-		        "store references are junk for `prune`, never deduplicated. An --apply that does\n"
-		        "none of what was planned exits 8.\n"
+		        "cannot make (then it says what --hardlink would free, and what to do about\n"
+		        "copies of different owners); copies nothing in their store references are junk\n"
+		        "for `prune`, never deduplicated. An --apply that does none of what was planned\n"
+		        "exits 8. The text gives one line per store pair and outcome (blobs, bytes);\n"
+		        "-v, --verbose one line per blob; json, ndjson and csv list every blob.\n"
 		        "Before each replacement both files are re-checked against the scan and hashed\n"
 		        "(sha256 = their name); the clone or link goes in under a temporary name and is\n"
 		        "renamed over the duplicate. Stores an Ollama server uses are left alone unless\n"
@@ -583,7 +586,8 @@ static const char usage_options[] =
 	"  -q, --quiet        list, du, rm: the model names only, one per line;\n"
 	"                     restore DIR: the operation IDs\n"
 	"  -v, --verbose      list: each problem found, not only how many models have\n"
-	"                     one; prune, rm: every file of the plan, not a row per model\n"
+	"                     one; prune, rm: every file of the plan, not a row per\n"
+	"                     model; dedupe: a line per blob, not per pair of stores\n"
 	"  -h, --help         this help; `ollama-audit COMMAND --help` for a command\n"
 	"  -V, --version      print the version (also: ollama-audit version)\n"
 	"\n"

@@ -54,11 +54,15 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing)
 	}
 }
 
-void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
+void cli_print_finding(cli *c, FILE *out, const oa_store *s, const oa_finding *f)
 {
 	oa_text_style st = cli_text_style(c);
-	if (out == stderr)
+	if (out == stderr) {
 		fputs("ollama-audit: ", out); /* like every other message there */
+		/* several stores' findings mix on one stderr: each says whose */
+		if (c->all_users || c->n_stores > 1)
+			fprintf(out, "%s: ", oa_text_safe(s->root));
+	}
 	oa_finding_print(&st, out, f);
 }
 

@@ -18,7 +18,9 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing);
  * read (an `unreadable` finding outside blobs/ files) ORs 8 into the exit
  * code, whatever the command (a blob file is the commands' own business). */
 void cli_account_unreadable(cli *c, const oa_store *s);
-void cli_print_finding(cli *c, FILE *out, const oa_finding *f);
+/* One finding of s on its line; on stderr after "ollama-audit: " and,
+ * when several stores are audited (--all-users, --store twice), the store. */
+void cli_print_finding(cli *c, FILE *out, const oa_store *s, const oa_finding *f);
 
 /* What list found wrong, counted for its one line on stderr: the models
  * with a problem, and the files (a bad name, an unreadable directory)

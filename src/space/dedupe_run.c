@@ -8,14 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The actions and bytes a --hardlink plan would have. */
-static void hardlink_alternative(oa_store *const *sv, const oa_dupes *d, size_t *n, uint64_t *bytes)
+/* The actions and bytes a --hardlink plan would have; refused (may be
+ * NULL): the actions it would refuse between owners, and their bytes. */
+static void hardlink_alternative(oa_store *const *sv, const oa_dupes *d, size_t *n, uint64_t *bytes,
+                                 size_t *refused, uint64_t *refused_bytes)
 {
 	oa_dedupe_plan h;
 	oa_dedupe_plan_build(sv, d, OA_DEDUPE_HARDLINK, &h);
 	*n = 0;
-	for (size_t i = 0; i < h.n; i++)
+	for (size_t i = 0; i < h.n; i++) {
 		*n += h.v[i].status == OA_DD_PLANNED;
+		if (refused && h.v[i].status == OA_DD_REFUSED_OWNER) {
+			++*refused;
+			*refused_bytes += h.v[i].bytes;
+		}
+	}
 	*bytes = h.bytes;
 	oa_dedupe_plan_free(&h);
 }
@@ -29,7 +36,7 @@ uint64_t oa_dedupe_can_free(oa_store *const *sv, const oa_dupes *d, bool *hardli
 	oa_dedupe_plan_free(&p);
 	size_t n;
 	uint64_t links;
-	hardlink_alternative(sv, d, &n, &links);
+	hardlink_alternative(sv, d, &n, &links, NULL, NULL);
 	*hardlink = links > reflink;
 	return *hardlink ? links : reflink;
 }
@@ -45,7 +52,8 @@ void oa_dedupe_plan_make(oa_store *const *sv, const oa_dupes *d, oa_dedupe_how h
 		o->alternative |= p->v[i].status == OA_DD_UNSUPPORTED;
 	}
 	if (o->alternative)
-		hardlink_alternative(sv, d, &o->hardlink_planned, &o->hardlink_planned_bytes);
+		hardlink_alternative(sv, d, &o->hardlink_planned, &o->hardlink_planned_bytes, &o->hardlink_refused_owner,
+		                     &o->hardlink_refused_owner_bytes);
 }
 
 static bool planned_on(const oa_dedupe_plan *p, size_t store)

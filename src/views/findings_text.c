@@ -74,7 +74,7 @@ void oa_audit_summary_line(const oa_audit_summary *sum, char *line, size_t len)
 void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool first)
 {
 	if (first)
-		fprintf(out, "store,code,severity,model,digest,path,message\n");
+		fprintf(out, "store,code,severity,model,digest,path,message,user\n");
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
 		if (!selected[i])
@@ -85,7 +85,8 @@ void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool fi
 		oa_csv_field(out, f->model, false);
 		oa_csv_field(out, f->digest, false);
 		oa_csv_field(out, f->path, false);
-		oa_csv_field(out, f->message, true);
+		oa_csv_field(out, f->message, false);
+		oa_csv_field(out, oa_report_owner(s), true);
 	}
 }
 
@@ -106,37 +107,43 @@ static void model_findings(const oa_text_style *st, FILE *out, const oa_findings
 	}
 }
 
-/* Would the answer's table show every FIX whole on this terminal? */
+/* The answer's columns: FIX last; USER (--all-users) hidden first. */
+enum { ANSWER_USER = 2, ANSWER_FIX = 4, ANSWER_COLS };
+
+/* Would the answer's table show every FIX whole on this terminal (USER
+ * left out: it goes before anything is cut)? */
 static bool fix_fits(const oa_text_style *st, const oa_table *t)
 {
-	size_t cols = st->width, w[4] = { 0 };
+	size_t cols = st->width, sum = 0;
 	if (!cols)
 		return true;
-	for (size_t k = 0; k < 4; k++) {
-		w[k] = oa_text_width(t->col[k].head);
+	for (size_t k = 0; k < t->ncol; k++) {
+		if (k == ANSWER_USER)
+			continue;
+		size_t w = oa_text_width(t->col[k].head);
 		for (size_t r = 0; r < t->rows; r++)
-			if (oa_text_width(t->cell[r * 4 + k]) > w[k])
-				w[k] = oa_text_width(t->cell[r * 4 + k]);
+			if (oa_text_width(t->cell[r * t->ncol + k]) > w)
+				w = oa_text_width(t->cell[r * t->ncol + k]);
+		sum += w;
 	}
-	return w[0] + w[1] + w[2] + w[3] + 3 * strlen(t->gap) <= cols;
+	return sum + (t->ncol - 2) * strlen(t->gap) <= cols;
 }
 
 /* On a narrow terminal a cut command is no answer: each FIX goes on a line
- * of its own under its row, and the rest is a table of three columns. */
+ * of its own under its row, and the rest is a table without it. */
 static void print_fix_below(const oa_text_style *st, FILE *out, oa_table *t)
 {
-	static const oa_column cols[3] = {
-		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
-	};
-	oa_table narrow = { .col = cols, .ncol = 3, .gap = t->gap };
+	oa_table narrow = { .col = t->col, .ncol = ANSWER_FIX, .gap = t->gap, .absent_cols = t->absent_cols };
 	for (size_t r = 0; r < t->rows; r++) {
-		char **cell = t->cell + r * 4;
-		oa_table_add(&narrow, (char *[3]){ oa_xstrdup(cell[0]), oa_xstrdup(cell[1]), oa_xstrdup(cell[2]) });
+		char **cell = t->cell + r * t->ncol, *row[ANSWER_FIX];
+		for (size_t k = 0; k < ANSWER_FIX; k++)
+			row[k] = oa_xstrdup(cell[k]);
+		oa_table_add(&narrow, row);
 		/* indented under MODEL, less when that would cut the command */
-		size_t len = oa_text_width(cell[3]), indent = 10;
+		size_t len = oa_text_width(cell[ANSWER_FIX]), indent = 10;
 		if (st->width && len + indent > st->width)
 			indent = len < st->width ? st->width - len : 0;
-		oa_table_line(&narrow, oa_xasprintf("%*s%s", (int)indent, "", cell[3]));
+		oa_table_line(&narrow, oa_xasprintf("%*s%s", (int)indent, "", cell[ANSWER_FIX]));
 	}
 	oa_table_clear(t);
 	oa_table_print(st, &narrow, out);
@@ -147,11 +154,11 @@ static void print_fix_below(const oa_text_style *st, FILE *out, oa_table *t)
 static void findings_answer(const oa_text_style *st, FILE *out, const oa_findings_index *ix, const bool *selected)
 {
 	const oa_store *s = ix->s;
-	static const oa_column cols[4] = {
-		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
-		{ "FIX", 1, 24, false },
+	static const oa_column cols[ANSWER_COLS] = {
+		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, OA_COLUMN_USER,
+		{ "FINDINGS", 2, 16, false }, { "FIX", 1, 24, false },
 	};
-	oa_table t = { .col = cols, .ncol = 4, .gap = "  " };
+	oa_table t = { .col = cols, .ncol = ANSWER_COLS, .gap = "  ", .absent_cols = oa_user_absent(st, ANSWER_USER) };
 	size_t models = 0, broken = 0, warned = 0;
 	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_WARNING; sev--)
 		for (size_t j = 0; j < s->n_models; j++) {
@@ -165,9 +172,10 @@ static void findings_answer(const oa_text_style *st, FILE *out, const oa_finding
 			if (worst == sev) {
 				broken += sev == OA_SEV_ERROR;
 				warned += sev == OA_SEV_WARNING;
-				char *row[4] = { oa_xstrdup(oa_severity_name(worst)), oa_escape(m->display, strlen(m->display)),
-				                 oa_buf_take(&codes), NULL };
-				row[3] = oa_findings_model_fix(m->display, row[2], worst);
+				char *row[ANSWER_COLS] = { oa_xstrdup(oa_severity_name(worst)),
+				                           oa_escape(m->display, strlen(m->display)), oa_user_cell(st, s),
+				                           oa_buf_take(&codes), NULL };
+				row[ANSWER_FIX] = oa_findings_model_fix(m->display, row[3], worst);
 				oa_table_add(&t, row);
 			}
 			oa_buf_free(&codes);
@@ -176,9 +184,9 @@ static void findings_answer(const oa_text_style *st, FILE *out, const oa_finding
 	oa_buf_init(&codes);
 	int worst = oa_findings_store_worst(s, selected, &codes);
 	if (worst >= OA_SEV_WARNING) {
-		char *row[4] = { oa_xstrdup(oa_severity_name(worst)), oa_xstrdup("(store)"), oa_buf_take(&codes),
-		                 NULL };
-		row[3] = oa_findings_store_fix(row[2]);
+		char *row[ANSWER_COLS] = { oa_xstrdup(oa_severity_name(worst)), oa_xstrdup("(store)"), oa_user_cell(st, s),
+		                           oa_buf_take(&codes), NULL };
+		row[ANSWER_FIX] = oa_findings_store_fix(row[3]);
 		oa_table_add(&t, row);
 	}
 	oa_buf_free(&codes);

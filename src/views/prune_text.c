@@ -165,9 +165,9 @@ void oa_plan_outcome_text(const oa_text_style *st, FILE *out, const oa_plan_outc
 		fprintf(out, "nothing to remove\n");
 }
 
-void oa_plan_csv(FILE *out, json_t *doc, bool header)
+void oa_plan_csv(FILE *out, json_t *doc, const char *user, bool header)
 {
-	/* planned_bytes last: added after the others, which keep their places */
+	/* planned_bytes and then user (below) last: added after the others, which keep their places */
 	static const char *cols[] = { "path",        "category",    "type",   "apparent_bytes",
 	                              "disk_bytes",  "freed_bytes", "mtime",  "digest",
 	                              "model",       "note",        "planned_bytes" };
@@ -176,7 +176,7 @@ void oa_plan_csv(FILE *out, json_t *doc, bool header)
 		fprintf(out, "command,store,state");
 		for (size_t k = 0; k < ncols; k++)
 			fprintf(out, ",%s", cols[k]);
-		fprintf(out, "\n");
+		fprintf(out, ",user\n");
 	}
 	const char *lists[] = { "entries", "kept" }, *states[] = { "planned", "kept" };
 	for (size_t l = 0; l < 2; l++) {
@@ -191,8 +191,9 @@ void oa_plan_csv(FILE *out, json_t *doc, bool header)
 				char num[32] = "";
 				if (json_is_integer(x))
 					snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x));
-				oa_csv_field(out, json_is_string(x) ? json_string_value(x) : num, k + 1 == ncols);
+				oa_csv_field(out, json_is_string(x) ? json_string_value(x) : num, false);
 			}
+			oa_csv_field(out, user, true);
 		}
 	}
 }

@@ -51,8 +51,9 @@ typedef struct oa_plan_outcome {
 void oa_plan_outcome_text(const oa_text_style *st, FILE *out, const oa_plan_outcome *o);
 
 /* The csv of a plan's report (oa_plan_report): a row per entry, planned
- * then kept; header: the column names first. */
-void oa_plan_csv(FILE *out, json_t *report, bool header);
+ * then kept, each ending with user (the store's owner); header: the column
+ * names first. */
+void oa_plan_csv(FILE *out, json_t *report, const char *user, bool header);
 
 /* The notes on stderr: the other stores whose references the plan keeps
  * (shared.h); the compatibility shadows an rm plan leaves; the downgrade

@@ -351,14 +351,15 @@ static void csv_layer(FILE *out, const oa_store *s, const oa_model *m, json_t *l
 	oa_csv_field(out, json_string_value(json_object_get(l, "from")), false);
 	oa_csv_field(out, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
 	oa_csv_field(out, apparent_bytes, false);
-	oa_csv_field(out, disk_bytes, true);
+	oa_csv_field(out, disk_bytes, false);
+	oa_csv_field(out, oa_report_owner(s), true);
 }
 
 /* csv: the layers, one row each, config first. */
 void oa_show_csv(FILE *out, const oa_store *s, const oa_model *m, json_t *o, bool header)
 {
 	if (header)
-		fprintf(out, "store,model,kind,media_type,digest,size,from,exists,apparent_bytes,disk_bytes\n");
+		fprintf(out, "store,model,kind,media_type,digest,size,from,exists,apparent_bytes,disk_bytes,user\n");
 	json_t *cfg = json_object_get(o, "config_layer");
 	if (cfg)
 		csv_layer(out, s, m, cfg);

@@ -7,6 +7,7 @@
 #define _XOPEN_SOURCE 700
 #endif
 #include "views/table.h"
+#include "ollama_audit/report.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -328,6 +329,16 @@ static char *keep_text(oa_table *t, char *s)
 	return at;
 }
 
+uint32_t oa_user_absent(const oa_text_style *st, size_t k)
+{
+	return st->owners || k >= 32 ? 0 : 1u << k;
+}
+
+char *oa_user_cell(const oa_text_style *st, const oa_store *s)
+{
+	return st->owners ? oa_xstrdup(oa_report_owner(s)) : NULL;
+}
+
 /* Room for one more row in cell and line. */
 static void add_row(oa_table *t)
 {
@@ -531,7 +542,7 @@ static void note_hidden(FILE *diag, const oa_table *t, const bool *shown, size_t
 	oa_buf b;
 	oa_buf_init(&b);
 	for (size_t k = 0; k < t->ncol; k++)
-		if (!shown[k])
+		if (!shown[k] && !col_in(t->absent_cols, k))
 			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", t->col[k].head);
 	if (b.len && !said && diag) {
 		said = true;
@@ -633,7 +644,7 @@ static void print_rows(const oa_text_style *st, struct rows *rs, FILE *out)
 	size_t *w = oa_xcalloc(n, sizeof *w), *tw = oa_xcalloc(n, sizeof *tw);
 	bool *shown = oa_xcalloc(n, sizeof *shown);
 	for (size_t k = 0; k < n; k++) {
-		shown[k] = true;
+		shown[k] = !col_in(t->absent_cols, k);
 		w[k] = tw[k] = !st->header ? 0 : oa_text_width(t->col[k].head);
 	}
 	for (size_t r = 0; r < rs->n; r++) {

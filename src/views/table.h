@@ -21,6 +21,7 @@ typedef struct oa_text_style {
 	bool color;        /* ANSI colour (a terminal, NO_COLOR unset) */
 	enum oa_units units;
 	FILE *diag;        /* where a table says which columns it hid (stderr) */
+	bool owners;       /* --all-users: tables name each row's store owner (OA_COLUMN_USER) */
 } oa_text_style;
 
 size_t oa_text_width(const char *s);
@@ -55,6 +56,12 @@ size_t oa_term_width(void);                /* 0: no limit (not a terminal) */
  * terminal, and stderr says once, within that width, which columns were
  * hidden. Piped, with --output or --wide: every column, nothing cut. */
 #define OA_PRIORITY_CORE 3
+/* USER, the owner of a row's store under --all-users: above every other
+ * priority, so the first column a narrow terminal hides (the rows' store
+ * headings still say whose they are). Without --all-users a table leaves it
+ * out (absent_cols) and its cells are NULL (oa_user_cell). */
+#define OA_PRIORITY_USER 100
+#define OA_COLUMN_USER { "USER", OA_PRIORITY_USER, 0, false }
 
 typedef struct oa_column {
 	const char *head;
@@ -69,12 +76,20 @@ typedef struct oa_table {
 	const char *gap;   /* between two columns */
 	uint32_t name_cols; /* bit k: column k holds model names, cut as oa_name_fit cuts */
 	uint32_t age_cols;  /* bit k: column k holds ages (oa_human_age), shortened before a column goes */
+	uint32_t absent_cols; /* bit k: column k is not drawn at all, and not said to be hidden */
 	char **cell;       /* rows x ncol, into text (read-only) */
 	char **line;       /* per row: a text line in place of cells (a section heading), or NULL */
 	size_t rows, cap;  /* cap: rows cell and line have room for */
 	struct oa_table_text *text; /* the cells' bytes, in large chunks: a cell is not a malloc
 	                               chunk of its own (90,000 of them in a list of 10,000 tags) */
 } oa_table;
+
+/* USER's bit of absent_cols for column k: set unless st->owners. */
+uint32_t oa_user_absent(const oa_text_style *st, size_t k);
+/* A row's USER cell: the owner of s (oa_report_owner) under --all-users,
+ * else NULL. */
+struct oa_store;
+char *oa_user_cell(const oa_text_style *st, const struct oa_store *s);
 
 /* Takes ncol cells (NULL: empty): each is copied into the table and freed. */
 void oa_table_add(oa_table *t, char **cells);

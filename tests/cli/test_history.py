@@ -460,18 +460,6 @@ with t.guard("logs in the store owner's home when the store is elsewhere"):
          r.json()["stores"][0]["sources"])
 
 
-def loads_at(when, root, blob):
-    """A 2025 server start naming root as OLLAMA_MODELS, and a load of blob
-    from it, at unix time `when`."""
-    ts = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(when))
-    return ['time=%s level=INFO source=routes.go:1277 msg="Listening on [::]:11434 (version 0.5.13)"' % ts,
-            'time=%s level=INFO source=routes.go:1200 msg="server config" env="map[OLLAMA_HOST:'
-            'http://127.0.0.1:11434 OLLAMA_MODELS:%s OLLAMA_NUM_PARALLEL:0]"' % (ts, root),
-            'time=%s level=INFO source=server.go:380 msg="starting llama server" cmd="/usr/bin/ollama runner '
-            '--model %s/blobs/sha256-%s --ctx-size 8192 --port 33405"' % (ts, root, blob),
-            'time=%s level=INFO source=server.go:626 msg="llama runner started in 1.00 seconds"' % ts]
-
-
 def iso(when):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
 
@@ -501,8 +489,8 @@ with t.guard("a store under another name: logs that name it through a symlinked 
         return {m["name"]: m.get("last_used") for m in r.json()["stores"][0]["models"]}.get("qwen3:8b")
 
     for older, newer in ((real, link), (link, real), (real, other), (link, other)):
-        write(os.path.join(logs, "server-1.log"), loads_at(months_ago, older, f["qwen3_blob"]))
-        write(os.path.join(logs, "server.log"), loads_at(hour_ago, newer, f["qwen3_blob"]))
+        write(os.path.join(logs, "server-1.log"), t.server_loads_at(months_ago, older, f["qwen3_blob"]))
+        write(os.path.join(logs, "server.log"), t.server_loads_at(hour_ago, newer, f["qwen3_blob"]))
         how = "older logs name %s, newer %s" % (os.path.relpath(older, base), os.path.relpath(newer, base))
         for opened in (real, link):
             t.eq(last_used(opened), iso(hour_ago), "opened as %s, %s: LAST USED an hour ago"
@@ -510,8 +498,8 @@ with t.guard("a store under another name: logs that name it through a symlinked 
         r = t.run("--store", real, "history", "--format", "json", env=me)
         t.eq(r.json()["stores"][0]["sources"], [os.path.join(logs, "server-1.log"), os.path.join(logs, "server.log")],
              "%s: history reads both logs" % how, r.out)
-    write(os.path.join(logs, "server-1.log"), loads_at(months_ago, real, f["qwen3_blob"]))
-    write(os.path.join(logs, "server.log"), loads_at(hour_ago, link, f["qwen3_blob"]))
+    write(os.path.join(logs, "server-1.log"), t.server_loads_at(months_ago, real, f["qwen3_blob"]))
+    write(os.path.join(logs, "server.log"), t.server_loads_at(hour_ago, link, f["qwen3_blob"]))
     r = t.run("--store", real, "rm", "--unused-for", "30d", "--format", "json", env=me)
     t.exit_code(r, 0, "rm --unused-for 30d, the store opened by its real path")
     planned = [e.get("model") for e in r.json()["stores"][0]["entries"]]
@@ -523,11 +511,11 @@ with t.guard("a store under another name: logs that name it through a symlinked 
     # normalised: a log naming a path that is not there and is not the
     # store's names another store; doubled or trailing slashes and "." do
     # not make a path another.
-    write(os.path.join(logs, "server-1.log"), loads_at(months_ago, real, f["qwen3_blob"]))
-    write(os.path.join(logs, "server.log"), loads_at(hour_ago, os.path.join(base, "gone", "models"), f["qwen3_blob"]))
+    write(os.path.join(logs, "server-1.log"), t.server_loads_at(months_ago, real, f["qwen3_blob"]))
+    write(os.path.join(logs, "server.log"), t.server_loads_at(hour_ago, os.path.join(base, "gone", "models"), f["qwen3_blob"]))
     t.eq(last_used(real), iso(months_ago), "a log naming a path that does not exist (and is not the store's "
          "text) is another store's")
-    write(os.path.join(logs, "server.log"), loads_at(hour_ago, base + "//data/./models/", f["qwen3_blob"]))
+    write(os.path.join(logs, "server.log"), t.server_loads_at(hour_ago, base + "//data/./models/", f["qwen3_blob"]))
     t.eq(last_used(real), iso(hour_ago), "a path spelled with // and /./ names the store")
 
 
@@ -542,7 +530,7 @@ with t.guard("the journal of a machine mounted elsewhere: its symlinks resolve u
 
         def journal_naming(root):
             shutil.rmtree(os.path.join(sysroot, "var"), ignore_errors=True)
-            lines = loads_at(now - 3600, root, f["qwen3_blob"])
+            lines = t.server_loads_at(now - 3600, root, f["qwen3_blob"])
             return journal_file(os.path.join(sysroot, "var/log/journal", BOOT, "system.journal"),
                                 [(now * 10**6 - 3600 * 10**6 + i, "ollama.service", l.encode())
                                  for i, l in enumerate(lines)])
