@@ -25,12 +25,14 @@ FUZZ_SEED ?= 0
 # Prometheus output as a second, independent reader, libsystemd-dev lets history read
 # the systemd journal, systemd-journal-remote writes real journal files for its tests,
 # prometheus-node-exporter reads the Prometheus files as a real textfile collector,
-# zsh and fish run the completion scripts, chromium renders `report`'s page
+# zsh, fish and bash-completion run the completion scripts (bash with and
+# without bash-completion), man-db renders the man page at 80 columns (its
+# groff-base warns of lines it cannot adjust), chromium renders `report`'s page
 # headless and screenshots it; lintian is not installed: it pulls in ~70 Perl
 # packages, so the .deb test lints only where it is already there).
-BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev libsystemd-dev
+BUILD_PKGS = build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev libarchive-dev libsystemd-dev
 TEST_PKGS  = python3 clang libclang-rt-dev strace btrfs-progs python3-prometheus-client systemd-journal-remote \
-             prometheus-node-exporter chromium zsh fish
+             prometheus-node-exporter chromium zsh fish bash-completion man-db
 
 .PHONY: all run test install deb deps test-deps build asan fuzz-build clean fuzz fuzz-long bench
 

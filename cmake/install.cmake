@@ -26,8 +26,11 @@ else()
   set(OA_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 # libsystemd is not among them: journal.c loads it at run time (dlopen).
+# libarchive by its library, not its module: `pkg-config --static` would
+# pull in the static forms of everything it links (acl, lz4, zstd, ...),
+# whose -dev packages a consumer seldom has; libarchive.so brings them.
 set(OA_PC_REQUIRES_PRIVATE "libxxhash libcrypto")
-set(OA_PC_LIBS_PRIVATE "-lpthread -lm")
+set(OA_PC_LIBS_PRIVATE "-larchive -lpthread -lm")
 foreach(oa_lib ${CMAKE_DL_LIBS})
   string(APPEND OA_PC_LIBS_PRIVATE " -l${oa_lib}")
 endforeach()
@@ -91,16 +94,34 @@ install(FILES dist/copyright ${OA_GEN}/changelog.gz DESTINATION ${CMAKE_INSTALL_
 # at install time (cmake --install --prefix P, or /usr in the .deb): the
 # service is written straight to its destination then (the build tree may
 # not be writable by whoever installs), and listed in install_manifest.txt.
+# A prefix under the installing user's home (make install PREFIX=~/.local)
+# gets the user units, in <prefix>/share/systemd/user, which the user's
+# systemd reads for ~/.local ($XDG_DATA_HOME/systemd/user): that store's
+# audit into ~/.local/state/ollama-audit. Any other prefix gets the system
+# units, in <prefix>/lib/systemd/system: every store, for node_exporter.
 install(CODE "
   set(OA_FULL_BINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")
   if(IS_ABSOLUTE \"${CMAKE_INSTALL_BINDIR}\")
     set(OA_FULL_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
   endif()
-  set(oa_unit \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/ollama-audit.service\")
-  message(STATUS \"Installing: \${oa_unit}\")
-  configure_file(\"${CMAKE_SOURCE_DIR}/dist/ollama-audit.service.in\" \"\${oa_unit}\" @ONLY)
-  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${oa_unit}\")
+  string(REGEX REPLACE \"/+$\" \"\" oa_home \"\$ENV{HOME}\")
+  string(FIND \"\${CMAKE_INSTALL_PREFIX}/\" \"\${oa_home}/\" oa_at)
+  if(oa_home AND oa_at EQUAL 0)
+    set(oa_units \"share/systemd/user\")
+    set(oa_unit_in \"${CMAKE_SOURCE_DIR}/dist/ollama-audit-user.service.in\")
+  else()
+    set(oa_units \"lib/systemd/system\")
+    set(oa_unit_in \"${CMAKE_SOURCE_DIR}/dist/ollama-audit.service.in\")
+  endif()
+  set(oa_dir \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${oa_units}\")
+  message(STATUS \"Installing: \${oa_dir}/ollama-audit.service\")
+  configure_file(\"\${oa_unit_in}\" \"\${oa_dir}/ollama-audit.service\" @ONLY)
+  message(STATUS \"Installing: \${oa_dir}/ollama-audit.timer\")
+  configure_file(\"${CMAKE_SOURCE_DIR}/dist/ollama-audit.timer\" \"\${oa_dir}/ollama-audit.timer\" COPYONLY)
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${oa_dir}/ollama-audit.service\" \"\${oa_dir}/ollama-audit.timer\")
+  if(oa_units STREQUAL \"share/systemd/user\")
+    message(STATUS \"User units (not enabled): systemctl --user enable --now ollama-audit.timer\")
+  endif()
 ")
-install(FILES dist/ollama-audit.timer DESTINATION lib/systemd/system)
 
 include(cmake/package.cmake)

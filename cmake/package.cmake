@@ -1,7 +1,7 @@
 # cpack -G DEB (from the build tree: cd build && cpack -G DEB): one package,
 # ollama-audit, holding what `cmake --install` installs under /usr. Its
 # run-time dependencies come from dpkg-shlibdeps (libjansson4, libxxhash0,
-# libssl3 and libc6 on Debian 12) when it is there, else from the list
+# libssl3, libarchive13 and libc6 on Debian 12) when it is there, else from the list
 # below. libsystemd0 is recommended, not required: `history` loads it to
 # read the journal (dlopen) and says so when it cannot.
 set(CPACK_PACKAGE_NAME ollama-audit)
@@ -14,7 +14,13 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/ollama/ollama")
+# Homepage: this project's own page. The repository documents none, so the
+# field is left out (it is optional) unless the packager names one; never
+# Ollama's, which is another project.
+set(OA_HOMEPAGE_URL "" CACHE STRING "The project's home page: the .deb's Homepage field (none when empty)")
+if(OA_HOMEPAGE_URL)
+  set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${OA_HOMEPAGE_URL}")
+endif()
 # The shared library gets a shlibs file and the ldconfig trigger.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
@@ -22,7 +28,7 @@ find_program(OA_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(OA_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libjansson4, libxxhash0, libssl3")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libjansson4, libxxhash0, libssl3, libarchive13")
 endif()
 if(SYSTEMD_FOUND)
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libsystemd0")

@@ -13,10 +13,13 @@ probe() {
     libjansson-dev) pkg-config --exists jansson ;;
     libxxhash-dev) pkg-config --exists libxxhash ;;
     libssl-dev) pkg-config --exists libcrypto ;;
+    libarchive-dev) pkg-config --exists libarchive ;;
     libsystemd-dev) pkg-config --exists libsystemd ;;
     # a normal user's PATH has no sbin: look there too
     btrfs-progs) command -v mkfs.btrfs || [ -x /usr/sbin/mkfs.btrfs ] || [ -x /sbin/mkfs.btrfs ] ;;
     cmake|pkg-config|python3|clang|strace|zsh|fish|lintian|chromium) command -v "$1" ;;
+    man-db) command -v man ;;
+    bash-completion) [ -f /usr/share/bash-completion/bash_completion ] ;;
     *) return 2 ;;
   esac >/dev/null 2>&1 || return 1
 }

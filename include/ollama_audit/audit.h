@@ -29,6 +29,11 @@ typedef struct oa_audit_options {
 	const char *llm_library;  /* OLLAMA_LLM_LIBRARY as set for the server, or NULL */
 	const char *gpu_overhead; /* OLLAMA_GPU_OVERHEAD as set for the server, or NULL */
 	bool drop_tag_facts;      /* free the scan's tag facts once the audit read them */
+	/* The caller's rule for the default cache (cache_path NULL): true when
+	 * it is not to be read (a cache inside a store is none of ours; the
+	 * caller says so), and the audit goes on without one. NULL: read it. */
+	bool (*default_cache_refused)(void *ctx, const char *path);
+	void *ctx;
 } oa_audit_options;
 
 typedef struct oa_audit oa_audit;

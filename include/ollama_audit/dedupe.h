@@ -102,6 +102,9 @@ typedef struct oa_dedupe_plan {
 	/* Stores an Ollama server or runner uses (guard.h): their actions are
 	 * refused (OA_DD_SERVER) unless `force`. Asked once per store index. */
 	bool force;
+	/* oa_dedupe_apply_all: go on where the filesystem cannot lock a store
+	 * (apply.h: --no-lock); unlocked says one was not locked. */
+	bool no_lock, unlocked;
 	signed char *busy;            /* per store: 0 not asked, 1 in use, -1 free or cannot tell */
 	size_t n_busy;
 } oa_dedupe_plan;

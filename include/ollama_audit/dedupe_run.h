@@ -27,10 +27,13 @@ typedef struct oa_dedupe_outcome {
 	uint64_t freed;
 	size_t counts[OA_DD_STATUS_COUNT]; /* actions by status */
 	size_t keepers_bad;      /* actions whose planned kept copy did not hash to its digest */
-	/* reflinks the filesystem cannot make: what a --hardlink plan would do */
+	/* reflinks the filesystem cannot make: what a --hardlink plan would do,
+	 * and what it would refuse because the copies' owners differ */
 	bool alternative;
 	size_t hardlink_planned;
 	uint64_t hardlink_planned_bytes;
+	size_t hardlink_refused_owner;
+	uint64_t hardlink_refused_owner_bytes;
 } oa_dedupe_outcome;
 
 /* The plan of `how` among the stores, promising only what their
@@ -65,9 +68,12 @@ OA_EXPORT bool oa_dedupe_hold_busy(oa_dedupe_plan *p, oa_store *const *stores, s
 OA_EXPORT void oa_dedupe_recount(oa_dedupe_plan *p, oa_dedupe_outcome *o);
 
 /* Apply every planned action under the write lock of every store (each
- * once); after the first reflink a filesystem refuses, the others on it
- * are not tried. -1 with err when a lock could not be taken (nothing is
- * applied then). */
+ * once, taken in the order of their roots' device and inode, whatever the
+ * order of `stores`); after the first reflink a filesystem refuses, the
+ * others on it are not tried. -1 with err when a lock could not be taken
+ * (p->no_lock passes a filesystem that cannot lock), or when a store that
+ * would change has a symlinked blobs/ whose owner cannot be found
+ * (oa_peers_unfound) unless p->force: nothing is applied then. */
 OA_EXPORT int oa_dedupe_apply_all(oa_dedupe_plan *p, oa_store *const *stores, size_t n,
                                   volatile sig_atomic_t *interrupt, char *err, size_t errlen);
 

@@ -35,26 +35,31 @@ enum {
  * {store}, {blob} (the blob its digest names) and {aside} (a name in the
  * store's root to move a file to) are filled in quoted for a shell; the
  * others are remedies of their own: {pull} fetches the model again (not
- * one created here), {refetch} a damaged blob, {prune} is prune's plan for
- * the file, {perm} a permission fix, {relink} replaces a symlinked blob and
- * {same} is the fix of the other finding about the same file.
+ * one created here); {repair} mends a missing or damaged blob (ollama-audit
+ * repair: a good copy from another store, else the damaged file removed and
+ * the pull to run printed), known by its size, {repair-recorded} one verify
+ * found (with the cache that records it) and {repair-hashed} one only a
+ * hash tells; {prune} is prune's plan for the file, {emptydir} removes an
+ * empty directory (prune's, under manifests/), {perm} a permission
+ * fix, {relink} replaces a symlinked blob and {same} is the fix of the
+ * other finding about the same file.
  */
 #define OA_FINDING_CODES(X) \
 	X(MISSING_BLOB, "missing-blob", ERROR, "schema.md#finding-codes", \
 	  "a manifest references a blob that is not in blobs/", \
-	  0, "{pull}") \
+	  0, "{repair}") \
 	X(SIZE_MISMATCH, "size-mismatch", ERROR, "schema.md#finding-codes", \
 	  "a blob's size on disk differs from the size its manifest declares", \
-	  0, "{refetch}") \
+	  0, "{repair}") \
 	X(EMPTY_BLOB, "empty-blob", ERROR, "schema.md#finding-codes", \
 	  "a referenced blob is an empty file although its manifest declares content", \
-	  0, "{refetch}") \
+	  0, "{repair}") \
 	X(DIGEST_MISMATCH, "digest-mismatch", ERROR, "schema.md#finding-codes", \
 	  "a blob's sha256 differs from its name (verify)", \
-	  0, "{refetch}") \
+	  0, "{repair-recorded}") \
 	X(FINGERPRINT_MISMATCH, "fingerprint-mismatch", ERROR, "schema.md#finding-codes", \
 	  "a blob's content changed since it was last verified (verify --quick)", \
-	  0, "{refetch}") \
+	  0, "{repair-recorded}") \
 	X(INVALID_MANIFEST, "invalid-manifest", ERROR, "schema.md#finding-codes", \
 	  "a manifest file cannot be read as a manifest", \
 	  OA_FC_HIDES, "{pull}") \
@@ -63,19 +68,19 @@ enum {
 	  OA_FC_HIDES, "mv -- {path} {aside}") \
 	X(INVALID_CONFIG, "invalid-config", ERROR, "schema.md#finding-codes", \
 	  "a config blob cannot be parsed", \
-	  OA_FC_HIDES, "{refetch}") \
+	  OA_FC_HIDES, "{repair-hashed}") \
 	X(MISSING_CONFIG, "missing-config", ERROR, "schema.md#finding-codes", \
 	  "a manifest's config blob is missing", \
-	  OA_FC_HIDES, "{pull}") \
+	  OA_FC_HIDES, "{repair}") \
 	X(INVALID_GGUF, "invalid-gguf", ERROR, "schema.md#finding-codes", \
 	  "a GGUF layer's header is broken", \
-	  0, "{refetch}") \
+	  0, "{repair-hashed}") \
 	X(GGUF_WARNING, "gguf-warning", WARNING, "schema.md#finding-codes", \
 	  "a GGUF header is readable but llama.cpp would refuse or misread it", \
 	  0, "none in the store if it loads (ollama run {model}); if it does not, its weights need fixing where they came from") \
 	X(INVALID_SAFETENSORS, "invalid-safetensors", ERROR, "schema.md#finding-codes", \
 	  "a tensor layer's safetensors header is broken", \
-	  0, "{refetch}") \
+	  0, "{repair-hashed}") \
 	X(SAFETENSORS_WARNING, "safetensors-warning", WARNING, "schema.md#finding-codes", \
 	  "a safetensors header is readable but unusual", \
 	  0, "none in the store if it loads (ollama run {model}); if it does not, its weights need fixing where they came from") \
@@ -129,7 +134,7 @@ enum {
 	  0, "mv -- {path} {aside}") \
 	X(EMPTY_MANIFEST_DIR, "empty-manifest-dir", INFO, "schema.md#finding-codes", \
 	  "an empty directory under manifests/", \
-	  0, "ollama-audit prune --apply --what empty-dirs --store {store}") \
+	  0, "{emptydir}") \
 	X(MANIFEST_LIST, "manifest-list", INFO, "store-format-notes.md#ollama-040-stores-manifests-v2-and-manifest-lists-spec-25", \
 	  "a manifest list (Ollama 0.40): the child the tag uses, and the one a pull on another platform would fetch", \
 	  0, "none: information (which child of the list the tag uses)") \
@@ -171,7 +176,13 @@ enum {
 	  OA_FC_JUNK, "{prune}") \
 	X(UNSERVABLE, "unservable", WARNING, "store-format-notes.md#the-state-ollama-040s-compatibility-migration-leaves", \
 	  "a model the current server refuses to load (mllama; image generation)", \
-	  0, "none in the store: this Ollama refuses to load it; keep an older Ollama for it, or remove it (ollama-audit rm {model} --apply --store {store})")
+	  0, "none in the store: this Ollama refuses to load it; keep an older Ollama for it, or remove it (ollama-audit rm {model} --apply --store {store})") \
+	X(SPLIT_DIR, "split-dir", INFO, "store-format-notes.md#the-newest-layout-anchors-shards-retirement-fail-closed-cleanup", \
+	  "a blobs/.ollama-split-* directory of hard links a load of a split GGUF makes (prune removes a stale one)", \
+	  OA_FC_JUNK, "{prune}") \
+	X(SPLIT_MISMATCH, "split-mismatch", ERROR, "store-format-notes.md#the-newest-layout-anchors-shards-retirement-fail-closed-cleanup", \
+	  "the shards of a split GGUF do not make one model: one missing, duplicated or out of range (split.no, split.count)", \
+	  0, "{pull}")
 
 
 typedef enum oa_finding_code {

@@ -144,6 +144,12 @@ typedef struct oa_gguf_info {
 	size_t n_errors, n_warnings;/* totals, including diags not stored */
 	bool ok;                    /* false when an error-severity diag exists */
 	bool quick_stopped;         /* QUICK mode stopped at the first tokenizer.* key */
+	/* llama.cpp's gguf-split: every shard carries these; only the first
+	 * (split.no 0) carries the model's other key-values. */
+	bool has_split;             /* split.no and split.count both present, as integers */
+	uint64_t split_no;          /* 0-based index of this shard */
+	uint64_t split_count;       /* how many shards make the model */
+	int64_t split_tensors;      /* split.tensors.count: tensors over all shards; -1 when absent */
 } oa_gguf_info;
 
 /* Parse the header of an open file. file_size bounds every read (pass the
@@ -175,6 +181,11 @@ OA_EXPORT const char *oa_ftype_ollama_string(uint32_t ftype, bool present);
 /* What Ollama's list cache (/api/tags) prints for a general.file_type of any
  * integer type: ggml.FileType(v).String(), where 0 is "F32". */
 OA_EXPORT const char *oa_ftype_list_string(uint32_t ftype);
+/* The name `show` gives a header's general.file_type, in its text and its
+ * JSON (file_type_ollama): oa_ftype_list_string's, so all F32 (0) is "F32"
+ * as `ollama list` shows it; "unknown" when the key is absent or not a u32
+ * (Ollama's KV reads no other type). */
+OA_EXPORT const char *oa_gguf_file_type_name(const oa_gguf_info *g);
 /* llama.cpp's llama_ftype_name ("Q4_K - Medium", "all F32"), NULL if unknown. */
 OA_EXPORT const char *oa_ftype_llama_name(uint32_t ftype);
 /* Ollama's format.HumanNumber: "8.0B", "136.73M", "7B", "1K", "999". */

@@ -8,6 +8,10 @@
  *    unless forced;
  *  - a manifest cannot be parsed or read (oa_plan_blockers): what it names
  *    is unknown, and the server skips its own prune: refused unless forced;
+ *  - blobs/ is a symlink and the store owning the directory it leads to, or
+ *    one on the way, cannot be found (oa_peers_unfound, shared.h): what it
+ *    references is unknown: refused unless forced, and no complete blob is
+ *    removed either way;
  *  - the store has blobs/ but neither manifests/ nor manifests-v2/
  *    (oa_store_unowned): whose blobs these are cannot be told; never forced.
  */

@@ -35,6 +35,11 @@ typedef struct oa_model_headers {
 	char *params_text, *quant_text; /* PARAMS / QUANT the headers spell (owned), when m->params,
 	                                 * m->quant is it, else NULL (not two 32-byte arrays in every
 	                                 * tag's headers: 640 KB over 10,000 tags, issue 21) */
+	size_t main_layer;       /* the model layer whose header describes the model (the list cache's
+	                          * and the load's): the last, or the first of a split GGUF; SIZE_MAX none */
+	bool sharded;            /* a split GGUF: the first model layer is shard 0 of split.count > 1,
+	                          * every model layer one shard (spec §2.5.2) */
+	uint64_t shard_params;   /* sharded, FULL headers: the parameters of every shard read */
 } oa_model_headers;
 
 enum oa_header_mode {

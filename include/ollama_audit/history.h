@@ -55,6 +55,11 @@ typedef struct oa_history {
 	long last;              /* the source's latest load, or -1 */
 	bool open_started;      /* its runner start line was seen (not only a hint) */
 	oa_log_line pre;        /* memory figures logged before the load they belong to */
+	/* The server start the sources show last ("Listening on ... (version
+	 * X)"): by time, else the last one read. */
+	char *started_version;  /* NULL when none was logged */
+	bool started_timed;
+	int64_t started_ns;
 } oa_history;
 
 #define OA_HISTORY_WARN_MAX 50

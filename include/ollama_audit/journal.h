@@ -16,7 +16,7 @@
  * this machine's). With store_root, only when the unit served that store:
  * some entry names it as a log file must (oa_log_serves_store: a blob path
  * under it, or it as OLLAMA_MODELS; under root, as that machine names it:
- * without root); else nothing is read (0). store_root
+ * its paths resolved inside root); else nothing is read (0). store_root
  * NULL reads the unit whatever store it served. Returns the entries read
  * (>= 0), or -1 with a reason (including a build without libsystemd). */
 OA_EXPORT long oa_logs_read_journal(oa_history *h, const char *root, const char *unit, const char *store_root,

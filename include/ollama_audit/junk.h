@@ -64,6 +64,8 @@ typedef struct oa_junk {
 	uint64_t apparent;      /* st_size (a directory: of everything in it) */
 	uint64_t allocated;     /* st_blocks * 512 (a directory: of everything in it) */
 	uint64_t freed_alone;   /* allocated bytes freed by removing only this entry */
+	uint64_t apparent_alone; /* a directory: st_size of the inodes all of whose links lie in it
+	                            (what the category totals count: hard links counted once) */
 	double age;             /* seconds since its mtime */
 	bool in_grace;          /* younger than the server's 1 h grace period */
 	const char *keep;       /* why it is never removed, or NULL */

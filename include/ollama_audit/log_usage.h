@@ -28,6 +28,7 @@ typedef struct oa_log_usage {
 	size_t n_failure;   /* the models failure covers (the store may be closed before release) */
 	char **sources;     /* the log sources read (owned: oa_log_usage_free frees them) */
 	size_t n_sources;
+	char *server_version; /* the version the newest server start in the logs announced (owned), or NULL */
 } oa_log_usage;
 
 /* Fill u from h, matched to s and sorted newest first (oa_history_match).
@@ -42,6 +43,10 @@ OA_EXPORT void oa_log_usage_free(oa_log_usage *u);
  * the logs go) and not pulled since either (a manifest written is a use)?
  * Without logs nothing is unused. */
 OA_EXPORT bool oa_log_usage_unused(const oa_log_usage *u, const oa_store *s, size_t idx, int64_t cutoff_ns);
+/* The last use of model idx as --unused-for takes it: its newest load in
+ * the logs or its pull (the manifest written), whichever is newer; false
+ * without logs. */
+OA_EXPORT bool oa_log_usage_last_use(const oa_log_usage *u, const oa_store *s, size_t idx, int64_t *ns);
 
 /* check: add load-failed (the model's latest load failed) and
  * runner-changed (its latest load of its own ran on another engine than its

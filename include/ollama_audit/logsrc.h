@@ -22,7 +22,9 @@
  * NULL with *n = 0 when there are none. Free with oa_free_names. */
 OA_EXPORT char **oa_logs_of_store(const char *store_root, size_t *n);
 /* Does the log file name the store: a blob path under it (a load) or the
- * store as OLLAMA_MODELS (the server config line)? */
+ * store as OLLAMA_MODELS (the server config line), by a path that resolves
+ * to the store's directory (device and inode, through any symlink), or,
+ * where a path resolves to none, by the same text (normalised)? */
 OA_EXPORT bool oa_log_serves_store(const char *log_path, const char *store_root);
 
 /* Read one log file into h as a source. Returns 0, or -1 with a reason.

@@ -40,6 +40,8 @@ enum oa_layer_kind {
 	OA_LAYER_LICENSE,
 	OA_LAYER_EMBED,     /* deprecated, ignored by the server */
 	OA_LAYER_CONFIG,    /* the docker config media type listed as a layer (very old manifests) */
+	OA_LAYER_MANIFEST,  /* a manifest or manifest list blob, named by a downgrade anchor so that an
+	                       Ollama before manifest lists keeps it (spec §2.5.2) */
 	OA_LAYER_KIND_COUNT
 };
 

@@ -37,6 +37,11 @@ OA_EXPORT bool oa_name_part_valid(enum oa_name_part kind, const char *s, size_t 
 OA_EXPORT bool oa_name_from_parts(oa_name *out, const char *host, const char *ns, const char *model,
                         const char *tag, const char **why);
 
+/* The host a manifests-v2 tag's directory names: ':' is written %3A there,
+ * and ollama.com stands for the default registry (spec §2.5). false (why
+ * set) when it is longer than a host may be. */
+#define OA_NAME_V2_HOST_MAX 352
+OA_EXPORT bool oa_name_v2_host(const char *dir, char host[OA_NAME_V2_HOST_MAX], const char **why);
 /* Parse what a user types ("llama3.2", "user/m:tag", "hf.co/org/repo:Q4_K_M",
  * "http://host:5000/ns/m:t") and fill defaults, as ParseName does. Returns
  * false when the result is not a valid, fully qualified name. */

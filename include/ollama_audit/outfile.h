@@ -5,7 +5,8 @@
  *     file beside it (".NAME.PID.tmp", O_EXCL|O_NOFOLLOW), fsync, rename;
  *     the rename is refused if something else than a regular file took the
  *     name meanwhile; the new file keeps the permission bits of the one it
- *     replaces, and its owner and group when run as root;
+ *     replaces, and its owner and group when run as root (not with
+ *     OA_OUT_FRESH);
  *   - a FIFO or a character device (/dev/null, a terminal) is written
  *     through (opened O_WRONLY, never replaced);
  *   - a symlink is written through only when it leads to a FIFO or a
@@ -34,8 +35,11 @@ typedef struct oa_outfile {
 /* Open `path` (or `name` in dirfd, which stays the caller's) for writing
  * under the rules above. 0, or -1 with err. OA_OUT_NOWAIT: a FIFO that no
  * one reads is an error at once (ENXIO), not a wait; for files we also read
- * back (the verify cache), where a FIFO is never what the user meant. */
-enum { OA_OUT_NOWAIT = 1 };
+ * back (the verify cache), where a FIFO is never what the user meant.
+ * OA_OUT_FRESH: the new file has exactly `mode` and the writer's owner,
+ * whatever the file it replaces had (a verify cache someone else could
+ * write is replaced by one of ours, never kept as theirs). */
+enum { OA_OUT_NOWAIT = 1, OA_OUT_FRESH = 2 };
 OA_EXPORT int oa_outfile_open(oa_outfile *o, const char *path, mode_t mode, int flags, char *err, size_t errlen);
 OA_EXPORT int oa_outfile_openat(oa_outfile *o, int dirfd, const char *name, mode_t mode, int flags, char *err,
                       size_t errlen);

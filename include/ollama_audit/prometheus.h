@@ -15,6 +15,7 @@
 
 #include "ollama_audit/export.h"
 
+#include "ollama_audit/last_used.h"
 #include "ollama_audit/metrics.h"
 #include "ollama_audit/store.h"
 
@@ -61,7 +62,9 @@
 	X(QUARANTINE_ENTRIES, "ollama_store_quarantine_entries", "gauge", \
 	  "Entries a quarantine of the store holds.") \
 	X(DUPLICATE_BYTES, "ollama_store_duplicate_bytes", "gauge", \
-	  "Allocated bytes that blobs duplicated across the stores of this host cost (one copy each kept).")
+	  "Allocated bytes that blobs duplicated across the stores of this host cost (one copy each kept).") \
+	X(MODEL_LAST_USED_TIMESTAMP_SECONDS, "ollama_store_model_last_used_timestamp_seconds", "gauge", \
+	  "Unix time of the model's newest load in the server's logs; absent for a model they show no load of.")
 
 typedef enum oa_prom_metric {
 #define OA_PROM_ENUM_(id, name, type, help) OA_PROM_##id,
@@ -102,12 +105,16 @@ typedef struct oa_prom_store {
 	 * of the store when metrics->du.quarantine is set (du --quarantine DIR).
 	 * Nothing is measured here: NULL leaves those families out. */
 	const oa_store_metrics *metrics;
+	/* What the server's logs say about each model (last_used.h): a
+	 * model's newest load, for the models they show loaded. NULL, or no
+	 * logs: that family is left out. */
+	const oa_last_used *last_used;
 } oa_prom_store;
 
 /* Every per-store metric of a scanned store: info, models by format, blobs
  * and bytes by state, findings by code and severity, reclaimable bytes,
  * model info and unique bytes, audit timestamp/duration/success, verified
- * bytes. */
+ * bytes, each model's last use. */
 OA_EXPORT void oa_prom_add_store(oa_prom *p, const oa_store *s, const oa_prom_store *info);
 /* A store that could not be opened: info, timestamp and success 0. */
 OA_EXPORT void oa_prom_add_failed(oa_prom *p, const char *store, const oa_prom_store *info);

@@ -73,16 +73,18 @@ typedef struct oa_plan_shadow {
 	bool removed;
 } oa_plan_shadow;
 
-/* rm --child RUNNER: the list tag rewritten without one child (first entry
- * of the plan, category "list-rewrite"): its new bytes are written as a
- * manifest blob (unless the tag had none), and the tag, of the same kind as
- * before (symlink, hard link or copy), replaces the old one by rename. The
- * blobs only that child reached go after it. In memory only: a plan with a
- * rewrite is never written to a plan file. */
+/* rm --child RUNNER, rm DIGEST: a list tag rewritten without one child
+ * (first entries of the plan, category "list-rewrite"): its new bytes are
+ * written as a manifest blob (unless the tag had none), and the tag, of the
+ * same kind as before (symlink, hard link or copy), replaces the old one by
+ * rename. The blobs only that child reached go after it. rm DIGEST may
+ * rewrite several lists: `next`. In memory only: a plan with a rewrite is
+ * never written to a plan file. */
 typedef struct oa_plan_rewrite {
 	char *path;             /* the tag, relative to the root */
 	char *runner;           /* the child removed */
 	char *kept;             /* the runners of the children left, comma-separated */
+	size_t entries_removed; /* the list's entries naming the child: all go */
 	oa_digest_hex child;    /* its digest */
 	oa_digest_hex old_list; /* sha256 of the tag's bytes now */
 	oa_digest_hex new_list; /* sha256 of the bytes it gets */
@@ -92,6 +94,8 @@ typedef struct oa_plan_rewrite {
 	char *link_target;      /* 'l': the new symlink's text */
 	bool anchor_removed;    /* the downgrade anchor (a legacy copy of the child) goes too */
 	char *anchor;           /* its path, or NULL */
+	char *model;            /* the tag's display name */
+	struct oa_plan_rewrite *next; /* the next list rewritten (rm DIGEST), or NULL */
 } oa_plan_rewrite;
 
 typedef struct oa_plan {
@@ -109,7 +113,7 @@ typedef struct oa_plan {
 	size_t n_shared;
 	oa_plan_shadow *shadows;  /* rm: the removed tags' compatibility shadows */
 	size_t n_shadows;
-	oa_plan_rewrite *rewrite;  /* rm --child: the list rewrite, else NULL */
+	oa_plan_rewrite *rewrite;  /* rm --child, rm DIGEST: the list rewrites (a chain), else NULL */
 } oa_plan;
 
 OA_EXPORT void oa_plan_free(oa_plan *p);
@@ -138,6 +142,16 @@ OA_EXPORT char **oa_plan_rm_unrelated_dirs(oa_store *s, const oa_plan *p, size_t
  * a list, has no such child here, or would be left with no child here. */
 OA_EXPORT int oa_plan_rm_child(oa_store *s, size_t model, const char *runner, int64_t min_age, bool with_shadow,
                                oa_plan *p, char *err, size_t errlen);
+
+/* rm DIGEST, where hex (oa_store_child_digest) is a child of one or more
+ * manifest lists here, as Ollama's rm of a digest does: the plan that
+ * removes that child from every list holding it, each rewritten as
+ * --child does, and removes a list left with no child here as `rm` of its
+ * tag would (its anchor too); then the blobs only that child (and the old
+ * lists) reached. The child's legacy copies go as with --child. 0, or -1
+ * with err when a list's child manifest cannot be read. */
+OA_EXPORT int oa_plan_rm_digest(oa_store *s, const char *hex, int64_t min_age, bool with_shadow, oa_plan *p,
+                                char *err, size_t errlen);
 
 /* Name on the plan the other stores whose references r holds (shared.h). */
 OA_EXPORT void oa_plan_note_shared(oa_plan *p, const oa_refset *r);

@@ -17,6 +17,11 @@
  * with what it names. A new array (free it); the blobs are the store's. */
 OA_EXPORT size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out);
 
+/* The manifest blobs a manifests-v2 row stands on (at most 2, into out):
+ * the blob its tag is (a list, or its manifest) and, for a list's row, its
+ * child's. Without them the tag no longer resolves. None for a legacy tag. */
+OA_EXPORT size_t oa_model_manifest_blobs(const oa_store *s, const oa_model *m, oa_blob *out[2]);
+
 /* A tag the compatibility migration converted (spec §2.5.1): its list has a
  * ggml and a llamacpp child here. The converted copy doubles the model. */
 typedef struct oa_conversion {

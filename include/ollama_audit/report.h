@@ -21,12 +21,15 @@
 #define OA_SCHEMA_CHECK "ollama-audit.check/2"
 #define OA_SCHEMA_VERIFY "ollama-audit.verify/2"
 #define OA_SCHEMA_DU "ollama-audit.du/3"
-#define OA_SCHEMA_PRUNE "ollama-audit.prune/3"
-#define OA_SCHEMA_RM "ollama-audit.rm/4"
+#define OA_SCHEMA_PRUNE "ollama-audit.prune/4"
+#define OA_SCHEMA_RM "ollama-audit.rm/5"
 #define OA_SCHEMA_STORES "ollama-audit.stores/2"
 #define OA_SCHEMA_DUPLICATES "ollama-audit.duplicates/2"
 #define OA_SCHEMA_DEDUPE "ollama-audit.dedupe/2"
 #define OA_SCHEMA_HISTORY "ollama-audit.history/3"
+#define OA_SCHEMA_EXPORT "ollama-audit.export/1"
+#define OA_SCHEMA_IMPORT "ollama-audit.import/1"
+#define OA_SCHEMA_REPAIR "ollama-audit.repair/1"
 
 /* The schema of a command's json document ("list", "du", ...), or NULL. */
 OA_EXPORT const char *oa_report_schema(const char *command);

@@ -8,6 +8,7 @@
 #include "ollama_audit/export.h"
 #include "ollama_audit/store_core.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Resolve MODEL as the user typed it: a reference as the server's handlers
@@ -22,6 +23,25 @@
  * random, so we refuse to guess). */
 enum { OA_RESOLVE_AMBIGUOUS_ID = -2, OA_RESOLVE_AMBIGUOUS_NAME = -3 };
 OA_EXPORT long oa_store_resolve(const oa_store *s, const char *query);
+/* The same by name alone (no ID prefix): a model index, -1 or
+ * OA_RESOLVE_AMBIGUOUS_NAME. */
+OA_EXPORT long oa_store_resolve_name(const oa_store *s, const char *query);
+
+/* MODEL as a digest reference, as Ollama's rm reads one
+ * (manifest.ResolveDigestReference): sha256-<hex>, sha256:<hex> or a bare
+ * hex prefix, 12 to 64 digits, any case. When it names the child of a
+ * manifest list here (and no tag's ID other than that digest), its 64 hex
+ * go to hex and the result is 1; 0 when it is no digest reference or
+ * names no list child (a tag's own ID keeps its meaning); -1 when the
+ * prefix names several digests among list children and tag IDs, which err
+ * lists. */
+OA_EXPORT int oa_store_child_digest(const oa_store *s, const char *query, oa_digest_hex hex, char *err,
+                                    size_t errlen);
+
+/* Whether two models name the same config and layers in order, links to
+ * manifest blobs (a downgrade anchor's) left out: an anchor is a legacy
+ * copy of the child it equals so. */
+OA_EXPORT bool oa_model_same_manifest(const oa_model *a, const oa_model *b);
 
 /* The index of the tag's model a row belongs to: itself, or for a list's
  * other row (sibling) the tag's. */

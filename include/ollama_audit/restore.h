@@ -20,23 +20,38 @@ typedef struct oa_restore_opts {
 	 * set. At most one of them. */
 	bool last;                      /* the newest that still holds entries */
 	const char *op;                 /* this operation id */
-	const char *model;              /* those that removed this model's manifest */
+	const char *model;              /* this model only, matched as rm matches names */
+	bool no_lock;                   /* go on where the filesystem cannot lock (apply.h) */
 } oa_restore_opts;
 
 typedef struct oa_restore_result {
 	size_t restored, already, conflicts, missing, failed;
 	bool interrupted;               /* stopped by *stop: run it again to finish */
-	size_t operations;              /* the operations chosen */
+	bool unlocked;                  /* no_lock: the store or DIR could not be locked */
+	size_t operations;              /* the operations chosen (MODEL: those holding its manifests) */
 	char first_op[40];              /* the id of one of them (the newest) */
+	char model[512];                /* MODEL as the quarantine records it, else "" */
+	/* what the operations chosen still hold afterwards (MODEL: the rest of
+	 * them, restorable later): entries, their allocated bytes, the models
+	 * whose manifests they hold and the first of their names */
+	size_t rest_entries, rest_models;
+	uint64_t rest_bytes;
+	char rest_names[256];
 } oa_restore_result;
 
-/* Put the quarantined entries of DIR (those of the operations o chooses)
- * back into its store, manifests first,
- * then the rest newest first, never overwriting a file that differs. It
- * holds the store's lock (prune, rm and dedupe --apply wait for it) and the
- * quarantine's. Run again after an
- * interruption, it finishes the job. 0 when it ran, -1 when it could not
- * start. */
+/* oa_quarantine_restore's answer when MODEL names several models that
+ * differ only in case (a usage error: err names them). */
+#define OA_RESTORE_AMBIGUOUS (-2)
+
+/* Put the quarantined entries of DIR back into its store: those of the
+ * operations o chooses, or with o->model that model only (its manifests,
+ * and the blobs they reach that the store does not have; the rest of its
+ * operation stays in DIR). Manifests first, then the rest newest first;
+ * nothing that differs is ever replaced, and a blob a manifest DIR keeps
+ * holding needs is linked back, its file left in DIR for that manifest.
+ * It holds the store's lock (prune, rm and dedupe --apply wait for it) and
+ * the quarantine's. Run again after an interruption, it finishes the job.
+ * 0 when it ran, -1 when it could not start, OA_RESTORE_AMBIGUOUS. */
 OA_EXPORT int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_result *r, char *err,
                           size_t errlen);
 

@@ -25,6 +25,12 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+/* The directories the llama.cpp runner links a split GGUF's shards into
+ * (blobs/.ollama-split-<12 hex of the manifest digest>-<digits>/). */
+#define OA_SPLIT_DIR_PREFIX ".ollama-split-"
+/* The temp name a metadata/ cache is written under before its rename. */
+#define OA_METADATA_TEMP_PREFIX ".gguf-metadata-"
+
 /* What a directory entry of blobs/ is (spec §1.3, §5.1). */
 enum oa_blob_class {
 	OA_BLOB_VALID,        /* sha256-<64 hex>: a content-addressed blob */
@@ -37,6 +43,8 @@ enum oa_blob_class {
 	OA_BLOB_TEMP_DIR,     /* split-gguf-<digits>/: a create temp directory */
 	OA_BLOB_DIR,          /* any other directory */
 	OA_BLOB_FOREIGN,      /* anything else */
+	OA_BLOB_SPLIT_DIR,    /* .ollama-split-<12 hex>-<digits>/: the hard links a load of a split GGUF
+	                         makes (spec §2.5.2), removed when the model unloads */
 	OA_BLOB_CLASS_COUNT
 };
 OA_EXPORT const char *oa_blob_class_name(enum oa_blob_class c);
@@ -142,6 +150,7 @@ typedef struct oa_model {
 	                             (not a 65-byte array in every model, issue 21) */
 	bool v2;                  /* the tag lives under manifests-v2/ */
 	bool anchor;              /* a legacy tag that a manifests-v2 tag of the same name shadows */
+	bool anchored;            /* a manifests-v2 tag (or its list's row) that such an anchor has */
 	bool is_list;             /* the tag is a manifest list; m is the child in use */
 	bool sibling;             /* a row for another present child of a list tag (see below) */
 	bool shadow;              /* 0.40's migration (below): a legacy tag llamacpp:<hex> whose bytes
@@ -227,6 +236,8 @@ typedef struct oa_store {
 	uint64_t metadata_bytes; /* allocated bytes of every cache file, stale included */
 	char **stale_metadata; /* metadata/<name> of caches whose blob is gone */
 	size_t n_stale_metadata;
+	char **metadata_temps; /* metadata/.gguf-metadata-*.tmp: cache writes not renamed (yet) */
+	size_t n_metadata_temps;
 	oa_findings findings;
 	double scan_seconds;
 	int header_mode;      /* enum oa_header_mode, see headers.h */

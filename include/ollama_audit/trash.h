@@ -25,10 +25,14 @@ typedef struct oa_quarantine_op {
 	size_t n_models;
 	size_t planned_entries;         /* what its plan listed */
 	uint64_t planned_bytes;
-	size_t entries;                 /* entries it moved into DIR (empty dirs it removed: not) */
+	size_t entries;                 /* entries it moved into DIR (empty dirs it removed: not),
+	                                 * as DIR has them: an apply killed before it moved
+	                                 * anything has none */
 	uint64_t disk_bytes;            /* their allocated bytes */
 	size_t held, restored, deleted; /* of those: in DIR, put back, emptied */
 	uint64_t held_bytes;
+	char **models_held;             /* of models: those whose manifests DIR still holds */
+	size_t n_models_held;
 	const char *state;              /* held, partial, restored, deleted, nothing */
 } oa_quarantine_op;
 
@@ -37,7 +41,7 @@ typedef struct oa_quarantine_ops {
 	char *schema;                   /* the index's schema */
 	oa_quarantine_op *v;            /* oldest first */
 	size_t n;
-	size_t held_entries;            /* entries in state moved, all operations */
+	size_t held_entries;            /* entries DIR holds, all operations */
 	uint64_t held_bytes;
 } oa_quarantine_ops;
 
@@ -49,11 +53,13 @@ typedef struct oa_empty_opts {
 	double older_than;              /* seconds: only operations at least this old; 0: all */
 	double now;                     /* unix time to measure age from */
 	bool apply;                     /* false: a dry run, nothing deleted */
+	bool no_lock;                   /* go on where the filesystem cannot lock DIR (apply.h) */
 	FILE *log;                      /* one line per entry, or NULL */
 } oa_empty_opts;
 
 typedef struct oa_empty_result {
 	size_t operations, entries, failed;
+	bool unlocked;                  /* no_lock: DIR could not be locked */
 	uint64_t bytes;                 /* dry run: what deleting them would free; apply: what
 	                                 * was freed (st_blocks of the files unlinked that had
 	                                 * no other link) */

@@ -94,8 +94,12 @@ OA_EXPORT int oa_verify_cache_default_path(char *buf, size_t len);
 /* Open (load) a cache. path NULL = the default path. A missing file is an empty
  * cache. An unreadable or corrupt file (bad JSON, wrong schema) is an empty
  * cache plus a warning in err; invalid single entries are dropped with a
- * warning. So: on success err is "" or a warning to print. Returns NULL only
- * when no path can be determined or memory runs out (err says why). */
+ * warning. A file someone else could have written is not read (an empty
+ * cache and a warning): one owned by another user than the one running,
+ * writable by group or others, or a symlink (opened O_NOFOLLOW and judged
+ * by fstat of that open file). So: on success err is "" or a warning to
+ * print. Returns NULL only when no path can be determined or memory runs
+ * out (err says why). */
 OA_EXPORT oa_verify_cache *oa_verify_cache_open(const char *path, char *err, size_t errlen);
 
 /* The same with only the entries that record a failure (failed != ""): what
@@ -137,8 +141,13 @@ OA_EXPORT size_t oa_verify_cache_count(oa_verify_cache *c);
 OA_EXPORT bool oa_verify_cache_dirty(oa_verify_cache *c);
 
 /* Write the cache atomically: mkdir -p the directory (0700), write
- * "<path>.tmp.<pid>" (0600), fsync, rename over path, fsync the directory.
- * Writes even when not dirty. Returns 0, or -1 with err set. */
+ * ".<name>.<pid>.tmp" (0600), fsync, rename over path, fsync the directory
+ * (outfile.h). Writes even when not dirty. A file that open did not read
+ * because of its owner or mode is never written again as it was: a fresh
+ * file of this user, mode 0600, replaces it where the directory is this
+ * user's or root's and writable by no one else (err then says so: 0 with a
+ * note), else nothing is written (-1); a symlink is refused as outfile.h
+ * refuses it. Returns 0 (err "" or a note to print), or -1 with err set. */
 OA_EXPORT int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen);
 
 OA_EXPORT void oa_verify_cache_close(oa_verify_cache *c);

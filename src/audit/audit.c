@@ -128,14 +128,30 @@ oa_verify_cache *oa_audit_verify_cache(oa_audit *a, bool failed_only)
 	a->vcache_failed_only = failed_only;
 	char def[4096], err[512];
 	const char *path = a->opt.cache_path;
-	/* No cache anywhere (no HOME, no file) is simply nothing verified. */
-	if (!path && oa_verify_cache_default_path(def, sizeof def) != 0)
+	/* No cache anywhere (no HOME, no file) is simply nothing verified; nor
+	 * is a default one the caller refuses (inside a store: nothing we wrote). */
+	if (!path && (oa_verify_cache_default_path(def, sizeof def) != 0 ||
+	              (a->opt.default_cache_refused && a->opt.default_cache_refused(a->opt.ctx, def))))
 		return NULL;
 	a->vcache = (failed_only ? oa_verify_cache_open_failed : oa_verify_cache_open)(path ? path : def, err,
 	                                                                             sizeof err);
 	if (*err)
 		problem(a, oa_xasprintf("verification cache: %s", err));
 	return a->vcache;
+}
+
+/* Whether verify's failures are on record where repair reads them: a cache
+ * this run reads, or would (the one it names, else the default one, unless
+ * the caller refuses it). Asked only by the fix of a failure verify found. */
+static bool has_cache(void *ctx)
+{
+	oa_audit *a = ctx;
+	if (a->vcache_opened)
+		return a->vcache != NULL;
+	char def[4096];
+	return a->opt.cache_path ||
+	       (oa_verify_cache_default_path(def, sizeof def) == 0 &&
+	        !(a->opt.default_cache_refused && a->opt.default_cache_refused(a->opt.ctx, def)));
 }
 
 /* load-failed and runner-changed, from the store's logs. */
@@ -158,11 +174,12 @@ static void fixes(oa_audit *a, oa_store *s, bool with_prune)
 	if (junk) {
 		oa_reclaim_plan(s, OA_JUNK_DEFAULT, OA_SERVER_GRACE_SECONDS, oa_wall_now(), &r);
 		oa_remedy_prune_read(&p, &r);
-		oa_blocker *b;
-		p.blockers = oa_store_blockers(s, NULL, 0, &b);
-		free(b);
 	}
-	oa_remedy_fill(s, &(oa_remedy_facts){ .euid = a->euid, .prune = junk ? &p : NULL });
+	oa_blocker *b;
+	size_t blockers = oa_store_blockers(s, NULL, 0, &b);
+	free(b);
+	oa_remedy_fill(s, &(oa_remedy_facts){ .euid = a->euid, .prune = junk ? &p : NULL, .blockers = blockers,
+	                                      .cache_path = a->opt.cache_path, .has_cache = has_cache, .ctx = a });
 	if (junk) {
 		oa_remedy_prune_free(&p);
 		oa_reclaim_free(&r);

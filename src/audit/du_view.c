@@ -1,5 +1,7 @@
-/* du_view.c - the rows a du view shows, in its order (du_view.h). */
+/* du_view.c - the rows a du view shows, in its order, and what rm plans
+ * for the selection (du_view.h). */
 #include "audit/du_view.h"
+#include "audit/rm_select.h"
 #include "audit/select.h"
 #include "base/util.h"
 
@@ -12,6 +14,15 @@ static bool row_unused(const oa_store *s, const oa_du_row *r, const oa_du_select
 	for (size_t m = 0; m < r->n_models; m++)
 		unused &= oa_log_usage_unused(sel->unused, s, r->models[m], sel->cutoff_ns);
 	return unused;
+}
+
+/* --filter: every tag of the row passes (removing them all frees UNIQUE). */
+static bool row_filtered(const oa_store *s, const oa_du_row *r, const oa_du_select *sel)
+{
+	bool pass = true;
+	for (size_t m = 0; m < r->n_models && pass; m++)
+		pass = oa_model_filters_pass(sel->filters, sel->n_filters, s, r->models[m], sel->usage, sel->now_ns);
+	return pass;
 }
 
 /* The sort key of a row (oa_sort_keys: largest first, then name). */
@@ -51,33 +62,51 @@ static void shown(const oa_store *s, const oa_du_store *d, const oa_du_select *s
 	out->du.rows = oa_xcalloc(d->du.n_rows ? d->du.n_rows : 1, sizeof *out->du.rows);
 	size_t n = 0;
 	for (size_t i = 0; i < d->du.n_rows; i++)
-		if (!sel->unused || row_unused(s, &d->du.rows[i], sel))
+		if ((!sel->unused || row_unused(s, &d->du.rows[i], sel)) && row_filtered(s, &d->du.rows[i], sel))
 			out->du.rows[n++] = d->du.rows[i];
 	out->du.n_rows = n;
-	if (sel->sort == OA_DU_SORT_UNIQUE || n < 2)
-		return; /* oa_du_compute sorts them by UNIQUE */
-	oa_sort_key *k = oa_xcalloc(n, sizeof *k);
-	for (size_t i = 0; i < n; i++) {
-		k[i].idx = i;
-		sort_key(s, &out->du.rows[i], sel, &k[i]);
+	if (n > 1 && (sel->sort != OA_DU_SORT_UNIQUE || sel->reverse)) { /* oa_du_compute sorts by UNIQUE */
+		oa_sort_key *k = oa_xcalloc(n, sizeof *k);
+		for (size_t i = 0; i < n; i++) {
+			k[i].idx = i;
+			if (sel->sort == OA_DU_SORT_UNIQUE)
+				k[i].num = -(int64_t)i; /* du's own order, kept */
+			else
+				sort_key(s, &out->du.rows[i], sel, &k[i]);
+		}
+		oa_sort_keys(k, n);
+		oa_du_row *v = oa_xcalloc(n, sizeof *v);
+		for (size_t i = 0; i < n; i++)
+			v[i] = out->du.rows[k[sel->reverse ? n - 1 - i : i].idx];
+		memcpy(out->du.rows, v, n * sizeof *v);
+		free(v);
+		free(k);
 	}
-	oa_sort_keys(k, n);
-	oa_du_row *v = oa_xcalloc(n, sizeof *v);
-	for (size_t i = 0; i < n; i++)
-		v[i] = out->du.rows[k[i].idx];
-	memcpy(out->du.rows, v, n * sizeof *v);
-	free(v);
-	free(k);
+	if (sel->limit && sel->limit < n)
+		out->du.n_rows = sel->limit;
+}
+
+/* What rm plans for the selection, and what that frees. */
+static void rm_selection(oa_store *s, const oa_du_select *sel, oa_du_view *out)
+{
+	if (!sel->rm)
+		return;
+	size_t *tags = oa_rm_select(sel->rm, s, NULL, 0, &out->rm_models);
+	out->rm_frees = oa_rm_select_frees(s, tags, out->rm_models);
+	out->rm_args = sel->rm_args;
+	free(tags);
 }
 
 void oa_du_view_make(oa_store *s, double now, const oa_du_select *sel, const char *qdir,
                      const oa_quarantine_held *held, oa_du_view *out)
 {
+	memset(out, 0, sizeof *out);
 	out->s = s;
 	out->lu = sel->lu;
 	oa_store_metrics_compute(s, now, &out->m);
 	out->holds = held && oa_store_metrics_quarantine(&out->m, s, qdir, held);
 	shown(s, &out->m.du, sel, &out->shown);
+	rm_selection(s, sel, out);
 }
 
 void oa_du_view_free(oa_du_view *v)

@@ -29,28 +29,11 @@ typedef struct fix_ctx {
 	oa_buf out;
 } fix_ctx;
 
-/* s as one word of a POSIX shell: as it is when every byte is plainly safe,
- * else in single quotes (a ' inside as '\''). */
-static void put_word(oa_buf *b, const char *s)
-{
-	bool plain = *s != '\0';
-	for (const char *p = s; *p && plain; p++)
-		plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", *p) != NULL;
-	if (plain) {
-		oa_buf_adds(b, s);
-		return;
-	}
-	oa_buf_addc(b, '\'');
-	for (const char *p = s; *p; p++)
-		oa_buf_adds(b, *p == '\'' ? "'\\''" : (char[2]){ *p, 0 });
-	oa_buf_addc(b, '\'');
-}
-
 /* The store's file rel (relative to its root), with a suffix, as one word. */
 static void put_file(fix_ctx *x, const char *rel, const char *suffix)
 {
 	char *p = oa_xasprintf("%s/%s%s", x->s->root, rel, suffix);
-	put_word(&x->out, p);
+	oa_buf_add_shell_word(&x->out, p);
 	free(p);
 }
 
@@ -160,7 +143,7 @@ static void fix_nameless(fix_ctx *x)
 static void created_here(fix_ctx *x, const oa_model *m)
 {
 	oa_buf_adds(&x->out, "by hand: ");
-	put_word(&x->out, m->display);
+	oa_buf_add_shell_word(&x->out, m->display);
 	oa_buf_adds(&x->out, " was created here (ollama create), not pulled, so no registry has it: create it "
 	                     "again from its source files");
 }
@@ -175,44 +158,63 @@ static void fix_pull(fix_ctx *x)
 	} else if (m->created_here) {
 		created_here(x, m);
 		oa_buf_adds(&x->out, ", or remove it: ollama-audit rm ");
-		put_word(&x->out, m->display);
+		oa_buf_add_shell_word(&x->out, m->display);
 		oa_buf_adds(&x->out, " --apply --store ");
-		put_word(&x->out, x->s->root);
+		oa_buf_add_shell_word(&x->out, x->s->root);
 	} else {
 		oa_buf_adds(&x->out, "ollama pull ");
-		put_word(&x->out, m->display);
+		oa_buf_add_shell_word(&x->out, m->display);
 	}
 }
 
-/* {refetch}: a blob file whose bytes are wrong. Ollama's pull keeps a blob
- * file that exists, whatever its size or content (it verifies only what it
- * downloads), so the damaged file is moved aside first, and dropped once
- * the pull has fetched it again. The one remedy of a damaged blob. */
-static void fix_refetch(fix_ctx *x)
+/* {repair}: a blob file that is missing or whose bytes are wrong. Ollama's
+ * pull keeps a blob file that exists, whatever its size or content (it
+ * verifies only what it downloads), so the one remedy is repair: it puts a
+ * good copy from another store on the machine in place, or removes the
+ * damaged file and prints the `ollama pull` to run (for a model created
+ * here, how to create it again: never a pull). How repair knows the damage:
+ * by the file's size, by verify's record in its cache (the one the run
+ * names, else --verify when there is none), or by a hash alone. */
+enum repair_knows { BY_SIZE, BY_RECORD, BY_HASH };
+
+static void fix_repair(fix_ctx *x, enum repair_knows how)
 {
 	const oa_model *m = model_of(x);
+	if (!m) {
+		fix_nameless(x);
+		return;
+	}
+	oa_buf_adds(&x->out, "ollama-audit repair ");
+	oa_buf_add_shell_word(&x->out, m->display);
+	oa_buf_adds(&x->out, " --apply --store ");
+	oa_buf_add_shell_word(&x->out, x->s->root);
+	bool recorded = how == BY_RECORD && x->facts->has_cache && x->facts->has_cache(x->facts->ctx);
+	if (recorded && x->facts->cache_path) {
+		oa_buf_adds(&x->out, " --cache ");
+		oa_buf_add_shell_word(&x->out, x->facts->cache_path);
+	} else if (how == BY_HASH || (how == BY_RECORD && !recorded)) {
+		oa_buf_adds(&x->out, " --verify");
+	}
+}
+
+/* What a prune --apply waits for while a manifest blocks it (guard.h). */
+#define BLOCKERS_FIRST "by hand: first fix what its prune-blocker finding names; then "
+
+/* {emptydir}: prune removes an empty directory under manifests/ (once no
+ * manifest blocks it); one under manifests-v2/, which prune leaves, goes
+ * by rmdir. */
+static void fix_empty_dir(fix_ctx *x)
+{
 	const char *rel = x->f->path;
-	if (!rel || !m) {
-		fix_pull(x);
-		return;
-	}
-	if (m->created_here) {
-		created_here(x, m);
-		oa_buf_adds(&x->out, ", after moving the damaged file aside (mv -- ");
+	if (rel && !oa_str_has_prefix(rel, "manifests/")) {
+		oa_buf_adds(&x->out, "rmdir -- ");
 		put_file(x, rel, "");
-		oa_buf_addc(&x->out, ' ');
-		put_file(x, rel, ".damaged");
-		oa_buf_adds(&x->out, "): create keeps a blob file that exists");
 		return;
 	}
-	oa_buf_adds(&x->out, "mv -- ");
-	put_file(x, rel, "");
-	oa_buf_addc(&x->out, ' ');
-	put_file(x, rel, ".damaged");
-	oa_buf_adds(&x->out, " && ollama pull ");
-	put_word(&x->out, m->display);
-	oa_buf_adds(&x->out, " && rm -- ");
-	put_file(x, rel, ".damaged");
+	if (x->facts->blockers)
+		oa_buf_adds(&x->out, BLOCKERS_FIRST);
+	oa_buf_adds(&x->out, "ollama-audit prune --apply --what empty-dirs --store ");
+	oa_buf_add_shell_word(&x->out, x->s->root);
 }
 
 static int cmp_junk_path(const void *a, const void *b)
@@ -226,16 +228,11 @@ static void fix_prune(fix_ctx *x)
 {
 	const oa_remedy_prune *p = x->facts->prune;
 	const char *rel = x->f->path;
-	if (p && rel && oa_strset_has(&p->todo, rel) && p->blockers) {
-		/* --apply refuses while a manifest blocks the server's prune */
-		oa_buf_adds(&x->out, "by hand: first fix what its prune-blocker finding names; then ollama-audit "
-		                     "prune --apply --store ");
-		put_word(&x->out, x->s->root);
-		return;
-	}
 	if (p && rel && oa_strset_has(&p->todo, rel)) {
+		if (x->facts->blockers) /* --apply refuses while a manifest blocks the server's prune */
+			oa_buf_adds(&x->out, BLOCKERS_FIRST);
 		oa_buf_adds(&x->out, "ollama-audit prune --apply --store ");
-		put_word(&x->out, x->s->root);
+		oa_buf_add_shell_word(&x->out, x->s->root);
 		return;
 	}
 	oa_junk key = { .path = (char *)rel }, *kp = &key;
@@ -245,12 +242,12 @@ static void fix_prune(fix_ctx *x)
 		return;
 	}
 	if (e) {
-		oa_buf_adds(&x->out, "wait: inside the server's 1 h grace period (a pull may still be writing it); "
-		                     "prune --apply removes it after");
+		oa_buf_adds(&x->out, "wait: inside the server's 1 h grace period (what made it, a pull, a create or a "
+		                     "load, may still be using it); prune --apply removes it after");
 		return;
 	}
 	oa_buf_adds(&x->out, "none: prune does not plan it (see ollama-audit prune --store ");
-	put_word(&x->out, x->s->root);
+	oa_buf_add_shell_word(&x->out, x->s->root);
 	oa_buf_addc(&x->out, ')');
 }
 
@@ -334,21 +331,27 @@ static void put_token(fix_ctx *x, const char *tok, size_t n)
 #define IS(t) (n == sizeof t - 1 && memcmp(tok, t, n) == 0)
 	const oa_finding *f = x->f;
 	if (IS("model"))
-		put_word(&x->out, f->model ? f->model : "?");
+		oa_buf_add_shell_word(&x->out, f->model ? f->model : "?");
 	else if (IS("path"))
 		put_file(x, f->path ? f->path : "", "");
 	else if (IS("store"))
-		put_word(&x->out, x->s->root);
+		oa_buf_add_shell_word(&x->out, x->s->root);
 	else if (IS("blob"))
 		put_file(x, "blobs/sha256-", f->digest && oa_str_has_prefix(f->digest, "sha256:") ? f->digest + 7 : "?");
 	else if (IS("aside"))
 		put_aside(x);
 	else if (IS("pull"))
 		fix_pull(x);
-	else if (IS("refetch"))
-		fix_refetch(x);
+	else if (IS("repair"))
+		fix_repair(x, BY_SIZE);
+	else if (IS("repair-recorded"))
+		fix_repair(x, BY_RECORD);
+	else if (IS("repair-hashed"))
+		fix_repair(x, BY_HASH);
 	else if (IS("prune"))
 		fix_prune(x);
+	else if (IS("emptydir"))
+		fix_empty_dir(x);
 	else if (IS("perm"))
 		fix_perm(x);
 	else if (IS("relink"))

@@ -15,7 +15,6 @@
  * planned now (todo), else its junk entry says why not. Borrows from the
  * reclaim it was read from. */
 typedef struct oa_remedy_prune {
-	size_t blockers;  /* manifests that make prune --apply refuse (guard.h), set by the caller */
 	oa_strset todo;
 	oa_junk **junk;   /* every junk entry, by path */
 	size_t n_junk;
@@ -26,6 +25,12 @@ void oa_remedy_prune_free(oa_remedy_prune *p);
 typedef struct oa_remedy_facts {
 	uid_t euid;                   /* who runs the fix: a file someone else owns needs root */
 	const oa_remedy_prune *prune; /* NULL: junk is left without a fix */
+	size_t blockers;              /* manifests that make prune --apply refuse (guard.h) */
+	const char *cache_path;       /* the verify cache the run names (--cache), or NULL: the default */
+	/* Whether verify's failures are on record in that cache, where repair
+	 * reads them (asked only when a fix needs it); NULL: they are not. */
+	bool (*has_cache)(void *ctx);
+	void *ctx;
 } oa_remedy_facts;
 
 /* Fill in the fix of every finding of s that has none. */

@@ -69,6 +69,8 @@ bool oa_list_selected(const oa_list_query *q, const oa_store *s, size_t idx)
 	const oa_model *m = &s->models[idx];
 	if (q->unused_only && !oa_log_usage_unused(q->usage, s, idx, q->cutoff_ns))
 		return false;
+	if (!oa_model_filters_pass(q->filters, q->n_filters, s, idx, q->usage, q->now_ns))
+		return false;
 	/* A legacy tag that a manifests-v2 tag shadows is not listed (reads try
 	 * manifests-v2 first); check reports it. */
 	if (m->anchor)
@@ -120,9 +122,9 @@ size_t *oa_list_order(const oa_list_query *q, oa_store *s, size_t *n)
 	oa_sort_keys(k, m);
 	size_t *v = oa_xcalloc(m + 1, sizeof *v);
 	for (size_t i = 0; i < m; i++)
-		v[i] = k[i].idx;
+		v[i] = k[q->reverse ? m - 1 - i : i].idx;
 	free(k);
-	*n = m;
+	*n = q->limit && q->limit < m ? q->limit : m;
 	return v;
 }
 

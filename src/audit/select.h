@@ -8,6 +8,7 @@
 #include "ollama_audit/history.h"
 #include "ollama_audit/log_usage.h"
 #include "ollama_audit/store.h"
+#include "audit/model_filter.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,11 +43,17 @@ typedef struct oa_list_query {
 	bool unused_only;              /* --unused-for: only models unused since cutoff_ns */
 	int64_t cutoff_ns;
 	enum oa_list_sort sort;
+	bool reverse;                  /* --sort KEY:asc|desc against KEY's own direction */
+	const oa_model_filter *filters; /* --filter: each must hold (model_filter.h) */
+	size_t n_filters;
+	int64_t now_ns;                /* the time the filters' ages are taken at */
+	size_t limit;                  /* --limit N: the first N in order; 0: all */
 } oa_list_query;
 /* Is model idx listed (never a legacy anchor a manifests-v2 tag shadows)? */
 bool oa_list_selected(const oa_list_query *q, const oa_store *s, size_t idx);
 /* The listed models in q's order (the store's own, newest first, by
- * default), *n of them (calloc'd). */
+ * default; reversed by q->reverse), the first q->limit of them when it is
+ * set, *n of them (calloc'd). */
 size_t *oa_list_order(const oa_list_query *q, oa_store *s, size_t *n);
 /* The newest load (ns) of any of the models, INT64_MIN when the logs have
  * none: --sort last-used puts those last. */

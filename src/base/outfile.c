@@ -95,7 +95,9 @@ int oa_outfile_openat(oa_outfile *o, int dirfd, const char *name, mode_t mode, i
 		outfile_done(o, false);
 		return -1;
 	}
-	if (exists)
+	if (flags & OA_OUT_FRESH)
+		(void)fchmod(o->fd, mode & 0777); /* exactly mode, whatever the umask left */
+	else if (exists)
 		keep_owner_mode(o->fd, &st);
 	return 0;
 }

@@ -61,6 +61,15 @@ void oa_advise_dontneed(int fd, off_t offset, off_t len)
 #endif
 }
 
+void oa_writeback_start(int fd)
+{
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+	(void)fd; /* the final fsync does it all */
+#endif
+}
+
 ssize_t oa_pread_full(int fd, void *buf, size_t len, uint64_t offset)
 {
 	size_t done = 0;
@@ -572,6 +581,40 @@ int oa_terminal_columns(int fd)
 	return 0;
 }
 
+/* ---- a rename that never replaces (restore) ----------------------------- */
+#include <sys/syscall.h>
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+int oa_renameat_noreplace(int from_fd, const char *from, int to_fd, const char *to)
+{
+#if defined(__linux__) && defined(SYS_renameat2)
+	if (syscall(SYS_renameat2, from_fd, from, to_fd, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	/* ENOSYS: an older kernel; EINVAL: a filesystem without the flag */
+	if (errno != ENOSYS && errno != EINVAL)
+		return -1;
+#endif
+	struct stat st;
+	if (fstatat(from_fd, from, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		/* link() never replaces; a symlink is linked as itself (POSIX.1-2008) */
+		if (linkat(from_fd, from, to_fd, to, 0) < 0)
+			return -1;
+		(void)unlinkat(from_fd, from, 0);
+		return 0;
+	}
+	/* A directory cannot be hard-linked: look, then rename. What appears in
+	 * between can only be replaced when it is an empty directory (rename
+	 * refuses a file and a directory with anything in it). */
+	if (fstatat(to_fd, to, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return renameat(from_fd, from, to_fd, to);
+}
+
 /* ---- can this filesystem reflink? (dedupe's dry run) ---------------------- */
 #ifdef __linux__
 #include <sys/vfs.h>
@@ -671,21 +714,24 @@ int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, s
 	int fd = oa_openat_ro(dirfd, name, O_NONBLOCK);
 	if (fd < 0)
 		return -1;
+	int rc = oa_read_fd_whole(fd, max, out, len);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
+int oa_read_fd_whole(int fd, size_t max, uint8_t **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
-		goto fail;
-	if (S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		goto fail;
-	}
-	if ((uint64_t)st.st_size > max) {
-		errno = EFBIG;
-		goto fail;
-	}
+		return -1;
+	if (!S_ISREG(st.st_mode))
+		return errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL, -1;
+	if ((uint64_t)st.st_size > max)
+		return errno = EFBIG, -1;
 	size_t n = (size_t)st.st_size;
 	uint8_t *buf = oa_xmalloc(n + 1);
 	ssize_t got = oa_pread_full(fd, buf, n, 0);
@@ -693,18 +739,12 @@ int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, s
 		int e = errno;
 		free(buf);
 		errno = e;
-		goto fail;
+		return -1;
 	}
 	buf[got] = 0;
-	close(fd);
 	*out = buf;
 	*len = (size_t)got;
 	return 0;
-fail:;
-	int e = errno;
-	close(fd);
-	errno = e;
-	return -1;
 }
 
 void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt)
@@ -748,7 +788,7 @@ int oa_lock_wait(int fd, unsigned timeout_ms)
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
-			return 1; /* no such locks here (some network filesystems): go on unlocked */
+			return -1; /* no such locks here (NFS without its lock service: ENOLCK) */
 		if (waited >= timeout_ms)
 			return -1;
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
@@ -760,6 +800,36 @@ void oa_unlock(int fd)
 {
 	if (fd >= 0)
 		flock(fd, LOCK_UN);
+}
+
+/* ---- mount points ---------------------------------------------------------- */
+
+/* The mount a name (or dirfd itself, name "") is on, where the kernel says
+ * (Linux 5.8's statx STATX_MNT_ID); false when it cannot be told. */
+static bool mount_id(int dirfd, const char *name, uint64_t *id)
+{
+#if defined(__linux__) && defined(STATX_MNT_ID)
+	struct statx sx;
+	int flags = AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH);
+	if (statx(dirfd, name, flags, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID)) {
+		*id = sx.stx_mnt_id;
+		return true;
+	}
+#else
+	(void)dirfd;
+	(void)name;
+	(void)id;
+#endif
+	return false;
+}
+
+bool oa_is_mount_point(int dirfd, const char *name, const struct stat *st)
+{
+	struct stat dst;
+	if (fstat(dirfd, &dst) < 0 || dst.st_dev != st->st_dev)
+		return true; /* another file system, or the directory cannot be told */
+	uint64_t here, there;
+	return mount_id(dirfd, "", &here) && mount_id(dirfd, name, &there) && here != there;
 }
 
 /* ---- directory listings (oa_dir_read) ------------------------------------ */

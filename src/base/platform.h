@@ -7,6 +7,7 @@
 #define OLLAMA_AUDIT_PLATFORM_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -20,6 +21,11 @@ int oa_openat_ro(int dirfd, const char *name, int extra_flags);
 void oa_advise_sequential(int fd);
 void oa_advise_dontneed(int fd, off_t offset, off_t len);
 
+/* Start writing fd's dirty pages to disk without waiting (Linux
+ * sync_file_range WRITE): a large file written then fsynced is on disk
+ * soon after its last write, not a whole file's write later. Elsewhere a
+ * no-op: the fsync does it all. */
+void oa_writeback_start(int fd);
 /* Full pread: loops over short reads. Returns bytes read (< len only at EOF), -1 on error. */
 ssize_t oa_pread_full(int fd, void *buf, size_t len, uint64_t offset);
 
@@ -108,6 +114,15 @@ int oa_reflink_probe(int src_fd, int fs_fd, int scratch_fd, char *fs, size_t fsl
 /* The width in columns of the terminal open at fd; 0 when unknown. */
 int oa_terminal_columns(int fd);
 
+/* Rename from (in from_fd) to to (in to_fd) only if nothing is there:
+ * -1 with EEXIST when something is. Linux: renameat2(RENAME_NOREPLACE).
+ * Elsewhere, and on filesystems without it: link + unlink for anything but
+ * a directory (the old name may stay beside the new one if the unlink
+ * fails: the same inode twice); a directory is renamed after a look at the
+ * target, which can then only replace an empty directory that appeared in
+ * between. 0, or -1 with errno. */
+int oa_renameat_noreplace(int from_fd, const char *from, int to_fd, const char *to);
+
 /* Do two files already share all their data (an earlier reflink)? Linux
  * FIEMAP: the same extents (logical offset, length and physical address),
  * each flagged shared; files small enough to live inline in metadata count
@@ -144,6 +159,9 @@ int oa_read_file_at(int dirfd, const char *name, size_t max, uint8_t **out, size
 /* The same for a name a stat has just shown to be a regular file: no second
  * look before opening (O_NONBLOCK and the fstat after it still cover a swap). */
 int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len);
+/* The same for a file already open at fd (a regular file, judged by fstat
+ * of that fd), read from its start. */
+int oa_read_fd_whole(int fd, size_t max, uint8_t **out, size_t *len);
 
 /* Testing aid: with `dir` set (a test's OA_TEST_*_PAUSE), stop at a named
  * point: create dir/<point>-<idx> (holding the pid) and wait (up to 60 s, or
@@ -154,11 +172,20 @@ int oa_read_regular_at(int dirfd, const char *name, size_t max, uint8_t **out, s
 void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt);
 
 /* An exclusive advisory lock (flock) on fd, an open directory: it needs no
- * file of its own. Waits up to timeout_ms. 0 locked; -1 (errno
- * EWOULDBLOCK) another holder kept it; 1 the filesystem has no such locks
- * (went on without). Released by oa_unlock or when the last fd of that
- * open goes. */
+ * file of its own. Waits up to timeout_ms. 0 locked; -1 with errno:
+ * EWOULDBLOCK another holder kept it, anything else (ENOLCK, EINVAL,
+ * EOPNOTSUPP, ...) the filesystem cannot lock it. Released by oa_unlock or
+ * when the last fd of that open goes. */
 int oa_lock_wait(int fd, unsigned timeout_ms);
 void oa_unlock(int fd);
+
+/* Whether name in the directory dirfd (st: its lstat) is a mount point,
+ * the root of another mount than dirfd's: another device, or (where the
+ * kernel tells the mount: Linux statx) another mount of the same one, a
+ * bind mount. Tree removals never cross one. */
+bool oa_is_mount_point(int dirfd, const char *name, const struct stat *st);
+/* What a tree removal that met one (EXDEV) says. */
+#define OA_MOUNT_POINT_KEPT "a file system is mounted in it: the mount point and what is under it are left " \
+	"alone (no removal crosses a mount point)"
 
 #endif

@@ -131,6 +131,22 @@ void oa_buf_addc(oa_buf *b, char c)
 	oa_buf_add(b, &c, 1);
 }
 
+void oa_buf_add_shell_word(oa_buf *b, const char *s)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
+	if (*s && strspn(s, plain) == strlen(s)) {
+		oa_buf_adds(b, s);
+		return;
+	}
+	oa_buf_addc(b, '\'');
+	for (; *s; s++)
+		if (*s == '\'')
+			oa_buf_adds(b, "'\\''");
+		else
+			oa_buf_addc(b, *s);
+	oa_buf_addc(b, '\'');
+}
+
 void oa_buf_printf(oa_buf *b, const char *fmt, ...)
 {
 	va_list ap;
@@ -346,6 +362,20 @@ bool oa_all_digits(const char *s)
 		if (!isdigit((unsigned char)*s))
 			return false;
 	return true;
+}
+
+bool oa_is_tag_rewrite_temp(const char *leaf)
+{
+	if (!oa_str_has_prefix(leaf, OA_TAG_REWRITE_TEMP))
+		return false;
+	const char *p = leaf + strlen(OA_TAG_REWRITE_TEMP), *dash = strchr(p, '-');
+	if (!dash)
+		return oa_all_digits(p);
+	size_t n = (size_t)(dash - p);
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)p[i]))
+			return false;
+	return n > 0 && oa_all_digits(dash + 1);
 }
 
 static int cmp_name(const void *a, const void *b)

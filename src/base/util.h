@@ -43,6 +43,9 @@ void oa_buf_add(oa_buf *b, const void *p, size_t n);
 void oa_buf_adds(oa_buf *b, const char *s);
 void oa_buf_addc(oa_buf *b, char c);
 void oa_buf_printf(oa_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s as one word a POSIX shell reads back: as it is when every byte is
+ * plainly safe, else in single quotes (a ' inside as '\''). */
+void oa_buf_add_shell_word(oa_buf *b, const char *s);
 char *oa_buf_take(oa_buf *b); /* returns data (never NULL) and resets b */
 
 /* Append `n` bytes from an untrusted file, printable: control bytes and
@@ -77,6 +80,11 @@ bool oa_is_hex(const char *s, size_t n);
  * they mention may be child manifests to follow (refs.h). */
 bool oa_mentions_manifests_key(const uint8_t *p, size_t n);
 bool oa_all_digits(const char *s); /* non-empty and only 0-9 */
+/* rm --child makes the new tag beside the old one as
+ * .manifest-oa<pid>[-<digits>] and renames it over the tag: a name a kill in
+ * between leaves, never a model (prune removes it after the grace period). */
+#define OA_TAG_REWRITE_TEMP ".manifest-oa"
+bool oa_is_tag_rewrite_temp(const char *leaf);
 
 /* The names in the directory open at dirfd (not "." or ".."), sorted by
  * name as Go's Glob returns them. NULL on error, with errno in *err (may be

@@ -8,6 +8,7 @@
 
 #include "ollama_audit/humanize.h"
 #include "ollama_audit/scan.h"
+#include "audit/model_filter.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,11 +45,19 @@ typedef struct cli {
 	bool format_set;
 	enum oa_units units;
 	int fail_on;        /* oa_severity */
+	bool fail_on_set;   /* --fail-on given: list's exit status then grades its findings */
 	bool color;
 	bool progress;
 	bool tensors;
 	bool quiet;
-	enum cli_sort sort; /* list, du --sort */
+	enum cli_sort sort; /* list, du, rm --sort */
+	bool sort_reverse;  /* --sort KEY:asc|desc against KEY's own direction */
+	oa_model_filter *filters; /* list, du, rm --filter (repeatable): each must hold */
+	size_t n_filters;
+	char *selection;    /* --unused-for and --filter as given, for the line du ends with */
+	size_t limit;       /* list, du, rm --limit N; 0: all */
+	bool verbose;       /* -v, --verbose: list prints each problem, not their count; prune
+	                     * and rm list every file of a plan */
 	bool no_header;     /* list, du --no-header */
 	bool wide;          /* --wide: every column of a table, nothing cut */
 	bool all;           /* verify --all, restore --all */
@@ -71,6 +80,7 @@ typedef struct cli {
 	unsigned what;      /* --what: junk category mask (0 = the default set) */
 	long long min_age;  /* --min-age in seconds; -1 = not given */
 	bool force;         /* --force: past corrupt manifests and running servers */
+	bool no_lock;       /* --no-lock: go on where the filesystem cannot lock */
 	bool predict_server; /* prune --predict-server */
 	const char *server_version; /* --server-version V, or NULL: the newest the layout implies */
 	int server_era;     /* enum oa_server_era of it (0: from the layout) */
@@ -80,6 +90,8 @@ typedef struct cli {
 	bool drop_tag_facts; /* the audit frees them once it read them (nothing after it does) */
 	bool duplicates;    /* du --duplicates: digests in several stores */
 	bool hardlink;      /* dedupe --hardlink: hard links, same owner only */
+	const char *from;   /* import --from STORE, repair --from FILE|DIR|STORE */
+	bool verify;        /* import --verify: hash the bundle in a dry run; repair --verify: hash now */
 	const char *output; /* --output FILE: stdout goes to FILE, atomically (temp + rename) */
 	const char *platform; /* --platform OS/ARCH: which child of a manifest list a tag uses */
 	/* history (docs/history.md) */

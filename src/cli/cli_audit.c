@@ -1,5 +1,6 @@
 /* cli_audit.c - the run's audit as the commands read it (cli_audit.h). */
 #include "cli_audit.h"
+#include "cli_multi.h"
 #include "usage.h"
 #include "audit/audit_inputs.h"
 #include "views/history_text.h"
@@ -8,6 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A default verify cache inside a store is not read (cli_multi.h says so once). */
+static bool cache_in_store(void *ctx, const char *path)
+{
+	return cli_default_cache_in_store(ctx, path);
+}
 
 oa_audit *cli_audit(cli *c)
 {
@@ -22,6 +29,8 @@ oa_audit *cli_audit(cli *c)
 		.llm_library = getenv("OLLAMA_LLM_LIBRARY"),
 		.gpu_overhead = getenv("OLLAMA_GPU_OVERHEAD"),
 		.drop_tag_facts = c->drop_tag_facts,
+		.default_cache_refused = cache_in_store,
+		.ctx = c,
 	};
 	c->audit = oa_audit_new(&o);
 	return c->audit;
@@ -63,21 +72,36 @@ const oa_log_usage *cli_usage_of(cli *c, const oa_store *s)
 	return u;
 }
 
-bool cli_model_unused(cli *c, const oa_store *s, size_t idx)
-{
-	int64_t cutoff = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9);
-	return oa_log_usage_unused(oa_audit_usage_known(cli_audit(c), s), s, idx, cutoff);
-}
-
 bool cli_unused_for_ready(cli *c, const oa_store *s)
 {
 	const oa_log_usage *u = cli_usage_of(c, s);
 	if (!u->have_logs) {
-		cli_err("%s: --unused-for needs the server's logs and none were found (server*.log beside "
-		        "the store, the journal, or --log FILE): nothing is taken as unused", s->root);
+		cli_err("%s: %s needs the server's logs and none were found (server*.log beside "
+		        "the store, the journal, or --log FILE): nothing is taken as unused", s->root,
+		        c->unused_for >= 0 ? "--unused-for" : "--filter used");
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 		return false;
 	}
 	oa_usage_say_span(stderr, s, u);
 	return true;
+}
+
+bool cli_selection_needs_logs(const cli *c)
+{
+	return c->unused_for >= 0 || oa_model_filters_need_logs(c->filters, c->n_filters);
+}
+
+oa_list_query cli_selection_query(cli *c, const oa_store *s)
+{
+	static const enum oa_list_sort sorts[] = {
+		[SORT_DEFAULT] = OA_LIST_SORT_DEFAULT,   [SORT_NAME] = OA_LIST_SORT_NAME,
+		[SORT_SIZE] = OA_LIST_SORT_SIZE,         [SORT_UNIQUE] = OA_LIST_SORT_UNIQUE,
+		[SORT_MODIFIED] = OA_LIST_SORT_MODIFIED, [SORT_LAST_USED] = OA_LIST_SORT_LAST_USED,
+		[SORT_UNSERVABLE] = OA_LIST_SORT_UNSERVABLE,
+	};
+	int64_t now = oa_wall_now_ns();
+	return (oa_list_query){ .usage = cli_usage_of(c, s), .unused_only = c->unused_for >= 0,
+	                        .cutoff_ns = now - (int64_t)(c->unused_for * 1e9), .sort = sorts[c->sort],
+	                        .reverse = c->sort_reverse, .filters = c->filters, .n_filters = c->n_filters,
+	                        .now_ns = now, .limit = c->limit };
 }

@@ -8,6 +8,7 @@
 #include "ollama_audit/audit.h"
 #include "ollama_audit/last_used.h"
 #include "ollama_audit/log_usage.h"
+#include "audit/select.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,10 +34,13 @@ static inline oa_last_used cli_last_used(cli *c, const oa_store *s)
 {
 	return cli_usage_last_used(cli_usage_of(c, s));
 }
-/* --unused-for: model idx has no load within it (never, as far as the logs go). */
-bool cli_model_unused(cli *c, const oa_store *s, size_t idx);
 /* Before filtering on --unused-for: false (reported, exit 8) without logs;
  * otherwise says on stderr how far back the logs go. */
 bool cli_unused_for_ready(cli *c, const oa_store *s);
+/* Whether the selection asks what the logs say: --unused-for, --filter used. */
+bool cli_selection_needs_logs(const cli *c);
+/* The selection of list, du and rm (--unused-for, --filter, --sort,
+ * --limit) as the library takes it (audit/select.h); no prefix. */
+oa_list_query cli_selection_query(cli *c, const oa_store *s);
 
 #endif

@@ -96,11 +96,12 @@ void cli_multi_store_done(cli *c, oa_store *s, const oa_audit_summary *sum)
 }
 
 /* Add a ready-made store's metrics (the stores and du commands). */
-void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m)
+void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m,
+                          const oa_last_used *lu)
 {
 	oa_prom_store info = { .user = cli_store_user(s), .source = s->how, .timestamp = oa_wall_now(),
 	                       .duration = seconds, .success = store_readable(s),
-	                       .no_findings = strcmp(c->cmd, "du") == 0, .metrics = m };
+	                       .no_findings = strcmp(c->cmd, "du") == 0, .metrics = m, .last_used = lu };
 	oa_prom_add_store(prom(c), s, &info);
 }
 
@@ -193,18 +194,34 @@ static char **store_roots(const cli *c, size_t *n)
 	return roots;
 }
 
-bool cli_refuse_store_path(const cli *c, const char *opt, const char *path)
+/* The root of the store (of those store_roots names) that path lies in, or NULL. */
+static const char *store_holding(const cli *c, const char *path)
 {
 	size_t n;
 	char **roots = store_roots(c, &n);
-	for (size_t i = 0; i < n; i++) {
-		if (oa_outfile_inside(path, roots[i])) {
-			cli_err("%s %s is inside the store %s; the tool never writes to a store", opt, path,
-			        roots[i]);
-			return true;
-		}
-	}
-	return false;
+	for (size_t i = 0; i < n; i++)
+		if (oa_outfile_inside(path, roots[i]))
+			return roots[i];
+	return NULL;
+}
+
+bool cli_refuse_store_path(const cli *c, const char *opt, const char *path)
+{
+	const char *root = store_holding(c, path);
+	if (root)
+		cli_err("%s %s is inside the store %s; the tool never writes to a store", opt, path, root);
+	return root != NULL;
+}
+
+bool cli_default_cache_in_store(const cli *c, const char *path)
+{
+	static bool said;
+	const char *root = store_holding(c, path);
+	if (root && !said)
+		cli_err("verification cache: the default %s lies inside the store %s: going on without a cache "
+		        "(the tool never writes to a store; point XDG_CACHE_HOME elsewhere)", path, root);
+	said |= root != NULL;
+	return root != NULL;
 }
 
 /* ---- --output and the end of a command ------------------------------------------------- */
@@ -223,7 +240,7 @@ int cli_output_begin(cli *c)
 		cli_err("--duplicates is an option of du");
 		return OA_EXIT_USAGE;
 	}
-	if (!c->output)
+	if (!c->output || strcmp(c->cmd, "export") == 0) /* export's -o is where its bundle goes */
 		return 0;
 	if (!*c->output) {
 		cli_err("--output needs a file name");

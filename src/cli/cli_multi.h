@@ -7,6 +7,7 @@
 #define OA_CLI_MULTI_H
 
 #include "cli.h"
+#include "ollama_audit/last_used.h"
 #include "ollama_audit/metrics.h"
 
 #include <stdbool.h>
@@ -25,9 +26,10 @@ void cli_multi_store_done(cli *c, oa_store *s, const struct oa_audit_summary *su
 
 /* A store's metrics for --format prometheus (stores, du): sizes, models,
  * audit time, from m (oa_store_metrics_compute; its du's quarantine fields
- * set by du --quarantine); du leaves out the findings, which it does not
- * look for. */
-void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m);
+ * set by du --quarantine), each model's last use when lu (du's, from the
+ * logs) is given; du leaves out the findings, which it does not look for. */
+void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_store_metrics *m,
+                          const oa_last_used *lu);
 /* One more sample of a metric for --format prometheus (stores). */
 void cli_multi_prom_add(const char *metric, double value);
 
@@ -35,6 +37,10 @@ void cli_multi_prom_add(const char *metric, double value);
  * command line, the default store, or with --all-users any store found:
  * then says so (the tool never writes to a store) and returns true. */
 bool cli_refuse_store_path(const cli *c, const char *opt, const char *path);
+/* Whether the default verify cache `path` lies inside a store, by the same
+ * rule: then says so once (the command goes on without a cache) and
+ * returns true. */
+bool cli_default_cache_in_store(const cli *c, const char *path);
 
 /* Around the command (main.c): --output redirects stdout to a temporary
  * file next to FILE; the end writes the prometheus text and the combined

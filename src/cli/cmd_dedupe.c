@@ -50,9 +50,12 @@ static bool apply_dedupe(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan *
 	}
 	o->applied = true;
 	p->force = c->force; /* else oa_dedupe_apply refuses a store in use by itself */
+	p->no_lock = c->no_lock;
 	if (oa_dedupe_apply_all(p, sv, n, &interrupted, err, sizeof err) < 0) {
 		cli_err("%s", err);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
+	} else if (p->unlocked) {
+		cli_err("dedupe: applied without a lock on a store the filesystem cannot lock (--no-lock)");
 	}
 	return true;
 }

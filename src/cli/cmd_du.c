@@ -33,8 +33,10 @@ void du_render_table(cli *c, const void *view)
 	oa_text_style st = cli_text_style(c);
 	if (v->dv && c->quiet)
 		oa_du_text_names(stdout, v->dv->s, &v->dv->shown);
-	else if (v->dv)
+	else if (v->dv) {
 		oa_du_text_store(&st, stdout, v->dv->s, &v->dv->shown, &v->dv->lu, oa_wall_now_ns(), !v->total.stores);
+		oa_du_text_selection(&st, stdout, v->dv);
+	}
 	else if (v->end && v->total.stores > 1 && !c->quiet)
 		oa_du_text_total(&st, stdout, &v->total);
 }
@@ -42,8 +44,11 @@ void du_render_table(cli *c, const void *view)
 void du_render_json(cli *c, const void *view)
 {
 	const du_view *v = view;
-	if (v->dv)
-		json_array_append_new(v->docs, oa_du_view_store(v->dv->s, &v->dv->shown, &v->dv->lu));
+	if (v->dv) {
+		json_t *o = oa_du_view_store(v->dv->s, &v->dv->shown, &v->dv->lu);
+		oa_du_view_selection_json(v->dv, o);
+		json_array_append_new(v->docs, o);
+	}
 	else if (v->end) /* "total" is there for one store too: scripts need no special case */
 		cli_emit_document(c, oa_du_view_document(json_incref(v->docs), &v->total));
 }
@@ -52,6 +57,11 @@ void du_render_ndjson(cli *c, const void *view)
 {
 	const du_view *v = view;
 	json_t *recs = v->dv ? oa_du_view_records(v->dv->s, &v->dv->shown, &v->dv->lu, cli_host()) : json_array();
+	for (size_t i = 0; v->dv && i < json_array_size(recs); i++) { /* the summary: the json store object */
+		const char *type = json_string_value(json_object_get(json_array_get(recs, i), "type"));
+		if (type && strcmp(type, "summary") == 0)
+			oa_du_view_selection_json(v->dv, json_array_get(recs, i));
+	}
 	if (v->end)
 		json_array_append_new(recs, oa_du_view_total_record(&v->total, cli_host()));
 	oa_json_dump_lines(recs, stdout);
@@ -71,7 +81,7 @@ void du_render_prometheus(cli *c, const void *view)
 {
 	const du_view *v = view;
 	if (v->dv)
-		cli_multi_prom_store(c, v->dv->s, v->dv->s->scan_seconds, &v->dv->m);
+		cli_multi_prom_store(c, v->dv->s, v->dv->s->scan_seconds, &v->dv->m, &v->dv->lu);
 }
 
 static int du_options_ok(cli *c)
@@ -98,8 +108,14 @@ static bool du_store(cli *c, oa_store *s, du_view *v, const oa_quarantine_held *
 	static const enum oa_du_sort sort_of[] = { [SORT_NAME] = OA_DU_SORT_NAME, [SORT_SIZE] = OA_DU_SORT_SIZE,
 		[SORT_MODIFIED] = OA_DU_SORT_MODIFIED, [SORT_LAST_USED] = OA_DU_SORT_LAST_USED,
 		[SORT_UNSERVABLE] = OA_DU_SORT_UNSERVABLE };
+	oa_list_query rm = cli_selection_query(c, s);
+	rm.sort = OA_LIST_SORT_DEFAULT; /* the footer says what `rm SELECTION` frees: no --sort, no --limit */
+	rm.reverse = false;
+	rm.limit = 0;
 	oa_du_select sel = { sort_of[c->sort], cli_last_used(c, s), c->unused_for >= 0 ? cli_usage_of(c, s) : NULL,
-	                     oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
+	                     rm.cutoff_ns, .reverse = c->sort_reverse, .filters = c->filters,
+	                     .n_filters = c->n_filters, .usage = rm.usage, .now_ns = rm.now_ns, .limit = c->limit,
+	                     .rm = c->selection ? &rm : NULL, .rm_args = c->selection };
 	oa_du_view dv;
 	oa_du_view_make(s, oa_wall_now(), &sel, c->quarantine, held, &dv);
 	oa_store_drop_tag_facts(s); /* the view holds what du shows: memory for rendering it */
@@ -134,7 +150,7 @@ int cmd_du(cli *c)
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_NONE);
 	du_view v = { .docs = json_array() };
 	for (size_t i = 0; i < n; i++) /* (cli_unused_for_ready and du_store read the store's logs first) */
-		if (st[i].ok && (c->unused_for < 0 || cli_unused_for_ready(c, &st[i].s)))
+		if (st[i].ok && (!cli_selection_needs_logs(c) || cli_unused_for_ready(c, &st[i].s)))
 			held_shown |= du_store(c, &st[i].s, &v, c->quarantine ? &held : NULL);
 	if (c->quarantine && !held_shown) {
 		cli_err("--quarantine %s holds files of a store du does not show", c->quarantine);

@@ -1,7 +1,7 @@
 /* cmd_history.c - `ollama-audit history`: the model loads the server's logs
  * recorded, newest first, and per model its last load (docs/history.md).
  * The library reads (the run's audit: audit/audit_inputs.h), selects
- * (views/select.h) and draws (views/history_text.h). */
+ * (audit/select.h) and draws (views/history_text.h). */
 #include "cli_audit.h"
 #include "cli_machine.h"
 #include "cmd_history.h"

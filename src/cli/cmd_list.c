@@ -1,5 +1,5 @@
 /* cmd_list.c - `ollama-audit list`: the models as `ollama list` shows them.
- * The library selects, orders and draws (views/select.h, list_text.h). */
+ * The library selects, orders and draws (audit/select.h, views/list_text.h). */
 #include "cmd_list.h"
 #include "cli_machine.h"
 #include "cli_audit.h"
@@ -66,22 +66,18 @@ void list_render_tags(cli *c, const void *view)
 
 /* A store's view: the models listed (the prefix, --unused-for, --sort) and
  * the problems that affect the listing, reported on stderr. */
-static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu)
+static void list_store(cli *c, oa_store *s, oa_list_store *ls, oa_last_used *lu, cli_problems *problems)
 {
-	static const enum oa_list_sort sorts[] = {
-		[SORT_DEFAULT] = OA_LIST_SORT_DEFAULT,   [SORT_NAME] = OA_LIST_SORT_NAME,
-		[SORT_SIZE] = OA_LIST_SORT_SIZE,         [SORT_UNIQUE] = OA_LIST_SORT_UNIQUE,
-		[SORT_MODIFIED] = OA_LIST_SORT_MODIFIED, [SORT_LAST_USED] = OA_LIST_SORT_LAST_USED,
-		[SORT_UNSERVABLE] = OA_LIST_SORT_UNSERVABLE,
-	};
-	oa_list_query q = { .prefix = c->n_args ? c->args[0] : NULL, .usage = cli_usage_of(c, s),
-	                    .unused_only = c->unused_for >= 0, .sort = sorts[c->sort],
-	                    .cutoff_ns = oa_wall_now_ns() - (int64_t)(c->unused_for * 1e9) };
+	oa_list_query q = cli_selection_query(c, s);
+	q.prefix = c->n_args ? c->args[0] : NULL;
 	*lu = cli_last_used(c, s);
 	cli_audit_findings(c, s, OA_AUDIT_LISTING);
 	oa_list_store_make(ls, &q, s, lu);
+	/* each problem with -v; what sets exit 8 always, so it never comes unexplained */
 	for (size_t j = 0; j < ls->n_problems; j++)
-		cli_print_finding(c, stderr, ls->problems[j]);
+		if (c->verbose || oa_finding_is(ls->problems[j], OA_FC_IO))
+			cli_print_finding(c, stderr, s, ls->problems[j]);
+	cli_count_problems(problems, ls->problems, ls->n_problems);
 	cli_account_findings(c, s, true);
 }
 
@@ -96,20 +92,21 @@ int cmd_list(cli *c)
 	opened_store *st = cli_open_stores(c, &n, OA_HEADERS_QUICK);
 	/* The logs give LAST USED and --unused-for (docs/history.md). */
 	for (size_t i = 0; i < n; i++)
-		if (st[i].ok && cli_usage_of(c, &st[i].s) && c->unused_for >= 0 &&
-		    !cli_unused_for_ready(c, &st[i].s)) {
+		if (st[i].ok && cli_selection_needs_logs(c) && !cli_unused_for_ready(c, &st[i].s)) {
 			cli_close_stores(st, n);
 			return c->exit_code;
 		}
 	oa_list_store *v = oa_xcalloc(n + 1, sizeof *v);
 	oa_last_used *lu = oa_xcalloc(n + 1, sizeof *lu);
 	size_t k = 0;
+	cli_problems problems = { 0, 0 };
 	for (size_t i = 0; i < n; i++)
 		if (st[i].ok) {
-			list_store(c, &st[i].s, &v[k], &lu[k]);
+			list_store(c, &st[i].s, &v[k], &lu[k], &problems);
 			k++;
 		}
 	cli_render(c, &(list_view){ .v = v, .n = k });
+	cli_say_problems(c, &problems); /* last: after the table's own notes */
 	oa_list_stores_free(v, k);
 	free(lu);
 	cli_close_stores(st, n);

@@ -3,6 +3,7 @@
  * confirmed and applied by the steps rm shares (plan_steps.h); the text is
  * the library's (views/prune_text.h). */
 #include "cmd_prune.h"
+#include "cli_audit.h"
 #include "cli_machine.h"
 #include "open_stores.h"
 #include "output.h"
@@ -58,7 +59,10 @@ static int predict_all(cli *c, opened_store *st, size_t n)
 		if (!st[i].ok)
 			continue;
 		oa_server_prune p;
-		oa_server_prune_predict(&st[i].s, oa_wall_now(), (enum oa_server_era)c->server_era, &p);
+		const char *by;
+		const char *v = oa_predict_server_version(c->server_version,
+		                                          c->server_version ? NULL : cli_usage_of(c, &st[i].s), &by);
+		oa_server_prune_predict_version(&st[i].s, oa_wall_now(), v, by, &p);
 		cli_render(c, &(predict_view){ .s = &st[i].s, .p = &p, .first = !k++, .last = i == last });
 		oa_server_prune_free(&p);
 	}

@@ -35,9 +35,12 @@ static int run_restore(const cli *c, const char *dir, oa_restore_result *r, char
 	cli_signals sigs;
 	cli_signals_catch(&sigs, on_signal);
 	oa_restore_opts o = { .store = c->n_stores ? c->stores[0] : NULL, .log = stdout, .stop = &stop_requested,
-	                      .last = c->last, .op = c->op, .model = c->n_args > 1 ? c->args[1] : NULL };
+	                      .last = c->last, .op = c->op, .model = c->n_args > 1 ? c->args[1] : NULL,
+	                      .no_lock = c->no_lock };
 	int rc = oa_quarantine_restore(dir, &o, r, err, errlen);
 	cli_signals_restore(&sigs);
+	if (rc == 0 && r->unlocked)
+		cli_err("%s: restored without a lock: the filesystem cannot lock it (--no-lock)", dir);
 	return rc;
 }
 
@@ -45,11 +48,13 @@ static int restore_some(cli *c, const char *dir)
 {
 	oa_restore_result r;
 	char err[768];
-	if (run_restore(c, dir, &r, err, sizeof err) < 0) {
+	int rc = run_restore(c, dir, &r, err, sizeof err);
+	if (rc < 0) {
 		cli_err("%s", err);
-		return OA_EXIT_OPERATIONAL;
+		return rc == OA_RESTORE_AMBIGUOUS ? OA_EXIT_USAGE : OA_EXIT_OPERATIONAL;
 	}
-	oa_restore_result_text(stdout, &r, !c->all);
+	oa_text_style st = cli_text_style(c);
+	oa_restore_result_text(&st, stdout, dir, &r, !c->all);
 	if (r.conflicts || r.missing)
 		c->exit_code |= OA_EXIT_ERRORS;
 	if (r.failed)
@@ -73,7 +78,11 @@ void restore_render_table(cli *c, const void *view)
 {
 	const restore_view *v = view;
 	oa_text_style st = cli_text_style(c);
-	oa_restore_ops_text(&st, stdout, v->dir, v->ops);
+	if (c->quiet) /* -q: the IDs --op takes, one per line */
+		for (size_t k = 0; k < v->ops->n; k++)
+			printf("%s\n", oa_text_safe(v->ops->v[k].id));
+	else
+		oa_restore_ops_text(&st, stdout, v->dir, v->ops);
 }
 
 void restore_render_json(cli *c, const void *view)
@@ -128,7 +137,7 @@ static bool empty_confirm(const cli *c, const oa_text_style *st, const char *dir
 static int empty(cli *c, const char *dir)
 {
 	oa_empty_opts o = { .older_than = c->older_than > 0 ? c->older_than : 0, .now = oa_wall_now(),
-	                    .log = c->apply ? NULL : stdout };
+	                    .log = c->apply ? NULL : stdout, .no_lock = c->no_lock };
 	oa_empty_result r;
 	oa_text_style st = cli_text_style(c);
 	char err[768];
@@ -161,6 +170,8 @@ static int empty(cli *c, const char *dir)
 		return OA_EXIT_OPERATIONAL;
 	}
 	oa_empty_result_text(&st, stdout, dir, &r, true);
+	if (r.unlocked)
+		cli_err("%s: emptied without a lock: the filesystem cannot lock it (--no-lock)", dir);
 	if (r.failed)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	return c->exit_code;
@@ -184,6 +195,10 @@ static int restore_usage(const cli *c)
 		                       "do not touch a store");
 	if (c->n_stores > 1)
 		return cli_usage_error("restore puts files back into one store");
+	if (c->quiet && selectors) {
+		cli_err("restore: -q lists the operation IDs; it puts nothing back, empties nothing");
+		return OA_EXIT_USAGE;
+	}
 	if (selectors && c->format != OUT_TABLE)
 		return cli_refuse_format(c, c->empty ? "restore --empty" : "restore (putting back)", "table");
 	return 0;

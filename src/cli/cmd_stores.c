@@ -78,7 +78,7 @@ void stores_render_prometheus(cli *c, const void *view)
 	size_t opened = 0;
 	for (size_t i = 0; i < v->n; i++)
 		if (v->rows[i].opened && ++opened)
-			cli_multi_prom_store(c, &v->rows[i].s, v->rows[i].seconds, &v->rows[i].metrics);
+			cli_multi_prom_store(c, &v->rows[i].s, v->rows[i].seconds, &v->rows[i].metrics, NULL);
 	if (opened >= 2)
 		cli_multi_prom_add("ollama_store_duplicate_bytes", (double)v->d.dupes.saving);
 }

@@ -79,18 +79,21 @@ static void verify_store(cli *c, oa_store *s, oa_verify_cache *cache, bool first
 }
 
 /* The cache is ours, never the store's. Returns false on a --cache inside
- * a store; *cache NULL: going on without one. */
+ * a store; *cache NULL: going on without one (the default cache inside a
+ * store too). */
 static bool open_cache(cli *c, oa_verify_cache **cache)
 {
 	*cache = NULL;
 	if (c->cache_path && cli_refuse_store_path(c, "--cache", c->cache_path))
 		return false;
-	char err[512];
-	*cache = oa_verify_cache_open(c->cache_path, err, sizeof err);
-	if (!*cache)
-		cli_err("verification cache: %s (continuing without it)", err);
-	else if (*err)
-		cli_err("verification cache: %s", err);
+	char err[512] = "", def[4096];
+	const char *path = c->cache_path;
+	if (!path && oa_verify_cache_default_path(def, sizeof def) == 0)
+		path = def; /* else oa_verify_cache_open says why there is none */
+	if (path != def || !cli_default_cache_in_store(c, def))
+		*cache = oa_verify_cache_open(path, err, sizeof err);
+	if (*err)
+		cli_err("verification cache: %s%s", err, *cache ? "" : " (continuing without it)");
 	if ((c->changed || c->quick) && !*cache)
 		cli_err("--changed and --quick need the cache: every blob gets a full sha256");
 	return true;
@@ -100,10 +103,12 @@ static void close_cache(cli *c, oa_verify_cache *cache)
 {
 	if (!cache)
 		return;
-	char err[512];
+	char err[512] = "";
 	if (oa_verify_cache_dirty(cache) && oa_verify_cache_save(cache, err, sizeof err) < 0) {
 		cli_err("cannot save the verification cache: %s", err);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
+	} else if (*err) {
+		cli_err("verification cache: %s", err);
 	}
 	oa_verify_cache_close(cache);
 }

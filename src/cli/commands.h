@@ -23,6 +23,10 @@ typedef struct command {
 	cli_renderer render[OUT_FORMATS];
 } command;
 
+/* The widest line of any help: `ollama-audit --help`, `help COMMAND` (each
+ * command's .help text is written to it; tests/cli/test_help.py checks). */
+#define CLI_HELP_WIDTH 80
+
 /* Every command, ended by an entry whose name is NULL. */
 extern const command cli_commands[];
 

@@ -8,5 +8,7 @@
 /* Print the script for SHELL on out: 0, or the usage exit status for a
  * shell it does not know (said on stderr). */
 int cli_completion(FILE *out, const char *shell);
+/* `ollama-audit help completion`. */
+extern const char cli_completion_help[];
 
 #endif

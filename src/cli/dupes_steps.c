@@ -20,7 +20,7 @@ void dedupe_render_table(cli *c, const void *view)
 	const dedupe_view *v = view;
 	oa_text_style st = cli_text_style(c);
 	if (v->p)
-		oa_dedupe_text(&st, stdout, v->sv, v->users, v->p, v->o, c->apply);
+		oa_dedupe_text(&st, stdout, v->sv, v->users, v->p, v->o, c->apply, c->verbose);
 	else
 		oa_dupes_text(&st, stdout, v->sv, v->users, v->d, v->ok);
 }

@@ -45,6 +45,8 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing)
 			continue;
 		if (oa_finding_is(f, OA_FC_IO))
 			c->exit_code |= OA_EXIT_OPERATIONAL;
+		else if (listing && !c->fail_on_set)
+			continue; /* list listed: like `ollama list`, 0 unless --fail-on asks */
 		else if (f->severity == OA_SEV_ERROR)
 			c->exit_code |= OA_EXIT_ERRORS;
 		else if (f->severity == OA_SEV_WARNING)
@@ -52,10 +54,50 @@ void cli_account_findings(cli *c, const oa_store *s, bool listing)
 	}
 }
 
-void cli_print_finding(cli *c, FILE *out, const oa_finding *f)
+void cli_print_finding(cli *c, FILE *out, const oa_store *s, const oa_finding *f)
 {
 	oa_text_style st = cli_text_style(c);
-	if (out == stderr)
+	if (out == stderr) {
 		fputs("ollama-audit: ", out); /* like every other message there */
+		/* several stores' findings mix on one stderr: each says whose */
+		if (c->all_users || c->n_stores > 1)
+			fprintf(out, "%s: ", oa_text_safe(s->root));
+	}
 	oa_finding_print(&st, out, f);
+}
+
+void cli_count_problems(cli_problems *n, const oa_finding *const *v, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = v[i]->model ? v[j]->model && strcmp(v[i]->model, v[j]->model) == 0
+			                   : !v[j]->model && v[i]->path && v[j]->path && strcmp(v[i]->path, v[j]->path) == 0;
+		if (seen)
+			continue;
+		if (v[i]->model)
+			n->models++;
+		else
+			n->files++;
+	}
+}
+
+void cli_say_problems(const cli *c, const cli_problems *n)
+{
+	if (!n->models && !n->files)
+		return;
+	oa_buf b;
+	oa_buf_init(&b);
+	if (n->models)
+		oa_buf_printf(&b, "%zu model%s", n->models, n->models == 1 ? "" : "s");
+	if (n->files)
+		oa_buf_printf(&b, "%s%zu file%s", n->models ? " and " : "", n->files, n->files == 1 ? "" : "s");
+	oa_buf_printf(&b, " ha%s problems: ollama-audit", n->models + n->files == 1 ? "s" : "ve");
+	for (size_t i = 0; i < c->n_stores; i++) {
+		oa_buf_adds(&b, " --store ");
+		oa_buf_add_shell_word(&b, c->stores[i]);
+	}
+	oa_buf_printf(&b, "%s check", c->all_users ? " --all-users" : "");
+	cli_err("%s", b.data);
+	oa_buf_free(&b);
 }

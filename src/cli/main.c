@@ -55,22 +55,6 @@ static void terminal_defaults(cli *c, const cli_request *r)
 		c->progress = r->progress == 1;
 }
 
-/* The command's help, `help [COMMAND]` or the general usage: exit 0. */
-static int print_help(const cli *c, const command *cmd)
-{
-	const command *about = NULL;
-	if (strcmp(c->cmd, "help") == 0 && c->n_args)
-		about = cli_find_command(c->args[0]);
-	else if (cmd)
-		about = cmd;
-	if (about) {
-		fputs(about->help, stdout);
-		cli_print_command_options(stdout, about);
-	} else
-		cli_print_usage(stdout);
-	return 0;
-}
-
 static int unknown_command(const char *name)
 {
 	const char *near = cli_suggest_command(name);
@@ -79,7 +63,26 @@ static int unknown_command(const char *name)
 	return cli_usage_error("unknown command '%s'", name);
 }
 
-/* -q (list, du) prints names only: it refuses any --format but table. */
+/* The command's help, `help [COMMAND]` or the general usage: exit 0; `help`
+ * of a command there is not is a usage error, as running it would be. */
+static int print_help(const cli *c, const command *cmd)
+{
+	const char *name = strcmp(c->cmd, "help") == 0 && c->n_args ? c->args[0] : c->cmd;
+	const command *about = cmd ? cmd : cli_find_command(name);
+	if (about) {
+		fputs(about->help, stdout);
+		cli_print_command_options(stdout, about);
+	} else if (strcmp(name, "completion") == 0) {
+		fputs(cli_completion_help, stdout);
+	} else if (strcmp(name, "help") == 0) {
+		cli_print_usage(stdout);
+	} else {
+		return unknown_command(name);
+	}
+	return 0;
+}
+
+/* -q (list, du; restore DIR) prints names (IDs) only: it refuses any --format but table. */
 static bool quiet_ok(const cli *c)
 {
 	if (c->quiet && c->format_set && c->format != OUT_TABLE) {

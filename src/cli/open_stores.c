@@ -4,6 +4,7 @@
 #include "cli_machine.h"
 #include "cli_multi.h"
 #include "findings.h"
+#include "suggest.h"
 #include "usage.h"
 #include "ollama_audit/discover.h"
 #include "ollama_audit/headers.h"
@@ -239,4 +240,26 @@ long cli_resolve_model(cli *c, const oa_store *s, const char *query)
 	free(names);
 	c->exit_code |= OA_EXIT_USAGE;
 	return idx;
+}
+
+/* The models the MODEL arguments name, each once; false (reported, exit
+ * 16) when one names none or several. */
+bool cli_resolve_models(cli *c, const oa_store *s, size_t *sel, size_t *ns)
+{
+	bool bad = false;
+	*ns = 0;
+	for (size_t a = 0; a < c->n_args; a++) {
+		long idx = cli_resolve_model(c, s, c->args[a]);
+		if (idx < 0 && idx != OA_RESOLVE_AMBIGUOUS_NAME)
+			cli_model_unresolved(c, s, c->args[a], idx);
+		bad |= idx < 0;
+		bool dup = idx < 0;
+		for (size_t k = 0; k < *ns; k++)
+			dup |= sel[k] == (size_t)idx;
+		if (!dup)
+			sel[(*ns)++] = (size_t)idx;
+	}
+	if (bad)
+		c->exit_code |= OA_EXIT_USAGE;
+	return !bad;
 }

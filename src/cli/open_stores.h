@@ -14,5 +14,9 @@ void cli_close_stores(opened_store *v, size_t n);
 /* oa_store_resolve() for a MODEL argument; a name that several models match
  * only case-insensitively is reported ("ambiguous: ...") and ORs 16. */
 long cli_resolve_model(cli *c, const oa_store *s, const char *query);
+/* Every MODEL argument resolved (sel: room for c->n_args), each model
+ * once; false (reported, exit 16 in c->exit_code) when one names none or
+ * several. */
+bool cli_resolve_models(cli *c, const oa_store *s, size_t *sel, size_t *ns);
 
 #endif

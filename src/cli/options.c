@@ -19,7 +19,7 @@ enum { OPT_STORE = 256, OPT_FORMAT, OPT_UNITS, OPT_FAIL_ON, OPT_COLOR, OPT_VERSI
        OPT_FORCE, OPT_PREDICT_SERVER, OPT_ALL_USERS, OPT_DUPLICATES, OPT_HARDLINK, OPT_OUTPUT,
        OPT_PLATFORM, OPT_LOG, OPT_SINCE, OPT_UNTIL, OPT_ROOT, OPT_UNUSED_FOR, OPT_SORT, OPT_NO_HEADER,
        OPT_SERVER_VERSION, OPT_WIDE, OPT_WITH_SHADOW, OPT_CHILD, OPT_LAST, OPT_OP, OPT_EMPTY,
-       OPT_OLDER_THAN };
+       OPT_OLDER_THAN, OPT_NO_LOCK, OPT_FROM, OPT_VERIFY, OPT_FILTER, OPT_LIMIT };
 
 static const struct option long_opts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -39,6 +39,7 @@ static const struct option long_opts[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "apply", no_argument, NULL, OPT_APPLY },
 	{ "yes", no_argument, NULL, OPT_YES },
 	{ "plan", required_argument, NULL, OPT_PLAN },
@@ -67,6 +68,11 @@ static const struct option long_opts[] = {
 	{ "op", required_argument, NULL, OPT_OP },
 	{ "empty", no_argument, NULL, OPT_EMPTY },
 	{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
+	{ "no-lock", no_argument, NULL, OPT_NO_LOCK },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "filter", required_argument, NULL, OPT_FILTER },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -85,11 +91,15 @@ enum { NOT_MINE = -2 };
  * them at exit so leak checkers see a clean process whatever path it took. */
 static char **store_list;
 static const char **log_list;
+static oa_model_filter *filter_list;
+static char *selection_text;
 
 static void free_lists(void)
 {
 	free(store_list);
 	free(log_list);
+	free(filter_list);
+	free(selection_text);
 }
 
 const char *cli_scan_command(int argc, char **argv)
@@ -100,8 +110,12 @@ const char *cli_scan_command(int argc, char **argv)
 			return i + 1 < argc ? argv[i + 1] : NULL;
 		if (a[0] != '-' || a[1] == '\0')
 			return a;
+		if (strcmp(a, "-o") == 0) {
+			i++; /* -o FILE */
+			continue;
+		}
 		if (a[1] != '-' || strchr(a, '='))
-			continue; /* -h, -q, --name=value */
+			continue; /* -h, -q, -oFILE, --name=value */
 		size_t n = strlen(a + 2);
 		const struct option *hit = NULL;
 		int hits = 0;
@@ -146,17 +160,66 @@ static int parse_units(cli *c, const char *arg)
 	return CLI_GO_ON;
 }
 
+/* --sort KEY[:asc|:desc]: names ascend by themselves, every other key
+ * descends (largest, newest first); the other direction is the reverse. */
 static int parse_sort(cli *c, const char *arg)
 {
 	static const char *const keys[] = { [SORT_NAME] = "name", [SORT_SIZE] = "size",
 	                                    [SORT_UNIQUE] = "unique", [SORT_MODIFIED] = "modified",
 	                                    [SORT_LAST_USED] = "last-used", [SORT_UNSERVABLE] = "unservable" };
+	size_t n = strcspn(arg, ":");
+	const char *dir = arg[n] ? arg + n + 1 : NULL;
 	c->sort = SORT_DEFAULT;
 	for (int k = SORT_NAME; k <= SORT_UNSERVABLE; k++)
-		if (strcmp(arg, keys[k]) == 0)
+		if (strlen(keys[k]) == n && strncmp(arg, keys[k], n) == 0)
 			c->sort = (enum cli_sort)k;
 	if (c->sort == SORT_DEFAULT)
-		return cli_usage_error("unknown --sort '%s' (name, size, unique, modified, last-used, unservable)", arg);
+		return cli_usage_error("unknown --sort '%.*s' (name, size, unique, modified, last-used, unservable; "
+		                       "KEY:asc or KEY:desc for a direction)", (int)n, arg);
+	if (dir && strcmp(dir, "asc") && strcmp(dir, "desc"))
+		return cli_usage_error("--sort %s: '%s' is not a direction (asc, desc)", arg, dir);
+	c->sort_reverse = dir && (strcmp(dir, "asc") == 0) != (c->sort == SORT_NAME);
+	return CLI_GO_ON;
+}
+
+/* The selection as rm's options spell it, for the line du ends with:
+ * each --filter quoted for a POSIX shell. */
+static void selection_add(cli *c, const char *option, const char *value, bool quote)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	if (c->selection)
+		oa_buf_printf(&b, "%s ", c->selection);
+	oa_buf_printf(&b, "%s %s", option, quote ? "'" : "");
+	for (const char *p = value; *p; p++)
+		if (*p == '\'' && quote)
+			oa_buf_adds(&b, "'\\''");
+		else
+			oa_buf_printf(&b, "%c", *p);
+	oa_buf_adds(&b, quote ? "'" : "");
+	free(c->selection);
+	c->selection = selection_text = oa_buf_take(&b);
+}
+
+static int parse_filter(cli *c, const char *arg)
+{
+	oa_model_filter f;
+	char err[256];
+	if (oa_model_filter_parse(arg, &f, err, sizeof err) < 0)
+		return cli_usage_error("--filter: %s", err);
+	c->filters = filter_list = oa_xreallocarray(c->filters, c->n_filters + 1, sizeof *c->filters);
+	c->filters[c->n_filters++] = f;
+	selection_add(c, "--filter", arg, true);
+	return CLI_GO_ON;
+}
+
+static int parse_limit(cli *c, const char *arg)
+{
+	char *end;
+	long long n = strtoll(arg, &end, 10);
+	if (*end || end == arg || *arg == '-' || *arg == '+' || n < 1 || n > 1000000000)
+		return cli_usage_error("--limit takes a number of models from 1 up, not '%s'", arg);
+	c->limit = (size_t)n;
 	return CLI_GO_ON;
 }
 
@@ -171,6 +234,7 @@ static int output_option(cli *c, cli_request *r, int opt, const char *arg)
 		if (sev < OA_SEV_WARNING)
 			return cli_usage_error("unknown --fail-on '%s' (error, warning)", arg);
 		c->fail_on = sev;
+		c->fail_on_set = true;
 		return CLI_GO_ON;
 	}
 	case OPT_COLOR:
@@ -187,7 +251,10 @@ static int output_option(cli *c, cli_request *r, int opt, const char *arg)
 	case OPT_PROGRESS: r->progress = 1; return CLI_GO_ON;
 	case OPT_NO_PROGRESS: r->progress = 0; return CLI_GO_ON;
 	case 'q': c->quiet = true; return CLI_GO_ON;
+	case 'v': c->verbose = true; return CLI_GO_ON;
 	case OPT_SORT: return parse_sort(c, arg);
+	case OPT_FILTER: return parse_filter(c, arg);
+	case OPT_LIMIT: return parse_limit(c, arg);
 	case OPT_NO_HEADER: c->no_header = true; return CLI_GO_ON;
 	case OPT_WIDE: c->wide = true; return CLI_GO_ON;
 	}
@@ -225,6 +292,7 @@ static int source_option(cli *c, int opt, const char *arg)
 		if (oa_parse_duration(arg, &d) < 0)
 			return cli_usage_error("--unused-for takes a duration: %s; not '%s'", OA_DURATION_GRAMMAR, arg);
 		c->unused_for = d;
+		selection_add(c, "--unused-for", arg, false);
 		return CLI_GO_ON;
 	}
 	}
@@ -282,6 +350,7 @@ static int space_option(cli *c, int opt, const char *arg)
 		return CLI_GO_ON;
 	}
 	case OPT_FORCE: c->force = true; return CLI_GO_ON;
+	case OPT_NO_LOCK: c->no_lock = true; return CLI_GO_ON;
 	case OPT_WITH_SHADOW: c->with_shadow = true; return CLI_GO_ON;
 	case OPT_CHILD:
 		if (strcmp(arg, "ggml") && strcmp(arg, "llamacpp") && strcmp(arg, "mlx"))
@@ -307,6 +376,8 @@ static int space_option(cli *c, int opt, const char *arg)
 		c->older_than = d;
 		return CLI_GO_ON;
 	}
+	case OPT_FROM: c->from = arg; return CLI_GO_ON;
+	case OPT_VERIFY: c->verify = true; return CLI_GO_ON;
 	case OPT_DUPLICATES: c->duplicates = true; return CLI_GO_ON;
 	case OPT_HARDLINK: c->hardlink = true; return CLI_GO_ON;
 	}
@@ -346,11 +417,13 @@ int cli_parse_options(cli *c, cli_request *r, int argc, char **argv)
 	opterr = 0;
 	int opt, li;
 	/* Options may come anywhere: getopt_long permutes the arguments. */
-	while ((li = -1, opt = getopt_long(argc, argv, ":hqV", long_opts, &li)) != -1) {
+	while ((li = -1, opt = getopt_long(argc, argv, ":hqvVo:", long_opts, &li)) != -1) {
 		const char *name = li >= 0 ? long_opts[li].name : opt == 'h' ? "help" : opt == 'q' ? "quiet"
-		                   : opt == 'V' ? "version" : NULL;
+		                   : opt == 'v' ? "verbose" : opt == 'V' ? "version" : opt == 'o' ? "output" : NULL;
 		if (opt == 'V')
 			opt = OPT_VERSION;
+		if (opt == 'o')
+			opt = OPT_OUTPUT;
 		if (name && r->n_given < sizeof r->given / sizeof r->given[0])
 			r->given[r->n_given++] = name;
 		int rc = parse_option(c, r, opt, argv);

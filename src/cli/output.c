@@ -61,7 +61,7 @@ void cli_put_stream_end(cli *c, const char *schema, bool any)
 oa_text_style cli_text_style(const cli *c)
 {
 	return (oa_text_style){ .width = c->wide ? 0 : oa_term_width(), .header = !c->no_header, .color = c->color,
-	                        .units = c->units, .diag = stderr };
+	                        .units = c->units, .diag = stderr, .owners = c->all_users };
 }
 
 void cli_table_print(const cli *c, oa_table *t, FILE *out)

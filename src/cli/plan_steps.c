@@ -8,11 +8,14 @@
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"
+#include "cli_audit.h"
 #include "usage.h"
 #include "views/prune_text.h"
 #include "ollama_audit/plan_file.h"
 #include "ollama_audit/prune_report.h"
 #include "ollama_audit/report.h"
+#include "ollama_audit/shared.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <signal.h>
@@ -46,9 +49,16 @@ void plan_render_table(cli *c, const void *view)
 	oa_text_style st = cli_text_style(c);
 	if (v->p && v->done)
 		oa_plan_outcome_text(&st, stdout, &v->o);
+	else if (v->p && c->quiet)
+		oa_plan_model_names(stdout, v->p);
 	else if (v->p) {
+		/* LAST USED: rm's models only (prune's junk has none) */
+		oa_last_used lu = { 0 };
+		if (!c->verbose && strcmp(c->cmd, "rm") == 0)
+			lu = cli_last_used(c, v->s);
+		oa_plan_models by_model = { .s = v->s, .lu = &lu, .now_ns = oa_wall_now_ns() };
 		oa_plan_text(&st, stdout, v->s->root, v->p, v->junk, v->from_file ? c->plan_path : NULL, v->first,
-		             !c->apply);
+		             !c->apply, c->verbose ? NULL : &by_model);
 		*v->log = stdout;
 	}
 }
@@ -76,9 +86,10 @@ void plan_render_ndjson(cli *c, const void *view)
 
 void plan_render_csv(cli *c, const void *view)
 {
+	const plan_view *v = view;
 	json_t *doc = plan_doc(c, view);
 	if (doc)
-		oa_plan_csv(cli_text_out(), doc, ((const plan_view *)view)->first);
+		oa_plan_csv(cli_text_out(), doc, oa_report_owner(v->s), v->first);
 	json_decref(doc);
 }
 
@@ -114,19 +125,21 @@ static const char *refuse(cli *c, const oa_store *s, const char *code, const cha
 
 /* Apply the confirmed plan with SIGINT, SIGTERM and SIGHUP asking for a stop
  * after the current entry. Returns whether it ran (r then says how). */
-static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_apply_result *r)
+static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_apply_result *r, uint64_t *freed_each)
 {
 	cli_signals sigs;
 	cli_signals_catch(&sigs, on_signal);
 	const char *delay = getenv("OA_TEST_APPLY_DELAY_US");
 	oa_apply_opts o = { .quarantine = c->quarantine, .min_age = p->min_age, .force = c->force,
-	                    .stop = &stop_requested, .log = log, .pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
-	                    .delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0 };
+	                    .no_lock = c->no_lock, .stop = &stop_requested, .log = log, .pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
+	                    .delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0, .freed_each = freed_each };
 	char err[768];
 	bool ran = oa_plan_apply(s, p, &o, r, err, sizeof err) == 0;
 	cli_signals_restore(&sigs);
 	if (!ran)
 		cli_err("%s: %s", s->root, err);
+	if (ran && r->unlocked)
+		cli_err("%s: applied without a lock: the filesystem cannot lock it (--no-lock)", s->root);
 	if (!ran || r->failed)
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	if (ran && r->interrupted)
@@ -139,7 +152,8 @@ static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_appl
 /* --apply: the library's refusals (apply.h) said in full, the
  * confirmation, then the plan. Returns NULL when it ran (r then says how),
  * else why not, as machine output says it: "declined" or "refused". */
-static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_apply_result *r)
+static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_apply_result *r,
+                             uint64_t *freed_each)
 {
 	oa_apply_refusal g;
 	const char *no = NULL;
@@ -165,7 +179,7 @@ static const char *run_apply(cli *c, oa_store *s, const oa_plan *p, FILE *log, o
 	if (no)
 		return no;
 	snprintf(refusal, sizeof refusal, "the plan could not be applied (see above)");
-	return apply_plan(c, s, p, log, r) ? NULL : "refused";
+	return apply_plan(c, s, p, log, r, freed_each) ? NULL : "refused";
 }
 
 void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, bool from_file, bool first)
@@ -178,11 +192,15 @@ void cli_run_plan(cli *c, oa_store *s, oa_plan *p, const oa_junk_list *junk, boo
 	cli_render(c, &v);
 	if (!c->apply && c->plan_path && save_plan(c, p))
 		v.o.saved = c->plan_path;
-	v.o.tried = c->apply && (p->todo.n || oa_store_unowned(s));
-	if (v.o.tried && !(v.not_applied = run_apply(c, s, p, log, &r)))
+	/* with nothing planned, a store that refuses says so all the same */
+	char unfound[8];
+	v.o.tried = c->apply && (p->todo.n || oa_store_unowned(s) || oa_peers_unfound(s, unfound, sizeof unfound));
+	uint64_t *freed_each = oa_xcalloc(p->todo.n + 1, sizeof *freed_each); /* the report's entries */
+	if (v.o.tried && !(v.not_applied = run_apply(c, s, p, log, &r, freed_each)))
 		v.o.r = &r;
 	v.done = true;
 	cli_render(c, &v);
+	free(freed_each);
 }
 
 /* --apply --plan FILE: the plan, if it is one of this command's for this

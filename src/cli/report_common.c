@@ -1,5 +1,5 @@
 /* report_common.c - the findings report shared by check and verify: the
- * library selects (views/select.h) and draws (views/findings_text.h). */
+ * library selects (audit/select.h) and draws (views/findings_text.h). */
 #include "cli_machine.h"
 #include "report_common.h"
 #include "cli_multi.h"

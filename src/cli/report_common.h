@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-/* The MODEL arguments, as the library selects by them (views/select.h). */
+/* The MODEL arguments, as the library selects by them (audit/select.h). */
 oa_model_args cli_model_args(const cli *c);
 bool check_args_resolve(cli *c, const oa_store *s);
 /* Render one store's findings in the chosen format (cli_render) and fold

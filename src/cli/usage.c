@@ -4,6 +4,7 @@
 #include "base/util.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,6 +17,12 @@ void cli_usage_hint_for(const char *cmd)
 
 void cli_usage_hint(void)
 {
+	/* Once a run: a usage error a command reports itself (cli_usage_error)
+	 * comes back to main.c as exit 16, which hints too. */
+	static bool hinted;
+	if (hinted)
+		return;
+	hinted = true;
 	if (hint_cmd)
 		fprintf(stderr, "Try 'ollama-audit %s --help'.\n", hint_cmd);
 	else

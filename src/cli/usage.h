@@ -12,7 +12,7 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *cli_last_error(void);
 /* The command the arguments name, known before the options are parsed. */
 void cli_usage_hint_for(const char *cmd);
-/* "Try 'ollama-audit [COMMAND] --help'." on stderr. */
+/* "Try 'ollama-audit [COMMAND] --help'." on stderr, once a run. */
 void cli_usage_hint(void);
 /* Says what is wrong and where to look; returns the usage exit status. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -96,6 +96,11 @@ const char *oa_ftype_list_string(uint32_t ftype)
 	return oa_ftype_ollama_string(ftype, true);
 }
 
+const char *oa_gguf_file_type_name(const oa_gguf_info *g)
+{
+	return g->has_file_type && g->file_type_is_u32 ? oa_ftype_list_string(g->file_type) : "unknown";
+}
+
 /* llama-model-loader's guess: dominant ggml_type -> llama_ftype; -1 when it has no mapping. */
 static int guess_ftype(uint32_t t)
 {
@@ -306,6 +311,7 @@ typedef struct {
 	size_t n_cands, cands_dropped;
 	hset_t keys, names;
 	bool have_tokens;
+	bool have_split_no, have_split_count;
 	uint64_t tokens_len;
 	size_t cap_tensors;
 	uint64_t type_count[OA_GGML_TYPE_COUNT];
@@ -905,6 +911,25 @@ static void apply_alignment(P *p, const kv_key *k, const val_t *v)
 	}
 }
 
+/* split.no, split.count, split.tensors.count: integers (u16, u16, i32 as
+ * gguf-split writes them; any integer type is taken). */
+static void apply_split_key(P *p, const kv_key *k, const val_t *v)
+{
+	oa_gguf_info *o = p->out;
+	if (!v->is_int || v->neg) {
+		diag(p, OA_SEV_WARNING, "%s: expected a non-negative integer, got %s (offset %" PRIu64 ")", k->kctx,
+		     oa_gguf_value_type_name(v->type), k->at);
+		return;
+	}
+	if (k->keylen == strlen("split.no"))
+		o->split_no = v->u, p->have_split_no = true;
+	else if (k->keylen == strlen("split.count"))
+		o->split_count = v->u, p->have_split_count = true;
+	else
+		o->split_tensors = v->u > INT64_MAX ? INT64_MAX : (int64_t)v->u;
+	o->has_split = p->have_split_no && p->have_split_count;
+}
+
 /* Keep what the keys this reader knows say; offer the rest as candidates. */
 static void apply_known_key(P *p, const kv_key *k, const val_t *v, uint64_t kvi)
 {
@@ -933,6 +958,9 @@ static void apply_known_key(P *p, const kv_key *k, const val_t *v, uint64_t kvi)
 			p->have_tokens = true;
 			p->tokens_len = v->acount;
 		}
+	} else if (key_is(key, keylen, "split.no") || key_is(key, keylen, "split.count") ||
+	           key_is(key, keylen, "split.tensors.count")) {
+		apply_split_key(p, k, v);
 	} else if (key_is(key, keylen, "clip.has_vision_encoder") ||
 	           key_is(key, keylen, "clip.has_audio_encoder")) {
 		bool val = v->is_bool ? v->bval : (v->is_int && v->u != 0);
@@ -1483,6 +1511,7 @@ static void parse(P *p)
 	o->file_size = r->size;
 	o->alignment = 32;
 	o->ok = true;
+	o->split_tensors = -1;
 	uint64_t nt, nkv;
 	if (!read_magic(p) || !read_header(p, &nt, &nkv))
 		return;
@@ -1494,7 +1523,9 @@ static void parse(P *p)
 		o->kv_parsed++;
 	}
 	bool kv_done = !p->fatal && !o->quick_stopped;
-	if (kv_done && !o->architecture)
+	/* a shard after the first has only the split keys: llama.cpp reads the
+	 * model's metadata from the first */
+	if (kv_done && !o->architecture && !(o->has_split && o->split_no > 0))
 		diag(p, OA_SEV_WARNING, "no general.architecture string: llama.cpp cannot load this as "
 		     "a model");
 	if (kv_done && p->mode == OA_GGUF_FULL)

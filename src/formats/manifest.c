@@ -22,6 +22,7 @@ static const char *kind_names[OA_LAYER_KIND_COUNT] = {
 	[OA_LAYER_SYSTEM] = "system",   [OA_LAYER_PARAMS] = "params",
 	[OA_LAYER_MESSAGES] = "messages", [OA_LAYER_LICENSE] = "license",
 	[OA_LAYER_EMBED] = "embed",     [OA_LAYER_CONFIG] = "config",
+	[OA_LAYER_MANIFEST] = "manifest",
 };
 
 const char *oa_layer_kind_name(enum oa_layer_kind kind)
@@ -38,6 +39,9 @@ enum oa_layer_kind oa_layer_kind_of(const char *media_type)
 	size_t plen = strlen(OA_MEDIA_PREFIX);
 	if (n == strlen(OA_MEDIA_CONFIG) && memcmp(media_type, OA_MEDIA_CONFIG, n) == 0)
 		return OA_LAYER_CONFIG;
+	if ((n == strlen(OA_MEDIA_MANIFEST) && memcmp(media_type, OA_MEDIA_MANIFEST, n) == 0) ||
+	    (n == strlen(OA_MEDIA_MANIFEST_LIST) && memcmp(media_type, OA_MEDIA_MANIFEST_LIST, n) == 0))
+		return OA_LAYER_MANIFEST; /* a downgrade anchor's link to a manifest blob */
 	if (n <= plen || memcmp(media_type, OA_MEDIA_PREFIX, plen) != 0)
 		return OA_LAYER_UNKNOWN;
 	const char *suffix = media_type + plen;

@@ -294,3 +294,24 @@ bool oa_name_has_prefix_fold(const char *name, const char *prefix)
 	}
 	return true;
 }
+
+bool oa_name_v2_host(const char *dir, char host[OA_NAME_V2_HOST_MAX], const char **why)
+{
+	size_t n = 0;
+	for (const char *p = dir; *p; p++) {
+		if (n + 1 >= OA_NAME_V2_HOST_MAX) {
+			*why = "host too long";
+			return false;
+		}
+		if (p[0] == '%' && p[1] == '3' && (p[2] == 'A' || p[2] == 'a')) {
+			host[n++] = ':';
+			p += 2;
+		} else {
+			host[n++] = *p;
+		}
+	}
+	host[n] = '\0';
+	if (strcasecmp(host, "ollama.com") == 0)
+		snprintf(host, OA_NAME_V2_HOST_MAX, "%s", OA_NAME_DEFAULT_HOST);
+	return true;
+}

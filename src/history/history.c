@@ -49,6 +49,7 @@ void oa_history_free(oa_history *h)
 	oa_free_names(h->warnings, h->n_warnings);
 	free(h->src);
 	free(h->version);
+	free(h->started_version);
 	oa_history_init(h);
 }
 
@@ -156,6 +157,18 @@ static bool same_failure(const oa_history *h, const oa_log_line *l)
 	return l->time_ns >= e->failed_ns && l->time_ns - e->failed_ns <= SAME_FAILURE_NS;
 }
 
+/* The newest server start the logs show: by time; a start without one
+ * counts only while no timed one is known. */
+static void note_start(oa_history *h, const oa_log_line *l)
+{
+	if (h->started_version && (l->has_time ? h->started_timed && l->time_ns < h->started_ns : h->started_timed))
+		return;
+	free(h->started_version);
+	h->started_version = oa_xstrdup(l->version);
+	h->started_timed = l->has_time;
+	h->started_ns = l->has_time ? l->time_ns : 0;
+}
+
 static void fold(oa_history *h, oa_log_line *l, unsigned long lineno)
 {
 	oa_load *open = h->open >= 0 ? &h->v[h->open] : NULL;
@@ -163,6 +176,7 @@ static void fold(oa_history *h, oa_log_line *l, unsigned long lineno)
 	case OA_LOG_VERSION:
 		free(h->version);
 		h->version = oa_xstrdup(l->version);
+		note_start(h, l);
 		h->open = -1; /* a server restart: the open load's end was not logged */
 		break;
 	case OA_LOG_HINT:

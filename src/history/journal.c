@@ -79,25 +79,23 @@ bool oa_logs_have_journal(void)
 #define EACH_ENTRY(j) if (sd.seek_head(j) < 0) {} else while (sd.next(j) > 0)
 
 /* Does some entry (of the unit matched) name the store, as logsrc.c asks
- * of a log file? The journal holds every store the unit ever served; the
- * journal of a machine mounted at root names its paths without root. */
+ * of a log file (serves.h)? The journal holds every store the unit ever
+ * served; the journal of a machine mounted at root names its paths as that
+ * machine sees them: resolved inside root. */
 static bool journal_serves(sd_journal *j, const char *root, const char *store_root)
 {
-	char *needles[OA_STORE_NEEDLES_MAX];
-	size_t n = oa_store_log_needles(store_root, root, needles);
+	oa_store_names sn;
+	oa_store_names_init(&sn, store_root, root);
 	bool yes = false;
 	EACH_ENTRY(j) {
 		const void *data;
 		size_t len;
 		if (sd.get_data(j, "MESSAGE", &data, &len) < 0 || len < 8)
 			continue;
-		for (size_t i = 0; i < n && !yes; i++)
-			yes = oa_has_bytes((const char *)data + 8, len - 8, needles[i], strlen(needles[i]));
-		if (yes)
+		if ((yes = oa_store_named_in(&sn, (const char *)data + 8, len - 8)))
 			break;
 	}
-	for (size_t i = 0; i < n; i++)
-		free(needles[i]);
+	oa_store_names_free(&sn);
 	return yes;
 }
 

@@ -11,9 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+/* A time in a finding's message, which a person reads: to the second. */
 static void utc_time(int64_t ns, char *buf, size_t len)
 {
-	oa_iso8601((time_t)(ns / 1000000000), (long)(ns % 1000000000), buf, len);
+	oa_iso8601((time_t)(ns / 1000000000), 0, buf, len);
 }
 
 /* Per model its newest failed load, "TIME: reason"; h is newest first. */
@@ -53,6 +54,7 @@ void oa_log_usage_of(oa_log_usage *u, const oa_history *h, const oa_store *s, ch
 	usage_failures(u, h, s);
 	u->sources = sources;
 	u->n_sources = n_sources;
+	u->server_version = h->started_version ? oa_xstrdup(h->started_version) : NULL;
 }
 
 void oa_log_usage_free(oa_log_usage *u)
@@ -61,18 +63,26 @@ void oa_log_usage_free(oa_log_usage *u)
 	free(u->loaded);
 	oa_free_names(u->sources, u->n_sources);
 	oa_free_names(u->failure, u->n_failure);
+	free(u->server_version);
 	memset(u, 0, sizeof *u);
 }
 
-bool oa_log_usage_unused(const oa_log_usage *u, const oa_store *s, size_t idx, int64_t cutoff_ns)
+bool oa_log_usage_last_use(const oa_log_usage *u, const oa_store *s, size_t idx, int64_t *ns)
 {
 	if (!u || !u->have_logs)
 		return false; /* without logs nothing is taken as unused */
 	/* A pull (the manifest written) is a use too: a model pulled an hour
 	 * ago and not loaded yet is new, not unused. */
-	if (s->models[idx].st.mtime_ns >= cutoff_ns)
-		return false;
-	return !u->loaded[idx] || u->last_ns[idx] < cutoff_ns;
+	*ns = s->models[idx].st.mtime_ns;
+	if (u->loaded[idx] && u->last_ns[idx] > *ns)
+		*ns = u->last_ns[idx];
+	return true;
+}
+
+bool oa_log_usage_unused(const oa_log_usage *u, const oa_store *s, size_t idx, int64_t cutoff_ns)
+{
+	int64_t last;
+	return oa_log_usage_last_use(u, s, idx, &last) && last < cutoff_ns;
 }
 
 /* The engine a load ran on, as the store names what its files select. */

@@ -68,11 +68,13 @@ static bool seen_dir(const char *dir, struct stat *seen, size_t n_seen, struct s
 	return false;
 }
 
-/* Does the log at path mention the store's blobs (<root>/blobs/sha256-,
- * how a load names its model) or name the store as OLLAMA_MODELS (the
- * server config line)? Read in chunks, the needles found across a chunk's
- * end; a file that is not regular is not read (a FIFO is never waited on). */
-static bool mentions(const char *path, char *const *needles, size_t n_needles)
+/* A line longer than this is looked at up to there (history.c cuts its
+ * lines at the same length). */
+#define LINE_CUT (1u << 20)
+
+/* Does some line of the log at path name the store (serves.h)? A file that
+ * is not regular is not read (a FIFO is never waited on). */
+static bool mentions(const char *path, oa_store_names *sn)
 {
 	int fd = oa_openat_ro(AT_FDCWD, path, O_NONBLOCK);
 	struct stat st;
@@ -82,41 +84,36 @@ static bool mentions(const char *path, char *const *needles, size_t n_needles)
 		close(fd);
 		return false;
 	}
-	size_t keep = 0;
-	for (size_t i = 0; i < n_needles; i++)
-		if (strlen(needles[i]) > keep)
-			keep = strlen(needles[i]);
-	size_t cap = 65536 + keep, have = 0;
-	char *buf = oa_xmalloc(cap);
+	oa_buf line;
+	oa_buf_init(&line);
+	char chunk[65536];
 	bool found = false;
-	for (;;) {
-		ssize_t got = read(fd, buf + have, cap - have);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		have += (size_t)got;
-		for (size_t i = 0; i < n_needles && !found; i++)
-			found = oa_has_bytes(buf, have, needles[i], strlen(needles[i]));
-		if (found)
-			break;
-		/* keep the tail a needle may start in */
-		size_t tail = have < keep ? have : keep;
-		memmove(buf, buf + have - tail, tail);
-		have = tail;
+	ssize_t got;
+	while (!found && ((got = read(fd, chunk, sizeof chunk)) > 0 || (got < 0 && errno == EINTR))) {
+		for (const char *p = chunk, *end = chunk + (got > 0 ? got : 0); p < end && !found;) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t k = (size_t)((nl ? nl : end) - p), room = LINE_CUT - line.len;
+			oa_buf_add(&line, p, k < room ? k : room);
+			if (!nl)
+				break;
+			found = oa_store_named_in(sn, line.data, line.len);
+			line.len = 0;
+			p = nl + 1;
+		}
 	}
-	free(buf);
+	if (!found && line.len)
+		found = oa_store_named_in(sn, line.data, line.len); /* a last line without newline */
+	oa_buf_free(&line);
 	close(fd);
 	return found;
 }
 
 bool oa_log_serves_store(const char *log_path, const char *store_root)
 {
-	char *needles[OA_STORE_NEEDLES_MAX];
-	size_t n = oa_store_log_needles(store_root, NULL, needles);
-	bool yes = mentions(log_path, needles, n);
-	for (size_t i = 0; i < n; i++)
-		free(needles[i]);
+	oa_store_names sn;
+	oa_store_names_init(&sn, store_root, NULL);
+	bool yes = mentions(log_path, &sn);
+	oa_store_names_free(&sn);
 	return yes;
 }
 
@@ -140,6 +137,8 @@ char **oa_logs_of_store(const char *store_root, size_t *n)
 	char **out = NULL;
 	struct stat seen[2];
 	size_t n_seen = 0;
+	oa_store_names sn;
+	oa_store_names_init(&sn, store_root, NULL);
 	for (size_t i = 0; i < 2; i++) {
 		if (dirs[i] && !seen_dir(dirs[i], seen, n_seen, &seen[n_seen])) {
 			n_seen++;
@@ -149,7 +148,7 @@ char **oa_logs_of_store(const char *store_root, size_t *n)
 			 * backup copy, a disk or a test fixture of the same owner is
 			 * not it. Keep only the files that show this store. */
 			for (size_t k = before; i == 1 && k < *n;) {
-				if (oa_log_serves_store(out[k], store_root)) {
+				if (mentions(out[k], &sn)) {
 					k++;
 					continue;
 				}
@@ -160,6 +159,7 @@ char **oa_logs_of_store(const char *store_root, size_t *n)
 		}
 		free(dirs[i]);
 	}
+	oa_store_names_free(&sn);
 	if (!*n) {
 		free(out);
 		out = NULL;

@@ -4,8 +4,10 @@
  * the quarantine, and the list rewrite of rm --child. */
 #include "ollama_audit/apply.h"
 #include "ollama_audit/prune.h"
+#include "ollama_audit/shared.h"
 #include "base/platform.h"
 #include "base/util.h"
+#include "space/junk_private.h"
 #include "space/listedit.h"
 #include "space/plan_file_private.h"
 #include "space/plan_path.h"
@@ -22,13 +24,20 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Remove a directory tree, never following a symlink, and never removing a
- * name whose inode is in `protect` (what a symlinked blob in use resolves
- * through): such a tree is left in part, with EBUSY. */
+/* Remove a directory tree, never following a symlink, never crossing a
+ * mount point (EXDEV: it stays, and what is mounted there), and never
+ * removing a name whose inode is in `protect` (what a symlinked blob in
+ * use resolves through): such a tree is left in part, with EBUSY. */
 static int remove_tree(int parent, const char *name, int depth, const oa_ino_set *protect)
 {
 	if (depth > 32) {
 		errno = ELOOP;
+		return -1;
+	}
+	struct stat top;
+	if (fstatat(parent, name, &top, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(top.st_mode) &&
+	    oa_is_mount_point(parent, name, &top)) {
+		errno = EXDEV;
 		return -1;
 	}
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -75,7 +84,8 @@ static int remove_tree(int parent, const char *name, int depth, const oa_ino_set
 	return unlinkat(parent, name, AT_REMOVEDIR);
 }
 
-typedef enum { R_DONE, R_SKIP, R_FAIL } outcome;
+/* R_UNSYNCED: done, but the directory sync that makes it last failed. */
+typedef enum { R_DONE, R_SKIP, R_FAIL, R_UNSYNCED } outcome;
 
 static void say(const oa_apply_opts *o, const char *verb, const oa_plan_entry *e, const char *why)
 {
@@ -106,7 +116,9 @@ typedef struct apply_ctx {
 	char **in_use;      /* sorted blob names */
 	size_t n_in_use;
 	oa_ino_set targets; /* what the symlinked blobs that stay resolve through */
-	const oa_plan_rewrite *rewrite; /* rm --child: the list tag to rewrite, or NULL */
+	const oa_plan *plan;    /* its list rewrites (rm --child, rm DIGEST), by path */
+	char halt[400];     /* why nothing more is removed (a failed directory sync), or "" */
+	int sync_errno;     /* that sync's error */
 } apply_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -138,8 +150,8 @@ static void in_use_build(apply_ctx *c, const oa_plan *p)
 		const oa_model *m = &s->models[i];
 		const char *key = m->rel_path;
 		bool removed = n_removed && key && bsearch(&key, removed_v, n_removed, sizeof *removed_v, cmp_str);
-		if (removed && !(p->rewrite && strcmp(m->rel_path, p->rewrite->path) == 0 &&
-		                 (m->sibling || m->is_list) && !row_is_child(m, p->rewrite->child)))
+		const oa_plan_rewrite *rw = removed ? plan_rewrite_at(p, m->rel_path) : NULL;
+		if (removed && !(rw && (m->sibling || m->is_list) && !row_is_child(m, rw->child)))
 			continue;
 		oa_blob **reach;
 		/* a rewritten list's rows: each child it keeps, with what that names */
@@ -296,6 +308,10 @@ static bool still_removable(apply_ctx *c, const oa_plan_entry *e, const oa_apply
 		snprintf(why, whylen, "a symlinked blob that a manifest uses resolves to it");
 		return false;
 	}
+	if (kind == PK_BLOB_TREE && oa_str_has_prefix(leaf, OA_SPLIT_DIR_PREFIX) && junk_tree_unnamed(c->s, pfd, leaf)) {
+		snprintf(why, whylen, "a file in it has no name in blobs/: perhaps the last link to a blob's bytes");
+		return false;
+	}
 	if ((kind == PK_BLOB_TREE || kind == PK_ROOT_TREE) && c->targets.n && tree_holds_target(c, pfd, leaf)) {
 		snprintf(why, whylen, "holds the target of a symlinked blob that a manifest uses (or "
 		         "cannot be read completely)");
@@ -335,14 +351,18 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 	}
 	int err = errno;
 	if (rc == 0 && kind == PK_MANIFEST) {
-		fsync(pfd); /* the manifest is gone for good before any of its blobs goes */
 		c->refresh_due = true;
+		/* the manifest is gone for good before any of its blobs goes */
+		if (fsync(pfd) < 0) {
+			c->sync_errno = errno;
+			return R_UNSYNCED;
+		}
 	}
-	if (rc < 0) {
+	if (rc < 0 && err == EXDEV)
+		snprintf(why, whylen, "%s", OA_MOUNT_POINT_KEPT);
+	else if (rc < 0)
 		snprintf(why, whylen, "%s", strerror(err));
-		return R_FAIL;
-	}
-	return R_DONE;
+	return rc < 0 ? R_FAIL : R_DONE;
 }
 
 /* rm --child: the tag, still the list planned, gets its new bytes (a new
@@ -353,7 +373,7 @@ static outcome remove_entry(apply_ctx *c, path_kind kind, quarantine *q, json_t 
 static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
                            json_t *qe, int pfd, const char *leaf, char *why, size_t whylen)
 {
-	const oa_plan_rewrite *rw = c->rewrite;
+	const oa_plan_rewrite *rw = plan_rewrite_at(c->plan, e->path);
 	const list_new n = { .kind = rw->kind, .old_hex = rw->old_list, .hex = rw->new_list, .bytes = rw->bytes,
 	                     .len = rw->len, .link_target = rw->link_target };
 	outcome oc;
@@ -371,9 +391,9 @@ static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_
 		snprintf(why, whylen, "the tag changed just before the rewrite: not replaced");
 		return R_SKIP;
 	}
+	const char *stored = q ? quarantine_stored_name(qe) : NULL;
 	if (q) {
-		const char *stored = json_string_value(json_object_get(qe, "stored")) + strlen("files/");
-		if (linkat(pfd, leaf, q->files_fd, stored, 0) < 0) {
+		if (!stored || linkat(pfd, leaf, q->files_fd, stored, 0) < 0) {
 			snprintf(why, whylen, "cannot keep the old tag in the quarantine: %s", strerror(errno));
 			unlinkat(pfd, tmp, 0);
 			return R_FAIL;
@@ -383,16 +403,42 @@ static outcome rewrite_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_
 	if (renameat(pfd, tmp, pfd, leaf) < 0) {
 		snprintf(why, whylen, "cannot rename the new tag over it: %s", strerror(errno));
 		unlinkat(pfd, tmp, 0);
+		/* the old tag stays: its link in the quarantine has nothing to
+		 * restore (one that cannot go is counted and emptied as held) */
+		if (q)
+			(void)unlinkat(q->files_fd, stored, 0);
 		return R_FAIL;
 	}
-	fsync(pfd); /* the list no longer names the child before any of its blobs goes */
 	c->refresh_due = true;
+	/* the list no longer names the child before any of its blobs goes */
+	if (fsync(pfd) < 0) {
+		c->sync_errno = errno;
+		return R_UNSYNCED;
+	}
 	return R_DONE;
+}
+
+/* The entry went but the sync that makes that last failed (c->sync_errno):
+ * nothing after it goes, since a crash could bring it back without what it
+ * needs. why becomes what is said of the entry. */
+static void halt_after(apply_ctx *c, const oa_plan_entry *e, bool moved, char *why, size_t whylen)
+{
+	const char *err = strerror(c->sync_errno);
+	char *p = oa_escape(e->path, strlen(e->path));
+	snprintf(c->halt, sizeof c->halt, "not removed: syncing the directory of %s failed after it went (%s), "
+	         "so a crash could bring it back without what this removes", p, err);
+	free(p);
+	snprintf(why, whylen, "%s, but syncing its directory failed (%s): nothing after it is removed",
+	         plan_is_rewrite(e) ? "rewritten" : moved ? "moved" : "removed", err);
 }
 
 static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_opts *o, quarantine *q,
                          json_t *qe, char *why, size_t whylen)
 {
+	if (c->halt[0]) {
+		snprintf(why, whylen, "%s", c->halt);
+		return R_SKIP;
+	}
 	/* What may be done is decided from the path alone, whatever the plan says. */
 	path_kind kind = plan_path_kind(c->command, e->path, e->type);
 	if (kind == PK_BAD) {
@@ -413,11 +459,13 @@ static outcome apply_one(apply_ctx *c, const oa_plan_entry *e, const oa_apply_op
 		return errno == ENOENT ? R_SKIP : R_FAIL;
 	}
 	outcome oc;
-	if (kind == PK_MANIFEST && c->rewrite && plan_is_rewrite(e) && strcmp(e->path, c->rewrite->path) == 0)
+	if (kind == PK_MANIFEST && plan_is_rewrite(e) && plan_rewrite_at(c->plan, e->path))
 		oc = rewrite_one(c, e, o, q, qe, pfd, leaf, why, whylen);
 	else if (still_removable(c, e, o, kind, pfd, leaf, &oc, why, whylen))
 		oc = remove_entry(c, kind, q, qe, pfd, leaf, why, whylen);
 	close(pfd);
+	if (oc == R_UNSYNCED)
+		halt_after(c, e, q != NULL, why, whylen);
 	return oc;
 }
 
@@ -512,11 +560,30 @@ static bool refused_for_servers(const oa_store *s, const oa_plan *p, bool force,
 	return true;
 }
 
+/* Refusal 3: blobs/ is a symlink whose owner, or a store on the way,
+ * cannot be found (shared.h). With force, a note. */
+static bool refused_for_unfound(const oa_store *s, const oa_plan *p, bool force, char *why, size_t whylen,
+                                oa_apply_refusal *r)
+{
+	char unfound[400];
+	if (!oa_peers_unfound(s, unfound, sizeof unfound))
+		return false;
+	if (force && r)
+		refusal_add(&r->notes, &r->n_notes, "%s; going on because of --force: no complete blob is removed",
+		            unfound);
+	if (!force)
+		snprintf(why, whylen, "refusing to %s: %s, so what the stores sharing its blob files reference "
+		         "cannot be told; pass --force to go on without removing any complete blob", p->command,
+		         unfound);
+	return !force;
+}
+
 bool oa_plan_refusal(oa_store *s, const oa_plan *p, bool force, oa_apply_refusal *r)
 {
 	*r = (oa_apply_refusal){ 0 };
 	/* then what --force never passes (a store without manifests) */
 	r->refused = refused_for_blockers(s, p, force, r) || refused_for_servers(s, p, force, r) ||
+	             refused_for_unfound(s, p, force, r->why, sizeof r->why, r) ||
 	             oa_plan_check(s, p, true, r->why, sizeof r->why) < 0;
 	return r->refused;
 }
@@ -543,6 +610,8 @@ int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t e
 	}
 	if (force)
 		return 0;
+	if (refused_for_unfound(s, p, false, err, errlen, NULL))
+		return -1;
 	oa_blocker *b;
 	size_t nb = oa_plan_blockers(s, p, &b);
 	free(b);
@@ -572,9 +641,10 @@ int oa_plan_check(oa_store *s, const oa_plan *p, bool force, char *err, size_t e
 static json_t *quarantine_entry_json(const oa_plan *p, const oa_plan_entry *e)
 {
 	json_t *x = plan_entry_json(e);
-	if (p->rewrite && plan_is_rewrite(e) && strcmp(e->path, p->rewrite->path) == 0) {
-		json_object_set_new(x, "rewritten_to", json_sprintf("sha256:%s", p->rewrite->new_list));
-		json_object_set_new(x, "child_removed", json_sprintf("sha256:%s", p->rewrite->child));
+	const oa_plan_rewrite *rw = plan_is_rewrite(e) ? plan_rewrite_at(p, e->path) : NULL;
+	if (rw) {
+		json_object_set_new(x, "rewritten_to", json_sprintf("sha256:%s", rw->new_list));
+		json_object_set_new(x, "child_removed", json_sprintf("sha256:%s", rw->child));
 	}
 	return x;
 }
@@ -597,20 +667,49 @@ static void begin_operation(quarantine *q, const oa_plan *p)
 	quarantine_begin_op(q, p->command, p->rewrite ? p->rewrite->runner : NULL, models, p->todo.n, p->allocated);
 }
 
+/* Count and say what became of one entry. */
+static void tally(oa_apply_result *r, const oa_apply_opts *o, const oa_plan_entry *e, size_t i, outcome oc,
+                  quarantine *q, json_t *qe, const char *why)
+{
+	/* A move frees nothing until the quarantine is deleted. */
+	if ((oc == R_DONE || oc == R_UNSYNCED) && q && !e->empty_dir) {
+		r->moved += e->allocated;
+	} else if (oc == R_DONE || oc == R_UNSYNCED) {
+		r->freed += e->freed;
+		if (o->freed_each)
+			o->freed_each[i] = e->freed;
+	}
+	if (oc == R_DONE) {
+		r->done++;
+		say(o, plan_is_rewrite(e) ? "rewrote" : q ? (e->empty_dir ? "removed" : "moved") : "removed", e, NULL);
+		return;
+	}
+	if (oc == R_SKIP)
+		r->skipped++;
+	else
+		r->failed++;
+	/* an unsynced entry did move: the quarantine holds it */
+	if (q && oc != R_UNSYNCED)
+		quarantine_set_state(q, qe, oc == R_SKIP ? "skipped" : "failed");
+	say(o, oc == R_SKIP ? "skipped" : "FAILED", e, why);
+}
+
 static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_apply_result *r,
                       char *err, size_t errlen)
 {
 	apply_ctx ctx = { .s = s, .command = p->command, .o = o, .refs = oa_refcache_new(s), .refresh_due = true,
-	                  .rewrite = p->rewrite };
+	                  .plan = p };
 	quarantine q;
 	bool use_q = o->quarantine != NULL;
 	if (oa_plan_check(s, p, o->force, err, errlen) < 0 ||
-	    (use_q && quarantine_open(s, o->quarantine, &q, err, errlen) < 0)) {
+	    (use_q && quarantine_open(s, o->quarantine, o->no_lock, &q, err, errlen) < 0)) {
 		apply_ctx_free(&ctx);
 		return -1;
 	}
-	if (use_q)
+	if (use_q) {
+		r->unlocked |= q.unlocked;
 		begin_operation(&q, p);
+	}
 	struct stat blst;
 	ctx.blobs_linked = fstatat(s->root_fd, "blobs", &blst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(blst.st_mode);
 	in_use_build(&ctx, p);
@@ -644,24 +743,7 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 			const oa_plan_entry *e = &p->todo.v[i];
 			char why[512] = "";
 			outcome oc = apply_one(&ctx, e, o, use_q ? &q : NULL, qes[i], why, sizeof why);
-			if (oc == R_DONE) {
-				r->done++;
-				/* A move frees nothing until the quarantine is deleted. */
-				if (use_q && !e->empty_dir)
-					r->moved += e->allocated;
-				else
-					r->freed += e->freed;
-				say(o, plan_is_rewrite(e) ? "rewrote" : use_q ? (e->empty_dir ? "removed" : "moved") : "removed", e,
-				    NULL);
-			} else {
-				if (oc == R_SKIP)
-					r->skipped++;
-				else
-					r->failed++;
-				if (use_q)
-					quarantine_set_state(&q, qes[i], oc == R_SKIP ? "skipped" : "failed");
-				say(o, oc == R_SKIP ? "skipped" : "FAILED", e, why);
-			}
+			tally(r, o, e, i, oc, use_q ? &q : NULL, qes[i], why);
 		}
 		if (use_q && quarantine_flush(&q, err, errlen) < 0) {
 			free(qes);
@@ -678,16 +760,16 @@ static int apply_plan(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_
 	int rc = use_q ? quarantine_commit(&q, err, errlen) : 0;
 	if (use_q) {
 		snprintf(r->operation, sizeof r->operation, "%s", q.op);
-		quarantine_held(q.entries, &r->quarantine_entries, &r->quarantine_bytes);
+		quarantine_held(q.files_fd, q.entries, &r->quarantine_entries, &r->quarantine_bytes);
 		quarantine_close(&q);
 	}
 	apply_ctx_free(&ctx);
 	return rc;
 }
 
-int oa_store_write_lock(const oa_store *s, char *err, size_t errlen)
+int oa_store_write_lock(const oa_store *s, bool no_lock, char *err, size_t errlen)
 {
-	return apply_lock(s->root_fd, s->root, err, errlen);
+	return apply_lock(s->root_fd, s->root, no_lock, err, errlen);
 }
 
 void oa_store_write_unlock(const oa_store *s)
@@ -701,8 +783,14 @@ int oa_plan_apply(oa_store *s, const oa_plan *p, const oa_apply_opts *o, oa_appl
                   char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
-	if (check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0 || oa_store_write_lock(s, err, errlen) < 0)
+	if (o->freed_each)
+		memset(o->freed_each, 0, p->todo.n * sizeof *o->freed_each);
+	r->freed_each = o->freed_each;
+	int locked = check_top_dirs(s, p, o->quarantine != NULL, err, errlen) < 0 ? -1 :
+	             oa_store_write_lock(s, o->no_lock, err, errlen);
+	if (locked < 0)
 		return -1;
+	r->unlocked = locked > 0;
 	int rc = apply_plan(s, p, o, r, err, errlen);
 	oa_store_write_unlock(s);
 	return rc;

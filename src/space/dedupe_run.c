@@ -2,19 +2,27 @@
  * uses, applying it under the write locks, the outcome (dedupe_run.h). */
 #include "ollama_audit/dedupe_run.h"
 #include "ollama_audit/apply.h"
+#include "ollama_audit/shared.h"
 #include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The actions and bytes a --hardlink plan would have. */
-static void hardlink_alternative(oa_store *const *sv, const oa_dupes *d, size_t *n, uint64_t *bytes)
+/* The actions and bytes a --hardlink plan would have; refused (may be
+ * NULL): the actions it would refuse between owners, and their bytes. */
+static void hardlink_alternative(oa_store *const *sv, const oa_dupes *d, size_t *n, uint64_t *bytes,
+                                 size_t *refused, uint64_t *refused_bytes)
 {
 	oa_dedupe_plan h;
 	oa_dedupe_plan_build(sv, d, OA_DEDUPE_HARDLINK, &h);
 	*n = 0;
-	for (size_t i = 0; i < h.n; i++)
+	for (size_t i = 0; i < h.n; i++) {
 		*n += h.v[i].status == OA_DD_PLANNED;
+		if (refused && h.v[i].status == OA_DD_REFUSED_OWNER) {
+			++*refused;
+			*refused_bytes += h.v[i].bytes;
+		}
+	}
 	*bytes = h.bytes;
 	oa_dedupe_plan_free(&h);
 }
@@ -28,7 +36,7 @@ uint64_t oa_dedupe_can_free(oa_store *const *sv, const oa_dupes *d, bool *hardli
 	oa_dedupe_plan_free(&p);
 	size_t n;
 	uint64_t links;
-	hardlink_alternative(sv, d, &n, &links);
+	hardlink_alternative(sv, d, &n, &links, NULL, NULL);
 	*hardlink = links > reflink;
 	return *hardlink ? links : reflink;
 }
@@ -44,7 +52,8 @@ void oa_dedupe_plan_make(oa_store *const *sv, const oa_dupes *d, oa_dedupe_how h
 		o->alternative |= p->v[i].status == OA_DD_UNSUPPORTED;
 	}
 	if (o->alternative)
-		hardlink_alternative(sv, d, &o->hardlink_planned, &o->hardlink_planned_bytes);
+		hardlink_alternative(sv, d, &o->hardlink_planned, &o->hardlink_planned_bytes, &o->hardlink_refused_owner,
+		                     &o->hardlink_refused_owner_bytes);
 }
 
 static bool planned_on(const oa_dedupe_plan *p, size_t store)
@@ -115,28 +124,60 @@ static void apply_actions(oa_dedupe_plan *p, oa_store *const *sv, volatile sig_a
 	}
 }
 
+/* Store a before store b in the one order every run locks them in: device,
+ * then inode of the root. */
+static int cmp_root(const void *x, const void *y)
+{
+	const oa_store *a = *(oa_store *const *)x, *b = *(oa_store *const *)y;
+	if (a->root_st.st_dev != b->root_st.st_dev)
+		return a->root_st.st_dev < b->root_st.st_dev ? -1 : 1;
+	return a->root_st.st_ino < b->root_st.st_ino ? -1 : a->root_st.st_ino > b->root_st.st_ino;
+}
+
+/* Whether a store that would change shares its blob files with one that
+ * cannot be found (shared.h); err says which, unless p->force. */
+static bool owner_unfound(const oa_dedupe_plan *p, oa_store *const *sv, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n && !p->force; i++) {
+		char why[400];
+		if (sv[i] && planned_on(p, i) && oa_peers_unfound(sv[i], why, sizeof why)) {
+			snprintf(err, errlen, "refusing to dedupe: %s: %s; pass --force to go on", sv[i]->root, why);
+			return true;
+		}
+	}
+	return false;
+}
+
 int oa_dedupe_apply_all(oa_dedupe_plan *p, oa_store *const *sv, size_t n, volatile sig_atomic_t *interrupt,
                         char *err, size_t errlen)
 {
-	size_t locked = 0;
+	if (owner_unfound(p, sv, n, err, errlen))
+		return -1;
+	/* Each store once, in one order (device, inode): two runs naming the
+	 * same stores in another order never hold one each and wait for the
+	 * other. */
+	oa_store **order = oa_xcalloc(n ? n : 1, sizeof *order);
+	size_t m = 0, locked = 0;
+	for (size_t i = 0; i < n; i++)
+		if (sv[i])
+			order[m++] = sv[i];
+	qsort(order, m, sizeof *order, cmp_root);
 	int rc = 0;
-	for (; locked < n; locked++) {
-		if (!sv[locked])
-			continue;
-		bool again = false; /* the same store twice: one flock would wait on the other */
-		for (size_t k = 0; k < locked; k++)
-			again |= sv[k] && sv[k]->root_st.st_dev == sv[locked]->root_st.st_dev &&
-			         sv[k]->root_st.st_ino == sv[locked]->root_st.st_ino;
-		if (!again && oa_store_write_lock(sv[locked], err, errlen) < 0) {
+	for (; locked < m; locked++) {
+		if (locked && cmp_root(&order[locked - 1], &order[locked]) == 0)
+			continue; /* the same store twice: one flock would wait on the other */
+		int got = oa_store_write_lock(order[locked], p->no_lock, err, errlen);
+		if (got < 0) {
 			rc = -1;
 			break;
 		}
+		p->unlocked |= got > 0;
 	}
 	if (rc == 0)
 		apply_actions(p, sv, interrupt);
 	for (size_t i = 0; i < locked; i++)
-		if (sv[i])
-			oa_store_write_unlock(sv[i]);
+		oa_store_write_unlock(order[i]);
+	free(order);
 	return rc;
 }
 

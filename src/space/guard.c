@@ -25,9 +25,13 @@ int oa_store_in_use(const oa_store *s, oa_store_user *users, int max, char *why,
 	return n;
 }
 
-/* The manifests that block a prune (the server skips its own for them). */
+/* The manifests that block a prune (the server skips its own for them);
+ * not rm --child's own temp tag, which is junk prune removes. */
 static bool is_blocker(const oa_finding *f)
 {
+	const char *leaf = f->path ? strrchr(f->path, '/') : NULL;
+	if (f->id == OA_FINDING_PRUNE_BLOCKER && leaf && oa_is_tag_rewrite_temp(leaf + 1))
+		return false;
 	return f->id == OA_FINDING_PRUNE_BLOCKER ||
 	       (f->id == OA_FINDING_UNREADABLE && f->path && oa_str_has_prefix(f->path, "manifests"));
 }

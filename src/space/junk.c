@@ -1,5 +1,6 @@
 /* junk.c - the junk taxonomy and the conservative reference set (junk.h). */
 #include "ollama_audit/junk.h"
+#include "space/junk_private.h"
 #include "space/refs_private.h"
 #include "base/platform.h"
 #include "base/util.h"
@@ -353,10 +354,13 @@ void oa_usage_sum(const oa_usage *const *v, size_t n, uint64_t *apparent, uint64
 	free(all);
 }
 
-/* oa_dir_usage, and whether any inode of the tree is in `protect`. */
+/* oa_dir_usage, with the apparent bytes of what it alone holds
+ * (freed_apparent, may be NULL), and whether any inode of the tree is in
+ * `protect`. */
 static bool dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
-                      uint64_t *freed, const oa_ino_set *protect)
+                      uint64_t *freed, uint64_t *freed_apparent, const oa_ino_set *protect)
 {
+	uint64_t fa = 0;
 	*apparent = *allocated = *freed = 0;
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -371,20 +375,24 @@ static bool dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t 
 		size_t j = i;
 		while (j < u.n && u.v[j].dev == u.v[i].dev && u.v[j].ino == u.v[i].ino)
 			j++;
-		if (u.v[i].is_dir || j - i >= (size_t)u.v[i].nlink)
+		if (u.v[i].is_dir || j - i >= (size_t)u.v[i].nlink) {
 			*freed += u.v[i].allocated;
+			fa += u.v[i].apparent;
+		}
 		if (protect && oa_ino_set_has(protect, u.v[i].dev, u.v[i].ino))
 			hit = true;
 		i = j;
 	}
 	oa_usage_free(&u);
+	if (freed_apparent)
+		*freed_apparent = fa;
 	return hit;
 }
 
 void oa_dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
                   uint64_t *freed)
 {
-	dir_usage(dirfd, name, apparent, allocated, freed, NULL);
+	dir_usage(dirfd, name, apparent, allocated, freed, NULL, NULL);
 }
 
 /* ---- the taxonomy -------------------------------------------------------------- */
@@ -407,6 +415,7 @@ static oa_junk *junk_add(oa_junk_list *j, enum oa_junk_cat cat, enum oa_junk_whe
 		e->apparent = (uint64_t)lst->st_size;
 		e->allocated = (uint64_t)lst->st_blocks * 512;
 		e->freed_alone = lst->st_nlink <= 1 || e->is_dir ? e->allocated : 0;
+		e->apparent_alone = e->is_dir ? e->apparent : 0;
 		if (!e->is_dir && lst->st_nlink > 1)
 			e->note = "hardlinked: removing this name frees no space while another link exists";
 		e->age = now - (double)oa_stat_mtime_ns(lst) / 1e9;
@@ -521,11 +530,45 @@ static bool empty_tree(oa_junk_list *j, int dirfd, const char *rel, double now, 
 	return empty;
 }
 
+/* Whether blobs/ still names the file (dev, ino): a blob the scan saw with
+ * it, looked at again now. */
+static bool blob_named(const oa_store *s, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
+		const oa_blob *b = &s->blobs[i];
+		struct stat st;
+		if (!b->is_symlink && b->st.dev == dev && b->st.ino == ino &&
+		    fstatat(s->blobs_fd, b->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (uint64_t)st.st_dev == dev &&
+		    (uint64_t)st.st_ino == ino)
+			return true;
+	}
+	return false;
+}
+
+bool junk_tree_unnamed(const oa_store *s, int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return true; /* cannot tell: as if it did */
+	oa_usage u;
+	oa_usage_walk(fd, &u);
+	close(fd);
+	bool unnamed = u.incomplete;
+	for (size_t i = 0; i < u.n && !unnamed; i++)
+		unnamed = !u.v[i].is_dir && !blob_named(s, (uint64_t)u.v[i].dev, (uint64_t)u.v[i].ino);
+	oa_usage_free(&u);
+	return unnamed;
+}
+
 static const char *const target_keep = "a symlinked blob that a manifest uses resolves to it: removing it "
                                        "would break that blob";
 static const char *const holds_keep = "holds the target of a symlinked blob that a manifest uses";
 static const char *const incomplete_keep = "not every manifest can be read: no complete blob can be "
                                            "proven unreferenced";
+
+static const char *const unnamed_keep = "a file in it has no name in blobs/ (its blob is gone, these may be "
+                                          "the last links to its bytes): link it back into blobs/ if a manifest "
+                                          "names it, else remove it yourself";
 
 static const char *const links_keep = "it has hard links outside this store, which may be another "
                                       "store's: it cannot be proven unreferenced";
@@ -563,7 +606,8 @@ static bool blob_category(oa_store *s, const oa_refset *refs, oa_blob *b, enum o
 	case OA_BLOB_VALID:
 		if (b->refs > 0)
 			return false;
-		*cat = oa_blob_looks_like_manifest(s, b) ? OA_JUNK_MANIFEST_BLOB : OA_JUNK_ORPHAN;
+		/* where tags reach manifest blobs (manifests-v2/), one no tag reaches is an orphan */
+		*cat = !s->has_manifests_v2 && oa_blob_looks_like_manifest(s, b) ? OA_JUNK_MANIFEST_BLOB : OA_JUNK_ORPHAN;
 		if (oa_refset_has(refs, b->hex))
 			*keep = refs->n_shared ? "a file under manifests/ or manifests-v2/ here, or in a store "
 			                         "sharing these blob files, reaches this digest" :
@@ -578,6 +622,7 @@ static bool blob_category(oa_store *s, const oa_refset *refs, oa_blob *b, enum o
 	case OA_BLOB_CREATE_TEMP:
 	case OA_BLOB_QUANT_TEMP:
 	case OA_BLOB_TEMP_DIR:
+	case OA_BLOB_SPLIT_DIR:
 		*cat = OA_JUNK_TEMP;
 		break;
 	case OA_BLOB_LEGACY:
@@ -663,13 +708,15 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 	}
 	if (have && e->is_dir) {
 		uint64_t ap, al, fr;
-		if (dir_usage(s->blobs_fd, b->name, &ap, &al, &fr, targets) && !e->keep)
+		if (dir_usage(s->blobs_fd, b->name, &ap, &al, &fr, &e->apparent_alone, targets) && !e->keep)
 			e->keep = holds_keep;
 		e->apparent = ap;
 		e->allocated = al;
 		e->freed_alone = fr;
 		if (fr < al)
 			e->note = "holds hard links to blobs: removing it frees only what is not linked elsewhere";
+		if (!e->keep && b->cls == OA_BLOB_SPLIT_DIR && junk_tree_unnamed(s, s->blobs_fd, b->name))
+			e->keep = unnamed_keep;
 	}
 	if (cat == OA_JUNK_PARTIAL && b->hex[0])
 		add_partial(j, s, b, e);
@@ -743,7 +790,7 @@ static void collect_root_temps(oa_store *s, double now, const oa_ino_set *target
 		oa_junk *x = junk_add(j, OA_JUNK_TEMP, OA_IN_ROOT, oa_xstrdup(e->d_name), "temp-dir",
 		                      &lst, now);
 		uint64_t ap, al, fr;
-		if (dir_usage(s->root_fd, e->d_name, &ap, &al, &fr, targets) ||
+		if (dir_usage(s->root_fd, e->d_name, &ap, &al, &fr, &x->apparent_alone, targets) ||
 		    oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
 			x->keep = holds_keep;
 		x->apparent = ap;
@@ -754,19 +801,21 @@ static void collect_root_temps(oa_store *s, double now, const oa_ino_set *target
 }
 
 /* Files the scan found outside blobs/ that are junk by name: interrupted
- * manifests-v2 tag writes (.manifest-*) and metadata caches whose blob is
- * gone. Temps: prune removes them after the grace period. */
+ * manifests-v2 tag writes (.manifest-*), metadata caches whose blob is
+ * gone and metadata cache writes never renamed. Temps: prune removes them
+ * after the grace period. */
 static void collect_store_files(oa_store *s, double now, oa_junk_list *j)
 {
-	for (int pass = 0; pass < 2; pass++) {
-		char **v = pass ? s->stale_metadata : s->v2_temps;
-		size_t n = pass ? s->n_stale_metadata : s->n_v2_temps;
+	static const char *const kinds[] = { "manifest-temp", "stale-metadata", "metadata-temp" };
+	for (int pass = 0; pass < 3; pass++) {
+		char **v = pass == 0 ? s->v2_temps : pass == 1 ? s->stale_metadata : s->metadata_temps;
+		size_t n = pass == 0 ? s->n_v2_temps : pass == 1 ? s->n_stale_metadata : s->n_metadata_temps;
 		for (size_t i = 0; i < n; i++) {
 			struct stat lst;
 			if (fstatat(s->root_fd, v[i], &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lst.st_mode))
 				continue;
-			junk_add(j, OA_JUNK_TEMP, pass ? OA_IN_ROOT : OA_IN_MANIFESTS, oa_xstrdup(v[i]),
-			         pass ? "stale-metadata" : "manifest-temp", &lst, now);
+			junk_add(j, OA_JUNK_TEMP, pass ? OA_IN_ROOT : OA_IN_MANIFESTS, oa_xstrdup(v[i]), kinds[pass],
+			         &lst, now);
 		}
 	}
 }
@@ -796,8 +845,9 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 	for (size_t i = 0; i < j->n; i++) {
 		oa_junk *e = &j->v[i];
 		j->count[e->cat]++;
-		j->apparent[e->cat] += e->apparent;
-		j->allocated[e->cat] += e->allocated;
+		/* a directory's hard links to blobs are counted where those blobs are */
+		j->apparent[e->cat] += e->is_dir ? e->apparent_alone : e->apparent;
+		j->allocated[e->cat] += e->is_dir ? e->freed_alone : e->allocated;
 	}
 }
 

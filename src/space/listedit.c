@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 char *list_without_child(const uint8_t *bytes, size_t len, const char *child, size_t *out_len, size_t *left,
-                         char *err, size_t errlen)
+                         size_t *removed_out, char *err, size_t errlen)
 {
 	json_error_t jerr;
 	json_t *o = json_loadb((const char *)bytes, len, JSON_DISABLE_EOF_CHECK, &jerr);
@@ -43,6 +43,7 @@ char *list_without_child(const uint8_t *bytes, size_t len, const char *child, si
 		goto done;
 	}
 	*left = json_array_size(v);
+	*removed_out = removed;
 	out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	*out_len = out ? strlen(out) : 0;
 done:
@@ -141,13 +142,40 @@ static int write_new(int dirfd, const char *name, const char *bytes, size_t len,
 	return rc;
 }
 
+/* A temporary name no other run uses: prefix, this process's id, sep, then
+ * a number that changes with the time and each attempt (a kill leaves the
+ * name of a dead process, which may come back with the same id). */
+static void temp_name(char *buf, size_t size, const char *prefix, const char *sep, unsigned attempt)
+{
+	static long long stamp;
+	if (!stamp)
+		stamp = (long long)(oa_wall_now_ns() % 1000000000000LL);
+	snprintf(buf, size, "%s%ld%s%lld", prefix, (long)getpid(), sep, stamp + attempt);
+}
+
+#define TEMP_ATTEMPTS 16u
+
+/* write_new under a fresh temp_name of prefix in dirfd (tmp gets it),
+ * another name while one is taken. */
+static int write_new_temp(int dirfd, const char *prefix, char *tmp, size_t tmplen, const char *bytes, size_t len,
+                          mode_t mode, const struct stat *owner)
+{
+	static unsigned attempt;
+	int rc = -1;
+	for (unsigned i = 0; i < TEMP_ATTEMPTS; i++) {
+		temp_name(tmp, tmplen, prefix, "", attempt++);
+		if ((rc = write_new(dirfd, tmp, bytes, len, mode, owner)) == 0 || errno != EEXIST)
+			break;
+	}
+	return rc;
+}
+
 /* blobs/sha256-<new_list>: there with these bytes already, or written. */
 static int blob_write(const oa_store *s, const list_new *rw, const struct stat *owner, char *why,
                       size_t whylen)
 {
 	char name[80], tmp[96];
 	snprintf(name, sizeof name, "sha256-%s", rw->hex);
-	snprintf(tmp, sizeof tmp, "%s.tmp", name);
 	struct stat st;
 	for (int tries = 0; tries < 2; tries++) {
 		if (fstatat(s->blobs_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -158,7 +186,9 @@ static int blob_write(const oa_store *s, const list_new *rw, const struct stat *
 		}
 		if (tries)
 			break;
-		if (write_new(s->blobs_fd, tmp, rw->bytes, rw->len, 0644, owner) < 0) {
+		/* create's temp form, sha256-<digits>: prune removes one a kill
+		 * leaves after the grace period, and no two runs share it */
+		if (write_new_temp(s->blobs_fd, "sha256-", tmp, sizeof tmp, rw->bytes, rw->len, 0644, owner) < 0) {
 			snprintf(why, whylen, "cannot write blobs/%s: %s", tmp, strerror(errno));
 			return -1;
 		}
@@ -179,6 +209,25 @@ static int blob_write(const oa_store *s, const list_new *rw, const struct stat *
 	return -1;
 }
 
+/* The new tag as pfd/tmp, of the old one's kind. 0, or -1 with errno
+ * (EEXIST: the name is taken). */
+static int tag_temp_make(const oa_store *s, int pfd, const list_new *rw, const struct stat *old, const char *tmp)
+{
+	if (rw->kind == 'l') {
+		if (symlinkat(rw->link_target, pfd, tmp) < 0)
+			return -1;
+		if (geteuid() == 0)
+			(void)fchownat(pfd, tmp, old->st_uid, old->st_gid, AT_SYMLINK_NOFOLLOW);
+		return 0;
+	}
+	if (rw->kind == 'h') {
+		char blob[80];
+		snprintf(blob, sizeof blob, "sha256-%s", rw->hex);
+		return linkat(s->blobs_fd, blob, pfd, tmp, 0);
+	}
+	return write_new(pfd, tmp, rw->bytes, rw->len, old->st_mode & 07777, old);
+}
+
 int list_tag_prepare(const oa_store *s, int pfd, const list_new *rw, const struct stat *old, char tmp[64],
                      char *why, size_t whylen)
 {
@@ -187,18 +236,12 @@ int list_tag_prepare(const oa_store *s, int pfd, const list_new *rw, const struc
 			snprintf(why, whylen, "the store has no blobs/");
 		return -1;
 	}
-	snprintf(tmp, 64, ".manifest-oa%ld", (long)getpid());
-	char blob[80];
-	snprintf(blob, sizeof blob, "sha256-%s", rw->hex);
-	int rc;
-	if (rw->kind == 'l') {
-		rc = symlinkat(rw->link_target, pfd, tmp);
-		if (rc == 0 && geteuid() == 0)
-			(void)fchownat(pfd, tmp, old->st_uid, old->st_gid, AT_SYMLINK_NOFOLLOW);
-	} else if (rw->kind == 'h') {
-		rc = linkat(s->blobs_fd, blob, pfd, tmp, 0);
-	} else {
-		rc = write_new(pfd, tmp, rw->bytes, rw->len, old->st_mode & 07777, old);
+	int rc = -1;
+	static unsigned attempt;
+	for (unsigned i = 0; i < TEMP_ATTEMPTS; i++) {
+		temp_name(tmp, 64, OA_TAG_REWRITE_TEMP, "-", attempt++);
+		if ((rc = tag_temp_make(s, pfd, rw, old, tmp)) == 0 || errno != EEXIST)
+			break;
 	}
 	if (rc < 0) {
 		snprintf(why, whylen, "cannot make the new tag %s: %s", tmp, strerror(errno));

@@ -13,9 +13,10 @@
 /* The list's bytes without the entries whose digest is child, as 0.40
  * writes a list (json.Marshal: compact, no newline); every other member
  * and entry kept, in order. NULL with err when the bytes are not a list
- * or no entry names child. *left: how many entries remain. */
+ * or no entry names child. *left: how many entries remain; *removed: how
+ * many named child (a list may name it more than once). */
 char *list_without_child(const uint8_t *bytes, size_t len, const char *child, size_t *out_len, size_t *left,
-                         char *err, size_t errlen);
+                         size_t *removed, char *err, size_t errlen);
 
 /* What the tag becomes (prune.h: oa_plan_rewrite says it in full). */
 typedef struct list_new {

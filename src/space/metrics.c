@@ -17,7 +17,8 @@ enum oa_blob_state oa_blob_state_of(const oa_blob *b)
 	case OA_BLOB_TMP:
 	case OA_BLOB_CREATE_TEMP:
 	case OA_BLOB_QUANT_TEMP:
-	case OA_BLOB_TEMP_DIR: return OA_BLOB_STATE_TEMP;
+	case OA_BLOB_TEMP_DIR:
+	case OA_BLOB_SPLIT_DIR: return OA_BLOB_STATE_TEMP;
 	default: return OA_BLOB_STATE_FOREIGN;
 	}
 }

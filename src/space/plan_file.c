@@ -38,7 +38,10 @@ json_t *plan_entry_json(const oa_plan_entry *e)
 	json_object_set_new(o, "mtime", json_string(mt));
 	json_object_set_new(o, "age_seconds", json_integer((json_int_t)e->age));
 	json_object_set_new(o, "disk_bytes", json_integer((json_int_t)e->allocated));
+	/* planned: what removing it frees, given the rest of the plan; in a
+	 * plan file (plan/2) freed_bytes says the same, as it always did */
 	json_object_set_new(o, "freed_bytes", json_integer((json_int_t)e->freed));
+	json_object_set_new(o, "planned_bytes", json_integer((json_int_t)e->freed));
 	json_object_set_new(o, "model", e->model ? json_string(e->model) : json_null());
 	json_object_set_new(o, "note", e->note ? json_string(e->note) : json_null());
 	return o;
@@ -56,10 +59,11 @@ static json_t *rewrite_json(const oa_plan_rewrite *rw)
 	for (char *save = NULL, *w = strtok_r(runners, ", ", &save); w; w = strtok_r(NULL, ", ", &save))
 		json_array_append_new(kept, json_string(w));
 	free(runners);
-	return json_pack("{s:s, s:s, s:s+, s:o, s:s+, s:s+, s:s, s:b, s:s?}", "path", rw->path, "child_removed",
-	                 rw->runner, "child_digest", "sha256:", rw->child, "children_kept", kept, "list_digest",
-	                 "sha256:", rw->old_list, "new_list_digest", "sha256:", rw->new_list, "tag_kind", k,
-	                 "anchor_removed", rw->anchor_removed, "anchor", rw->anchor);
+	return json_pack("{s:s, s:s, s:s+, s:o, s:I, s:s+, s:s+, s:s, s:b, s:s?}", "path", rw->path, "child_removed",
+	                 rw->runner, "child_digest", "sha256:", rw->child, "children_kept", kept, "entries_removed",
+	                 (json_int_t)rw->entries_removed, "list_digest", "sha256:", rw->old_list, "new_list_digest",
+	                 "sha256:", rw->new_list, "tag_kind", k, "anchor_removed", rw->anchor_removed, "anchor",
+	                 rw->anchor);
 }
 
 json_t *oa_plan_to_json(const oa_plan *p)
@@ -78,6 +82,7 @@ json_t *oa_plan_to_json(const oa_plan *p)
 	json_object_set_new(o, "what", what);
 	json_object_set_new(o, "min_age_seconds", json_integer(p->min_age));
 	json_object_set_new(o, "freed_bytes", json_integer((json_int_t)p->freed));
+	json_object_set_new(o, "planned_bytes", json_integer((json_int_t)p->freed));
 	json_object_set_new(o, "disk_bytes", json_integer((json_int_t)p->allocated));
 	json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)p->apparent));
 	json_t *v = json_array();
@@ -97,6 +102,12 @@ json_t *oa_plan_to_json(const oa_plan *p)
 			                                    p->shadows[i].removed));
 		json_object_set_new(o, "shadows", sv);
 		json_object_set_new(o, "list_rewrite", rewrite_json(p->rewrite));
+		if (p->rewrite) { /* rm DIGEST may rewrite several lists */
+			json_t *all = json_array();
+			for (const oa_plan_rewrite *rw = p->rewrite; rw; rw = rw->next)
+				json_array_append_new(all, rewrite_json(rw));
+			json_object_set_new(o, "list_rewrites", all);
+		}
 	}
 	return o;
 }
@@ -123,13 +134,15 @@ int oa_plan_write(const oa_plan *p, const char *file, char *err, size_t errlen)
 	/* A list rewrite (rm --child) is done as planned or not at all: read
 	 * back, its entry would be a tag's removal. */
 	if (p->rewrite) {
-		snprintf(err, errlen, "--plan %s: an rm --child plan is not saved; apply it with --apply", file);
+		snprintf(err, errlen, "--plan %s: a plan that rewrites a list (rm --child, rm of a list child's "
+		         "digest) is not saved; apply it with --apply", file);
 		json_decref(v);
 		close(dfd);
 		free(dir);
 		return -1;
 	}
 	json_object_del(v, "list_rewrite"); /* the report's, not the plan file's */
+	json_object_del(v, "list_rewrites");
 	char rroot[PATH_MAX];
 	if (realpath(p->store, rroot))
 		json_object_set_new(v, "store", json_string(rroot));
@@ -187,7 +200,8 @@ static int entry_from_json(json_t *o, const char *command, oa_plan_entry *e, cha
 	}
 	oa_json_get_u64(o, "nlink", &e->nlink);
 	oa_json_get_u64(o, "disk_bytes", &e->allocated);
-	oa_json_get_u64(o, "freed_bytes", &e->freed);
+	if (!oa_json_get_u64(o, "planned_bytes", &e->freed))
+		oa_json_get_u64(o, "freed_bytes", &e->freed);
 	const char *note = json_string_value(json_object_get(o, "note"));
 	const char *model = json_string_value(json_object_get(o, "model"));
 	if (note)

@@ -43,26 +43,42 @@ size_t plan_path_parts(const char *path)
 	return parts;
 }
 
-/* command "prune": blobs/<one entry> (a directory only split-gguf-<digits>),
+/* A directory prune removes whole from blobs/: create's split-gguf-<digits>,
+ * and the runner's .ollama-split-<...> links of a split GGUF. */
+static bool blob_tree_name(const char *name)
+{
+	return digits_after(name, "split-gguf-") ||
+	       (oa_str_has_prefix(name, OA_SPLIT_DIR_PREFIX) && name[strlen(OA_SPLIT_DIR_PREFIX)]);
+}
+
+/* command "prune": blobs/<one entry> (a directory only blob_tree_name's),
  * directories under manifests/ (1..OA_MANIFESTS_DEPTH_MAX deep) and root
  * ollama-safetensors<digits> directories. command "rm": manifest files at
- * depth 4, directories under manifests/, files in blobs/. */
+ * depth 4, directories under manifests/, files in blobs/. command
+ * "repair": files in blobs/. */
 path_kind plan_path_kind(const char *command, const char *path, char type)
 {
 	size_t parts = plan_path_parts(path);
 	bool prune = command && strcmp(command, "prune") == 0, rm = command && strcmp(command, "rm") == 0;
-	if (!parts || (!prune && !rm))
+	bool repair = command && strcmp(command, "repair") == 0; /* a damaged blob it set aside */
+	if (!parts || (!prune && !rm && !repair))
 		return PK_BAD;
 	if (oa_str_has_prefix(path, "blobs/") && parts == 2) {
 		if (type != 'd')
 			return PK_BLOB;
-		return prune && digits_after(path + 6, "split-gguf-") ? PK_BLOB_TREE : PK_BAD;
+		return prune && blob_tree_name(path + 6) ? PK_BLOB_TREE : PK_BAD;
 	}
+	if (repair)
+		return PK_BAD;
 	const char *leaf = strrchr(path, '/');
 	if (prune && type != 'd' && leaf && ((oa_str_has_prefix(path, "manifests-v2/") && parts == 5 &&
 	                                      oa_str_has_prefix(leaf + 1, ".manifest-")) ||
+	                                     (oa_str_has_prefix(path, "manifests/") && parts == 5 &&
+	                                      oa_is_tag_rewrite_temp(leaf + 1)) ||
 	                                     (oa_str_has_prefix(path, "metadata/sha256-") && parts == 2 &&
-	                                      oa_str_has_suffix(leaf + 1, ".json"))))
+	                                      oa_str_has_suffix(leaf + 1, ".json")) ||
+	                                     (oa_str_has_prefix(path, "metadata/" OA_METADATA_TEMP_PREFIX) &&
+	                                      parts == 2 && oa_str_has_suffix(leaf + 1, ".tmp"))))
 		return PK_STORE_TEMP;
 	if ((oa_str_has_prefix(path, "manifests/") || oa_str_has_prefix(path, "manifests-v2/")) && parts >= 2 &&
 	    parts - 1 <= OA_MANIFESTS_DEPTH_MAX) {
@@ -94,26 +110,12 @@ char plan_type_char(const char *type)
 	                   : strcmp(type, "file") == 0 ? 'f' : 0;
 }
 
-/* Open the directory holding `path` without following any symlink; the last
- * component goes to *leaf. Returns a new fd, or -1 with errno. */
-int plan_open_parent(const oa_store *s, const char *path, const char **leaf)
+int plan_open_parent_at(int root_fd, const char *path, const char **leaf)
 {
 	const char *slash = strrchr(path, '/');
-	if (!slash) {
-		*leaf = path;
-		return dup(s->root_fd);
-	}
-	*leaf = slash + 1;
-	int fd = dup(s->root_fd);
-	const char *p = path;
-	/* blobs/ as the store opened it (it may be a symlink to another disk:
-	 * the reference set then holds every store that reaches it). */
-	if (oa_str_has_prefix(path, "blobs/") && s->blobs_fd >= 0) {
-		close(fd);
-		fd = dup(s->blobs_fd);
-		p = path + strlen("blobs/");
-	}
-	while (fd >= 0 && p < slash) {
+	*leaf = slash ? slash + 1 : path;
+	int fd = dup(root_fd);
+	for (const char *p = path; fd >= 0 && slash && p < slash;) {
 		const char *e = strchr(p, '/');
 		char *part = oa_xstrndup(p, (size_t)(e - p));
 		int nfd = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -125,4 +127,15 @@ int plan_open_parent(const oa_store *s, const char *path, const char **leaf)
 		p = e + 1;
 	}
 	return fd;
+}
+
+/* Open the directory holding `path` without following any symlink; the last
+ * component goes to *leaf. Returns a new fd, or -1 with errno. */
+int plan_open_parent(const oa_store *s, const char *path, const char **leaf)
+{
+	/* blobs/ as the store opened it (it may be a symlink to another disk:
+	 * the reference set then holds every store that reaches it). */
+	if (oa_str_has_prefix(path, "blobs/") && s->blobs_fd >= 0)
+		return plan_open_parent_at(s->blobs_fd, path + strlen("blobs/"), leaf);
+	return plan_open_parent_at(s->root_fd, path, leaf);
 }

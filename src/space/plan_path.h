@@ -14,11 +14,12 @@
 typedef enum {
 	PK_BAD,
 	PK_BLOB,          /* blobs/<name>, a file or symlink: unlink */
-	PK_BLOB_TREE,     /* prune: blobs/split-gguf-<digits>/: recursive removal */
+	PK_BLOB_TREE,     /* prune: blobs/split-gguf-<digits>/, blobs/.ollama-split-<...>/: recursive removal */
 	PK_ROOT_TREE,     /* prune: <root>/ollama-safetensors<digits>/: recursive removal */
 	PK_MANIFEST,      /* rm: manifests/<4 parts>, a file or symlink: unlink */
 	PK_MANIFEST_DIR,  /* a directory under manifests/: rmdir only, never recursive */
-	PK_STORE_TEMP,    /* prune: a manifests-v2 .manifest-* temp, a metadata/sha256-<hex>.json: unlink */
+	PK_STORE_TEMP,    /* prune: a manifests-v2 .manifest-* temp, rm --child's manifests/ .manifest-oa<pid>,
+	                   * a metadata/sha256-<hex>.json or metadata/.gguf-metadata-*.tmp: unlink */
 } path_kind;
 
 
@@ -36,5 +37,7 @@ void plan_path_hex(const char *path, oa_digest_hex hex);
 /* Open the directory holding `path` without following any symlink; the last
  * component goes to *leaf. Returns a new fd, or -1 with errno. */
 int plan_open_parent(const oa_store *s, const char *path, const char **leaf);
+/* The same below the directory root_fd. */
+int plan_open_parent_at(int root_fd, const char *path, const char **leaf);
 
 #endif

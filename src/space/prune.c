@@ -57,14 +57,16 @@ void oa_plan_free(oa_plan *p)
 		free(p->shadows[i].path);
 	}
 	free(p->shadows);
-	if (p->rewrite) {
-		free(p->rewrite->path);
-		free(p->rewrite->runner);
-		free(p->rewrite->kept);
-		free(p->rewrite->bytes);
-		free(p->rewrite->link_target);
-		free(p->rewrite->anchor);
-		free(p->rewrite);
+	for (oa_plan_rewrite *rw = p->rewrite, *next; rw; rw = next) {
+		next = rw->next;
+		free(rw->path);
+		free(rw->runner);
+		free(rw->kept);
+		free(rw->bytes);
+		free(rw->link_target);
+		free(rw->anchor);
+		free(rw->model);
+		free(rw);
 	}
 	free(p->command);
 	free(p->store);
@@ -106,10 +108,18 @@ static int cmp_u64pair(const void *a, const void *b)
 	return 0;
 }
 
-/* rm --child: the entry of the list tag rewritten, never removed. */
+/* rm --child, rm DIGEST: the entry of a list tag rewritten, never removed. */
 bool plan_is_rewrite(const oa_plan_entry *e)
 {
 	return e->category && strcmp(e->category, "list-rewrite") == 0;
+}
+
+const oa_plan_rewrite *plan_rewrite_at(const oa_plan *p, const char *path)
+{
+	for (const oa_plan_rewrite *rw = p ? p->rewrite : NULL; rw; rw = rw->next)
+		if (path && strcmp(rw->path, path) == 0)
+			return rw;
+	return NULL;
 }
 
 /* What the whole plan frees: a file with several links frees its blocks only
@@ -253,18 +263,34 @@ static bool dir_would_empty(int root_fd, const char *rel, const oa_strset *gone)
 	return empty;
 }
 
+/* A list tag rewritten without one child (rm --child, rm DIGEST): what
+ * the plan carries, the tag, its row of that child, the tag's lstat. */
+typedef struct child_rewrite {
+	oa_plan_rewrite *rw;
+	const oa_model *tag, *row;
+	struct stat st;
+} child_rewrite;
+
+static const child_rewrite *rewrite_of(const child_rewrite *cw, size_t n, const oa_model *m)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(cw[i].tag->rel_path, m->rel_path) == 0)
+			return &cw[i];
+	return NULL;
+}
+
 /* For each blob of the store, the first model that is not being removed
  * and reaches it (its config and layers, its manifest blob, a list's
  * children here and what they name), or NULL. */
-static const char **staying_users(oa_store *s, const size_t *models, size_t n, const char *rewrite)
+static const char **staying_users(oa_store *s, const size_t *models, size_t n, const child_rewrite *cw, size_t n_cw)
 {
 	const char **by = oa_xcalloc(s->n_blobs ? s->n_blobs : 1, sizeof *by);
 	bool *removed = oa_xcalloc(s->n_models + 1, sizeof *removed);
 	for (size_t z = 0; z < n; z++)
 		removed[models[z]] = true;
 	for (size_t q = 0; q < s->n_models; q++) {
-		/* kept_rows_use adds the rewritten list's rows */
-		if (removed[q] || (rewrite && strcmp(s->models[q].rel_path, rewrite) == 0))
+		/* kept_rows_use adds the rewritten lists' rows */
+		if (removed[q] || rewrite_of(cw, n_cw, &s->models[q]))
 			continue;
 		oa_blob **reach;
 		size_t k = oa_model_reach(s, &s->models[q], &reach);
@@ -336,8 +362,8 @@ typedef struct rm_ctx {
 	const char **users;  /* per blob: a model that stays and uses it, or NULL */
 	oa_ino_set targets;  /* what symlinked blobs that stay resolve through */
 	int64_t min_age;
-	const char *rewrite; /* rm --child: the list tag rewritten (its rows are not users as they are) */
-	const oa_model *dropped; /* rm --child: the row of the child removed */
+	const child_rewrite *cw; /* rm --child, rm DIGEST: the lists rewritten (their rows are not users as */
+	size_t n_cw;             /* they are: each keeps its other children) */
 } rm_ctx;
 
 static void kept_rows_use(rm_ctx *c);
@@ -367,7 +393,7 @@ static void rm_manifests(rm_ctx *c)
 		if (!m->manifest_ok)
 			e->note = oa_xstrdup("the manifest cannot be parsed: its blobs are kept (prune removes "
 			                     "them later if nothing references them)");
-		else if (m->anchor && c->rewrite)
+		else if (m->anchor && c->n_cw)
 			e->note = oa_xstrdup("the downgrade anchor: a legacy copy of the child removed, which would "
 			                     "keep all its blobs; an Ollama from before manifest lists no longer sees "
 			                     "this model");
@@ -413,8 +439,8 @@ static void rm_keepers(rm_ctx *c)
 {
 	oa_store *s = c->s;
 	oa_refset_build(s, c->skip, c->n_skip, &c->refs);
-	c->users = staying_users(s, c->models, c->n, c->rewrite);
-	if (c->rewrite)
+	c->users = staying_users(s, c->models, c->n, c->cw, c->n_cw);
+	if (c->n_cw)
 		kept_rows_use(c);
 	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
 		const oa_blob *b = &s->blobs[i];
@@ -638,13 +664,14 @@ static bool row_of(const oa_model *r, const oa_model *t)
 	return r == t || (r->sibling && strcmp(r->rel_path, t->rel_path) == 0);
 }
 
-/* The children the rewritten list keeps use their blobs, whatever else goes. */
+/* The children the rewritten lists keep use their blobs, whatever else goes. */
 static void kept_rows_use(rm_ctx *c)
 {
 	oa_store *s = c->s;
 	for (size_t q = 0; q < s->n_models; q++) {
 		const oa_model *r = &s->models[q];
-		if (strcmp(r->rel_path, c->rewrite) != 0 || r == c->dropped || (!r->sibling && !r->is_list))
+		const child_rewrite *w = rewrite_of(c->cw, c->n_cw, r);
+		if (!w || row_is_child(r, w->rw->child) || (!r->sibling && !r->is_list))
 			continue;
 		oa_blob **reach;
 		size_t k = row_child_reach(s, r, &reach);
@@ -655,63 +682,81 @@ static void kept_rows_use(rm_ctx *c)
 	}
 }
 
-/* The plan's first entry: the list tag, rewritten (not removed). */
-static void rm_rewrite_entry(rm_ctx *c, const oa_model *t, const struct stat *lst)
+/* The plan's first entries: the list tags, rewritten (not removed). */
+static void rm_rewrite_entry(rm_ctx *c, const child_rewrite *w)
 {
-	const oa_plan_rewrite *rw = c->p->rewrite;
+	const oa_plan_rewrite *rw = w->rw;
 	oa_plan_entry *e = plan_list_add(&c->p->todo);
-	e->path = oa_xstrdup(t->rel_path);
+	e->path = oa_xstrdup(w->tag->rel_path);
 	e->category = oa_xstrdup("list-rewrite");
-	e->model = oa_xstrdup(t->display);
-	entry_from_stat(e, lst);
-	e->note = oa_xasprintf("rewritten without its %s child (sha256:%.12s...): the list keeps %s%s", rw->runner,
-	                       rw->child, rw->kept,
+	e->model = oa_xstrdup(w->tag->display);
+	entry_from_stat(e, &w->st);
+	char named[48] = "";
+	if (rw->entries_removed > 1)
+		snprintf(named, sizeof named, ", named by %zu entries", rw->entries_removed);
+	e->note = oa_xasprintf("rewritten without its %s child (sha256:%.12s...%s): the list keeps %s%s", rw->runner,
+	                       rw->child, named, rw->kept,
 	                       rw->anchor_removed ? "; its downgrade anchor goes too, so an Ollama from before "
 	                       "manifest lists no longer sees this model" : "");
-	c->skip[c->n_skip++] = t->rel_path;
+	c->skip[c->n_skip++] = w->tag->rel_path;
 }
 
-/* The plan of dropping row d of list tag t, removing the models v (its
- * anchor, its shadow) with it. */
-static void plan_rm_child_models(oa_store *s, const oa_model *t, const oa_model *d, size_t *v, size_t n,
-                                 int64_t min_age, oa_plan_rewrite *rw, const struct stat *lst, oa_plan *p)
+/* The blobs a rewrite frees: what the dropped child reaches, and the list as
+ * it was (nothing names it once the tag is rewritten). */
+static void rm_rewrite_blobs(rm_ctx *c, const child_rewrite *w)
+{
+	oa_blob **reach;
+	size_t k = row_child_reach(c->s, w->row, &reach);
+	for (size_t i = 0; i < k; i++)
+		rm_blob(c, w->row, reach[i]);
+	free(reach);
+	oa_blob *old = w->tag->tag_blob ? oa_store_blob_by_hex(c->s, w->tag->tag_blob) : NULL;
+	if (old)
+		rm_blob(c, w->tag, old);
+}
+
+/* The plan of the rewrites cw (each list without its child), removing the
+ * models v (anchors, shadows, lists left with no child here) with them. */
+static void plan_rm_child_models(oa_store *s, const child_rewrite *cw, size_t n_cw, size_t *v, size_t n,
+                                 int64_t min_age, oa_plan *p)
 {
 	plan_init(p, s, "rm");
 	p->min_age = min_age;
-	p->rewrite = rw;
-	rm_ctx c = { .s = s, .p = p, .min_age = min_age, .models = v, .n = n, .rewrite = t->rel_path, .dropped = d };
-	c.skip = oa_xcalloc(n + 2, sizeof *c.skip);
-	rm_rewrite_entry(&c, t, lst);
+	for (size_t i = n_cw; i-- > 0;) { /* the plan carries the chain, in order */
+		cw[i].rw->next = p->rewrite;
+		p->rewrite = cw[i].rw;
+	}
+	rm_ctx c = { .s = s, .p = p, .min_age = min_age, .models = v, .n = n, .cw = cw, .n_cw = n_cw };
+	c.skip = oa_xcalloc(n + n_cw + 1, sizeof *c.skip);
+	for (size_t i = 0; i < n_cw; i++)
+		rm_rewrite_entry(&c, &cw[i]);
 	rm_manifests(&c);
 	rm_empty_dirs(&c);
 	rm_keepers(&c);
 	oa_plan_note_shared(p, &c.refs);
-	oa_blob **reach;
-	size_t k = row_child_reach(s, d, &reach);
-	for (size_t i = 0; i < k; i++)
-		rm_blob(&c, d, reach[i]);
-	free(reach);
-	oa_blob *old = t->tag_blob ? oa_store_blob_by_hex(s, t->tag_blob) : NULL;
-	if (old)
-		rm_blob(&c, t, old); /* the list as it was: nothing names it once the tag is rewritten */
+	for (size_t i = 0; i < n_cw; i++)
+		rm_rewrite_blobs(&c, &cw[i]);
 	rm_models_blobs(&c);
 	rm_ctx_free(&c);
 	plan_totals(p);
-	p->rewrite = NULL; /* the caller hands it over */
+	p->rewrite = NULL; /* the caller hands the chain over */
 }
 
-/* The row of tag t whose child has this runner, here. */
+/* The row of tag t whose child has this runner, here; kept gets the
+ * runners of the rows the rewrite keeps: every other row but those naming
+ * the same child (its digest), which go with it. */
 static const oa_model *child_row(const oa_store *s, const oa_model *t, const char *runner, oa_buf *kept)
 {
 	const oa_model *d = NULL;
+	for (size_t q = 0; q < s->n_models && !d; q++)
+		if (row_of(&s->models[q], t) && strcmp(oa_model_list_runner(&s->models[q]), runner) == 0)
+			d = &s->models[q];
+	const oa_list_entry *de = d ? row_entry_of(d) : NULL;
 	for (size_t q = 0; q < s->n_models; q++) {
 		const oa_model *r = &s->models[q];
-		if (!row_of(r, t))
+		if (!row_of(r, t) || r == d || (de && de->digest_valid && row_is_child(r, de->hex)))
 			continue;
-		if (!d && strcmp(oa_model_list_runner(r), runner) == 0)
-			d = r;
-		else
-			oa_buf_printf(kept, "%s%s", kept->len ? ", " : "", oa_model_list_runner(r));
+		oa_buf_printf(kept, "%s%s", kept->len ? ", " : "", oa_model_list_runner(r));
 	}
 	return d;
 }
@@ -752,7 +797,8 @@ static int rewrite_prepare(oa_store *s, const oa_model *t, const oa_model *d, oa
 			size_t pre = base ? (size_t)(base + 1 - target) : 0;
 			rw->link_target = oa_xasprintf("%.*s", (int)pre, target);
 		}
-		rw->bytes = list_without_child(bytes, len, rw->child, &rw->len, &left, why, sizeof why);
+		rw->bytes = list_without_child(bytes, len, rw->child, &rw->len, &left, &rw->entries_removed, why,
+		                               sizeof why);
 		free(bytes);
 	}
 	if (pfd >= 0)
@@ -775,7 +821,90 @@ static int rewrite_prepare(oa_store *s, const oa_model *t, const oa_model *d, oa
 static bool anchor_of_child(const oa_store *s, const oa_model *a, const oa_model *t, const oa_model *d)
 {
 	return a->anchor && anchor_of(s, a, t) &&
-	       ((a->migration_anchor && strcmp(oa_model_list_runner(d), "ggml") == 0) || strcmp(a->m.id, d->m.id) == 0);
+	       ((a->migration_anchor && strcmp(oa_model_list_runner(d), "ggml") == 0) || strcmp(a->m.id, d->m.id) == 0 ||
+	        oa_model_same_manifest(a, d));
+}
+
+/* The chain of rewrites, handed over to p (which frees it). */
+static void hand_over(const child_rewrite *cw, size_t n_cw, oa_plan *p)
+{
+	for (size_t i = n_cw; i-- > 0;) {
+		cw[i].rw->next = p->rewrite;
+		p->rewrite = cw[i].rw;
+	}
+}
+
+static void free_rewrites(child_rewrite *cw, size_t n_cw)
+{
+	oa_plan tmp = { 0 };
+	hand_over(cw, n_cw, &tmp);
+	oa_plan_free(&tmp);
+}
+
+/* The compatibility shadows of the children dropped (named in p->shadows,
+ * with what each alone keeps once they are gone; added to v when
+ * with_shadow), then the plan itself, which takes the rewrites. */
+static void plan_child_drop(oa_store *s, child_rewrite *cw, size_t n_cw, size_t *v, size_t n, int64_t min_age,
+                            bool with_shadow, oa_plan *p)
+{
+	oa_plan_shadow *sh = NULL;
+	size_t n_sh = 0, n_base = n;
+	for (size_t q = 0; q < s->n_models; q++) {
+		const oa_model *m = &s->models[q];
+		bool of = false;
+		for (size_t i = 0; i < n_cw && !of; i++)
+			of = strcmp(m->m.id, cw[i].rw->child) == 0;
+		if (!m->shadow || !of)
+			continue;
+		oa_plan a, b;
+		size_t *probe = oa_xcalloc(n_base + 1, sizeof *probe);
+		memcpy(probe, v, n_base * sizeof *probe);
+		plan_rm_child_models(s, cw, n_cw, probe, n_base, 0, &a);
+		probe[n_base] = q;
+		plan_rm_child_models(s, cw, n_cw, probe, n_base + 1, 0, &b);
+		free(probe);
+		sh = oa_xreallocarray(sh, n_sh + 1, sizeof *sh);
+		sh[n_sh++] = (oa_plan_shadow){ .name = oa_xstrdup(m->display), .path = oa_xstrdup(m->rel_path),
+		                               .bytes_only_it_holds = b.freed > a.freed ? b.freed - a.freed : 0,
+		                               .removed = with_shadow };
+		oa_plan_free(&a);
+		oa_plan_free(&b);
+		if (with_shadow)
+			v[n++] = q;
+	}
+	plan_rm_child_models(s, cw, n_cw, v, n, min_age, p);
+	hand_over(cw, n_cw, p);
+	p->shadows = sh;
+	p->n_shadows = n_sh;
+}
+
+/* A rewrite of tag t without row d's child; false (err) when it cannot be. */
+static bool child_rewrite_make(oa_store *s, const oa_model *t, const oa_model *d, const char *runner, char *kept,
+                               child_rewrite *w, char *err, size_t errlen)
+{
+	w->rw = oa_xcalloc(1, sizeof *w->rw);
+	w->rw->path = oa_xstrdup(t->rel_path);
+	w->rw->runner = oa_xstrdup(runner);
+	w->rw->kept = kept;
+	w->rw->model = oa_xstrdup(t->display);
+	w->tag = t;
+	w->row = d;
+	if (rewrite_prepare(s, t, d, w->rw, &w->st, err, errlen) == 0)
+		return true;
+	free_rewrites(w, 1);
+	return false;
+}
+
+/* The anchors of t that are legacy copies of row d's child go with it. */
+static void child_anchors(const oa_store *s, child_rewrite *w, size_t *v, size_t *n)
+{
+	for (size_t q = 0; q < s->n_models; q++)
+		if (anchor_of_child(s, &s->models[q], w->tag, w->row)) {
+			v[(*n)++] = q;
+			w->rw->anchor_removed = true;
+			free(w->rw->anchor);
+			w->rw->anchor = oa_xstrdup(s->models[q].rel_path);
+		}
 }
 
 int oa_plan_rm_child(oa_store *s, size_t model, const char *runner, int64_t min_age, bool with_shadow, oa_plan *p,
@@ -798,51 +927,73 @@ int oa_plan_rm_child(oa_store *s, size_t model, const char *runner, int64_t min_
 		oa_buf_free(&kept);
 		return -1;
 	}
-	oa_plan_rewrite *rw = oa_xcalloc(1, sizeof *rw);
-	rw->path = oa_xstrdup(t->rel_path);
-	rw->runner = oa_xstrdup(runner);
-	rw->kept = oa_buf_take(&kept);
-	struct stat lst;
-	if (rewrite_prepare(s, t, d, rw, &lst, err, errlen) < 0) {
-		oa_plan tmp = { .rewrite = rw };
-		oa_plan_free(&tmp);
+	child_rewrite w;
+	if (!child_rewrite_make(s, t, d, runner, oa_buf_take(&kept), &w, err, errlen))
 		return -1;
-	}
 	size_t *v = oa_xcalloc(s->n_models + 1, sizeof *v), n = 0;
-	for (size_t q = 0; q < s->n_models; q++)
-		if (anchor_of_child(s, &s->models[q], t, d)) {
-			v[n++] = q;
-			rw->anchor_removed = true;
-			free(rw->anchor);
-			rw->anchor = oa_xstrdup(s->models[q].rel_path);
-		}
-	oa_plan_shadow *sh = NULL;
-	size_t n_sh = 0, n_base = n;
-	for (size_t q = 0; q < s->n_models; q++) {
-		const oa_model *m = &s->models[q];
-		if (!m->shadow || strcmp(m->m.id, rw->child) != 0)
-			continue;
-		/* what the shadow alone keeps once the child is gone */
-		oa_plan a, b;
-		size_t *probe = oa_xcalloc(n_base + 1, sizeof *probe);
-		memcpy(probe, v, n_base * sizeof *probe);
-		plan_rm_child_models(s, t, d, probe, n_base, 0, rw, &lst, &a);
-		probe[n_base] = q;
-		plan_rm_child_models(s, t, d, probe, n_base + 1, 0, rw, &lst, &b);
-		free(probe);
-		sh = oa_xreallocarray(sh, n_sh + 1, sizeof *sh);
-		sh[n_sh++] = (oa_plan_shadow){ .name = oa_xstrdup(m->display), .path = oa_xstrdup(m->rel_path),
-		                               .bytes_only_it_holds = b.freed > a.freed ? b.freed - a.freed : 0,
-		                               .removed = with_shadow };
-		oa_plan_free(&a);
-		oa_plan_free(&b);
-		if (with_shadow)
-			v[n++] = q;
-	}
-	plan_rm_child_models(s, t, d, v, n, min_age, rw, &lst, p);
-	p->rewrite = rw;
-	p->shadows = sh;
-	p->n_shadows = n_sh;
+	child_anchors(s, &w, v, &n);
+	plan_child_drop(s, &w, 1, v, n, min_age, with_shadow, p);
 	free(v);
+	return 0;
+}
+
+/* The row of list tag t whose child is hex, or NULL. */
+static const oa_model *row_with_child(const oa_store *s, const oa_model *t, const char *hex)
+{
+	for (size_t q = 0; q < s->n_models; q++)
+		if (row_of(&s->models[q], t) && row_is_child(&s->models[q], hex))
+			return &s->models[q];
+	return NULL;
+}
+
+/* The runners of t's children here but hex: what its list keeps. NULL when none. */
+static char *children_kept(const oa_store *s, const oa_model *t, const char *hex)
+{
+	oa_buf b;
+	oa_buf_init(&b);
+	for (size_t q = 0; q < s->n_models; q++) {
+		const oa_model *r = &s->models[q];
+		if (row_of(r, t) && (r->sibling || r->is_list) && !row_is_child(r, hex))
+			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", oa_model_list_runner(r));
+	}
+	if (b.len)
+		return oa_buf_take(&b);
+	oa_buf_free(&b);
+	return NULL;
+}
+
+int oa_plan_rm_digest(oa_store *s, const char *hex, int64_t min_age, bool with_shadow, oa_plan *p, char *err,
+                      size_t errlen)
+{
+	memset(p, 0, sizeof *p);
+	child_rewrite *cw = oa_xcalloc(s->n_models + 1, sizeof *cw);
+	size_t *gone = oa_xcalloc(s->n_models + 1, sizeof *gone), n_cw = 0, n_gone = 0;
+	for (size_t q = 0; q < s->n_models; q++) {
+		const oa_model *t = &s->models[q];
+		const oa_model *d = t->is_list && !t->sibling ? row_with_child(s, t, hex) : NULL;
+		if (!d)
+			continue;
+		char *kept = children_kept(s, t, hex);
+		if (!kept) { /* left with no child here: the tag goes, as rm of it would */
+			gone[n_gone++] = q;
+			continue;
+		}
+		const char *runner = *oa_model_list_runner(d) ? oa_model_list_runner(d) : "unnamed";
+		if (!child_rewrite_make(s, t, d, runner, kept, &cw[n_cw], err, errlen)) {
+			free_rewrites(cw, n_cw);
+			free(cw);
+			free(gone);
+			return -1;
+		}
+		n_cw++;
+	}
+	size_t n;
+	size_t *v = with_anchors(s, gone, n_gone, &n); /* room for every model */
+	for (size_t i = 0; i < n_cw; i++)
+		child_anchors(s, &cw[i], v, &n);
+	plan_child_drop(s, cw, n_cw, v, n, min_age, with_shadow, p);
+	free(v);
+	free(cw);
+	free(gone);
 	return 0;
 }

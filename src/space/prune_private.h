@@ -15,8 +15,10 @@ oa_plan_entry *plan_list_add(oa_plan_list *l);
  * each entry's): a file with several links frees its blocks only when the
  * plan removes every link. */
 void plan_totals(oa_plan *p);
-/* rm --child: the entry of the list tag rewritten, never removed. */
+/* rm --child, rm DIGEST: the entry of a list tag rewritten, never removed. */
 bool plan_is_rewrite(const oa_plan_entry *e);
+/* The rewrite of the list tag at path, or NULL. */
+const oa_plan_rewrite *plan_rewrite_at(const oa_plan *p, const char *path);
 /* What one child of a list reaches: its manifest blob, its config and
  * layers (a new array of the store's blobs). */
 size_t row_child_reach(const oa_store *s, const oa_model *r, oa_blob ***out);

@@ -321,8 +321,9 @@ json_t *quarantine_load_index(int qfd, const char *dir, char *err, size_t errlen
 	return load_index(qfd, dir, true, &good, err, errlen, exists);
 }
 
-json_t *quarantine_peek_index(const char *dir, char *err, size_t errlen)
+json_t *quarantine_peek_index(const char *dir, int *files_fd, char *err, size_t errlen)
 {
+	*files_fd = -1;
 	int qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (qfd < 0) {
 		snprintf(err, errlen, "cannot open quarantine %s: %s", dir, strerror(errno));
@@ -331,21 +332,31 @@ json_t *quarantine_peek_index(const char *dir, char *err, size_t errlen)
 	size_t good;
 	bool exists;
 	json_t *o = load_index(qfd, dir, false, &good, err, errlen, &exists);
+	if (o)
+		*files_fd = openat(qfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(qfd);
 	if (!o && !exists)
 		snprintf(err, errlen, "cannot read %s/index.json: %s", dir, strerror(ENOENT));
 	return o;
 }
 
-int apply_lock(int fd, const char *what, char *err, size_t errlen)
+int apply_lock(int fd, const char *what, bool no_lock, char *err, size_t errlen)
 {
 	/* Testing aid (tests/cli/test_restore.py): a shorter wait. */
 	const char *env = getenv("OA_TEST_LOCK_WAIT_MS");
 	unsigned ms = env && *env ? (unsigned)strtoul(env, NULL, 10) : OA_LOCK_WAIT_MS;
-	if (oa_lock_wait(fd, ms) >= 0)
+	if (oa_lock_wait(fd, ms) == 0)
 		return 0;
-	snprintf(err, errlen, "%s is busy: another prune, rm or dedupe --apply or a restore is writing it "
-	         "(waited %.0f s); run again when it is done", what, ms / 1000.0);
+	if (errno == EWOULDBLOCK) {
+		snprintf(err, errlen, "%s is busy: another prune, rm or dedupe --apply or a restore is writing it "
+		         "(waited %.0f s); run again when it is done", what, ms / 1000.0);
+		return -1;
+	}
+	if (no_lock)
+		return 1;
+	snprintf(err, errlen, "cannot lock %s: %s (flock), so another prune, rm or dedupe --apply or a restore "
+	         "could write it at the same time; if you are sure nothing else does, pass --no-lock", what,
+	         strerror(errno));
 	return -1;
 }
 
@@ -428,7 +439,7 @@ static int quarantine_check(const oa_store *s, const char *dir, char rq[PATH_MAX
 	return 0;
 }
 
-int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err, size_t errlen)
+int quarantine_open(const oa_store *s, const char *dir, bool no_lock, quarantine *q, char *err, size_t errlen)
 {
 	memset(q, 0, sizeof *q);
 	q->fd = q->files_fd = q->journal_fd = -1;
@@ -472,8 +483,10 @@ int quarantine_open(const oa_store *s, const char *dir, quarantine *q, char *err
 		goto fail;
 	}
 	/* One apply or restore at a time: the others wait, then see its entries. */
-	if (apply_lock(q->fd, dir, err, errlen) < 0)
+	int locked = apply_lock(q->fd, dir, no_lock, err, errlen);
+	if (locked < 0)
 		goto fail;
+	q->unlocked = locked > 0;
 	bool exists;
 	size_t good;
 	q->index = load_index(q->fd, dir, true, &good, err, errlen, &exists);
@@ -644,11 +657,29 @@ void quarantine_begin_op(quarantine *q, const char *command, const char *child, 
 	json_decref(line);
 }
 
-bool quarantine_entry_restorable(json_t *x)
+const char *quarantine_stored_name(json_t *x)
+{
+	const char *stored = json_string_value(json_object_get(x, "stored"));
+	if (!stored || !oa_str_has_prefix(stored, "files/"))
+		return NULL;
+	const char *name = stored + strlen("files/");
+	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return NULL;
+	return name;
+}
+
+bool quarantine_entry_held(int files_fd, json_t *x)
 {
 	const char *state = json_string_value(json_object_get(x, "state"));
-	return state && (strcmp(state, "moved") == 0 || strcmp(state, "planned") == 0 ||
-	                 strcmp(state, "removed-dir") == 0);
+	if (!state)
+		return false;
+	if (strcmp(state, "moved") == 0)
+		return true;
+	if (strcmp(state, "planned") && strcmp(state, "failed"))
+		return false;
+	const char *name = quarantine_stored_name(x);
+	struct stat st;
+	return files_fd >= 0 && name && fstatat(files_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 const char *quarantine_entry_op(json_t *x)
@@ -657,16 +688,15 @@ const char *quarantine_entry_op(json_t *x)
 	return op ? op : OA_QUARANTINE_LEGACY_OP;
 }
 
-void quarantine_held(json_t *entries, size_t *n, uint64_t *bytes)
+void quarantine_held(int files_fd, json_t *entries, size_t *n, uint64_t *bytes)
 {
 	*n = 0;
 	*bytes = 0;
 	size_t i;
 	json_t *x;
 	json_array_foreach(entries, i, x) {
-		const char *state = json_string_value(json_object_get(x, "state"));
 		uint64_t b = 0;
-		if (!state || strcmp(state, "moved") != 0)
+		if (!quarantine_entry_held(files_fd, x))
 			continue;
 		(*n)++;
 		if (oa_json_get_u64(x, "disk_bytes", &b))

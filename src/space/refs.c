@@ -736,8 +736,8 @@ static void add_shared(const oa_refcache *c, oa_refset *r)
 }
 
 /* Find the stores that reach these blob files (once), bring their caches
- * up to date and take what they reach; one that cannot be read in full
- * makes this set incomplete too. */
+ * up to date and take what they reach; one that cannot be read in full, or
+ * an owner that cannot be found, makes this set incomplete too. */
 static void rc_peers_update(oa_refcache *c)
 {
 	if (!c->peers_found) {
@@ -750,6 +750,9 @@ static void rc_peers_update(oa_refcache *c)
 		}
 	}
 	oa_refset_free(&c->shared);
+	/* a store that may reference these blob files is out of sight */
+	if (c->peers.unfound)
+		refset_fail(&c->status, c->peers.unfound, "", "", 0);
 	for (size_t i = 0; i < c->peers.n; i++) {
 		oa_refcache_update(c->peer[i]);
 		refset_add_all(&c->shared, c->peer[i]->all.hex, c->peer[i]->all.n);

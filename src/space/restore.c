@@ -6,7 +6,7 @@
 #include "base/util.h"
 #include "space/plan_path.h"
 #include "space/quarantine.h"
-#include "ollama_audit/name.h"
+#include "space/restore_select.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,14 +95,18 @@ typedef enum restore_outcome {
 	RS_ALREADY,   /* it was back in place already */
 	RS_CONFLICT,  /* a different file is there */
 	RS_MISSING,   /* gone from the quarantine */
-	RS_FAILED
+	RS_FAILED,
+	RS_UNSYNCED   /* put back, but the directory sync that makes it last failed: stop */
 } restore_outcome;
 
 typedef struct restore_ctx {
 	const char *dir;  /* the quarantine directory */
 	int root_fd;      /* the store */
 	int files_fd;     /* dir/files */
+	int blobs_fd;     /* the store's blobs/ when a real directory, else -1 */
 	FILE *log;
+	const char *pause_dir; /* testing aid: OA_TEST_RESTORE_PAUSE */
+	size_t puts;      /* moves so far (the pause before each) */
 } restore_ctx;
 
 __attribute__((format(printf, 2, 3)))
@@ -114,6 +118,16 @@ static void restore_log(const restore_ctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(c->log, fmt, ap);
 	va_end(ap);
+}
+
+/* A file put back whose directory sync failed (err): it stays "moved" in
+ * the index (a run again finds it in place), and nothing more goes back,
+ * since after a crash a blob could be back without its manifest. */
+static restore_outcome unsynced(const restore_ctx *c, const char *ep, int err)
+{
+	restore_log(c, "FAILED %s: put back, but syncing its directory failed (%s): nothing after it is "
+	            "restored; run restore again\n", ep, strerror(err));
+	return RS_UNSYNCED;
 }
 
 /* A directory rm or prune removed: made again (empty). */
@@ -198,13 +212,17 @@ static bool is_our_rewrite(json_t *x, int pfd, const char *leaf, const struct st
  * goes back over it), or a conflict, left alone. */
 static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd, const char *leaf,
                                         const struct stat *dst, const struct stat *sst,
-                                        const char *stored, const char *ep)
+                                        const char *stored, const char *ep, bool keep)
 {
 	const char *sname = stored + 6;
 	bool same_inode = dst->st_dev == sst->st_dev && dst->st_ino == sst->st_ino;
 	bool same = same_inode || (S_ISREG(dst->st_mode) && S_ISREG(sst->st_mode) &&
 	                           dst->st_size == sst->st_size &&
 	                           same_content(pfd, leaf, c->files_fd, sname));
+	if (same && keep) {
+		restore_log(c, "already in place %s (its copy stays in %s for a model still there)\n", ep, c->dir);
+		return RS_ALREADY;
+	}
 	if (same && !S_ISDIR(sst->st_mode)) {
 		unlinkat(c->files_fd, sname, 0);
 		json_object_set_new(x, "state", json_string("restored"));
@@ -216,7 +234,8 @@ static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd
 			restore_log(c, "FAILED %s: %s\n", ep, strerror(errno));
 			return RS_FAILED;
 		}
-		fsync(pfd);
+		if (fsync(pfd) < 0)
+			return unsynced(c, ep, errno);
 		json_object_set_new(x, "state", json_string("restored"));
 		restore_log(c, "restored %s (the list as it was before rm --child)\n", ep);
 		return RS_RESTORED;
@@ -225,10 +244,27 @@ static restore_outcome restore_occupied(const restore_ctx *c, json_t *x, int pfd
 	return RS_CONFLICT;
 }
 
+/* Put files/<sname> at pfd/leaf, where nothing was a moment ago, never over
+ * what appeared meanwhile (EEXIST then). A file is linked, then unlinked
+ * from DIR unless keep (a model still in DIR needs it too); anything else
+ * is renamed without replacing. */
+static int put_back(restore_ctx *c, const char *sname, const struct stat *sst, int pfd, const char *leaf,
+                    bool keep)
+{
+	oa_test_pause(c->pause_dir, "put", ++c->puts, NULL);
+	if (S_ISREG(sst->st_mode) || (keep && !S_ISDIR(sst->st_mode))) {
+		if (linkat(c->files_fd, sname, pfd, leaf, 0) < 0)
+			return -1;
+		if (!keep)
+			(void)unlinkat(c->files_fd, sname, 0);
+		return 0;
+	}
+	return oa_renameat_noreplace(c->files_fd, sname, pfd, leaf);
+}
+
 /* Move the quarantined file files/<name> back to path, as the type it was. */
-static restore_outcome restore_file(const restore_ctx *c, json_t *x, const char *path,
-                                    const char *stored, const struct stat *sst, const char *type,
-                                    const char *ep)
+static restore_outcome restore_file(restore_ctx *c, json_t *x, const char *path, const char *stored,
+                                    const struct stat *sst, const char *type, const char *ep, bool keep)
 {
 	const char *sname = stored + 6, *leaf;
 	int pfd = make_parents(c->root_fd, path, &leaf);
@@ -245,34 +281,31 @@ static restore_outcome restore_file(const restore_ctx *c, json_t *x, const char 
 		            plan_type_name(have_type), type, c->dir);
 		out = RS_FAILED;
 	} else if (fstatat(pfd, leaf, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
-		out = restore_occupied(c, x, pfd, leaf, &dst, sst, stored, ep);
-	} else {
-		int rc;
-		if (S_ISREG(sst->st_mode)) {
-			/* link + unlink: never replaces a file that appeared meanwhile. */
-			rc = linkat(c->files_fd, sname, pfd, leaf, 0);
-			if (rc == 0)
-				unlinkat(c->files_fd, sname, 0);
+		out = restore_occupied(c, x, pfd, leaf, &dst, sst, stored, ep, keep);
+	} else if (put_back(c, sname, sst, pfd, leaf, keep) == 0) {
+		if (fsync(pfd) < 0) {
+			out = unsynced(c, ep, errno);
 		} else {
-			rc = renameat(c->files_fd, sname, pfd, leaf);
-		}
-		if (rc == 0) {
-			fsync(pfd);
-			json_object_set_new(x, "state", json_string("restored"));
-			restore_log(c, "restored %s\n", ep);
+			if (!keep)
+				json_object_set_new(x, "state", json_string("restored"));
+			restore_log(c, keep ? "restored %s (a copy stays in %s for a model still there)\n" : "restored %s%s\n",
+			            ep, keep ? c->dir : "");
 			out = RS_RESTORED;
-		} else {
-			restore_log(c, "FAILED %s: %s\n", ep, strerror(errno));
-			out = RS_FAILED;
 		}
+	} else if (errno == EEXIST && fstatat(pfd, leaf, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* it appeared between the look and the move: never replaced */
+		out = restore_occupied(c, x, pfd, leaf, &dst, sst, stored, ep, keep);
+	} else {
+		restore_log(c, "FAILED %s: %s\n", ep, strerror(errno));
+		out = RS_FAILED;
 	}
 	close(pfd);
 	return out;
 }
 
-/* Put one index entry back. Only what the command could have removed goes
- * back, as what it was. */
-static restore_outcome restore_entry(const restore_ctx *c, json_t *x)
+/* Put one index entry back (keep: link it, its file stays in DIR). Only
+ * what the command could have removed goes back, as what it was. */
+static restore_outcome restore_entry(restore_ctx *c, json_t *x, bool keep)
 {
 	const char *state = json_string_value(json_object_get(x, "state"));
 	const char *path = json_string_value(json_object_get(x, "path"));
@@ -282,11 +315,10 @@ static restore_outcome restore_entry(const restore_ctx *c, json_t *x)
 	char want_type = plan_type_char(type);
 	if (!state || !path || !want_type || plan_path_kind(command, path, want_type) == PK_BAD)
 		return RS_SKIPPED;
-	bool removed_dir = strcmp(state, "removed-dir") == 0;
-	if (!removed_dir && strcmp(state, "moved") && strcmp(state, "planned"))
+	bool removed_dir = strcmp(state, "removed-dir") == 0, failed = strcmp(state, "failed") == 0;
+	if (!removed_dir && !failed && strcmp(state, "moved") && strcmp(state, "planned"))
 		return RS_SKIPPED;
-	if (!removed_dir &&
-	    (!stored || !oa_str_has_prefix(stored, "files/") || strchr(stored + 6, '/') || !stored[6]))
+	if (!removed_dir && !quarantine_stored_name(x))
 		return RS_SKIPPED;
 	char *ep = oa_escape(path, strlen(path));
 	restore_outcome out;
@@ -294,9 +326,10 @@ static restore_outcome restore_entry(const restore_ctx *c, json_t *x)
 	if (removed_dir)
 		out = restore_dir(c, x, path, ep);
 	else if (fstatat(c->files_fd, stored + 6, &sst, AT_SYMLINK_NOFOLLOW) < 0)
-		out = restore_gone(c, x, state, path, stored, ep);
+		/* a failed entry left nothing in DIR: nothing to do */
+		out = failed ? RS_SKIPPED : restore_gone(c, x, state, path, stored, ep);
 	else
-		out = restore_file(c, x, path, stored, &sst, type, ep);
+		out = restore_file(c, x, path, stored, &sst, type, ep, keep);
 	free(ep);
 	return out;
 }
@@ -308,7 +341,8 @@ static void restore_tally(oa_restore_result *r, restore_outcome out)
 	case RS_ALREADY: r->already++; break;
 	case RS_CONFLICT: r->conflicts++; break;
 	case RS_MISSING: r->missing++; break;
-	case RS_FAILED: r->failed++; break;
+	case RS_FAILED:
+	case RS_UNSYNCED: r->failed++; break;
 	case RS_SKIPPED: break;
 	}
 }
@@ -339,112 +373,32 @@ static int restore_open(const char *dir, const char *store, int qfd, json_t *ind
 		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
 		return -1;
 	}
+	c->blobs_fd = openat(c->root_fd, "blobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return quarantine_check_private(c->files_fd, dir, "/files", err, errlen);
 }
 
-/* Whether entry x puts back a manifest: those go first, so that no blob of
- * theirs is ever back without them (prune, or the server's own start-up
- * prune, would take it as an orphan). */
-static bool is_manifest(json_t *x)
-{
-	const char *type = json_string_value(json_object_get(x, "type"));
-	return plan_path_kind(json_string_value(json_object_get(x, "command")),
-	                      json_string_value(json_object_get(x, "path")), plan_type_char(type)) == PK_MANIFEST;
-}
-
-static bool op_holds(json_t *entries, const char *id)
-{
-	size_t i;
-	json_t *x;
-	json_array_foreach(entries, i, x)
-		if (strcmp(quarantine_entry_op(x), id) == 0 && quarantine_entry_restorable(x))
-			return true;
-	return false;
-}
-
-/* The model a user typed names the one an entry records: the same name once
- * both are parsed (defaults filled, case folded), or the same string. */
-static bool model_matches(const char *typed, const char *recorded)
-{
-	oa_name a, b;
-	if (!recorded)
-		return false;
-	if (oa_name_parse(typed, &a) && oa_name_parse(recorded, &b))
-		return oa_name_equal_fold(&a, &b);
-	return strcmp(typed, recorded) == 0;
-}
-
-/* Whether operation id removed the manifest of model. */
-static bool op_removed_model(json_t *entries, const char *id, const char *model)
-{
-	size_t i;
-	json_t *x;
-	json_array_foreach(entries, i, x) {
-		const char *type = json_string_value(json_object_get(x, "type"));
-		if (strcmp(quarantine_entry_op(x), id) == 0 &&
-		    plan_path_kind(json_string_value(json_object_get(x, "command")),
-		                   json_string_value(json_object_get(x, "path")), plan_type_char(type)) == PK_MANIFEST &&
-		    model_matches(model, json_string_value(json_object_get(x, "model"))))
-			return true;
-	}
-	return false;
-}
-
-/* The operations of index that o chooses (last, op, model; all when none),
- * as an object whose keys are their ids, the newest id in newest; NULL with
- * err when none is. */
-static json_t *choose_ops(json_t *index, const oa_restore_opts *o, char *newest, size_t newestlen, char *err,
-                         size_t errlen)
-{
-	json_t *ops = json_object_get(index, "operations"), *entries = json_object_get(index, "entries");
-	json_t *chosen = json_object();
-	for (size_t k = json_array_size(ops); k-- > 0;) {
-		const char *id = json_string_value(json_object_get(json_array_get(ops, k), "id"));
-		if (!id)
-			continue;
-		bool take = o->op ? strcmp(o->op, id) == 0
-		            : o->model ? op_removed_model(entries, id, o->model)
-		            : o->last ? op_holds(entries, id) : true;
-		if (!take)
-			continue;
-		if (!json_object_size(chosen))
-			snprintf(newest, newestlen, "%s", id);
-		json_object_set_new(chosen, id, json_true());
-		if (o->last)
-			break;
-	}
-	if (json_object_size(chosen) == 0) {
-		if (o->op)
-			snprintf(err, errlen, "no operation %s in this quarantine (`restore DIR` lists them)", o->op);
-		else if (o->model)
-			snprintf(err, errlen, "no operation in this quarantine removed the manifest of %s "
-			         "(`restore DIR` lists them)", o->model);
-		else
-			snprintf(err, errlen, "nothing to restore: no operation in this quarantine holds entries");
-		json_decref(chosen);
-		return NULL;
-	}
-	return chosen;
-}
-
-/* Manifests first, then the rest, each newest first (directories before
- * their files), of the operations chosen only; stops between entries when
- * asked to. */
-static void restore_all(const restore_ctx *c, json_t *entries, json_t *chosen, const oa_restore_opts *o,
+/* The entries p takes, manifests first (no blob of theirs is ever back
+ * without them: prune, or the server's own start-up prune, would take it
+ * for an orphan), then the rest, each newest first (directories before
+ * their files); stops between entries when asked to. */
+static void restore_all(restore_ctx *c, json_t *entries, const restore_pick *p, const oa_restore_opts *o,
                         oa_restore_result *r)
 {
 	size_t step = 0;
 	for (int manifests = 1; manifests >= 0; manifests--) {
 		for (size_t k = json_array_size(entries); k-- > 0;) {
 			json_t *x = json_array_get(entries, k);
-			if (is_manifest(x) != (manifests == 1) || !json_object_get(chosen, quarantine_entry_op(x)))
+			if (k >= p->n || !p->take[k] || restore_entry_is_manifest(x) != (manifests == 1))
 				continue;
-			oa_test_pause(getenv("OA_TEST_RESTORE_PAUSE"), "entry", ++step, o->stop);
+			oa_test_pause(c->pause_dir, "entry", ++step, o->stop);
 			if (o->stop && *o->stop) {
 				r->interrupted = true;
 				return;
 			}
-			restore_tally(r, restore_entry(c, x));
+			restore_outcome out = restore_entry(c, x, p->keep[k]);
+			restore_tally(r, out);
+			if (out == RS_UNSYNCED)
+				return;
 		}
 	}
 }
@@ -458,6 +412,31 @@ static json_t *index_load(int qfd, const char *dir, char *err, size_t errlen)
 	if (!index && !exists)
 		snprintf(err, errlen, "%s has no index.json: not a quarantine directory", dir);
 	return index;
+}
+
+/* Choose what goes back (o's operations, or one model), what of it stays
+ * in DIR too, put it back, and say what the operations still hold. */
+static int pick_and_restore(restore_ctx *c, json_t *index, const oa_restore_opts *o, restore_pick *p,
+                            oa_restore_result *r, char *err, size_t errlen)
+{
+	json_t *entries = json_object_get(index, "entries");
+	const restore_source src = { .root_fd = c->root_fd, .blobs_fd = c->blobs_fd, .files_fd = c->files_fd };
+	int rc = o->model ? restore_pick_model(&src, index, o->model, p, err, errlen)
+	                  : restore_pick_ops(&src, index, o->last, o->op, p, err, errlen);
+	if (rc < 0)
+		return rc == RESTORE_PICK_AMBIGUOUS ? OA_RESTORE_AMBIGUOUS : -1;
+	restore_pick_keep(&src, entries, p);
+	r->operations = json_object_size(p->ops);
+	snprintf(r->first_op, sizeof r->first_op, "%s", p->newest);
+	snprintf(r->model, sizeof r->model, "%s", p->model);
+	restore_all(c, entries, p, o, r);
+	restore_pick_hand_over(entries, p);
+	restore_rest rest = { .names = r->rest_names, .names_len = sizeof r->rest_names };
+	restore_pick_rest(&src, entries, p, &rest);
+	r->rest_entries = rest.entries;
+	r->rest_models = rest.models;
+	r->rest_bytes = rest.bytes;
+	return 0;
 }
 
 int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_result *r, char *err,
@@ -478,50 +457,55 @@ int oa_quarantine_restore(const char *dir, const oa_restore_opts *o, oa_restore_
 		close(qfd);
 		return -1;
 	}
-	restore_ctx c = { .dir = dir, .log = o->log };
+	restore_ctx c = { .dir = dir, .log = o->log, .blobs_fd = -1, .pause_dir = getenv("OA_TEST_RESTORE_PAUSE") };
 	/* The store first, as an apply takes them: one transaction against
 	 * prune, rm and dedupe --apply, and against another restore. */
 	int ret = restore_open(dir, o->store, qfd, index, &c, err, errlen);
-	if (ret == 0 && (apply_lock(c.root_fd, o->store ? o->store : json_string_value(json_object_get(index, "store")),
-	                            err, errlen) < 0 ||
-	                 apply_lock(qfd, dir, err, errlen) < 0))
+	const char *root = o->store ? o->store : json_string_value(json_object_get(index, "store"));
+	int store_lock = ret == 0 ? apply_lock(c.root_fd, root, o->no_lock, err, errlen) : -1;
+	int dir_lock = store_lock >= 0 ? apply_lock(qfd, dir, o->no_lock, err, errlen) : -1;
+	if (dir_lock < 0)
 		ret = -1;
+	r->unlocked = store_lock > 0 || dir_lock > 0;
 	if (ret == 0) {
 		json_decref(index);
 		index = index_load(qfd, dir, err, errlen);
 		ret = index ? 0 : -1;
 	}
-	json_t *chosen = NULL;
-	if (ret == 0 && !(chosen = choose_ops(index, o, r->first_op, sizeof r->first_op, err, errlen)))
-		ret = -1;
-	if (ret == 0) {
-		r->operations = json_object_size(chosen);
-		restore_all(&c, json_object_get(index, "entries"), chosen, o, r);
+	restore_pick pick = { 0 };
+	if (ret == 0)
+		ret = pick_and_restore(&c, index, o, &pick, r, err, errlen);
+	if (ret == 0)
 		ret = quarantine_compact(qfd, dir, index, err, errlen);
-	}
-	json_decref(chosen);
+	restore_pick_free(&pick);
+	if (c.blobs_fd >= 0)
+		close(c.blobs_fd);
 	if (c.files_fd >= 0)
 		close(c.files_fd);
 	if (c.root_fd >= 0)
 		close(c.root_fd); /* and the locks go */
 	close(qfd);
 	json_decref(index);
-	return ret < 0 ? -1 : 0;
+	return ret == OA_RESTORE_AMBIGUOUS ? ret : ret < 0 ? -1 : 0;
 }
 
 int oa_quarantine_held_read(const char *dir, oa_quarantine_held *q, char *err, size_t errlen)
 {
 	memset(q, 0, sizeof *q);
 	/* Only counted, never acted on: no ownership rule as for restore. */
-	json_t *o = quarantine_peek_index(dir, err, errlen);
+	int files_fd;
+	json_t *o = quarantine_peek_index(dir, &files_fd, err, errlen);
 	if (!o)
 		return -1;
+	int rc = 0;
 	if (!oa_json_get_u64(o, "store_dev", &q->store_dev) || !oa_json_get_u64(o, "store_ino", &q->store_ino)) {
 		snprintf(err, errlen, "%s/index.json is not a quarantine index", dir);
-		json_decref(o);
-		return -1;
+		rc = -1;
+	} else {
+		quarantine_held(files_fd, json_object_get(o, "entries"), &q->entries, &q->disk_bytes);
 	}
-	quarantine_held(json_object_get(o, "entries"), &q->entries, &q->disk_bytes);
+	if (files_fd >= 0)
+		close(files_fd);
 	json_decref(o);
-	return 0;
+	return rc;
 }

@@ -4,8 +4,10 @@
  * manifest it cannot decode blocks the prune. */
 #include "ollama_audit/server_prune.h"
 #include "ollama_audit/junk.h"
+#include "ollama_audit/model.h"
 #include "base/platform.h"
 #include "base/util.h"
+#include "space/prune_private.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -117,12 +119,14 @@ static void free_go_decoded(go_decoded *g)
 }
 
 /* Is the server's prune still blocked once the manifests Go reads are not
- * counted as corrupt? */
-static bool go_prune_blocked(const oa_store *s, const go_decoded *g)
+ * counted as corrupt? A server before manifest lists never reads a
+ * manifests-v2 tag. */
+static bool go_prune_blocked(const oa_store *s, const go_decoded *g, enum oa_server_era era)
 {
 	for (size_t i = 0; s->prune_blocked && i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
-		if (f->id != OA_FINDING_PRUNE_BLOCKER)
+		if (f->id != OA_FINDING_PRUNE_BLOCKER ||
+		    (era == OA_SERVER_LEGACY && f->path && oa_str_has_prefix(f->path, "manifests-v2/")))
 			continue;
 		bool decoded = false;
 		for (size_t k = 0; !decoded && k < g->n; k++)
@@ -149,17 +153,22 @@ static bool server_reads(const oa_model *m, enum oa_server_era era)
 {
 	if (!m->manifest_ok)
 		return false;
-	return era == OA_SERVER_LISTS || (!m->v2 && !m->is_list && !m->sibling);
+	return era != OA_SERVER_LEGACY || (!m->v2 && !m->is_list && !m->sibling);
 }
 
-static bool server_referenced(const oa_store *s, const go_decoded *g, enum oa_server_era era, const char *key)
+static bool retired_away(const oa_server_prune *p, const oa_model *m);
+
+/* Whether a manifest the server reads names key exactly (p: what the
+ * newest server's retirements took away is no longer read). */
+static bool server_referenced(const oa_store *s, const go_decoded *g, enum oa_server_era era, const char *key,
+                              const oa_server_prune *p)
 {
 	for (size_t i = 0; i < g->n; i++)
 		if (manifest_names(&g->v[i], key))
 			return true;
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
-		if (server_reads(m, era) && manifest_names(&m->m, key))
+		if (server_reads(m, era) && !retired_away(p, m) && manifest_names(&m->m, key))
 			return true;
 	}
 	return false;
@@ -228,25 +237,28 @@ static bool tree_has_files(int dirfd, int depth)
 }
 
 /* Why the server deletes a top-level blob (its name after fixBlobs), or
- * NULL when it keeps it. */
-static const char *delete_reason(oa_store *s, const go_decoded *g, enum oa_server_era era, oa_blob *b,
-                                 const char *name)
+ * NULL when it keeps it. kept: the newest server's reference set, by blob
+ * (after its retirements), else NULL. */
+static const char *delete_reason(oa_store *s, const go_decoded *g, enum oa_server_era era, const bool *kept,
+                                 const oa_server_prune *p, oa_blob *b, const char *name)
 {
 	if (!server_blob_name(name))
 		return "not a blob name";
 	char key[80];
 	snprintf(key, sizeof key, "sha256:%s", name + 7);
-	if (server_referenced(s, g, era, key))
+	if (server_referenced(s, g, era, key, p))
 		return NULL;
-	for (const char *p = name + 7; *p; p++)
-		if (isupper((unsigned char)*p))
+	for (const char *c = name + 7; *c; c++)
+		if (isupper((unsigned char)*c))
 			return "unreferenced (upper-case hex never matches a manifest digest)";
-	/* 0.40 keeps every blob a tag reaches: manifest blobs, lists, children */
-	if (era == OA_SERVER_LISTS && (b->refs || b->weak_refs))
+	/* manifest lists: every blob a tag reaches is kept (manifest blobs, lists, children) */
+	if (kept ? kept[b - s->blobs] : era == OA_SERVER_LISTS && (b->refs || b->weak_refs))
 		return NULL;
+	if (kept && b->refs)
+		return "only the retired ggml child (or its anchor, or the list as it was) reached it";
 	if (b->cls == OA_BLOB_VALID && oa_blob_looks_like_manifest(s, b))
-		return era == OA_SERVER_LISTS ? "unreferenced; its content is a manifest no tag reaches"
-		                              : "unreferenced; its content is a manifest (an Ollama before manifest lists does not know these)";
+		return era != OA_SERVER_LEGACY ? "unreferenced; its content is a manifest no tag reaches"
+		                               : "unreferenced; its content is a manifest (an Ollama before manifest lists does not know these)";
 	if (era == OA_SERVER_LEGACY && b->refs)
 		return "named only under manifests-v2/, which an Ollama before manifest lists does not read";
 	return "unreferenced";
@@ -259,7 +271,7 @@ static void add_delete(oa_sp_delete **v, size_t *n, oa_sp_delete d)
 }
 
 /* The top-level blobs the server deletes now or at a later start. */
-static void predict_deletes(oa_store *s, const go_decoded *g, enum oa_server_era era, double now,
+static void predict_deletes(oa_store *s, const go_decoded *g, enum oa_server_era era, const bool *kept, double now,
                             oa_server_prune *p)
 {
 	for (size_t i = 0; i < s->n_blobs; i++) {
@@ -268,7 +280,7 @@ static void predict_deletes(oa_store *s, const go_decoded *g, enum oa_server_era
 		if (fstatat(s->blobs_fd, b->name, &lst, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(lst.st_mode))
 			continue;
 		char *name = fixed_blob_name(b->name); /* after fixBlobs */
-		const char *why = delete_reason(s, g, era, b, name);
+		const char *why = delete_reason(s, g, era, kept, p, b, name);
 		if (why) {
 			int64_t mtime = oa_stat_mtime_ns(&lst) / 1000000000;
 			oa_sp_delete d = { .path = oa_xasprintf("blobs/%s", name), .reason = why,
@@ -294,6 +306,12 @@ static void add_dir(oa_server_prune *p, const char *path)
 
 int oa_server_era_parse(const char *v)
 {
+	static const struct { const char *name; enum oa_server_era era; } names[] = {
+		{ "before-lists", OA_SERVER_LEGACY }, { "pr-16590", OA_SERVER_LISTS }, { "newest", OA_SERVER_NEWEST },
+	};
+	for (size_t i = 0; v && i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(v, names[i].name) == 0)
+			return names[i].era;
 	char *end;
 	if (!v || !isdigit((unsigned char)*v))
 		return -1;
@@ -308,7 +326,8 @@ int oa_server_era_parse(const char *v)
 	}
 	if (*end)
 		return -1;
-	return major > 0 || minor >= 40 ? OA_SERVER_LISTS : OA_SERVER_LEGACY;
+	/* the releases that read manifest lists (0.40.0 on) carry the newest cleanup */
+	return major > 0 || minor >= 40 ? OA_SERVER_NEWEST : OA_SERVER_LEGACY;
 }
 
 static bool deleted(const oa_server_prune *p, const oa_blob *b)
@@ -323,8 +342,8 @@ static bool deleted(const oa_server_prune *p, const oa_blob *b)
 	return false;
 }
 
-/* The models whose config or layers the prune deletes (each list row on
- * its own). */
+/* The models whose config, layers or manifest blobs (the tag then
+ * resolves no more) the prune deletes, each list row on its own. */
 static void predict_destroyed(const oa_store *s, oa_server_prune *p)
 {
 	for (size_t i = 0; i < s->n_models; i++) {
@@ -335,16 +354,19 @@ static void predict_destroyed(const oa_store *s, oa_server_prune *p)
 		if (m->is_list || m->sibling)
 			d.runner = m->d_runner;
 		const oa_blob *prev = NULL;
-		for (size_t k = 0; k <= m->m.n_layers; k++) {
-			const oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
+		oa_blob *mb[2]; /* a tag without an anchor no longer resolves without them */
+		size_t nmb = m->anchored ? 0 : oa_model_manifest_blobs(s, m, mb);
+		for (size_t k = 0; k <= m->m.n_layers + nmb; k++) {
+			const oa_blob *b = k > m->m.n_layers ? mb[k - m->m.n_layers - 1] : k == 0 ? m->config_blob
+			                   : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
 			if (!b || b == prev)
 				continue;
 			prev = b;
 			if (!deleted(p, b))
 				continue;
 			d.n_blobs++;
-			d.weights |= k > 0 && (m->m.layers[k - 1].kind == OA_LAYER_MODEL ||
-			                       m->m.layers[k - 1].kind == OA_LAYER_TENSOR);
+			d.weights |= k > 0 && k <= m->m.n_layers && (m->m.layers[k - 1].kind == OA_LAYER_MODEL ||
+			                                             m->m.layers[k - 1].kind == OA_LAYER_TENSOR);
 			d.bytes += b->stat_ok ? (uint64_t)b->st.blocks * 512 : 0;
 		}
 		if (!d.n_blobs)
@@ -354,14 +376,136 @@ static void predict_destroyed(const oa_store *s, oa_server_prune *p)
 	}
 }
 
+/* ---- the newest server: retirement, its reference set, metadata/ ------------------------ */
+
+/* Whether legacy tag a links (a layer naming a manifest blob) digest hex. */
+static bool links(const oa_model *a, const char *hex)
+{
+	for (size_t k = 0; k < a->m.n_layers; k++)
+		if (a->m.layers[k].kind == OA_LAYER_MANIFEST && a->m.layers[k].digest_valid &&
+		    strcmp(a->m.layers[k].hex, hex) == 0)
+			return true;
+	return false;
+}
+
+/* The list entry of list tag t (models[ti]) whose child has runner r and
+ * is complete here (every blob it names), or NULL. A tag's rows follow it
+ * in the store's order (the same path, the same mtime). */
+static const oa_list_entry *runner_entry(const oa_store *s, size_t ti, const char *r)
+{
+	const oa_model *t = &s->models[ti];
+	for (size_t q = ti; q < s->n_models && strcmp(s->models[q].rel_path, t->rel_path) == 0; q++) {
+		const oa_model *x = &s->models[q];
+		if (x->manifest_ok && !x->missing_blobs && strcmp(oa_model_list_runner(x), r) == 0)
+			return x->sibling ? x->row_entry : t->child >= 0 ? &t->list->entries[t->child] : NULL;
+	}
+	return NULL;
+}
+
+/* RetireConvertedModels (compatmigrate/retire.go): a list tag whose
+ * downgrade anchor links both its ggml child and its converted llamacpp
+ * child, both here and complete, loses the ggml child and the anchor. */
+static void predict_retirements(const oa_store *s, oa_server_prune *p)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *a = &s->models[i];
+		long ti = a->anchor && a->manifest_ok && !a->v2 ? oa_store_resolve_name(s, a->display) : -1;
+		const oa_model *t = ti >= 0 ? &s->models[ti] : NULL;
+		if (!t || !t->v2 || !t->is_list || !t->manifest_ok)
+			continue;
+		const oa_list_entry *ge = runner_entry(s, (size_t)ti, "ggml"), *le = runner_entry(s, (size_t)ti, "llamacpp");
+		if (!ge || !le || !ge->digest_valid || !le->digest_valid || !links(a, ge->hex) || !links(a, le->hex))
+			continue;
+		p->retired = oa_xreallocarray(p->retired, p->n_retired + 1, sizeof *p->retired);
+		oa_sp_retire *r = &p->retired[p->n_retired++];
+		*r = (oa_sp_retire){ .name = t->display, .tag = t->rel_path, .anchor = a->rel_path };
+		memcpy(r->child, ge->hex, sizeof r->child);
+	}
+}
+
+/* What retirement leaves of model m: NULL when m is untouched, else the
+ * retirement (m is then the anchor removed, a row of the rewritten list). */
+static const oa_sp_retire *retired_by(const oa_server_prune *p, const oa_model *m)
+{
+	for (size_t i = 0; i < p->n_retired; i++)
+		if (strcmp(m->rel_path, p->retired[i].anchor) == 0 || strcmp(m->rel_path, p->retired[i].tag) == 0)
+			return &p->retired[i];
+	return NULL;
+}
+
+/* The anchor a retirement removes, or the ggml child it drops. */
+static bool retired_away(const oa_server_prune *p, const oa_model *m)
+{
+	const oa_sp_retire *r = retired_by(p, m);
+	return r && (!m->v2 || row_is_child(m, r->child));
+}
+
+/* The newest server's reference set, by blob: everything a tag reaches
+ * once conversions are retired (a rewritten list keeps its other
+ * children's blobs, not its old list blob), and what a manifest that does
+ * not parse mentions. */
+static bool *newest_keeps(oa_store *s, const go_decoded *g, const oa_server_prune *p)
+{
+	bool *kept = oa_xcalloc(s->n_blobs + 1, sizeof *kept);
+	for (size_t i = 0; i < s->n_blobs; i++)
+		kept[i] = s->blobs[i].weak_refs > 0;
+	for (size_t q = 0; q < s->n_models; q++) {
+		const oa_model *m = &s->models[q];
+		const oa_sp_retire *r = retired_by(p, m);
+		if (retired_away(p, m))
+			continue; /* the anchor, the ggml child */
+		oa_blob **v;
+		size_t n = r ? row_child_reach(s, m, &v) : oa_model_reach(s, m, &v);
+		for (size_t k = 0; k < n; k++)
+			kept[v[k] - s->blobs] = true;
+		free(v);
+	}
+	for (size_t i = 0; i < g->n; i++)
+		for (size_t k = 0; k <= g->v[i].n_layers; k++) {
+			const oa_layer *l = k == 0 ? &g->v[i].config : &g->v[i].layers[k - 1];
+			oa_blob *b = l->digest_valid ? oa_store_find_blob(s, l) : NULL;
+			if (b)
+				kept[b - s->blobs] = true;
+		}
+	return kept;
+}
+
+/* pruneGGUFMetadata: the caches whose blob is gone, or goes now. */
+static void predict_metadata(const oa_store *s, oa_server_prune *p)
+{
+	for (size_t i = 0; i < s->n_stale_metadata; i++) {
+		p->metadata = oa_xreallocarray(p->metadata, p->n_metadata + 1, sizeof *p->metadata);
+		p->metadata[p->n_metadata++] = oa_xstrdup(s->stale_metadata[i]);
+	}
+	for (size_t i = 0; s->root_fd >= 0 && i < p->n_deletes; i++) {
+		const char *name = p->deletes[i].path + strlen("blobs/");
+		if (!server_blob_name(name))
+			continue;
+		char *rel = oa_xasprintf("metadata/%s.json", name);
+		struct stat st;
+		if (fstatat(s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+			p->metadata = oa_xreallocarray(p->metadata, p->n_metadata + 1, sizeof *p->metadata);
+			p->metadata[p->n_metadata++] = rel;
+		} else {
+			free(rel);
+		}
+	}
+}
+
+static void set_era(oa_server_prune *p, enum oa_server_era era)
+{
+	p->era = era;
+	p->server = era == OA_SERVER_NEWEST ? "0.40" : era == OA_SERVER_LISTS ? "0.40 at PR #16590's head" : "0.33";
+	p->generation = era == OA_SERVER_NEWEST ? "newest" : era == OA_SERVER_LISTS ? "pr-16590" : "before-lists";
+}
+
 void oa_server_prune_predict(oa_store *s, double now, enum oa_server_era era, oa_server_prune *p)
 {
 	memset(p, 0, sizeof *p);
 	p->assumed = era == OA_SERVER_AUTO;
-	if (era == OA_SERVER_AUTO)
-		era = s->has_manifests_v2 ? OA_SERVER_LISTS : OA_SERVER_LEGACY;
-	p->era = era;
-	p->server = era == OA_SERVER_LISTS ? "0.40" : "0.33";
+	p->chosen_by = p->assumed ? "layout" : "option";
+	set_era(p, era != OA_SERVER_AUTO ? era : s->has_manifests_v2 ? OA_SERVER_NEWEST : OA_SERVER_LEGACY);
+	era = p->era;
 	const char *nv;
 	p->noprune = oa_server_noprune(&nv);
 	/* 1. fixBlobs: sha256:* files become sha256-*, in subdirectories too */
@@ -369,13 +513,21 @@ void oa_server_prune_predict(oa_store *s, double now, enum oa_server_era era, oa
 		predict_renames(s->blobs_fd, "blobs", p, 0);
 	go_decoded g;
 	collect_go_decoded(s, &g);
+	/* 2. the newest retires converted models first */
+	if (!p->noprune && era == OA_SERVER_NEWEST)
+		predict_retirements(s, p);
 	if (p->noprune)
 		p->nothing = "nothing: OLLAMA_NOPRUNE is set";
-	else if (go_prune_blocked(s, &g))
-		p->nothing = "nothing: a corrupt manifest blocks it";
+	else if (go_prune_blocked(s, &g, era))
+		p->nothing = era == OA_SERVER_NEWEST ? "nothing: it cannot read every tag, and fails closed (no blob is deleted)"
+		                                     : "nothing: a corrupt manifest blocks it";
 	if (!p->nothing) {
-		predict_deletes(s, &g, era, now, p);
+		bool *kept = era == OA_SERVER_NEWEST ? newest_keeps(s, &g, p) : NULL;
+		predict_deletes(s, &g, era, kept, now, p);
+		free(kept);
 		predict_destroyed(s, p);
+		if (era == OA_SERVER_NEWEST)
+			predict_metadata(s, p);
 		oa_junk_list j;
 		oa_refset r = { 0 };
 		oa_junk_collect(s, &r, now, &j);
@@ -387,6 +539,18 @@ void oa_server_prune_predict(oa_store *s, double now, enum oa_server_era era, oa
 			add_dir(p, "manifests");
 	}
 	free_go_decoded(&g);
+}
+
+void oa_server_prune_predict_version(oa_store *s, double now, const char *version, const char *chosen_by,
+                                     oa_server_prune *p)
+{
+	int era = version ? oa_server_era_parse(version) : -1;
+	oa_server_prune_predict(s, now, era < 0 ? OA_SERVER_AUTO : (enum oa_server_era)era, p);
+	if (era >= 0) {
+		p->version = isdigit((unsigned char)*version) ? version : NULL; /* a generation's name says no version */
+		p->assumed = false;
+		p->chosen_by = chosen_by;
+	}
 }
 
 static void free_deletes(oa_sp_delete *v, size_t n)
@@ -406,6 +570,8 @@ void oa_server_prune_free(oa_server_prune *p)
 	free_deletes(p->deletes, p->n_deletes);
 	free_deletes(p->later, p->n_later);
 	free(p->destroyed);
+	free(p->retired);
+	oa_free_names(p->metadata, p->n_metadata);
 	oa_free_names(p->dirs, p->n_dirs);
 	memset(p, 0, sizeof *p);
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,54 +156,223 @@ static void consider(const oa_store *s, const char *path, oa_peers *out)
 	oa_store_release(&x.s);
 }
 
-/* A blobs/ that is a symlink into another store's blobs/ shares it with
- * that store wherever it is, found by discovery or not: the directory
- * holding each hop of the link chain (a -> b/blobs -> c/blobs: b and c). */
+/* How many symlinks one lookup may follow: Linux's limit (MAXSYMLINKS). */
+#define LINK_HOPS_MAX 40
+
+/* The first reason the owner of a linked blobs/ or a store on its way
+ * cannot be found (the later ones add nothing). */
+__attribute__((format(printf, 2, 3)))
+static void unfound(oa_peers *out, const char *fmt, ...)
+{
+	if (out->unfound)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	out->unfound = oa_xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* The directories holding a symlink named blobs met on the way. */
+typedef struct hop_dirs {
+	char **v;
+	size_t n;
+} hop_dirs;
+
+/* The next component of *p (a path) into name, advancing past it: 1, 0 at
+ * the end, -1 (ENAMETOOLONG) when it is longer than a name can be. */
+static int next_name(const char **p, char name[NAME_MAX + 1])
+{
+	while (**p == '/')
+		(*p)++;
+	size_t n = strcspn(*p, "/");
+	if (n > NAME_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(name, *p, n);
+	name[n] = '\0';
+	*p += n;
+	return n > 0;
+}
+
+/* real without its last component ("/" stays "/"). */
+static void go_up(char real[PATH_MAX])
+{
+	char *slash = strrchr(real, '/');
+	if (slash == real)
+		real[1] = '\0';
+	else
+		*slash = '\0';
+}
+
+/* One step of follow_blobs(): cand (real/name) is a symlink; its target,
+ * then the rest, become what is left to resolve (todo), from "/" when the
+ * target is absolute. -1 with errno. */
+static int take_link(char real[PATH_MAX], const char *cand, const char *rest, char *todo, size_t todolen)
+{
+	char target[PATH_MAX];
+	ssize_t len = readlink(cand, target, sizeof target - 1);
+	if (len <= 0) {
+		if (len == 0)
+			errno = ENOENT;
+		return -1;
+	}
+	target[len] = '\0';
+	char *next = oa_xasprintf("%s/%s", target, rest);
+	bool fits = strlen(next) < todolen;
+	if (fits)
+		memcpy(todo, next, strlen(next) + 1);
+	free(next);
+	if (!fits) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (target[0] == '/')
+		strcpy(real, "/");
+	return 0;
+}
+
+/* Follow root/blobs as the kernel does, one component at a time, to the
+ * directory it is (real: absolute, no symlink, no . or ..), counting the
+ * symlinks followed against the kernel's limit. Each directory holding a
+ * symlink named blobs on the way goes into hops. 0, or -1 with errno
+ * (ELOOP past the limit). */
+static int follow_blobs(const char *root, char real[PATH_MAX], hop_dirs *hops)
+{
+	if (!realpath(root, real))
+		return -1;
+	char todo[2 * PATH_MAX] = "blobs";
+	const char *p = todo;
+	char name[NAME_MAX + 1];
+	int links = 0, more;
+	while ((more = next_name(&p, name)) > 0) {
+		if (strcmp(name, ".") == 0)
+			continue;
+		if (strcmp(name, "..") == 0) {
+			go_up(real);
+			continue;
+		}
+		char *cand = oa_xasprintf("%s/%s", strcmp(real, "/") ? real : "", name);
+		struct stat lst;
+		int rc = strlen(cand) >= PATH_MAX ? (errno = ENAMETOOLONG, -1) : lstat(cand, &lst);
+		if (rc == 0 && S_ISLNK(lst.st_mode)) {
+			if (++links > LINK_HOPS_MAX) {
+				errno = ELOOP;
+				rc = -1;
+			} else if (strcmp(name, "blobs") == 0) {
+				hops->v = oa_xreallocarray(hops->v, hops->n + 1, sizeof *hops->v);
+				hops->v[hops->n++] = oa_xstrdup(real);
+			}
+			if (rc == 0) {
+				char rest[2 * PATH_MAX];
+				snprintf(rest, sizeof rest, "%s", p);
+				rc = take_link(real, cand, rest, todo, sizeof todo);
+				p = todo;
+			}
+		} else if (rc == 0 && !S_ISDIR(lst.st_mode) && p[strspn(p, "/")]) {
+			errno = ENOTDIR;
+			rc = -1;
+		} else if (rc == 0) {
+			strcpy(real, cand);
+		}
+		free(cand);
+		if (rc < 0)
+			return -1;
+	}
+	return more;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* A store the link chain says shares these blob files (dir holds a blobs/
+ * on the way, or the blobs/ it leads to, as `role` says): kept when it
+ * reaches them; one that cannot be opened is unfound. */
+static void consider_on_the_way(const oa_store *s, const char *dir, const char *role, oa_peers *out)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0 && same_file(&st, &s->root_st))
+		return;
+	oa_peer x = { 0 };
+	char err[256];
+	if (oa_store_open(&x.s, dir, "shared", err, sizeof err) < 0) {
+		char *e = oa_escape(err, strlen(err));
+		unfound(out, "cannot open %s: %s", role, e);
+		free(e);
+	} else if (!known(s, out, &x.s.root_st) && (x.how = reaches(s, &x.s, &x.links_here))) {
+		out->v = oa_xreallocarray(out->v, out->n + 1, sizeof *out->v);
+		out->v[out->n++] = x;
+		return;
+	}
+	oa_store_release(&x.s);
+}
+
+/* A blobs/ that is a symlink shares the directory it leads to with the
+ * store that holds it there, wherever that is, and with each store whose
+ * blobs/ is a link on the way (a -> b/blobs -> c/blobs: b and c). They are
+ * found by following the link, never by its text, and the directory
+ * reached must be the very one the store opened (device and inode); when
+ * that cannot be told, out->unfound says why. */
 static void consider_link_owners(const oa_store *s, oa_peers *out)
 {
-	char *link = oa_path_join(s->root, "blobs");
-	for (int hop = 0; hop < 8; hop++) {
-		char target[PATH_MAX];
-		struct stat lst;
-		ssize_t len = lstat(link, &lst) == 0 && S_ISLNK(lst.st_mode) ?
-		              readlink(link, target, sizeof target - 1) : -1;
-		if (len <= 0)
-			break;
-		while (len > 1 && target[len - 1] == '/')
-			len--; /* b/blobs/ is b's blobs/ */
-		target[len] = '\0';
-		char *dir = oa_xstrdup(link);
-		char *slash = strrchr(dir, '/');
-		*slash = '\0';
-		char *next = target[0] == '/' ? oa_xstrdup(target) : oa_path_join(dir, target);
-		free(dir);
-		free(link);
-		link = next;
-		char *owner = oa_xstrdup(link);
-		slash = strrchr(owner, '/');
-		if (slash && slash != owner) {
+	struct stat lst, st, mine, parent;
+	if (fstatat(s->root_fd, "blobs", &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(lst.st_mode))
+		return;
+	hop_dirs hops = { 0 };
+	char real[PATH_MAX];
+	char *root = oa_escape(s->root, strlen(s->root));
+	if (follow_blobs(s->root, real, &hops) < 0) {
+		unfound(out, "cannot follow %s/blobs to the directory it leads to: %s", root, strerror(errno));
+	} else if (!blobs_id(s, &mine)) {
+		unfound(out, "%s/blobs leads to a directory that cannot be opened", root);
+	} else if (stat(real, &st) < 0 || !same_file(&st, &mine)) {
+		unfound(out, "%s/blobs no longer leads to the directory the store opened", root);
+	} else {
+		for (size_t i = 0; i < hops.n; i++)
+			consider_on_the_way(s, hops.v[i], "a store whose blobs/ symlink it leads through", out);
+		char *slash = strrchr(real, '/');
+		bool named_blobs = strcmp(slash + 1, "blobs") == 0 && slash != real;
+		if (named_blobs) {
 			*slash = '\0';
-			char real[PATH_MAX];
-			consider(s, realpath(owner, real) ? real : owner, out);
+			/* the directory really holding it, not one a link names */
+			if (fstatat(s->blobs_fd, "..", &parent, 0) == 0 && stat(real, &st) == 0 && same_file(&st, &parent))
+				consider_on_the_way(s, real, "the store holding the directory its blobs/ leads to", out);
+			else
+				unfound(out, "the directory holding %s/blobs's target changed while it was looked at", root);
 		}
-		free(owner);
 	}
-	free(link);
+	free(root);
+	for (size_t i = 0; i < hops.n; i++)
+		free(hops.v[i]);
+	free(hops.v);
 }
 
 void oa_peers_find(const oa_store *s, oa_peers *out)
 {
 	memset(out, 0, sizeof *out);
+	consider_link_owners(s, out);
 	struct stat mine;
 	if (!blobs_id(s, &mine))
 		return;
-	consider_link_owners(s, out);
 	oa_discovery d;
 	oa_discover(&d, named, n_named);
 	for (size_t i = 0; i < d.n; i++)
 		if (d.v[i].state == OA_CAND_STORE && d.v[i].root)
 			consider(s, d.v[i].root, out);
 	oa_discovery_free(&d);
+}
+
+bool oa_peers_unfound(const oa_store *s, char *why, size_t whylen)
+{
+	oa_peers p = { 0 };
+	consider_link_owners(s, &p);
+	if (p.unfound)
+		snprintf(why, whylen, "%s", p.unfound);
+	bool missing = p.unfound != NULL;
+	oa_peers_free(&p);
+	return missing;
 }
 
 void oa_peers_free(oa_peers *p)
@@ -212,5 +382,6 @@ void oa_peers_free(oa_peers *p)
 		free(p->v[i].how);
 	}
 	free(p->v);
+	free(p->unfound);
 	memset(p, 0, sizeof *p);
 }

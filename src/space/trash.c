@@ -3,6 +3,7 @@
 #include "ollama_audit/trash.h"
 #include "ollama_audit/humanize.h"
 #include "base/jsonutil.h"
+#include "base/platform.h"
 #include "base/util.h"
 #include "space/quarantine.h"
 
@@ -48,14 +49,29 @@ static void op_fill(oa_quarantine_op *op, json_t *j)
 			op->models[op->n_models++] = oa_xstrdup(json_string_value(json_array_get(models, i)));
 }
 
-/* An entry's share in its operation's figures: the files it moved into DIR
- * (an empty directory it removed is not in DIR: restore makes it again). */
-static void op_count(oa_quarantine_op *op, json_t *x)
+/* The model of a manifest x holds, once per operation. */
+static void op_model_held(oa_quarantine_op *op, json_t *x)
 {
-	bool held = state_is(x, "moved") || state_is(x, "planned"), restored = state_is(x, "restored"),
+	const char *model = json_string_value(json_object_get(x, "model"));
+	const char *category = json_string_value(json_object_get(x, "category"));
+	if (!model || !category || (strcmp(category, "manifest") && strcmp(category, "list-rewrite")))
+		return;
+	for (size_t m = 0; m < op->n_models_held; m++)
+		if (strcmp(op->models_held[m], model) == 0)
+			return;
+	op->models_held = oa_xreallocarray(op->models_held, op->n_models_held + 1, sizeof *op->models_held);
+	op->models_held[op->n_models_held++] = oa_xstrdup(model);
+}
+
+/* An entry's share in its operation's figures: the files it moved into DIR
+ * and DIR still has, not what it planned (an empty directory it removed is
+ * not in DIR: restore makes it again). */
+static void op_count(oa_quarantine_op *op, int files_fd, json_t *x)
+{
+	bool held = quarantine_entry_held(files_fd, x), restored = state_is(x, "restored"),
 	     deleted = state_is(x, "deleted");
 	if (json_is_true(json_object_get(x, "empty_dir")) || (!held && !restored && !deleted))
-		return; /* an empty directory; skipped, failed, never moved */
+		return; /* an empty directory; skipped, failed or killed before it moved */
 	uint64_t b = 0;
 	oa_json_get_u64(x, "disk_bytes", &b);
 	op->entries++;
@@ -63,6 +79,7 @@ static void op_count(oa_quarantine_op *op, json_t *x)
 	if (held) {
 		op->held++;
 		op->held_bytes += b;
+		op_model_held(op, x);
 	}
 	op->restored += restored;
 	op->deleted += deleted;
@@ -84,7 +101,8 @@ static const char *op_state(const oa_quarantine_op *op)
 int oa_quarantine_ops_read(const char *dir, oa_quarantine_ops *ops, char *err, size_t errlen)
 {
 	memset(ops, 0, sizeof *ops);
-	json_t *index = quarantine_peek_index(dir, err, errlen);
+	int files_fd;
+	json_t *index = quarantine_peek_index(dir, &files_fd, err, errlen);
 	if (!index)
 		return -1;
 	ops->store = oa_xstrdup(str_or_empty(index, "store"));
@@ -98,10 +116,12 @@ int oa_quarantine_ops_read(const char *dir, oa_quarantine_ops *ops, char *err, s
 	json_array_foreach(entries, i, x)
 		for (size_t k = 0; k < ops->n; k++)
 			if (strcmp(ops->v[k].id, quarantine_entry_op(x)) == 0)
-				op_count(&ops->v[k], x);
+				op_count(&ops->v[k], files_fd, x);
 	for (size_t k = 0; k < ops->n; k++)
 		ops->v[k].state = op_state(&ops->v[k]);
-	quarantine_held(entries, &ops->held_entries, &ops->held_bytes);
+	quarantine_held(files_fd, entries, &ops->held_entries, &ops->held_bytes);
+	if (files_fd >= 0)
+		close(files_fd);
 	json_decref(index);
 	return 0;
 }
@@ -112,6 +132,9 @@ void oa_quarantine_ops_free(oa_quarantine_ops *ops)
 		for (size_t m = 0; m < ops->v[k].n_models; m++)
 			free(ops->v[k].models[m]);
 		free(ops->v[k].models);
+		for (size_t m = 0; m < ops->v[k].n_models_held; m++)
+			free(ops->v[k].models_held[m]);
+		free(ops->v[k].models_held);
 	}
 	free(ops->v);
 	free(ops->store);
@@ -122,9 +145,10 @@ void oa_quarantine_ops_free(oa_quarantine_ops *ops)
 /* ---- emptying --------------------------------------------------------------------- */
 
 /* Delete name in dfd (a file, a symlink as a link, a directory with what is
- * in it, never across a symlink), or only measure it when !apply. *freed
- * gets the allocated bytes of every file that goes (or would go) with its
- * last link: what the filesystem gets back. 0, or -1 with errno. */
+ * in it, never across a symlink or a mount point: EXDEV, the rest goes), or
+ * only measure it when !apply. *freed gets the allocated bytes of every file
+ * that goes (or would go) with its last link: what the filesystem gets
+ * back. 0, or -1 with errno. */
 static int delete_tree(int dfd, const char *name, bool apply, int depth, uint64_t *freed)
 {
 	struct stat st;
@@ -140,6 +164,12 @@ static int delete_tree(int dfd, const char *name, bool apply, int depth, uint64_
 	if (depth > 32) {
 		errno = ELOOP;
 		return -1;
+	}
+	/* what is mounted there is not the quarantine's: it stays, and so
+	 * does the directory it is mounted on (a dry run counts the rest) */
+	if (oa_is_mount_point(dfd, name, &st)) {
+		errno = EXDEV;
+		return apply ? -1 : 0;
 	}
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -194,21 +224,22 @@ static void empty_entry(int files_fd, json_t *x, const oa_empty_opts *o, oa_empt
 		return;
 	}
 	bool moved = state_is(x, "moved");
-	if ((!moved && !state_is(x, "planned")) || !stored || !oa_str_has_prefix(stored, "files/") ||
-	    !stored[6] || strchr(stored + 6, '/') || strcmp(stored + 6, "..") == 0 || strcmp(stored + 6, ".") == 0)
+	const char *name = quarantine_stored_name(x);
+	if (!quarantine_entry_held(files_fd, x) || !name)
 		return;
 	struct stat st;
-	if (fstatat(files_fd, stored + 6, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (fstatat(files_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (moved && o->apply) /* gone already: nothing left to restore */
 			json_object_set_new(x, "state", json_string("deleted"));
 		return;
 	}
 	uint64_t freed = 0;
 	char *ep = oa_escape(path ? path : stored, strlen(path ? path : stored));
-	if (delete_tree(files_fd, stored + 6, o->apply, 0, &freed) < 0) {
+	if (delete_tree(files_fd, name, o->apply, 0, &freed) < 0) {
 		r->failed++;
 		if (o->log)
-			fprintf(o->log, "FAILED %s (%s): %s\n", ep, stored, strerror(errno));
+			fprintf(o->log, "FAILED %s (%s): %s\n", ep, stored,
+			        errno == EXDEV ? OA_MOUNT_POINT_KEPT : strerror(errno));
 	} else {
 		r->entries++;
 		r->bytes += freed;
@@ -224,7 +255,8 @@ static void empty_entry(int files_fd, json_t *x, const oa_empty_opts *o, oa_empt
 	free(ep);
 }
 
-static int empty_open(const char *dir, bool apply, int *qfd, int *files_fd, char *err, size_t errlen)
+static int empty_open(const char *dir, const oa_empty_opts *o, oa_empty_result *r, int *qfd, int *files_fd,
+                      char *err, size_t errlen)
 {
 	*files_fd = -1;
 	*qfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -235,8 +267,10 @@ static int empty_open(const char *dir, bool apply, int *qfd, int *files_fd, char
 	if (quarantine_check_private(*qfd, dir, "", err, errlen) < 0)
 		return -1;
 	/* as an apply or a restore takes it: nobody moves in or out meanwhile */
-	if (apply && apply_lock(*qfd, dir, err, errlen) < 0)
+	int locked = o->apply ? apply_lock(*qfd, dir, o->no_lock, err, errlen) : 0;
+	if (locked < 0)
 		return -1;
+	r->unlocked = locked > 0;
 	*files_fd = openat(*qfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (*files_fd < 0) {
 		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
@@ -250,7 +284,7 @@ int oa_quarantine_empty(const char *dir, const oa_empty_opts *o, oa_empty_result
 	memset(r, 0, sizeof *r);
 	int qfd, files_fd;
 	json_t *index = NULL;
-	int rc = empty_open(dir, o->apply, &qfd, &files_fd, err, errlen);
+	int rc = empty_open(dir, o, r, &qfd, &files_fd, err, errlen);
 	bool exists = true;
 	if (rc == 0 && !(index = quarantine_load_index(qfd, dir, err, errlen, &exists))) {
 		if (!exists)
@@ -270,14 +304,14 @@ int oa_quarantine_empty(const char *dir, const oa_empty_opts *o, oa_empty_result
 		}
 		r->operations = json_object_size(touched_ops);
 		json_decref(touched_ops);
-		quarantine_held(entries, &r->held_entries, &r->held_bytes);
+		quarantine_held(files_fd, entries, &r->held_entries, &r->held_bytes);
 		if (!o->apply) {
 			/* what would stay: the moved entries of the operations not chosen */
 			r->held_entries = 0;
 			r->held_bytes = 0;
 			json_array_foreach(entries, i, x) {
 				uint64_t b = 0;
-				if (!state_is(x, "moved") || json_object_get(chosen, quarantine_entry_op(x)))
+				if (!quarantine_entry_held(files_fd, x) || json_object_get(chosen, quarantine_entry_op(x)))
 					continue;
 				r->held_entries++;
 				if (oa_json_get_u64(x, "disk_bytes", &b))

@@ -41,6 +41,8 @@ static enum oa_blob_class classify_blob_name(const char *name, bool is_dir, oa_d
                                              unsigned long *part)
 {
 	hex[0] = '\0';
+	if (is_dir && oa_str_has_prefix(name, OA_SPLIT_DIR_PREFIX))
+		return OA_BLOB_SPLIT_DIR; /* any suffix: without a valid digest the runner names it by random alone */
 	if (is_dir)
 		return oa_str_has_prefix(name, "split-gguf-") && oa_all_digits(name + 11) ? OA_BLOB_TEMP_DIR
 		                                                                        : OA_BLOB_DIR;

@@ -38,6 +38,21 @@ static size_t last_model_layer(const oa_model *m)
 	return idx;
 }
 
+static size_t first_model_layer(const oa_model *m)
+{
+	for (size_t i = 0; i < m->m.n_layers; i++)
+		if (m->m.layers[i].kind == OA_LAYER_MODEL)
+			return i;
+	return SIZE_MAX;
+}
+
+/* The header that describes the model: the last model layer's (the list
+ * cache reads it), or the first's when that is shard 0 of a split GGUF. */
+static const oa_gguf_info *main_gguf(const oa_model_headers *h)
+{
+	return h->main_layer != SIZE_MAX && h->layers[h->main_layer].have_gguf ? h->layers[h->main_layer].gguf : NULL;
+}
+
 /* A blob whose size differs from the declared one already has its finding
  * (size-mismatch, empty-blob); parsing its header would only repeat it. */
 static bool usable_blob(const oa_model *m, size_t i)
@@ -395,10 +410,10 @@ static void cross_check(oa_store *s, oa_model *m)
 			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, i),
 			                m->rel_path, "layer %zu is stored as a projector but its GGUF header describes a model", i);
 	}
-	size_t last = last_model_layer(m);
-	if (!have_cfg || last == SIZE_MAX || !h->layers[last].have_gguf)
+	size_t last = h->main_layer;
+	const oa_gguf_info *g = main_gguf(h);
+	if (!have_cfg || !g)
 		return;
-	const oa_gguf_info *g = h->layers[last].gguf;
 	if (*cfg->model_family && g->architecture && strcasecmp(cfg->model_family, g->architecture) != 0)
 		oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, last),
 		                m->rel_path, "config family \"%s\" but the GGUF architecture is \"%s\"",
@@ -411,19 +426,71 @@ static void cross_check(oa_store *s, oa_model *m)
 			                cfg->file_type, gs);
 	}
 	double want;
-	if (*cfg->model_type && g->parameter_count && parse_param_size(cfg->model_type, &want) &&
-	    want > 0) {
+	uint64_t params = h->sharded ? h->shard_params : g->parameter_count;
+	if (*cfg->model_type && params && parse_param_size(cfg->model_type, &want) && want > 0) {
 		/* Older Ollama rounded differently ("137M" for 136.73M); only a real
 		 * difference, more than 10%, is worth a finding. */
-		double got = (double)g->parameter_count;
+		double got = (double)params;
 		if (fabs(got - want) / want > 0.10) {
 			char human[32];
-			oa_human_number(g->parameter_count, human, sizeof human);
+			oa_human_number(params, human, sizeof human);
 			oa_findings_add(&s->findings, OA_FINDING_CONFIG_MISMATCH, m->display, digest_of(m, last),
-			                m->rel_path, "config parameter size \"%s\" but the GGUF has %s parameters",
-			                cfg->model_type, human);
+			                m->rel_path, "config parameter size \"%s\" but the GGUF%s has %s parameters",
+			                cfg->model_type, h->sharded ? " (every shard)" : "", human);
 		}
 	}
+}
+
+/* A split GGUF's shards, one per model layer in order: each must say
+ * split.no = its place and the same split.count as there are shards, as
+ * llama.cpp checks when it loads them (spec §2.5.2). shard_params adds up
+ * every shard's tensors. */
+static void check_shards(oa_store *s, oa_model *m)
+{
+	oa_model_headers *h = m->headers;
+	uint64_t count = h->layers[h->main_layer].gguf->split_count, k = 0;
+	uint64_t *seen = oa_xcalloc(m->m.n_layers + 1, sizeof *seen); /* the split.no of each shard read */
+	int64_t tensors = 0;
+	bool all_read = true;
+	oa_buf why;
+	oa_buf_init(&why);
+	for (size_t i = 0; i < m->m.n_layers; i++) {
+		if (m->m.layers[i].kind != OA_LAYER_MODEL)
+			continue;
+		const oa_gguf_info *g = h->layers[i].have_gguf && h->layers[i].gguf->ok ? h->layers[i].gguf : NULL;
+		all_read &= g != NULL;
+		bool dup = false;
+		for (uint64_t j = 0; g && j < k; j++)
+			dup |= seen[j] == g->split_no;
+		seen[k] = g && g->has_split ? g->split_no : UINT64_MAX;
+		if (g && !g->has_split)
+			oa_buf_printf(&why, "; layer %zu (shard %llu) has no split.no/split.count", i, (unsigned long long)k + 1);
+		else if (g && g->split_no != k)
+			oa_buf_printf(&why, "; layer %zu is shard %llu but says split.no %llu%s", i, (unsigned long long)k + 1,
+			              (unsigned long long)g->split_no, g->split_no >= count ? " (out of range)"
+			              : dup ? " (a duplicate)" : " (out of order)");
+		else if (g && g->split_count != count)
+			oa_buf_printf(&why, "; layer %zu says split.count %llu, the first shard %llu", i,
+			              (unsigned long long)g->split_count, (unsigned long long)count);
+		if (g) {
+			h->shard_params += g->parameter_count;
+			tensors += (int64_t)g->tensor_count;
+		}
+		k++;
+	}
+	if (k != count)
+		oa_buf_printf(&why, "; split.count is %llu but the manifest has %llu shards (%s)", (unsigned long long)count,
+		              (unsigned long long)k, k < count ? "one is missing" : "one too many");
+	const oa_gguf_info *g0 = main_gguf(h);
+	if (all_read && s->header_mode == OA_HEADERS_FULL && g0->split_tensors >= 0 && g0->split_tensors != tensors)
+		oa_buf_printf(&why, "; the shards hold %lld tensors, split.tensors.count says %lld", (long long)tensors,
+		              (long long)g0->split_tensors);
+	free(seen);
+	if (why.len)
+		oa_findings_add(&s->findings, OA_FINDING_SPLIT_MISMATCH, m->display, NULL, m->rel_path,
+		                "the %llu shards of this split GGUF do not make one model, llama.cpp cannot load it: %s",
+		                (unsigned long long)k, why.data + 2);
+	oa_buf_free(&why);
 }
 
 void oa_headers_apply(oa_store *s, oa_model *m)
@@ -442,23 +509,38 @@ void oa_headers_apply(oa_store *s, oa_model *m)
 	h->layers = (oa_layer_header *)(h + 1);
 
 	bool full = s->header_mode == OA_HEADERS_FULL;
-	size_t last = last_model_layer(m);
+	oa_gguf_mode mode = full ? OA_GGUF_FULL : OA_GGUF_QUICK;
+	size_t first = first_model_layer(m);
+	h->main_layer = last_model_layer(m);
+	bool first_read = first != h->main_layer; /* several model layers: shards of a split GGUF? */
+	if (first_read) {
+		read_gguf_layer(s, m, first, mode);
+		const oa_gguf_info *g = h->layers[first].gguf;
+		h->sharded = g && g->has_split && g->split_no == 0 && g->split_count > 1;
+		if (h->sharded)
+			h->main_layer = first;
+	}
 	for (size_t i = 0; i < m->m.n_layers; i++) {
 		enum oa_layer_kind k = m->m.layers[i].kind;
-		if (is_gguf_kind(k) && (full || i == last))
-			read_gguf_layer(s, m, i, full ? OA_GGUF_FULL : OA_GGUF_QUICK);
+		if (i == first && first_read)
+			continue;
+		if (is_gguf_kind(k) && (full || i == h->main_layer || (h->sharded && k == OA_LAYER_MODEL)))
+			read_gguf_layer(s, m, i, mode);
 		else if (k == OA_LAYER_TENSOR)
 			read_tensor_layer(s, m, i);
 	}
+	if (h->sharded)
+		check_shards(s, m);
 	read_hf_config(s, m);
 	if (h->have_st_model)
 		oa_st_model_finish(h->st_model, h->have_hf ? h->hf->torch_dtype : NULL);
 
-	/* What Ollama's list cache takes from the last model layer's GGUF (§4.3,
-	 * server/model_list_cache.go readModelListGGUF). Any read error there
-	 * discards all of it, so a broken header contributes nothing here. */
-	if (last != SIZE_MAX && h->layers[last].have_gguf && h->layers[last].gguf->ok) {
-		const oa_gguf_info *g = h->layers[last].gguf;
+	/* What Ollama's list cache takes from the model layer's GGUF (§4.3,
+	 * server/model_list_cache.go readModelListGGUF): the last, or a split
+	 * GGUF's first. Any read error there discards all of it, so a broken
+	 * header contributes nothing here. */
+	if (main_gguf(h) && main_gguf(h)->ok) {
+		const oa_gguf_info *g = main_gguf(h);
 		if (!m->d_context_length)
 			m->d_context_length = (int64_t)g->context_length;
 		if (!m->d_embedding_length)
@@ -493,9 +575,7 @@ void oa_headers_fill_display(oa_model *m)
 	oa_model_headers *h = m->headers;
 	if (!h)
 		return;
-	size_t last = last_model_layer(m);
-	const oa_gguf_info *g = last != SIZE_MAX && h->layers[last].have_gguf ? h->layers[last].gguf
-	                                                                       : NULL;
+	const oa_gguf_info *g = main_gguf(h);
 	if (!m->arch) {
 		if (g && g->architecture)
 			m->arch = g->architecture;
@@ -507,8 +587,8 @@ void oa_headers_fill_display(oa_model *m)
 	if (h->have_st_model && h->st_model->params) {
 		oa_human_number(h->st_model->params, buf, sizeof buf);
 		m->params = header_text(&h->params_text, buf);
-	} else if (!m->params && g && g->parameter_count) {
-		oa_human_number(g->parameter_count, buf, sizeof buf);
+	} else if (!m->params && g && (h->sharded ? h->shard_params : g->parameter_count)) {
+		oa_human_number(h->sharded ? h->shard_params : g->parameter_count, buf, sizeof buf);
 		m->params = header_text(&h->params_text, buf);
 	}
 	if (!m->quant) {

@@ -117,6 +117,21 @@ static size_t unique_blobs(oa_blob **v, size_t n)
 	return w;
 }
 
+size_t oa_model_manifest_blobs(const oa_store *s, const oa_model *m, oa_blob *out[2])
+{
+	size_t n = 0;
+	oa_blob *b;
+	if (!m->v2)
+		return 0; /* a legacy tag is its own file */
+	if (!m->sibling && m->tag_blob && (b = store_blob_by_hex(s, m->tag_blob)))
+		out[n++] = b;
+	const oa_list_entry *e = m->sibling ? m->row_entry : m->is_list && m->child >= 0 ? &m->list->entries[m->child]
+	                                                                                  : NULL;
+	if (e && e->digest_valid && (b = store_blob_by_hex(s, e->hex)) && (!n || b != out[0]))
+		out[n++] = b;
+	return n;
+}
+
 size_t oa_model_reach(oa_store *s, const oa_model *m, oa_blob ***out)
 {
 	blob_vec bv = { NULL, 0, 0 };

@@ -9,6 +9,7 @@
 #include "base/platform.h"
 #include "base/util.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,17 +117,35 @@ const char *store_row_runner(const oa_model *r)
 	return e ? e->runner : "";
 }
 
-/* Whether two parsed manifests name the same config and layers, in order
- * (the anchor is the child re-serialised: other bytes, same model). */
+/* The next layer of m at or after k that is not a link to a manifest blob. */
+static size_t next_model_layer(const oa_manifest *m, size_t k)
+{
+	while (k < m->n_layers && m->layers[k].kind == OA_LAYER_MANIFEST)
+		k++;
+	return k;
+}
+
+/* Whether two parsed manifests name the same config and layers, in order,
+ * leaving out the layers that link manifest blobs (an anchor is the child
+ * re-serialised, with those links since PR #16590: other bytes, same model). */
 bool store_same_manifest(const oa_model *a, const oa_model *b)
 {
-	if (!a->manifest_ok || !b->manifest_ok || a->m.n_layers != b->m.n_layers ||
-	    strcmp(a->m.config.digest, b->m.config.digest) != 0)
+	if (!a->manifest_ok || !b->manifest_ok || strcmp(a->m.config.digest, b->m.config.digest) != 0)
 		return false;
-	for (size_t k = 0; k < a->m.n_layers; k++)
-		if (strcmp(a->m.layers[k].digest, b->m.layers[k].digest) != 0)
+	size_t i = next_model_layer(&a->m, 0), k = next_model_layer(&b->m, 0);
+	for (; i < a->m.n_layers && k < b->m.n_layers; i = next_model_layer(&a->m, i + 1), k = next_model_layer(&b->m, k + 1))
+		if (strcmp(a->m.layers[i].digest, b->m.layers[k].digest) != 0)
 			return false;
-	return true;
+	return i == a->m.n_layers && k == b->m.n_layers;
+}
+
+/* How many layers of m link manifest blobs. */
+static size_t manifest_links(const oa_manifest *m)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < m->n_layers; k++)
+		n += m->layers[k].kind == OA_LAYER_MANIFEST;
+	return n;
 }
 
 /* Names ignoring case, part by part, as oa_name_equal_fold compares them. */
@@ -207,6 +226,8 @@ void store_mark_anchors(oa_store *s)
 		m->anchor = end > lo;
 		if (!m->anchor)
 			continue;
+		for (size_t j = lo; j < end; j++)
+			s->models[v2[j]].anchored = true;
 		const oa_model *v = &s->models[v2[lo]], *same = NULL;
 		for (size_t j = lo; j < end && !same; j++) {
 			const oa_model *r = &s->models[v2[j]];
@@ -214,12 +235,17 @@ void store_mark_anchors(oa_store *s)
 				same = r;
 		}
 		m->migration_anchor = same && same->is_list + same->sibling && strcmp(store_row_runner(same), "ggml") == 0;
+		size_t links = manifest_links(&m->m);
+		char linked[96] = "";
+		if (links)
+			snprintf(linked, sizeof linked, "; it links %zu manifest blob%s, so that Ollama keeps %s too", links,
+			         links == 1 ? "" : "s", links == 1 ? "it" : "them");
 		oa_findings_add_sev(&s->findings, OA_FINDING_LEGACY_ANCHOR, same ? OA_SEV_INFO : OA_SEV_WARNING,
 		                    m->display, NULL, m->rel_path,
-		                    m->migration_anchor ? "the downgrade anchor the compatibility migration wrote: the list's ggml child (ID %.12s), kept for an Ollama before 0.40%.0s"
-		                    : same ? "a legacy tag kept for a downgrade; the manifests-v2 tag of the same model takes precedence%.0s%.0s"
-		                         : "a legacy tag that differs from the manifests-v2 tag of the same name (ID %.12s, not %.12s): an Ollama before 0.40 would load another model",
-		                    m->m.id, v->m.id);
+		                    m->migration_anchor ? "the downgrade anchor the compatibility migration wrote: the list's ggml child (ID %.12s), kept for an Ollama before 0.40%.0s%s"
+		                    : same ? "the downgrade anchor: a legacy copy of the model the manifests-v2 tag uses, for an Ollama before 0.40 (the v2 tag takes precedence)%.0s%.0s%s"
+		                         : "a legacy tag that differs from the manifests-v2 tag of the same name (ID %.12s, not %.12s): an Ollama before 0.40 would load another model%s",
+		                    m->m.id, v->m.id, linked);
 	}
 	free(v2);
 }
@@ -334,15 +360,95 @@ static long resolve_linear(const oa_store *s, const oa_name *want)
 	return n_folded > 1 ? OA_RESOLVE_AMBIGUOUS_NAME : folded;
 }
 
-long oa_store_resolve(const oa_store *s, const char *query)
+long oa_store_resolve_name(const oa_store *s, const char *query)
 {
 	oa_name want;
-	if (oa_name_parse_ref(query, &want, NULL)) {
-		const oa_name_index *x = s->name_index;
-		long r = x && x->n_models == s->n_models ? resolve_indexed(x, s, &want) : resolve_linear(s, &want);
-		if (r != -1)
-			return r;
+	if (!oa_name_parse_ref(query, &want, NULL))
+		return -1;
+	const oa_name_index *x = s->name_index;
+	return x && x->n_models == s->n_models ? resolve_indexed(x, s, &want) : resolve_linear(s, &want);
+}
+
+bool oa_model_same_manifest(const oa_model *a, const oa_model *b)
+{
+	return store_same_manifest(a, b);
+}
+
+/* Add digest hex (64) to the candidates v (n of them) unless it is there. */
+static void candidate_add(const char **v, size_t *n, const char *hex)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(v[i], hex) == 0)
+			return;
+	v[(*n)++] = hex;
+}
+
+/* What a candidate digest is, for a refusal: the list child or tag it is. */
+static void candidate_say(const oa_store *s, const char *hex, char *buf, size_t len)
+{
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		if (!m->anchor && strcmp(m->m.id, hex) == 0) {
+			snprintf(buf, len, "sha256:%.12s (%s%s%s)", hex, m->display, m->is_list || m->sibling ? ", child " : "",
+			         m->is_list || m->sibling ? store_row_runner(m) : "");
+			return;
+		}
 	}
+	snprintf(buf, len, "sha256:%.12s", hex);
+}
+
+int oa_store_child_digest(const oa_store *s, const char *query, oa_digest_hex hex, char *err, size_t errlen)
+{
+	char q[72];
+	size_t n = strlen(query);
+	while (n && isspace((unsigned char)*query))
+		query++, n--;
+	while (n && isspace((unsigned char)query[n - 1]))
+		n--;
+	if (n >= 7 && (strncasecmp(query, "sha256:", 7) == 0 || strncasecmp(query, "sha256-", 7) == 0))
+		query += 7, n -= 7;
+	if (n < 12 || n > 64 || !oa_is_hex(query, n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		q[i] = (char)tolower((unsigned char)query[i]);
+	q[n] = '\0';
+	/* the digests the prefix may mean: every child of a list here, every tag's ID */
+	const char **v = oa_xcalloc(s->n_models + 1, sizeof *v);
+	size_t nv = 0;
+	bool child = false;
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		const oa_list_entry *e = m->sibling ? m->row_entry : m->is_list && m->child >= 0 ? &m->list->entries[m->child]
+		                                                                                : NULL;
+		bool is_child = e && e->digest_valid && strncmp(e->hex, q, n) == 0;
+		if (is_child || (!m->anchor && strncmp(m->m.id, q, n) == 0))
+			candidate_add(v, &nv, is_child ? e->hex : m->m.id);
+		child |= is_child;
+	}
+	int rc = nv == 1 && child ? 1 : 0;
+	if (nv > 1) {
+		oa_buf b;
+		oa_buf_init(&b);
+		for (size_t i = 0; i < nv; i++) {
+			char one[OA_NAME_DISPLAY_MAX + 48];
+			candidate_say(s, v[i], one, sizeof one);
+			oa_buf_printf(&b, "%s%s", i ? ", " : "", one);
+		}
+		snprintf(err, errlen, "%s is ambiguous: it begins %zu digests (%s)", q, nv, b.data);
+		oa_buf_free(&b);
+		rc = -1;
+	}
+	if (rc == 1)
+		memcpy(hex, v[0], sizeof(oa_digest_hex));
+	free(v);
+	return rc;
+}
+
+long oa_store_resolve(const oa_store *s, const char *query)
+{
+	long r = oa_store_resolve_name(s, query);
+	if (r != -1)
+		return r;
 	size_t n = strlen(query);
 	if (strncmp(query, "sha256:", 7) == 0 || strncmp(query, "sha256-", 7) == 0)
 		query += 7, n -= 7;

@@ -259,6 +259,56 @@ static void look_ahead(oa_store *s)
 	free(l.v);
 }
 
+/* The model a split directory was made for: its name carries the first 12
+ * hex of that manifest's digest (the row's ID). NULL when none is here. */
+static const oa_model *split_dir_model(const oa_store *s, const char *name)
+{
+	const char *h = name + strlen(OA_SPLIT_DIR_PREFIX);
+	if (strlen(h) < 13 || !oa_is_hex(h, 12) || h[12] != '-')
+		return NULL;
+	for (size_t i = 0; i < s->n_models; i++)
+		if (s->models[i].manifest_ok && !s->models[i].anchor && strncmp(s->models[i].m.id, h, 12) == 0)
+			return &s->models[i];
+	return NULL;
+}
+
+static void report_split_dir(oa_store *s, const oa_blob *b, const char *path)
+{
+	const oa_model *m = split_dir_model(s, b->name);
+	oa_findings_add(&s->findings, OA_FINDING_SPLIT_DIR, NULL, NULL, path,
+	                "hard links to the shards of %s, made by a load of that split GGUF: in use while it is loaded; "
+	                "prune removes it once older than 1 h", m ? m->display : "a model not here");
+}
+
+/* The first file that blocks the server's prune, or NULL. */
+static const char *first_blocker(const oa_store *s)
+{
+	for (size_t i = 0; s->prune_blocked && i < s->findings.n; i++)
+		if (s->findings.v[i].id == OA_FINDING_PRUNE_BLOCKER && s->findings.v[i].path)
+			return s->findings.v[i].path;
+	return NULL;
+}
+
+/* An unreferenced blob: a manifest no tag reaches is junk too where tags
+ * reach manifest blobs (manifests-v2/: what `ollama rm` or a list rewrite
+ * leaves); elsewhere its own, more cautious, finding. */
+static void report_unreferenced(oa_store *s, oa_blob *b, const char *dg, const char *path)
+{
+	bool manifest = oa_blob_looks_like_manifest(s, b);
+	if (manifest && !s->has_manifests_v2) {
+		oa_findings_add(&s->findings, OA_FINDING_MANIFEST_BLOB, NULL, dg, path,
+		                "unreferenced, but its content is a manifest (newer Ollama keeps these; older ones prune them)");
+		return;
+	}
+	char size[32];
+	oa_format_size((uint64_t)b->st.size, OA_UNITS_SI, size, sizeof size);
+	const char *blocker = first_blocker(s);
+	char *why = blocker ? oa_xasprintf("; the server's prune is blocked (by %s), so it stays", blocker) : NULL;
+	oa_findings_add(&s->findings, OA_FINDING_ORPHAN_BLOB, NULL, dg, path, "no manifest references this blob (%s)%s%s",
+	                size, manifest ? ": a manifest no tag reaches" : "", why ? why : "");
+	free(why);
+}
+
 static void check_blob_files(oa_store *s)
 {
 	look_ahead(s);
@@ -291,16 +341,7 @@ static void check_blob_files(oa_store *s)
 				oa_findings_add(&s->findings, OA_FINDING_UNPARSED_REFERENCE, NULL, dg, path,
 				                "named only by a manifest the server cannot read; kept, it may still be needed");
 			} else if (b->refs == 0 && !b->dangling) {
-				if (oa_blob_looks_like_manifest(s, b))
-					oa_findings_add(&s->findings, OA_FINDING_MANIFEST_BLOB, NULL, dg, path,
-					                "unreferenced, but its content is a manifest (newer Ollama keeps these; older ones prune them)");
-				else {
-					char size[32];
-					oa_format_size((uint64_t)b->st.size, OA_UNITS_SI, size, sizeof size);
-					oa_findings_add(&s->findings, OA_FINDING_ORPHAN_BLOB, NULL, dg, path,
-					                "no manifest references this blob (%s)%s", size,
-					                s->prune_blocked ? "; the server's prune is blocked, so it stays" : "");
-				}
+				report_unreferenced(s, b, dg, path);
 			}
 			break;
 		case OA_BLOB_LEGACY:
@@ -324,6 +365,9 @@ static void check_blob_files(oa_store *s)
 		case OA_BLOB_TEMP_DIR:
 			oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, dg, path, "%s left behind",
 			                oa_blob_class_name(b->cls));
+			break;
+		case OA_BLOB_SPLIT_DIR:
+			report_split_dir(s, b, path);
 			break;
 		case OA_BLOB_DIR:
 		case OA_BLOB_FOREIGN:
@@ -471,7 +515,10 @@ static bool legacy_names(const legacy_set *d, const char *digest)
 
 /* An Ollama from before manifest lists reads manifests/ only: its start-up
  * prune deletes every blob no legacy tag names (spec §2.5.1, the
- * downgrade hazard). Count, per manifests-v2 row, what it would lose. */
+ * downgrade hazard): the weights of a model only manifests-v2/ names, and
+ * the manifest blobs of a v2 tag with no legacy anchor (a copy, a retired
+ * conversion), which leaves that tag dangling. Count, per manifests-v2
+ * row, what it would lose. */
 static void mark_downgrade_loss(oa_store *s)
 {
 	legacy_set legacy = { NULL, 0 };
@@ -485,27 +532,57 @@ static void mark_downgrade_loss(oa_store *s)
 			built = true;
 		}
 		oa_blob *seen = NULL;
+		uint64_t model = 0, manifests = 0;
 		for (size_t k = 0; k <= m->m.n_layers; k++) {
 			const oa_layer *l = k == 0 ? &m->m.config : &m->m.layers[k - 1];
 			oa_blob *b = k == 0 ? m->config_blob : m->layer_blobs ? m->layer_blobs[k - 1] : NULL;
 			if (b && b != seen && b->stat_ok && !legacy_names(&legacy, l->digest))
-				m->downgrade_loss += (uint64_t)b->st.blocks * 512;
+				model += (uint64_t)b->st.blocks * 512;
 			seen = b;
 		}
+		oa_blob *mb[2];
+		/* an anchored tag survives as its anchor: only an unanchored one loses its manifests */
+		size_t nmb = m->anchored ? 0 : oa_model_manifest_blobs(s, m, mb);
+		for (size_t k = 0; k < nmb; k++) {
+			char d[72];
+			snprintf(d, sizeof d, "sha256:%s", mb[k]->hex);
+			if (mb[k]->stat_ok && !legacy_names(&legacy, d))
+				manifests += (uint64_t)mb[k]->st.blocks * 512;
+		}
+		m->downgrade_loss = model + manifests;
 		if (!m->downgrade_loss)
 			continue;
 		char h[32];
 		oa_human_bytes(m->downgrade_loss, h, sizeof h);
 		oa_findings_add(&s->findings, OA_FINDING_DOWNGRADE_LOSS, m->display, m->sibling ? m->m.id : NULL,
-		                m->rel_path, "no legacy tag names the blobs of %s%s: one start of an Ollama from before manifest "
-		                "lists deletes %s of its blobs (see prune --predict-server --server-version 0.33)",
-		                m->display, m->sibling || m->list_rows > 1 ? " (this child)" : "", h);
+		                m->rel_path, "no legacy tag names %s of %s%s: one start of an Ollama from before manifest "
+		                "lists deletes %s%s (see prune --predict-server --server-version 0.33)",
+		                model ? "the blobs" : "the manifest blobs", m->display,
+		                m->sibling || m->list_rows > 1 ? " (this child)" : "", h,
+		                model ? " of its blobs" : " of its manifests (other legacy tags keep its weights), "
+		                "and the tag no longer resolves");
 	}
 	free(legacy.v);
 }
 
+/* metadata/.gguf-metadata-*.tmp: a cache being written, or a write that
+ * never reached its rename. */
+static bool metadata_temp(oa_store *s, int fd, const char *nm)
+{
+	struct stat st;
+	if (!oa_str_has_prefix(nm, OA_METADATA_TEMP_PREFIX) || !oa_str_has_suffix(nm, ".tmp") ||
+	    fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	char *rel = oa_xasprintf("metadata/%s", nm);
+	oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel,
+	                "a metadata cache write that was not renamed into place; prune removes it after the grace period");
+	s->metadata_temps = oa_xreallocarray(s->metadata_temps, s->n_metadata_temps + 1, sizeof *s->metadata_temps);
+	s->metadata_temps[s->n_metadata_temps++] = rel;
+	return true;
+}
+
 /* metadata/sha256-<hex>.json: extracted GGUF key-values, deleted with its
- * blob (PR #17858); one whose blob is gone is stale. */
+ * blob (spec §2.5.2); one whose blob is gone is stale. */
 static void scan_metadata(oa_store *s)
 {
 	int fd = s->root_fd < 0 ? -1 : openat(s->root_fd, "metadata", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -516,8 +593,9 @@ static void scan_metadata(oa_store *s)
 	for (size_t i = 0; names && i < n; i++) {
 		const char *nm = names[i];
 		struct stat st;
-		if (strlen(nm) != 7 + 64 + 5 || strncmp(nm, "sha256-", 7) != 0 || !oa_is_hex(nm + 7, 64) ||
-		    strcmp(nm + 71, ".json") != 0 || fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		if (metadata_temp(s, fd, nm) || strlen(nm) != 7 + 64 + 5 || strncmp(nm, "sha256-", 7) != 0 ||
+		    !oa_is_hex(nm + 7, 64) || strcmp(nm + 71, ".json") != 0 || fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		char hex[65];
 		memcpy(hex, nm + 7, 64);

@@ -22,6 +22,7 @@ static const char *blob_class_names[OA_BLOB_CLASS_COUNT] = {
 	[OA_BLOB_CREATE_TEMP] = "create-temp", [OA_BLOB_QUANT_TEMP] = "quantize-temp",
 	[OA_BLOB_LEGACY] = "legacy-name",  [OA_BLOB_TEMP_DIR] = "temp-dir",
 	[OA_BLOB_DIR] = "directory",       [OA_BLOB_FOREIGN] = "foreign",
+	[OA_BLOB_SPLIT_DIR] = "split-dir",
 };
 
 const char *oa_blob_class_name(enum oa_blob_class c)
@@ -245,6 +246,7 @@ void oa_store_release(oa_store *s)
 	free(s->models);
 	oa_free_names(s->v2_temps, s->n_v2_temps);
 	oa_free_names(s->stale_metadata, s->n_stale_metadata);
+	oa_free_names(s->metadata_temps, s->n_metadata_temps);
 	for (size_t i = 0; i < s->n_blobs; i++) {
 		free(s->blobs[i].name);
 		free(s->blobs[i].link_target);

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -601,24 +600,9 @@ static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
  * and ollama.com is the default registry (spec §2.5). */
 static bool v2_name(walk_ctx *w, const char *file, oa_name *name, const char **why)
 {
-	char host[351 + 1];
-	size_t n = 0;
-	for (const char *p = w->parts[0]; *p; p++) {
-		if (n + 1 >= sizeof host) {
-			*why = "host too long";
-			return false;
-		}
-		if (p[0] == '%' && p[1] == '3' && (p[2] == 'A' || p[2] == 'a')) {
-			host[n++] = ':';
-			p += 2;
-		} else {
-			host[n++] = *p;
-		}
-	}
-	host[n] = '\0';
-	if (strcasecmp(host, "ollama.com") == 0)
-		snprintf(host, sizeof host, "%s", OA_NAME_DEFAULT_HOST);
-	return oa_name_from_parts(name, host, w->parts[1], w->parts[2], file, why);
+	char host[OA_NAME_V2_HOST_MAX];
+	return oa_name_v2_host(w->parts[0], host, why) &&
+	       oa_name_from_parts(name, host, w->parts[1], w->parts[2], file, why);
 }
 
 /* The manifest blob a tag symlink resolves to, or "" (raw: its path as
@@ -724,6 +708,16 @@ static void note_tag_job(oa_store *s, const tag_job *j)
 		dig_push_binary(&f->list_dig, &f->n_list_dig, &f->cap_list_dig, &f->sorted_list_dig, j->mentions[k]);
 }
 
+/* A manifests-v2 tag the server cannot read: a server that reads
+ * manifests-v2/ cannot tell what it keeps, so it deletes no blob. */
+static void v2_blocker(oa_store *s, const oa_model *m)
+{
+	oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, m->rel_path,
+	                "a server with manifest lists cannot tell what this tag keeps: its blob cleanup fails closed "
+	                "(start-up deletes no blob, and `ollama rm` leaves the removed model's blobs)");
+	s->prune_blocked = true;
+}
+
 /* The rest, in walk order: findings, the store's counts and facts. */
 static void tag_finish(walk_ctx *w, tag_job *j)
 {
@@ -745,6 +739,8 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
 			                "an unreadable manifest makes the server skip its start-up prune");
 			s->prune_blocked = true;
+		} else {
+			v2_blocker(s, m);
 		}
 		m->m.media_type = oa_xstrdup("");
 		m->m.config.media_type = oa_xstrdup("");
@@ -763,6 +759,8 @@ static void tag_finish(walk_ctx *w, tag_job *j)
 			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, m->display, NULL, rel,
 			                "a corrupt manifest makes the server skip its start-up prune");
 			s->prune_blocked = true;
+		} else {
+			v2_blocker(s, m);
 		}
 		store_scan_blobs_wait(w->blobs);
 		store_mark_weak_refs(s, j->bytes, j->len);
@@ -870,12 +868,20 @@ static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *fi
 	oa_store *s = w->s;
 	if (!S_ISREG(st->st_mode) || st->st_nlink > 1)
 		not_plain(s); /* refs.c skips the one, looks for the other's names in blobs/ */
-	if (w->v2 && oa_str_has_prefix(file, ".manifest-")) {
+	bool ours = !w->v2 && oa_is_tag_rewrite_temp(file);
+	if ((w->v2 && oa_str_has_prefix(file, ".manifest-")) || ours) {
 		not_plain(s); /* refs.c reads it */
 		flush_tags(w);
-		/* a tag write the server did not finish (its temp name): junk, not a model */
-		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel,
-		                "an interrupted manifests-v2 tag write; prune removes it after the grace period");
+		/* a tag write the server (or rm --child) did not finish: junk, not a model */
+		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel, "%s; prune removes it after the "
+		                "grace period", ours ? "an interrupted rm --child tag rewrite" :
+		                "an interrupted manifests-v2 tag write");
+		if (ours) {
+			/* the server takes it for an invalid name; prune here knows it */
+			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
+			                "an Ollama that reads manifests/ skips its start-up prune while it is there");
+			s->prune_blocked = true;
+		}
 		s->v2_temps = oa_xreallocarray(s->v2_temps, s->n_v2_temps + 1, sizeof *s->v2_temps);
 		s->v2_temps[s->n_v2_temps++] = rel;
 		return;

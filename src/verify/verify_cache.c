@@ -51,6 +51,15 @@ struct slot {
 	struct rec *v;
 };
 
+/* A cache file someone else could have written is not read: a forged
+ * "verified good" entry would pass a corrupt blob. */
+enum distrust {
+	TRUSTED,
+	NOT_OURS,  /* owned by another user */
+	WRITABLE,  /* writable by group or others */
+	SYMLINK,   /* a symlink: what it leads to, anyone who can change it decides */
+};
+
 struct oa_verify_cache {
 	pthread_mutex_t mu;
 	char *path;
@@ -60,6 +69,7 @@ struct oa_verify_cache {
 	uint64_t seed;     /* hash seed: file names are not trusted to be random */
 	unsigned long gen, saved_gen; /* dirty = gen != saved_gen */
 	bool failed_only;  /* oa_verify_cache_open_failed: failures alone, read-only */
+	enum distrust distrust; /* why the file was not read, when someone else could have written it */
 };
 
 static int nibble(char ch)
@@ -581,27 +591,17 @@ static bool stream_load(oa_verify_cache *c, const uint8_t *bytes, size_t len, ch
 	return stream_parse(c, &k, err, errlen);
 }
 
-/* The streaming parse read from the file a window at a time. false when the
- * file is not a regular one, cannot be read, or does not parse so: load()
- * then reads it whole, as before, and says why. */
-static bool stream_file(oa_verify_cache *c, char *err, size_t errlen)
+/* The streaming parse read from fd (a regular file of at most
+ * OA_VERIFY_CACHE_MAX_FILE bytes) a window at a time. false when it cannot
+ * be read or does not parse so: load() then reads it whole and says why. */
+static bool stream_file(oa_verify_cache *c, int fd, char *err, size_t errlen)
 {
-	struct stat pre, st;
-	if (stat(c->path, &pre) < 0 || !S_ISREG(pre.st_mode)) /* never open a FIFO (oa_read_file_at) */
-		return false;
-	int fd = oa_openat_ro(AT_FDCWD, c->path, O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	bool ok = false;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= OA_VERIFY_CACHE_MAX_FILE) {
-		struct cursor k = { .fd = fd, .buf = oa_xmalloc(STREAM_WINDOW), .cap = STREAM_WINDOW,
-		                    .max = OA_VERIFY_CACHE_MAX_FILE };
-		k.p = k.end = k.buf;
-		refill(&k);
-		ok = !k.failed && stream_parse(c, &k, err, errlen);
-		free(k.buf);
-	}
-	close(fd);
+	struct cursor k = { .fd = fd, .buf = oa_xmalloc(STREAM_WINDOW), .cap = STREAM_WINDOW,
+	                    .max = OA_VERIFY_CACHE_MAX_FILE };
+	k.p = k.end = k.buf;
+	refill(&k);
+	bool ok = !k.failed && stream_parse(c, &k, err, errlen);
+	free(k.buf);
 	return ok;
 }
 
@@ -616,25 +616,74 @@ static void clear(oa_verify_cache *c)
 	c->entries = 0;
 }
 
+/* Whether the cache file (st: fstat of the open file) may be believed:
+ * ours, and writable by no one else. Sets c->distrust and, when not, says
+ * so in err. */
+static bool trusted(oa_verify_cache *c, const struct stat *st, char *err, size_t errlen)
+{
+	if (st->st_uid != geteuid()) {
+		c->distrust = NOT_OURS;
+		oa_seterr(err, errlen, "verify cache %s is owned by uid %lu, not by you (uid %lu): its entries are "
+		          "ignored", c->path, (unsigned long)st->st_uid, (unsigned long)geteuid());
+	} else if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		c->distrust = WRITABLE;
+		oa_seterr(err, errlen, "verify cache %s is writable by %s (mode %04o): its entries are ignored",
+		          c->path, st->st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st->st_mode & 07777));
+	}
+	return c->distrust == TRUSTED;
+}
+
+/* The cache file, opened without following a symlink (O_NOFOLLOW; a FIFO
+ * is not waited on: O_NONBLOCK) and judged on that very open file: no
+ * name is looked at twice. -1 when there is nothing to read (err says why
+ * when that is worth a word). */
+static int open_trusted(oa_verify_cache *c, char *err, size_t errlen)
+{
+	struct stat st, ls;
+	int fd = oa_openat_ro(AT_FDCWD, c->path, O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0) {
+		int e = errno;
+		if ((e == ELOOP || e == EMLINK) && lstat(c->path, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+			c->distrust = SYMLINK;
+			oa_seterr(err, errlen, "verify cache %s is a symlink: its entries are ignored", c->path);
+		} else if (e != ENOENT && e != ENOTDIR) {
+			oa_seterr(err, errlen, "verify cache %s: %s; starting with an empty cache", c->path, strerror(e));
+		}
+		return -1;
+	}
+	const char *bad = fstat(fd, &st) < 0 ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file"
+	                  : (uint64_t)st.st_size > OA_VERIFY_CACHE_MAX_FILE ? strerror(EFBIG) : NULL;
+	if (bad)
+		oa_seterr(err, errlen, "verify cache %s: %s; starting with an empty cache", c->path, bad);
+	if (bad || !trusted(c, &st, err, errlen)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Load c->path into the table; problems are warnings in err, never failures. */
 static void load(oa_verify_cache *c, char *err, size_t errlen)
 {
-	/* oa_read_file_at refuses anything but a regular file, so a FIFO put at
-	 * the cache path cannot block the run. */
-	unsigned long gen = c->gen;
-	if (stream_file(c, err, errlen))
+	int fd = open_trusted(c, err, errlen);
+	if (fd < 0)
 		return;
+	unsigned long gen = c->gen;
+	if (stream_file(c, fd, err, errlen)) {
+		close(fd);
+		return;
+	}
 	clear(c);
 	c->gen = gen;
 	oa_seterr(err, errlen, "%s", "");
 	uint8_t *bytes;
 	size_t len;
-	if (oa_read_file_at(AT_FDCWD, c->path, OA_VERIFY_CACHE_MAX_FILE, &bytes, &len) < 0) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			oa_seterr(err, errlen, "verify cache %s: %s; starting with an empty cache",
-			       c->path, errno == EINVAL ? "not a regular file" : strerror(errno));
+	if (oa_read_fd_whole(fd, OA_VERIFY_CACHE_MAX_FILE, &bytes, &len) < 0) {
+		oa_seterr(err, errlen, "verify cache %s: %s; starting with an empty cache", c->path, strerror(errno));
+		close(fd);
 		return;
 	}
+	close(fd);
 	if (!stream_load(c, bytes, len, err, errlen)) {
 		clear(c);
 		c->gen = gen;
@@ -934,20 +983,13 @@ static int write_json(oa_verify_cache *c, int fd)
 	return rc;
 }
 
-int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
+/* The directory of path into dir (len bytes): "." for a bare name. */
+static int dir_of(const char *path, char *dir, size_t len)
 {
-	char dir[4096];
-	oa_seterr(err, errlen, "%s", "");
-	if (c->failed_only) { /* never a partial table over the file */
-		oa_seterr(err, errlen, "verify cache %s was opened read-only (failures alone)", c->path);
+	size_t plen = strlen(path);
+	if (plen >= len)
 		return -1;
-	}
-	size_t plen = strlen(c->path);
-	if (plen >= sizeof dir) {
-		oa_seterr(err, errlen, "verify cache path too long");
-		return -1;
-	}
-	memcpy(dir, c->path, plen + 1);
+	memcpy(dir, path, plen + 1);
 	char *slash = strrchr(dir, '/');
 	if (slash == dir)
 		dir[1] = '\0';
@@ -955,30 +997,43 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 		*slash = '\0';
 	else
 		strcpy(dir, ".");
-	if (mkdir_p(dir) != 0) {
-		oa_seterr(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	/* outfile.h: a temporary file and a rename over a regular file only;
-	 * a FIFO or device is written through, other things are refused. */
-	oa_outfile o;
+	return 0;
+}
+
+/* Why the directory open at dfd is no place for a fresh cache in place of
+ * a file someone else wrote (they could do it again): owned by another
+ * user than this one or root, or writable by group or others; NULL when
+ * it is fit. */
+static const char *unfit_dir(int dfd, char *why, size_t len)
+{
+	struct stat st;
+	if (fstat(dfd, &st) < 0)
+		snprintf(why, len, "%s", strerror(errno));
+	else if (st.st_uid != geteuid() && st.st_uid != 0)
+		snprintf(why, len, "owned by uid %lu", (unsigned long)st.st_uid);
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(why, len, "writable by %s", st.st_mode & S_IWOTH ? "others" : "its group");
+	else
+		return NULL;
+	return why;
+}
+
+/* Serialise the table into o and put it in place. */
+static int write_out(oa_verify_cache *c, oa_outfile *o, char *err, size_t errlen)
+{
 	char why[512];
-	if (oa_outfile_open(&o, c->path, 0600, OA_OUT_NOWAIT, why, sizeof why) < 0) {
-		oa_seterr(err, errlen, "cannot write %s: %s", c->path, why);
-		return -1;
-	}
 	/* Serialise under the lock (workers may still be updating entries),
 	 * sorted by digest so the file is stable and diffable. */
 	pthread_mutex_lock(&c->mu);
-	int rc = write_json(c, o.fd);
+	int rc = write_json(c, o->fd);
 	unsigned long gen = c->gen;
 	pthread_mutex_unlock(&c->mu);
 	if (rc != 0) {
 		oa_seterr(err, errlen, "cannot write %s: %s", c->path, strerror(errno));
-		oa_outfile_abort(&o);
+		oa_outfile_abort(o);
 		return -1;
 	}
-	if (oa_outfile_commit(&o, why, sizeof why) < 0) {
+	if (oa_outfile_commit(o, why, sizeof why) < 0) {
 		oa_seterr(err, errlen, "cannot write %s: %s", c->path, why);
 		return -1;
 	}
@@ -986,6 +1041,49 @@ int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
 	c->saved_gen = gen;
 	pthread_mutex_unlock(&c->mu);
 	return 0;
+}
+
+int oa_verify_cache_save(oa_verify_cache *c, char *err, size_t errlen)
+{
+	char dir[4096], why[512];
+	oa_seterr(err, errlen, "%s", "");
+	if (c->failed_only) { /* never a partial table over the file */
+		oa_seterr(err, errlen, "verify cache %s was opened read-only (failures alone)", c->path);
+		return -1;
+	}
+	const char *slash = strrchr(c->path, '/'), *name = slash ? slash + 1 : c->path;
+	if (dir_of(c->path, dir, sizeof dir) != 0 || !*name) {
+		oa_seterr(err, errlen, "verify cache %s: %s", c->path, *name ? "path too long" : "names a directory");
+		return -1;
+	}
+	bool made = mkdir_p(dir) == 0;
+	int dfd = made ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (dfd < 0) {
+		oa_seterr(err, errlen, "cannot %s %s: %s", made ? "open" : "create", dir, strerror(errno));
+		return -1;
+	}
+	/* The file that was not believed is never written again as it is (its
+	 * owner and mode kept): a fresh one replaces it, where only we can. */
+	bool fresh = c->distrust == NOT_OURS || c->distrust == WRITABLE;
+	oa_outfile o;
+	int rc = -1;
+	if (fresh && unfit_dir(dfd, why, sizeof why))
+		oa_seterr(err, errlen, "verify cache %s not saved: the file there was ignored and its directory %s "
+		          "is %s (remove the file, or name another --cache)", c->path, dir, why);
+	/* outfile.h: a temporary file and a rename over a regular file only;
+	 * a FIFO or device is written through, other things are refused. */
+	else if (oa_outfile_openat(&o, dfd, name, 0600, OA_OUT_NOWAIT | (fresh ? OA_OUT_FRESH : 0), why,
+	                           sizeof why) < 0)
+		oa_seterr(err, errlen, "cannot write %s: %s", c->path, why);
+	else
+		rc = write_out(c, &o, err, errlen);
+	close(dfd);
+	if (rc == 0 && fresh) {
+		c->distrust = TRUSTED;
+		oa_seterr(err, errlen, "verify cache %s written afresh (yours, mode 0600) in place of the file "
+		          "ignored", c->path);
+	}
+	return rc;
 }
 
 void oa_verify_cache_close(oa_verify_cache *c)

@@ -450,6 +450,6 @@ void oa_verify_cached_findings(oa_store *s, oa_verify_cache *vc)
 		                       ? OA_FINDING_FINGERPRINT_MISMATCH : OA_FINDING_DIGEST_MISMATCH;
 		add_blob_finding(s, b, NULL, code,
 		                 "verify found this file corrupt at %s and it has not changed since (the "
-		                 "verification cache; check hashes nothing): `ollama pull` fetches it again", when);
+		                 "verification cache; check hashes nothing): `ollama-audit repair` mends it", when);
 	}
 }

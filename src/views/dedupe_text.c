@@ -138,31 +138,152 @@ void oa_dedupe_csv(FILE *out, oa_store *const *sv, const char *const *users, con
 	}
 }
 
-static void put_action(const oa_text_style *st, FILE *out, oa_store *const *sv, const char *const *users,
-                       const oa_dedupe_action *a)
+/* One line for n actions like a, freeing bytes (n 1: a, by its digest). */
+static void put_actions(const oa_text_style *st, FILE *out, oa_store *const *sv, const char *const *users,
+                        const oa_dedupe_action *a, size_t n, uint64_t bytes)
 {
-	char b[32];
-	oa_format_size(a->bytes, st->units, b, sizeof b);
+	char b[32], what[32];
+	oa_format_size(bytes, st->units, b, sizeof b);
+	if (n == 1)
+		snprintf(what, sizeof what, "sha256:%.12s", a->hex);
+	else
+		snprintf(what, sizeof what, "%zu blobs", n);
 	char *sr = esc(sv[a->src_store]->root), *su = esc(users[a->src_store]);
 	char *dr = esc(sv[a->dst_store]->root), *du = esc(users[a->dst_store]);
-	fprintf(out, "%-19s %-8s %10s  sha256:%.12s  %s (%s) -> %s (%s)\n", oa_dedupe_status_name(a->status),
-	        oa_dedupe_how_name(a->how), b, a->hex, sr, su, dr, du);
+	fprintf(out, "%-19s %-8s %10s  %-19s  %s (%s) -> %s (%s)\n", oa_dedupe_status_name(a->status),
+	        oa_dedupe_how_name(a->how), b, what, sr, su, dr, du);
 	free(sr);
 	free(su);
 	free(dr);
 	free(du);
-	if (a->note[0]) {
-		char *note = esc(a->note);
-		fprintf(out, "%-19s %s\n", "", note);
-		free(note);
+}
+
+/* An action's note, under its line (or the lines it speaks for). */
+static void put_note(FILE *out, const oa_dedupe_action *a)
+{
+	if (!a->note[0])
+		return;
+	char *note = esc(a->note);
+	fprintf(out, "%-19s %s\n", "", note);
+	free(note);
+}
+
+/* What an action's line says whatever its stores: status, method, note. */
+static int cmp_outcome(const oa_dedupe_action *a, const oa_dedupe_action *b)
+{
+	if (a->status != b->status)
+		return a->status < b->status ? -1 : 1;
+	if (a->how != b->how)
+		return a->how < b->how ? -1 : 1;
+	return strcmp(a->note, b->note);
+}
+
+/* The same outcome between the same two stores. */
+static int cmp_kind(const oa_dedupe_action *a, const oa_dedupe_action *b)
+{
+	int r = cmp_outcome(a, b);
+	if (r || a->src_store != b->src_store)
+		return r ? r : a->src_store < b->src_store ? -1 : 1;
+	return a->dst_store < b->dst_store ? -1 : a->dst_store > b->dst_store;
+}
+
+/* By kind, then in plan order. */
+static int cmp_alike(const void *x, const void *y)
+{
+	const oa_dedupe_action *a = *(const oa_dedupe_action *const *)x, *b = *(const oa_dedupe_action *const *)y;
+	int r = cmp_kind(a, b);
+	return r ? r : a < b ? -1 : a > b;
+}
+
+/* The actions of one kind: the first in plan order, how many, their bytes,
+ * and the first action of their outcome (block), in plan order. */
+typedef struct alike {
+	const oa_dedupe_action *first, *block;
+	size_t n;
+	uint64_t bytes;
+} alike;
+
+/* Outcome by outcome, as each first comes in the plan; pairs likewise. */
+static int cmp_shown(const void *x, const void *y)
+{
+	const alike *a = x, *b = y;
+	if (a->block != b->block)
+		return a->block < b->block ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* The plan's actions, one line per store pair and outcome (however many
+ * blobs three stores share, a few lines), each outcome's note once under
+ * its lines; false when no two actions were alike. */
+static bool put_pairs(const oa_text_style *st, FILE *out, oa_store *const *sv, const char *const *users,
+                      const oa_dedupe_plan *p)
+{
+	const oa_dedupe_action **v = oa_xcalloc(p->n + 1, sizeof *v);
+	alike *g = oa_xcalloc(p->n + 1, sizeof *g);
+	for (size_t i = 0; i < p->n; i++)
+		v[i] = &p->v[i];
+	qsort(v, p->n, sizeof *v, cmp_alike);
+	size_t ng = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (!ng || cmp_kind(g[ng - 1].first, v[i]) != 0)
+			g[ng++] = (alike){ v[i], v[i], 0, 0 };
+		g[ng - 1].n++;
+		g[ng - 1].bytes += v[i]->bytes;
+	}
+	/* (sorted by outcome first: each outcome's groups are one run) */
+	for (size_t a = 0, b; a < ng; a = b) {
+		const oa_dedupe_action *block = g[a].first;
+		for (b = a; b < ng && cmp_outcome(g[b].first, g[a].first) == 0; b++)
+			if (g[b].first < block)
+				block = g[b].first;
+		for (size_t k = a; k < b; k++)
+			g[k].block = block;
+	}
+	qsort(g, ng, sizeof *g, cmp_shown);
+	for (size_t k = 0; k < ng; k++) {
+		put_actions(st, out, sv, users, g[k].first, g[k].n, g[k].bytes);
+		if (k + 1 == ng || g[k + 1].block != g[k].block)
+			put_note(out, g[k].first);
+	}
+	free(v);
+	free(g);
+	return ng < p->n;
+}
+
+/* When reflinks cannot be made: what --hardlink would do, and what to do
+ * about copies of different owners, which nothing here can share. */
+static void put_no_reflink(const oa_text_style *st, FILE *out, const oa_dedupe_outcome *o)
+{
+	size_t unsupported = o->counts[OA_DD_UNSUPPORTED];
+	char b[32];
+	fprintf(out, "%zu cannot be reflinked: the filesystem cannot (tested).", unsupported);
+	if (o->hardlink_planned) {
+		oa_format_size(o->hardlink_planned_bytes, st->units, b, sizeof b);
+		fprintf(out, " `dedupe --hardlink` would replace %zu (between stores of one owner), freeing %s.",
+		        o->hardlink_planned, b);
+	}
+	fputc('\n', out);
+	if (o->hardlink_refused_owner) {
+		oa_format_size(o->hardlink_refused_owner_bytes, st->units, b, sizeof b);
+		bool one = o->hardlink_refused_owner == 1;
+		fprintf(out, "%zu duplicate%s (%s) %s another user's than the copy kept: a hard link would let one "
+		        "user change the other's model, so only a filesystem that reflinks (btrfs, XFS with "
+		        "reflink=1, bcachefs) can share %s, or those users sharing one store (OLLAMA_MODELS).\n",
+		        o->hardlink_refused_owner, one ? "" : "s", b, one ? "is" : "are", one ? "it" : "them");
 	}
 }
 
 void oa_dedupe_text(const oa_text_style *st, FILE *out, oa_store *const *sv, const char *const *users,
-                    const oa_dedupe_plan *p, const oa_dedupe_outcome *o, bool apply)
+                    const oa_dedupe_plan *p, const oa_dedupe_outcome *o, bool apply, bool each)
 {
-	for (size_t i = 0; i < p->n; i++)
-		put_action(st, out, sv, users, &p->v[i]);
+	bool grouped = false;
+	if (each)
+		for (size_t i = 0; i < p->n; i++) {
+			put_actions(st, out, sv, users, &p->v[i], 1, p->v[i].bytes);
+			put_note(out, &p->v[i]);
+		}
+	else
+		grouped = put_pairs(st, out, sv, users, p);
 	char b1[32], b2[32];
 	oa_format_size(p->bytes, st->units, b1, sizeof b1);
 	oa_format_size(o->freed, st->units, b2, sizeof b2);
@@ -172,16 +293,14 @@ void oa_dedupe_text(const oa_text_style *st, FILE *out, oa_store *const *sv, con
 		        o->planned, o->planned == 1 ? "" : "s", how, b1, o->planned ? " Re-run with --apply to do it." : "");
 	else
 		fprintf(out, "%s%zu of %zu replaced by %ss, %s freed\n", p->n ? "\n" : "", o->done, o->planned, how, b2);
-	size_t unsupported = o->counts[OA_DD_UNSUPPORTED], junk = o->counts[OA_DD_JUNK];
-	if (unsupported) {
-		oa_format_size(o->hardlink_planned_bytes, st->units, b1, sizeof b1);
-		fprintf(out, "%zu cannot be reflinked: the filesystem cannot (tested). `dedupe --hardlink` would "
-		        "replace %zu (between stores of one owner), freeing %s.\n",
-		        unsupported, o->hardlink_planned, b1);
-	}
+	if (o->counts[OA_DD_UNSUPPORTED])
+		put_no_reflink(st, out, o);
+	size_t junk = o->counts[OA_DD_JUNK];
 	if (junk)
 		fprintf(out, "%zu cop%s that nothing references left alone: `prune` removes %s.\n", junk,
 		        junk == 1 ? "y" : "ies", junk == 1 ? "it" : "them");
+	if (grouped)
+		fprintf(out, "One line per store pair and outcome; -v lists each blob.\n");
 }
 
 char *oa_dedupe_question(const oa_dedupe_plan *p, const oa_dedupe_outcome *o, enum oa_units units)

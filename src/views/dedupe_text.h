@@ -20,10 +20,11 @@ void oa_dupes_text(const oa_text_style *st, FILE *out, oa_store *const *sv, cons
                    const oa_dupes *d, size_t stores_ok);
 void oa_dupes_csv(FILE *out, oa_store *const *sv, const char *const *users, const oa_dupes *d);
 
-/* dedupe: a line per action, then the dry run's promise (apply false) or
- * what was replaced, and what reflinks and junk left alone. */
+/* dedupe: a line per store pair and outcome (each: a line per action),
+ * then the dry run's promise (apply false) or what was replaced, what
+ * reflinks left alone and what to do instead, and the junk left alone. */
 void oa_dedupe_text(const oa_text_style *st, FILE *out, oa_store *const *sv, const char *const *users,
-                    const oa_dedupe_plan *p, const oa_dedupe_outcome *o, bool apply);
+                    const oa_dedupe_plan *p, const oa_dedupe_outcome *o, bool apply, bool each);
 void oa_dedupe_csv(FILE *out, oa_store *const *sv, const char *const *users, const oa_dedupe_plan *p);
 
 /* The question before --apply: o->planned actions freeing p->bytes. */

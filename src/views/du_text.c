@@ -40,25 +40,28 @@ static char *last_used_text(const oa_last_used *lu, const oa_du_row *r, int64_t 
 static void rows_table(const oa_text_style *st, FILE *out, const oa_store *s, const oa_du_store *d,
                        const oa_last_used *lu, int64_t now_ns)
 {
-	/* On a narrow terminal NAME keeps 24 columns while APPARENT, SHARED,
-	 * LAST USED and ON DISK give way; UNIQUE (what rm frees) stays. */
-	static const oa_column cols[6] = {
-		{ "NAME", 0, 24, false },    { "UNIQUE", 0, 0, true },   { "SHARED", 4, 0, true },
-		{ "ON DISK", 2, 0, true }, { "APPARENT", 5, 0, true }, { "LAST USED", 3, 0, false },
+	/* On a narrow terminal USER (--all-users) goes first, then NAME keeps
+	 * 24 columns while APPARENT, SHARED, LAST USED and ON DISK give way;
+	 * UNIQUE (what rm frees) stays. */
+	static const oa_column cols[7] = {
+		{ "NAME", 0, 24, false },   OA_COLUMN_USER,           { "UNIQUE", 0, 0, true },
+		{ "SHARED", 4, 0, true },   { "ON DISK", 2, 0, true }, { "APPARENT", 5, 0, true },
+		{ "LAST USED", 3, 0, false },
 	};
 	/* LAST USED when the store has server logs (docs/history.md). */
-	oa_table tb = { .col = cols, .ncol = lu && lu->have_logs ? 6 : 5, .gap = "   " };
+	oa_table tb = { .col = cols, .ncol = lu && lu->have_logs ? 7 : 6, .gap = "   ", .name_cols = 1u << 0,
+		        .age_cols = 1u << 6 /* LAST USED */, .absent_cols = oa_user_absent(st, 1) };
 	for (size_t i = 0; i < d->du.n_rows; i++) {
 		const oa_du_row *r = &d->du.rows[i];
 		uint64_t v[4] = { r->unique, r->shared, r->allocated, r->apparent };
-		char *cell[6] = { row_name(s, r, ", ") };
+		char *cell[7] = { row_name(s, r, ", "), oa_user_cell(st, s) };
 		for (int k = 0; k < 4; k++) {
 			char b[48];
 			oa_format_size(v[k], st->units, b, sizeof b);
-			cell[k + 1] = oa_xstrdup(b);
+			cell[k + 2] = oa_xstrdup(b);
 		}
-		if (tb.ncol > 5)
-			cell[5] = last_used_text(lu, r, now_ns);
+		if (tb.ncol > 6)
+			cell[6] = last_used_text(lu, r, now_ns);
 		oa_table_add(&tb, cell);
 	}
 	oa_table_print(st, &tb, out);
@@ -125,6 +128,24 @@ void oa_du_text_store(const oa_text_style *st, FILE *out, const oa_store *s, con
 	conversions(st, out, s);
 }
 
+void oa_du_text_selection(const oa_text_style *st, FILE *out, const oa_du_view *v)
+{
+	if (!v->rm_args)
+		return;
+	char b[48];
+	oa_format_size(v->rm_frees, st->units, b, sizeof b);
+	fprintf(out, "rm would free  %10s  the %zu model%s of `ollama-audit rm %s`\n", b, v->rm_models,
+	        v->rm_models == 1 ? "" : "s", oa_text_safe(v->rm_args));
+}
+
+void oa_du_view_selection_json(const oa_du_view *v, json_t *o)
+{
+	if (v->rm_args)
+		json_object_set_new(o, "selection", json_pack("{s:s,s:I,s:I}", "rm_args", v->rm_args, "models",
+		                                              (json_int_t)v->rm_models, "planned_bytes",
+		                                              (json_int_t)v->rm_frees));
+}
+
 void oa_du_text_names(FILE *out, const oa_store *s, const oa_du_store *d)
 {
 	for (size_t k = 0; k < d->du.n_rows; k++)
@@ -161,7 +182,7 @@ void oa_du_text_total(const oa_text_style *st, FILE *out, const oa_du_total *t)
 
 void oa_du_csv_header(FILE *out)
 {
-	fputs("store,name,id,digest,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes\n", out);
+	fputs("store,name,id,digest,manifest_ok,unique_bytes,shared_bytes,disk_bytes,apparent_bytes,user\n", out);
 }
 
 void oa_du_csv_store(FILE *out, const oa_store *s, const oa_du_store *d)
@@ -180,8 +201,9 @@ void oa_du_csv_store(FILE *out, const oa_store *s, const oa_du_store *d)
 		for (int q = 0; q < 4; q++) {
 			char num[32];
 			snprintf(num, sizeof num, "%llu", (unsigned long long)v[q]);
-			oa_csv_field(out, num, q == 3);
+			oa_csv_field(out, num, false);
 		}
+		oa_csv_field(out, oa_report_owner(s), true);
 		free(name);
 	}
 }

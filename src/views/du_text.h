@@ -12,6 +12,7 @@
 #include "ollama_audit/metrics.h"
 #include "ollama_audit/store.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,12 @@
  * quarantine, blobs/, metadata/ and conversions. */
 void oa_du_text_store(const oa_text_style *st, FILE *out, const oa_store *s, const oa_du_store *d,
                       const oa_last_used *lu, int64_t now_ns, bool first);
+/* Under a selection (--unused-for, --filter): the line that ends the
+ * store's table, what `rm` with the same selection frees; nothing without
+ * one. */
+void oa_du_text_selection(const oa_text_style *st, FILE *out, const oa_du_view *v);
+/* The same in json: "selection" on the store object o. */
+void oa_du_view_selection_json(const oa_du_view *v, json_t *o);
 /* -q: every tag of each row (removing them all frees UNIQUE), one a line. */
 void oa_du_text_names(FILE *out, const oa_store *s, const oa_du_store *d);
 /* The combined total after several stores' tables. */

@@ -75,7 +75,7 @@ void oa_audit_summary_line(const oa_audit_summary *sum, char *line, size_t len)
 void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool first)
 {
 	if (first)
-		fprintf(out, "store,code,severity,model,digest,path,message,fix\n");
+		fprintf(out, "store,code,severity,model,digest,path,message,user,fix\n");
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
 		if (!selected[i])
@@ -87,6 +87,7 @@ void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool fi
 		oa_csv_field(out, f->digest, false);
 		oa_csv_field(out, f->path, false);
 		oa_csv_field(out, f->message, false);
+		oa_csv_field(out, oa_report_owner(s), false);
 		oa_csv_field(out, f->fix, true);
 	}
 }
@@ -108,19 +109,26 @@ static void model_findings(const oa_text_style *st, FILE *out, const oa_findings
 	}
 }
 
-/* Would the answer's table show every FIX whole on this terminal? */
+/* The answer's columns: FIX last; USER (--all-users) hidden first. */
+enum { ANSWER_USER = 2, ANSWER_FIX = 4, ANSWER_COLS };
+
+/* Would the answer's table show every FIX whole on this terminal (USER
+ * left out: it goes before anything is cut)? */
 static bool fix_fits(const oa_text_style *st, const oa_table *t)
 {
-	size_t cols = st->width, w[4] = { 0 };
+	size_t cols = st->width, sum = 0;
 	if (!cols)
 		return true;
-	for (size_t k = 0; k < 4; k++) {
-		w[k] = oa_text_width(t->col[k].head);
+	for (size_t k = 0; k < t->ncol; k++) {
+		if (k == ANSWER_USER)
+			continue;
+		size_t w = oa_text_width(t->col[k].head);
 		for (size_t r = 0; r < t->rows; r++)
-			if (oa_text_width(t->cell[r * 4 + k]) > w[k])
-				w[k] = oa_text_width(t->cell[r * 4 + k]);
+			if (oa_text_width(t->cell[r * t->ncol + k]) > w)
+				w = oa_text_width(t->cell[r * t->ncol + k]);
+		sum += w;
 	}
-	return w[0] + w[1] + w[2] + w[3] + 3 * strlen(t->gap) <= cols;
+	return sum + (t->ncol - 2) * strlen(t->gap) <= cols;
 }
 
 /* The end of the word at p: the next space, outside single quotes in a
@@ -155,17 +163,17 @@ static void fix_lines(oa_table *t, const char *fix, size_t width)
 }
 
 /* On a narrow terminal a cut command is no answer: each FIX goes on lines
- * of its own under its row, and the rest is a table of three columns. */
+ * of its own under its row, and the rest is a table without it. */
 static void print_fix_below(const oa_text_style *st, FILE *out, oa_table *t)
 {
-	static const oa_column cols[3] = {
-		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
-	};
-	oa_table narrow = { .col = cols, .ncol = 3, .gap = t->gap, .whole_lines = true };
+	oa_table narrow = { .col = t->col, .ncol = ANSWER_FIX, .gap = t->gap, .absent_cols = t->absent_cols,
+		            .whole_lines = true };
 	for (size_t r = 0; r < t->rows; r++) {
-		char **cell = t->cell + r * 4;
-		oa_table_add(&narrow, (char *[3]){ oa_xstrdup(cell[0]), oa_xstrdup(cell[1]), oa_xstrdup(cell[2]) });
-		fix_lines(&narrow, cell[3], st->width);
+		char **cell = t->cell + r * t->ncol, *row[ANSWER_FIX];
+		for (size_t k = 0; k < ANSWER_FIX; k++)
+			row[k] = oa_xstrdup(cell[k]);
+		oa_table_add(&narrow, row);
+		fix_lines(&narrow, cell[ANSWER_FIX], st->width);
 	}
 	oa_table_clear(t);
 	oa_table_print(st, &narrow, out);
@@ -243,7 +251,8 @@ static answer_row *answer_group(const oa_store *s, const size_t *v, size_t n, si
 
 /* The answer's rows for the findings v[0..n) of one model (or of the
  * store) whose worst is sev: one row per fix, with the codes it mends. */
-static void answer_rows(oa_table *t, const oa_store *s, const size_t *v, size_t n, const char *name, int sev)
+static void answer_rows(const oa_text_style *st, oa_table *t, const oa_store *s, const size_t *v, size_t n,
+                        const char *name, int sev)
 {
 	size_t nr;
 	answer_row *rows = answer_group(s, v, n, &nr);
@@ -252,8 +261,8 @@ static void answer_rows(oa_table *t, const oa_store *s, const size_t *v, size_t 
 			oa_buf_free(&rows[i].codes);
 			continue;
 		}
-		char *row[4] = { oa_xstrdup(oa_severity_name((oa_severity)sev)), oa_escape(name, strlen(name)),
-		                 oa_buf_take(&rows[i].codes), oa_xstrdup(rows[i].fix) };
+		char *row[ANSWER_COLS] = { oa_xstrdup(oa_severity_name((oa_severity)sev)), oa_escape(name, strlen(name)),
+		                           oa_user_cell(st, s), oa_buf_take(&rows[i].codes), oa_xstrdup(rows[i].fix) };
 		oa_table_add(t, row);
 	}
 	free(rows);
@@ -288,11 +297,11 @@ static size_t *model_rows(const oa_findings_index *ix, size_t j, size_t *n)
 static void findings_answer(const oa_text_style *st, FILE *out, const oa_findings_index *ix, const bool *selected)
 {
 	const oa_store *s = ix->s;
-	static const oa_column cols[4] = {
-		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, { "FINDINGS", 2, 16, false },
-		{ "FIX", 1, 24, false },
+	static const oa_column cols[ANSWER_COLS] = {
+		{ "SEVERITY", 0, 0, false }, { "MODEL", 0, 20, false }, OA_COLUMN_USER,
+		{ "FINDINGS", 2, 16, false }, { "FIX", 1, 24, false },
 	};
-	oa_table t = { .col = cols, .ncol = 4, .gap = "  " };
+	oa_table t = { .col = cols, .ncol = ANSWER_COLS, .gap = "  ", .absent_cols = oa_user_absent(st, ANSWER_USER) };
 	size_t models = 0, broken = 0, warned = 0;
 	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_WARNING; sev--)
 		for (size_t j = 0; j < s->n_models; j++) {
@@ -303,7 +312,7 @@ static void findings_answer(const oa_text_style *st, FILE *out, const oa_finding
 			models += sev == OA_SEV_ERROR;
 			broken += sev == OA_SEV_ERROR && worst == OA_SEV_ERROR;
 			warned += sev == OA_SEV_WARNING && worst == OA_SEV_WARNING;
-			answer_rows(&t, s, v, n, s->models[j].display, sev);
+			answer_rows(st, &t, s, v, n, s->models[j].display, sev);
 			free(v);
 		}
 	size_t n = 0, *v = oa_xcalloc(s->findings.n + 1, sizeof *v);
@@ -311,7 +320,7 @@ static void findings_answer(const oa_text_style *st, FILE *out, const oa_finding
 		if (selected[i] && !s->findings.v[i].model)
 			v[n++] = i;
 	for (int sev = OA_SEV_ERROR; sev >= OA_SEV_WARNING; sev--)
-		answer_rows(&t, s, v, n, "(store)", sev);
+		answer_rows(st, &t, s, v, n, "(store)", sev);
 	free(v);
 	fprintf(out, "%zu of %zu model%s broken, %zu with warnings\n", broken, models, models == 1 ? "" : "s", warned);
 	if (t.rows && fix_fits(st, &t))

@@ -37,9 +37,16 @@ static void local_time(const oa_load *e, char *buf, size_t len)
 	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, e->tz_min < 0 ? '-' : '+', off / 60, off % 60);
 }
 
+/* A time as the csv gives it: RFC 3339 in UTC, nanoseconds when the log had them. */
 static void utc_time(int64_t ns, char *buf, size_t len)
 {
 	oa_iso8601((time_t)(ns / 1000000000), (long)(ns % 1000000000), buf, len);
+}
+
+/* The same for a person: to the second. */
+static void utc_second(int64_t ns, char *buf, size_t len)
+{
+	oa_iso8601((time_t)(ns / 1000000000), 0, buf, len);
 }
 
 static char *memory_text(const oa_text_style *st, const oa_load *e)
@@ -73,8 +80,8 @@ void oa_history_text(const oa_text_style *st, FILE *out, const oa_history_view *
 		fputc('\n', out);
 	char from[40] = "", to[40] = "";
 	if (h->any_time) {
-		utc_time(h->first_ns, from, sizeof from);
-		utc_time(h->last_ns, to, sizeof to);
+		utc_second(h->first_ns, from, sizeof from);
+		utc_second(h->last_ns, to, sizeof to);
 	}
 	fprintf(out, "%s: %zu load%s", oa_text_safe(s->root), n, n == 1 ? "" : "s");
 	if (src->n)
@@ -90,41 +97,41 @@ void oa_history_text(const oa_text_style *st, FILE *out, const oa_history_view *
 	if (!n)
 		return;
 	/* RESULT last: a failure's reason is the longest cell, cut first on a
-	 * terminal and padding nothing after it. */
-	static const oa_column load_cols[7] = {
-		{ "TIME", 0, 0, false },   { "MODEL", 0, 20, false },  { "ID", 4, 0, false },
-		{ "RUNNER", 3, 0, false }, { "MEMORY", 5, 0, false },  { "VERSION", 6, 0, false },
-		{ "RESULT", 0, 30, false },
+	 * terminal and padding nothing after it. USER (--all-users) goes first. */
+	static const oa_column load_cols[8] = {
+		{ "TIME", 0, 0, false },   { "MODEL", 0, 20, false }, OA_COLUMN_USER,
+		{ "ID", 4, 0, false },     { "RUNNER", 3, 0, false }, { "MEMORY", 5, 0, false },
+		{ "VERSION", 6, 0, false }, { "RESULT", 0, 30, false },
 	};
-	oa_table t = { .col = load_cols, .ncol = 7, .gap = "  " };
+	oa_table t = { .col = load_cols, .ncol = 8, .gap = "  ", .absent_cols = oa_user_absent(st, 2) };
 	for (size_t i = 0; i < n; i++) {
 		char when[48], id[13];
 		local_time(v[i], when, sizeof when);
 		char *result = v[i]->result == OA_LOAD_FAILED && v[i]->reason ?
 		               oa_xasprintf("failed: %s", v[i]->reason) :
 		               oa_xstrdup(oa_load_result_name(v[i]->result));
-		char *row[] = { oa_xstrdup(when), oa_history_load_label(s, v[i]), oa_xstrdup(oa_history_load_id(s, v[i], id)),
-		                oa_xstrdup(oa_log_runner_name(v[i]->runner)), memory_text(st, v[i]),
-		                oa_xstrdup(v[i]->version ? v[i]->version : "-"), result };
+		char *row[] = { oa_xstrdup(when), oa_history_load_label(s, v[i]), oa_user_cell(st, s),
+		                oa_xstrdup(oa_history_load_id(s, v[i], id)), oa_xstrdup(oa_log_runner_name(v[i]->runner)),
+		                memory_text(st, v[i]), oa_xstrdup(v[i]->version ? v[i]->version : "-"), result };
 		oa_table_add(&t, row);
 	}
 	oa_table_print(st, &t, out);
 	oa_history_model *sum;
 	size_t k = oa_history_models(s, v, n, &sum);
 	fprintf(out, "\n");
-	static const oa_column models[5] = {
-		{ "MODEL", 0, 24, false }, { "ID", 3, 0, false },      { "LAST LOADED", 0, 0, false },
-		{ "LOADS", 1, 0, false },  { "RUNNERS", 2, 0, false },
+	static const oa_column models[6] = {
+		{ "MODEL", 0, 24, false },       OA_COLUMN_USER,           { "ID", 3, 0, false },
+		{ "LAST LOADED", 0, 0, false }, { "LOADS", 1, 0, false }, { "RUNNERS", 2, 0, false },
 	};
-	t = (oa_table){ .col = models, .ncol = 5, .gap = "  " };
+	t = (oa_table){ .col = models, .ncol = 6, .gap = "  ", .absent_cols = oa_user_absent(st, 1) };
 	for (size_t i = 0; i < k; i++) {
 		char when[48], runners[48];
 		local_time(sum[i].last, when, sizeof when);
 		oa_history_runners_text(sum[i].runners, runners, sizeof runners);
 		char *loads = sum[i].failed ? oa_xasprintf("%zu (%zu failed)", sum[i].loads, sum[i].failed) :
 		                              oa_xasprintf("%zu", sum[i].loads);
-		char *row[] = { oa_xstrdup(sum[i].label), oa_xstrdup(sum[i].id), oa_xstrdup(when), loads,
-		                oa_xstrdup(runners) };
+		char *row[] = { oa_xstrdup(sum[i].label), oa_user_cell(st, s), oa_xstrdup(sum[i].id), oa_xstrdup(when),
+		                loads, oa_xstrdup(runners) };
 		oa_table_add(&t, row);
 	}
 	oa_table_print(st, &t, out);
@@ -138,7 +145,7 @@ void oa_history_csv(FILE *out, const oa_history_view *x, bool first)
 	size_t n = x->n;
 	if (first)
 		fputs("store,time,model,id,runner,result,reason,memory_required,memory_peak,gpu_free,"
-		      "system_free,server_version,source,line\n", out);
+		      "system_free,server_version,source,line,user\n", out);
 	for (size_t i = 0; i < n; i++) {
 		const oa_load *e = v[i];
 		char when[48] = "", id[13], num[5][24], line[24];
@@ -163,7 +170,8 @@ void oa_history_csv(FILE *out, const oa_history_view *x, bool first)
 			oa_csv_field(out, num[k], false);
 		oa_csv_field(out, e->version, false);
 		oa_csv_field(out, e->source, false);
-		oa_csv_field(out, line, true);
+		oa_csv_field(out, line, false);
+		oa_csv_field(out, oa_report_owner(s), true);
 		free(label);
 	}
 }
@@ -172,8 +180,8 @@ void oa_usage_say_span(FILE *diag, const oa_store *s, const oa_log_usage *u)
 {
 	char from[48] = "?", to[48] = "?";
 	if (u->logs_known) {
-		utc_time(u->logs_from, from, sizeof from);
-		utc_time(u->logs_to, to, sizeof to);
+		utc_second(u->logs_from, from, sizeof from);
+		utc_second(u->logs_to, to, sizeof to);
 	}
 	/* Never loaded means: not in the logs we have. */
 	fprintf(diag, "ollama-audit: %s: the logs go back to %s (newest line %s): a model not loaded "

@@ -58,6 +58,9 @@ char *oa_last_used_text(const oa_last_used *lu, const size_t *models, size_t n, 
 	return oa_xstrdup(age);
 }
 
+/* LAST USED, when there are logs: the column after QUANT. */
+#define LAST_USED_COL 10
+
 /* The SHADOW OF column: the last one when a compatibility shadow is
  * listed, else 0. */
 static size_t shadow_col(const oa_table *tb)
@@ -83,8 +86,9 @@ static void model_row(const oa_text_style *st, const oa_table *tb, const oa_list
 		size_cell(st, m->m.size, size, sizeof size);
 	oa_human_age(oa_age_ns(m->st.mtime_ns, now), mod, sizeof mod);
 	size_t shadow = shadow_col(tb);
-	char *cell[11] = {
+	char *cell[12] = {
 		oa_escape(m->display, strlen(m->display)),
+		oa_user_cell(st, ls->s),
 		oa_xasprintf("%.12s", m->m.id),
 		oa_xstrdup(size),
 		oa_xstrdup(mod),
@@ -95,7 +99,7 @@ static void model_row(const oa_text_style *st, const oa_table *tb, const oa_list
 		escaped_or_dash(m->arch),
 		escaped_or_dash(m->params),
 		escaped_or_dash(m->quant),
-		tb->ncol > 9 && shadow != 9 ? oa_last_used_text(ls->lu, &j, 1, now) : NULL,
+		tb->ncol > LAST_USED_COL && shadow != LAST_USED_COL ? oa_last_used_text(ls->lu, &j, 1, now) : NULL,
 	};
 	if (shadow) /* the tag whose converted child a llamacpp:<hex> shadow keeps */
 		cell[shadow] = oa_xstrdup(!m->shadow ? "-" : m->shadow_of ? m->shadow_of : "(gone)");
@@ -141,28 +145,31 @@ void oa_list_text(const oa_text_style *st, FILE *out, const oa_list_store *v, si
 	/* SIZE and PARAMS read better right-aligned, but ollama list aligns
 	 * every column left: so do we. On a narrow terminal the columns beyond
 	 * OA_PRIORITY_CORE (all but what `ollama list` shows) go first when
-	 * that keeps names whole; else NAME keeps 24 columns while SHADOW OF,
-	 * RUNNER, ARCH, PARAMS, QUANT, FORMAT and ID give way, in that order. */
-	static const oa_column all[11] = {
-		{ "NAME", 0, 24, false },   { "ID", 3, 0, false },     { "SIZE", 1, 0, false },
-		{ "MODIFIED", 2, 0, false }, { "FORMAT", 4, 0, false }, { "RUNNER", 8, 0, false },
-		{ "ARCH", 7, 0, false },    { "PARAMS", 6, 0, false }, { "QUANT", 5, 0, false },
-		{ "LAST USED", 2, 0, false },
+	 * that keeps names whole, USER (--all-users) before any; else NAME
+	 * keeps 24 columns while SHADOW OF, RUNNER, ARCH, PARAMS, QUANT, FORMAT
+	 * and ID give way, in that order. */
+	static const oa_column all[12] = {
+		{ "NAME", 0, 24, false },   OA_COLUMN_USER,             { "ID", 3, 0, false },
+		{ "SIZE", 1, 0, false },    { "MODIFIED", 2, 0, false }, { "FORMAT", 4, 0, false },
+		{ "RUNNER", 8, 0, false },  { "ARCH", 7, 0, false },    { "PARAMS", 6, 0, false },
+		{ "QUANT", 5, 0, false },   { "LAST USED", 2, 0, false },
 	};
-	oa_column cols[11];
+	oa_column cols[12];
 	memcpy(cols, all, sizeof cols);
 	/* ollama list pads its table columns with four spaces (tablewriter's
 	 * table padding in cmd.ListHandler). */
-	oa_table tb = { .col = cols, .ncol = 9, .gap = "    " };
+	oa_table tb = { .col = cols, .ncol = LAST_USED_COL, .gap = "    ", .name_cols = 1u << 0,
+		        .age_cols = 1u << 4 | 1u << LAST_USED_COL /* MODIFIED, LAST USED */,
+		        .absent_cols = oa_user_absent(st, 1) };
 	bool shadows = false;
 	for (size_t i = 0; i < n; i++) {
 		/* LAST USED only when some store has server logs (docs/history.md). */
 		if (have_logs(&v[i]))
-			tb.ncol = 10;
+			tb.ncol = LAST_USED_COL + 1;
 		for (size_t o = 0; o < v[i].n_models; o++)
 			shadows |= v[i].s->models[v[i].models[o]].shadow;
 	}
-	if (shadows) /* dropped first on a narrow terminal */
+	if (shadows) /* dropped first on a narrow terminal, after USER */
 		cols[tb.ncol++] = (oa_column){ "SHADOW OF", 9, 0, false };
 	if (!n)
 		return; /* the error said it; an empty table would only add noise */
@@ -202,13 +209,15 @@ static void csv_num(FILE *out, unsigned long long v)
 
 void oa_list_csv(FILE *out, const oa_list_store *v, size_t n)
 {
-	/* last_used, as the JSON names it, when some store has server logs
-	 * (docs/history.md): the newest load, empty when the logs have none */
+	/* user, the store's owner (in every csv record of a store), then
+	 * last_used, as the JSON names it, when some store has server logs
+	 * (docs/history.md): the newest load, empty when the logs have none.
+	 * last_used stays the last field, as it was before user came. */
 	bool logs = false;
 	for (size_t i = 0; i < n; i++)
 		logs |= have_logs(&v[i]);
 	fprintf(out, "store,name,id,digest,size,modified_at,format,runner,arch,parameter_size,"
-	        "quantization_level,layers,missing_blobs,disk_bytes,apparent_bytes,hidden_from_list%s\n",
+	        "quantization_level,layers,missing_blobs,disk_bytes,apparent_bytes,hidden_from_list,user%s\n",
 	        logs ? ",last_used" : "");
 	for (size_t i = 0; i < n; i++) {
 		const oa_store *s = v[i].s;
@@ -232,7 +241,8 @@ void oa_list_csv(FILE *out, const oa_list_store *v, size_t n)
 			csv_num(out, m->missing_blobs);
 			csv_num(out, m->disk_bytes);
 			csv_num(out, m->apparent_bytes);
-			oa_csv_field(out, m->hidden_from_list ? "true" : "false", !logs);
+			oa_csv_field(out, m->hidden_from_list ? "true" : "false", false);
+			oa_csv_field(out, oa_report_owner(s), !logs);
 			if (logs)
 				oa_csv_field(out, json_string_value(json_object_get(o, "last_used")), true);
 			json_decref(o);

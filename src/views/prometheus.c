@@ -311,6 +311,20 @@ static void add_model_info(oa_prom *p, const oa_store *s, const char *st, const 
 	}
 }
 
+/* Per model: its newest load, for the models the logs show loaded. */
+static void add_last_used(oa_prom *p, const oa_store *s, const oa_last_used *lu, const char *st, const char *us)
+{
+	if (!lu || !lu->have_logs)
+		return;
+	for (size_t i = 0; i < s->n_models; i++) {
+		const oa_model *m = &s->models[i];
+		if (!m->manifest_ok || m->anchor || m->sibling || !lu->loaded[i])
+			continue;
+		add(p, OA_PROM_MODEL_LAST_USED_TIMESTAMP_SECONDS, (double)(lu->last_ns[i] / 1000000000), "store", st,
+		    "user", us, "model", m->display, (const char *)NULL);
+	}
+}
+
 /* Per model: what only it uses (du's rows, every row in du's order). */
 static void add_unique(oa_prom *p, const oa_store *s, const oa_du *du, const char *st, const char *us)
 {
@@ -341,6 +355,7 @@ void oa_prom_add_store(oa_prom *p, const oa_store *s, const oa_prom_store *info)
 	add_model_info(p, s, st, us);
 	if (m)
 		add_unique(p, s, &m->du.du, st, us);
+	add_last_used(p, s, info->last_used, st, us);
 	add(p, OA_PROM_LAST_AUDIT_TIMESTAMP_SECONDS, info->timestamp, "store", st, "user", us, (const char *)NULL);
 	add(p, OA_PROM_AUDIT_DURATION_SECONDS, info->duration, "store", st, "user", us, (const char *)NULL);
 	add(p, OA_PROM_AUDIT_SUCCESS, info->success ? 1 : 0, "store", st, "user", us, (const char *)NULL);

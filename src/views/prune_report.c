@@ -4,6 +4,8 @@
 #include "ollama_audit/report.h"
 #include "ollama_audit/humanize.h"
 
+#include <string.h>
+
 static json_t *deletes_json(const oa_sp_delete *v, size_t n, bool later)
 {
 	json_t *a = json_array();
@@ -20,6 +22,18 @@ static json_t *deletes_json(const oa_sp_delete *v, size_t n, bool later)
 	return a;
 }
 
+const char *oa_predict_server_version(const char *option, const oa_log_usage *u, const char **chosen_by)
+{
+	*chosen_by = option ? "option" : "layout";
+	if (option)
+		return option;
+	const char *v = u ? u->server_version : NULL;
+	if (!v || strcmp(v, "0.0.0") == 0 || oa_server_era_parse(v) < 0)
+		return NULL;
+	*chosen_by = "logs";
+	return v;
+}
+
 json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p)
 {
 	json_t *o = oa_report_store(s);
@@ -29,9 +43,20 @@ json_t *oa_report_server_prune(const oa_store *s, const oa_server_prune *p)
 		                                         p->renames[i].to));
 	for (size_t i = 0; i < p->n_dirs; i++)
 		json_array_append_new(dirs, json_string(p->dirs[i]));
-	json_object_set_new(o, "server_version", json_string(p->server));
+	json_object_set_new(o, "server_version", json_string(p->version ? p->version : p->server));
 	json_object_set_new(o, "server_version_assumed", json_boolean(p->assumed));
-	json_object_set_new(o, "reads_manifests_v2", json_boolean(p->era == OA_SERVER_LISTS));
+	json_object_set_new(o, "server_version_from", json_string(p->chosen_by));
+	json_object_set_new(o, "generation", json_string(p->generation));
+	json_object_set_new(o, "reads_manifests_v2", json_boolean(p->era != OA_SERVER_LEGACY));
+	json_t *retired = json_array(), *meta = json_array();
+	for (size_t i = 0; i < p->n_retired; i++)
+		json_array_append_new(retired, json_pack("{s:s,s:s,s:s,s:s+}", "name", p->retired[i].name, "tag",
+		                                         p->retired[i].tag, "anchor_removed", p->retired[i].anchor,
+		                                         "child_dropped", "sha256:", p->retired[i].child));
+	for (size_t i = 0; i < p->n_metadata; i++)
+		json_array_append_new(meta, json_string(p->metadata[i]));
+	json_object_set_new(o, "retired", retired);
+	json_object_set_new(o, "metadata_removed", meta);
 	json_t *models = json_array();
 	for (size_t i = 0; i < p->n_destroyed; i++) {
 		const oa_sp_model *d = &p->destroyed[i];
@@ -66,9 +91,25 @@ static json_t *apply_result_json(const oa_apply_result *r)
 	return o;
 }
 
+/* An entry's bytes in a report: planned_bytes what removing it would free
+ * (0 for a kept one), freed_bytes what the run freed of it (0 unless
+ * --apply removed it). */
+static void entries_bytes(json_t *doc, const oa_apply_result *r)
+{
+	json_t *v = json_object_get(doc, "entries"), *k = json_object_get(doc, "kept");
+	for (size_t i = 0; i < json_array_size(v); i++)
+		json_object_set_new(json_array_get(v, i), "freed_bytes",
+		                    json_integer(r && r->freed_each ? (json_int_t)r->freed_each[i] : 0));
+	for (size_t i = 0; i < json_array_size(k); i++) {
+		json_object_set_new(json_array_get(k, i), "planned_bytes", json_integer(0));
+		json_object_set_new(json_array_get(k, i), "freed_bytes", json_integer(0));
+	}
+}
+
 json_t *oa_plan_report(const oa_plan *p, bool dry_run, const oa_apply_result *r, const char *not_applied)
 {
 	json_t *doc = oa_plan_to_json(p);
+	entries_bytes(doc, r);
 	/* What the plan would free is planned; freed is only what went. */
 	json_object_set_new(doc, "planned_bytes", json_integer((json_int_t)p->freed));
 	json_object_set_new(doc, "freed_bytes", json_integer(r ? (json_int_t)r->freed : 0));

@@ -83,13 +83,18 @@ static void put_entries(const oa_text_style *st, FILE *out, const oa_plan_list *
 }
 
 void oa_plan_text(const oa_text_style *st, FILE *out, const char *root, const oa_plan *p,
-                  const oa_junk_list *junk, const char *from_file, bool first, bool dry_run)
+                  const oa_junk_list *junk, const char *from_file, bool first, bool dry_run,
+                  const oa_plan_models *by_model)
 {
-	fprintf(out, "%s%s: %s plan%s%s\n", first ? "" : "\n", oa_text_safe(root), p->command,
-	        from_file ? " from " : "", from_file ? oa_text_safe(from_file) : "");
-	if (p->todo.n)
+	fprintf(out, "%s%s: %s plan%s%s%s\n", first ? "" : "\n", oa_text_safe(root), p->command,
+	        from_file ? " from " : "", from_file ? oa_text_safe(from_file) : "",
+	        !by_model || !(p->todo.n + p->kept.n) ? "" : strcmp(p->command, "rm") == 0
+	        ? " (by model; -v lists every file)" : " (by kind; -v lists every file)");
+	if (by_model)
+		oa_plan_rows_text(st, out, p, junk, by_model);
+	if (!by_model && p->todo.n)
 		put_entries(st, out, &p->todo, junk, false);
-	if (p->kept.n) {
+	if (!by_model && p->kept.n) {
 		fprintf(out, "kept (%zu):\n", p->kept.n);
 		put_entries(st, out, &p->kept, junk, true);
 	}
@@ -99,6 +104,21 @@ void oa_plan_text(const oa_text_style *st, FILE *out, const char *root, const oa
 	/* planned, not freed: whether anything goes is said after the prompt */
 	fprintf(out, "%zu entr%s, %s to free (%s allocated)%s\n", p->todo.n, p->todo.n == 1 ? "y" : "ies", fr, al,
 	        dry_run ? "; dry run, nothing removed: --apply removes" : "");
+}
+
+void oa_plan_model_names(FILE *out, const oa_plan *p)
+{
+	for (size_t i = 0; i < p->todo.n; i++) {
+		const oa_plan_entry *e = &p->todo.v[i];
+		bool seen = !e->model || strcmp(e->category, "manifest") != 0;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = p->todo.v[k].model && strcmp(p->todo.v[k].category, "manifest") == 0 &&
+			       strcmp(p->todo.v[k].model, e->model) == 0;
+		char *name = seen ? NULL : oa_escape(e->model, strlen(e->model));
+		if (name)
+			fprintf(out, "%s\n", name);
+		free(name);
+	}
 }
 
 char *oa_plan_question(const oa_plan *p, const char *quarantine, enum oa_units units)
@@ -145,17 +165,18 @@ void oa_plan_outcome_text(const oa_text_style *st, FILE *out, const oa_plan_outc
 		fprintf(out, "nothing to remove\n");
 }
 
-void oa_plan_csv(FILE *out, json_t *doc, bool header)
+void oa_plan_csv(FILE *out, json_t *doc, const char *user, bool header)
 {
+	/* planned_bytes and then user (below) last: added after the others, which keep their places */
 	static const char *cols[] = { "path",        "category",    "type",   "apparent_bytes",
 	                              "disk_bytes",  "freed_bytes", "mtime",  "digest",
-	                              "model",       "note" };
+	                              "model",       "note",        "planned_bytes" };
 	const size_t ncols = sizeof cols / sizeof cols[0];
 	if (header) {
 		fprintf(out, "command,store,state");
 		for (size_t k = 0; k < ncols; k++)
 			fprintf(out, ",%s", cols[k]);
-		fprintf(out, "\n");
+		fprintf(out, ",user\n");
 	}
 	const char *lists[] = { "entries", "kept" }, *states[] = { "planned", "kept" };
 	for (size_t l = 0; l < 2; l++) {
@@ -170,8 +191,9 @@ void oa_plan_csv(FILE *out, json_t *doc, bool header)
 				char num[32] = "";
 				if (json_is_integer(x))
 					snprintf(num, sizeof num, "%lld", (long long)json_integer_value(x));
-				oa_csv_field(out, json_is_string(x) ? json_string_value(x) : num, k + 1 == ncols);
+				oa_csv_field(out, json_is_string(x) ? json_string_value(x) : num, false);
 			}
+			oa_csv_field(out, user, true);
 		}
 	}
 }
@@ -206,13 +228,13 @@ void oa_plan_shadows_text(oa_say_fn say, enum oa_units units, const oa_plan *p)
 	}
 }
 
-void oa_plan_anchor_text(oa_say_fn say, const char *root, const oa_plan *p, const char *model)
+void oa_plan_anchor_text(oa_say_fn say, const char *root, const oa_plan *p)
 {
-	const oa_plan_rewrite *rw = p->rewrite;
-	if (rw && rw->anchor_removed)
-		say("%s: the %s child's downgrade anchor %s goes too: an Ollama from before manifest lists "
-		    "no longer sees %s (and its start-up prune deletes what only manifests-v2/ names)",
-		    root, rw->runner, oa_text_safe(rw->anchor), oa_text_safe(model));
+	for (const oa_plan_rewrite *rw = p->rewrite; rw; rw = rw->next)
+		if (rw->anchor_removed)
+			say("%s: the %s child's downgrade anchor %s goes too: an Ollama from before manifest lists "
+			    "no longer sees %s (and its start-up prune deletes what only manifests-v2/ names)",
+			    root, rw->runner, oa_text_safe(rw->anchor), oa_text_safe(rw->model));
 }
 
 void oa_rm_dirs_text(oa_say_fn say, FILE *diag, const char *root, char *const *dirs, size_t n)
@@ -245,23 +267,41 @@ static void put_prediction_steps(const oa_text_style *st, FILE *out, const oa_se
 	}
 	for (size_t i = 0; i < p->n_dirs; i++)
 		fprintf(out, "  rmdir   %s\n", oa_text_safe(p->dirs[i]));
+	for (size_t i = 0; i < p->n_metadata; i++)
+		fprintf(out, "  delete  %s  (a metadata cache whose blob is gone)\n", oa_text_safe(p->metadata[i]));
 	char fr[48];
 	oa_format_size(p->bytes_freed, st->units, fr, sizeof fr);
 	fprintf(out, "  %zu file%s deleted, %s freed%s\n", p->n_deletes, p->n_deletes == 1 ? "" : "s", fr,
 	        p->n_deletes ? "" : " (nothing to delete)");
 }
 
+/* Which server, which of its three generations, and what chose it. */
+static void put_server_line(FILE *out, const oa_server_prune *p)
+{
+	static const char *const gens[] = {
+		[OA_SERVER_LEGACY] = ", before manifest lists (reads manifests/ only)",
+		[OA_SERVER_LISTS] = ", manifest lists as at PR #16590's head (reads manifests/ and manifests-v2/)",
+		[OA_SERVER_NEWEST] = ", the newest: retires conversions, then fails closed, then sweeps metadata/",
+	};
+	bool logs = p->chosen_by && strcmp(p->chosen_by, "logs") == 0;
+	fprintf(out, "  server: Ollama %s%s (%s)\n", p->version ? oa_text_safe(p->version) : p->server,
+	        p->era <= OA_SERVER_NEWEST && gens[p->era] ? gens[p->era] : "",
+	        p->assumed ? "assumed: the newest this store's layout implies; --server-version to choose"
+	        : logs ? "the version the server's logs last announced; --server-version to choose" : "--server-version");
+}
+
 void oa_server_prune_text(const oa_text_style *st, FILE *out, const oa_store *s, const oa_server_prune *p,
                           const char *server_version, bool first)
 {
+	(void)server_version; /* p->version says it */
 	fprintf(out, "%s%s: what `ollama serve` does to this store at start-up\n", first ? "" : "\n",
 	        oa_text_safe(s->root));
-	fprintf(out, "  server: Ollama %s%s (%s)\n", server_version && !p->assumed ? server_version : p->server,
-	        p->era == OA_SERVER_LISTS ? "" : ", before manifest lists",
-	        p->assumed ? "assumed: the newest this store's layout implies; --server-version to choose"
-	        : p->era == OA_SERVER_LISTS ? "reads manifests/ and manifests-v2/" : "reads manifests/ only");
+	put_server_line(out, p);
 	for (size_t i = 0; i < p->n_renames; i++)
 		fprintf(out, "  rename  %s -> %s\n", oa_text_safe(p->renames[i].from), oa_text_safe(p->renames[i].to));
+	for (size_t i = 0; i < p->n_retired; i++)
+		fprintf(out, "  retire  %s  (drops its ggml child sha256:%.12s and removes its downgrade anchor %s)\n",
+		        oa_text_safe(p->retired[i].name), p->retired[i].child, oa_text_safe(p->retired[i].anchor));
 	if (!p->nothing) {
 		put_prediction_steps(st, out, p);
 		return;

@@ -6,6 +6,7 @@
 #ifndef OA_VIEWS_PRUNE_TEXT_H
 #define OA_VIEWS_PRUNE_TEXT_H
 
+#include "views/plan_rows.h"
 #include "views/table.h"
 #include "ollama_audit/apply.h"
 #include "ollama_audit/junk.h"
@@ -22,11 +23,18 @@
 typedef void (*oa_say_fn)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The plan of store `root`: its heading ("ROOT: prune plan", " from FILE"
- * when from_file is not NULL; a blank line before it unless first), the
- * entries (junk, may be NULL, adds a partial download's progress), the kept
- * entries and the total; dry_run adds that nothing was removed. */
+ * when from_file is not NULL; a blank line before it unless first), its
+ * rows by model and kind of junk (plan_rows.h) or, when by_model is NULL
+ * (-v), every entry (junk, may be NULL, adds a partial download's
+ * progress) and every kept entry, then the total; dry_run adds that
+ * nothing was removed. */
 void oa_plan_text(const oa_text_style *st, FILE *out, const char *root, const oa_plan *p,
-                  const oa_junk_list *junk, const char *from_file, bool first, bool dry_run);
+                  const oa_junk_list *junk, const char *from_file, bool first, bool dry_run,
+                  const oa_plan_models *by_model);
+
+/* rm -q: the names of the models whose manifests the plan removes, in
+ * its order, one a line. */
+void oa_plan_model_names(FILE *out, const oa_plan *p);
 
 /* The question before --apply (a move into the quarantine, else a removal). */
 char *oa_plan_question(const oa_plan *p, const char *quarantine, enum oa_units units);
@@ -43,19 +51,20 @@ typedef struct oa_plan_outcome {
 void oa_plan_outcome_text(const oa_text_style *st, FILE *out, const oa_plan_outcome *o);
 
 /* The csv of a plan's report (oa_plan_report): a row per entry, planned
- * then kept; header: the column names first. */
-void oa_plan_csv(FILE *out, json_t *report, bool header);
+ * then kept, each ending with user (the store's owner); header: the column
+ * names first. */
+void oa_plan_csv(FILE *out, json_t *report, const char *user, bool header);
 
 /* The notes on stderr: the other stores whose references the plan keeps
- * (shared.h); the compatibility shadows an rm plan leaves; rm --child's
- * downgrade anchor going too (model: the list tag's name); the empty
+ * (shared.h); the compatibility shadows an rm plan leaves; the downgrade
+ * anchor of a child a list rewrite drops going too; the empty
  * directories `ollama rm` would also remove and rm keeps (dirs, n of
  * them, from oa_plan_rm_unrelated_dirs), listed on diag. */
 void oa_plan_shared_text(oa_say_fn say, const char *root, const oa_plan *p);
 /* prune's plan when the references could not all be read (r->incomplete). */
 void oa_reclaim_text(oa_say_fn say, const char *root, const oa_reclaim *r);
 void oa_plan_shadows_text(oa_say_fn say, enum oa_units units, const oa_plan *p);
-void oa_plan_anchor_text(oa_say_fn say, const char *root, const oa_plan *p, const char *model);
+void oa_plan_anchor_text(oa_say_fn say, const char *root, const oa_plan *p);
 void oa_rm_dirs_text(oa_say_fn say, FILE *diag, const char *root, char *const *dirs, size_t n);
 
 /* `prune --predict-server`: what the server's start-up prune does to store

@@ -205,7 +205,8 @@ const char *oa_report_schema(const char *command)
 		{ "list", OA_SCHEMA_LIST },       { "show", OA_SCHEMA_SHOW },     { "check", OA_SCHEMA_CHECK },
 		{ "verify", OA_SCHEMA_VERIFY },   { "du", OA_SCHEMA_DU },         { "prune", OA_SCHEMA_PRUNE },
 		{ "rm", OA_SCHEMA_RM },           { "stores", OA_SCHEMA_STORES }, { "dedupe", OA_SCHEMA_DEDUPE },
-		{ "history", OA_SCHEMA_HISTORY },
+		{ "history", OA_SCHEMA_HISTORY }, { "export", OA_SCHEMA_EXPORT }, { "import", OA_SCHEMA_IMPORT },
+		{ "repair", OA_SCHEMA_REPAIR },
 	};
 	for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++)
 		if (strcmp(schemas[i].command, command) == 0)
@@ -316,13 +317,13 @@ static json_t *gguf_header_json(const oa_gguf_info *g, bool tensors)
 	json_object_set_new(h, "kind", json_string(g->kind >= 0 && g->kind <= 5 ? kinds[g->kind] : "unknown"));
 	if (g->has_file_type) {
 		json_object_set_new(h, "file_type", json_integer(g->file_type));
-		json_object_set_new(h, "file_type_ollama", jstr(oa_ftype_ollama_string(g->file_type, g->file_type_is_u32)));
+		json_object_set_new(h, "file_type_ollama", jstr(oa_gguf_file_type_name(g)));
 		json_object_set_new(h, "file_type_llama", jstr(oa_ftype_llama_name(g->file_type)));
 	} else {
 		json_object_set_new(h, "file_type", json_null());
 	}
 	if (g->file_type_guessed)
-		json_object_set_new(h, "file_type_guess", jstr(oa_ftype_ollama_string(g->guessed_file_type, true)));
+		json_object_set_new(h, "file_type_guess", jstr(oa_ftype_list_string(g->guessed_file_type)));
 	json_object_set_new(h, "parameter_count", u64(g->parameter_count));
 	oa_human_number(g->parameter_count, human, sizeof human);
 	json_object_set_new(h, "parameter_size", json_string(human));
@@ -334,6 +335,11 @@ static json_t *gguf_header_json(const oa_gguf_info *g, bool tensors)
 	json_object_set_new(h, "vocab_size", u64(g->vocab_size));
 	json_object_set_new(h, "kv_count", u64(g->kv_count));
 	json_object_set_new(h, "tensor_count", u64(g->tensor_count));
+	if (g->has_split) /* a shard of a llama.cpp gguf-split model */
+		json_object_set_new(h, "split", json_pack("{s:I,s:I,s:o}", "no", (json_int_t)g->split_no, "count",
+		                                          (json_int_t)g->split_count, "tensors_count",
+		                                          g->split_tensors >= 0 ? json_integer(g->split_tensors)
+		                                                                : json_null()));
 	json_object_set_new(h, "alignment", u64(g->alignment));
 	json_object_set_new(h, "data_offset", u64(g->data_offset));
 	json_object_set_new(h, "header_bytes_read", u64(g->io_bytes_read));
@@ -470,6 +476,13 @@ json_t *oa_report_model_detail(const oa_store *s, const oa_model *m, bool tensor
 		                                          m->layer_blobs ? m->layer_blobs[i] : NULL, lh, tensors));
 	}
 	json_object_set_new(o, "layer_list", layers);
+	if (m->headers && m->headers->sharded) { /* a split GGUF: each model layer a shard */
+		json_t *sh = json_array();
+		for (size_t i = 0; i < m->m.n_layers; i++)
+			if (m->m.layers[i].kind == OA_LAYER_MODEL)
+				json_array_append_new(sh, jstr(m->m.layers[i].digest));
+		json_object_set_new(o, "shards", sh);
+	}
 	if (m->headers && m->headers->have_st_model) {
 		const oa_st_model *sm = m->headers->st_model;
 		json_t *t = json_object();

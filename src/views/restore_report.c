@@ -3,12 +3,14 @@
 
 static json_t *op_json(const oa_quarantine_op *op)
 {
-	json_t *models = json_array();
+	json_t *models = json_array(), *held = json_array();
 	for (size_t m = 0; m < op->n_models; m++)
 		json_array_append_new(models, json_string(op->models[m]));
-	return json_pack("{s:s,s:s,s:I,s:s,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "id", op->id, "time",
+	for (size_t m = 0; m < op->n_models_held; m++)
+		json_array_append_new(held, json_string(op->models_held[m]));
+	return json_pack("{s:s,s:s,s:I,s:s,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "id", op->id, "time",
 	                 op->time, "unix_time", (json_int_t)op->unix_time, "command", op->command, "child",
-	                 op->child[0] ? json_string(op->child) : json_null(), "models", models,
+	                 op->child[0] ? json_string(op->child) : json_null(), "models", models, "models_held", held,
 	                 "planned_entries", (json_int_t)op->planned_entries, "planned_bytes",
 	                 (json_int_t)op->planned_bytes, "entries", (json_int_t)op->entries, "disk_bytes",
 	                 (json_int_t)op->disk_bytes, "held_entries", (json_int_t)op->held, "held_bytes",

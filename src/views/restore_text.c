@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* "rm a:latest b:latest", "prune" */
 static char *op_command(const oa_quarantine_op *op)
@@ -46,6 +47,16 @@ void oa_restore_ops_text(const oa_text_style *st, FILE *out, const char *dir, co
 		oa_table_add(&t, row);
 	}
 	oa_table_print(st, &t, out);
+	/* a model restored alone leaves the rest of its operation: say what */
+	for (size_t k = 0; k < ops->n; k++) {
+		const oa_quarantine_op *op = &ops->v[k];
+		if (strcmp(op->state, "partial") != 0 || !op->n_models_held)
+			continue;
+		fprintf(out, "%s still holds ", op->id);
+		for (size_t m = 0; m < op->n_models_held; m++)
+			fprintf(out, "%s%s", m ? ", " : "", oa_text_safe(op->models_held[m]));
+		fputc('\n', out);
+	}
 	fprintf(out, "\nrestore %s --last | --op ID | MODEL | --all puts back; --empty [--older-than D] deletes "
 	        "for good (a dry run without --apply)\n", oa_text_safe(dir));
 }
@@ -98,13 +109,33 @@ void oa_empty_result_text(const oa_text_style *st, FILE *out, const char *dir, c
 		        r->held_entries == 1 ? "y" : "ies");
 }
 
-void oa_restore_result_text(FILE *out, const oa_restore_result *r, bool with_op)
+void oa_restore_result_text(const oa_text_style *st, FILE *out, const char *dir, const oa_restore_result *r,
+                            bool with_op)
 {
 	fprintf(out, "restored %zu, already in place %zu, conflicts %zu, missing %zu, failed %zu%s\n",
 	        r->restored, r->already, r->conflicts, r->missing, r->failed,
 	        r->interrupted ? " (interrupted: run restore again to finish)" : "");
-	if (with_op)
-		fprintf(out, "from %s %s\n", r->operations == 1 ? "operation" : "operations, the newest", r->first_op);
+	if (!with_op)
+		return;
+	const char *from = r->operations == 1 ? "operation" : "operations, the newest";
+	if (!r->model[0]) {
+		fprintf(out, "from %s %s\n", from, r->first_op);
+		return;
+	}
+	fprintf(out, "%s from %s %s", oa_text_safe(r->model), from, r->first_op);
+	if (!r->rest_entries) {
+		fprintf(out, "; %s holds nothing more of %s\n", oa_text_safe(dir), r->operations == 1 ? "it" : "them");
+		return;
+	}
+	char size[48];
+	oa_format_size(r->rest_bytes, st->units, size, sizeof size);
+	fprintf(out, "; %s still hold%s %zu entr%s (%s)", r->operations == 1 ? "it" : "they",
+	        r->operations == 1 ? "s" : "", r->rest_entries, r->rest_entries == 1 ? "y" : "ies", size);
+	if (r->rest_models)
+		fprintf(out, " of %zu other model%s (%s)", r->rest_models, r->rest_models == 1 ? "" : "s",
+		        oa_text_safe(r->rest_names));
+	fprintf(out, ": `restore %s --op %s` puts %s back\n", oa_text_safe(dir), r->first_op,
+	        r->operations == 1 ? "them" : "the newest");
 }
 
 char *oa_empty_question(const oa_text_style *st, const char *dir, const oa_empty_result *dry)

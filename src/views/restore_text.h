@@ -17,8 +17,10 @@ void oa_restore_ops_text(const oa_text_style *st, FILE *out, const char *dir, co
 /* csv: a row per operation of doc (oa_quarantine_ops_report's). */
 void oa_restore_ops_csv(FILE *out, json_t *doc);
 /* "restored N, already in place N, ..." and, for one operation (not
- * --all: with_op), which one. */
-void oa_restore_result_text(FILE *out, const oa_restore_result *r, bool with_op);
+ * --all: with_op), which one; for one model, from which operation and what
+ * that operation still holds in dir. */
+void oa_restore_result_text(const oa_text_style *st, FILE *out, const char *dir, const oa_restore_result *r,
+                            bool with_op);
 /* What --empty deleted (applied) or would delete, and what dir then holds. */
 void oa_empty_result_text(const oa_text_style *st, FILE *out, const char *dir, const oa_empty_result *r,
                           bool applied);

@@ -18,7 +18,8 @@ static char *failed_verify_text(oa_verify_cache *vc, const oa_store *s, const oa
 	char when[64];
 	oa_iso8601((time_t)e.verified_at, 0, when, sizeof when);
 	return oa_xasprintf("cannot run %s: its weights blob %s failed verify at %s (%s) and has not "
-	                    "changed since; pull the model again", where, m->m.layers[i].digest, when, e.failed);
+	                    "changed since; `ollama-audit repair %s --apply` mends it", where, m->m.layers[i].digest,
+	                    when, e.failed, m->display);
 }
 
 static bool is_weights(enum oa_layer_kind k)
@@ -68,7 +69,8 @@ char *oa_runhere_text(enum oa_units units, const oa_machine *mc, const oa_store 
 	oa_buf broken;
 	oa_buf_init(&broken);
 	if (weights_broken(units, m, &broken)) {
-		oa_buf_printf(&b, "cannot run %s: %s (`ollama pull` fetches them again)", where, broken.data);
+		oa_buf_printf(&b, "cannot run %s: %s (`ollama-audit repair %s --apply` mends them)", where, broken.data,
+		              m->display);
 		if (failure)
 			oa_buf_printf(&b, "; the logs' last failed load: %s", failure);
 		oa_buf_free(&broken);

@@ -87,10 +87,8 @@ static void show_gguf(show_out *out, const oa_gguf_info *g, bool tensors)
 	oa_human_number(g->parameter_count, human, sizeof human);
 	if (g->has_file_type) {
 		const char *ln = oa_ftype_llama_name(g->file_type);
-		/* 0 (all F32) prints F32, as ggml.FileType's String does */
-		snprintf(ft, sizeof ft, "%s (%u%s%s)",
-		         g->file_type_is_u32 ? oa_ftype_list_string(g->file_type) : "unknown",
-		         g->file_type, ln ? ", " : "", ln ? ln : "");
+		snprintf(ft, sizeof ft, "%s (%u%s%s)", oa_gguf_file_type_name(g), g->file_type, ln ? ", " : "",
+		         ln ? ln : "");
 	} else if (g->file_type_guessed) {
 		snprintf(ft, sizeof ft, "not set; guessed %s from the tensor types",
 		         oa_ftype_list_string(g->guessed_file_type));
@@ -120,6 +118,9 @@ static void show_gguf(show_out *out, const oa_gguf_info *g, bool tensors)
 	if (g->tokenizer_model)
 		fprintf(out->f, "; tokenizer %s, vocab %llu", pr(out, 0, g->tokenizer_model),
 		        (unsigned long long)g->vocab_size);
+	if (g->has_split)
+		fprintf(out->f, "\n      shard %llu of %llu (split.no %llu)", (unsigned long long)g->split_no + 1,
+		        (unsigned long long)g->split_count, (unsigned long long)g->split_no);
 	fprintf(out->f, "\n");
 	for (size_t i = 0; i < g->n_diags; i++)
 		diag_line(out, g->diags[i].severity, g->diags[i].message);
@@ -228,6 +229,16 @@ static void show_summary(const oa_text_style *sty, show_out *out, const oa_model
 	kv(out, "architecture", m->arch);
 	kv(out, "parameters", m->params);
 	kv(out, "quantization", m->quant);
+	if (m->headers && m->headers->sharded) {
+		oa_buf b;
+		oa_buf_init(&b);
+		for (size_t i = 0; i < m->m.n_layers; i++)
+			if (m->m.layers[i].kind == OA_LAYER_MODEL)
+				oa_buf_printf(&b, "%s%zu", b.len ? ", " : "", i);
+		snprintf(buf, sizeof buf, "split GGUF, layers %s (the first holds the metadata)", b.data);
+		kv(out, "shards", buf);
+		oa_buf_free(&b);
+	}
 	if (m->d_context_length) {
 		snprintf(buf, sizeof buf, "%lld", (long long)m->d_context_length);
 		kv(out, "context length", buf);
@@ -357,14 +368,15 @@ static void csv_layer(FILE *out, const oa_store *s, const oa_model *m, json_t *l
 	oa_csv_field(out, json_string_value(json_object_get(l, "from")), false);
 	oa_csv_field(out, json_is_true(json_object_get(l, "exists")) ? "true" : "false", false);
 	oa_csv_field(out, apparent_bytes, false);
-	oa_csv_field(out, disk_bytes, true);
+	oa_csv_field(out, disk_bytes, false);
+	oa_csv_field(out, oa_report_owner(s), true);
 }
 
 /* csv: the layers, one row each, config first. */
 void oa_show_csv(FILE *out, const oa_store *s, const oa_model *m, json_t *o, bool header)
 {
 	if (header)
-		fprintf(out, "store,model,kind,media_type,digest,size,from,exists,apparent_bytes,disk_bytes\n");
+		fprintf(out, "store,model,kind,media_type,digest,size,from,exists,apparent_bytes,disk_bytes,user\n");
 	json_t *cfg = json_object_get(o, "config_layer");
 	if (cfg)
 		csv_layer(out, s, m, cfg);

@@ -7,6 +7,7 @@
 #define _XOPEN_SOURCE 700
 #endif
 #include "views/table.h"
+#include "ollama_audit/report.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -177,6 +178,111 @@ char *oa_text_fit(const char *s, size_t width)
 	return r;
 }
 
+/* The bytes of the first cols columns of s. */
+static size_t head_bytes(const char *s, size_t cols)
+{
+	size_t b;
+	walk(s, cols, &b);
+	return b;
+}
+
+/* Where the last cols columns of s (at most) start. */
+static size_t tail_at(const char *s, size_t cols)
+{
+	size_t b, total = walk(s, (size_t)-1, NULL);
+	if (total <= cols)
+		return 0;
+	size_t w = walk(s, total - cols, &b);
+	if (total - w > cols) /* a wide character across the cut goes too */
+		walk(s, w + 2, &b);
+	return b;
+}
+
+/* The n bytes at s, wider than room (at least 3) columns, in room columns:
+ * their start and end around the ellipsis, the end one column longer when
+ * the columns do not halve. */
+static void add_middle_cut(oa_buf *out, const char *s, size_t n, size_t room)
+{
+	char *seg = oa_xstrndup(s, n);
+	size_t keep = room - 1, tail = (keep + 1) / 2;
+	size_t head = head_bytes(seg, keep - tail), end = tail_at(seg, tail);
+	oa_buf_add(out, seg, head);
+	oa_buf_adds(out, ELLIPSIS);
+	oa_buf_adds(out, seg + (end > head ? end : head));
+	free(seg);
+}
+
+char *oa_name_fit(const char *s, size_t width)
+{
+	char *e = printed(s);
+	const char *p = e ? e : s;
+	/* 8: "a…b:TAG" and the like; below that a name says nothing either way */
+	if (walk(p, (size_t)-1, NULL) <= width || strchr(p, ' ') || width < 8) {
+		char *r = oa_text_fit(p, width);
+		free(e);
+		return r;
+	}
+	const char *slash = strrchr(p, '/');
+	const char *repo = slash ? slash + 1 : p;
+	const char *tag = strchr(repo, ':');
+	if (!tag)
+		tag = repo + strlen(repo);
+	char *head = oa_xstrndup(p, (size_t)(repo - p));
+	size_t tag_w = walk(tag, (size_t)-1, NULL), head_w = walk(head, (size_t)-1, NULL);
+	oa_buf b;
+	oa_buf_init(&b);
+	/* the host and namespace whole when the repository keeps 10 columns
+	 * ("Qwen…-GGUF"); else the cut goes through them */
+	if (width >= head_w + tag_w + 10) {
+		oa_buf_adds(&b, head);
+		add_middle_cut(&b, repo, (size_t)(tag - repo), width - head_w - tag_w);
+	} else if (width >= tag_w + 5) {
+		add_middle_cut(&b, p, (size_t)(tag - p), width - tag_w);
+	} else {
+		free(head);
+		char *r = oa_text_fit(p, width);
+		free(e);
+		oa_buf_free(&b);
+		return r;
+	}
+	oa_buf_adds(&b, tag);
+	free(head);
+	free(e);
+	return oa_buf_take(&b);
+}
+
+char *oa_age_terse(const char *s)
+{
+	static const char *const lead[][2] = {
+		{ "Less than a second", "0s" }, { "About a minute", "1m" }, { "About an hour", "1h" },
+	};
+	static const char *const units[][2] = {
+		{ "second", "s" }, { "minute", "m" }, { "hour", "h" }, { "day", "d" },
+		{ "week", "w" },   { "month", "mo" }, { "year", "y" },
+	};
+	char amount[32] = "";
+	const char *rest = NULL;
+	for (size_t i = 0; i < sizeof lead / sizeof lead[0] && !rest; i++)
+		if (oa_str_has_prefix(s, lead[i][0])) {
+			snprintf(amount, sizeof amount, "%s", lead[i][1]);
+			rest = s + strlen(lead[i][0]);
+		}
+	size_t digits = strspn(s, "0123456789");
+	if (!rest && digits && digits < 20 && s[digits] == ' ')
+		for (size_t i = 0; i < sizeof units / sizeof units[0] && !rest; i++) {
+			size_t n = strlen(units[i][0]);
+			if (strncmp(s + digits + 1, units[i][0], n) == 0) {
+				snprintf(amount, sizeof amount, "%.*s%s", (int)digits, s, units[i][1]);
+				rest = s + digits + 1 + n + (s[digits + 1 + n] == 's');
+			}
+		}
+	if (rest && strcmp(rest, " ago") == 0)
+		return strcmp(amount, "0s") == 0 ? oa_xstrdup("now") : oa_xasprintf("%s ago", amount);
+	if (rest && strcmp(rest, " from now") == 0)
+		return strcmp(amount, "0s") == 0 ? oa_xstrdup("now") : oa_xasprintf("in %s", amount);
+	return oa_xstrdup(s);
+}
+
 size_t oa_term_width(void)
 {
 	/* Piped or redirected (--output too): full names, whatever COLUMNS says. */
@@ -221,6 +327,16 @@ static char *keep_text(oa_table *t, char *s)
 	c->used += n;
 	free(s);
 	return at;
+}
+
+uint32_t oa_user_absent(const oa_text_style *st, size_t k)
+{
+	return st->owners || k >= 32 ? 0 : 1u << k;
+}
+
+char *oa_user_cell(const oa_text_style *st, const oa_store *s)
+{
+	return st->owners ? oa_xstrdup(oa_report_owner(s)) : NULL;
 }
 
 /* Room for one more row in cell and line. */
@@ -275,6 +391,48 @@ void oa_table_line(oa_table *t, char *text)
 	for (size_t k = 0; k < t->ncol; k++)
 		t->cell[t->rows * t->ncol + k] = NULL;
 	t->line[t->rows++] = text;
+}
+
+/* text in lines of cols columns at most, the first after first, the others
+ * after indent: whole words, a word longer than a line on a line of its own. */
+static void print_wrapped(FILE *out, size_t cols, const char *first, const char *indent, const char *text)
+{
+	const char *p = text, *lead = first;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		size_t in = oa_text_width(lead), room = cols > in + 20 ? cols - in : 20;
+		/* the longest run of whole words that fits */
+		const char *end = p, *cut = NULL;
+		size_t width = 0;
+		while (*end) {
+			const char *word = end;
+			while (*end && *end != ' ')
+				end++;
+			char *w = oa_xstrndup(word, (size_t)(end - word));
+			size_t ww = oa_text_width(w);
+			free(w);
+			if (cut && width + 1 + ww > room) {
+				end = word;
+				break;
+			}
+			width += (cut ? 1 : 0) + ww;
+			cut = end;
+			while (*end == ' ')
+				end++;
+		}
+		fprintf(out, "%s%.*s\n", lead, (int)(cut - p), p);
+		p = cut;
+		lead = indent;
+	}
+}
+
+/* Whether bit k of a table's column set (name_cols, age_cols) is set. */
+static bool col_in(uint32_t set, size_t k)
+{
+	return k < 32 && (set >> k & 1);
 }
 
 /* The columns a row takes with the shown columns at widths w. */
@@ -338,13 +496,26 @@ static bool fit_whole(const oa_table *t, size_t cols, const size_t *w, bool *sho
 }
 
 /* Widths for a terminal of `cols` columns (0: no limit): whole cells if
- * hiding optional columns gets there; else hide the lowest-priority columns
- * while the row cannot fit with every cuttable column at its minimum, then
- * cut those columns only as far as needed. */
-static void layout(const oa_table *t, size_t cols, size_t *w, bool *shown)
+ * hiding optional columns gets there; else the same with the ages short
+ * (tw: their columns' widths then); else hide every optional column, then
+ * the lowest-priority ones while the row cannot fit with every cuttable
+ * column at its minimum, and cut those columns only as far as needed. True
+ * when the ages are short. */
+static bool layout(const oa_table *t, size_t cols, size_t *w, const size_t *tw, bool *shown)
 {
 	if (!cols || fit_whole(t, cols, w, shown))
-		return;
+		return false;
+	bool terse = false;
+	for (size_t k = 0; k < t->ncol; k++)
+		if (col_in(t->age_cols, k)) {
+			w[k] = tw[k];
+			terse = true;
+		}
+	if (terse && fit_whole(t, cols, w, shown))
+		return true;
+	/* Cells are cut whatever goes: the optional columns go before any is */
+	while (hide_lowest(t, shown, OA_PRIORITY_CORE))
+		;
 	size_t *at_min = oa_xcalloc(t->ncol, sizeof *at_min);
 	for (;;) {
 		for (size_t k = 0; k < t->ncol; k++)
@@ -360,29 +531,46 @@ static void layout(const oa_table *t, size_t cols, size_t *w, bool *shown)
 				break;
 			w[k]--;
 		}
+	return terse;
 }
 
-/* Says once per run which columns the terminal had no room for. */
+/* Says once per run which columns the terminal had no room for, in lines
+ * of that width at most (wrapped at blanks, the rest indented). */
 static void note_hidden(FILE *diag, const oa_table *t, const bool *shown, size_t cols)
 {
 	static bool said;
 	oa_buf b;
 	oa_buf_init(&b);
 	for (size_t k = 0; k < t->ncol; k++)
-		if (!shown[k])
+		if (!shown[k] && !col_in(t->absent_cols, k))
 			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", t->col[k].head);
 	if (b.len && !said && diag) {
 		said = true;
-		fprintf(diag, "ollama-audit: hidden to fit %zu columns: %s (--wide shows every column)\n", cols,
-		        b.data);
+		char *text = oa_xasprintf("ollama-audit: hidden to fit %zu columns: %s (--wide shows them)", cols,
+		                          b.data);
+		print_wrapped(diag, cols, "", "  ", text);
+		free(text);
 	}
 	oa_buf_free(&b);
+}
+
+/* Column k's cell in width columns: cut as the column cuts, an age short
+ * when the layout made the ages short. */
+static char *cell_fit(const oa_table *t, size_t k, const char *cell, size_t width, bool terse)
+{
+	if (terse && col_in(t->age_cols, k)) {
+		char *a = oa_age_terse(cell);
+		char *r = oa_text_fit(a, width);
+		free(a);
+		return r;
+	}
+	return col_in(t->name_cols, k) ? oa_name_fit(cell, width) : oa_text_fit(cell, width);
 }
 
 /* One row: its shown cells, each cut to its column, the last one unpadded,
  * the whole cut to the terminal should the columns alone not fit. */
 static void put_row(FILE *out, const oa_table *t, const char *const *cells, const size_t *w, const bool *shown,
-                    size_t cols)
+                    size_t cols, bool terse)
 {
 	oa_buf b = { 0 };
 	oa_buf_init(&b);
@@ -397,7 +585,7 @@ static void put_row(FILE *out, const oa_table *t, const char *const *cells, cons
 		if (!first)
 			oa_buf_adds(&b, t->gap);
 		first = false;
-		char *fit = oa_text_fit(cells[k], w[k]);
+		char *fit = cell_fit(t, k, cells[k], w[k], terse);
 		add_cell(&b, fit, k == last && !t->col[k].right ? 0 : w[k], t->col[k].right);
 		free(fit);
 	}
@@ -453,11 +641,11 @@ static void print_rows(const oa_text_style *st, struct rows *rs, FILE *out)
 {
 	oa_table *t = rs->t;
 	size_t cols = st->width, n = t->ncol;
-	size_t *w = oa_xcalloc(n, sizeof *w);
+	size_t *w = oa_xcalloc(n, sizeof *w), *tw = oa_xcalloc(n, sizeof *tw);
 	bool *shown = oa_xcalloc(n, sizeof *shown);
 	for (size_t k = 0; k < n; k++) {
-		shown[k] = true;
-		w[k] = !st->header ? 0 : oa_text_width(t->col[k].head);
+		shown[k] = !col_in(t->absent_cols, k);
+		w[k] = tw[k] = !st->header ? 0 : oa_text_width(t->col[k].head);
 	}
 	for (size_t r = 0; r < rs->n; r++) {
 		const char *line;
@@ -466,17 +654,24 @@ static void print_rows(const oa_text_style *st, struct rows *rs, FILE *out)
 			size_t cw = oa_text_width(cell[k]);
 			if (cw > w[k])
 				w[k] = cw;
+			if (cols && col_in(t->age_cols, k)) { /* the width it takes short */
+				char *a = oa_age_terse(cell[k]);
+				size_t aw = oa_text_width(a);
+				free(a);
+				if (aw > tw[k])
+					tw[k] = aw;
+			}
 		}
 		row_done(rs);
 	}
-	layout(t, cols, w, shown);
+	bool terse = layout(t, cols, w, tw, shown);
 	if (cols)
 		note_hidden(st->diag, t, shown, cols);
 	if (st->header) {
 		const char **head = oa_xcalloc(n, sizeof *head);
 		for (size_t k = 0; k < n; k++)
 			head[k] = t->col[k].head;
-		put_row(out, t, head, w, shown, cols);
+		put_row(out, t, head, w, shown, cols, false);
 		free(head);
 	}
 	for (size_t r = 0; r < rs->n; r++) {
@@ -487,11 +682,12 @@ static void print_rows(const oa_text_style *st, struct rows *rs, FILE *out)
 			fprintf(out, "%s\n", fit);
 			free(fit);
 		} else {
-			put_row(out, t, cell, w, shown, cols);
+			put_row(out, t, cell, w, shown, cols, terse);
 		}
 		row_done(rs);
 	}
 	free(w);
+	free(tw);
 	free(shown);
 }
 
@@ -515,38 +711,8 @@ void oa_table_print_rows(const oa_text_style *st, oa_table *t, size_t rows, oa_t
 
 void oa_print_wrapped(const oa_text_style *st, FILE *out, const char *indent, const char *text)
 {
-	size_t cols = st->width;
-	if (!cols)
-		cols = 80; /* piped: still lines a reader can take in */
-	size_t in = oa_text_width(indent), room = cols > in + 20 ? cols - in : 20;
-	const char *p = text;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		/* the longest run of whole words that fits; a word longer than the line is a line */
-		const char *end = p, *cut = NULL;
-		size_t width = 0;
-		while (*end) {
-			const char *word = end;
-			while (*end && *end != ' ')
-				end++;
-			char *w = oa_xstrndup(word, (size_t)(end - word));
-			size_t ww = oa_text_width(w);
-			free(w);
-			if (cut && width + 1 + ww > room) {
-				end = word;
-				break;
-			}
-			width += (cut ? 1 : 0) + ww;
-			cut = end;
-			while (*end == ' ')
-				end++;
-		}
-		fprintf(out, "%s%.*s\n", indent, (int)(cut - p), p);
-		p = cut;
-	}
+	print_wrapped(out, st->width ? st->width : 80 /* piped: still lines a reader can take in */, indent,
+	              indent, text);
 }
 
 const char *oa_text_safe(const char *s)

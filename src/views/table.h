@@ -21,6 +21,7 @@ typedef struct oa_text_style {
 	bool color;        /* ANSI colour (a terminal, NO_COLOR unset) */
 	enum oa_units units;
 	FILE *diag;        /* where a table says which columns it hid (stderr) */
+	bool owners;       /* --all-users: tables name each row's store owner (OA_COLUMN_USER) */
 } oa_text_style;
 
 size_t oa_text_width(const char *s);
@@ -30,6 +31,16 @@ size_t oa_text_width(const char *s);
 const char *oa_text_safe(const char *s);
 void oa_put_cell(FILE *out, const char *s, size_t width, bool right);
 char *oa_text_fit(const char *s, size_t width); /* s cut to width columns, ending in U+2026 */
+/* A model name cut to width columns in the middle of its repository, the
+ * host and namespace before it and its :TAG kept whole when they leave
+ * room (hf.co/bartowski/Qwen…-GGUF:Q4_K_M), else in the middle of what
+ * comes before the tag; a cell that is not one name (a blank in it) is cut
+ * at its end, as oa_text_fit does. */
+char *oa_name_fit(const char *s, size_t width);
+/* The short form of an age as oa_human_age writes it: "2 weeks ago" is
+ * "2w ago", "About an hour ago" "1h ago", "Less than a second ago" "now",
+ * "3 days from now" "in 3d"; any other text comes back as it is. */
+char *oa_age_terse(const char *s);
 size_t oa_term_width(void);                /* 0: no limit (not a terminal) */
 
 /* A table that fits the terminal. Each column has a priority (0: always
@@ -37,12 +48,20 @@ size_t oa_term_width(void);                /* 0: no limit (not a terminal) */
  * On a terminal narrower than the table, columns of a priority above
  * OA_PRIORITY_CORE (the ones `ollama list` does not show) are hidden first
  * when that lets every cell show whole: a cut name costs more than an extra
- * column. Otherwise the lowest-priority columns are hidden until the rest
- * fits with the cuttable columns at their minimum, then those are cut
- * (ellipsis) only as far as needed; no line is ever
- * wider than the terminal, and stderr says once which columns were hidden.
- * Piped, with --output or --wide: every column, nothing cut. */
+ * column. Else the ages (age_cols) take their short form ("2w ago") and
+ * that is tried again; then the lowest-priority columns are hidden until
+ * the rest fits with the cuttable columns at their minimum, and those are
+ * cut (ellipsis; a name column, name_cols, in the middle of its
+ * repository, keeping :TAG) only as far as needed. No line is ever wider than the
+ * terminal, and stderr says once, within that width, which columns were
+ * hidden. Piped, with --output or --wide: every column, nothing cut. */
 #define OA_PRIORITY_CORE 3
+/* USER, the owner of a row's store under --all-users: above every other
+ * priority, so the first column a narrow terminal hides (the rows' store
+ * headings still say whose they are). Without --all-users a table leaves it
+ * out (absent_cols) and its cells are NULL (oa_user_cell). */
+#define OA_PRIORITY_USER 100
+#define OA_COLUMN_USER { "USER", OA_PRIORITY_USER, 0, false }
 
 typedef struct oa_column {
 	const char *head;
@@ -55,6 +74,9 @@ typedef struct oa_table {
 	const oa_column *col;
 	size_t ncol;
 	const char *gap;   /* between two columns */
+	uint32_t name_cols; /* bit k: column k holds model names, cut as oa_name_fit cuts */
+	uint32_t age_cols;  /* bit k: column k holds ages (oa_human_age), shortened before a column goes */
+	uint32_t absent_cols; /* bit k: column k is not drawn at all, and not said to be hidden */
 	char **cell;       /* rows x ncol, into text (read-only) */
 	char **line;       /* per row: a text line in place of cells (a section heading), or NULL */
 	size_t rows, cap;  /* cap: rows cell and line have room for */
@@ -62,6 +84,13 @@ typedef struct oa_table {
 	struct oa_table_text *text; /* the cells' bytes, in large chunks: a cell is not a malloc
 	                               chunk of its own (90,000 of them in a list of 10,000 tags) */
 } oa_table;
+
+/* USER's bit of absent_cols for column k: set unless st->owners. */
+uint32_t oa_user_absent(const oa_text_style *st, size_t k);
+/* A row's USER cell: the owner of s (oa_report_owner) under --all-users,
+ * else NULL. */
+struct oa_store;
+char *oa_user_cell(const oa_text_style *st, const struct oa_store *s);
 
 /* Takes ncol cells (NULL: empty): each is copied into the table and freed. */
 void oa_table_add(oa_table *t, char **cells);

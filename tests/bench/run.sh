@@ -9,6 +9,8 @@ python3 "$HERE/bench_check.py" "$BUILD" 500
 echo "== a store of ${OA_BENCH_MODELS:-10000} models: list, check, verify, du vs a bare walk; prune --apply vs its dry run;"
 echo "   then one of ${OA_BENCH_GROWTH:-100000} models, and how each cost grows"
 OA_BENCH_GROWTH=${OA_BENCH_GROWTH:-100000} python3 "$HERE/bench_scale.py" "$BUILD"
+echo "== export and import of a 512 MiB model vs tar -cf and tar -xf"
+python3 "$HERE/bench_carry.py" "$BUILD" 512
 echo "== verify throughput"
 sh "$HERE/bench_verify.sh"
 echo "== GGUF header reader vs @huggingface/gguf"

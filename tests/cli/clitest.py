@@ -74,7 +74,7 @@ LEAK_CHECK_EVERY_RUN = {"test_golden", "test_hostile", "test_bad_input", "test_c
                         "test_escape", "test_restore", "test_rm_child", "test_review_safety",
                         "test_shared_stores", "test_history_stdin", "test_trash"}
 _leak_keys = set()
-_COMMAND_WORDS = {"list", "show", "check", "verify", "du", "prune", "rm", "restore", "stores", "dedupe",
+_COMMAND_WORDS = {"list", "show", "check", "verify", "du", "prune", "rm", "restore", "stores", "dedupe", "export", "import", "repair",
                   "history", "report", "version", "completion"}
 
 
@@ -478,6 +478,18 @@ def passwd_with(name):
     with open(p, "w", encoding="utf-8") as f:
         f.write("%s:x:%d:%d::/nonexistent:/bin/sh\n" % (name, os.getuid(), os.getgid()))
     return p
+
+
+def server_loads_at(when, root, blob):
+    """Lines of a server log (2025's format): a start naming root as
+    OLLAMA_MODELS, and a load of blob (hex) from it, at unix time `when`."""
+    ts = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(when))
+    return ['time=%s level=INFO source=routes.go:1277 msg="Listening on [::]:11434 (version 0.5.13)"' % ts,
+            'time=%s level=INFO source=routes.go:1200 msg="server config" env="map[OLLAMA_HOST:'
+            'http://127.0.0.1:11434 OLLAMA_MODELS:%s OLLAMA_NUM_PARALLEL:0]"' % (ts, root),
+            'time=%s level=INFO source=server.go:380 msg="starting llama server" cmd="/usr/bin/ollama runner '
+            '--model %s/blobs/sha256-%s --ctx-size 8192 --port 33405"' % (ts, root, blob),
+            'time=%s level=INFO source=server.go:626 msg="llama runner started in 1.00 seconds"' % ts]
 
 
 def weight_layer(info):

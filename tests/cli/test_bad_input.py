@@ -61,8 +61,9 @@ EXPECT = [
 with t.guard("list with every bad input"):
     s, good, extra = bad_store()
     before = t.snapshot(s.root)
-    r = t.audit(s.root, "list", "--format", "json")
-    t.exit_code(r, 4, "list exits 4: broken manifests and configs are integrity errors")
+    r = t.audit(s.root, "list", "--format", "json", "--fail-on", "error")
+    t.exit_code(r, 4, "list --fail-on error exits 4: broken manifests and configs are integrity errors")
+    t.exit_code(t.audit(s.root, "list", "--format", "json"), 0, "list exits 0: it listed, as ollama list does")
     doc = r.json()
     st = (doc.get("stores") or [{}])[0]
     names = sorted(m["name"] for m in st.get("models", []))
@@ -84,13 +85,17 @@ with t.guard("list with every bad input"):
         t.eq(nj[0].get("manifest_ok"), False, "the unparsable manifest has manifest_ok false")
         t.ok("JSON" in (nj[0].get("manifest_error") or ""), "manifest_error says why: %r" % nj[0].get("manifest_error"))
 
-    # stderr: "ollama-audit: <severity> <code>: <path>: <reason>" for every problem, one line each
-    r = t.audit(s.root, "list")
-    t.exit_code(r, 4, "list (table)")
+    # stderr with -v: "ollama-audit: <severity> <code>: <path>: <reason>" for
+    # every problem, one line each, then the one line that counts them
+    r = t.audit(s.root, "list", "-v")
+    t.exit_code(r, 0, "list -v (table)")
     for code, path in want:
         t.ok(re.search(r"^ollama-audit: (error|warning) %s: %s: \S.*$" % (re.escape(code), re.escape(path)), r.err, re.M),
              "stderr line for %s %s" % (code, path), r.err)
-    t.eq(len([l for l in r.err.splitlines() if l.strip()]), len(want), "one stderr line per problem", r.err)
+    t.eq(len([l for l in r.err.splitlines() if l.strip()]), len(want) + 1, "one stderr line per problem, and the count",
+         r.err)
+    t.ok(re.match(r"ollama-audit: \d+ models? and \d+ files? have problems: ollama-audit --store \S+ check$",
+                  r.err.splitlines()[-1]), "the last line counts the models and files with problems", r.err)
     t.contains(r.out, "good:latest", "table still lists the good model")
     t.contains(r.out, "alice/also-good:v1", "table still lists the other good model")
     t.not_contains(r.out, "Bad!Name", "the invalid name is not a row")
@@ -133,6 +138,12 @@ with t.guard("unreadable manifest and directory (EACCES)"):
         t.eq(got, sorted([("unreadable", LIB + "locked/latest"), ("unreadable", "manifests/registry.ollama.ai/hidden")]),
              "problems name the unreadable file and the unreadable directory")
         r = t.audit(s.root, "list", as_nobody=t.IS_ROOT)
+        t.exit_code(r, 8, "list: an unreadable part is still an operational error")
+        t.ok(re.search(r"unreadable: %s: .*Permission denied" % re.escape(LIB + "locked/latest"), r.err),
+             "without -v too, stderr says what could not be read: exit 8 never comes unexplained", r.err)
+        t.ok(r.err.splitlines()[-1].endswith("check"), "and the count comes last", r.err)
+        r = t.audit(s.root, "list", "-v", as_nobody=t.IS_ROOT)
+        t.exit_code(r, 8, "list -v: an unreadable part is still an operational error")
         t.ok(re.search(r"unreadable: %s: .*Permission denied" % re.escape(LIB + "locked/latest"), r.err),
              "stderr says why the manifest is unreadable", r.err)
         os.chmod(ns_dir, 0o755)

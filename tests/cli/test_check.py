@@ -67,8 +67,12 @@ def run_case(name, mutate, check_want, check_exit, verify_want, verify_exit, as_
         t.exit_code(r, verify_exit, "verify")
         t.eq(got_findings(r), vw, "verify findings", r.describe())
         if list_exit is not None:
+            # list_exit: what list's findings make its status under --fail-on;
+            # without it list exits 0 when it listed (8: a part was unreadable)
+            r = t.audit(s.root, "list", "--format", "json", "--fail-on", "error", as_nobody=as_nobody)
+            t.exit_code(r, list_exit, "list --fail-on error")
             r = t.audit(s.root, "list", "--format", "json", as_nobody=as_nobody)
-            t.exit_code(r, list_exit, "list")
+            t.exit_code(r, list_exit & 8, "list: 0 when it listed, 8 when part of the store was unreadable")
             names = [m["name"] for m in r.json().get("stores", [{}])[0].get("models", [])]
             t.ok("tiny:latest" in names or "tiny:latest" not in [info["name"]], "the damaged model is still listed", names)
         if extra:
@@ -145,8 +149,8 @@ run_case("missing template blob (ollama list drops the model)",
          lambda s, i: os.remove(os.path.join(s.root, blob(i, 1))),
          lambda s, i: [("missing-blob", blob(i, 1)), ("hidden-from-list", MAN)], 4,
          lambda s, i: [("missing-blob", blob(i, 1))], 4, list_exit=0,  # hidden-from-list is a warning
-         extra=lambda s, i: t.contains(t.audit(s.root, "list").err, "hidden-from-list: " + MAN,
-                                       "list warns on stderr that ollama list hides the model"))
+         extra=lambda s, i: t.contains(t.audit(s.root, "list", "-v").err, "hidden-from-list: " + MAN,
+                                       "list -v warns on stderr that ollama list hides the model"))
 run_case("missing config blob",
          lambda s, i: os.remove(os.path.join(s.root, blob(i, "config"))),
          lambda s, i: [("missing-config", blob(i, "config")), ("hidden-from-list", MAN)], 4,

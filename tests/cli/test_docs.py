@@ -106,6 +106,42 @@ with t.guard("the docs say what runs, cite only what the repository has, and ren
     t.ok(files and all(len(v) == 1 for v in files.values()),
          "each job writes one file whichever recipe runs it (no metric family in two files)", files)
 
+with t.guard("the packaged units and the docs write the same metrics files, du's too"):
+    multi = open(os.path.join(SRC, "docs", "multi-store.md")).read()
+    doc_lines = {ln.strip() for ln in multi.splitlines() if ln.startswith("    ")}
+    units = {}
+    for name, bindir in (("ollama-audit.service.in", "/usr/bin"), ("ollama-audit-user.service.in", "<prefix>/bin"),
+                         ("ollama-audit.timer", None)):
+        text = open(os.path.join(SRC, "dist", name)).read().replace("@OA_FULL_BINDIR@", bindir or "")
+        body = text[text.index("["):]  # the unit, after its file header comment
+        units[name] = body
+        lines = [ln for ln in body.splitlines() if ln.strip()]
+        if name != "ollama-audit-user.service.in":
+            t.eq([ln for ln in lines if ln not in doc_lines], [],
+                 "docs/multi-store.md shows dist/%s line for line" % name)
+        else:
+            execs = [ln for ln in lines if ln.startswith("ExecStart=")]
+            t.eq([ln for ln in execs if ln not in doc_lines], [], "docs/multi-store.md shows the user unit's jobs")
+    service = units["ollama-audit.service.in"]
+    prom = dict(re.findall(r"^ExecStart=\S+ (\w+) .*--output \S*/(ollama-\w+\.prom)$", service, re.M))
+    t.eq(prom, {"check": "ollama-check.prom", "du": "ollama-du.prom"},
+         "the packaged unit writes check's and du's metrics, one file each", service)
+    user = dict(re.findall(r"^ExecStart=\S+ (\w+) .*--output \S*/(ollama-\w+\.prom)$",
+                           units["ollama-audit-user.service.in"], re.M))
+    t.eq(user, prom, "the user unit writes the same file names")
+    cron = dict(re.findall(r"ollama-audit (check|verify|du) --all-users .*--output \S*/(ollama-\w+\.prom)", multi))
+    t.eq({k: v for k, v in cron.items() if k in prom}, prom, "the cron recipe writes the same files")
+    t.ok(re.search(r"^ReadWritePaths=-/var/lib/prometheus/node-exporter$", service, re.M) is not None,
+         "ReadWritePaths= may be missing (-)", service)
+    t.ok(re.search(r"^ConditionPathIsDirectory=/var/lib/prometheus/node-exporter$", service, re.M) is not None,
+         "the service runs only where node_exporter's textfile directory is", service)
+    man = open(os.path.join(SRC, "docs", "ollama-audit.1")).read().replace("\\-", "-").replace("\\:", "")
+    readme = open(os.path.join(SRC, "README.md")).read()
+    for doc, text in (("the man page", man), ("README.md", readme), ("docs/multi-store.md", multi)):
+        t.not_contains(text, "ollama-store.prom", "%s names no other metrics file" % doc)
+    for f in ("ollama-check.prom", "ollama-du.prom", "share/systemd/user"):
+        t.contains(man, f, "the man page's FILES names %s" % f)
+
 with t.guard("version, -V and --version say the same"):
     outs = [t.run(*a) for a in (["version"], ["-V"], ["--version"])]
     for r in outs:

@@ -190,7 +190,7 @@ with t.guard("du: a symlinked blob is unique as the link, never its target (item
     t.eq(row["unique_apparent_bytes"], sum(os.lstat(p).st_size for p in own + [w]),
          "unique apparent: the link's own size")
     r = t.audit(s.root, "rm", "alpha:latest", "--format", "json")
-    t.eq(sum(e["freed_bytes"] for e in r.json()["stores"][0]["entries"] if e["category"] == "model-blob"),
+    t.eq(sum(e["planned_bytes"] for e in r.json()["stores"][0]["entries"] if e["category"] == "model-blob"),
          row["unique_bytes"], "UNIQUE = what rm frees in blobs/")
 
 t.done()

@@ -40,7 +40,7 @@ FUNCS = ["open", "openat", "read", "pread", "rename", "renameat", "unlink", "unl
          "linkat", "ficlone"]
 ERRNOS = os.environ.get("OA_FAULT_ERRNOS", "EIO,ENOSPC,EACCES,ENOENT").split(",")
 DOCUMENTED_BITS = 1 | 4 | 8 | 16 | 32
-TEMP_RE = re.compile(r"^\.(.*\.tmp(\.\d+)?|oa-dedupe\..*)$|\.tmp\.\d+$")
+TEMP_RE = re.compile(r"^\.(.*\.tmp(\.\d+)?|oa-dedupe\..*)$|\.tmp\.\d+$|^sha256-\d+$")
 
 
 # ---------------------------------------------------------------- fixtures
@@ -68,6 +68,30 @@ def files_under(root):
 
 
 TPL_FILES = files_under(TPL)
+
+
+def gamma_bundle():
+    """export's bundle of a model the template has not (import --apply),
+    and the store files importing it adds."""
+    g = t.new_store("fgamma")
+    t.add_gguf_model(g, "gamma:latest", seed="g")
+    out = os.path.join(t.tempdir("fbundle"), "gamma.tar")
+    r = t.run("--store", g.root, "export", "gamma", "-o", out)
+    if r.code != 0:
+        t.fail("fixture: export gamma", r.describe())
+    adds = files_under(g.root) - TPL_FILES
+    return out, adds
+
+
+GAMMA, GAMMA_ADDS = gamma_bundle()
+
+
+def damage(root):
+    """Truncate alpha's weights (repair --apply mends them from a copy)."""
+    m = json.load(open(os.path.join(root, "manifests", "registry.ollama.ai", "library", "alpha", "latest")))
+    w = next(x for x in m["layers"] if x["mediaType"].endswith(".model"))
+    with open(os.path.join(root, "blobs", w["digest"].replace(":", "-")), "r+b") as f:
+        f.truncate(64)
 
 
 def referenced(root):
@@ -102,6 +126,8 @@ class Case:
         os.makedirs(self.out)
         if cmd.get("store2"):
             shutil.copytree(TPL, self.store2, symlinks=True)
+        if cmd.get("damage"):
+            damage(self.store)
         if cmd.get("prequarantine"):
             r = t.run("--store", self.store, "prune", "--apply", "--yes", "--quarantine", self.q)
             if r.code != 0:
@@ -132,6 +158,9 @@ COMMANDS = [
                                         "--yes"], "store2": True, "may_refuse": True},
     {"name": "dedupe --hardlink --apply", "argv": ["--store", "{S}", "--store", "{S2}", "dedupe",
                                                    "--hardlink", "--apply", "--yes"], "store2": True},
+    {"name": "import --apply", "argv": ["--store", "{S}", "import", GAMMA, "--apply", "--yes"], "adds": GAMMA_ADDS},
+    {"name": "repair --apply", "argv": ["--store", "{S}", "repair", "--from", "{S2}", "--apply", "--yes"],
+     "store2": True, "damage": True},
 ]
 
 
@@ -185,7 +214,8 @@ def check_case(cmd, c, r, fault, fired, base):
             fault.startswith("unlink") and (fault.endswith("ENOENT") or os.path.basename(n) in r.err + r.out))))
         if unsaid:
             bad.append("temporary files left in the store: %s" % unsaid)
-        new = sorted(files_under(store) - set(temps) - (TPL_FILES if cmd["name"] == "restore" else c.before))
+        new = sorted(files_under(store) - set(temps) - (TPL_FILES if cmd["name"] == "restore" else c.before) -
+                     set(cmd.get("adds", ())))
         if new:
             bad.append("new files in the store: %s" % new)
     extra = sorted(set(os.listdir(c.out)) - {cmd.get("output")})

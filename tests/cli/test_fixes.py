@@ -7,8 +7,13 @@ The fix the finding prints (check's or verify's --format json `fix`) is run
 as printed by a shell, at a terminal that answers "y" to ollama-audit's
 question, with `ollama` on the PATH as tests/tools/ollama_emu.py: Ollama's
 pull and rm as upstream does them (a pull fetches only missing blobs and
-keeps any blob file that exists, whatever its content). Then the audit
-runs again and the finding is gone.
+keeps any blob file that exists, whatever its content). A missing or
+damaged blob's fix is `ollama-audit repair NAME --apply`: with no good copy
+on the machine it removes the damaged file and prints the `ollama pull
+NAME` that then fetches it, which is run as printed too. Then the audit
+runs again and the finding is gone. The stores: the fixtures, and the
+newest layout's (tests/tools/make_newest_store.py: anchors, a split GGUF
+and its split directories, a zero-length tag)
 
 A code whose fix is deliberately manual (nothing in the store to mend, a
 model created here that no registry has, a file prune keeps) prints what
@@ -27,12 +32,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clitest as t  # noqa: E402
 from clitest import oa  # noqa: E402
+import make_newest_store as mk  # noqa: E402  (tests/tools is on the path)
 
 t.check_binary()
 
 TOOLS = os.path.abspath(os.path.join(t.SOURCE_DIR, "tests", "tools"))
 ENV = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("fixes-sysroot")}
-COMMANDS = ("ollama-audit ", "ollama ", "mv ", "rm ", "cp ", "chmod ", "sudo ")
+COMMANDS = ("ollama-audit ", "ollama ", "mv ", "rm ", "rmdir ", "cp ", "chmod ", "sudo ")
 MANUAL = ("none", "by hand: ", "wait: ")
 MODEL_BLOB = "2d9c9529b4589def2320ae89334886d371a92d50910d558ab524f4dcc8cdf318"  # demo-llama:1b's weights
 LICENSE_BLOB = "564cabf8fcbd491f4eedc49e91816c83caa117b4f02ac91ac35567ea0998ea55"
@@ -94,9 +100,10 @@ def audit(root, probe, cache):
         return []
 
 
-def follow(fix, store, registry):
-    """Run fix as a person would: a shell, a terminal that answers "y"."""
-    env = t._hermetic(dict(os.environ), dict(ENV, OLLAMA_MODELS=store, OA_EMU_REGISTRY=registry,
+def follow(fix, store, registry, env=None):
+    """Run fix as a person would: a shell, a terminal that answers "y"; in
+    the environment the audit that printed it ran in (env)."""
+    env = t._hermetic(dict(os.environ), dict(ENV, **(env or {}), OLLAMA_MODELS=store, OA_EMU_REGISTRY=registry,
                                              PATH=BIN_DIR + os.pathsep + os.environ.get("PATH", "")))
     env["ASAN_OPTIONS"] += ":detect_leaks=0"
     master, slave = pty.openpty()
@@ -107,6 +114,25 @@ def follow(fix, store, registry):
     out, err = p.communicate(timeout=120)
     os.close(master)
     return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def pulls_printed(out):
+    """The `ollama pull NAME` lines repair printed for what no good copy mends."""
+    return [ln.strip() for ln in out.splitlines() if ln.startswith("  ollama pull ")]
+
+
+def follow_through(fix, store, registry, env=None):
+    """Follow fix; a repair that found no good copy on the machine removed
+    the damaged file and exits 4 with the pulls to run: run them as printed.
+    Returns the exit code (0: every step did its part) and the output."""
+    rc, out, err = follow(fix, store, registry, env)
+    if fix.startswith("ollama-audit repair ") and rc == 4 and pulls_printed(out):
+        for pull in pulls_printed(out):
+            rc, o, e = follow(pull, store, registry, env)
+            out, err = out + o, err + e
+            if rc:
+                break
+    return rc, out, err
 
 
 def manual_ok(f):
@@ -122,11 +148,12 @@ def same(a, b):
     return a["code"] == b["code"] and a.get("path") == b.get("path") and a.get("model") == b.get("model")
 
 
-def case(title, code, base, damage, probe=("check",), pick=lambda f: True, before=None):
-    """Damage a copy of base; the audit reports `code` (the finding pick
-    chooses); follow its fix; the audit no longer reports it."""
+def case(title, code, base, damage, probe=("check",), pick=lambda f: True, before=None, stores=None):
+    """Damage a copy of base (or of the pair stores() makes); the audit
+    reports `code` (the finding pick chooses); follow its fix; the audit no
+    longer reports it."""
     with t.guard("%s: %s" % (code, title)):
-        registry, store = fixture(base, code)
+        registry, store = stores() if stores else fixture(base, code)
         cache = os.path.join(t.tempdir("fixes-cache"), "verify-cache.json")
         if before:
             before(store, cache)
@@ -140,7 +167,7 @@ def case(title, code, base, damage, probe=("check",), pick=lambda f: True, befor
             return
         fix = mine[0]["fix"]
         t.ok(fix.startswith(COMMANDS), "%s prints a command" % code, fix)
-        rc, out, err = follow(fix, store, registry)
+        rc, out, err = follow_through(fix, store, registry)
         t.eq(rc, 0, "the fix runs: %s" % fix, out + err)
         after = audit(store, probe, cache)
         t.eq([f for f in after if same(f, mine[0])], [], "%s is gone after: %s" % (code, fix))
@@ -165,7 +192,7 @@ def llama_config(root):
         return json.load(f)["config"]["digest"][7:]
 
 
-# ---- blobs: missing, damaged (a pull keeps a damaged file: the fix moves it aside first)
+# ---- blobs: missing, damaged (a pull keeps a damaged file: repair removes it first, then the pull it prints)
 case("a layer blob is gone", "missing-blob", "demo-store", lambda s: os.remove(blob(s, LICENSE_BLOB)),
      pick=demo_llama)
 case("the weights are truncated", "size-mismatch", "demo-store",
@@ -204,9 +231,13 @@ with t.guard("digest-mismatch: verify's cached failure, as check reports it"):
     found = [f for f in t.findings_of(r.json()) if f["code"] == "digest-mismatch" and demo_llama(f)]
     t.ok(found, "check reports what verify found", r.out)
     for f in found[:1]:
-        t.ok(f["fix"].startswith("mv -- "), "the damaged blob is moved aside", f["fix"])
-        rc, out, err = follow(f["fix"], store, registry)
-        t.eq(rc, 0, "the fix runs", out + err)
+        t.eq(f["fix"], "ollama-audit repair demo-llama:1b --apply --store %s" % store,
+             "repair, which reads the same (default) cache", f["fix"])
+        rc, out, err = follow(f["fix"], store, registry, env={"XDG_CACHE_HOME": xdg})
+        t.eq((rc, pulls_printed(out)), (4, ["ollama pull demo-llama:1b"]),
+             "repair removes the damaged file and says the pull to run", out + err)
+        rc, out, err = follow("ollama pull demo-llama:1b", store, registry)
+        t.eq(rc, 0, "the pull runs", out + err)
         r = t.run("--store", store, "verify", "--cache", cache, "--format", "json", env=ENV)
         t.eq([g["code"] for g in t.findings_of(r.json()) if g["code"] == "digest-mismatch"], [],
              "verify finds the blob good again")
@@ -348,23 +379,133 @@ def nested(s):
 case("a list whose child is a list", "nested-list", "store-0.40", nested)
 case("a compatibility shadow whose model is gone", "orphaned-shadow", "make_migrated_store.py", lambda s: None)
 
-# ---- a model created here: no registry has it, so its fix is by hand
-with t.guard("a damaged blob of a model created here: no pull, what to do by hand"):
+# ---- the newest layout: anchors that link manifest blobs, a split GGUF, split directories
+SHARDED = "llama3.3:70b"
+TINY_TAG = os.path.join("manifests-v2", "ollama.com", "library", "tinyllama", "latest")
+NEWEST = {}
+
+
+def newest(tag, blocked=False):
+    """A registry and a store of the newest layout. Unless blocked, without
+    its zero-length tag (which makes the server's cleanup, and prune
+    --apply, fail closed): each fix can then be followed alone."""
+    out = []
+    for what in ("registry", "store"):
+        dst = os.path.join(t.tempdir("fixes-%s-%s" % (tag, what)), "models")
+        NEWEST.update(mk.build(dst))
+        if not blocked:
+            shutil.rmtree(os.path.dirname(os.path.join(dst, TINY_TAG)))
+        out.append(dst)
+    return out
+
+
+def v2_manifest(root, name):
+    host, ns, model, tg = ("ollama.com", "library") + tuple(name.split(":"))
+    with open(os.path.join(root, "manifests-v2", host, ns, model, tg), "rb") as f:
+        return json.loads(f.read())
+
+
+def swap_shards(root):
+    """The sharded model's tag now names a child (and list) whose second and
+    third shards are in each other's place: what an edited or corrupted
+    manifest says, which a pull writes again."""
+    s = oa.Store(root)
+    lst = v2_manifest(root, SHARDED)
+    with open(blob(root, lst["manifests"][0]["digest"][7:]), "rb") as f:
+        child = json.loads(f.read())
+    child["layers"][1], child["layers"][2] = child["layers"][2], child["layers"][1]
+    data = oa.go_json(child)
+    lst["manifests"][0]["digest"] = s.add_blob(data)
+    lst["manifests"][0]["size"] = len(data)
+    new_list = s.add_blob(oa.go_json(lst))
+    s.add_v2_tag(SHARDED, new_list)
+
+
+def shard(n):
+    return NEWEST["shard%d" % n][7:]
+
+
+case("a stale split directory", "split-dir", None, lambda s: None, stores=lambda: newest("split-dir"),
+     pick=lambda f: f.get("path") == NEWEST["split_stale"])
+case("the shards are out of order", "split-mismatch", None, swap_shards, stores=lambda: newest("split-mismatch"),
+     pick=lambda f: f.get("model") == SHARDED)
+case("a shard is truncated", "size-mismatch", None, lambda s: rewrite(blob(s, shard(2)), lambda d: d[:len(d) // 2]),
+     stores=lambda: newest("shard-cut"), pick=lambda f: f.get("model") == SHARDED)
+case("the first shard is gone", "missing-blob", None, lambda s: os.remove(blob(s, shard(1))),
+     stores=lambda: newest("shard-gone"), pick=lambda f: f.get("model") == SHARDED)
+case("an empty manifests-v2 directory", "empty-manifest-dir", None,
+     lambda s: os.makedirs(os.path.join(s, "manifests-v2", "ollama.com", "library", "gone")),
+     stores=lambda: newest("empty-v2"), pick=lambda f: f.get("path", "").startswith("manifests-v2/"))
+
+
+def good_tiny_tag():
+    """The newest store with its zero-length tag, and a registry where that
+    tag is whole (gemma3:1b's manifest blob under the name tinyllama)."""
+    registry, store = newest("tiny", blocked=True)
+    tag = os.path.join(registry, TINY_TAG)
+    os.remove(tag)
+    oa.Store(registry).add_v2_tag("tinyllama:latest", NEWEST["gemma1b"])
+    return registry, store
+
+
+case("a zero-length manifests-v2 tag (a copy cut short)", "invalid-manifest", None, lambda s: None,
+     stores=good_tiny_tag, pick=lambda f: f.get("model") == "tinyllama:latest")
+case("a zero-length tag: the newest server's cleanup fails closed", "prune-blocker", None, lambda s: None,
+     stores=good_tiny_tag, pick=lambda f: f.get("path") == TINY_TAG)
+
+
+def manifest_oa_leftover(s):
+    p = os.path.join(s, os.path.dirname(LLAMA), ".manifest-oa4242")
+    shutil.copyfile(os.path.join(s, LLAMA), p)
+    os.utime(p, (time.time() - 2 * 86400,) * 2)
+
+
+case("what an rm --child killed mid-rewrite leaves", "temp-file", "demo-store", manifest_oa_leftover,
+     pick=lambda f: (f.get("path") or "").endswith(".manifest-oa4242"))
+
+# ---- a model created here: no registry has it, so nothing sends it to a pull
+SYSTEM_BLOB = "b7d24f390eb9"  # alice/tiny-coder:q4's own system layer (its prefix)
+
+
+def alice_own(root):
+    """The blob only alice/tiny-coder:q4 (created here) names: its system layer."""
+    return next(n[7:] for n in os.listdir(os.path.join(root, "blobs")) if n.startswith("sha256-" + SYSTEM_BLOB))
+
+
+with t.guard("a damaged blob only a model created here names: repair says how to create it again, no pull"):
     registry, store = fixture("demo-store", "local")
+    own = alice_own(store)
+    rewrite(blob(store, own), lambda d: d[:len(d) // 2])
+    found = audit(store, ("check",), None)
+    mine = [f for f in found if f["code"] == "size-mismatch" and f.get("model") == "alice/tiny-coder:q4"]
+    t.ok(mine, "the local model's size-mismatch", found)
+    for f in mine:
+        t.eq(f["fix"], "ollama-audit repair alice/tiny-coder:q4 --apply --store %s" % store, "repair", f["fix"])
+        rc, out, err = follow(f["fix"], store, registry)
+        t.eq(rc, 4, "damage is left for its maker to mend: exit 4", out + err)
+        t.eq(pulls_printed(out), [], "no pull of a model no registry has", out)
+        t.contains(" ".join(out.split()), "ollama create alice/tiny-coder:q4", "says how to create it again", out)
+        t.ok(not os.path.exists(blob(store, own)), "the damaged file is gone (create keeps a blob file that is there)")
+
+with t.guard("a damaged blob a model created here shares with a pulled one: the pulled one's pull mends both"):
+    registry, store = fixture("demo-store", "shared")
     rewrite(blob(store, MODEL_BLOB), lambda d: d[:len(d) // 2])
     found = audit(store, ("check",), None)
     mine = [f for f in found if f["code"] == "size-mismatch" and f.get("model") == "alice/tiny-coder:q4"]
     t.ok(mine, "the local model's size-mismatch", found)
     for f in mine:
-        t.ok(f["fix"].startswith("by hand: "), "a fix by hand", f["fix"])
-        t.not_contains(f["fix"], "ollama pull", "no pull of a model no registry has")
-        t.contains(f["fix"], "create it again", "says to create it again")
-        t.contains(f["fix"], "mv -- %s %s.damaged" % (blob(store, MODEL_BLOB), blob(store, MODEL_BLOB)),
-                   "after moving the damaged file aside, by its path")
+        rc, out, err = follow(f["fix"], store, registry)
+        t.eq((rc, pulls_printed(out)), (4, ["ollama pull demo-llama:1b"]),
+             "the pull of the pulled model that names the blob, none of the local one", out + err)
+        t.contains(" ".join(out.split()), "ollama create alice/tiny-coder:q4", "and how to create the local one", out)
+        rc, out, err = follow("ollama pull demo-llama:1b", store, registry)
+        t.eq(rc, 0, "the pull runs", out + err)
+        t.eq([g for g in audit(store, ("check",), None) if g["code"] == "size-mismatch"], [],
+             "both models are whole again")
 
 # ---- every finding of the fixture stores: a command, or what to do by hand
 with t.guard("the fixture stores' findings"):
-    for base in ("demo-store", "store-0.40", "make_migrated_store.py", "make_040_store.py"):
+    for base in ("demo-store", "store-0.40", "make_migrated_store.py", "make_040_store.py", "make_newest_store.py"):
         _, store = fixture(base, "all")
         for f in audit(store, ("check",), None):
             manual_ok(f)

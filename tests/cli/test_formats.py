@@ -303,7 +303,7 @@ with t.guard("check and verify metrics in one textfile-collector directory"):
 
 with t.guard("a run that fails says so in machine output, whatever failed"):
     good = t.copy_demo_store("formats-fail")
-    cases = [["show"], ["show", "a", "b"], ["list", "a", "b"], ["du", "extra"], ["rm"],
+    cases = [["show"], ["show", "a", "b"], ["list", "a", "b"], ["du", "extra"], ["rm", "nosuchmodel"],
              ["history", "--since", "garbage"], ["list", "--unused-for", "90d"]]
     for args in cases:
         for fmt in ("json", "ndjson"):

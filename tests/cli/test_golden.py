@@ -131,6 +131,10 @@ with t.guard("every command x every format on the demo store"):
             # restore's list reads the quarantine only: no --store
             full = ([] if cmd == "restore" else ["--store", a.root]) + args + ["--format", fmt]
             record("%s.%s" % (cmd, fmt), full, [a.root, b.root], env=env)
+    # -v draws a plan file by file: byte for byte the table these plans had
+    # before they were drawn a row per model and per kind of junk
+    for cmd in ("prune", "rm"):
+        record("%s-v.table" % cmd, ["--store", a.root] + cases[cmd] + ["-v"], [a.root, b.root], env=env)
     for fmt in FORMATS:
         record("dedupe.%s" % fmt, ["--store", a.root, "--store", b.root, "dedupe", "--format", fmt],
                [a.root, b.root], env=env)

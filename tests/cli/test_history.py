@@ -11,9 +11,11 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clitest as t  # noqa: E402
@@ -458,6 +460,94 @@ with t.guard("logs in the store owner's home when the store is elsewhere"):
          r.json()["stores"][0]["sources"])
 
 
+def iso(when):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+
+
+with t.guard("a store under another name: logs that name it through a symlinked parent"):
+    # /srv is a link to /data: older logs name the store by its real path,
+    # newer ones by the link (OLLAMA_MODELS=/srv/models), and the reverse
+    base = t.tempdir("other-name")
+    os.makedirs(os.path.join(base, "data"))
+    os.symlink("data", os.path.join(base, "srv"))
+    os.symlink(os.path.join(base, "data"), os.path.join(base, "mnt"))   # a second name, absolute
+    s, f = build(os.path.join(base, "data", "models"))
+    s.age_all(90 * 86400)   # pulled long ago: only the loads decide
+    real, link, other = s.root, os.path.join(base, "srv", "models"), os.path.join(base, "mnt", "models")
+    now = int(time.time())
+    hour_ago, months_ago = now - 3600, now - 60 * 86400
+    sysroot = t.tempdir("other-name-machine")   # the owner's home, where the app logs
+    os.makedirs(os.path.join(sysroot, "etc"))
+    with open(os.path.join(sysroot, "etc", "passwd"), "w") as fh:
+        fh.write("me:x:%d:%d::/home/me:/bin/sh\n" % (os.stat(s.root).st_uid, os.getgid()))
+    logs = os.path.join(sysroot, "home", "me", ".ollama", "logs")
+    me = {"OLLAMA_AUDIT_SYSROOT": sysroot}
+
+    def last_used(root):
+        r = t.run("--store", root, "list", "--format", "json", env=me)
+        t.exit_code(r, 0, "list --store %s" % os.path.relpath(root, base))
+        return {m["name"]: m.get("last_used") for m in r.json()["stores"][0]["models"]}.get("qwen3:8b")
+
+    for older, newer in ((real, link), (link, real), (real, other), (link, other)):
+        write(os.path.join(logs, "server-1.log"), t.server_loads_at(months_ago, older, f["qwen3_blob"]))
+        write(os.path.join(logs, "server.log"), t.server_loads_at(hour_ago, newer, f["qwen3_blob"]))
+        how = "older logs name %s, newer %s" % (os.path.relpath(older, base), os.path.relpath(newer, base))
+        for opened in (real, link):
+            t.eq(last_used(opened), iso(hour_ago), "opened as %s, %s: LAST USED an hour ago"
+                 % (os.path.relpath(opened, base), how))
+        r = t.run("--store", real, "history", "--format", "json", env=me)
+        t.eq(r.json()["stores"][0]["sources"], [os.path.join(logs, "server-1.log"), os.path.join(logs, "server.log")],
+             "%s: history reads both logs" % how, r.out)
+    write(os.path.join(logs, "server-1.log"), t.server_loads_at(months_ago, real, f["qwen3_blob"]))
+    write(os.path.join(logs, "server.log"), t.server_loads_at(hour_ago, link, f["qwen3_blob"]))
+    r = t.run("--store", real, "rm", "--unused-for", "30d", "--format", "json", env=me)
+    t.exit_code(r, 0, "rm --unused-for 30d, the store opened by its real path")
+    planned = [e.get("model") for e in r.json()["stores"][0]["entries"]]
+    t.ok("qwen3:8b" not in planned, "the model loaded an hour ago (through the link) is not planned", planned)
+    t.ok("never:used" in planned, "a model never loaded is", planned)
+    r = t.run("--store", real, "list", "--unused-for", "30d", "-q", env=me)
+    t.ok("qwen3:8b" not in r.out.split(), "list --unused-for leaves it out", r.out)
+    # A path that names no existing directory is compared as text,
+    # normalised: a log naming a path that is not there and is not the
+    # store's names another store; doubled or trailing slashes and "." do
+    # not make a path another.
+    write(os.path.join(logs, "server-1.log"), t.server_loads_at(months_ago, real, f["qwen3_blob"]))
+    write(os.path.join(logs, "server.log"), t.server_loads_at(hour_ago, os.path.join(base, "gone", "models"), f["qwen3_blob"]))
+    t.eq(last_used(real), iso(months_ago), "a log naming a path that does not exist (and is not the store's "
+         "text) is another store's")
+    write(os.path.join(logs, "server.log"), t.server_loads_at(hour_ago, base + "//data/./models/", f["qwen3_blob"]))
+    t.eq(last_used(real), iso(hour_ago), "a path spelled with // and /./ names the store")
+
+
+with t.guard("the journal of a machine mounted elsewhere: its symlinks resolve under its root"):
+    sysroot = t.tempdir("journal-other-name")
+    s, f = build(os.path.join(sysroot, "data", "models"))
+    s.age_all(90 * 86400)
+    os.symlink("/data", os.path.join(sysroot, "srv"))             # that machine's /srv -> /data
+    os.symlink(os.path.join(sysroot, "data"), os.path.join(sysroot, "live"))  # a path of this machine, not its
+    if "built without libsystemd" not in hist(s, "--root", sysroot).err and JOURNAL_REMOTE:
+        now = int(time.time())
+
+        def journal_naming(root):
+            shutil.rmtree(os.path.join(sysroot, "var"), ignore_errors=True)
+            lines = t.server_loads_at(now - 3600, root, f["qwen3_blob"])
+            return journal_file(os.path.join(sysroot, "var/log/journal", BOOT, "system.journal"),
+                                [(now * 10**6 - 3600 * 10**6 + i, "ollama.service", l.encode())
+                                 for i, l in enumerate(lines)])
+
+        t.ok(journal_naming("/srv/models"), "systemd-journal-remote wrote the journal file")
+        r = t.run("--store", s.root, "list", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": sysroot})
+        st = r.json()["stores"][0]
+        t.eq(st.get("log_sources"), ["journal"], "the journal naming /srv/models (/srv -> /data on that "
+             "machine) is this store's", r.out)
+        t.eq({m["name"]: m.get("last_used") for m in st["models"]}.get("qwen3:8b"), iso(now - 3600),
+             "LAST USED from it")
+        t.ok(journal_naming("/live/models"), "systemd-journal-remote wrote the journal file")
+        r = t.run("--store", s.root, "list", "--format", "json", env={"OLLAMA_AUDIT_SYSROOT": sysroot})
+        t.eq(r.json()["stores"][0].get("log_sources"), None, "a link of that machine to a path of this one "
+             "resolves under its root (where nothing is): not this store", r.out)
+
+
 with t.guard("a FIFO planted as server.log is refused, never waited on"):
     s, f = build()
     logs = os.path.join(os.path.dirname(s.root), "logs")
@@ -538,7 +628,7 @@ with t.guard("LAST USED in list, --unused-for on list, du and rm"):
     t.contains(planned, "never/used", "and never:used")
     t.not_contains(planned, "qwen3/8b", "not a model the logs show loaded")
     t.contains(r.err, "the logs go back to", "says how far back the logs go")
-    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", unused)
+    r = run("--store", s.root, "rm", "qwen3:8b", "never:used", "--unused-for", unused, "-v")
     t.not_contains(r.out, "qwen3/8b", "named models are filtered too")
     t.contains(r.out, "never/used", "the unused one stays")
     r = run("--store", s.root, "rm", "--unused-for", unused, "--apply", "--yes")
@@ -746,5 +836,31 @@ with t.guard("--unused-for: a model pulled within the duration is not unused, lo
     t.ok("never:used" in r.out.split(), "and lists the old unused one", r.out)
     r = run("--store", s.root, "du", "--unused-for", "30d", "-q")
     t.ok("fresh:latest" not in r.out.split(), "du --unused-for too", r.out)
+
+with t.guard("text gives times to the second; json keeps the log's nanoseconds"):
+    s, f = build()
+    logs = os.path.join(os.path.dirname(s.root), "logs")
+    p = "/root/.ollama/models/blobs/sha256-"
+    write(os.path.join(logs, "server.log"), [
+        "time=2026-07-15T02:26:38.999123456Z level=INFO source=routes.go:1277 "
+        'msg="Listening on [::]:11434 (version 0.6.0)"',
+        "time=2026-07-15T03:00:00.250000000Z level=INFO source=server.go:380 "
+        'msg="starting llama server" cmd="/usr/bin/ollama runner --model ' + p + f["qwen3_blob"] + ' --port 1"',
+        "time=2026-07-15T03:00:01.500000000Z level=ERROR source=sched.go:455 "
+        'msg="error loading llama server" error="llama runner process has terminated: exit status 2"',
+        "time=2026-12-06T05:14:48.207000000Z level=INFO source=routes.go:1277 msg=\"still here\""])
+    nanos = re.compile(r"\d\d:\d\d:\d\d\.\d+")
+    for args in (["list", "--unused-for", "1d"], ["du", "--unused-for", "1d"], ["history"], ["check"],
+                 ["rm", "--unused-for", "1d"], ["show", "qwen3:8b"]):
+        r = run("--store", s.root, *args)
+        t.ok(not nanos.search(r.out + r.err), "%s: no fraction of a second in its text" % " ".join(args),
+             [ln for ln in (r.out + r.err).splitlines() if nanos.search(ln)])
+    r = run("--store", s.root, "list", "--unused-for", "1d")
+    t.contains(r.err, "the logs go back to 2026-07-15T02:26:38Z (newest line 2026-12-06T05:14:48Z)",
+               "the horizon of the logs, to the second")
+    r = run("--store", s.root, "check")
+    t.contains(r.out, "(2026-07-15T03:00:00Z, llamacpp", "the failed load's time in check's text, to the second")
+    doc = run("--store", s.root, "history", "--format", "json").json()
+    t.contains(json.dumps(doc), "2026-07-15T03:00:00.25", "history's json keeps the fraction (RFC 3339)")
 
 t.done()

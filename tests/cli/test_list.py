@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -42,14 +43,18 @@ with t.guard("golden reference manifests"):
         shutil.copyfile(src, dst)
     before = t.snapshot(s.root)
 
-    # No blobs: every config is missing (an error finding) -> exit 4. The
-    # server drops such models from /api/tags, so --format tags lists none;
-    # the json report still carries each one with the /api/tags fields.
+    # No blobs: every config is missing (an error finding): list still
+    # listed, so it exits 0 as `ollama list` does; under --fail-on the
+    # findings set the exit status (4). The server drops such models from
+    # /api/tags, so --format tags lists none; the json report still carries
+    # each one with the /api/tags fields.
     r = t.audit(s.root, "list", "--format", "tags")
-    t.exit_code(r, 4, "missing configs are integrity errors")
+    t.exit_code(r, 0, "list listed: exit 0 whatever it found")
     t.eq(r.json().get("models"), [], "no reference model is in /api/tags: none has its config")
-    r = t.audit(s.root, "list", "--format", "json")
-    t.exit_code(r, 4, "missing configs are integrity errors (json)")
+    r = t.audit(s.root, "list", "--format", "tags", "--fail-on", "error")
+    t.exit_code(r, 4, "--fail-on error: missing configs are integrity errors")
+    r = t.audit(s.root, "list", "--format", "json", "-v")
+    t.exit_code(r, 0, "list listed (json)")
     doc = r.json().get("stores", [{}])[0]
     by_name = {x["name"]: x for x in doc.get("models", [])}
     t.eq(sorted(by_name), sorted(m["name"] for m in REF), "every reference model is in the json report")
@@ -73,7 +78,7 @@ with t.guard("golden reference manifests"):
          "smollm2 parent_model = from of its image.model layer")
     t.eq(by_name.get("llama3.2-vision:latest", {}).get("details", {}).get("parent_model"), "",
          "a projector's from is not parent_model")
-    # Problems on stderr: each model is missing its config and hidden from ollama list.
+    # Problems on stderr with -v: each model is missing its config and hidden from ollama list.
     for m in REF:
         cpath = "blobs/" + m["config_digest"].replace(":", "-")
         t.ok(re.search(r"error missing-config: %s: " % re.escape(cpath), r.err),
@@ -83,7 +88,10 @@ with t.guard("golden reference manifests"):
 
     # The table: NAME / ID / SIZE as ollama list prints them.
     r = t.audit(s.root, "list")
-    t.exit_code(r, 4)
+    t.exit_code(r, 0)
+    t.eq(r.err.splitlines()[-1:], ["ollama-audit: 6 models have problems: ollama-audit --store %s check" % s.root],
+         "stderr ends with one line that counts the models with problems and names the command that explains")
+    t.not_contains(r.err, "missing-config", "without -v no finding is printed one by one")
     head, rows = table_rows(r.out)
     t.eq(head[:4], ["NAME", "ID", "SIZE", "MODIFIED"], "table starts with ollama list's columns")
     t.eq(head[4:], ["FORMAT", "RUNNER", "ARCH", "PARAMS", "QUANT"], "then our columns")
@@ -129,6 +137,60 @@ with t.guard("golden reference manifests"):
           det.get("quantization_level")),
          ("gguf", "llama", ["llama"], "8.0B", "Q4_0"), "details come from the real llama3.1 config")
     t.eq(x.get("digest"), oa.manifest_id(mbytes, full=True), "digest of a registry-style manifest = sha256(file)")
+
+
+# ------------------------------------------------------------ problems: one line, exit 0
+with t.guard("list exits 0 when it listed; its problems are one line at the end of stderr"):
+    s = t.copy_demo_store("problems")
+    info = t.audit(s.root, "show", "demo-llama:1b", "--format", "json").json()
+    os.unlink(s.blob_path(info["config_layer"]["digest"]))
+    os.makedirs(os.path.join(s.root, "manifests", "registry.ollama.ai", "library", "bad name"))
+    with open(os.path.join(s.root, "manifests", "registry.ollama.ai", "library", "bad name", "x"), "w") as f:
+        f.write("{}")
+    want = "ollama-audit: 1 model and 1 file have problems: ollama-audit --store %s check" % s.root
+    for fmt in ("table", "json", "csv", "tags"):
+        r = t.audit(s.root, "list", "--format", fmt)
+        t.exit_code(r, 0, "list --format %s with a missing config and a bad name: it listed" % fmt)
+        t.eq(r.err.splitlines(), [want], "list --format %s: one line on stderr, the count and what to run" % fmt)
+    r = t.audit(s.root, "list", "-q")
+    t.exit_code(r, 0, "list -q")
+    t.contains(r.out, "demo-llama:1b", "list -q still names every model")
+    for flag in ("-v", "--verbose"):
+        r = t.audit(s.root, "list", flag)
+        t.exit_code(r, 0, "list %s" % flag)
+        lines = r.err.splitlines()
+        t.eq(lines[-1:], [want], "list %s: the count is still the last line" % flag)
+        t.ok(any("missing-config" in ln for ln in lines[:-1]) and any("invalid-name" in ln for ln in lines[:-1]),
+             "list %s: each problem before it" % flag, r.err)
+    r = t.audit(s.root, "list", "--fail-on", "error")
+    t.exit_code(r, 4, "--fail-on error: the graded status of check (integrity errors)")
+    t.eq(r.err.splitlines(), [want], "--fail-on error: the same one line")
+    r = t.audit(s.root, "list", "--fail-on", "warning")
+    t.ok(r.code & 4 and r.code & 1, "--fail-on warning: errors and warnings", r.describe())
+    r = t.run("--store", s.root, "--store", t.DEMO_STORE, "list")
+    t.exit_code(r, 0, "two stores, one with problems")
+    t.eq(r.err.splitlines()[-1:], ["ollama-audit: 1 model and 1 file have problems: ollama-audit --store %s "
+                                   "--store %s check" % (s.root, t.DEMO_STORE)],
+         "the command to run names every --store given")
+    spaced = os.path.join(t.tempdir("spaced"), "my models")
+    shutil.copytree(s.root, spaced, symlinks=True)
+    r = t.audit(spaced, "list")
+    t.eq(r.err.splitlines()[-1:], ["ollama-audit: 1 model and 1 file have problems: ollama-audit --store '%s' check"
+                                   % spaced], "a store path with a blank is quoted, so the command runs as shown")
+    clean = t.audit(t.DEMO_STORE, "list")
+    t.exit_code(clean, 0, "the demo store")
+    t.not_contains(clean.err, "problems", "no problem: no line")
+    # `make run` on a store with a problem: tools/run-demo.sh lists the
+    # default store ($OLLAMA_MODELS) and ends cleanly (make says no Error).
+    home = t.tempdir("run-home")
+    env = dict(os.environ, HOME=home, OLLAMA_MODELS=s.root, OLLAMA_AUDIT_PASSWD=t.fake_passwd(),
+               XDG_CACHE_HOME=t.tempdir("run-cache"))
+    p = subprocess.run(["sh", os.path.join(t.SOURCE_DIR, "tools", "run-demo.sh"), t.BIN], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    t.eq(p.returncode, 0, "make run's script exits 0 on a store with problems", p.stderr.decode())
+    t.eq(p.stderr.decode().splitlines()[-1:], ["ollama-audit: 1 model and 1 file have problems: ollama-audit check"],
+         "and ends with the one line (the default store: no --store to repeat)")
+    t.contains(p.stdout.decode(), "demo-llama:1b", "it listed the store")
 
 
 # ------------------------------------------------------------ ID decoder boundary (§4.1)

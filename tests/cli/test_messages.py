@@ -51,6 +51,17 @@ with t.guard("a usage error under a command points to that command's --help"):
     r = t.audit(DEMO, "--bogus")
     t.contains(r.err, "Try 'ollama-audit --help'.", "no command: the program's --help")
 
+with t.guard("a usage error says Try '... --help' once"):
+    q = t.tempdir("try-once")
+    for args in (["restore"], ["restore", q, "a", "b"], ["restore", q, "--last", "--op", "1"],
+                 ["restore", q, "--older-than", "1d"], ["restore", q, "--apply"], ["restore", q, "--store", q],
+                 ["restore", q, "-q", "--last"], ["restore", q, "--last", "--format", "json"],
+                 ["restore", q, "--bogus"], ["list", "--bogus"], ["list", "a", "b"], ["du", "x"],
+                 ["check", "--format", "tags"], ["help", "nosuch"]):
+        r = t.run(*args)
+        t.exit_code(r, 16, " ".join(args))
+        t.eq(r.err.count("Try 'ollama-audit"), 1, "%s: one Try line" % " ".join(args), r.err)
+
 with t.guard("a mistyped command gets a suggestion, only when close"):
     for typed, want in (("lsit", "list"), ("lst", "list"), ("chek", "check"), ("verfy", "verify"),
                         ("stroes", "stores"), ("histroy", "history"), ("dedup", "dedupe")):

@@ -188,6 +188,26 @@ def val(fams, name, **labels):
     return None
 
 
+def client_families(text):
+    """The families an independent parser from Debian's packages reads in
+    text: python3-prometheus-client's (the reference Python client), run by
+    Debian's own python3, as [name, type, HELP, [[labels, value], ...]];
+    None (a skip) when it is not installed."""
+    syspy = "/usr/bin/python3"
+    probe = subprocess.run([syspy, "-c", "import prometheus_client.parser"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL) if os.path.exists(syspy) else None
+    if probe is None or probe.returncode != 0:
+        t.skip("python3-prometheus-client not installed: the second parser")
+        return None
+    code = ("import sys, json\n"
+            "from prometheus_client.parser import text_string_to_metric_families as parse\n"
+            "print(json.dumps([[f.name, f.type, f.documentation, [[s.labels, s.value] for s in f.samples]]\n"
+            "                  for f in parse(sys.stdin.read())]))\n")
+    p = subprocess.run([syspy, "-c", code], input=text.encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    t.eq(p.returncode, 0, "python3-prometheus-client parses the text", p.stderr.decode()[-400:])
+    return json.loads(p.stdout) if p.returncode == 0 else None
+
+
 t.check_binary()
 
 with t.guard("validator self-check"):
@@ -246,28 +266,14 @@ with t.guard("check --all-users --format prometheus --output"):
         t.eq(p.returncode, 0, "promtool check metrics", p.stdout.decode() + p.stderr.decode())
     else:
         print("note: promtool not installed: the in-test validator stands in for `promtool check metrics`")
-    # An independent parser from Debian's packages: python3-prometheus-client's
-    # text parser (the reference Python client), run by Debian's own python3.
-    syspy = "/usr/bin/python3"
-    probe = subprocess.run([syspy, "-c", "import prometheus_client.parser"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL) if os.path.exists(syspy) else None
-    if probe is not None and probe.returncode == 0:
-        code = ("import sys, json\n"
-                "from prometheus_client.parser import text_string_to_metric_families as parse\n"
-                "fams = {f.name: (f.type, f.documentation, len(f.samples)) for f in parse(sys.stdin.read())}\n"
-                "print(json.dumps(fams))\n")
-        p = subprocess.run([syspy, "-c", code], input=text.encode(), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE)
-        t.eq(p.returncode, 0, "python3-prometheus-client parses the file", p.stderr.decode()[-400:])
-        if p.returncode == 0:
-            theirs = json.loads(p.stdout)
-            for n, f in fams.items():
-                t.eq(theirs.get(n, [None])[0], "gauge", "%s is a gauge to prometheus_client" % n)
-                t.eq(theirs.get(n, [None, None])[1], f["help"], "%s HELP as prometheus_client reads it" % n)
-            t.eq(sum(v[2] for v in theirs.values()), sum(len(f["samples"]) for f in fams.values()),
-                 "prometheus_client sees every sample")
-    else:
-        t.skip("python3-prometheus-client not installed: the second parser")
+    theirs = client_families(text)
+    if theirs is not None:
+        theirs = {n: (typ, doc, len(samples)) for n, typ, doc, samples in theirs}
+        for n, f in fams.items():
+            t.eq(theirs.get(n, [None])[0], "gauge", "%s is a gauge to prometheus_client" % n)
+            t.eq(theirs.get(n, [None, None])[1], f["help"], "%s HELP as prometheus_client reads it" % n)
+        t.eq(sum(v[2] for v in theirs.values()), sum(len(f["samples"]) for f in fams.values()),
+             "prometheus_client sees every sample")
 
 with t.guard("verify, stores: the same HELP strings; verified bytes"):
     r = m.run("verify", "--all-users", "--format", "prometheus")
@@ -419,6 +425,40 @@ with t.guard("blobs bytes by state sum to du -B1 -s blobs; temps count their con
     t.eq(total, d["blobs_bytes"], "the same figure as du's blobs/ total")
 
 
+LAST_USED = "ollama_du_model_last_used_timestamp_seconds"
+# The service's server loaded svc-only:latest three days ago (its log beside the store).
+LOADED_AT = int(time.time()) - 3 * 86400
+svc = next(i for i in m.infos["service"] if i["name"] == "svc-only:latest")
+ms.write(os.path.join(os.path.dirname(m.stores["service"]), "logs", "server.log"),
+         "\n".join(t.server_loads_at(LOADED_AT, m.stores["service"], t.weight_layer(svc)["digest"][7:])) + "\n")
+
+with t.guard("du: each model's last use from the logs (%s)" % LAST_USED):
+    r = m.run("du", "--all-users", "--format", "prometheus")
+    t.exit_code(r, 0)
+    fams = validate(r.out)
+    t.eq(lint(fams), [], "lint (du)")
+    fam = fams.get(LAST_USED, {})
+    t.eq(fam.get("type"), "gauge", "a gauge")
+    t.eq(fam.get("help"), "Unix time of the model's newest load in the server's logs; absent for a model they show "
+         "no load of.", "its fixed HELP (OA_PROM_METRICS)")
+    user = m.user_of("service")
+    t.eq(val(fams, LAST_USED, store=real["service"], user=user, model="svc-only:latest"), LOADED_AT,
+         "svc-only:latest: the load's time, to the second")
+    t.eq([sorted(lab) for lab, _ in fam.get("samples", [])], [["model", "store", "user"]],
+         "one sample, labelled as the other per-model metrics", fam.get("samples"))
+    size_labels = [sorted(lab) for lab, _ in fams.get("ollama_du_model_size_bytes", {}).get("samples", [])]
+    t.ok(size_labels and all(x == ["model", "store", "user"] for x in size_labels), "the same labels as model_size")
+    t.eq(val(fams, LAST_USED, store=real["service"], model="shared:latest"), None,
+         "a model the logs never saw loaded has no sample")
+    t.eq(val(fams, LAST_USED, store=real["alice"]), None, "a store without logs has none")
+    theirs = client_families(r.out)
+    if theirs is not None:
+        t.eq([f for f in theirs if f[0] == LAST_USED],
+             [[LAST_USED, "gauge", fam.get("help"), [[{"store": real["service"], "user": user,
+                                                      "model": "svc-only:latest"}, LOADED_AT]]]],
+             "prometheus_client reads the same family and sample")
+
+
 def _label_of(body, name, root):
     """The user label node_exporter serves for a store's sample of name."""
     for line in body.splitlines():
@@ -500,6 +540,8 @@ with t.guard("a real prometheus-node-exporter reads the four jobs' files from on
                               user=_label_of(body, "ollama_du_audit_success", root)), 1.0,
                  "du's families of %s are served" % key)
         t.ok(re.search(r"^ollama_store_\w+\{", body, re.M), "stores' families are served")
+        t.eq(sample_value(body, LAST_USED, model="svc-only:latest", store=real["service"],
+                          user=m.user_of("service")), float(LOADED_AT), "the last use of a model is served")
         # The harness can fail: the same job's file twice is refused by node_exporter.
         shutil.copy(os.path.join(textdir, "check.prom"), os.path.join(textdir, "check-copy.prom"))
         body, log = node_exporter_scrape(textdir)

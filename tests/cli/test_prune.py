@@ -89,9 +89,9 @@ with t.guard("dry run lists the default categories and changes nothing"):
         t.ok(p not in e, "not in the default set: " + p)
     t.ok(not any(k.startswith("manifests/") for k in e), "no empty dirs by default")
     t.eq(doc["stores"][0]["dry_run"], True, "dry_run flag")
-    t.eq(doc["stores"][0]["planned_bytes"], sum(x["freed_bytes"] for x in e.values()),
+    t.eq(doc["stores"][0]["planned_bytes"], sum(x["planned_bytes"] for x in e.values()),
          "planned_bytes = sum of entries")
-    r = t.audit(s.root, "prune")
+    r = t.audit(s.root, "prune", "-v")
     t.contains(r.out, "dry run, nothing removed", "table says dry run")
     t.contains(r.out, "download: ", "partial download progress shown")
 
@@ -264,8 +264,8 @@ with t.guard("a run that removed nothing says so: no bytes freed, the planned by
             j = t.audit(s.root, *args, "--format", "json", input=b"")
             doc = j.json()
             st = doc["stores"][0]
-            t.eq(doc["schema"], "ollama-audit.%s" % {"prune": "prune/3", "rm": "rm/4"}[args[0]],
-                 "%s: the schema version says freed_bytes changed (rm/4 added list_rewrite)" % what)
+            t.eq(doc["schema"], "ollama-audit.%s" % {"prune": "prune/4", "rm": "rm/5"}[args[0]],
+                 "%s: the schema version says freed_bytes changed (an entry's too in prune/4, rm/5)" % what)
             t.eq(st.get("not_applied"), "refused", "%s: not_applied" % what)
             t.eq(st["freed_bytes"], 0, "%s: freed_bytes 0" % what)
             t.ok(st.get("planned_bytes", 0) > 0, "%s: planned_bytes holds what the plan would free" % what, st)
@@ -281,7 +281,7 @@ with t.guard("a run that removed nothing says so: no bytes freed, the planned by
     r = t.audit(s.root, "prune", "--format", "json")
     st = r.json()["stores"][0]
     t.eq((st["freed_bytes"], st["dry_run"]), (0, True), "a dry run frees nothing")
-    t.eq(st["planned_bytes"], sum(x["freed_bytes"] for x in st["entries"]), "planned_bytes = sum of entries")
+    t.eq(st["planned_bytes"], sum(x["planned_bytes"] for x in st["entries"]), "planned_bytes = sum of entries")
     r = t.audit(s.root, "prune", "--apply", "--yes", "--format", "json")
     st = r.json()["stores"][0]
     t.eq(st["freed_bytes"], st["result"]["freed_bytes"], "applied: freed_bytes is what went")
@@ -350,7 +350,7 @@ with t.guard("a hard link to a referenced blob frees nothing, and the note says 
     s.age_all(7200)
     r = t.audit(s.root, "prune", "--format", "json")
     e = listed(r.json()).get("blobs/sha256-" + "a" * 64, {})
-    t.eq(e.get("freed_bytes"), 0, "hardlinked orphan frees 0 bytes")
+    t.eq(e.get("planned_bytes"), 0, "hardlinked orphan frees 0 bytes")
     t.contains(e.get("note") or "", "hardlinked", "note explains")
 
 # ------------------------------------------------------------------ plans

@@ -176,6 +176,40 @@ with t.guard("SIGTERM during restore: exit 32, a prune, then a re-run completes 
     t.exit_code(r, 0, "the re-run")
     back_complete(s, a, r, "the re-run")
 
+with t.guard("a tag a pull makes while restore puts a symlink tag back is never replaced"):
+    s = t.new_store("noreplace")
+    gguf = t.oa.tiny_llama_gguf(name="delta")
+    layers = [s.layer("model", gguf)]
+    digest, _ = s.add_manifest_blob(t.oa.gguf_config(s, gguf, layers), layers)
+    tag = s.add_v2_tag("delta:latest", digest)  # a relative symlink to the manifest blob
+    s.age_all(7200)
+    q = os.path.join(t.tempdir("noreplaceq"), "q")
+    r = t.audit(s.root, "rm", "delta", "--apply", "--yes", "--quarantine", q)
+    t.exit_code(r, 0, "rm delta into the quarantine")
+    t.ok(not os.path.lexists(tag), "its symlink tag moved")
+    pdir = t.tempdir("putpause")
+    rs = start("restore", q, "--all", OA_TEST_RESTORE_PAUSE=pdir)
+
+    def at_first_put():
+        for name in pauses(pdir):
+            if name == "put-1":
+                return True
+            os.unlink(os.path.join(pdir, name))
+        return rs.poll() is not None
+    if t.ok(wait_for(at_first_put, "restore pauses before it puts the tag back") and rs.poll() is None,
+            "the restore looked, found no tag, and waits before its move"):
+        pulled = b'{"schemaVersion":2,"note":"a pull landed here"}'
+        with open(tag, "wb") as f:  # what a pull writes in between
+            f.write(pulled)
+        release(rs, pdir)
+        rr = finish(rs)
+        t.exit_code(rr, 4, "a conflict")
+        t.contains(rr.out, "CONFLICT", "the restore says so")
+        t.ok(not os.path.islink(tag) and open(tag, "rb").read() == pulled, "the pulled tag is untouched")
+        idx = json.load(open(os.path.join(q, "index.json")))
+        kept = [e for e in idx["entries"] if e["path"].startswith("manifests-v2/") and e["type"] == "symlink"]
+        t.ok(kept and os.path.islink(os.path.join(q, kept[0]["stored"])), "the quarantined tag is kept", kept)
+
 with t.guard("a store or quarantine held by another writer: a bounded wait, then a clear refusal"):
     s, a, b = store("busy")
     q = os.path.join(t.tempdir("busyq"), "q")

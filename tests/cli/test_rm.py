@@ -82,8 +82,16 @@ with t.guard("rm errors"):
     s, a, b, c = store()
     r = t.audit(s.root, "rm", "nosuchmodel")
     t.exit_code(r, 16, "unknown model")
+    # `rm $(ollama-audit list -q --unused-for 90d)` when nothing is unused:
+    # nothing asked, nothing done, no error
+    before = t.snapshot(s.root)
     r = t.audit(s.root, "rm")
-    t.exit_code(r, 16, "no model")
+    t.exit_code(r, 0, "no model: nothing to remove")
+    t.contains(r.err, "no MODEL given: nothing to remove", "and says so")
+    t.eq(r.out, "", "no plan")
+    r = t.audit(s.root, "rm", "--apply", "--yes")
+    t.exit_code(r, 0, "no model with --apply: nothing to remove")
+    t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing changed")
     r = t.audit(s.root, "rm", "alpha", "--apply")
     t.exit_code(r, 16, "no --yes without a TTY")
     t.ok(os.path.exists(a["path"]), "nothing removed")

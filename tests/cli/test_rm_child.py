@@ -9,6 +9,7 @@ import json
 import os
 import stat
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clitest as t  # noqa: E402
@@ -197,5 +198,115 @@ with t.guard("--quarantine: restore puts the list back byte-identical"):
         t.eq(t.diff_snapshots(files(before), files(after)), [], "every file is back, byte-identical")
         t.eq(sorted(m["runner"] for m in gemma_rows(root)), ["ggml", "llamacpp"], "both children listed again")
         t.eq(errors(root), [], "check: no error")
+
+with t.guard("--quarantine: a rename that fails leaves the tag and nothing in the quarantine unaccounted"):
+    shim = os.environ.get("OA_FAULTINJECT", "")
+    if not shim or not os.path.exists(shim):
+        t.skip("no fault-injection shim (OA_FAULTINJECT): the failing rename is not tried")
+    else:
+        # the renameat that puts the new tag in place: find its number, then fail it
+        fired, k = None, 0
+        new_tag = TAG.rsplit("/", 1)[0] + "/.manifest-oa"
+        while new_tag not in (fired or "") and k < 12:
+            k += 1
+            root, info = store("child-rnfail%d" % k)
+            before = t.snapshot(root)
+            q = os.path.join(t.tempdir("child-rnfailq"), "q")
+            log = os.path.join(t.tempdir("child-rnfaillog"), "log")
+            r = t.audit(root, "rm", "gemma3:4b", "--child", "ggml", "--apply", "--yes", "--quarantine", q, *PLAT,
+                        env={"LD_PRELOAD": shim, "OA_FAULT": "renameat:%d:EIO" % k, "OA_FAULT_LOG": log,
+                             "ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"})
+            lines = open(log).read().split("\n") if os.path.exists(log) else []
+            fired = next((x.split(" ", 3)[3] for x in lines if x.startswith("fault ")), None)
+        if t.ok(new_tag in (fired or ""), "the rename of the new tag over the old one failed", fired):
+            t.ok(r.code & 8, "the apply says it failed: exit %d" % r.code, r.describe())
+            data, lst = tag_list(root)
+            t.eq(sorted(c["runner"] for c in lst["manifests"]), ["ggml", "llamacpp"], "the tag is the list as it was")
+            doc = t.run("restore", q, "--format", "json").json()
+            held = len(os.listdir(os.path.join(q, "files")))
+            t.eq(doc["held_entries"], held, "what the listing counts is what DIR/files holds",
+                 (doc, os.listdir(os.path.join(q, "files"))))
+            r = t.run("restore", q, "--all")
+            t.exit_code(r, 0, "restore --all")
+            t.eq(os.listdir(os.path.join(q, "files")), [], "nothing is left in DIR/files")
+            t.eq(errors(root), [], "check: no error")
+            t.eq(sorted(m["runner"] for m in gemma_rows(root)), ["ggml", "llamacpp"], "both children")
+
+
+def dup_store(tag):
+    """dup:1, a list naming its llamacpp child twice (the same digest), and
+    its ggml child."""
+    s = t.oa.Store(os.path.join(t.tempdir(tag), "models"))
+
+    def child(seed, runner, n):
+        g = t.oa.tiny_llama_gguf(name="dup " + seed, n_layers=n)
+        layers = [s.layer("model", g), s.layer("template", "T"), s.layer("params", t.oa.go_json({"stop": ["x"]}))]
+        d, _ = s.add_manifest_blob(t.oa.gguf_config(s, g, layers), layers, runner=runner, fmt="gguf")
+        return d, layers
+    ggml, _ = child("ggml", "ggml", 2)
+    lcpp, layers = child("lcpp", "llamacpp", 3)
+    entry = lambda d, r: {"digest": d, "runner": r, "format": "gguf"}
+    lst, _ = s.add_list_blob([entry(ggml, "ggml"), entry(lcpp, "llamacpp"), entry(lcpp, "llamacpp")])
+    s.add_v2_tag("dup:1", lst)
+    s.age_all(7200)
+    return s, {"ggml": ggml, "lcpp": lcpp, "lcpp_weights": layers[0]["digest"], "list": lst}
+
+
+with t.guard("a list naming its child twice: the plan says what the rewrite writes, nothing is orphaned"):
+    s, d = dup_store("child-dup")
+    r = t.audit(s.root, "rm", "dup:1", "--child", "llamacpp", *PLAT)
+    t.exit_code(r, 0, "the dry run")
+    t.contains(r.out, "the list keeps ggml\n", "the note names what the new list keeps, and only that")
+    t.contains(r.out, "named by 2 entries", "and that both entries naming the child go")
+    doc = doc_of(t.audit(s.root, "rm", "dup:1", "--child", "llamacpp", "--format", "json", *PLAT))
+    rw = doc.get("list_rewrite") or {}
+    t.eq((rw.get("children_kept"), rw.get("entries_removed")), (["ggml"], 2), "json: what the rewrite writes", rw)
+    todo = {e["path"] for e in doc.get("entries", [])}
+    t.ok(blob(d["lcpp_weights"]) in todo, "the child's weights are planned: no entry left reaches them",
+         sorted(todo))
+    r = t.audit(s.root, "rm", "dup:1", "--child", "llamacpp", "--apply", "--yes", *PLAT)
+    t.exit_code(r, 0, "the apply")
+    tagp = s.v2_tag_path("dup:1")
+    lst = json.loads(open(tagp, "rb").read())
+    t.eq([(c["digest"], c["runner"]) for c in lst["manifests"]], [(d["ggml"], "ggml")], "the list keeps ggml only")
+    r = t.audit(s.root, "check", "--format", "json", *PLAT)
+    left = [f for f in t.findings_of(r.json()) if f["code"] in ("orphan-blob", "missing-blob", "missing-child")]
+    t.eq(left, [], "check: no orphaned blob, nothing missing")
+    t.ok(not os.path.exists(os.path.join(s.root, blob(d["lcpp_weights"]))), "the child's weights are freed")
+
+with t.guard("rm --child killed before its rename left .manifest-oa<pid>: a warning, prune removes it, nothing blocked"):
+    root, info = store("child-temps")
+    leftover = os.path.join(root, ANCHOR.rsplit("/", 1)[0], ".manifest-oa4242")
+    with open(leftover, "wb") as f:  # killed before its rename, beside a legacy manifests/ tag
+        f.write(open(os.path.join(root, blob(info["gemma_list"])), "rb").read())
+    old = time.time() - 7200
+    os.utime(leftover, (old, old))
+    r = t.audit(root, "check", "--format", "json", *PLAT)
+    codes = {(f["code"], f["severity"]) for f in t.findings_of(r.json()) if (f.get("path") or "").endswith(".manifest-oa4242")}
+    t.ok(("temp-file", "warning") in codes, "check: a temp-file warning", codes)
+    t.ok(all(sev != "error" for _, sev in codes), "and no error", codes)
+    r = t.audit(root, "check", *PLAT)
+    t.ok("fix: ollama-audit prune" in r.out, "check's fix is prune", r.out[-600:])
+    r = t.audit(root, "rm", "llama3.2-vision:11b", "--apply", "--yes", *PLAT)
+    t.exit_code(r, 0, "another rm is not blocked")
+    r = t.audit(root, "prune", "--apply", "--yes", *PLAT)
+    t.exit_code(r, 0, "prune runs")
+    t.ok(not os.path.exists(leftover), "prune removed the old .manifest-oa temp", r.out)
+    t.eq(errors(root), [], "check: no error")
+
+with t.guard("rm --child killed at its first link left the new list's blob temp: the next run is not blocked"):
+    root, info = store("child-blobtmp")
+    doc = doc_of(t.audit(root, "rm", "gemma3:4b", "--child", "llamacpp", "--format", "json", *PLAT))
+    new_list = hexof((doc.get("list_rewrite") or {}).get("new_list_digest", "sha256:"))
+    tmp = os.path.join(root, "blobs", "sha256-%s.tmp" % new_list)
+    with open(tmp, "wb") as f:
+        f.write(b"half")
+    r = t.audit(root, "rm", "gemma3:4b", "--child", "llamacpp", "--apply", "--yes", *PLAT)
+    t.exit_code(r, 0, "rm --child runs whatever a killed run left")
+    t.eq([m["runner"] for m in gemma_rows(root)], ["ggml"], "and drops the child")
+    temps = [n for n in os.listdir(os.path.join(root, "blobs")) if not n.startswith("sha256-") or
+             len(n) != 7 + 64]
+    t.eq(sorted(temps), ["sha256-%s.tmp" % new_list], "it leaves no temp of its own", temps)
+    t.eq(errors(root), [], "check: no error")
 
 t.done()

@@ -204,6 +204,146 @@ if True:
     t.eq(all_exist(protected), [], "the manifest blob store 2's tag links to (and what it names) survives")
     t.contains(r.err, s2.root, "stderr names store 2")
 
+# ---------------------------------------------------------------- 3b. a blobs/ link however spelled
+def linked_pair(tag, link):
+    """Store A (found by nobody: no discovery here) and store B whose blobs/
+    is a symlink `link(base)` leading to A's blobs/: (base, A, alpha, B,
+    beta, env)."""
+    base = t.tempdir(tag)
+    a = oa.Store(os.path.join(base, "a"))
+    alpha = t.add_gguf_model(a, "alpha:latest", seed="a")
+    broot = os.path.join(base, "b")
+    os.makedirs(broot)
+    os.symlink(link(base), os.path.join(broot, "blobs"))
+    b = oa.Store(broot)
+    beta = t.add_gguf_model(b, "beta:latest", seed="b")
+    return base, a, alpha, b, beta, {"OLLAMA_AUDIT_SYSROOT": t.tempdir("nosys")}
+
+
+def hops(n):
+    """A chain of n relative symlinks, the last leading to ../a/blobs: the
+    text of B's blobs/ link to its first."""
+    def make(base):
+        d = os.path.join(base, "hops")
+        os.makedirs(d)
+        os.symlink("../a/blobs", os.path.join(d, "l0"))
+        for i in range(1, n):
+            os.symlink("l%d" % (i - 1), os.path.join(d, "l%d" % i))
+        return "../hops/l%d" % (n - 1)
+    return make
+
+
+for spelled, link in (("../a/blobs/.", lambda base: "../a/blobs/."),
+                      ("../a/blobs//", lambda base: "../a/blobs//"),
+                      ("./../b/../a/blobs", lambda base: "./../b/../a/blobs"),
+                      ("nine hops of relative symlinks", hops(9)),
+                      ("39 hops (with B's own link, the kernel's limit of 40)", hops(39))):
+    t.section("B's blobs/ is a symlink to A's, spelled %s" % spelled)
+    base, a, alpha, b, beta, env = linked_pair("spelled", link)
+    junk = orphan(a, "an orphan in the shared directory")
+    r = prune_apply(b.root, env)
+    t.eq(r.code, 0, "prune --apply on B runs", r.describe())
+    t.eq(all_exist(blob_files(alpha, a)), [], "every blob only A's models use survives")
+    t.eq(all_exist(blob_files(beta, b)), [], "B's own blobs survive")
+    t.ok(not os.path.exists(junk), "the true orphan goes")
+    t.contains(r.err, "also keeps what 1 other store sharing its blob files references", "stderr says it "
+               "looked for the stores sharing the blob files")
+    t.contains(r.err, os.path.realpath(a.root), "and names A, the store owning them")
+
+t.section("B's blobs/ is 40 hops away (41 symlinks): the kernel's ELOOP is a refusal")
+if True:
+    base = t.tempdir("eloop")
+    a = oa.Store(os.path.join(base, "a"))
+    alpha = t.add_gguf_model(a, "alpha:latest", seed="a")
+    b = oa.Store(os.path.join(base, "b"))
+    beta = t.add_gguf_model(b, "beta:latest", seed="b")
+    shutil.rmtree(b.blobs)
+    os.symlink(hops(40)(base), b.blobs)
+    env = {"OLLAMA_AUDIT_SYSROOT": t.tempdir("nosys")}
+    r = t.run("--store", b.root, "rm", "beta", "--apply", "--yes", env=env)
+    t.eq(r.code, 8, "rm --apply is refused", r.describe())
+    t.contains(r.err, "Too many levels of symbolic links", "says why")
+    t.contains(r.err, "--force", "and how to go on")
+    t.ok(os.path.exists(b.manifest_path("beta:latest")), "the manifest stays")
+    t.eq(all_exist(blob_files(alpha, a)), [], "A's blobs are all there")
+
+
+t.section("a -> b/blobs -> c/blobs: b and c both share the blob files, wherever they are")
+if True:
+    base = t.tempdir("chain")
+    c = oa.Store(os.path.join(base, "c"))
+    gamma = t.add_gguf_model(c, "gamma:latest", seed="c")
+    for name, target in (("b", "../c/blobs/."), ("a", "../b/blobs")):
+        os.makedirs(os.path.join(base, name))
+        os.symlink(target, os.path.join(base, name, "blobs"))
+    b = oa.Store(os.path.join(base, "b"))
+    beta = t.add_gguf_model(b, "beta:latest", seed="b")
+    a = oa.Store(os.path.join(base, "a"))
+    alpha = t.add_gguf_model(a, "alpha:latest", seed="a")
+    junk = orphan(c, "an orphan of the chain")
+    r = prune_apply(a.root, {"OLLAMA_AUDIT_SYSROOT": t.tempdir("nosys")})
+    t.eq(r.code, 0, "prune --apply on a runs", r.describe())
+    t.eq(all_exist(blob_files(beta, b) + blob_files(gamma, c) + blob_files(alpha, a)), [],
+         "every blob b's and c's models use survives")
+    t.ok(not os.path.exists(junk), "the true orphan goes")
+    t.contains(r.err, "also keeps what 2 other stores sharing its blob files reference", "names two stores")
+    t.contains(r.err, os.path.realpath(b.root), "b, whose blobs/ link it leads through")
+    t.contains(r.err, os.path.realpath(c.root), "and c, which holds the directory")
+    os.chmod(b.root, 0o111 if t.IS_ROOT else 0o100)
+    try:
+        if t.IS_ROOT and not t.nobody_skip():
+            import multistore as ms
+            ms.chown_tree(a.root, t.NOBODY, t.NOBODY)
+            ms.chown_tree(c.blobs, t.NOBODY, t.NOBODY)
+        if t.IS_ROOT and t.nobody_skip():
+            t.skip(t.nobody_skip())
+        else:
+            r = t.run("--store", a.root, "rm", "alpha", "--apply", "--yes", env={"OLLAMA_AUDIT_SYSROOT": t.tempdir(
+                "nosys")}, as_nobody=t.IS_ROOT)
+            t.eq(r.code, 8, "with b unreadable, rm --apply on a is refused", r.describe())
+            t.contains(r.err, "cannot open a store whose blobs/ symlink it leads through", "says why")
+            t.ok(os.path.exists(a.manifest_path("alpha:latest")), "the manifest stays")
+    finally:
+        os.chmod(b.root, 0o755)
+
+
+def unopenable(root):
+    """root can be searched but not listed: the store there cannot be opened.
+    As root, by nobody (who runs the binary); else by this user."""
+    os.chmod(root, 0o111 if t.IS_ROOT else 0o100)
+
+
+t.section("the store owning the directory B's blobs/ leads to cannot be opened")
+if t.nobody_skip():
+    t.skip(t.nobody_skip())
+else:
+    base, a, alpha, b, beta, env = linked_pair("unopenable", lambda base: "../a/blobs")
+    junk = orphan(a, "an orphan nobody can prove unreferenced")
+    if t.IS_ROOT:
+        import multistore as ms
+        ms.chown_tree(b.root, t.NOBODY, t.NOBODY)
+        ms.chown_tree(a.blobs, t.NOBODY, t.NOBODY)
+    unopenable(a.root)
+    try:
+        r = t.run("--store", b.root, "prune", "--apply", "--yes", "--min-age", "0", env=env,
+                  as_nobody=t.IS_ROOT)
+        t.eq(r.code, 8, "prune --apply on B is refused", r.describe())
+        t.contains(r.err, "refusing to prune: cannot open the store holding the directory its blobs/ leads to", "says why")
+        t.contains(r.err, os.path.realpath(a.root), "names where it looked")
+        t.contains(r.err, "--force", "says how to go on")
+        t.eq(all_exist(blob_files(alpha, a) + [junk]), [], "nothing is removed")
+        r = t.run("--store", b.root, "rm", "beta", "--apply", "--yes", env=env, as_nobody=t.IS_ROOT)
+        t.eq(r.code, 8, "rm --apply on B is refused", r.describe())
+        t.ok(os.path.exists(b.manifest_path("beta:latest")), "the manifest stays")
+        r = t.run("--store", b.root, "prune", "--apply", "--yes", "--min-age", "0", "--force", env=env,
+                  as_nobody=t.IS_ROOT)
+        t.eq(r.code, 0, "prune --apply --force runs", r.describe())
+        t.contains(r.err, "going on because of --force: no complete blob is removed", "saying what --force does")
+        t.eq(all_exist(blob_files(alpha, a) + blob_files(beta, b) + [junk]), [],
+             "and removes no complete blob, not even the orphan no store can be proven not to use")
+    finally:
+        os.chmod(a.root, 0o755)
+
 # ---------------------------------------------------------------- 4. hard links
 t.section("a blob hard-linked from outside the store is kept")
 if True:

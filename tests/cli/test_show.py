@@ -5,6 +5,7 @@ ambiguous, too short), the JSON fields, --tensors, and exit codes."""
 import hashlib
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -200,5 +201,25 @@ with t.guard("show a damaged model"):
     t.exit_code(r, 4)
     t.contains(r.out, "MISSING", "table marks the missing blob")
     t.contains(r.out, "missing-blob", "table lists the finding")
+
+with t.guard("show names a weight's file type as Ollama does, F32 too, the same in text and json"):
+    s = t.new_store("ftypes")
+    # general.file_type -> (the name, llama.cpp's); 0 is all F32: "F32" as
+    # ggml.FileType's String and ollama list give it, not "unknown"
+    want = {0: ("F32", "all F32"), 1: ("F16", "F16"), 32: ("BF16", "BF16"), 7: ("Q8_0", "Q8_0"),
+            15: ("Q4_K_M", "Q4_K - Medium"), 38: ("MXFP4_MOE", "MXFP4 MoE"), 41: ("unknown", "Q2_0"),
+            4: ("unknown", None)}
+    for ft in want:
+        gguf = oa.tiny_llama_gguf(file_type=ft, name="ft %d" % ft)
+        layers = [s.layer("model", gguf)]
+        s.add_manifest("ft%d:latest" % ft, oa.gguf_config(s, gguf, layers), layers)
+    for ft, (name, llama) in sorted(want.items()):
+        r = t.audit(s.root, "show", "ft%d:latest" % ft, "--format", "json")
+        h = (r.json().get("layer_list") or [{}])[0].get("header", {})
+        t.eq((h.get("file_type"), h.get("file_type_ollama"), h.get("file_type_llama")), (ft, name, llama),
+             "show --format json: general.file_type %d is %s" % (ft, name))
+        text = t.audit(s.root, "show", "ft%d:latest" % ft).out
+        t.ok(re.search(r"\b%s \(%d\b" % (re.escape(name), ft), text) is not None,
+             "show's text names file type %d %s too" % (ft, name), text)
 
 t.done()

@@ -29,8 +29,8 @@ with t.guard("durations take weeks"):
 with t.guard("kept prune rows have their kind and size"):
     s, _ = t.clean_store("kept")
     s.add_blob(b"young orphan" * 100)
-    r = t.audit(s.root, "prune")
-    t.exit_code(r, 0, "prune")
+    r = t.audit(s.root, "prune", "-v")
+    t.exit_code(r, 0, "prune -v")
     lines = r.out.splitlines()
     i = next(k for k, ln in enumerate(lines) if ln.startswith("kept ("))
     rows = [ln for ln in lines[i + 1:] if "blobs/" in ln]
@@ -119,6 +119,7 @@ with t.guard("check ends with a one-screen answer: models by severity, each with
     demo = t.copy_demo_store("answer")
     info = t.add_gguf_model(demo, "broken:latest", seed="answer", style="registry")  # pulled
     os.unlink(demo.blob_path(info["layers"][0]["digest"]))
+    demo.age_all(7200)  # the junk past prune's grace period, however fresh the checkout
     r = t.audit(demo.root, "check")
     lines = r.out.splitlines()
     head = next((k for k, ln in enumerate(lines) if re.match(r"^\d+ of \d+ models broken", ln)), None)
@@ -128,7 +129,8 @@ with t.guard("check ends with a one-screen answer: models by severity, each with
         rows = lines[head + 1:]
         t.ok(rows and rows[0].split()[:1] == ["SEVERITY"], "a table follows", rows)
         err = [ln for ln in rows if ln.startswith("error")]
-        t.ok(len(err) == 1 and "broken:latest" in err[0] and err[0].rstrip().endswith("ollama pull broken:latest"),
+        t.ok(len(err) == 1 and "broken:latest" in err[0]
+             and err[0].rstrip().endswith("ollama-audit repair broken:latest --apply --store %s" % demo.root),
              "the broken model with the command that fixes it", rows)
         sev = [ln.split()[0] for ln in rows[1:]]
         t.eq(sev, sorted(sev, key=lambda x: {"error": 0, "warning": 1}.get(x, 2)), "errors first, then warnings")

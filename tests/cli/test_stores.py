@@ -196,8 +196,8 @@ with t.guard("--all-users on list, check, verify, du"):
     # prune --all-users: a dry run per store; rm refuses --all-users
     bobs = m.objs["bob"]
     orphan = bobs.add_blob(b"an orphan of bob " * 300, mtime=1)
-    r = m.run("prune", "--all-users", input=b"")
-    t.exit_code(r, 0, "prune --all-users (dry run)")
+    r = m.run("prune", "--all-users", "-v", input=b"")
+    t.exit_code(r, 0, "prune --all-users -v (dry run)")
     t.contains(r.out, orphan.replace(":", "-"), "bob's orphan is in the plan")
     t.eq(r.out.count("prune plan"), nstores, "a plan per store")
     t.ok(os.path.exists(bobs.blob_path(orphan)), "dry run: nothing removed")

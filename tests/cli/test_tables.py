@@ -6,6 +6,7 @@ of list and du cut with an ellipsis on a terminal narrower than the table
 --sort / --no-header on list and du."""
 
 import os
+import re
 import sys
 import time
 import unicodedata
@@ -137,8 +138,8 @@ with t.guard("tables that fit 60, 80, 100 and 140 columns: columns hidden by pri
                 for n in names:
                     row = next((ln for ln in lines if ln.startswith(n[:6])), "")
                     shown = row.split("   ")[0].strip()
-                    t.ok(shown == n or (len(shown) >= 24 and shown.endswith(ELLIPSIS)),
-                         "%s, %d columns: %s shows at least 24 characters of its name (%r)"
+                    t.ok(shown == n or (len(shown) >= 24 and ELLIPSIS in shown and shown.endswith(n[n.rindex(":"):])),
+                         "%s, %d columns: %s shows at least 24 characters of its name, its :TAG whole (%r)"
                          % (cmd, cols, n, shown), r.out)
                 heads = lines[0].split()
                 if r.err.count("hidden to fit"):
@@ -163,6 +164,74 @@ with t.guard("tables that fit 60, 80, 100 and 140 columns: columns hidden by pri
         r = t.run_tty(("--store", aged.root, "list"), None, stdout_tty=True, cols=80)
         t.ok(all(n in r.out for n in demo_names), "list, 80 columns, %s pulls: every demo name whole" % when,
              r.out)
+
+HF_NAMES = ["hf.co/bartowski/Qwen2.5-Coder-32B-Instruct-GGUF:Q4_K_M",
+            "hf.co/bartowski/Qwen2.5-Coder-32B-Instruct-GGUF:Q8_0",
+            "hf.co/lmstudio-community/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0"]
+SHORT_AGE = re.compile(r"^(now|\d+(s|m|h|d|w|mo|y) ago)$")
+
+
+def hf_store():
+    """Long hf.co names, two quants of one repository, pulled an hour to
+    three months ago (long MODIFIED texts: "About an hour ago")."""
+    s = t.new_store("hf")
+    now = time.time()
+    for i, (n, age) in enumerate(zip(HF_NAMES + ["llama3.2:1b", "qwen2.5-coder:1.5b"],
+                                     (3600, 3 * 86400, 20 * 86400, 100 * 86400, 90))):
+        t.add_gguf_model(s, n, seed="hf%d" % i, mtime=now - age)
+    return s
+
+
+def name_cells(out, names):
+    """Each name's NAME cell, found by its first 6 characters."""
+    got = {}
+    for n in names:
+        row = next((ln for ln in out.splitlines() if ln.startswith(n[:6]) and ln.split("   ")[0].strip()
+                    not in got.values()), "")
+        got[n] = row.split("   ")[0].strip()
+    return got
+
+
+with t.guard("narrow tables: a long hf.co name cut in its repository keeps its :TAG; MODIFIED shortens before ID goes"):
+    s = hf_store()
+    for cmd in ("list", "du"):
+        for cols in (60, 80, 100):
+            r = t.run_tty(("--store", s.root, cmd), None, stdout_tty=True, cols=cols)
+            t.exit_code(r, 0, "%s at %d columns" % (cmd, cols))
+            lines = r.out.splitlines()
+            table = [ln for ln in lines if ln.startswith(("NAME", "hf.co/", "llama3.2", "qwen2.5"))]
+            t.ok(all(dwidth(ln) <= cols for ln in table), "%s, %d columns: every row fits" % (cmd, cols), r.out)
+            t.ok(all(dwidth(ln) <= cols for ln in r.err.splitlines()),
+                 "%s, %d columns: the note on stderr fits the width it names too" % (cmd, cols), r.err)
+            rows = [ln for ln in lines if ln.startswith("hf.co/")]
+            t.eq(len(rows), 3, "%s, %d columns: a row per hf.co model" % (cmd, cols), r.out)
+            shown = [ln.split("   ")[0].strip() for ln in rows]
+            for n in HF_NAMES:
+                tag = n[n.rindex(":"):]
+                t.ok(n in shown or any(x.startswith("hf.co/") and ELLIPSIS in x and x.endswith(tag) for x in shown),
+                     "%s, %d columns: %s whole, or cut before its %s" % (cmd, cols, n, tag), shown)
+            t.eq(len(set(shown)), 3, "%s, %d columns: the two quants of one repository still differ" % (cmd, cols),
+                 shown)
+    # list at 80: ollama list's four columns all there, MODIFIED short
+    r = t.run_tty(("--store", s.root, "list"), None, stdout_tty=True, cols=80)
+    head = r.out.splitlines()[0].split()
+    t.eq(head, ["NAME", "ID", "SIZE", "MODIFIED"], "list, 80 columns: NAME, ID, SIZE, MODIFIED, as ollama list", r.out)
+    ages = [re.split(r"\s{3,}", ln)[-1] for ln in r.out.splitlines()[1:]]
+    t.ok(ages and all(SHORT_AGE.match(a) for a in ages), "list, 80 columns: MODIFIED in its short form (2w ago)",
+         ages)
+    t.ok("2w ago" in ages and "1h ago" in ages and "3mo ago" in ages, "short ages read as ollama's: 2w, 1h, 3mo",
+         ages)
+    cut = name_cells(r.out, HF_NAMES)
+    t.eq(cut["hf.co/bartowski/Qwen2.5-Coder-32B-Instruct-GGUF:Q4_K_M"][:16], "hf.co/bartowski/",
+         "the host and namespace stay whole while the repository has room", cut)
+    # wide enough for every name whole with short ages: nothing is cut
+    r = t.run_tty(("--store", s.root, "list"), None, stdout_tty=True, cols=100)
+    t.ok(all(n in r.out for n in HF_NAMES) and ELLIPSIS not in r.out, "list, 100 columns: names whole", r.out)
+    t.ok("ID" in r.out.splitlines()[0].split(), "list, 100 columns: ID shown", r.out)
+    # piped: every column, ages as ollama list prints them
+    r = t.audit(s.root, "list")
+    t.contains(r.out, "About an hour ago", "piped: MODIFIED as ollama list prints it")
+
 
 with t.guard("show: the paragraphs wrap at the width"):
     demo = t.copy_demo_store("wrap")
@@ -251,11 +320,26 @@ with t.guard("list --format csv: a last_used column when the store has logs"):
         t.exit_code(r, 16, "%s refuses --sort" % cmd)
 
 
-with t.guard("check's answer at 80 columns: every fix command whole, on a line of its own"):
+def fix_below(lines, code):
+    """The fix under the answer's error row of code (the model's name may be
+    cut to the width): its lines, the ' \\' continuations joined as a shell
+    joins them."""
+    at = next((k for k, ln in enumerate(lines) if ln.startswith("error") and code in ln), None)
+    if at is None:
+        return None
+    part = []
+    for ln in lines[at + 1:]:
+        part.append(ln.strip())
+        if not ln.endswith(" \\"):
+            break
+    return " ".join(p[:-2] if p.endswith(" \\") else p for p in part)
+
+
+with t.guard("check's answer at 80 columns: every fix command whole, on lines of its own"):
     s = t.copy_demo_store("tables-fix")
     info = t.add_gguf_model(s, "hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M", seed="fix80", style="registry")
     os.unlink(s.blob_path(info["layers"][0]["digest"]))
-    want = "ollama pull hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M"
+    want = "ollama-audit repair hf.co/someone/a-rather-long-model-name-GGUF:Q4_K_M --apply --store %s" % s.root
     for cols in (80, 100):
         r = t.run_tty(("--store", s.root, "check"), None, stdout_tty=True, cols=cols)
         lines = r.out.replace("\r\n", "\n").splitlines()
@@ -263,7 +347,8 @@ with t.guard("check's answer at 80 columns: every fix command whole, on a line o
         lines = lines[head:]  # the answer; the findings above are messages, not a table
         t.ok(len(lines) > 3 and all(len(ln) <= cols for ln in lines), "%d columns: no line wider" % cols,
              [ln for ln in lines if len(ln) > cols] or r.out)
-        t.ok(any(ln.strip() == want for ln in lines), "%d columns: the fix command whole, alone" % cols, r.out)
+        t.eq(fix_below(lines, "missing-blob"), want,
+             "%d columns: the fix command whole, on lines of its own" % cols)
     r = t.audit(s.root, "check")
     t.ok(any(ln.startswith("error") and ln.rstrip().endswith(want) for ln in r.out.splitlines()),
          "piped: one row per model, FIX last", r.out)
@@ -271,28 +356,31 @@ with t.guard("check's answer at 80 columns: every fix command whole, on a line o
 
 with t.guard("check's answer at 80 columns: a fix longer than a line pastes as one command"):
     s = t.copy_demo_store("tables-long-fix")
-    weights = s.blob_path("sha256:2d9c9529b4589def2320ae89334886d371a92d50910d558ab524f4dcc8cdf318")
-    with open(weights, "r+b") as f:
-        f.truncate(100)
-    fixes = {f["model"]: f["fix"] for f in t.findings_of(t.audit(s.root, "check", "--format", "json").json())
-             if f["code"] == "size-mismatch"}
-    want = fixes.get("demo-llama:1b", "")
-    t.ok(want.startswith("mv -- ") and len(want) > 160, "the damaged blob's fix is a long command", want)
+    name = "notes-" + "n" * 70 + ".txt"  # a file Ollama did not write: its fix moves it aside, by two long paths
+    with open(os.path.join(s.root, "blobs", name), "w") as f:
+        f.write("mine")
+    fixes = {f["path"]: f["fix"] for f in t.findings_of(t.audit(s.root, "check", "--format", "json").json())
+             if f["code"] == "foreign-file"}
+    want = fixes.get("blobs/" + name, "")
+    t.ok(want.startswith("mv -- ") and len(want) > 160, "the foreign file's fix is a long command", want)
     r = t.run_tty(("--store", s.root, "check"), None, stdout_tty=True, cols=80)
     lines = r.out.replace("\r\n", "\n").splitlines()
-    at = next((k for k, ln in enumerate(lines) if ln.startswith("error") and "demo-llama:1b" in ln
-               and "size-mismatch" in ln), None)
-    t.ok(at is not None, "a row for the damaged blob", r.out)
-    if at is not None:
-        part = []
-        for ln in lines[at + 1:]:
-            part.append(ln.strip())
-            if not ln.endswith(" \\"):
+    part = None
+    for k, ln in enumerate(lines):
+        if not (ln.startswith("warning") and "(store)" in ln and "foreign-file" in ln):
+            continue
+        got = []
+        for below in lines[k + 1:]:
+            got.append(below.strip())
+            if not below.endswith(" \\"):
                 break
+        if " ".join(p[:-2] if p.endswith(" \\") else p for p in got) == want:
+            part = got
+    t.ok(part is not None, "a (store) row for the foreign file, its fix below it: the lines, their ' \\' "
+         "continuations joined as a shell does, are the command", r.out)
+    if part is not None:
         t.ok(len(part) > 2, "on several lines", part)
         for ln in part:
             t.ok(len(ln) <= 80 - 12 or " " not in ln.rstrip(" \\"), "a line is longer only for one word", ln)
-        t.eq(" ".join(p[:-2] if p.endswith(" \\") else p for p in part), want,
-             "the lines, their ' \\' continuations joined as a shell does, are the command")
 
 t.done()

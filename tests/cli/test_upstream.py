@@ -134,10 +134,11 @@ with t.guard("/api/tags leaves out what ollama list drops; reads a truncated GGU
     d = tags.get("trunc:latest", {}).get("details", {})
     t.eq((d.get("context_length"), d.get("embedding_length")), (8192, 512),
          "a GGUF truncated after its header still gives context and embedding length")
-    r = t.audit(s.root, "list")
+    r = t.audit(s.root, "list", "-v")
     t.eq(sorted(row[0] for row in table(r.out)[1]),
          ["baddigest:latest", "fine:latest", "noconfig:latest", "trunc:latest"], "the table still shows every manifest")
-    t.contains(r.err, "library/baddigest/latest", "the dropped model is named on stderr")
+    t.contains(r.err, "library/baddigest/latest", "the dropped model is named on stderr (-v)")
+    t.contains(t.audit(s.root, "list").err, "2 models have problems", "without -v, counted in one line")
 
 with t.guard("an adapter's file_type is not the model's quantization"):
     # follows server/model_list_cache.go: readModelListLayers (only

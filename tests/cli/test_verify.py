@@ -5,6 +5,7 @@
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -223,6 +224,136 @@ with t.guard("the cache is never written inside a store"):
     t.exit_code(r, 16, "verify --cache inside the store")
     t.contains(r.err, "inside the store", "the refusal says why")
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "the store is unchanged")
+
+def forged_cache(path, blob, hexd, mode=0o600):
+    """A verify cache whose entry says `blob`, as it is now, verified good:
+    what someone who can write the file puts there to pass a corrupt blob."""
+    st = os.stat(blob)
+    entry = {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+             "ctime_ns": st.st_ctime_ns, "xxh128": "0" * 32, "verified_at": st.st_ctime_ns / 1e9 + 60}
+    with open(path, "w") as f:
+        json.dump({"schema": "ollama-audit.verify-cache/3", "entries": {hexd: [entry]}}, f)
+    os.chmod(path, mode)
+
+
+def mismatches(doc):
+    return [f["code"] for f in t.findings_of(doc) if f["code"] == "digest-mismatch"]
+
+
+with t.guard("a verify cache someone else could write is ignored, and never written back as theirs"):
+    s, info = t.clean_store("forged")
+    weights = s.blob_path(info["layers"][0]["digest"])
+    hexd = info["layers"][0]["digest"].split(":")[1]
+    flip(weights)            # corrupt: only a full sha256 can tell
+    d = t.tempdir("forged-cache")
+    os.chmod(d, 0o700)
+    # 1. writable by others (any user can test this)
+    cache = os.path.join(d, "open.json")
+    forged_cache(cache, weights, hexd, 0o666)
+    r, doc = verify(s.root, cache, "--changed")
+    t.contains(r.err, "verify cache %s is writable by others (mode 0666): its entries are ignored" % cache,
+               "the warning names the file and why", r.err)
+    t.eq(mismatches(doc), ["digest-mismatch"], "the corrupt blob is hashed and found, not passed by the forged "
+         "entry", r.out)
+    t.exit_code(r, 4, "exit 4: a digest mismatch (the cache was written afresh)")
+    st = os.stat(cache)
+    t.eq((oct(stat.S_IMODE(st.st_mode)), st.st_uid), (oct(0o600), os.geteuid()),
+         "the file was replaced by one of ours, mode 0600, not written back 0666")
+    t.contains(r.err, "written afresh (yours, mode 0600)", "and stderr says so")
+    t.eq(list(json.load(open(cache))["entries"][hexd][0].get("failed", "")), list("digest-mismatch"),
+         "the fresh cache records the failure, not the forged good entry")
+    # 2. writable by its group
+    forged_cache(cache, weights, hexd, 0o620)
+    r, doc = verify(s.root, cache, "--changed")
+    t.contains(r.err, "is writable by its group (mode 0620)", "group-writable: ignored", r.err)
+    t.eq(mismatches(doc), ["digest-mismatch"], "group-writable: the blob is hashed", r.out)
+    # 3. in a directory others can write: read by no one, and not written
+    shared = t.tempdir("forged-shared")
+    os.chmod(shared, 0o1777)
+    cache2 = os.path.join(shared, "c.json")
+    forged_cache(cache2, weights, hexd, 0o666)
+    with open(cache2) as f:
+        forged = f.read()
+    r, doc = verify(s.root, cache2, "--changed")
+    t.eq(mismatches(doc), ["digest-mismatch"], "in a shared directory: the blob is hashed", r.out)
+    t.exit_code(r, 4 | 8, "exit 12: a digest mismatch, and the cache could not be saved")
+    t.contains(r.err, "not saved: the file there was ignored and its directory %s is writable by others" % shared,
+               "stderr says why it was not saved", r.err)
+    t.eq((open(cache2).read(), oct(stat.S_IMODE(os.stat(cache2).st_mode))), (forged, oct(0o666)),
+         "the file is left as it was, not rewritten in place")
+    # 4. a symlink: not followed to read, not replaced
+    target = os.path.join(d, "target.json")
+    forged_cache(target, weights, hexd)
+    link = os.path.join(d, "link.json")
+    os.symlink(target, link)
+    r, doc = verify(s.root, link, "--changed")
+    t.contains(r.err, "verify cache %s is a symlink: its entries are ignored" % link, "a symlink: ignored", r.err)
+    t.eq(mismatches(doc), ["digest-mismatch"], "a symlink: the blob is hashed", r.out)
+    t.ok(os.path.islink(link) and json.load(open(target))["entries"][hexd][0].get("failed") is None,
+         "the link stays, its target unchanged")
+    # show and check read the cache too: the same rule
+    forged_cache(cache, weights, hexd, 0o666)
+    r = t.audit(s.root, "show", "tiny", "--cache", cache)
+    t.contains(r.err, "is writable by others (mode 0666): its entries are ignored", "show: ignored too", r.err)
+    # 5. another user's file (root only: chown)
+    if not t.IS_ROOT:
+        t.skip("not root: a cache owned by another user needs chown (the group, other and symlink cases ran)")
+    else:
+        forged_cache(cache, weights, hexd, 0o600)
+        os.chown(cache, 12345, 12345)
+        r, doc = verify(s.root, cache, "--changed")
+        t.contains(r.err, "verify cache %s is owned by uid 12345, not by you (uid 0): its entries are ignored"
+                   % cache, "root: another user's cache is ignored", r.err)
+        t.eq(mismatches(doc), ["digest-mismatch"], "root: the corrupt blob is found (was '0 errors')", r.out)
+        st = os.stat(cache)
+        t.eq((st.st_uid, oct(stat.S_IMODE(st.st_mode))), (0, oct(0o600)),
+             "root's fresh cache is root's (not chowned back to uid 12345)")
+        other = t.tempdir("forged-theirs")
+        os.chown(other, 12345, 12345)
+        os.chmod(other, 0o755)
+        cache3 = os.path.join(other, "c.json")
+        forged_cache(cache3, weights, hexd, 0o600)
+        os.chown(cache3, 12345, 12345)
+        r, doc = verify(s.root, cache3, "--changed")
+        t.eq(mismatches(doc), ["digest-mismatch"], "root, the cache in another user's directory: hashed", r.out)
+        t.contains(r.err, "its directory %s is owned by uid 12345" % other, "and not saved there", r.err)
+        t.eq(os.stat(cache3).st_uid, 12345, "their file is left alone")
+
+
+with t.guard("the default cache is never read or written inside a store (XDG_CACHE_HOME there)"):
+    s, info = t.clean_store("xdg-inside")
+    lib = os.path.join(s.manifests, "registry.ollama.ai", "library")
+    outside = t.tempdir("xdg-link")
+    link = os.path.join(outside, "cache")
+    os.symlink(s.root, link)         # inside through a symlink: by device and inode
+    before = t.snapshot(s.root)
+    for xdg in (lib, link):
+        env = {"XDG_CACHE_HOME": xdg}
+        where = os.path.join(xdg, "ollama-audit", "verify-cache.json")
+        r = t.audit(s.root, "verify", env=env)
+        t.exit_code(r, 0, "verify with XDG_CACHE_HOME=%s goes on without a cache" % xdg)
+        t.contains(r.err, "verification cache: the default %s lies inside the store %s: going on without a "
+                   "cache" % (where, s.root), "stderr says so", r.err)
+        t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "nothing was written in the store")
+        r = t.audit(s.root, "verify", "--changed", env=env)
+        t.contains(r.err, "--changed and --quick need the cache", "--changed: every blob gets a full sha256")
+        r = t.audit(s.root, "list", "-q", env=env)
+        t.eq(r.out.split(), ["tiny:latest"], "list shows no model named ollama-audit:verify-cache.json", r.out)
+        r = t.audit(s.root, "check", env=env)
+        t.exit_code(r, 0, "check with the default cache inside the store")
+        t.eq(r.err.count("lies inside the store"), 1, "check says so once", r.err)
+    # a planted cache there is not read either: its failure would make check report a corrupt blob
+    os.makedirs(os.path.join(lib, "ollama-audit"), exist_ok=True)
+    planted = os.path.join(lib, "ollama-audit", "verify-cache.json")
+    forged_cache(planted, s.blob_path(info["layers"][0]["digest"]), info["layers"][0]["digest"].split(":")[1])
+    doc = json.load(open(planted))
+    for e in doc["entries"].values():
+        e[0]["failed"] = "digest-mismatch"
+    json.dump(doc, open(planted, "w"))
+    r = t.audit(s.root, "check", "--format", "json", env={"XDG_CACHE_HOME": lib})
+    t.eq([f["code"] for f in t.findings_of(r.json()) if f["code"] == "digest-mismatch"], [],
+         "a cache planted in the store is not read by check", r.out)
+
 
 with t.guard("a corrupt blob several models share: every one of them is named"):
     s = t.new_store("shared-bad")

@@ -5,8 +5,10 @@
  *   OA_FAULT=renameat:3:ENOSPC[,read:1:EIO...]
  *       the 3rd call of renameat fails with ENOSPC (and nothing else does);
  *       functions: open openat read pread rename renameat unlink unlinkat
- *       fsync linkat ficlone (ioctl FICLONE); errors: EIO ENOSPC EACCES
- *       ENOENT EPERM EROFS.
+ *       fsync linkat ficlone (ioctl FICLONE) flock (LOCK_EX or LOCK_SH
+ *       asked: a filesystem without locks); errors: EIO ENOSPC EACCES
+ *       ENOENT EPERM EROFS ENOLCK EINVAL EOPNOTSUPP ENOSYS. The count `*`
+ *       fails every call (flock:*:ENOLCK: NFS without its lock service).
  *   OA_FAULT_LOG=FILE
  *       append one line per injected fault: "function N errno path", and at
  *       exit one line "calls function N" per function called at least once
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,12 +39,12 @@
 
 enum fn {
 	F_OPEN, F_OPENAT, F_READ, F_PREAD, F_RENAME, F_RENAMEAT, F_UNLINK, F_UNLINKAT, F_FSYNC,
-	F_LINKAT, F_FICLONE, F_COUNT
+	F_LINKAT, F_FICLONE, F_FLOCK, F_COUNT
 };
 
 static const char *const fn_names[F_COUNT] = {
 	"open", "openat", "read", "pread", "rename", "renameat", "unlink", "unlinkat", "fsync",
-	"linkat", "ficlone",
+	"linkat", "ficlone", "flock",
 };
 
 static const struct {
@@ -49,10 +52,13 @@ static const struct {
 	int value;
 } errnos[] = {
 	{ "EIO", EIO }, { "ENOSPC", ENOSPC }, { "EACCES", EACCES }, { "ENOENT", ENOENT },
-	{ "EPERM", EPERM }, { "EROFS", EROFS },
+	{ "EPERM", EPERM }, { "EROFS", EROFS }, { "ENOLCK", ENOLCK }, { "EINVAL", EINVAL },
+	{ "EOPNOTSUPP", EOPNOTSUPP }, { "ENOSYS", ENOSYS },
 };
 
-/* One fault per function at most: which call (0 = none) and what errno. */
+/* One fault per function at most: which call (0 = none, EVERY_CALL) and
+ * what errno. */
+#define EVERY_CALL (-1L)
 static long fault_at[F_COUNT];
 static int fault_errno[F_COUNT];
 static atomic_long calls[F_COUNT];
@@ -75,7 +81,9 @@ static void parse_one(const char *spec)
 {
 	char name[32], err[32];
 	long n;
-	if (sscanf(spec, "%31[a-z]:%ld:%31[A-Z]", name, &n, err) != 3 || n < 1)
+	if (sscanf(spec, "%31[a-z]:*:%31[A-Z]", name, err) == 2)
+		n = EVERY_CALL;
+	else if (sscanf(spec, "%31[a-z]:%ld:%31[A-Z]", name, &n, err) != 3 || n < 1)
 		return;
 	for (int f = 0; f < F_COUNT; f++) {
 		if (strcmp(name, fn_names[f]) != 0)
@@ -126,7 +134,7 @@ static void *real(const char *sym)
 static int inject(enum fn f, int dirfd, const char *path, int fd)
 {
 	long n = atomic_fetch_add(&calls[f], 1) + 1;
-	if (fault_at[f] != n)
+	if (fault_at[f] != n && fault_at[f] != EVERY_CALL)
 		return 0;
 	char what[4096] = "";
 	if (path && (path[0] == '/' || dirfd == AT_FDCWD)) {
@@ -273,4 +281,15 @@ int ioctl(int fd, unsigned long req, ...)
 	if (!r)
 		r = real("ioctl");
 	return r(fd, req, arg);
+}
+
+/* Only asking for a lock is counted and failed; LOCK_UN passes through. */
+int flock(int fd, int op)
+{
+	static int (*r)(int, int);
+	if ((op & (LOCK_EX | LOCK_SH)) && inject(F_FLOCK, AT_FDCWD, NULL, fd))
+		return -1;
+	if (!r)
+		r = real("flock");
+	return r(fd, op);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof path, "%s/cache.json", dir);
 	FILE *f = fopen(path, "wb");
 	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+		abort();
+	if (chmod(path, 0600) != 0) /* a group-writable file (umask 002) is not read at all */
 		abort();
 	oa_verify_cache *c = oa_verify_cache_open(path, err, sizeof err);
 	if (!c)

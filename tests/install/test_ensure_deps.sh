@@ -14,7 +14,7 @@ for tool in sh cc make cmake pkg-config grep id; do
   path=$(command -v "$tool") || { echo "SKIP: $tool is not installed"; exit 77; }
   ln -s "$path" "$bin/$tool"
 done
-build_pkgs="build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev"
+build_pkgs="build-essential cmake pkg-config libjansson-dev libxxhash-dev libssl-dev libarchive-dev"
 check "no dpkg: the build's packages are found through pkg-config" \
   "PATH='$bin' sh '$src/tools/ensure-deps.sh' $build_pkgs 2>'$bin/err'"
 check "and nothing is said" "[ ! -s '$bin/err' ]"

@@ -34,6 +34,43 @@ check "fish completion installed" "grep -q '^complete -c ollama-audit' '$first/s
 check "the systemd service runs the installed binary by its full path" \
   "grep -qx 'ExecStart=$first/bin/ollama-audit check --all-users .*' '$first/lib/systemd/system/ollama-audit.service'"
 check "the systemd timer installed" "grep -qx 'OnCalendar=hourly' '$first/lib/systemd/system/ollama-audit.timer'"
+unit=$first/lib/systemd/system/ollama-audit.service
+check "the service writes check's metrics to ollama-check.prom" \
+  "grep -qx 'ExecStart=$first/bin/ollama-audit check --all-users --format prometheus --output /var/lib/prometheus/node-exporter/ollama-check.prom' '$unit'"
+check "the service writes du's metrics to ollama-du.prom" \
+  "grep -qx 'ExecStart=$first/bin/ollama-audit du --all-users --format prometheus --output /var/lib/prometheus/node-exporter/ollama-du.prom' '$unit'"
+check "the service does not fail where node_exporter's directory is missing (ReadWritePaths=-, a condition)" \
+  "grep -qx 'ReadWritePaths=-/var/lib/prometheus/node-exporter' '$unit' && grep -qx 'ConditionPathIsDirectory=/var/lib/prometheus/node-exporter' '$unit'"
+check "no user units for a prefix outside the home" "[ ! -e '$first/share/systemd/user' ]"
+if command -v systemd-analyze >/dev/null 2>&1; then
+  check "systemd-analyze verify finds nothing to say about the system units" \
+    "out=\$(systemd-analyze verify --man=no '$unit' '$first/lib/systemd/system/ollama-audit.timer' 2>&1) && [ -z \"\$out\" ] || { echo \"\$out\" >&2; false; }"
+else
+  echo "note: systemd-analyze is not installed; the units are not verified"
+fi
+
+# A prefix under the home of whoever installs (make install PREFIX=~/.local):
+# user units, where the user's systemd looks, and no system units.
+home=$scratch/home
+mkdir -p "$home"
+HOME=$home cmake --install "$build" --prefix "$home/.local" >"$scratch/home-install.log"
+userdir=$home/.local/share/systemd/user
+check "a home prefix gets user units in <prefix>/share/systemd/user" \
+  "[ -f '$userdir/ollama-audit.service' ] && grep -qx 'OnCalendar=hourly' '$userdir/ollama-audit.timer'"
+check "a home prefix gets no system units" "[ ! -e '$home/.local/lib/systemd' ]"
+check "the user service audits the user's store into its state directory, check and du" \
+  "grep -qx 'ExecStart=$home/.local/bin/ollama-audit check --format prometheus --output %S/ollama-audit/ollama-check.prom' '$userdir/ollama-audit.service' &&
+   grep -qx 'ExecStart=$home/.local/bin/ollama-audit du --format prometheus --output %S/ollama-audit/ollama-du.prom' '$userdir/ollama-audit.service' &&
+   grep -qx 'StateDirectory=ollama-audit' '$userdir/ollama-audit.service'"
+check "make install says how to enable the user units" \
+  "grep -q 'systemctl --user enable --now ollama-audit.timer' '$scratch/home-install.log'"
+if command -v systemd-analyze >/dev/null 2>&1; then
+  mkdir -m 700 "$scratch/run"
+  check "the user's systemd reads units from ~/.local/share/systemd/user" \
+    "env -i HOME='$home' PATH=/usr/bin:/bin XDG_RUNTIME_DIR='$scratch/run' systemd-analyze --user unit-paths | grep -qx '$userdir'"
+  check "systemd-analyze --user verify finds nothing to say about the user units" \
+    "out=\$(env -i HOME='$home' PATH=/usr/bin:/bin XDG_RUNTIME_DIR='$scratch/run' systemd-analyze --user verify --man=no '$userdir/ollama-audit.service' '$userdir/ollama-audit.timer' 2>&1) && [ -z \"\$out\" ] || { echo \"\$out\" >&2; false; }"
+fi
 check "copyright and changelog installed" \
   "[ -f '$first/share/doc/ollama-audit/copyright' ] && gzip -t '$first/share/doc/ollama-audit/changelog.gz'"
 check "CMake package installed" "[ -f '$first/$libdir/cmake/ollama_audit/ollama_auditConfig.cmake' ]"

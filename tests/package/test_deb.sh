@@ -43,7 +43,7 @@ version=$(sed -n 's/^project(ollama-audit VERSION \([0-9.]*\).*/\1/p' "$src/CMak
 field() { dpkg-deb -f "$deb" "$1"; }
 check "package name" "[ \"\$(field Package)\" = ollama-audit ]"
 check "version $version" "[ \"\$(field Version)\" = '$version' ]"
-for dep in libc6 libjansson4 libxxhash0 libssl3; do
+for dep in libc6 libjansson4 libxxhash0 libssl3 libarchive13; do
   check "depends on $dep" "field Depends | tr ',' '\\n' | grep -q '^ *$dep\\b'"
 done
 if grep -q '^SYSTEMD_FOUND:INTERNAL=1' "$build/CMakeCache.txt"; then
@@ -51,6 +51,9 @@ if grep -q '^SYSTEMD_FOUND:INTERNAL=1' "$build/CMakeCache.txt"; then
   check "recommends libsystemd0" "field Recommends | tr ',' '\\n' | grep -q '^ *libsystemd0\\b'"
   check "does not depend on libsystemd0" "! field Depends | grep -q libsystemd"
 fi
+homepage=$(sed -n 's/^OA_HOMEPAGE_URL:STRING=//p' "$build/CMakeCache.txt")
+check "the Homepage is this project's (the one configured, else none), never Ollama's" \
+  "[ \"\$(field Homepage)\" = '$homepage' ]"
 check "the control archive holds the shlibs file (for packages built against it)" \
   "dpkg-deb --info '$deb' | grep -q ' shlibs'"
 dpkg-deb --contents "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$scratch/contents"

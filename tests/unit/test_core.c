@@ -489,6 +489,39 @@ static void test_outfile_recheck(void)
 	CHECK(rmdir(dir) == 0);
 }
 
+/* oa_renameat_noreplace moves a file, a symlink (as itself) and a
+ * directory, and never replaces what is at the new name: EEXIST, both left
+ * as they were. */
+static void test_rename_noreplace(void)
+{
+	char dir[] = "/tmp/oa-noreplace-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0);
+	int fd = openat(dfd, "a", O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0 && write(fd, "a", 1) == 1);
+	close(fd);
+	CHECK(oa_renameat_noreplace(dfd, "a", dfd, "b") == 0);
+	struct stat st;
+	CHECK(fstatat(dfd, "a", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+	CHECK(symlinkat("b", dfd, "link") == 0);
+	CHECK(oa_renameat_noreplace(dfd, "link", dfd, "b") < 0 && errno == EEXIST);
+	CHECK(fstatat(dfd, "link", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode));
+	CHECK(fstatat(dfd, "b", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_size == 1);
+	CHECK(oa_renameat_noreplace(dfd, "link", dfd, "link2") == 0);
+	CHECK(fstatat(dfd, "link2", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode));
+	CHECK(mkdirat(dfd, "d", 0700) == 0 && mkdirat(dfd, "e", 0700) == 0);
+	CHECK(oa_renameat_noreplace(dfd, "d", dfd, "e") < 0 && errno == EEXIST);
+	CHECK(oa_renameat_noreplace(dfd, "d", dfd, "f") == 0);
+	CHECK(fstatat(dfd, "f", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode));
+	unlinkat(dfd, "b", 0);
+	unlinkat(dfd, "link2", 0);
+	unlinkat(dfd, "e", AT_REMOVEDIR);
+	unlinkat(dfd, "f", AT_REMOVEDIR);
+	close(dfd);
+	CHECK(rmdir(dir) == 0);
+}
+
 /* OA_ALLOC_GROW keeps what is there, grows geometrically and dies cleanly
  * (exit 8, "out of memory") rather than wrapping when the size overflows. */
 /* An OOM handler: exit 8 when told the size overflowed, 9 otherwise. */
@@ -649,6 +682,7 @@ int main(void)
 	test_escape();
 	test_duration();
 	test_outfile_recheck();
+	test_rename_noreplace();
 	test_alloc_grow();
 	test_strset();
 	test_model_name_is();

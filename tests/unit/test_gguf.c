@@ -553,6 +553,44 @@ static void test_kinds(void)
 	gw_free(&w);
 }
 
+/* llama.cpp's gguf-split keys: u16 split.no and split.count, i32
+ * split.tensors.count; a shard after the first has no architecture by
+ * design, and that is no warning (the first shard's still is). */
+static void test_split_keys(void)
+{
+	gw_t w;
+	oa_gguf_info in;
+	for (int no = 0; no < 2; no++) {
+		gw_init(&w, 3, false);
+		gw_header(&w, 0, 3);
+		gw_key(&w, "split.no", 2);
+		gw_u16(&w, (uint64_t)no);
+		gw_key(&w, "split.count", 2);
+		gw_u16(&w, 3);
+		gw_kv_i32(&w, "split.tensors.count", 27);
+		CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
+		CHECK(in.has_split);
+		CHECK_U64(in.split_no, (uint64_t)no);
+		CHECK_U64(in.split_count, 3);
+		CHECK(in.split_tensors == 27);
+		CHECK(has_diag(&in, OA_SEV_WARNING, "general.architecture") == (no == 0));
+		oa_gguf_info_free(&in);
+		gw_free(&w);
+	}
+	/* split.count alone is no shard; a negative split.no is refused with a warning */
+	gw_init(&w, 3, false);
+	gw_header(&w, 0, 3);
+	gw_kv_str(&w, "general.architecture", "llama");
+	gw_kv_i32(&w, "split.no", -1);
+	gw_kv_u32(&w, "split.count", 2);
+	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
+	CHECK(!in.has_split);
+	CHECK(in.split_tensors == -1);
+	CHECK(has_diag(&in, OA_SEV_WARNING, "split.no"));
+	oa_gguf_info_free(&in);
+	gw_free(&w);
+}
+
 static void test_guess(void)
 {
 	/* No general.file_type: the dominant tensor type gives a marked guess (Q4_K -> 15). */
@@ -1368,6 +1406,7 @@ int main(void)
 	test_quick_mode();
 	test_numbers_and_strings();
 	test_kinds();
+	test_split_keys();
 	test_guess();
 	test_c01_magic();
 	test_c02_versions();

@@ -1,12 +1,20 @@
 /* test_logs.c - the server log line parser and the fold into load events:
  * each era's load lines, the storage prefixes, memory figures, failures,
  * and broken lines that must warn without inventing a load. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "ollama_audit/history.h"
 #include "ollama_audit/logline.h"
 #include "history/serves.h"
+#include "base/util.h"
 #include "testutil.h"
 
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define HEX_A "a9d0a3e1c2b4f5061728394a5b6c7d8e9f00112233445566778899aabbccddee"
 #define HEX_B "8c625c9569c3c799f5f9595b5a141f91d224233055608189d66746347c14e613"
@@ -262,42 +270,119 @@ static void test_stale_memory(void)
 	oa_history_free(&h);
 }
 
-static bool has_needle(char **v, size_t n, const char *want)
+/* Does the line name the store? */
+static bool named(oa_store_names *sn, const char *line)
 {
-	bool yes = false;
-	for (size_t i = 0; i < n; i++)
-		yes |= strcmp(v[i], want) == 0;
+	return oa_store_named_in(sn, line, strlen(line));
+}
+
+/* How a log names the store it served, where the paths exist nowhere: by
+ * text, normalised; a mounted machine's logs name it without the mount
+ * point. */
+static void test_serves_text(void)
+{
+	oa_store_names sn;
+	oa_store_names_init(&sn, "/nonexistent-oa/m", NULL);
+	CHECK(named(&sn, "cmd=\"/usr/bin/ollama runner --model /nonexistent-oa/m/blobs/sha256-ab --port 1\""));
+	CHECK(named(&sn, "env=\"map[OLLAMA_HOST:x OLLAMA_MODELS:/nonexistent-oa/m OLLAMA_NOPRUNE:false]\""));
+	CHECK(named(&sn, "env=\"map[OLLAMA_MODELS:/nonexistent-oa/m]\""));
+	CHECK(named(&sn, "model=/nonexistent-oa//m/./blobs/sha256-ab"));       /* the same path, spelled so */
+	CHECK(named(&sn, "env=\"map[OLLAMA_MODELS:/nonexistent-oa/m/ OLLAMA_X:1]\""));
+	CHECK(named(&sn, "model=\"/a b/blobs/sha256-x /nonexistent-oa/m/blobs/sha256-ab\""));
+	CHECK(!named(&sn, "model=/nonexistent-oa/m2/blobs/sha256-ab"));
+	CHECK(!named(&sn, "model=/x/nonexistent-oa/m/blobs/sha256-ab"));      /* a longer path is another */
+	CHECK(!named(&sn, "env=\"map[OLLAMA_MODELS:/nonexistent-oa/m2]\""));
+	CHECK(!named(&sn, "nonexistent-oa/m/blobs/sha256-ab OLLAMA_MODELS:"));
+	CHECK(named(&sn, "cmd=\"x --model /nonexistent-oa/m/blobs/sha256-ab\"")); /* asked again: the memo */
+	oa_store_names_free(&sn);
+	oa_store_names_init(&sn, "/nonexistent-oa/root/usr/share/ollama/.ollama/models", "/nonexistent-oa/root/");
+	CHECK(named(&sn, "--model /usr/share/ollama/.ollama/models/blobs/sha256-ab --port"));
+	CHECK(named(&sn, "map[OLLAMA_MODELS:/usr/share/ollama/.ollama/models]"));
+	CHECK(named(&sn, "--model /nonexistent-oa/root/usr/share/ollama/.ollama/models/blobs/sha256-ab"));
+	oa_store_names_free(&sn);
+	oa_store_names_init(&sn, "/nonexistent-oa/rootless/m", "/nonexistent-oa/root");
+	CHECK(named(&sn, "model=/nonexistent-oa/rootless/m/blobs/sha256-ab")); /* not under the root: as given */
+	CHECK(!named(&sn, "model=/m/blobs/sha256-ab"));
+	oa_store_names_free(&sn);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+/* d/NAME -> target */
+static void link_at(const char *d, const char *name, const char *target)
+{
+	char *p = oa_xasprintf("%s/%s", d, name);
+	CHECK(symlink(target, p) == 0);
+	free(p);
+}
+
+/* "<d><path>/blobs/sha256-ab" as a load line names it. */
+static bool names_path(oa_store_names *sn, const char *d, const char *path)
+{
+	char *line = oa_xasprintf("cmd=\"ollama runner --model %s%s/blobs/sha256-ab --port 1\"", d, path);
+	bool yes = named(sn, line);
+	free(line);
 	return yes;
 }
 
-/* How a log names the store it served; a mounted machine's logs name it
- * without the mount point. */
-static void test_serves(void)
+/* The same store under another name: a symlinked parent, relative or
+ * absolute, resolved on this machine or inside a mounted one. */
+static void test_serves_resolved(void)
 {
-	char *v[OA_STORE_NEEDLES_MAX];
-	size_t n = oa_store_log_needles("/nonexistent-oa/m", NULL, v);
-	CHECK_U64(n, 3);
-	CHECK(has_needle(v, n, "/nonexistent-oa/m/blobs/sha256-"));
-	CHECK(has_needle(v, n, "OLLAMA_MODELS:/nonexistent-oa/m "));
-	CHECK(has_needle(v, n, "OLLAMA_MODELS:/nonexistent-oa/m]"));
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	n = oa_store_log_needles("/nonexistent-oa/root/usr/share/ollama/.ollama/models", "/nonexistent-oa/root/", v);
-	CHECK_U64(n, 6);
-	CHECK(has_needle(v, n, "/usr/share/ollama/.ollama/models/blobs/sha256-"));
-	CHECK(has_needle(v, n, "OLLAMA_MODELS:/usr/share/ollama/.ollama/models]"));
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	n = oa_store_log_needles("/nonexistent-oa/rootless/m", "/nonexistent-oa/root", v);
-	CHECK_U64(n, 3); /* not under the machine root: only as given */
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	CHECK(oa_has_bytes("abcOLLAMA", 9, "OLLAMA", 6) && !oa_has_bytes("abc", 3, "abcd", 4));
+	char d[] = "/tmp/oa-unit-serves-XXXXXX";
+	CHECK(mkdtemp(d) != NULL);
+	char *data = oa_xasprintf("%s/data", d), *store = oa_xasprintf("%s/data/models", d);
+	CHECK(mkdir(data, 0700) == 0 && mkdir(store, 0700) == 0);
+	link_at(d, "srv", "data");      /* relative */
+	link_at(d, "abs", "/data");     /* absolute: that machine's /data */
+	link_at(d, "loop", "loop");
+	char name[32], target[32];
+	for (int i = 0; i < 41; i++) {  /* hop0 -> hop1 -> ... -> hop40 -> data: 41 links */
+		snprintf(name, sizeof name, "hop%d", i);
+		snprintf(target, sizeof target, i == 40 ? "data" : "hop%d", i + 1);
+		link_at(d, name, target);
+	}
+	oa_store_names sn;
+	oa_store_names_init(&sn, store, NULL);
+	CHECK(names_path(&sn, d, "/srv/models"));
+	CHECK(names_path(&sn, d, "/srv/../data/models"));
+	CHECK(!names_path(&sn, d, "/abs/models"));      /* this machine's /data: not there */
+	CHECK(!names_path(&sn, d, "/data"));
+	oa_store_names_free(&sn);
+	oa_store_names_init(&sn, store, d);            /* the logs of the machine mounted at d */
+	CHECK(names_path(&sn, "", "/srv/models"));
+	CHECK(names_path(&sn, "", "/abs/models"));
+	CHECK(names_path(&sn, "", "/../../abs/./models/")); /* ".." never above its root */
+	CHECK(names_path(&sn, "", "/hop1/models"));          /* 40 links: the kernel's limit */
+	CHECK(!names_path(&sn, "", "/hop0/models"));         /* 41: ELOOP, and no text matches */
+	CHECK(!names_path(&sn, "", "/loop/models"));
+	CHECK(names_path(&sn, d, "/data/models"));           /* this machine's path: as text */
+	oa_store_names_free(&sn);
+	struct stat st, want;
+	CHECK(stat(store, &want) == 0);
+	CHECK(oa_dir_stat_in_root(d, "/abs/models", &st) == 0 && st.st_ino == want.st_ino);
+	errno = 0;
+	CHECK(oa_dir_stat_in_root(d, "/hop0/models", &st) < 0 && errno == ELOOP);
+	CHECK(oa_dir_stat_in_root(d, "/loop", &st) < 0 && errno == ELOOP);
+	CHECK(oa_dir_stat_in_root(d, "/hop40", &st) == 0 && S_ISDIR(st.st_mode)); /* one link */
+	char *plain = oa_xasprintf("%s/plain", d);
+	FILE *f = fopen(plain, "w");
+	CHECK(f && fclose(f) == 0);
+	CHECK(oa_dir_stat_in_root(d, "/plain", &st) < 0 && errno == ENOTDIR);
+	free(plain);
+	nftw(d, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(store);
+	free(data);
 }
 
 int main(void)
 {
-	test_serves();
+	test_serves_text();
+	test_serves_resolved();
 	test_time();
 	test_size_digest();
 	test_eras();

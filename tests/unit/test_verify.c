@@ -697,6 +697,67 @@ static void test_cache_failed_only(void)
 #undef ONE_ENTRY
 }
 
+/* A good entry for file (1, ino) under the all-zero digest. */
+static void one_good_entry(char *doc, size_t len)
+{
+	snprintf(doc, len, "{\"schema\":\"ollama-audit.verify-cache/3\",\"entries\":{\"%064d\":[{\"dev\":1,\"ino\":2,"
+	         "\"size\":3,\"mtime_ns\":4,\"ctime_ns\":5,\"xxh128\":\"0123456789abcdef0123456789abcdef\","
+	         "\"verified_at\":6}]}}", 0);
+}
+
+static unsigned mode_of(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0;
+}
+
+/* A cache someone else could have written is not read; saved, it is
+ * replaced by a fresh file of ours where only we can write, else left. */
+static void test_cache_trust(void)
+{
+	char store[600], cpath[700], link[700], shared[700], spath[800], doc[512], err[512];
+	new_store(store, sizeof store);
+	snprintf(cpath, sizeof cpath, "%s/vc.json", store);
+	one_good_entry(doc, sizeof doc);
+	write_file(cpath, doc, strlen(doc));
+	CHECK(chmod(store, 0700) == 0 && chmod(cpath, 0666) == 0);
+	oa_verify_cache *c = oa_verify_cache_open(cpath, err, sizeof err);
+	CHECK(c != NULL && strstr(err, "writable by others (mode 0666): its entries are ignored") != NULL);
+	CHECK_U64(oa_verify_cache_count(c), 0);
+	CHECK(oa_verify_cache_save(c, err, sizeof err) == 0 && strstr(err, "written afresh") != NULL);
+	CHECK(mode_of(cpath) == 0600);
+	oa_verify_cache_close(c);
+	c = oa_verify_cache_open(cpath, err, sizeof err); /* ours now */
+	CHECK(c != NULL && err[0] == '\0');
+	oa_verify_cache_close(c);
+	write_file(cpath, doc, strlen(doc));
+	CHECK(chmod(cpath, 0620) == 0);
+	c = oa_verify_cache_open(cpath, err, sizeof err);
+	CHECK(c != NULL && strstr(err, "writable by its group (mode 0620)") != NULL);
+	oa_verify_cache_close(c);
+	/* a symlink: not read through, and not replaced (outfile.h) */
+	CHECK(chmod(cpath, 0600) == 0);
+	snprintf(link, sizeof link, "%s/link.json", store);
+	CHECK(symlink(cpath, link) == 0);
+	c = oa_verify_cache_open(link, err, sizeof err);
+	CHECK(c != NULL && strstr(err, "is a symlink: its entries are ignored") != NULL);
+	CHECK_U64(oa_verify_cache_count(c), 0);
+	CHECK(oa_verify_cache_save(c, err, sizeof err) == -1 && strstr(err, "symlink") != NULL);
+	oa_verify_cache_close(c);
+	/* a directory others can write: the file is left as it is */
+	snprintf(shared, sizeof shared, "%s/shared", store);
+	CHECK(mkdir(shared, 0700) == 0 && chmod(shared, 01777) == 0);
+	snprintf(spath, sizeof spath, "%s/vc.json", shared);
+	write_file(spath, doc, strlen(doc));
+	CHECK(chmod(spath, 0666) == 0);
+	c = oa_verify_cache_open(spath, err, sizeof err);
+	CHECK(c != NULL && oa_verify_cache_count(c) == 0);
+	CHECK(oa_verify_cache_save(c, err, sizeof err) == -1 && strstr(err, "not saved") != NULL &&
+	      strstr(err, "writable by others") != NULL);
+	CHECK(mode_of(spath) == 0666);
+	oa_verify_cache_close(c);
+}
+
 static void test_default_path(void)
 {
 	char buf[1024], err[256];
@@ -1448,6 +1509,7 @@ int main(void)
 	test_cache_corrupt();
 	test_cache_copies();
 	test_cache_failed_only();
+	test_cache_trust();
 	test_default_path();
 	test_changed_only();
 	test_quick();

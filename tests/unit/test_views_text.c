@@ -4,6 +4,7 @@
 #include "teststore.h"
 
 #include "views/list_text.h"
+#include "views/table.h"
 #include "audit/select.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/scan.h"
@@ -110,8 +111,69 @@ static void test_list(void)
 	oa_store_close(&s);
 }
 
+/* s cut by oa_name_fit to width is want, and takes at most width columns. */
+static void name_fit_is(const char *s, size_t width, const char *want)
+{
+	char *got = oa_name_fit(s, width);
+	CHECK_STR(got, want);
+	CHECK(oa_text_width(got) <= width);
+	free(got);
+}
+
+static void age_terse_is(const char *s, const char *want)
+{
+	char *got = oa_age_terse(s);
+	CHECK_STR(got, want);
+	free(got);
+}
+
+/* Narrow tables: a name cut in the middle of its repository keeps the host,
+ * the namespace and the :TAG that tell two quants apart; ages shorten. */
+static void test_fit(void)
+{
+	const char *q = "hf.co/bartowski/Qwen2.5-Coder-32B-Instruct-GGUF:Q4_K_M";
+	name_fit_is(q, 60, q);
+	name_fit_is(q, 33, "hf.co/bartowski/Qwen\xe2\x80\xa6-GGUF:Q4_K_M");
+	name_fit_is("hf.co/bartowski/Qwen2.5-Coder-32B-Instruct-GGUF:Q8_0", 33,
+	            "hf.co/bartowski/Qwen2\xe2\x80\xa6t-GGUF:Q8_0");
+	/* no room for the namespace and 10 columns of the repository: the cut goes through it */
+	name_fit_is("hf.co/lmstudio-community/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0", 33,
+	            "hf.co/lmstudi\xe2\x80\xa6-Instruct-GGUF:Q8_0");
+	name_fit_is("a-model-with-a-really-long-name:latest", 24, "a-model-\xe2\x80\xa6ong-name:latest");
+	/* a wide character across the cut is not split */
+	name_fit_is("\xe6\xa8\xa1\xe5\x9e\x8b\xe6\xa8\xa1\xe5\x9e\x8b\xe6\xa8\xa1\xe5\x9e\x8b:tag", 14,
+	            "\xe6\xa8\xa1\xe5\x9e\x8b\xe2\x80\xa6\xe6\xa8\xa1\xe5\x9e\x8b:tag");
+	/* too narrow to keep a tag, or not one name: cut at the end */
+	name_fit_is("some-model:a-very-long-tag-indeed", 12, "some-model:\xe2\x80\xa6");
+	name_fit_is("a:1, b-very-long-second-name:2", 12, "a:1, b-very\xe2\x80\xa6");
+	name_fit_is("tiny:latest", 7, "tiny:l\xe2\x80\xa6");
+	age_terse_is("2 weeks ago", "2w ago");
+	age_terse_is("About an hour ago", "1h ago");
+	age_terse_is("About a minute ago", "1m ago");
+	age_terse_is("1 second ago", "1s ago");
+	age_terse_is("Less than a second ago", "now");
+	age_terse_is("3 months ago", "3mo ago");
+	age_terse_is("12 years ago", "12y ago");
+	age_terse_is("3 days from now", "in 3d");
+	age_terse_is("never", "never");
+	age_terse_is("-", "-");
+	age_terse_is("Forever", "Forever");
+	age_terse_is("2 fortnights ago", "2 fortnights ago");
+	/* every age oa_human_age writes has a short form */
+	static const int64_t ages[] = { 0, 1, 59, 60, 119, 3599, 3600, 7200, 86400, 3 * 86400, 20 * 86400,
+		                        100 * 86400, 800 * 86400, -3 * 86400 };
+	for (size_t i = 0; i < sizeof ages / sizeof ages[0]; i++) {
+		char human[64];
+		oa_human_age(ages[i] * 1000000000LL, human, sizeof human);
+		char *t = oa_age_terse(human);
+		CHECK(strcmp(t, human) != 0 && strlen(t) <= 7);
+		free(t);
+	}
+}
+
 int main(void)
 {
+	test_fit();
 	test_when();
 	test_list();
 	TEST_MAIN_END();
