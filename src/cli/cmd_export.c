@@ -1,6 +1,7 @@
 /* cmd_export.c - `ollama-audit export MODEL... -o FILE|-|DIR/`: the models'
  * tags and blobs as a bundle any tar unpacks into a store (docs/carry.md). */
 #include "cmd_export.h"
+#include "cli_audit.h"
 #include "cli_machine.h"
 #include "cli_multi.h"
 #include "confirm.h"
@@ -8,6 +9,7 @@
 #include "open_stores.h"
 #include "output.h"
 #include "usage.h"
+#include "audit/audit_inputs.h"
 #include "views/carry_text.h"
 #include "ollama_audit/bundle_write.h"
 #include "ollama_audit/carry_report.h"
@@ -87,16 +89,15 @@ static int export_store(cli *c, oa_store *s, oa_export_opts *o)
 		cli_fail(c, "cannot-export", s->root, "%s", err);
 		return c->exit_code | OA_EXIT_ERRORS;
 	}
-	char verr[512] = "";
-	o->cache = oa_verify_cache_open(c->cache_path, verr, sizeof verr);
-	if (*verr)
-		cli_err("%s", verr);
+	/* the run's (audit.h): never a default cache inside a store, nor one another user could write */
+	o->cache = oa_audit_verify_cache(cli_audit(c), false);
+	cli_audit_said(c);
 	cli_signals sigs;
 	cli_signals_catch(&sigs, on_signal);
 	oa_export_result r;
 	rc = oa_export_write(s, &k, o, &r, err, sizeof err);
 	cli_signals_restore(&sigs);
-	oa_verify_cache_close(o->cache);
+	o->cache = NULL; /* the audit's */
 	if (rc < 0) {
 		cli_fail(c, r.corrupt ? "blob-corrupt" : r.interrupted ? "interrupted" : "export-failed",
 		         o->dest == OA_DEST_STREAM ? NULL : o->path, "export: %s; %s", err,

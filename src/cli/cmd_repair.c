@@ -1,13 +1,15 @@
 /* cmd_repair.c - `ollama-audit repair [MODEL...]`: the damaged blobs of the
- * models mended from a good copy, or moved away so that a pull fetches
- * them; a dry run unless --apply (docs/carry.md). */
+ * models mended from a good copy, or removed so that a pull fetches them;
+ * a dry run unless --apply (docs/carry.md). */
 #include "cmd_repair.h"
+#include "cli_audit.h"
 #include "cli_machine.h"
 #include "confirm.h"
 #include "host.h"
 #include "open_stores.h"
 #include "output.h"
 #include "usage.h"
+#include "audit/audit_inputs.h"
 #include "views/carry_text.h"
 #include "ollama_audit/carry_report.h"
 #include "ollama_audit/headers.h"
@@ -72,12 +74,13 @@ static bool args_ok(const cli *c)
 
 static int run(cli *c, oa_store *s, const size_t *sel, size_t ns, bool apply, oa_repair_result *r)
 {
-	char verr[512] = "", err[768] = "";
-	oa_verify_cache *vc = oa_verify_cache_open_failed(c->cache_path, verr, sizeof verr);
+	char err[768] = "";
+	/* the run's (audit.h): never a default cache inside a store, nor one another user could write */
+	oa_verify_cache *vc = oa_audit_verify_cache(cli_audit(c), true);
+	cli_audit_said(c);
 	oa_repair_opts o = { .from = c->from, .verify = c->verify, .cache = vc, .quarantine = c->quarantine,
 	                     .apply = apply, .no_lock = c->no_lock, .jobs = c->jobs, .stop = &interrupted };
 	int rc = oa_repair(s, sel, ns, &o, r, err, sizeof err);
-	oa_verify_cache_close(vc);
 	if (rc < 0)
 		cli_fail(c, "cannot-repair", s->root, "%s: %s", s->root, err);
 	if (r->unlocked)

@@ -425,6 +425,21 @@ def copy_demo_store(tag="demo"):
     return oa.Store(dst)
 
 
+def forged_cache(path, blob, hexd, mode=0o600, failed=None):
+    """A verify cache whose one entry says `blob`, as it is now, verified
+    good (or, failed, found corrupt: "digest-mismatch"): what someone who can
+    write the file puts there to pass a corrupt blob, or to have a sound one
+    removed."""
+    st = os.stat(blob)
+    entry = {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+             "ctime_ns": st.st_ctime_ns, "xxh128": "0" * 32, "verified_at": st.st_ctime_ns / 1e9 + 60}
+    if failed:
+        entry["failed"] = failed
+    with open(path, "w") as f:
+        json.dump({"schema": "ollama-audit.verify-cache/3", "entries": {hexd: [entry]}}, f)
+    os.chmod(path, mode)
+
+
 def flip_last_byte(p):
     """Corrupt a blob in place: its last byte's low bit flipped."""
     with open(p, "r+b") as f:

@@ -220,4 +220,24 @@ with t.guard("the verify cache vouches only for the very file it verified good")
     r = t.audit(s.root, "export", "tiny", "-o", out, "--cache", cache)
     t.exit_code(r, 4, "and its corruption is caught, cache or not")
 
+with t.guard("a default verify cache inside the store vouches for nothing"):
+    s, a = t.clean_store("cache-inside")
+    w = s.blob_path(t.weight_layer(a)["digest"])
+    t.flip_last_byte(w)  # corrupt: only a hash tells
+    lib = os.path.join(s.manifests, "registry.ollama.ai", "library")
+    planted = os.path.join(lib, "ollama-audit", "verify-cache.json")
+    os.makedirs(os.path.dirname(planted))
+    t.forged_cache(planted, w, t.weight_layer(a)["digest"][7:])  # the corrupt file as it is, "verified good"
+    trusted = os.path.join(t.tempdir("cache-inside"), "vc.json")
+    shutil.copyfile(planted, trusted)
+    os.chmod(trusted, 0o600)
+    out = os.path.join(t.tempdir("b"), "planted.tar")
+    r = t.audit(s.root, "export", "tiny", "-o", out, "--cache", trusted, "--format", "json")
+    t.ok(r.code == 0 and r.json().get("trusted", 0) >= 1,
+         "the same cache outside the store, named, vouches (so the one inside is a real test)", r.describe())
+    r = t.audit(s.root, "export", "tiny", "-o", out + ".2", env={"XDG_CACHE_HOME": lib})
+    t.contains(r.err, "lies inside the store", "stderr says the default cache is not used", r.err)
+    t.exit_code(r, 4, "the corrupt blob is hashed and caught")
+    t.ok(not os.path.exists(out + ".2"), "nothing that looks complete is left")
+
 t.done()

@@ -222,6 +222,26 @@ with t.guard("check, verify, show and report name repair for a damaged blob, not
     t.contains(html, fix_a, "report's remedy is check's fix: repair, the model and the store")
     t.not_contains(html, "ollama pull", "no pull for a damaged blob")
 
+with t.guard("a default verify cache inside the store is never read: its planted failure removes nothing"):
+    s, info = t.clean_store("planted")
+    weights = info["layers"][0]["digest"]
+    lib = os.path.join(s.manifests, "registry.ollama.ai", "library")
+    planted = os.path.join(lib, "ollama-audit", "verify-cache.json")
+    os.makedirs(os.path.dirname(planted))
+    # the sound file as it is, "found corrupt": ours, mode 0600
+    t.forged_cache(planted, blob(s.root, weights), weights.split(":")[1], failed="digest-mismatch")
+    trusted = os.path.join(t.tempdir("planted-cache"), "vc.json")
+    shutil.copyfile(planted, trusted)
+    os.chmod(trusted, 0o600)
+    r = t.audit(s.root, "repair", "--cache", trusted, "--format", "json")
+    t.eq([b["digest"] for b in doc(r).get("blobs", [])], [weights],
+         "the same cache outside the store, named, is read (so the one inside is a real test)", r.out)
+    r = t.audit(s.root, "repair", "--apply", "--yes", env={"XDG_CACHE_HOME": lib})
+    t.contains(r.err, "lies inside the store", "stderr says the default cache is not used", r.err)
+    t.contains(r.out, "no damaged blob", "nothing to repair", r.out)
+    t.ok(os.path.exists(blob(s.root, weights)), "the sound blob is still there")
+    t.exit_code(t.audit(s.root, "verify", "--cache", trusted + ".new"), 0, "and the store verifies")
+
 with t.guard("usage"):
     s, _ = t.clean_store("usage")
     t.exit_code(t.audit(s.root, "repair"), 0, "nothing damaged: exit 0")

@@ -225,17 +225,6 @@ with t.guard("the cache is never written inside a store"):
     t.contains(r.err, "inside the store", "the refusal says why")
     t.eq(t.diff_snapshots(before, t.snapshot(s.root)), [], "the store is unchanged")
 
-def forged_cache(path, blob, hexd, mode=0o600):
-    """A verify cache whose entry says `blob`, as it is now, verified good:
-    what someone who can write the file puts there to pass a corrupt blob."""
-    st = os.stat(blob)
-    entry = {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-             "ctime_ns": st.st_ctime_ns, "xxh128": "0" * 32, "verified_at": st.st_ctime_ns / 1e9 + 60}
-    with open(path, "w") as f:
-        json.dump({"schema": "ollama-audit.verify-cache/3", "entries": {hexd: [entry]}}, f)
-    os.chmod(path, mode)
-
-
 def mismatches(doc):
     return [f["code"] for f in t.findings_of(doc) if f["code"] == "digest-mismatch"]
 
@@ -249,7 +238,7 @@ with t.guard("a verify cache someone else could write is ignored, and never writ
     os.chmod(d, 0o700)
     # 1. writable by others (any user can test this)
     cache = os.path.join(d, "open.json")
-    forged_cache(cache, weights, hexd, 0o666)
+    t.forged_cache(cache, weights, hexd, 0o666)
     r, doc = verify(s.root, cache, "--changed")
     t.contains(r.err, "verify cache %s is writable by others (mode 0666): its entries are ignored" % cache,
                "the warning names the file and why", r.err)
@@ -263,7 +252,7 @@ with t.guard("a verify cache someone else could write is ignored, and never writ
     t.eq(list(json.load(open(cache))["entries"][hexd][0].get("failed", "")), list("digest-mismatch"),
          "the fresh cache records the failure, not the forged good entry")
     # 2. writable by its group
-    forged_cache(cache, weights, hexd, 0o620)
+    t.forged_cache(cache, weights, hexd, 0o620)
     r, doc = verify(s.root, cache, "--changed")
     t.contains(r.err, "is writable by its group (mode 0620)", "group-writable: ignored", r.err)
     t.eq(mismatches(doc), ["digest-mismatch"], "group-writable: the blob is hashed", r.out)
@@ -271,7 +260,7 @@ with t.guard("a verify cache someone else could write is ignored, and never writ
     shared = t.tempdir("forged-shared")
     os.chmod(shared, 0o1777)
     cache2 = os.path.join(shared, "c.json")
-    forged_cache(cache2, weights, hexd, 0o666)
+    t.forged_cache(cache2, weights, hexd, 0o666)
     with open(cache2) as f:
         forged = f.read()
     r, doc = verify(s.root, cache2, "--changed")
@@ -283,7 +272,7 @@ with t.guard("a verify cache someone else could write is ignored, and never writ
          "the file is left as it was, not rewritten in place")
     # 4. a symlink: not followed to read, not replaced
     target = os.path.join(d, "target.json")
-    forged_cache(target, weights, hexd)
+    t.forged_cache(target, weights, hexd)
     link = os.path.join(d, "link.json")
     os.symlink(target, link)
     r, doc = verify(s.root, link, "--changed")
@@ -292,14 +281,14 @@ with t.guard("a verify cache someone else could write is ignored, and never writ
     t.ok(os.path.islink(link) and json.load(open(target))["entries"][hexd][0].get("failed") is None,
          "the link stays, its target unchanged")
     # show and check read the cache too: the same rule
-    forged_cache(cache, weights, hexd, 0o666)
+    t.forged_cache(cache, weights, hexd, 0o666)
     r = t.audit(s.root, "show", "tiny", "--cache", cache)
     t.contains(r.err, "is writable by others (mode 0666): its entries are ignored", "show: ignored too", r.err)
     # 5. another user's file (root only: chown)
     if not t.IS_ROOT:
         t.skip("not root: a cache owned by another user needs chown (the group, other and symlink cases ran)")
     else:
-        forged_cache(cache, weights, hexd, 0o600)
+        t.forged_cache(cache, weights, hexd, 0o600)
         os.chown(cache, 12345, 12345)
         r, doc = verify(s.root, cache, "--changed")
         t.contains(r.err, "verify cache %s is owned by uid 12345, not by you (uid 0): its entries are ignored"
@@ -312,7 +301,7 @@ with t.guard("a verify cache someone else could write is ignored, and never writ
         os.chown(other, 12345, 12345)
         os.chmod(other, 0o755)
         cache3 = os.path.join(other, "c.json")
-        forged_cache(cache3, weights, hexd, 0o600)
+        t.forged_cache(cache3, weights, hexd, 0o600)
         os.chown(cache3, 12345, 12345)
         r, doc = verify(s.root, cache3, "--changed")
         t.eq(mismatches(doc), ["digest-mismatch"], "root, the cache in another user's directory: hashed", r.out)
@@ -345,7 +334,7 @@ with t.guard("the default cache is never read or written inside a store (XDG_CAC
     # a planted cache there is not read either: its failure would make check report a corrupt blob
     os.makedirs(os.path.join(lib, "ollama-audit"), exist_ok=True)
     planted = os.path.join(lib, "ollama-audit", "verify-cache.json")
-    forged_cache(planted, s.blob_path(info["layers"][0]["digest"]), info["layers"][0]["digest"].split(":")[1])
+    t.forged_cache(planted, s.blob_path(info["layers"][0]["digest"]), info["layers"][0]["digest"].split(":")[1])
     doc = json.load(open(planted))
     for e in doc["entries"].values():
         e[0]["failed"] = "digest-mismatch"
