@@ -286,7 +286,7 @@ with t.guard("rm --child killed before its rename left .manifest-oa<pid>: a warn
     t.ok(("temp-file", "warning") in codes, "check: a temp-file warning", codes)
     t.ok(all(sev != "error" for _, sev in codes), "and no error", codes)
     r = t.audit(root, "check", *PLAT)
-    t.ok("fix: ollama-audit prune" in r.out, "check's fix is prune", r.out[-600:])
+    t.ok("ollama-audit prune --apply --store %s" % root in r.out, "check's fix is prune --apply", r.out[-600:])
     r = t.audit(root, "rm", "llama3.2-vision:11b", "--apply", "--yes", *PLAT)
     t.exit_code(r, 0, "another rm is not blocked")
     r = t.audit(root, "prune", "--apply", "--yes", *PLAT)
