@@ -106,6 +106,7 @@ typedef struct oa_open_options {
 	int header_mode;      /* enum oa_header_mode (headers.h) */
 	int jobs;             /* threads the scan may use (oa_store.jobs): 0 one per online CPU */
 	bool no_tag_facts;    /* oa_store.no_tag_facts: for a command that reads no reference set */
+	struct oa_peer_index *peers; /* oa_store.peer_index: the set's peer index (shared.h), or NULL */
 } oa_open_options;
 
 /* The one way to open a store to audit: the store at path, found by source

@@ -21,7 +21,11 @@
  * Stores that share blob files (shared.h: one blobs/ directory, tags that
  * link into this store's blobs/) are one reference set: what any of them
  * reaches is in the set, and the set is incomplete when one of them cannot
- * be read in full. A store with blobs/ but neither manifests/ nor
+ * be read in full. The read-only sets (oa_refset_build, oa_refset_scanned)
+ * find those stores in the store's peer index (oa_store.peer_index, looked
+ * at once for the set of stores audited); oa_refcache, which a deletion
+ * re-checks against, looks for them again when it is made. A store with
+ * blobs/ but neither manifests/ nor
  * manifests-v2/ cannot tell what its blobs are used by (they may be another
  * store's, moved to a bigger disk): its set is incomplete.
  */

@@ -251,6 +251,8 @@ typedef struct oa_store {
 	char **blob_text;     /* per blob: its bytes once read as a template, or NULL */
 	struct oa_digest_set *digests; /* the layer digests of its manifests, each held once */
 	int jobs;             /* threads the scan may use: 0 one per online CPU, 1 none beside the caller */
+	struct oa_peer_index *peer_index; /* the stores audited with it, looked at once for the stores
+	                                     sharing its blob files (shared.h), or NULL; borrowed */
 	struct oa_name_index *name_index; /* the models by name, for oa_store_resolve (resolve.c), or NULL */
 	struct oa_blob_index *blob_index; /* blobs by name, for oa_store_find_blob (blobs.c), or NULL */
 } oa_store;

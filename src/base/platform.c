@@ -468,8 +468,6 @@ int oa_reflink(int src_fd, int dst_fd)
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 
-typedef struct oa_ext { uint64_t logical, physical, length; uint32_t flags; } oa_ext;
-
 /* Every extent of fd (at most max). Returns the count, or -1. */
 static long extent_map(int fd, oa_ext **out, size_t max)
 {
@@ -513,43 +511,77 @@ out:
 	return ret;
 }
 
-int oa_extents_shared(int fd_a, int fd_b)
+/* FNV-1a over one more 64-bit word. */
+static uint64_t mix(uint64_t h, uint64_t v)
 {
-	oa_ext *a = NULL, *b = NULL;
-	long na = extent_map(fd_a, &a, 1u << 20), nb = na < 0 ? -1 : extent_map(fd_b, &b, 1u << 20);
-	int ret;
-	if (na < 0 || nb < 0) {
-		ret = -1;
-	} else if (na != nb) {
-		ret = 0;
-	} else {
-		ret = 1;
-		const uint32_t vague = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC;
-		for (long i = 0; i < na && ret == 1; i++) {
-			if ((a[i].flags | b[i].flags) & vague) {
-				ret = -1;
-				break;
-			}
-			if (a[i].logical != b[i].logical || a[i].length != b[i].length)
-				ret = 0;
-			else if ((a[i].flags & FIEMAP_EXTENT_DATA_INLINE) && (b[i].flags & FIEMAP_EXTENT_DATA_INLINE))
-				continue; /* stored in metadata: no extent to share, nothing to save */
-			else if (a[i].physical != b[i].physical || !(a[i].flags & FIEMAP_EXTENT_SHARED) ||
-			         !(b[i].flags & FIEMAP_EXTENT_SHARED))
-				ret = 0;
-		}
+	for (int i = 0; i < 8; i++) {
+		h ^= (v >> (8 * i)) & 0xff;
+		h *= 1099511628211u;
 	}
-	free(a);
-	free(b);
-	return ret;
+	return h;
+}
+
+int oa_extents_read(int fd, oa_extents *e)
+{
+	memset(e, 0, sizeof *e);
+	oa_ext *v = NULL;
+	long n = extent_map(fd, &v, 1u << 20);
+	if (n < 0)
+		return -1;
+	const uint32_t vague = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC;
+	int ret = 1;
+	uint64_t h = 14695981039346656037u;
+	for (long i = 0; i < n && ret != -1; i++) {
+		bool in_metadata = (v[i].flags & FIEMAP_EXTENT_DATA_INLINE) != 0;
+		if (v[i].flags & vague)
+			ret = -1;
+		else if (!in_metadata && !(v[i].flags & FIEMAP_EXTENT_SHARED))
+			ret = 0;
+		/* stored in metadata: no extent to share, nothing to save */
+		v[i].physical = in_metadata ? UINT64_MAX : v[i].physical;
+		v[i].flags = 0;
+		h = mix(mix(mix(h, v[i].logical), v[i].length), v[i].physical);
+	}
+	if (ret != 1) {
+		free(v);
+		return ret;
+	}
+	e->v = v;
+	e->n = (size_t)n;
+	e->hash = mix(h, (uint64_t)n);
+	return 1;
+}
+
+bool oa_extents_same(const oa_extents *a, const oa_extents *b)
+{
+	if (a->hash != b->hash || a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].logical != b->v[i].logical || a->v[i].length != b->v[i].length ||
+		    a->v[i].physical != b->v[i].physical)
+			return false;
+	return true;
 }
 #else
-int oa_extents_shared(int fd_a, int fd_b)
+int oa_extents_read(int fd, oa_extents *e)
 {
-	(void)fd_a; (void)fd_b;
+	(void)fd;
+	memset(e, 0, sizeof *e);
 	return -1;
 }
+
+bool oa_extents_same(const oa_extents *a, const oa_extents *b)
+{
+	(void)a; (void)b;
+	return false;
+}
 #endif
+
+void oa_extents_free(oa_extents *e)
+{
+	free(e->v);
+	memset(e, 0, sizeof *e);
+}
 
 int oa_memory_info(uint64_t *total, uint64_t *available)
 {

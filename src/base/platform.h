@@ -123,12 +123,24 @@ int oa_terminal_columns(int fd);
  * between. 0, or -1 with errno. */
 int oa_renameat_noreplace(int from_fd, const char *from, int to_fd, const char *to);
 
-/* Do two files already share all their data (an earlier reflink)? Linux
- * FIEMAP: the same extents (logical offset, length and physical address),
- * each flagged shared; files small enough to live inline in metadata count
- * as shared (there is nothing to save). 1 = yes, 0 = no, -1 = unknown (no
- * FIEMAP, an error, delayed allocation, or not Linux). */
-int oa_extents_shared(int fd_a, int fd_b);
+/* Where a file's data lies, to tell files that already share all of it
+ * (an earlier reflink) without comparing each with each. Linux FIEMAP: two
+ * files share it when they have the same extents (logical offset, length
+ * and physical address), each flagged shared; data small enough to live
+ * inline in metadata counts as shared (there is nothing to save). */
+typedef struct oa_ext { uint64_t logical, physical, length; uint32_t flags; } oa_ext;
+typedef struct oa_extents {
+	oa_ext *v;
+	size_t n;
+	uint64_t hash;  /* equal for files that share their data (a key to group them by) */
+} oa_extents;
+/* 1: e holds fd's extents, every one shared; 0: some extent is not shared,
+ * so fd shares its data with no other file; -1: cannot tell (no FIEMAP, an
+ * error, delayed allocation, or not Linux). e holds something only for 1. */
+int oa_extents_read(int fd, oa_extents *e);
+/* Whether two files oa_extents_read said 1 of share all their data. */
+bool oa_extents_same(const oa_extents *a, const oa_extents *b);
+void oa_extents_free(oa_extents *e);
 
 /* A directory's entries as one read gives them: each name with the type
  * readdir reported (OA_DT_UNKNOWN where the file system does not say, or

@@ -91,7 +91,7 @@ static bool args_ok(const cli *c)
 static bool open_from(cli *c, oa_store *from)
 {
 	char err[512];
-	oa_open_options opt = { c->platform, OA_HEADERS_NONE, c->jobs, false };
+	oa_open_options opt = { .platform = c->platform, .header_mode = OA_HEADERS_NONE, .jobs = c->jobs };
 	if (oa_open_candidate(from, c->from, OA_SOURCE_STORE_OPTION, NULL, &opt, err, sizeof err) < 0) {
 		cli_fail(c, "store-unreadable", c->from, "--from %s: %s", c->from, err);
 		oa_store_close(from);

@@ -11,6 +11,7 @@
 #include "views/stores_text.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/report.h"
+#include "ollama_audit/shared.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -96,7 +97,8 @@ int cmd_stores(cli *c)
 		cli_err("discovery: %s", e);
 		free(e);
 	}
-	oa_open_options opt = { c->platform, OA_HEADERS_NONE, c->jobs, false };
+	oa_peer_index *peers = oa_peer_index_new(c->stores, c->n_stores);
+	oa_open_options opt = { c->platform, OA_HEADERS_NONE, c->jobs, false, peers };
 	stores_view v = { 0 };
 	oa_stores_row *rows = oa_stores_read(&d, c->all, &opt, oa_wall_now(), &v.n);
 	for (size_t i = 0; i < v.n; i++)
@@ -108,6 +110,7 @@ int cmd_stores(cli *c)
 	oa_stores_totals_free(&v.t);
 	oa_dupes_free(&v.d.dupes);
 	oa_stores_rows_free(rows, v.n);
+	oa_peer_index_free(peers);
 	oa_discovery_free(&d);
 	return c->exit_code;
 }

@@ -72,6 +72,8 @@ static char *found_text(const oa_candidate *k)
 
 /* The stores opened borrow their candidates' found_by until the run ends. */
 static oa_discovery discovered;
+/* ... and the peer index of the set until they are closed. */
+static oa_peer_index *peers;
 
 static void free_discovered(void)
 {
@@ -87,7 +89,7 @@ static opened_store *open_discovered(cli *c, size_t *n, int header_mode)
 		cli_err("discovery: %s", d.notes[i]);
 	opened_store *v = oa_xcalloc(d.n ? d.n : 1, sizeof *v);
 	size_t k = 0;
-	oa_open_options opt = { c->platform, header_mode, c->jobs, c->no_tag_facts };
+	oa_open_options opt = { c->platform, header_mode, c->jobs, c->no_tag_facts, peers };
 	for (size_t i = 0; i < d.n; i++) {
 		const oa_candidate *cand = &d.v[i];
 		oa_store_source source = oa_store_source_of(cand->found[0].source);
@@ -151,12 +153,14 @@ static opened_store *open_discovered(cli *c, size_t *n, int header_mode)
 opened_store *cli_open_stores(cli *c, size_t *n, int header_mode)
 {
 	/* Every store named is looked at when a store's blob files may be
-	 * shared (shared.h), besides the ones discovery finds. */
-	oa_peers_name(c->stores, c->n_stores);
+	 * shared (shared.h), besides the ones discovery finds: once for the
+	 * set, the first time a store asks. */
+	oa_peer_index_free(peers);
+	peers = oa_peer_index_new(c->stores, c->n_stores);
 	if (c->all_users)
 		return open_discovered(c, n, header_mode);
 	oa_store_source source = OA_SOURCE_STORE_OPTION;
-	oa_open_options opt = { c->platform, header_mode, c->jobs, c->no_tag_facts };
+	oa_open_options opt = { c->platform, header_mode, c->jobs, c->no_tag_facts, peers };
 	char *def = NULL;
 	size_t count = c->n_stores ? c->n_stores : 1;
 	opened_store *v = oa_xcalloc(count, sizeof *v);
@@ -220,6 +224,8 @@ void cli_close_stores(opened_store *v, size_t n)
 		if (v[i].ok)
 			oa_store_close(&v[i].s);
 	free(v);
+	oa_peer_index_free(peers);
+	peers = NULL;
 }
 
 long cli_resolve_model(cli *c, const oa_store *s, const char *query)

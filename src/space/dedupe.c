@@ -1,6 +1,7 @@
 /* dedupe.c - replace duplicate blobs by reflinks or hard links; see dedupe.h. */
 #include "ollama_audit/dedupe.h"
 #include "ollama_audit/guard.h"
+#include "base/keyed.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -71,83 +72,145 @@ static bool not_eligible(const oa_dupe_copy *c)
 	return c->same_inode_as >= 0 || c->symlink || c->shared_with >= 0 || c->unreferenced;
 }
 
+/* Who a digest's copies are planned against, found once for the digest
+ * (sorting, not comparing each copy with each). Per eligible copy: the
+ * keeper of its filesystem (its first eligible copy), whether it is alone
+ * there, and the first eligible copy there of the same owner; and the
+ * first eligible copy of all, and the first on another filesystem than
+ * that one's. */
+typedef struct copy_roles {
+	size_t *keeper, *owner_first, *on_fs;
+	long first, first_other;
+} copy_roles;
+
+/* Each copy of v[0..n) (sorted), the first of its run. */
+static void firsts(const oa_keyed *v, size_t n, size_t *first_of, size_t *count_of)
+{
+	for (size_t g = 0, end; g < n; g = end) {
+		end = oa_keyed_run(v, n, g);
+		for (size_t i = g; i < end; i++) {
+			first_of[v[i].i] = v[g].i;
+			if (count_of)
+				count_of[v[i].i] = end - g;
+		}
+	}
+}
+
+static void roles_find(oa_store *const *stores, const oa_dupe *dp, copy_roles *r)
+{
+	size_t nc = dp->n_copies ? dp->n_copies : 1;
+	r->keeper = oa_xcalloc(nc, sizeof *r->keeper);
+	r->owner_first = oa_xcalloc(nc, sizeof *r->owner_first);
+	r->on_fs = oa_xcalloc(nc, sizeof *r->on_fs);
+	r->first = r->first_other = -1;
+	oa_keyed *fs = oa_xcalloc(nc, sizeof *fs), *owner = oa_xcalloc(nc, sizeof *owner);
+	size_t n = 0;
+	for (size_t k = 0; k < dp->n_copies; k++) {
+		const oa_dupe_copy *o = &dp->copies[k];
+		if (not_eligible(o))
+			continue;
+		if (r->first < 0)
+			r->first = (long)k;
+		else if (r->first_other < 0 && o->dev != dp->copies[r->first].dev)
+			r->first_other = (long)k;
+		uint64_t who = (uint64_t)stores[o->store]->root_st.st_uid << 32 ^ (uint64_t)o->uid;
+		fs[n] = (oa_keyed){ o->dev, 0, k };
+		owner[n++] = (oa_keyed){ o->dev, who, k };
+	}
+	oa_keyed_sort(fs, n);
+	oa_keyed_sort(owner, n);
+	firsts(fs, n, r->keeper, r->on_fs);
+	firsts(owner, n, r->owner_first, NULL);
+	free(fs);
+	free(owner);
+}
+
+static void roles_free(copy_roles *r)
+{
+	free(r->keeper);
+	free(r->owner_first);
+	free(r->on_fs);
+}
+
+/* Junk: a copy that stays (referenced), else any other. */
+static const oa_dupe_copy *junk_source(const oa_dupe *dp, const copy_roles *r, size_t j)
+{
+	if (r->first >= 0)
+		return &dp->copies[r->first];
+	return dp->n_copies > 1 ? &dp->copies[j == 0 ? 1 : 0] : &dp->copies[j];
+}
+
+/* Hard links: only to an earlier copy of the same owner, on t's filesystem. */
+static const oa_dupe_copy *earlier_of_owner(oa_store *const *stores, const oa_dupe *dp, const copy_roles *r,
+                                            size_t j)
+{
+	const oa_dupe_copy *t = &dp->copies[j];
+	const oa_dupe_copy *o = &dp->copies[r->owner_first[j]];
+	if (r->owner_first[j] == j)
+		return NULL; /* one owner, one key: none before it */
+	if (o->dev == t->dev && same_owner(stores, o, t))
+		return o;
+	for (size_t k = 0; k < j; k++) { /* (two owners with the same key: ids wider than 32 bits) */
+		o = &dp->copies[k];
+		if (!not_eligible(o) && o->dev == t->dev && same_owner(stores, o, t))
+			return o;
+	}
+	return NULL;
+}
+
+/* The action for the eligible copy j of dp. */
+static void plan_copy(oa_store *const *stores, const oa_dupe *dp, const copy_roles *r, size_t j,
+                      oa_dedupe_how how, oa_dedupe_plan *out)
+{
+	const oa_dupe_copy *t = &dp->copies[j];
+	const oa_dupe_copy *keeper = &dp->copies[r->keeper[j]];
+	if (keeper == t) {
+		/* Alone on its filesystem: only a shared store would help. */
+		long other = r->first >= 0 && dp->copies[r->first].dev != t->dev ? r->first : r->first_other;
+		if (r->on_fs[j] == 1 && other >= 0 && (size_t)other < j) {
+			oa_dedupe_action *a = add_action(out, dp, &dp->copies[other], t, how, OA_DD_OTHER_FS);
+			snprintf(a->note, sizeof a->note,
+			         "on another filesystem: only a shared store (OLLAMA_MODELS) would save this");
+		}
+		return;
+	}
+	if (how == OA_DEDUPE_REFLINK) {
+		add_action(out, dp, keeper, t, how, OA_DD_PLANNED);
+		return;
+	}
+	const oa_dupe_copy *k2 = earlier_of_owner(stores, dp, r, j);
+	if (k2) {
+		add_action(out, dp, k2, t, how, OA_DD_PLANNED);
+	} else {
+		oa_dedupe_action *a = add_action(out, dp, keeper, t, how, OA_DD_REFUSED_OWNER);
+		snprintf(a->note, sizeof a->note,
+		         "different owners (uid %lu and %lu): a hard link across users would let one "
+		         "change the other's model; a reflink (without --hardlink) is safe",
+		         (unsigned long)keeper->uid, (unsigned long)t->uid);
+	}
+}
+
 void oa_dedupe_plan_build(oa_store *const *stores, const oa_dupes *d, oa_dedupe_how how,
                           oa_dedupe_plan *out)
 {
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < d->n; i++) {
 		const oa_dupe *dp = &d->v[i];
+		copy_roles r;
+		roles_find(stores, dp, &r);
 		/* Copies worth replacing: own inode, not a symlink, extents not shared yet. */
-		size_t nc = dp->n_copies;
-		for (size_t j = 0; j < nc; j++) {
+		for (size_t j = 0; j < dp->n_copies; j++) {
 			const oa_dupe_copy *t = &dp->copies[j];
 			if (t->unreferenced && t->same_inode_as < 0 && !t->symlink && t->shared_with < 0) {
 				/* junk: removing it frees it all, sharing it would keep it */
-				/* "keep": a copy that stays (referenced), else any other */
-				const oa_dupe_copy *src = t;
-				for (size_t k = 0; k < nc && src == t; k++)
-					if (!not_eligible(&dp->copies[k]))
-						src = &dp->copies[k];
-				for (size_t k = 0; k < nc && src == t; k++)
-					if (k != j)
-						src = &dp->copies[k];
-				oa_dedupe_action *a = add_action(out, dp, src, t, how, OA_DD_JUNK);
+				oa_dedupe_action *a = add_action(out, dp, junk_source(dp, &r, j), t, how, OA_DD_JUNK);
 				snprintf(a->note, sizeof a->note,
 				         "nothing in this store references it: `prune` removes it, freeing all of it");
-				continue;
-			}
-			if (not_eligible(t))
-				continue;
-			/* the first eligible copy on this filesystem is the group's keeper */
-			const oa_dupe_copy *keeper = NULL, *first_elsewhere = NULL;
-			for (size_t k = 0; k < nc; k++) {
-				const oa_dupe_copy *o = &dp->copies[k];
-				if (not_eligible(o))
-					continue;
-				if (o->dev == t->dev) {
-					if (!keeper)
-						keeper = o;
-				} else if (!first_elsewhere) {
-					first_elsewhere = o;
-				}
-			}
-			if (keeper == t) {
-				/* Alone on its filesystem: only a shared store would help. */
-				bool alone = true;
-				for (size_t k = 0; k < nc; k++)
-					if (&dp->copies[k] != t && dp->copies[k].dev == t->dev &&
-					    !not_eligible(&dp->copies[k]))
-						alone = false;
-				if (alone && first_elsewhere && first_elsewhere < t) {
-					oa_dedupe_action *a = add_action(out, dp, first_elsewhere, t, how, OA_DD_OTHER_FS);
-					snprintf(a->note, sizeof a->note,
-					         "on another filesystem: only a shared store (OLLAMA_MODELS) would save this");
-				}
-				continue;
-			}
-			if (how == OA_DEDUPE_REFLINK) {
-				add_action(out, dp, keeper, t, how, OA_DD_PLANNED);
-				continue;
-			}
-			/* Hard links: only to an earlier copy of the same owner. */
-			const oa_dupe_copy *k2 = NULL;
-			for (size_t k = 0; k < j; k++) {
-				const oa_dupe_copy *o = &dp->copies[k];
-				if (!not_eligible(o) && o->dev == t->dev && same_owner(stores, o, t)) {
-					k2 = o;
-					break;
-				}
-			}
-			if (k2) {
-				add_action(out, dp, k2, t, how, OA_DD_PLANNED);
-			} else {
-				oa_dedupe_action *a = add_action(out, dp, keeper, t, how, OA_DD_REFUSED_OWNER);
-				snprintf(a->note, sizeof a->note,
-				         "different owners (uid %lu and %lu): a hard link across users would let one "
-				         "change the other's model; a reflink (without --hardlink) is safe",
-				         (unsigned long)keeper->uid, (unsigned long)t->uid);
+			} else if (!not_eligible(t)) {
+				plan_copy(stores, dp, &r, j, how, out);
 			}
 		}
+		roles_free(&r);
 	}
 }
 

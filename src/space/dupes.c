@@ -1,6 +1,7 @@
 /* dupes.c - the same blob in several stores; see dupes.h. */
 #include "ollama_audit/dupes.h"
 #include "ollama_audit/refs.h"
+#include "base/keyed.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -71,31 +72,62 @@ static int open_copy(oa_store *const *stores, const oa_dupe_copy *c)
 	return fd;
 }
 
-/* Copies on one filesystem whose data all lives in an earlier copy's
- * extents (a reflink made by an earlier dedupe): shared_with = that copy. */
-static void find_shared_extents(oa_store *const *stores, oa_dupe *d)
+/* A copy whose data another may share (an earlier one: only a copy with
+ * data of its own is then said to share it). */
+static bool extents_candidate(const oa_dupe_copy *c)
 {
-	for (size_t i = 0; i < d->n_copies; i++) {
-		oa_dupe_copy *c = &d->copies[i];
-		if (c->same_inode_as >= 0 || c->symlink || !c->allocated)
-			continue;
-		int fd = -1;
-		for (size_t j = 0; j < i && c->shared_with < 0; j++) {
-			const oa_dupe_copy *o = &d->copies[j];
-			if (o->dev != c->dev || o->same_inode_as >= 0 || o->symlink || o->shared_with >= 0)
-				continue;
-			if (fd < 0 && (fd = open_copy(stores, c)) < 0)
-				break;
-			int ofd = open_copy(stores, o);
-			if (ofd < 0)
-				continue;
-			if (oa_extents_shared(ofd, fd) == 1)
-				c->shared_with = (long)j;
-			close(ofd);
-		}
+	return c->same_inode_as < 0 && !c->symlink;
+}
+
+/* The copies v[0..n) (one filesystem) whose extents can be read, keyed by
+ * them (ext: per copy), sorted first. Returns how many. */
+static size_t read_extents(oa_store *const *stores, const oa_dupe *d, oa_keyed *v, size_t n, oa_extents *ext)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		int fd = open_copy(stores, &d->copies[v[i].i]);
+		if (fd >= 0 && oa_extents_read(fd, &ext[v[i].i]) == 1)
+			v[k++] = (oa_keyed){ v[i].a, ext[v[i].i].hash, v[i].i };
 		if (fd >= 0)
 			close(fd);
 	}
+	oa_keyed_sort(v, k);
+	return k;
+}
+
+/* Copies on one filesystem whose data all lives in an earlier copy's
+ * extents (a reflink made by an earlier dedupe): shared_with = the first
+ * of them. Each copy's extents are read once, and compared only with the
+ * copies whose extents have the same key. */
+static void find_shared_extents(oa_store *const *stores, oa_dupe *d)
+{
+	oa_keyed *v = oa_xcalloc(d->n_copies ? d->n_copies : 1, sizeof *v);
+	oa_extents *ext = oa_xcalloc(d->n_copies ? d->n_copies : 1, sizeof *ext);
+	size_t n = 0;
+	for (size_t i = 0; i < d->n_copies; i++)
+		if (extents_candidate(&d->copies[i]))
+			v[n++] = (oa_keyed){ d->copies[i].dev, 0, i };
+	oa_keyed_sort(v, n);
+	for (size_t a = 0, e; a < n; a = e) {
+		e = oa_keyed_run(v, n, a);
+		if (e - a < 2)
+			continue; /* alone on its filesystem */
+		oa_keyed *fs = v + a;
+		size_t k = read_extents(stores, d, fs, e - a, ext);
+		for (size_t g = 0, end; g < k; g = end) {
+			end = oa_keyed_run(fs, k, g);
+			for (size_t i = g; i < end; i++) {
+				oa_dupe_copy *c = &d->copies[fs[i].i];
+				for (size_t j = g; j < i && c->allocated && c->shared_with < 0; j++)
+					if (d->copies[fs[j].i].shared_with < 0 && oa_extents_same(&ext[fs[j].i], &ext[fs[i].i]))
+						c->shared_with = (long)fs[j].i;
+			}
+		}
+	}
+	for (size_t i = 0; i < d->n_copies; i++)
+		oa_extents_free(&ext[i]);
+	free(ext);
+	free(v);
 }
 
 /* Each store's reference set, built the first time one of its copies is
@@ -119,13 +151,37 @@ static bool unreferenced(oa_store *const *stores, refs_by_store *r, size_t store
 	return !r->refs[store].incomplete && !oa_refset_has(&r->refs[store], hex);
 }
 
-/* Stores whose blobs/ is one directory (a symlink, a bind mount) hold one
- * copy of each blob, not two: the second is not counted (shared.h). */
-static bool same_blobs_dir(const oa_store *a, const oa_store *b)
+/* Every store of v[0..n) but the first of each directory is again. */
+static void mark_again(oa_keyed *v, size_t n, bool *again)
 {
-	struct stat x, y;
-	return a->blobs_fd >= 0 && b->blobs_fd >= 0 && fstat(a->blobs_fd, &x) == 0 && fstat(b->blobs_fd, &y) == 0 &&
-	       x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+	oa_keyed_sort(v, n);
+	for (size_t i = 1; i < n; i++)
+		if (v[i].a == v[i - 1].a && v[i].b == v[i - 1].b)
+			again[v[i].i] = true;
+}
+
+/* Per store: an earlier one is the same store (its root given by two
+ * paths) or has the same blobs/ directory (a symlink, a bind mount), so
+ * its blobs are already counted: such stores hold one copy of each blob,
+ * not two (shared.h). Each directory is looked at once, then sorted. */
+static bool *seen_before(oa_store *const *stores, size_t n)
+{
+	bool *again = oa_xcalloc(n ? n : 1, sizeof *again);
+	oa_keyed *roots = oa_xcalloc(n ? n : 1, sizeof *roots), *blobs = oa_xcalloc(n ? n : 1, sizeof *blobs);
+	size_t nr = 0, nb = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (!stores[i])
+			continue;
+		roots[nr++] = (oa_keyed){ stores[i]->root_st.st_dev, stores[i]->root_st.st_ino, i };
+		if (stores[i]->blobs_fd >= 0 && fstat(stores[i]->blobs_fd, &st) == 0)
+			blobs[nb++] = (oa_keyed){ st.st_dev, st.st_ino, i };
+	}
+	mark_again(roots, nr, again);
+	mark_again(blobs, nb, again);
+	free(roots);
+	free(blobs);
+	return again;
 }
 
 /* Every complete regular blob of every store, once per store root (one
@@ -140,15 +196,11 @@ static entry *collect_blobs(oa_store *const *stores, size_t n, size_t *out_k)
 	if (!total)
 		return NULL;
 	entry *v = oa_xcalloc(total, sizeof *v);
+	bool *again = seen_before(stores, n);
 	for (size_t i = 0; i < n; i++) {
 		if (!stores[i])
 			continue;
-		bool again = false;
-		for (size_t j = 0; j < i && !again; j++)
-			again = stores[j] && ((stores[j]->root_st.st_dev == stores[i]->root_st.st_dev &&
-			                       stores[j]->root_st.st_ino == stores[i]->root_st.st_ino) ||
-			                      same_blobs_dir(stores[j], stores[i]));
-		if (again)
+		if (again[i])
 			continue;
 		for (size_t j = 0; j < stores[i]->n_blobs; j++) {
 			oa_blob *b = &stores[i]->blobs[j];
@@ -157,10 +209,26 @@ static entry *collect_blobs(oa_store *const *stores, size_t n, size_t *out_k)
 			v[k++] = (entry){ b->hex, i, b };
 		}
 	}
+	free(again);
 	if (k)
 		qsort(v, k, sizeof *v, cmp_entry);
 	*out_k = k;
 	return v;
+}
+
+/* same_inode_as: the first copy with the same (dev, ino), found by sorting. */
+static void find_same_inodes(oa_dupe *d)
+{
+	oa_keyed *v = oa_xcalloc(d->n_copies ? d->n_copies : 1, sizeof *v);
+	for (size_t i = 0; i < d->n_copies; i++)
+		v[i] = (oa_keyed){ d->copies[i].dev, d->copies[i].ino, i };
+	oa_keyed_sort(v, d->n_copies);
+	for (size_t g = 0, end; g < d->n_copies; g = end) {
+		end = oa_keyed_run(v, d->n_copies, g);
+		for (size_t i = g; i < end; i++)
+			d->copies[v[i].i].same_inode_as = i == g ? -1 : (long)v[g].i;
+	}
+	free(v);
 }
 
 /* One copy per store of the digest's entries v[0..n), with the models that
@@ -180,17 +248,12 @@ static void add_copies(oa_store *const *stores, oa_dupe *d, const entry *v, size
 		c->uid = v[i].blob->st.uid;
 		c->allocated = (uint64_t)v[i].blob->st.blocks * 512u;
 		c->symlink = v[i].blob->is_symlink;
-		c->same_inode_as = -1;
-		for (size_t j = 0; j < d->n_copies; j++)
-			if (d->copies[j].dev == c->dev && d->copies[j].ino == c->ino) {
-				c->same_inode_as = (long)j;
-				break;
-			}
 		c->shared_with = -1;
 		c->unreferenced = unreferenced(stores, r, c->store, d->hex, out);
 		fill_models(stores[c->store], c);
 		d->n_copies++;
 	}
+	find_same_inodes(d);
 }
 
 /* A copy dedupe could replace: its own inode and extents, not a symlink. */
@@ -224,30 +287,24 @@ static void tally_saving(oa_dupe *d)
  * left out: dedupe never touches them. */
 static void tally_linkable(oa_dupe *d)
 {
-	for (size_t i = 0; i < d->n_copies; i++) {
-		const oa_dupe_copy *c = &d->copies[i];
-		if (!own_copy(c))
-			continue;
-		bool first_on_dev = true;
-		for (size_t j = 0; j < i; j++)
-			if (d->copies[j].dev == c->dev && own_copy(&d->copies[j]))
-				first_on_dev = false;
-		if (!first_on_dev)
-			continue;
+	oa_keyed *v = oa_xcalloc(d->n_copies ? d->n_copies : 1, sizeof *v);
+	size_t n = 0;
+	for (size_t i = 0; i < d->n_copies; i++)
+		if (own_copy(&d->copies[i]))
+			v[n++] = (oa_keyed){ d->copies[i].dev, 0, i };
+	oa_keyed_sort(v, n);
+	for (size_t g = 0, end; g < n; g = end) {
+		end = oa_keyed_run(v, n, g);
 		uint64_t dsum = 0, dmax = 0;
-		size_t cnt = 0;
-		for (size_t j = i; j < d->n_copies; j++) {
-			const oa_dupe_copy *o = &d->copies[j];
-			if (o->dev != c->dev || !own_copy(o))
-				continue;
-			cnt++;
-			dsum += o->allocated;
-			if (o->allocated > dmax)
-				dmax = o->allocated;
+		for (size_t i = g; i < end; i++) {
+			uint64_t bytes = d->copies[v[i].i].allocated;
+			dsum += bytes;
+			dmax = bytes > dmax ? bytes : dmax;
 		}
-		if (cnt >= 2)
+		if (end - g >= 2)
 			d->linkable += dsum - dmax;
 	}
+	free(v);
 }
 
 void oa_dupes_find(oa_store *const *stores, size_t n, oa_dupes *out)

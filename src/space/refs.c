@@ -243,6 +243,7 @@ struct oa_refcache {
 	size_t all_tags;        /* tag files `all` was computed from */
 	size_t all_followed;    /* blobs it followed through lists (they are re-checked each time) */
 	bool own_only;          /* a peer's cache: its own tags only */
+	bool peers_now;         /* look for the peers afresh (a deletion), not in the store's index */
 	bool peers_found;
 	oa_peers peers;         /* the stores that reach these blob files (shared.h) */
 	oa_refcache **peer;     /* their caches */
@@ -735,6 +736,18 @@ static void add_shared(const oa_refcache *c, oa_refset *r)
 	r->n_shared = c->peers.n;
 }
 
+/* A cache of s; its peers found in s's peer index, or with peers_now
+ * looked for afresh. */
+static oa_refcache *rc_new(const oa_store *s, bool peers_now)
+{
+	oa_refcache *c = oa_xcalloc(1, sizeof *c);
+	c->s = s;
+	c->root_fd = s->root_fd;
+	c->blobs_fd = s->blobs_fd;
+	c->peers_now = peers_now;
+	return c;
+}
+
 /* Find the stores that reach these blob files (once), bring their caches
  * up to date and take what they reach; one that cannot be read in full, or
  * an owner that cannot be found, makes this set incomplete too. */
@@ -742,10 +755,13 @@ static void rc_peers_update(oa_refcache *c)
 {
 	if (!c->peers_found) {
 		c->peers_found = true;
-		oa_peers_find(c->s, &c->peers);
+		if (c->peers_now)
+			oa_peers_find_now(c->s->peer_index, c->s, &c->peers);
+		else
+			oa_peers_find(c->s->peer_index, c->s, &c->peers);
 		c->peer = oa_xcalloc(c->peers.n ? c->peers.n : 1, sizeof *c->peer);
 		for (size_t i = 0; i < c->peers.n; i++) {
-			c->peer[i] = oa_refcache_new(&c->peers.v[i].s);
+			c->peer[i] = rc_new(&c->peers.v[i].s, false);
 			c->peer[i]->own_only = true;
 		}
 	}
@@ -789,11 +805,7 @@ static void rc_unowned(oa_refcache *c)
 
 oa_refcache *oa_refcache_new(const oa_store *s)
 {
-	oa_refcache *c = oa_xcalloc(1, sizeof *c);
-	c->s = s;
-	c->root_fd = s->root_fd;
-	c->blobs_fd = s->blobs_fd;
-	return c;
+	return rc_new(s, true);
 }
 
 void oa_refcache_update(oa_refcache *c)
@@ -923,7 +935,7 @@ static bool scanned(const oa_store *s, oa_refset *r, bool tags)
 		oa_refset_build(s, NULL, 0, r);
 		return false;
 	}
-	oa_refcache *c = oa_refcache_new(s);
+	oa_refcache *c = rc_new(s, false);
 	c->gen = 1;
 	rc_peers_update(c);
 	/* What the lists among the tag files name, followed through blobs/ as
@@ -979,7 +991,7 @@ bool refset_scanned_has(const oa_store *s, const oa_refset *r, bool apart, const
 
 void oa_refset_build(const oa_store *s, const char *const *skip_paths, size_t n_skip, oa_refset *r)
 {
-	oa_refcache *c = oa_refcache_new(s);
+	oa_refcache *c = rc_new(s, false);
 	oa_refcache_update(c);
 	oa_refcache_refset(c, skip_paths, n_skip, r);
 	oa_refcache_free(c);

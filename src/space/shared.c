@@ -1,11 +1,13 @@
 /* shared.c - the other stores that reach this store's blob files (shared.h). */
 #include "ollama_audit/shared.h"
 #include "ollama_audit/discover.h"
+#include "base/keyed.h"
 #include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,24 +17,74 @@
 
 #define PEER_TAG_DEPTH 8
 
-static char **named;
-static size_t n_named;
+/* How a store of the index reaches a directory: its blobs/ is it, or a tag
+ * of it is a symlink into it. */
+typedef struct reach {
+	size_t store;  /* into oa_peer_index.stores, discovery's order */
+	char *tag;     /* NULL: the store's blobs/ is the directory; else the tag (relative to its root) */
+} reach;
 
-void oa_peers_name(char *const *paths, size_t n)
+struct oa_peer_index {
+	char **named;          /* the stores named besides discovery's (the command line's --store) */
+	size_t n_named;
+	pthread_mutex_t lock;  /* the first oa_peers_find looks; the others wait for it */
+	bool looked;
+	struct indexed {       /* every store discovery found, opened once when looked: */
+		char *root;    /* the path discovery gives it */
+		dev_t dev;     /* what its root was then */
+		ino_t ino;
+	} *stores;
+	size_t n_stores;
+	reach *reach;          /* in the order met: by store, its blobs/ first, then its tags as walked */
+	size_t n_reach;
+	oa_keyed *keys;        /* (device, inode) of a directory -> its reach; sorted, one per store */
+	size_t n_keys;
+};
+
+oa_peer_index *oa_peer_index_new(char *const *named, size_t n_named)
 {
+	oa_peer_index *x = oa_xcalloc(1, sizeof *x);
+	pthread_mutex_init(&x->lock, NULL);
+	x->named = n_named ? oa_xcalloc(n_named, sizeof *x->named) : NULL;
+	x->n_named = n_named;
 	for (size_t i = 0; i < n_named; i++)
-		free(named[i]);
-	free(named);
-	named = n ? oa_xcalloc(n, sizeof *named) : NULL;
-	n_named = n;
-	for (size_t i = 0; i < n; i++)
-		named[i] = oa_xstrdup(paths[i]);
+		x->named[i] = oa_xstrdup(named[i]);
+	return x;
+}
+
+/* What x holds but its lock. */
+static void index_release(oa_peer_index *x)
+{
+	for (size_t i = 0; i < x->n_named; i++)
+		free(x->named[i]);
+	free(x->named);
+	for (size_t i = 0; i < x->n_stores; i++)
+		free(x->stores[i].root);
+	free(x->stores);
+	for (size_t i = 0; i < x->n_reach; i++)
+		free(x->reach[i].tag);
+	free(x->reach);
+	free(x->keys);
+}
+
+void oa_peer_index_free(oa_peer_index *x)
+{
+	if (!x)
+		return;
+	index_release(x);
+	pthread_mutex_destroy(&x->lock);
+	free(x);
 }
 
 /* What the store's blobs/ is, followed: its device and inode. */
 static bool blobs_id(const oa_store *s, struct stat *st)
 {
 	return s->blobs_fd >= 0 && fstat(s->blobs_fd, st) == 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
 static bool is_symlink_at(int dirfd, const char *name)
@@ -52,108 +104,165 @@ static char *blobs_how(const oa_store *s, const oa_store *o, bool *links_here)
 	return oa_xstrdup("its blobs/ is this store's blobs/ (the same directory: a bind mount)");
 }
 
-/* Whether the tag at root/rel is a symlink into the directory `blobs`. */
-static bool links_into(const oa_store *o, const char *rel, const struct stat *blobs)
+/* The directory the tag symlink at root/rel leads into (its target's). */
+static bool link_dir(const oa_store *o, const char *rel, struct stat *dir)
 {
 	char *full = oa_path_join(o->root, rel);
 	char real[PATH_MAX];
-	bool hit = false;
+	bool ok = false;
 	if (realpath(full, real)) {
 		char *slash = strrchr(real, '/');
-		struct stat st;
 		if (slash && slash != real) {
 			*slash = '\0';
-			hit = stat(real, &st) == 0 && st.st_dev == blobs->st_dev && st.st_ino == blobs->st_ino;
+			ok = stat(real, dir) == 0;
 		}
 	}
 	free(full);
-	return hit;
+	return ok;
 }
 
-/* The first tag symlink under dirfd (label, relative to o's root) that
- * leads into `blobs`, or NULL. Directories are entered without following
- * symlinks; the walk stops at PEER_TAG_DEPTH. */
-static char *tag_link_into(const oa_store *o, int dirfd, const char *label, const struct stat *blobs,
-                           int depth)
+static void key_add(oa_peer_index *x, const struct stat *dir, size_t store, char *tag)
+{
+	x->reach = oa_xreallocarray(x->reach, x->n_reach + 1, sizeof *x->reach);
+	x->reach[x->n_reach] = (reach){ store, tag };
+	x->keys = oa_xreallocarray(x->keys, x->n_keys + 1, sizeof *x->keys);
+	x->keys[x->n_keys++] = (oa_keyed){ dir->st_dev, dir->st_ino, x->n_reach++ };
+}
+
+/* Note the directory each tag symlink under dirfd (label, relative to o's
+ * root) leads into, but o's own blobs/. Directories are entered without
+ * following symlinks; the walk stops at PEER_TAG_DEPTH. */
+static void note_tag_links(oa_peer_index *x, size_t store, const oa_store *o, const struct stat *own, int dirfd,
+                           const char *label, int depth)
 {
 	size_t n;
 	int err;
 	char **names = oa_list_dir(dirfd, &n, &err);
-	char *found = NULL;
-	for (size_t i = 0; names && i < n && !found; i++) {
-		struct stat lst;
+	for (size_t i = 0; names && i < n; i++) {
+		struct stat lst, dir;
 		if (fstatat(dirfd, names[i], &lst, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		char *rel = oa_xasprintf("%s/%s", label, names[i]);
-		if (S_ISLNK(lst.st_mode) && links_into(o, rel, blobs)) {
-			found = rel;
+		if (S_ISLNK(lst.st_mode) && link_dir(o, rel, &dir) && !(own && same_file(&dir, own))) {
+			key_add(x, &dir, store, rel);
 			continue;
 		}
 		if (S_ISDIR(lst.st_mode) && depth < PEER_TAG_DEPTH) {
 			int cfd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (cfd >= 0) {
-				found = tag_link_into(o, cfd, rel, blobs, depth + 1);
+				note_tag_links(x, store, o, own, cfd, rel, depth + 1);
 				close(cfd);
 			}
 		}
 		free(rel);
 	}
 	oa_free_names(names, n);
-	return found;
 }
 
-/* Why o reaches s's blob files, or NULL when it does not. A peer whose
- * tags link into s's blobs/ gets that directory as a bound of its own. */
-static char *reaches(const oa_store *s, oa_store *o, bool *links_here)
+/* Note the opened store o (found at root) and the directories it reaches. */
+static void note_store(oa_peer_index *x, const oa_store *o, const char *root)
 {
-	struct stat mine, theirs;
-	if (!blobs_id(s, &mine))
-		return NULL;
-	if (blobs_id(o, &theirs) && theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino)
-		return blobs_how(s, o, links_here);
+	size_t store = x->n_stores;
+	x->stores = oa_xreallocarray(x->stores, x->n_stores + 1, sizeof *x->stores);
+	x->stores[x->n_stores++] = (struct indexed){ oa_xstrdup(root), o->root_st.st_dev, o->root_st.st_ino };
+	struct stat own;
+	bool has_blobs = blobs_id(o, &own);
+	if (has_blobs)
+		key_add(x, &own, store, NULL);
 	static const char *tops[] = { "manifests", "manifests-v2" };
 	for (size_t t = 0; t < 2; t++) {
 		int fd = openat(o->root_fd, tops[t], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		char *tag = tag_link_into(o, fd, tops[t], &mine, 1);
+		note_tag_links(x, store, o, has_blobs ? &own : NULL, fd, tops[t], 1);
 		close(fd);
-		if (!tag)
-			continue;
-		char *how = oa_xasprintf("its tag %s is a symlink into this store's blobs/", tag);
-		free(tag);
-		if (s->blobs_real && o->n_bounds < sizeof o->bounds / sizeof o->bounds[0])
-			o->bounds[o->n_bounds++] = oa_xstrdup(s->blobs_real);
-		return how;
 	}
-	return NULL;
+}
+
+/* Sort the keys and keep the first of each directory and store: a store's
+ * blobs/ before its tags, its first tag before the others. */
+static void keys_sort(oa_peer_index *x)
+{
+	oa_keyed_sort(x->keys, x->n_keys);
+	size_t k = 0;
+	for (size_t i = 0; i < x->n_keys; i++) {
+		const oa_keyed *p = k ? &x->keys[k - 1] : NULL;
+		if (!p || p->a != x->keys[i].a || p->b != x->keys[i].b ||
+		    x->reach[p->i].store != x->reach[x->keys[i].i].store)
+			x->keys[k++] = x->keys[i];
+	}
+	x->n_keys = k;
+}
+
+/* Every store discovery finds (with the named ones), each opened once and
+ * its tags walked once. Each is kept by the path discovery gives it, and
+ * opened again, as it is then, when it turns out to be a peer. */
+static void look(oa_peer_index *x)
+{
+	oa_discovery d;
+	oa_discover(&d, x->named, x->n_named);
+	for (size_t i = 0; i < d.n; i++) {
+		if (d.v[i].state != OA_CAND_STORE || !d.v[i].root)
+			continue;
+		oa_store o;
+		char err[256];
+		if (oa_store_open(&o, d.v[i].root, "shared", err, sizeof err) == 0)
+			note_store(x, &o, d.v[i].root);
+		oa_store_release(&o);
+	}
+	oa_discovery_free(&d);
+	keys_sort(x);
+	x->looked = true;
 }
 
 static bool known(const oa_store *s, const oa_peers *p, const struct stat *root)
 {
-	if (root->st_dev == s->root_st.st_dev && root->st_ino == s->root_st.st_ino)
+	if (same_file(root, &s->root_st))
 		return true;
 	for (size_t i = 0; i < p->n; i++)
-		if (root->st_dev == p->v[i].s.root_st.st_dev && root->st_ino == p->v[i].s.root_st.st_ino)
+		if (same_file(root, &p->v[i].s.root_st))
 			return true;
 	return false;
 }
 
-/* Open the candidate store at path and keep it when it reaches s's blobs. */
-static void consider(const oa_store *s, const char *path, oa_peers *out)
+/* Why o reaches s's blob files, as r says (its blobs/, or a tag of it
+ * that links into them). A peer whose tags link into s's blobs/ gets that
+ * directory as a bound of its own. */
+static char *reach_how(const oa_store *s, oa_store *o, const reach *r, bool *links_here)
+{
+	if (!r->tag)
+		return blobs_how(s, o, links_here);
+	if (s->blobs_real && o->n_bounds < sizeof o->bounds / sizeof o->bounds[0])
+		o->bounds[o->n_bounds++] = oa_xstrdup(s->blobs_real);
+	return oa_xasprintf("its tag %s is a symlink into this store's blobs/", r->tag);
+}
+
+/* The store at path, opened: kept as a peer of s (r says how it reaches
+ * s's blob files) unless it is s or already one. */
+static void consider(const oa_store *s, const char *path, const reach *r, oa_peers *out)
 {
 	oa_peer x = { 0 };
 	char err[256];
-	if (oa_store_open(&x.s, path, "shared", err, sizeof err) < 0) {
-		oa_store_release(&x.s);
-		return;
-	}
-	if (!known(s, out, &x.s.root_st) && (x.how = reaches(s, &x.s, &x.links_here))) {
+	if (oa_store_open(&x.s, path, "shared", err, sizeof err) == 0 && !known(s, out, &x.s.root_st)) {
+		x.how = reach_how(s, &x.s, r, &x.links_here);
 		out->v = oa_xreallocarray(out->v, out->n + 1, sizeof *out->v);
 		out->v[out->n++] = x;
 		return;
 	}
 	oa_store_release(&x.s);
+}
+
+/* Every store of x that reaches s's blob files (mine), in x's order. */
+static void consider_index(const oa_store *s, const oa_peer_index *x, const struct stat *mine, oa_peers *out)
+{
+	uint64_t dev = mine->st_dev, ino = mine->st_ino;
+	for (size_t i = oa_keyed_find(x->keys, x->n_keys, dev, ino);
+	     i < x->n_keys && x->keys[i].a == dev && x->keys[i].b == ino; i++) {
+		const reach *r = &x->reach[x->keys[i].i];
+		const struct indexed *o = &x->stores[r->store];
+		if (o->dev != s->root_st.st_dev || o->ino != s->root_st.st_ino) /* (s itself) */
+			consider(s, o->root, r, out);
+	}
 }
 
 /* How many symlinks one lookup may follow: Linux's limit (MAXSYMLINKS). */
@@ -282,31 +391,29 @@ static int follow_blobs(const char *root, char real[PATH_MAX], hop_dirs *hops)
 	return more;
 }
 
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
 /* A store the link chain says shares these blob files (dir holds a blobs/
  * on the way, or the blobs/ it leads to, as `role` says): kept when it
  * reaches them; one that cannot be opened is unfound. */
-static void consider_on_the_way(const oa_store *s, const char *dir, const char *role, oa_peers *out)
+static void consider_on_the_way(const oa_store *s, const struct stat *mine, const char *dir, const char *role,
+                                oa_peers *out)
 {
 	struct stat st;
 	if (stat(dir, &st) == 0 && same_file(&st, &s->root_st))
 		return;
-	oa_peer x = { 0 };
+	oa_store o;
 	char err[256];
-	if (oa_store_open(&x.s, dir, "shared", err, sizeof err) < 0) {
+	if (oa_store_open(&o, dir, "shared", err, sizeof err) < 0) {
 		char *e = oa_escape(err, strlen(err));
 		unfound(out, "cannot open %s: %s", role, e);
 		free(e);
-	} else if (!known(s, out, &x.s.root_st) && (x.how = reaches(s, &x.s, &x.links_here))) {
-		out->v = oa_xreallocarray(out->v, out->n + 1, sizeof *out->v);
-		out->v[out->n++] = x;
-		return;
+	} else {
+		oa_peer_index one = { 0 };
+		note_store(&one, &o, dir);
+		keys_sort(&one);
+		consider_index(s, &one, mine, out);
+		index_release(&one);
 	}
-	oa_store_release(&x.s);
+	oa_store_release(&o);
 }
 
 /* A blobs/ that is a symlink shares the directory it leads to with the
@@ -331,14 +438,14 @@ static void consider_link_owners(const oa_store *s, oa_peers *out)
 		unfound(out, "%s/blobs no longer leads to the directory the store opened", root);
 	} else {
 		for (size_t i = 0; i < hops.n; i++)
-			consider_on_the_way(s, hops.v[i], "a store whose blobs/ symlink it leads through", out);
+			consider_on_the_way(s, &mine, hops.v[i], "a store whose blobs/ symlink it leads through", out);
 		char *slash = strrchr(real, '/');
 		bool named_blobs = strcmp(slash + 1, "blobs") == 0 && slash != real;
 		if (named_blobs) {
 			*slash = '\0';
 			/* the directory really holding it, not one a link names */
 			if (fstatat(s->blobs_fd, "..", &parent, 0) == 0 && stat(real, &st) == 0 && same_file(&st, &parent))
-				consider_on_the_way(s, real, "the store holding the directory its blobs/ leads to", out);
+				consider_on_the_way(s, &mine, real, "the store holding the directory its blobs/ leads to", out);
 			else
 				unfound(out, "the directory holding %s/blobs's target changed while it was looked at", root);
 		}
@@ -349,19 +456,29 @@ static void consider_link_owners(const oa_store *s, oa_peers *out)
 	free(hops.v);
 }
 
-void oa_peers_find(const oa_store *s, oa_peers *out)
+void oa_peers_find(oa_peer_index *x, const oa_store *s, oa_peers *out)
 {
+	if (!x) {
+		oa_peers_find_now(NULL, s, out);
+		return;
+	}
 	memset(out, 0, sizeof *out);
 	consider_link_owners(s, out);
 	struct stat mine;
 	if (!blobs_id(s, &mine))
 		return;
-	oa_discovery d;
-	oa_discover(&d, named, n_named);
-	for (size_t i = 0; i < d.n; i++)
-		if (d.v[i].state == OA_CAND_STORE && d.v[i].root)
-			consider(s, d.v[i].root, out);
-	oa_discovery_free(&d);
+	pthread_mutex_lock(&x->lock);
+	if (!x->looked)
+		look(x);
+	pthread_mutex_unlock(&x->lock);
+	consider_index(s, x, &mine, out);
+}
+
+void oa_peers_find_now(const oa_peer_index *x, const oa_store *s, oa_peers *out)
+{
+	oa_peer_index *now = x ? oa_peer_index_new(x->named, x->n_named) : oa_peer_index_new(NULL, 0);
+	oa_peers_find(now, s, out);
+	oa_peer_index_free(now);
 }
 
 bool oa_peers_unfound(const oa_store *s, char *why, size_t whylen)

@@ -190,6 +190,7 @@ int oa_open_candidate(oa_store *s, const char *path, oa_store_source source, con
 		s->platform = o->platform;
 		s->jobs = o->jobs;
 		s->no_tag_facts = o->no_tag_facts;
+		s->peer_index = o->peers;
 	}
 	return 0;
 }

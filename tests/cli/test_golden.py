@@ -21,6 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clitest as t  # noqa: E402
+import oastore as oa  # noqa: E402
 
 t.check_binary()
 
@@ -140,5 +141,59 @@ with t.guard("every command x every format on the demo store"):
                [a.root, b.root], env=env)
     if UPDATE:
         print("golden files written to %s" % GOLDEN)
+
+
+def fleet():
+    """A machine of four accounts (a fake sysroot), each with a store that
+    --all-users finds in its home: a and b copies of the demo store (the
+    same blobs twice); c with its own manifests/ and a blobs/ that is a
+    symlink to a's, whose one tag names a's orphan; d whose tag is a symlink
+    to an orphan in b's blobs/. Returns (sysroot, the store roots)."""
+    import time
+    sysroot = t.tempdir("golden-fleet")
+    homes = [os.path.join(sysroot, "home", u, ".ollama") for u in "abcd"]
+    os.makedirs(os.path.join(sysroot, "etc"))
+    with open(os.path.join(sysroot, "etc", "passwd"), "w") as f:
+        f.write("tester:x:%d:%d::/nonexistent:/bin/sh\n" % (os.getuid(), os.getgid()))
+        for u in "abcd":
+            f.write("%s:x:%d:%d::/home/%s:/bin/sh\n" % (u, os.getuid(), os.getgid(), u))
+    roots = [os.path.join(h, "models") for h in homes]
+    for r in roots[:2]:
+        shutil.copytree(t.DEMO_STORE, r, symlinks=True)
+    b_orphan = oa.Store(roots[1]).add_blob("an orphan of b that d's tag links to\n")
+    c = oa.Store(roots[2])
+    os.rmdir(c.blobs)
+    os.symlink(os.path.join(roots[0], "blobs"), c.blobs)
+    a_orphan = "sha256:eea2b987e671cd1fb9432d31224cba24d9fbfb93546c9083b039eedf57b24d3a"
+    c_tag = c.manifest_path("keeps-a-orphan:latest")
+    os.makedirs(os.path.dirname(c_tag))
+    with open(c_tag, "w") as f:
+        f.write('{"schemaVersion":2,"config":{"digest":"%s","size":249},"layers":[]}\n' % a_orphan)
+    d = oa.Store(roots[3])
+    d_tag = d.manifest_path("links-b:latest")
+    os.makedirs(os.path.dirname(d_tag))
+    os.symlink(oa.Store(roots[1]).blob_path(b_orphan), d_tag)
+    when = time.time() - AGE
+    for r in roots:
+        for dirpath, dirs, files in os.walk(r):
+            for n in dirs + files:
+                os.utime(os.path.join(dirpath, n), (when, when), follow_symlinks=False)
+    return sysroot, roots
+
+
+with t.guard("several stores on one machine (--all-users): the same bytes whatever the number of stores"):
+    sysroot, roots = fleet()
+    env = {"OLLAMA_AUDIT_SYSROOT": sysroot, "TZ": "UTC", "OA_TEST_REFLINK": "no"}
+    fleet_cases = {
+        "stores.table": ["stores"], "stores.json": ["stores", "--format", "json"],
+        "du.table": ["du", "--all-users"], "du.json": ["du", "--all-users", "--format", "json"],
+        "du-duplicates.table": ["du", "--all-users", "--duplicates"],
+        "check.table": ["check", "--all-users"], "check.json": ["check", "--all-users", "--format", "json"],
+        "prune.json": ["prune", "--all-users", "--format", "json"],
+        "dedupe.json": ["dedupe", "--all-users", "--format", "json"],
+        "report.html": ["report", "--all-users"],
+    }
+    for name, args in fleet_cases.items():
+        record("fleet." + name, args, roots, env=env)
 
 t.done()

@@ -6,6 +6,7 @@
 #include "ollama_audit/discover.h"
 #include "ollama_audit/headers.h"
 #include "ollama_audit/scan.h"
+#include "ollama_audit/shared.h"
 #include "ollama_audit/store.h"
 #include "base/util.h"
 
@@ -156,14 +157,17 @@ static void test_open_candidate(void)
 	CHECK(mkdir(man, 0700) == 0 && mkdir(blobs, 0700) == 0);
 	oa_found_by by[1] = { { "systemd", "ollama.service:3", dir } };
 	oa_candidate k = { .path = dir, .root = dir, .found = by, .n_found = 1 };
-	oa_open_options o = { "darwin/arm64", OA_HEADERS_NONE, 0, false };
+	oa_peer_index *peers = oa_peer_index_new(NULL, 0);
+	oa_open_options o = { "darwin/arm64", OA_HEADERS_NONE, 0, false, peers };
 	oa_store s;
 	char err[256];
 	CHECK(oa_open_candidate(&s, dir, OA_SOURCE_SYSTEMD, &k, &o, err, sizeof err) == 0);
 	CHECK_STR(s.platform, "darwin/arm64");
 	CHECK_STR(s.how, "systemd");
 	CHECK(s.found == by && s.n_found == 1);
+	CHECK(s.peer_index == peers); /* lent: the set's index reaches the store's reference set */
 	oa_store_close(&s);
+	oa_peer_index_free(peers);
 	CHECK(oa_open_candidate(&s, dir, OA_SOURCE_STORE_OPTION, NULL, NULL, err, sizeof err) == 0);
 	CHECK(s.platform == NULL && s.n_found == 0);
 	CHECK_STR(s.how, "--store");
