@@ -75,7 +75,7 @@ void oa_audit_summary_line(const oa_audit_summary *sum, char *line, size_t len)
 void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool first)
 {
 	if (first)
-		fprintf(out, "store,code,severity,model,digest,path,message,fix,user\n");
+		fprintf(out, "store,code,severity,model,digest,path,message,user,fix\n");
 	for (size_t i = 0; i < s->findings.n; i++) {
 		const oa_finding *f = &s->findings.v[i];
 		if (!selected[i])
@@ -87,8 +87,8 @@ void oa_findings_csv(FILE *out, const oa_store *s, const bool *selected, bool fi
 		oa_csv_field(out, f->digest, false);
 		oa_csv_field(out, f->path, false);
 		oa_csv_field(out, f->message, false);
-		oa_csv_field(out, f->fix, false);
-		oa_csv_field(out, oa_report_owner(s), true);
+		oa_csv_field(out, oa_report_owner(s), false);
+		oa_csv_field(out, f->fix, true);
 	}
 }
 
