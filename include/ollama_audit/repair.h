@@ -40,8 +40,9 @@ enum oa_repair_state {
 	OA_REPAIR_REMOVED,    /* moved away, into the quarantine */
 	OA_REPAIR_SKIPPED,    /* changed since it was looked at, or not a regular file: left alone */
 	OA_REPAIR_FAILED,
-	OA_REPAIR_KEPT,       /* a source that could not be read: left in place, since a good copy
-	                         may be there */
+	OA_REPAIR_KEPT,       /* left in place: its bytes hash to its name (a manifest declares the
+	                         wrong size), or could not be read to tell, or a source that could
+	                         not be read may hold a good copy */
 	OA_REPAIR_DELETED,    /* no good copy and no quarantine: deleted, its bytes being not what
 	                         its name says (re-checked just before) */
 };
@@ -62,6 +63,8 @@ typedef struct oa_repair_blob {
 	enum oa_repair_state state;
 	char *note;            /* why it was skipped or failed, or NULL */
 	/* repair's own */
+	bool intact;           /* judged by its size, its bytes hash to its name (or could not be
+	                          read to tell): never moved nor replaced */
 	oa_file_info st;       /* the damaged file as the scan saw it */
 	char tmp[40];          /* the good copy's temporary in blobs/, or "" */
 } oa_repair_blob;

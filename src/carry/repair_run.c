@@ -42,6 +42,8 @@ static void fix_one(const oa_store *s, land *l, oa_set_aside *q, bool source_fai
 	snprintf(name, sizeof name, "sha256-%s", x->hex);
 	bool there;
 	const char *why;
+	if (x->intact)
+		return; /* kept: its bytes are what its name says, or could not be read to tell */
 	if (!unchanged(s, x, name, &there, &why)) {
 		x->state = OA_REPAIR_SKIPPED;
 		x->note = oa_xstrdup(why);
@@ -130,7 +132,7 @@ int oa_repair(oa_store *s, const size_t *models, size_t n, const oa_repair_opts 
 	if (rc == 0) {
 		repair_find_sources(s, o->from, &l, o->apply, r);
 		for (size_t i = 0; i < r->n_blobs; i++)
-			r->blobs[i].state = r->blobs[i].source ? OA_REPAIR_CAN_MEND
+			r->blobs[i].state = r->blobs[i].intact ? OA_REPAIR_KEPT : r->blobs[i].source ? OA_REPAIR_CAN_MEND
 			                    : r->blobs[i].size_here >= 0 ? OA_REPAIR_CAN_REMOVE : OA_REPAIR_ABSENT;
 		if (o->apply)
 			rc = apply(s, &l, o, r, err, errlen);

@@ -7,8 +7,12 @@ nothing outside the store is removed, whatever the layout or the flags.
   referenced blobs are kept;
 - a blobs/ that is a symlink to a directory that is no blob directory (here
   another store's root, holding its key): prune --what all, and a --plan
-  naming the file, never remove a name Ollama does not write through it.
+  naming the file, never remove a name Ollama does not write through it;
+- repair --apply never deletes or sets aside a blob whose bytes hash to its
+  name, whatever size a manifest declares for it (a tag naming the digest
+  with the wrong size, beside the tag whose blob it is).
 """
+import copy
 import json
 import os
 import shutil
@@ -98,5 +102,26 @@ with t.guard("blobs/ is a symlink to another store's root: no file Ollama does n
     r = t.audit(mine.root, "prune", "--apply", "--yes", "--plan", plan)
     t.ok(os.path.exists(key), "a plan naming it does not remove it either", r.describe())
     t.contains(r.out, "blobs/ is a symlink", "the skip says why")
+
+with t.guard("repair: a blob that hashes to its name is kept whatever size a manifest declares"):
+    s, good = t.clean_store("sizeclash", name="good:latest")
+    w = t.weight_layer(good)["digest"]
+    path = s.blob_path(w)
+    data = open(path, "rb").read()
+    for name, delta in (("short:latest", -10), ("long:latest", 10)):
+        layers = copy.deepcopy(good["layers"])
+        layers[0]["size"] = len(data) + delta
+        s.add_manifest(name, good["config"], layers)
+    r = t.audit(s.root, "repair", "--format", "json")
+    states = [(b["digest"], b["state"]) for b in r.json().get("blobs", [])]
+    t.eq(states, [(w, "kept")], "the dry run keeps it", r.describe())
+    for args in ((), ("--quarantine", os.path.join(t.tempdir("sizeclash-q"), "q"))):
+        r = t.audit(s.root, "repair", "--apply", "--yes", *args)
+        t.ok(os.path.isfile(path) and open(path, "rb").read() == data,
+             "--apply%s leaves the good bytes in place" % (" --quarantine" if args else ""), r.describe())
+        t.contains(r.out, "hash to its name", "says why it is kept")
+        t.exit_code(r, 4, "the manifests' disagreement is left: exit 4")
+    r = t.audit(s.root, "check", "good:latest")
+    t.exit_code(r, 0, "good:latest still checks clean")
 
 t.done()
