@@ -24,6 +24,7 @@ typedef struct oa_repair_opts {
 	                                 quarantine (apply.h) */
 	int jobs;                     /* threads for --verify (0: one per CPU) */
 	volatile sig_atomic_t *stop;  /* set by a signal handler: stop after the current blob */
+	const char *pause_dir;        /* testing aid: OA_TEST_REPAIR_PAUSE (oa_test_pause), NULL */
 } oa_repair_opts;
 
 /* Repair the models s->models[models[i]] of a scanned store (every model

@@ -75,7 +75,8 @@ static int run(cli *c, oa_store *s, const size_t *sel, size_t ns, bool apply, oa
 	char verr[512] = "", err[768] = "";
 	oa_verify_cache *vc = oa_verify_cache_open_failed(c->cache_path, verr, sizeof verr);
 	oa_repair_opts o = { .from = c->from, .verify = c->verify, .cache = vc, .quarantine = c->quarantine,
-	                     .apply = apply, .no_lock = c->no_lock, .jobs = c->jobs, .stop = &interrupted };
+	                     .apply = apply, .no_lock = c->no_lock, .jobs = c->jobs, .stop = &interrupted,
+	                     .pause_dir = getenv("OA_TEST_REPAIR_PAUSE") };
 	int rc = oa_repair(s, sel, ns, &o, r, err, sizeof err);
 	oa_verify_cache_close(vc);
 	if (rc < 0)

@@ -10,12 +10,16 @@ nothing outside the store is removed, whatever the layout or the flags.
   naming the file, never remove a name Ollama does not write through it;
 - repair --apply never deletes or sets aside a blob whose bytes hash to its
   name, whatever size a manifest declares for it (a tag naming the digest
-  with the wrong size, beside the tag whose blob it is).
+  with the wrong size, beside the tag whose blob it is);
+- repair --apply leaves a file judged corrupt alone when it was rewritten
+  in place (same inode and size, new bytes) before the apply reached it.
 """
 import copy
 import json
 import os
 import shutil
+import threading
+import time
 
 import clitest as t
 import oastore as oa
@@ -123,5 +127,41 @@ with t.guard("repair: a blob that hashes to its name is kept whatever size a man
         t.exit_code(r, 4, "the manifests' disagreement is left: exit 4")
     r = t.audit(s.root, "check", "good:latest")
     t.exit_code(r, 0, "good:latest still checks clean")
+
+
+def paused_run(pdir, point, during, *args):
+    """Run the binary with OA_TEST_REPAIR_PAUSE=pdir; at point, call during()
+    and let it go on."""
+    box = {}
+    th = threading.Thread(target=lambda: box.setdefault("r", t.run(*args, env={"OA_TEST_REPAIR_PAUSE": pdir})))
+    th.start()
+    done = False
+    while th.is_alive():
+        names = [n for n in os.listdir(pdir) if n.startswith(point)]
+        if names and not done:
+            during()
+            done = True
+        for n in names:
+            os.unlink(os.path.join(pdir, n))
+        time.sleep(0.01)
+    th.join()
+    t.ok(done, "the run paused at %s" % point)
+    return box.get("r")
+
+
+with t.guard("repair: a corrupt blob rewritten in place before the apply reaches it is left alone"):
+    s, info = t.clean_store("inplace", name="fixed:latest")
+    path = t.blob_file(s, t.weight_layer(info)["digest"])
+    data = open(path, "rb").read()
+    t.flip_last_byte(path)
+
+    def put_back():
+        with open(path, "r+b") as f:  # the same inode, the same size: as `cp` over it does
+            f.write(data)
+    r = paused_run(t.tempdir("inplace-pause"), "repair-apply", put_back,
+                   "--store", s.root, "repair", "--verify", "--apply", "--yes")
+    t.ok(os.path.isfile(path) and open(path, "rb").read() == data, "the good bytes written meanwhile are there",
+         r.describe())
+    t.contains(r.out, "changed since", "says it changed")
 
 t.done()
