@@ -242,7 +242,7 @@ static int try_reflink(land *l, const char *hex, int64_t size, int src_fd, char 
 }
 
 /* A hard link, when the source is on blobs/'s file system and has the
- * owner its files get. 2: it is not. */
+ * owner its files get, of the very file hashed. 2: it is not. */
 static int try_hardlink(land *l, const char *hex, int64_t size, int src_fd, int src_dir_fd, const char *src_name,
                         char tmp[40], char *err, size_t errlen)
 {
@@ -258,7 +258,16 @@ static int try_hardlink(land *l, const char *hex, int64_t size, int src_fd, int 
 		if (linkat(src_dir_fd, src_name, l->blobs_fd, tmp, 0) == 0) {
 			l->temps = oa_xreallocarray(l->temps, l->n_temps + 1, sizeof *l->temps);
 			l->temps[l->n_temps++] = oa_xstrdup(tmp);
-			return 0;
+			/* The name links what it names now: a symlink (linkat does not
+			 * follow it) or a file swapped in since the hashing is not the
+			 * file hashed. */
+			struct stat got;
+			if (fstatat(l->blobs_fd, tmp, &got, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(got.st_mode) &&
+			    got.st_dev == src.st_dev && got.st_ino == src.st_ino)
+				return 0;
+			land_drop(l, tmp);
+			tmp[0] = '\0';
+			return 2;
 		}
 		if (errno != EEXIST)
 			return 2;

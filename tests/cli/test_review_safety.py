@@ -12,7 +12,9 @@ nothing outside the store is removed, whatever the layout or the flags.
   name, whatever size a manifest declares for it (a tag naming the digest
   with the wrong size, beside the tag whose blob it is);
 - repair --apply leaves a file judged corrupt alone when it was rewritten
-  in place (same inode and size, new bytes) before the apply reached it.
+  in place (same inode and size, new bytes) before the apply reached it;
+- import --from a store whose blob is a symlink (into a third store) puts a
+  regular file in the target, never a hard link to that symlink.
 """
 import copy
 import json
@@ -163,5 +165,24 @@ with t.guard("repair: a corrupt blob rewritten in place before the apply reaches
     t.ok(os.path.isfile(path) and open(path, "rb").read() == data, "the good bytes written meanwhile are there",
          r.describe())
     t.contains(r.out, "changed since", "says it changed")
+
+with t.guard("import --from: a source blob that is a symlink lands as a regular file, not as the symlink"):
+    base = t.tempdir("linkedsrc")
+    elsewhere = oa.Store(os.path.join(base, "c", "models"))
+    src = oa.Store(os.path.join(base, "a", "models"))
+    info = t.add_gguf_model(src, "linked:latest")
+    w = t.weight_layer(info)["digest"]
+    os.makedirs(elsewhere.blobs, exist_ok=True)
+    shutil.move(src.blob_path(w), elsewhere.blob_path(w))
+    os.symlink(os.path.relpath(elsewhere.blob_path(w), src.blobs), src.blob_path(w))
+    dst = os.path.join(base, "b", "deeper", "models")
+    os.makedirs(dst)
+    r = t.run("--store", dst, "import", "--from", src.root, "linked:latest", "--apply", "--yes")
+    t.exit_code(r, 0, "the import runs")
+    landed = os.path.join(dst, "blobs", os.path.basename(src.blob_path(w)))
+    t.ok(os.path.lexists(landed) and not os.path.islink(landed) and os.path.isfile(landed),
+         "the weights are a regular file in the target", r.describe())
+    r = t.run("--store", dst, "check", "linked:latest")
+    t.exit_code(r, 0, "the imported model checks clean")
 
 t.done()
