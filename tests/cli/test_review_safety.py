@@ -14,7 +14,9 @@ nothing outside the store is removed, whatever the layout or the flags.
 - repair --apply leaves a file judged corrupt alone when it was rewritten
   in place (same inode and size, new bytes) before the apply reached it;
 - import --from a store whose blob is a symlink (into a third store) puts a
-  regular file in the target, never a hard link to that symlink.
+  regular file in the target, never a hard link to that symlink;
+- export -o and --output never write inside a store that is not the one on
+  the command line: the default store, another user's store.
 """
 import copy
 import json
@@ -24,6 +26,7 @@ import threading
 import time
 
 import clitest as t
+import multistore as ms
 import oastore as oa
 
 
@@ -184,5 +187,30 @@ with t.guard("import --from: a source blob that is a symlink lands as a regular 
          "the weights are a regular file in the target", r.describe())
     r = t.run("--store", dst, "check", "linked:latest")
     t.exit_code(r, 0, "the imported model checks clean")
+
+with t.guard("export -o and --output never write inside the default store while --store names another"):
+    home = t.tempdir("otherhome")
+    mine = oa.Store(os.path.join(home, ".ollama", "models"))
+    info = t.add_gguf_model(mine, "mine:latest")
+    src, _ = t.clean_store("exportsrc", name="theirs:latest")
+    target = t.blob_file(mine, t.weight_layer(info)["digest"])
+    before = t.snapshot(mine.root)
+    for args in (("export", "theirs:latest", "-o", target),
+                 ("export", "theirs:latest", "-o", os.path.join(mine.blobs, "bundle") + "/"),
+                 ("list", "--output", target)):
+        r = t.run("--store", src.root, *args, env={"HOME": home})
+        t.exit_code(r, 16, "%s: refused" % args[0])
+        t.contains(r.err, "inside the store", "%s: says why" % args[0])
+    t.eq(t.diff_snapshots(before, t.snapshot(mine.root)), [], "the default store is as it was")
+
+with t.guard("export -o never writes inside another user's store"):
+    M = ms.Machine()
+    bob, alice = M.stores["bob"], M.stores["alice"]
+    a_info = M.infos["alice"][0]
+    target = os.path.join(alice, "blobs", t.weight_layer(a_info)["digest"].replace(":", "-"))
+    before = t.snapshot(alice)
+    r = M.run("--store", bob, "export", M.infos["bob"][0]["name"], "-o", target)
+    t.exit_code(r, 16, "refused")
+    t.eq(t.diff_snapshots(before, t.snapshot(alice)), [], "alice's store is as it was")
 
 t.done()
