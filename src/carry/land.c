@@ -175,20 +175,30 @@ static int pump(land *l, int fd, int64_t size, land_read_fn read, void *ctx, uin
 	return rc;
 }
 
+/* The temporary tmp names is kept only on success: any other answer
+ * leaves tmp empty, so that no caller puts a name in place that is gone
+ * (or, were it reused, someone else's). */
+static int kept_if(int rc, char tmp[40])
+{
+	if (rc)
+		tmp[0] = '\0';
+	return rc;
+}
+
 int land_copy(land *l, const char *hex, int64_t size, land_read_fn read, void *ctx, char tmp[40], char *err,
               size_t errlen)
 {
 	int fd = temp_open(l, tmp, err, errlen);
 	if (fd < 0)
-		return -1;
+		return kept_if(-1, tmp);
 	uint64_t got;
 	oa_digest_hex sha = "";
 	if (pump(l, fd, size, read, ctx, &got, sha, err, errlen) < 0) {
 		close(fd);
 		land_drop(l, tmp);
-		return -1;
+		return kept_if(-1, tmp);
 	}
-	return temp_finish(l, fd, tmp, hex, size, got, sha, err, errlen);
+	return kept_if(temp_finish(l, fd, tmp, hex, size, got, sha, err, errlen), tmp);
 }
 
 int land_hash(land *l, const char *hex, int64_t size, land_read_fn read, void *ctx, char *err, size_t errlen)
@@ -289,7 +299,9 @@ int land_clone(land *l, const char *hex, int64_t size, int src_fd, int src_dir_f
 		rc = land_copy(l, hex, size, read_fd, &src_fd, tmp, err, errlen);
 		*how = "copy";
 	}
-	return rc;
+	if (rc)
+		*how = NULL;
+	return kept_if(rc, tmp);
 }
 
 int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, char tmp[40], char *err, size_t errlen)
@@ -298,14 +310,14 @@ int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, cha
 	oa_sha256_hex(bytes, len, sha);
 	int fd = temp_open(l, tmp, err, errlen);
 	if (fd < 0)
-		return -1;
+		return kept_if(-1, tmp);
 	if (strcmp(sha, hex) == 0 && carry_write_full(fd, bytes, len) < 0) {
 		oa_seterr(err, errlen, "writing blobs/%s: %s", tmp, strerror(errno));
 		close(fd);
 		land_drop(l, tmp);
-		return -1;
+		return kept_if(-1, tmp);
 	}
-	return temp_finish(l, fd, tmp, hex, (int64_t)len, len, sha, err, errlen);
+	return kept_if(temp_finish(l, fd, tmp, hex, (int64_t)len, len, sha, err, errlen), tmp);
 }
 
 int land_swap(land *l, const char *tmp, const char *hex, char *err, size_t errlen)

@@ -44,9 +44,9 @@ typedef ssize_t (*land_read_fn)(void *ctx, void *buf, size_t n, char *err, size_
 
 /* Copy `size` bytes from read into a new temporary in blobs/, hashing
  * them; sealed (0644, owner, fresh mtime, fsync) when they hash to hex.
- * tmp (40 bytes) gets its name, which l remembers. 0 good, 1 the bytes
- * are not what hex names (or not `size` of them: err says which; nothing
- * kept), -1 error (err). */
+ * tmp (40 bytes) gets its name, which l remembers; on any answer but 0
+ * nothing is kept and tmp is empty. 0 good, 1 the bytes are not what hex
+ * names (or not `size` of them: err says which), -1 error (err). */
 int land_copy(land *l, const char *hex, int64_t size, land_read_fn read, void *ctx, char tmp[40], char *err,
               size_t errlen);
 /* The same, keeping nothing: 0 good, 1 not what hex names, -1 error. */

@@ -16,7 +16,9 @@ nothing outside the store is removed, whatever the layout or the flags.
 - import --from a store whose blob is a symlink (into a third store) puts a
   regular file in the target, never a hard link to that symlink;
 - export -o and --output never write inside a store that is not the one on
-  the command line: the default store, another user's store.
+  the command line: the default store, another user's store;
+- repair --apply with only a bad copy (the right size, the wrong bytes)
+  treats the blob as having no good copy, never as mended or failed half-way.
 """
 import copy
 import json
@@ -212,5 +214,22 @@ with t.guard("export -o never writes inside another user's store"):
     r = M.run("--store", bob, "export", M.infos["bob"][0]["name"], "-o", target)
     t.exit_code(r, 16, "refused")
     t.eq(t.diff_snapshots(before, t.snapshot(alice)), [], "alice's store is as it was")
+
+with t.guard("repair --from a bad copy of the right size: no good copy, the damaged blob goes"):
+    s, info = t.clean_store("badcopy", name="badcopy:latest")
+    w = t.weight_layer(info)["digest"]
+    good = open(s.blob_path(w), "rb").read()
+    with open(s.blob_path(w), "r+b") as f:
+        f.truncate(100)
+    src = oa.Store(os.path.join(t.tempdir("badcopy-src"), "models"))
+    with open(src.blob_path(w), "wb") as f:
+        f.write(good[:-1] + bytes([good[-1] ^ 1]))
+    q = os.path.join(t.tempdir("badcopy-q"), "q")
+    r = t.audit(s.root, "repair", "--from", src.root, "--apply", "--yes", "--quarantine", q, "--format", "json")
+    t.exit_code(r, 4, "damage left for a pull: exit 4, nothing failed")
+    t.eq([(b["digest"], b["state"]) for b in r.json().get("blobs", [])], [(w, "removed")],
+         "the damaged blob is moved into the quarantine", r.describe())
+    t.ok(not os.path.exists(s.blob_path(w)), "it is no longer in blobs/")
+    t.eq([n for n in os.listdir(s.blobs) if n[7:].isdigit()], [], "no temporary left")
 
 t.done()
