@@ -243,7 +243,12 @@ static int try_reflink(land *l, const char *hex, int64_t size, int src_fd, char 
 		land_drop(l, tmp);
 		return 2; /* not here: try the next way */
 	}
-	int rc = land_hash_fd(l, hex, size, src_fd, err, errlen);
+	/* Testing aid (tests/cli/test_review_safety.py): OA_TEST_LAND_PAUSE=DIR
+	 * stops here, between the clone and its hashing. */
+	oa_test_pause(getenv("OA_TEST_LAND_PAUSE"), "reflinked", 0, l->stop);
+	/* The clone is hashed, not the source: what the source holds by then
+	 * (its owner may rewrite it meanwhile) says nothing of the clone's bytes. */
+	int rc = land_hash_fd(l, hex, size, fd, err, errlen);
 	if (rc == 0)
 		return temp_finish(l, fd, tmp, hex, size, (uint64_t)size, hex, err, errlen);
 	close(fd);

@@ -18,12 +18,17 @@ nothing outside the store is removed, whatever the layout or the flags.
 - export -o and --output never write inside a store that is not the one on
   the command line: the default store, another user's store;
 - repair --apply with only a bad copy (the right size, the wrong bytes)
-  treats the blob as having no good copy, never as mended or failed half-way.
+  treats the blob as having no good copy, never as mended or failed half-way;
+- repair --from (and import --from) keeps a reflinked copy only when the
+  copy itself hashes to its name: a source rewritten after the clone does
+  not vouch for bytes the clone does not have.
 """
 import copy
+import hashlib
 import json
 import os
 import shutil
+import subprocess
 import threading
 import time
 
@@ -136,11 +141,11 @@ with t.guard("repair: a blob that hashes to its name is kept whatever size a man
     t.exit_code(r, 0, "good:latest still checks clean")
 
 
-def paused_run(pdir, point, during, *args):
-    """Run the binary with OA_TEST_REPAIR_PAUSE=pdir; at point, call during()
+def paused_run(pdir, point, during, *args, var="OA_TEST_REPAIR_PAUSE"):
+    """Run the binary with var=pdir (a pause hook); at point, call during()
     and let it go on."""
     box = {}
-    th = threading.Thread(target=lambda: box.setdefault("r", t.run(*args, env={"OA_TEST_REPAIR_PAUSE": pdir})))
+    th = threading.Thread(target=lambda: box.setdefault("r", t.run(*args, env={var: pdir})))
     th.start()
     done = False
     while th.is_alive():
@@ -231,5 +236,53 @@ with t.guard("repair --from a bad copy of the right size: no good copy, the dama
          "the damaged blob is moved into the quarantine", r.describe())
     t.ok(not os.path.exists(s.blob_path(w)), "it is no longer in blobs/")
     t.eq([n for n in os.listdir(s.blobs) if n[7:].isdigit()], [], "no temporary left")
+
+def flipped(data):
+    return data[:-1] + bytes([data[-1] ^ 1])
+
+
+def sha256_of_bytes(data):
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return sha256_of_bytes(f.read())
+
+
+with t.guard("repair --from: a reflinked copy is judged by its own bytes, not by the source's afterwards"):
+    where, why = (t.tempdir("reflink"), None)
+    mounted = None
+    if not t.can_reflink(where):
+        mounted, why = t.mount_btrfs()
+        where = mounted
+    if not where or not t.can_reflink(where):
+        t.skip("[reflink] no filesystem that can reflink here (%s)" % (why or "cp --reflink fails"))
+    else:
+        try:
+            store = oa.Store(os.path.join(where, "store"))
+            info = t.add_gguf_model(store, "cloned:latest")
+            w = t.weight_layer(info)["digest"]
+            good = open(store.blob_path(w), "rb").read()
+            with open(store.blob_path(w), "r+b") as f:
+                f.truncate(len(good) // 2)
+            source = oa.Store(os.path.join(where, "source"))
+            source.add_blob(flipped(good))  # the right size, the wrong bytes
+            os.rename(os.path.join(source.blobs, sha256_of_bytes(flipped(good)).replace(":", "-")),
+                      source.blob_path(w))
+
+            def make_source_good():
+                with open(source.blob_path(w), "r+b") as f:
+                    f.write(good)
+            r = paused_run(t.tempdir("reflink-pause"), "reflinked", make_source_good,
+                           "--store", store.root, "repair", "--from", source.root, "--apply", "--yes",
+                           var="OA_TEST_LAND_PAUSE")
+            p = store.blob_path(w)
+            t.ok(not os.path.exists(p) or sha256_of(p) == w, "the store's blob is what its name says, or absent",
+                 r.describe())
+            t.not_contains(r.out, "mended", "nothing claims to be mended with the clone's bad bytes")
+        finally:
+            if mounted:
+                subprocess.run(["umount", mounted])
 
 t.done()
