@@ -21,7 +21,10 @@ nothing outside the store is removed, whatever the layout or the flags.
   treats the blob as having no good copy, never as mended or failed half-way;
 - repair --from (and import --from) keeps a reflinked copy only when the
   copy itself hashes to its name: a source rewritten after the clone does
-  not vouch for bytes the clone does not have.
+  not vouch for bytes the clone does not have;
+- import writes a model's tags only while every blob they name is still
+  there: an unreferenced blob it counted on (here already, over an hour
+  old) that a server's start-up prune removes meanwhile stops its tags.
 """
 import copy
 import hashlib
@@ -284,5 +287,23 @@ with t.guard("repair --from: a reflinked copy is judged by its own bytes, not by
         finally:
             if mounted:
                 subprocess.run(["umount", mounted])
+
+with t.guard("import: a blob here already that vanishes before the tags are written stops them"):
+    src, info = t.clean_store("vanish-src", name="vanish:latest")
+    bundle = os.path.join(t.tempdir("vanish-bundle"), "b.tar")
+    t.exit_code(t.audit(src.root, "export", "vanish:latest", "-o", bundle), 0, "exported")
+    dst = oa.Store(os.path.join(t.tempdir("vanish-dst"), "models"))
+    w = t.weight_layer(info)["digest"]
+    shutil.copyfile(src.blob_path(w), dst.blob_path(w))  # an orphan here: left by an earlier rm
+    os.utime(dst.blob_path(w), (1, 1))
+
+    def server_prunes():  # the start-up prune: unreferenced and over an hour old
+        os.unlink(dst.blob_path(w))
+    r = paused_run(t.tempdir("vanish-pause"), "tags", server_prunes,
+                   "--store", dst.root, "import", bundle, "--apply", "--yes", var="OA_TEST_IMPORT_PAUSE")
+    tag = dst.manifest_path("vanish:latest")
+    t.ok(not os.path.exists(tag), "no tag names the blob that is gone", r.describe())
+    t.ne(r.code, 0, "the import says it did not add the model")
+    t.contains(r.out + r.err, "no longer here", "and why")
 
 t.done()
