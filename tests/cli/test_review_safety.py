@@ -24,7 +24,9 @@ nothing outside the store is removed, whatever the layout or the flags.
   not vouch for bytes the clone does not have;
 - import writes a model's tags only while every blob they name is still
   there: an unreferenced blob it counted on (here already, over an hour
-  old) that a server's start-up prune removes meanwhile stops its tags.
+  old) that a server's start-up prune removes meanwhile stops its tags;
+- a write refused because another run holds the store's lock names every
+  writer that could (an import or a repair too).
 """
 import copy
 import hashlib
@@ -305,5 +307,21 @@ with t.guard("import: a blob here already that vanishes before the tags are writ
     t.ok(not os.path.exists(tag), "no tag names the blob that is gone", r.describe())
     t.ne(r.code, 0, "the import says it did not add the model")
     t.contains(r.out + r.err, "no longer here", "and why")
+
+with t.guard("a lock held by an import: the refusal names import among the writers"):
+    src, info = t.clean_store("held-src", name="held:latest")
+    bundle = os.path.join(t.tempdir("held-bundle"), "b.tar")
+    t.exit_code(t.audit(src.root, "export", "held:latest", "-o", bundle), 0, "exported")
+    dst, _ = t.clean_store("held-dst", name="other:latest")
+    dst.add_blob(b"an orphan to prune", mtime=1)
+    seen = {}
+
+    def prune_meanwhile():
+        seen["r"] = t.audit(dst.root, "prune", "--apply", "--yes", env={"OA_TEST_LOCK_WAIT_MS": "100"})
+    paused_run(t.tempdir("held-pause"), "tags", prune_meanwhile,
+               "--store", dst.root, "import", bundle, "--apply", "--yes", var="OA_TEST_IMPORT_PAUSE")
+    r = seen.get("r")
+    t.exit_code(r, 8, "the prune is refused while the import holds the lock")
+    t.contains(r.err, "import", "the refusal names import among the writers")
 
 t.done()
