@@ -5,10 +5,10 @@
  * hashed now), a good copy of each from a bundle, a directory, a store, or
  * any other store on the machine (hashed before use), and, applied, the
  * good copy in place of the damaged file. A blob with no good copy
- * anywhere is moved into the quarantine, so that `ollama pull` really
- * fetches it (the puller keeps any blob file that is there, whatever its
- * bytes); nothing a manifest names is ever deleted. Running it is
- * repair_run.h's.
+ * anywhere is moved into the quarantine (deleted without one), so that
+ * `ollama pull` really fetches it (the puller keeps any blob file that is
+ * there, whatever its bytes); a file whose bytes hash to its name is never
+ * moved, whatever size a manifest declares. Running it is repair_run.h's.
  */
 #ifndef OLLAMA_AUDIT_REPAIR_H
 #define OLLAMA_AUDIT_REPAIR_H

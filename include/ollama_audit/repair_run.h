@@ -31,11 +31,12 @@ typedef struct oa_repair_opts {
  * when n is 0). Applying, under the store's write lock: each damaged blob
  * that has a good copy gets it (a temporary in blobs/, hashed, renamed over
  * the damaged file, which goes into the quarantine first when there is
- * one); one that has none is moved into the quarantine, so that a pull
- * fetches it, and stays where it is without one (nothing a manifest names
- * is deleted), as it does when the source could not be read; a file that
- * changed since the scan, or is not a regular file, is left alone. 0 when it ran (r), -1 when it could not start (err:
- * the lock, the quarantine, the hashing). */
+ * one); one that has none is moved into the quarantine, or deleted without
+ * one, so that a pull fetches it; it stays where it is when the source
+ * could not be read, or when its bytes hash to its name (a manifest
+ * declares the wrong size); a file that changed since the scan, or is not
+ * a regular file, is left alone. 0 when it ran (r), -1 when it could not
+ * start (err: the lock, the quarantine, the hashing). */
 OA_EXPORT int oa_repair(oa_store *s, const size_t *models, size_t n, const oa_repair_opts *o, oa_repair_result *r,
                         char *err, size_t errlen);
 
