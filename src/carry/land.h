@@ -62,9 +62,10 @@ int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, cha
  * both are on one file system and the file has the owner and mode blobs/
  * gives, else a copy;
  * what lands is hashed either way (a reflink once made, a link's source
- * before linking: a link shares its bytes). *how: "reflink", "hardlink" or "copy". 0, 1 not what hex names,
- * -1 error (err). A hard link keeps the source's mtime: touching it would
- * write to the other store. */
+ * before linking: a link shares its bytes). *how: "reflink", "hardlink" or
+ * "copy" (NULL unless 0). 0, 1 not what hex names, -1 error (err). A hard
+ * link keeps the source's mtime: touching it would write to the other
+ * store. */
 int land_clone(land *l, const char *hex, int64_t size, int src_fd, int src_dir_fd, const char *src_name, bool link,
                char tmp[40], const char **how, char *err, size_t errlen);
 /* Put temporary tmp in place as blobs/sha256-<hex> (never replacing: a file

@@ -193,7 +193,8 @@ static void by_own_size(const oa_store *s, int threads, volatile sig_atomic_t *s
 			                       (long long)x->size);
 		else
 			x->note = oa_xasprintf("could not be read to tell whether its bytes are what its name says (%s)",
-			                       res && res[j].err ? strerror(res[j].err) : *err ? err : "interrupted");
+			                       !res ? err : res[j].err ? strerror(res[j].err)
+			                       : st == OA_VERIFY_NOT_DONE ? "interrupted" : "it changed while it was read");
 	}
 	free(res);
 	free(jobs);
