@@ -101,6 +101,7 @@ typedef struct oa_import_opts {
 	bool verify;                  /* a dry run reads and hashes every new blob too */
 	bool no_lock;                 /* go on where the filesystem cannot lock the store (apply.h) */
 	volatile sig_atomic_t *stop;  /* set by a signal handler: stop, remove the temporaries */
+	const char *pause_dir;        /* testing aid: OA_TEST_IMPORT_PAUSE (oa_test_pause), NULL */
 } oa_import_opts;
 
 OA_EXPORT void oa_import_result_free(oa_import_result *r);

@@ -5,10 +5,10 @@
  * hashed now), a good copy of each from a bundle, a directory, a store, or
  * any other store on the machine (hashed before use), and, applied, the
  * good copy in place of the damaged file. A blob with no good copy
- * anywhere is removed (into the quarantine when one is given), so that
+ * anywhere is moved into the quarantine (deleted without one), so that
  * `ollama pull` really fetches it (the puller keeps any blob file that is
- * there, whatever its bytes): what a manifest names is the digest, never
- * the damaged bytes. Running it is repair_run.h's.
+ * there, whatever its bytes); a file whose bytes hash to its name is never
+ * moved, whatever size a manifest declares. Running it is repair_run.h's.
  */
 #ifndef OLLAMA_AUDIT_REPAIR_H
 #define OLLAMA_AUDIT_REPAIR_H
@@ -40,8 +40,9 @@ enum oa_repair_state {
 	OA_REPAIR_REMOVED,    /* moved away, into the quarantine */
 	OA_REPAIR_SKIPPED,    /* changed since it was looked at, or not a regular file: left alone */
 	OA_REPAIR_FAILED,
-	OA_REPAIR_KEPT,       /* a source that could not be read: left in place, since a good copy
-	                         may be there */
+	OA_REPAIR_KEPT,       /* left in place: its bytes hash to its name (a manifest declares the
+	                         wrong size), or could not be read to tell, or a source that could
+	                         not be read may hold a good copy */
 	OA_REPAIR_DELETED,    /* no good copy and no quarantine: deleted, its bytes being not what
 	                         its name says (re-checked just before) */
 };
@@ -62,6 +63,8 @@ typedef struct oa_repair_blob {
 	enum oa_repair_state state;
 	char *note;            /* why it was skipped or failed, or NULL */
 	/* repair's own */
+	bool intact;           /* judged by its size, its bytes hash to its name (or could not be
+	                          read to tell): never moved nor replaced */
 	oa_file_info st;       /* the damaged file as the scan saw it */
 	char tmp[40];          /* the good copy's temporary in blobs/, or "" */
 } oa_repair_blob;

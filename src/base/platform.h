@@ -179,8 +179,9 @@ int oa_read_fd_whole(int fd, size_t max, uint8_t **out, size_t *len);
  * point: create dir/<point>-<idx> (holding the pid) and wait (up to 60 s, or
  * until *interrupt) until the test removes it, so a test can change files or
  * send a signal at an exact moment. NULL or "": nothing. Used by dedupe
- * (OA_TEST_DEDUPE_PAUSE), restore (OA_TEST_RESTORE_PAUSE) and prune/rm
- * apply (OA_TEST_APPLY_PAUSE, through oa_apply_opts.pause_dir). */
+ * (OA_TEST_DEDUPE_PAUSE), restore (OA_TEST_RESTORE_PAUSE), prune/rm
+ * apply (OA_TEST_APPLY_PAUSE, through oa_apply_opts.pause_dir) and repair
+ * (OA_TEST_REPAIR_PAUSE, through oa_repair_opts.pause_dir). */
 void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_atomic_t *interrupt);
 
 /* An exclusive advisory lock (flock) on fd, an open directory: it needs no

@@ -212,10 +212,32 @@ static bool place_blobs(imp *m, size_t mi, imp_fetch_fn fetch)
 	return true;
 }
 
+/* Whether every blob model mi needs is here now, just before its tags
+ * name them: one that was here already and unreferenced (an orphan over an
+ * hour old) or a hard link with its source's old mtime is what a server's
+ * start-up prune removes meanwhile. false: the model is refused. */
+static bool blobs_still_here(imp *m, size_t mi)
+{
+	oa_import_model *md = &m->r->models[mi];
+	for (size_t k = 0; k < md->n_needs; k++) {
+		const oa_import_blob *b = &m->r->blobs[md->needs[k]];
+		int64_t have;
+		if (land_blob_state(&m->l, b->hex, b->size, &have) != LB_PRESENT) {
+			refuse_model(m, mi, "blob sha256:%s is no longer here (removed meanwhile, as a server's start-up "
+			             "prune removes unreferenced blobs over an hour old): no tag written; import again",
+			             b->hex);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The tags of model mi, manifests-v2 first (0.40 writes the anchor after). */
 static void write_tags(imp *m, size_t mi)
 {
 	oa_import_model *md = &m->r->models[mi];
+	if (!blobs_still_here(m, mi))
+		return;
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < m->r->n_tags; i++) {
 			oa_import_tag *t = &m->r->tags[i];
@@ -243,6 +265,7 @@ static void commit(imp *m, imp_fetch_fn fetch)
 		}
 		if (r->models[mi].state == OA_IMP_NEW && place_blobs(m, mi, fetch)) {
 			(void)fsync(m->l.blobs_fd); /* the blobs are there for good before a tag names them */
+			oa_test_pause(m->o->pause_dir, "tags", mi, m->o->stop);
 			write_tags(m, mi);
 		}
 	}

@@ -175,20 +175,30 @@ static int pump(land *l, int fd, int64_t size, land_read_fn read, void *ctx, uin
 	return rc;
 }
 
+/* The temporary tmp names is kept only on success: any other answer
+ * leaves tmp empty, so that no caller puts a name in place that is gone
+ * (or, were it reused, someone else's). */
+static int kept_if(int rc, char tmp[40])
+{
+	if (rc)
+		tmp[0] = '\0';
+	return rc;
+}
+
 int land_copy(land *l, const char *hex, int64_t size, land_read_fn read, void *ctx, char tmp[40], char *err,
               size_t errlen)
 {
 	int fd = temp_open(l, tmp, err, errlen);
 	if (fd < 0)
-		return -1;
+		return kept_if(-1, tmp);
 	uint64_t got;
 	oa_digest_hex sha = "";
 	if (pump(l, fd, size, read, ctx, &got, sha, err, errlen) < 0) {
 		close(fd);
 		land_drop(l, tmp);
-		return -1;
+		return kept_if(-1, tmp);
 	}
-	return temp_finish(l, fd, tmp, hex, size, got, sha, err, errlen);
+	return kept_if(temp_finish(l, fd, tmp, hex, size, got, sha, err, errlen), tmp);
 }
 
 int land_hash(land *l, const char *hex, int64_t size, land_read_fn read, void *ctx, char *err, size_t errlen)
@@ -233,7 +243,12 @@ static int try_reflink(land *l, const char *hex, int64_t size, int src_fd, char 
 		land_drop(l, tmp);
 		return 2; /* not here: try the next way */
 	}
-	int rc = land_hash_fd(l, hex, size, src_fd, err, errlen);
+	/* Testing aid (tests/cli/test_review_safety.py): OA_TEST_LAND_PAUSE=DIR
+	 * stops here, between the clone and its hashing. */
+	oa_test_pause(getenv("OA_TEST_LAND_PAUSE"), "reflinked", 0, l->stop);
+	/* The clone is hashed, not the source: what the source holds by then
+	 * (its owner may rewrite it meanwhile) says nothing of the clone's bytes. */
+	int rc = land_hash_fd(l, hex, size, fd, err, errlen);
 	if (rc == 0)
 		return temp_finish(l, fd, tmp, hex, size, (uint64_t)size, hex, err, errlen);
 	close(fd);
@@ -242,7 +257,7 @@ static int try_reflink(land *l, const char *hex, int64_t size, int src_fd, char 
 }
 
 /* A hard link, when the source is on blobs/'s file system and has the
- * owner its files get. 2: it is not. */
+ * owner its files get, of the very file hashed. 2: it is not. */
 static int try_hardlink(land *l, const char *hex, int64_t size, int src_fd, int src_dir_fd, const char *src_name,
                         char tmp[40], char *err, size_t errlen)
 {
@@ -258,7 +273,16 @@ static int try_hardlink(land *l, const char *hex, int64_t size, int src_fd, int 
 		if (linkat(src_dir_fd, src_name, l->blobs_fd, tmp, 0) == 0) {
 			l->temps = oa_xreallocarray(l->temps, l->n_temps + 1, sizeof *l->temps);
 			l->temps[l->n_temps++] = oa_xstrdup(tmp);
-			return 0;
+			/* The name links what it names now: a symlink (linkat does not
+			 * follow it) or a file swapped in since the hashing is not the
+			 * file hashed. */
+			struct stat got;
+			if (fstatat(l->blobs_fd, tmp, &got, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(got.st_mode) &&
+			    got.st_dev == src.st_dev && got.st_ino == src.st_ino)
+				return 0;
+			land_drop(l, tmp);
+			tmp[0] = '\0';
+			return 2;
 		}
 		if (errno != EEXIST)
 			return 2;
@@ -280,7 +304,9 @@ int land_clone(land *l, const char *hex, int64_t size, int src_fd, int src_dir_f
 		rc = land_copy(l, hex, size, read_fd, &src_fd, tmp, err, errlen);
 		*how = "copy";
 	}
-	return rc;
+	if (rc)
+		*how = NULL;
+	return kept_if(rc, tmp);
 }
 
 int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, char tmp[40], char *err, size_t errlen)
@@ -289,14 +315,14 @@ int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, cha
 	oa_sha256_hex(bytes, len, sha);
 	int fd = temp_open(l, tmp, err, errlen);
 	if (fd < 0)
-		return -1;
+		return kept_if(-1, tmp);
 	if (strcmp(sha, hex) == 0 && carry_write_full(fd, bytes, len) < 0) {
 		oa_seterr(err, errlen, "writing blobs/%s: %s", tmp, strerror(errno));
 		close(fd);
 		land_drop(l, tmp);
-		return -1;
+		return kept_if(-1, tmp);
 	}
-	return temp_finish(l, fd, tmp, hex, (int64_t)len, len, sha, err, errlen);
+	return kept_if(temp_finish(l, fd, tmp, hex, (int64_t)len, len, sha, err, errlen), tmp);
 }
 
 int land_swap(land *l, const char *tmp, const char *hex, char *err, size_t errlen)

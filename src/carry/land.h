@@ -44,9 +44,9 @@ typedef ssize_t (*land_read_fn)(void *ctx, void *buf, size_t n, char *err, size_
 
 /* Copy `size` bytes from read into a new temporary in blobs/, hashing
  * them; sealed (0644, owner, fresh mtime, fsync) when they hash to hex.
- * tmp (40 bytes) gets its name, which l remembers. 0 good, 1 the bytes
- * are not what hex names (or not `size` of them: err says which; nothing
- * kept), -1 error (err). */
+ * tmp (40 bytes) gets its name, which l remembers; on any answer but 0
+ * nothing is kept and tmp is empty. 0 good, 1 the bytes are not what hex
+ * names (or not `size` of them: err says which), -1 error (err). */
 int land_copy(land *l, const char *hex, int64_t size, land_read_fn read, void *ctx, char tmp[40], char *err,
               size_t errlen);
 /* The same, keeping nothing: 0 good, 1 not what hex names, -1 error. */
@@ -61,10 +61,11 @@ int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, cha
  * reflink where the file system can, else (with `link`) a hard link when
  * both are on one file system and the file has the owner and mode blobs/
  * gives, else a copy;
- * the source is hashed either way (before linking: a link shares its
- * bytes). *how: "reflink", "hardlink" or "copy". 0, 1 not what hex names,
- * -1 error (err). A hard link keeps the source's mtime: touching it would
- * write to the other store. */
+ * what lands is hashed either way (a reflink once made, a link's source
+ * before linking: a link shares its bytes). *how: "reflink", "hardlink" or
+ * "copy" (NULL unless 0). 0, 1 not what hex names, -1 error (err). A hard
+ * link keeps the source's mtime: touching it would write to the other
+ * store. */
 int land_clone(land *l, const char *hex, int64_t size, int src_fd, int src_dir_fd, const char *src_name, bool link,
                char tmp[40], const char **how, char *err, size_t errlen);
 /* Put temporary tmp in place as blobs/sha256-<hex> (never replacing: a file

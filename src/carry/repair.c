@@ -9,9 +9,11 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *oa_damage_name(enum oa_damage d)
 {
@@ -121,22 +123,81 @@ static void by_cache(oa_store *s, oa_verify_cache *vc, const oa_verify_job *jobs
 	}
 }
 
-static int by_hash(const oa_verify_job *jobs, size_t nj, int threads, volatile sig_atomic_t *stop,
-                   oa_repair_result *r, char *err, size_t errlen)
+/* The jobs hashed: each one's status in a new array (NULL with err when
+ * the hashing could not start). */
+static oa_verify_result *hash_jobs(const oa_verify_job *jobs, size_t nj, int threads, volatile sig_atomic_t *stop,
+                                   int *rc, char *err, size_t errlen)
 {
 	oa_verify_opts vo;
 	oa_verify_opts_init(&vo);
 	vo.jobs = threads;
 	vo.interrupt = stop;
 	oa_verify_result *res = oa_xcalloc(nj ? nj : 1, sizeof *res);
-	int rc = oa_verify_run(jobs, nj, &vo, res, NULL, err, errlen);
-	for (size_t j = 0; rc >= 0 && j < nj; j++)
+	*rc = oa_verify_run(jobs, nj, &vo, res, NULL, err, errlen);
+	if (*rc < 0) {
+		free(res);
+		return NULL;
+	}
+	return res;
+}
+
+static int by_hash(const oa_verify_job *jobs, size_t nj, int threads, volatile sig_atomic_t *stop,
+                   oa_repair_result *r, char *err, size_t errlen)
+{
+	int rc;
+	oa_verify_result *res = hash_jobs(jobs, nj, threads, stop, &rc, err, errlen);
+	for (size_t j = 0; res && j < nj; j++)
 		if (res[j].status == OA_VERIFY_DIGEST_MISMATCH)
 			add_damage(r, jobs[j].expected_hex, (int64_t)jobs[j].expected_size, jobs[j].user, OA_DAMAGE_DIGEST,
 			           "hashed");
 	free(res);
 	r->verified = rc == 0;
 	return rc < 0 ? -1 : 0;
+}
+
+/* A file judged by its size alone is hashed at the size it has: when its
+ * bytes are what its name says, the manifest that declares another size is
+ * wrong, not the file (two tags can name one digest with different sizes),
+ * and the file is the only copy of those bytes. Such a file, or one that
+ * could not be read to tell, is kept: never moved away nor replaced. */
+static void by_own_size(const oa_store *s, int threads, volatile sig_atomic_t *stop, oa_repair_result *r)
+{
+	oa_verify_job *jobs = NULL;
+	size_t nj = 0;
+	for (size_t i = 0; i < r->n_blobs; i++) {
+		oa_repair_blob *x = &r->blobs[i];
+		char name[80];
+		struct stat st; /* a symlink is left alone by --apply, and never followed to be read */
+		snprintf(name, sizeof name, "sha256-%s", x->hex);
+		if (x->damage == OA_DAMAGE_MISSING || x->damage == OA_DAMAGE_DIGEST || x->size_here < 0 ||
+		    fstatat(s->blobs_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		jobs = oa_xreallocarray(jobs, nj + 1, sizeof *jobs);
+		jobs[nj] = (oa_verify_job){ .path = oa_xasprintf("%s/blobs/%s", s->root, name),
+		                            .expected_size = (uint64_t)x->size_here, .user = x };
+		memcpy(jobs[nj++].expected_hex, x->hex, sizeof jobs->expected_hex);
+	}
+	int rc = 0;
+	char err[256] = "";
+	oa_verify_result *res = nj ? hash_jobs(jobs, nj, threads, stop, &rc, err, sizeof err) : NULL;
+	for (size_t j = 0; j < nj; j++) {
+		oa_repair_blob *x = jobs[j].user;
+		enum oa_verify_status st = res ? res[j].status : OA_VERIFY_ERROR;
+		free((char *)jobs[j].path);
+		if (st == OA_VERIFY_DIGEST_MISMATCH)
+			continue;
+		x->intact = true;
+		if (st == OA_VERIFY_OK)
+			x->note = oa_xasprintf("its %lld bytes hash to its name: the manifest declaring %lld is wrong, not "
+			                       "the file, the only copy of those bytes", (long long)x->size_here,
+			                       (long long)x->size);
+		else
+			x->note = oa_xasprintf("could not be read to tell whether its bytes are what its name says (%s)",
+			                       !res ? err : res[j].err ? strerror(res[j].err)
+			                       : st == OA_VERIFY_NOT_DONE ? "interrupted" : "it changed while it was read");
+	}
+	free(res);
+	free(jobs);
 }
 
 /* Every tag of the store that names the blob (a legacy anchor once, under its v2 tag's name). */
@@ -170,6 +231,7 @@ int repair_find_damage(oa_store *s, const size_t *models, size_t n, const repair
 		by_cache(s, o->cache, jobs, nj, r);
 	if (o->verify)
 		rc = by_hash(jobs, nj, o->jobs, o->stop, r, err, errlen);
+	by_own_size(s, o->jobs, o->stop, r);
 	for (size_t j = 0; j < nj; j++)
 		free((char *)jobs[j].path);
 	free(jobs);
@@ -221,7 +283,7 @@ void repair_advise(oa_repair_result *r, const oa_store *s)
 {
 	for (size_t i = 0; i < r->n_blobs; i++) {
 		const oa_repair_blob *x = &r->blobs[i];
-		if (x->state == OA_REPAIR_CAN_MEND || x->state == OA_REPAIR_MENDED)
+		if (x->state == OA_REPAIR_CAN_MEND || x->state == OA_REPAIR_MENDED || x->intact)
 			continue;
 		for (size_t k = 0; k < x->n_models; k++)
 			advise(r, s, x->models[k]);

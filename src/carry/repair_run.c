@@ -5,6 +5,7 @@
 #include "ollama_audit/set_aside.h"
 #include "carry/repair_private.h"
 #include "carry/repair_source.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -15,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Whether blobs/<name> is still the damaged file the scan saw (or still
- * nothing); why not in *why. */
+/* Whether blobs/<name> is still the damaged file the scan saw (the same
+ * device, inode, size, mtime and ctime; or still nothing); why not in *why. */
 static bool unchanged(const oa_store *s, const oa_repair_blob *x, const char *name, bool *there, const char **why)
 {
 	struct stat now;
@@ -29,8 +30,9 @@ static bool unchanged(const oa_store *s, const oa_repair_blob *x, const char *na
 	else if (*there && x->size_here < 0)
 		*why = "appeared since it was looked at";
 	else if (*there && ((uint64_t)now.st_dev != x->st.dev || (uint64_t)now.st_ino != x->st.ino ||
-	                    (int64_t)now.st_size != x->size_here))
-		*why = "changed since it was looked at";
+	                    (int64_t)now.st_size != x->size_here || oa_stat_mtime_ns(&now) != x->st.mtime_ns ||
+	                    oa_stat_ctime_ns(&now) != x->st.ctime_ns))
+		*why = "changed since it was looked at"; /* rewritten in place, perhaps with its good bytes */
 	return !*why;
 }
 
@@ -42,6 +44,8 @@ static void fix_one(const oa_store *s, land *l, oa_set_aside *q, bool source_fai
 	snprintf(name, sizeof name, "sha256-%s", x->hex);
 	bool there;
 	const char *why;
+	if (x->intact)
+		return; /* kept: its bytes are what its name says, or could not be read to tell */
 	if (!unchanged(s, x, name, &there, &why)) {
 		x->state = OA_REPAIR_SKIPPED;
 		x->note = oa_xstrdup(why);
@@ -130,10 +134,12 @@ int oa_repair(oa_store *s, const size_t *models, size_t n, const oa_repair_opts 
 	if (rc == 0) {
 		repair_find_sources(s, o->from, &l, o->apply, r);
 		for (size_t i = 0; i < r->n_blobs; i++)
-			r->blobs[i].state = r->blobs[i].source ? OA_REPAIR_CAN_MEND
+			r->blobs[i].state = r->blobs[i].intact ? OA_REPAIR_KEPT : r->blobs[i].source ? OA_REPAIR_CAN_MEND
 			                    : r->blobs[i].size_here >= 0 ? OA_REPAIR_CAN_REMOVE : OA_REPAIR_ABSENT;
-		if (o->apply)
+		if (o->apply) {
+			oa_test_pause(o->pause_dir, "repair-apply", 0, o->stop);
 			rc = apply(s, &l, o, r, err, errlen);
+		}
 		r->applied = o->apply && rc == 0;
 		if (o->apply)
 			oa_store_write_unlock(s);

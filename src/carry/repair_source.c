@@ -15,7 +15,7 @@
 
 static bool wanted(const oa_repair_blob *x)
 {
-	return !x->source;
+	return !x->source && !x->intact;
 }
 
 /* The blob x in the blobs/ open at bfd, when it is a regular file of the

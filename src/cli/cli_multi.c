@@ -152,34 +152,39 @@ static void print_totals(cli *c)
 
 /* ---- what the tool writes never lands in a store ------------------------------------------ */
 
-/* Every store this command may audit, resolved once: each --store (or the
- * default store) as oa_open_candidate() resolves it, and with --all-users every
- * store discovery finds. */
-static char **store_roots(const cli *c, size_t *n)
+static void add_root(char ***roots, size_t *n, const char *path, const char *how)
+{
+	oa_store s;
+	char err[512];
+	if (oa_open_candidate(&s, path, oa_store_source_of(how), NULL, NULL, err, sizeof err) == 0) {
+		*roots = oa_xreallocarray(*roots, *n + 1, sizeof **roots);
+		(*roots)[(*n)++] = oa_xstrdup(s.root);
+	}
+	oa_store_close(&s);
+}
+
+/* Every store a file the tool writes could land in, resolved once: each
+ * --store, the default store and, with `everywhere` (a path the user
+ * named), every store discovery finds (another user's, the service's),
+ * whatever the command audits. */
+static char **store_roots(const cli *c, bool everywhere, size_t *n)
 {
 	static char **roots;
-	static size_t nroots;
-	static bool done;
-	if (done) {
-		*n = nroots;
-		return roots;
+	static size_t nroots, near; /* roots[0..near) are the command line's and the default */
+	static bool done, found;
+	if (!done) {
+		done = true;
+		for (size_t i = 0; i < c->n_stores; i++)
+			add_root(&roots, &nroots, c->stores[i], "--store");
+		const char *how = "--store";
+		char *def = oa_store_default_path(&how);
+		if (def)
+			add_root(&roots, &nroots, def, how);
+		free(def);
+		near = nroots;
 	}
-	done = true;
-	const char *how = "--store";
-	char *def = c->n_stores ? NULL : oa_store_default_path(&how);
-	size_t count = c->n_stores ? c->n_stores : 1;
-	for (size_t i = 0; i < count; i++) {
-		oa_store s;
-		char err[512];
-		if (oa_open_candidate(&s, c->n_stores ? c->stores[i] : def, oa_store_source_of(how), NULL, NULL, err,
-		                      sizeof err) == 0) {
-			roots = oa_xreallocarray(roots, nroots + 1, sizeof *roots);
-			roots[nroots++] = oa_xstrdup(s.root);
-		}
-		oa_store_close(&s);
-	}
-	free(def);
-	if (c->all_users) {
+	if (everywhere && !found) {
+		found = true;
 		oa_discovery d;
 		oa_discover(&d, c->stores, c->n_stores);
 		for (size_t i = 0; i < d.n; i++) {
@@ -190,15 +195,15 @@ static char **store_roots(const cli *c, size_t *n)
 		}
 		oa_discovery_free(&d);
 	}
-	*n = nroots;
+	*n = everywhere ? nroots : near;
 	return roots;
 }
 
 /* The root of the store (of those store_roots names) that path lies in, or NULL. */
-static const char *store_holding(const cli *c, const char *path)
+static const char *store_holding(const cli *c, bool everywhere, const char *path)
 {
 	size_t n;
-	char **roots = store_roots(c, &n);
+	char **roots = store_roots(c, everywhere, &n);
 	for (size_t i = 0; i < n; i++)
 		if (oa_outfile_inside(path, roots[i]))
 			return roots[i];
@@ -207,7 +212,7 @@ static const char *store_holding(const cli *c, const char *path)
 
 bool cli_refuse_store_path(const cli *c, const char *opt, const char *path)
 {
-	const char *root = store_holding(c, path);
+	const char *root = store_holding(c, true, path);
 	if (root)
 		cli_err("%s %s is inside the store %s; the tool never writes to a store", opt, path, root);
 	return root != NULL;
@@ -216,7 +221,7 @@ bool cli_refuse_store_path(const cli *c, const char *opt, const char *path)
 bool cli_default_cache_in_store(const cli *c, const char *path)
 {
 	static bool said;
-	const char *root = store_holding(c, path);
+	const char *root = store_holding(c, false, path);
 	if (root && !said)
 		cli_err("verification cache: the default %s lies inside the store %s: going on without a cache "
 		        "(the tool never writes to a store; point XDG_CACHE_HOME elsewhere)", path, root);

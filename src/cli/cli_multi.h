@@ -34,12 +34,12 @@ void cli_multi_prom_store(cli *c, const oa_store *s, double seconds, const oa_st
 void cli_multi_prom_add(const char *metric, double value);
 
 /* Whether `path` (written by option `opt`) lies inside a store on the
- * command line, the default store, or with --all-users any store found:
- * then says so (the tool never writes to a store) and returns true. */
+ * command line, the default store, or any store discovery finds: then
+ * says so (the tool never writes to a store) and returns true. */
 bool cli_refuse_store_path(const cli *c, const char *opt, const char *path);
-/* Whether the default verify cache `path` lies inside a store, by the same
- * rule: then says so once (the command goes on without a cache) and
- * returns true. */
+/* Whether the default verify cache `path` lies inside a store on the
+ * command line or the default store: then says so once (the command goes
+ * on without a cache) and returns true. */
 bool cli_default_cache_in_store(const cli *c, const char *path);
 
 /* Around the command (main.c): --output redirects stdout to a temporary

@@ -105,7 +105,8 @@ static bool open_from(cli *c, oa_store *from)
 static int run(cli *c, const char *target, oa_store *from, const size_t *sel, size_t ns, bool apply,
                oa_import_result *r)
 {
-	oa_import_opts o = { .apply = apply, .verify = c->verify, .no_lock = c->no_lock, .stop = &interrupted };
+	oa_import_opts o = { .apply = apply, .verify = c->verify, .no_lock = c->no_lock, .stop = &interrupted,
+	                     .pause_dir = getenv("OA_TEST_IMPORT_PAUSE") };
 	char err[1024] = "";
 	int rc = from ? oa_import_store(target, from, sel, ns, &o, r, err, sizeof err)
 	              : oa_import_bundle(target, c->args[0], STDIN_FILENO, &o, r, err, sizeof err);

@@ -79,7 +79,8 @@ static int run(cli *c, oa_store *s, const size_t *sel, size_t ns, bool apply, oa
 	oa_verify_cache *vc = oa_audit_verify_cache(cli_audit(c), true);
 	cli_audit_said(c);
 	oa_repair_opts o = { .from = c->from, .verify = c->verify, .cache = vc, .quarantine = c->quarantine,
-	                     .apply = apply, .no_lock = c->no_lock, .jobs = c->jobs, .stop = &interrupted };
+	                     .apply = apply, .no_lock = c->no_lock, .jobs = c->jobs, .stop = &interrupted,
+	                     .pause_dir = getenv("OA_TEST_REPAIR_PAUSE") };
 	int rc = oa_repair(s, sel, ns, &o, r, err, sizeof err);
 	if (rc < 0)
 		cli_fail(c, "cannot-repair", s->root, "%s: %s", s->root, err);

@@ -340,6 +340,9 @@ json_t *quarantine_peek_index(const char *dir, int *files_fd, char *err, size_t 
 	return o;
 }
 
+/* Every run that takes the lock, as its messages name them. */
+#define OA_LOCK_WRITERS "prune, rm, dedupe, import or repair --apply or a restore"
+
 int apply_lock(int fd, const char *what, bool no_lock, char *err, size_t errlen)
 {
 	/* Testing aid (tests/cli/test_restore.py): a shorter wait. */
@@ -348,15 +351,14 @@ int apply_lock(int fd, const char *what, bool no_lock, char *err, size_t errlen)
 	if (oa_lock_wait(fd, ms) == 0)
 		return 0;
 	if (errno == EWOULDBLOCK) {
-		snprintf(err, errlen, "%s is busy: another prune, rm or dedupe --apply or a restore is writing it "
-		         "(waited %.0f s); run again when it is done", what, ms / 1000.0);
+		snprintf(err, errlen, "%s is busy: another " OA_LOCK_WRITERS " is writing it (waited %.0f s); run again "
+		         "when it is done", what, ms / 1000.0);
 		return -1;
 	}
 	if (no_lock)
 		return 1;
-	snprintf(err, errlen, "cannot lock %s: %s (flock), so another prune, rm or dedupe --apply or a restore "
-	         "could write it at the same time; if you are sure nothing else does, pass --no-lock", what,
-	         strerror(errno));
+	snprintf(err, errlen, "cannot lock %s: %s (flock), so another " OA_LOCK_WRITERS " could write it at the same "
+	         "time; if you are sure nothing else does, pass --no-lock", what, strerror(errno));
 	return -1;
 }
 

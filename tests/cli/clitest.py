@@ -512,6 +512,37 @@ def weight_layer(info):
     return next(l for l in info["layers"] if l["mediaType"].endswith(".model"))
 
 
+def can_reflink(where):
+    probe_src = os.path.join(where, "probe")
+    with open(probe_src, "wb") as f:
+        f.write(b"x" * 8192)
+    cp = subprocess.run(["cp", "--reflink=always", probe_src, probe_src + ".clone"], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
+    for p in (probe_src, probe_src + ".clone"):
+        if os.path.exists(p):
+            os.remove(p)
+    return cp.returncode == 0
+
+
+def mount_btrfs():
+    """As root, a small btrfs on a loop device gives the test a filesystem
+    that can reflink. Returns the mount point, or None (with the reason)."""
+    if not IS_ROOT or not shutil.which("mkfs.btrfs"):
+        return None, "not root, or no mkfs.btrfs"
+    img = os.path.join(tempdir("btrfs-img"), "fs.img")
+    mnt = tempdir("btrfs-mnt")
+    with open(img, "wb") as f:
+        f.truncate(256 << 20)
+    r = subprocess.run(["mkfs.btrfs", "-q", img], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        return None, "mkfs.btrfs failed"
+    r = subprocess.run(["mount", "-o", "loop", img, mnt], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        return None, "mount -o loop failed: " + r.stderr.decode(errors="replace").strip()
+    os.chmod(mnt, 0o755)
+    return mnt, None
+
+
 def blob_file(s, digest):
     return s.blob_path(digest)
 

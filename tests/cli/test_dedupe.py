@@ -154,43 +154,12 @@ with t.guard("apply hard links between alice's stores"):
     t.eq([a for a in r.json().get("actions", []) if a["status"] == "planned"], [], "a second plan is empty")
     no_temps(a1, a2, b)
 
-def can_reflink(where):
-    probe_src = os.path.join(where, "probe")
-    with open(probe_src, "wb") as f:
-        f.write(b"x" * 8192)
-    cp = subprocess.run(["cp", "--reflink=always", probe_src, probe_src + ".clone"], stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE)
-    for p in (probe_src, probe_src + ".clone"):
-        if os.path.exists(p):
-            os.remove(p)
-    return cp.returncode == 0
-
-
-def mount_btrfs():
-    """As root, a small btrfs on a loop device gives the test a filesystem
-    that can reflink. Returns the mount point, or None (with the reason)."""
-    if not ms.IS_ROOT or not shutil.which("mkfs.btrfs"):
-        return None, "not root, or no mkfs.btrfs"
-    img = os.path.join(t.tempdir("btrfs-img"), "fs.img")
-    mnt = t.tempdir("btrfs-mnt")
-    with open(img, "wb") as f:
-        f.truncate(256 << 20)
-    r = subprocess.run(["mkfs.btrfs", "-q", img], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if r.returncode != 0:
-        return None, "mkfs.btrfs failed"
-    r = subprocess.run(["mount", "-o", "loop", img, mnt], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if r.returncode != 0:
-        return None, "mount -o loop failed: " + r.stderr.decode(errors="replace").strip()
-    os.chmod(mnt, 0o755)
-    return mnt, None
-
-
 where, mounted, why = base, None, None
-supported = can_reflink(base)
+supported = t.can_reflink(base)
 if not supported:
-    mounted, why = mount_btrfs()
+    mounted, why = t.mount_btrfs()
     if mounted:
-        where, supported = mounted, can_reflink(mounted)
+        where, supported = mounted, t.can_reflink(mounted)
         why = None if supported else "cp --reflink fails on the btrfs mount"
     else:
         print("note: no reflink-capable filesystem for this test (%s)" % why)
@@ -294,7 +263,7 @@ with t.guard("an honest dry run: reflinks are tested before they are promised"):
                  "the store)" % spelling, writes)
     else:
         t.skip("strace cannot trace here: the probe's scratch location is not checked")
-    if can_reflink(base):
+    if t.can_reflink(base):
         t.ok(acts and all(a["status"] == "planned" for a in acts), "%s reflinks: planned" % fstype, acts)
         t.skip("the no-reflink case: this machine's %s can reflink" % fstype)
     else:
