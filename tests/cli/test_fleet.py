@@ -191,8 +191,10 @@ with t.guard("every csv record of a store has user, its owner"):
         if len(rows) < 2:
             continue
         head = rows[0]
-        # after the fields the record had: last, but for list's optional last_used
-        want_last = ["user", "last_used"] if cmd[0] == "list" else ["user"]
+        # after the fields the record had: last, but for list's optional
+        # last_used and the fix that check and verify added after it
+        want_last = {"list": ["user", "last_used"], "check": ["user", "fix"],
+                     "verify": ["user", "fix"]}.get(cmd[0], ["user"])
         t.eq(head[-len(want_last):], want_last, "%s: user after the other fields" % cmd[0], head)
         t.eq(head.count("user"), 1, "%s: one user field" % cmd[0], head)
         si, ui = head.index("store"), head.index("user") if "user" in head else -1
