@@ -65,6 +65,19 @@ static void test_names(void)
 	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "-m", "t", &why));
 	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "m\xc3\xa9", "t", &why));
 	CHECK(oa_name_from_parts(&n, "registry.ollama.ai", "library", "_m.x-y", "T_1.0", &why));
+	/* A reason is the library's own text, not a buffer the next call
+	 * overwrites: one taken before another call still says its part. */
+	const char *first_why = NULL;
+	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "lib.rary", "m", "t", &first_why));
+	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "m", "", &why));
+	CHECK_STR(first_why, "namespace contains a character not allowed here");
+	CHECK_STR(why, "tag empty");
+	CHECK(!oa_name_from_parts(&n, "h", "n", "-m", "t", &why));
+	CHECK_STR(why, "model must start with a letter, digit or underscore");
+	CHECK(!oa_name_from_parts(&n, "h\xc3\xa9", "n", "m", "t", &why));
+	CHECK_STR(why, "host contains a non-ASCII byte");
+	CHECK(!oa_name_part_valid(OA_PART_TAG, "t!", 2, &why));
+	CHECK_STR(why, "contains a character not allowed here");
 	char long_tag[82];
 	memset(long_tag, 'a', 81);
 	long_tag[81] = 0;
