@@ -33,7 +33,8 @@ typedef struct oa_name {
 OA_EXPORT bool oa_name_part_valid(enum oa_name_part kind, const char *s, size_t len, const char **why);
 
 /* Build a name from the four path components of a manifest file. Returns
- * false (with a reason) if any part is invalid; `out` then holds what fitted. */
+ * false (with a reason: constant text, valid for ever) if any part is
+ * invalid; `out` then holds what fitted. */
 OA_EXPORT bool oa_name_from_parts(oa_name *out, const char *host, const char *ns, const char *model,
                         const char *tag, const char **why);
 

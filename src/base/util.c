@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,4 +489,71 @@ bool oa_mentions_manifests_key(const uint8_t *p, size_t n)
 		if (q[1] == 'u')
 			return true;
 	return false;
+}
+
+unsigned long long oa_run_sequence(void)
+{
+	static atomic_ullong last;
+	return atomic_fetch_add(&last, 1) + 1;
+}
+
+const char *oa_printable_scratch(const char *s)
+{
+	/* Per thread, so two threads never free each other's text; a thread
+	 * that ends leaves its last eight behind, as a static ring would. */
+	static _Thread_local char *ring[8];
+	static _Thread_local size_t next;
+	size_t k = next++ % (sizeof ring / sizeof ring[0]);
+	free(ring[k]);
+	ring[k] = oa_printable(s);
+	return ring[k];
+}
+
+static locale_t user_ctype;
+static pthread_once_t user_ctype_once = PTHREAD_ONCE_INIT;
+
+static void make_user_ctype(void)
+{
+	user_ctype = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
+}
+
+locale_t oa_user_ctype(void)
+{
+	pthread_once(&user_ctype_once, make_user_ctype);
+	return user_ctype;
+}
+
+/* Merge the sorted runs a[0..mid) and a[mid..n) through tmp. */
+static void merge(char *a, size_t mid, size_t n, size_t size, char *tmp,
+                  int (*cmp)(const void *, const void *, const void *), const void *ctx)
+{
+	size_t i = 0, j = mid, k = 0;
+	while (i < mid && j < n) {
+		/* <= 0 takes the left one first: that keeps the sort stable */
+		const char *take = cmp(a + i * size, a + j * size, ctx) <= 0 ? a + i++ * size : a + j++ * size;
+		memcpy(tmp + k++ * size, take, size);
+	}
+	memcpy(tmp + k * size, a + i * size, (mid - i) * size);
+	k += mid - i;
+	memcpy(a, tmp, k * size); /* what is left of the right run is in place */
+}
+
+static void merge_sort(char *a, size_t n, size_t size, char *tmp,
+                       int (*cmp)(const void *, const void *, const void *), const void *ctx)
+{
+	if (n < 2)
+		return;
+	size_t mid = n / 2;
+	merge_sort(a, mid, size, tmp, cmp, ctx);
+	merge_sort(a + mid * size, n - mid, size, tmp, cmp, ctx);
+	merge(a, mid, n, size, tmp, cmp, ctx);
+}
+
+void oa_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, const void *), const void *ctx)
+{
+	if (n < 2)
+		return;
+	char *tmp = oa_xreallocarray(NULL, n, size);
+	merge_sort(base, n, size, tmp, cmp, ctx);
+	free(tmp);
 }

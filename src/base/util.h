@@ -6,6 +6,7 @@
 #ifndef OLLAMA_AUDIT_UTIL_H
 #define OLLAMA_AUDIT_UTIL_H
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,5 +101,22 @@ size_t oa_edit_distance(const char *a, const char *b);
 /* Whether a name `d` edits from what was typed (of length `typed_len`)
  * is close enough to suggest: a typo, not another word. */
 bool oa_edit_close(size_t d, size_t typed_len);
+
+/* The state a library must keep for a whole process, kept here so that no
+ * folder above base/ holds any (tests/layout/test_statics.py), each safe
+ * across threads. */
+
+/* 1, 2, 3, ... for the whole process, whichever thread asks: a temporary
+ * file's name made of it and the process id is taken by no other call. */
+unsigned long long oa_run_sequence(void);
+/* oa_printable(s) for a printf argument, freed by this thread's 8th call
+ * after it: a ring of eight, one per thread. */
+const char *oa_printable_scratch(const char *s);
+/* The user's LC_CTYPE (from the environment), made once per process;
+ * (locale_t)0 when it cannot be made. */
+locale_t oa_user_ctype(void);
+/* qsort with a context for cmp: stable (equal elements keep their order),
+ * so the result never depends on the C library's sort. */
+void oa_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, const void *), const void *ctx);
 
 #endif

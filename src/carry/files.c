@@ -78,9 +78,8 @@ int carry_write_full(int fd, const void *p, size_t n)
 
 void carry_temp_name(char *name, size_t len)
 {
-	static unsigned counter;
 	/* digits only: sha256-<digits> is the temp class (spec: NewLayer's CreateTemp) */
-	snprintf(name, len, "sha256-%ld%u", (long)getpid(), ++counter);
+	snprintf(name, len, "sha256-%ld%llu", (long)getpid(), oa_run_sequence());
 }
 
 int carry_temp_create(int dirfd, char *name, size_t len)

@@ -11,7 +11,7 @@
 
 const char *oa_import_state_name(enum oa_import_state s)
 {
-	static const char *names[] = { "new", "present", "added", "conflict", "refused", "unused" };
+	static const char *const names[] = { "new", "present", "added", "conflict", "refused", "unused" };
 	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 

@@ -17,13 +17,13 @@
 
 const char *oa_damage_name(enum oa_damage d)
 {
-	static const char *names[] = { "missing", "empty", "truncated", "wrong-size", "digest-mismatch" };
+	static const char *const names[] = { "missing", "empty", "truncated", "wrong-size", "digest-mismatch" };
 	return (unsigned)d < sizeof names / sizeof names[0] ? names[d] : "?";
 }
 
 const char *oa_repair_state_name(enum oa_repair_state s)
 {
-	static const char *names[] = { "can-mend", "can-remove", "absent", "mended", "removed", "skipped", "failed",
+	static const char *const names[] = { "can-mend", "can-remove", "absent", "mended", "removed", "skipped", "failed",
 		                       "kept", "deleted" };
 	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }

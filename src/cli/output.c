@@ -58,10 +58,14 @@ void cli_put_stream_end(cli *c, const char *schema, bool any)
 		printf("{\"schema\":\"%s\",\"stores\":[]}\n", schema);
 }
 
+/* The program's, not the library's: a run says which columns it hid once. */
+static bool hidden_said;
+
 oa_text_style cli_text_style(const cli *c)
 {
 	return (oa_text_style){ .width = c->wide ? 0 : oa_term_width(), .header = !c->no_header, .color = c->color,
-	                        .units = c->units, .diag = stderr, .owners = c->all_users };
+	                        .units = c->units, .diag = stderr, .hidden_said = &hidden_said,
+	                        .owners = c->all_users };
 }
 
 void cli_table_print(const cli *c, oa_table *t, FILE *out)

@@ -406,7 +406,7 @@ static int classify(const slog_line *L, oa_log_line *out, char *why, size_t whyl
  * msg=mlx-runner msg="<inner line>": read the inner line too. */
 static int relayed(const char *inner, oa_log_line *out, char *why, size_t whylen, int depth)
 {
-	static _Thread_local slog_line L2;
+	slog_line L2; /* on the stack: a relay is read one level deep, so a line takes two at most */
 	size_t n = strlen(inner);
 	const char *m = strstr(inner, "msg=");
 	if (!m || depth > 0)
@@ -586,7 +586,7 @@ static size_t strip_prefixes(const char *p, size_t n, oa_log_line *out)
 
 int oa_log_parse_line(const char *p, size_t n, oa_log_line *out, char *why, size_t whylen)
 {
-	static _Thread_local slog_line L;
+	slog_line L;
 	memset(out, 0, sizeof *out);
 	if (whylen)
 		why[0] = '\0';

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *kind_names[OA_LAYER_KIND_COUNT] = {
+static const char *const kind_names[OA_LAYER_KIND_COUNT] = {
 	[OA_LAYER_UNKNOWN] = "unknown", [OA_LAYER_MODEL] = "model",
 	[OA_LAYER_ADAPTER] = "adapter", [OA_LAYER_PROJECTOR] = "projector",
 	[OA_LAYER_DRAFT] = "draft",     [OA_LAYER_TENSOR] = "tensor",

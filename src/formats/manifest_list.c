@@ -35,9 +35,9 @@ bool oa_platform_valid(const char *p)
 
 long oa_list_select(const oa_manifest *list, const bool *usable, const char *platform)
 {
-	static const char *apple[] = { "mlx", "llamacpp", "ggml" };
-	static const char *others[] = { "llamacpp", "ggml", "mlx" };
-	const char **pref = platform && strcmp(platform, "darwin/arm64") == 0 ? apple : others;
+	static const char *const apple[] = { "mlx", "llamacpp", "ggml" };
+	static const char *const others[] = { "llamacpp", "ggml", "mlx" };
+	const char *const *pref = platform && strcmp(platform, "darwin/arm64") == 0 ? apple : others;
 	for (size_t p = 0; p < 3; p++)
 		for (size_t i = 0; i < list->n_manifests; i++)
 			if ((!usable || usable[i]) && strcmp(list->entries[i].runner, pref[p]) == 0)

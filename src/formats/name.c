@@ -8,6 +8,16 @@
 
 static const size_t part_max[] = { 350, 80, 80, 80 };
 
+/* What is wrong with a part, said alone (row 0) or after the part's name
+ * (row kind + 1): whole sentences, so a reason needs no buffer. */
+enum part_flaw { FLAW_EMPTY, FLAW_LONG, FLAW_FIRST, FLAW_NON_ASCII, FLAW_BYTE, FLAW_COUNT };
+#define PART_FLAWS(label)                                                                               \
+	{ label "empty", label "too long", label "must start with a letter, digit or underscore",        \
+	  label "contains a non-ASCII byte", label "contains a character not allowed here" }
+static const char *const flaw_text[][FLAW_COUNT] = {
+	PART_FLAWS(""), PART_FLAWS("host "), PART_FLAWS("namespace "), PART_FLAWS("model "), PART_FLAWS("tag "),
+};
+
 static bool byte_ok(enum oa_name_part kind, unsigned char c)
 {
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')
@@ -22,58 +32,49 @@ static bool byte_ok(enum oa_name_part kind, unsigned char c)
 	}
 }
 
-bool oa_name_part_valid(enum oa_name_part kind, const char *s, size_t len, const char **why)
+/* The part's flaw, or FLAW_COUNT when it is valid. */
+static enum part_flaw part_flaw(enum oa_name_part kind, const char *s, size_t len)
 {
-	const char *dummy;
-	if (!why)
-		why = &dummy;
-	if (len == 0) {
-		*why = "empty";
-		return false;
-	}
-	if (len > part_max[kind]) {
-		*why = "too long";
-		return false;
-	}
+	if (len == 0)
+		return FLAW_EMPTY;
+	if (len > part_max[kind])
+		return FLAW_LONG;
 	unsigned char first = (unsigned char)s[0];
 	if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') ||
-	      (first >= '0' && first <= '9') || first == '_')) {
-		*why = "must start with a letter, digit or underscore";
-		return false;
-	}
-	for (size_t i = 0; i < len; i++) {
-		if (!byte_ok(kind, (unsigned char)s[i])) {
-			*why = (unsigned char)s[i] >= 0x80 ? "contains a non-ASCII byte"
-			                                   : "contains a character not allowed here";
-			return false;
-		}
-	}
-	return true;
+	      (first >= '0' && first <= '9') || first == '_'))
+		return FLAW_FIRST;
+	for (size_t i = 0; i < len; i++)
+		if (!byte_ok(kind, (unsigned char)s[i]))
+			return (unsigned char)s[i] >= 0x80 ? FLAW_NON_ASCII : FLAW_BYTE;
+	return FLAW_COUNT;
 }
 
-static bool set_part(char *dst, size_t cap, enum oa_name_part kind, const char *s,
-                     const char **why, const char *label)
+bool oa_name_part_valid(enum oa_name_part kind, const char *s, size_t len, const char **why)
 {
-	static char reason[96];
+	enum part_flaw f = part_flaw(kind, s, len);
+	if (f != FLAW_COUNT && why)
+		*why = flaw_text[0][f];
+	return f == FLAW_COUNT;
+}
+
+static bool set_part(char *dst, size_t cap, enum oa_name_part kind, const char *s, const char **why)
+{
 	size_t len = strlen(s);
-	const char *w = NULL;
-	bool ok = oa_name_part_valid(kind, s, len, &w);
+	enum part_flaw f = part_flaw(kind, s, len);
 	snprintf(dst, cap, "%.*s", (int)(len < cap ? len : cap - 1), s);
-	if (!ok && why) {
-		snprintf(reason, sizeof reason, "%s %s", label, w);
-		*why = reason;
-	}
-	return ok;
+	if (f != FLAW_COUNT && why)
+		*why = flaw_text[kind + 1][f];
+	return f == FLAW_COUNT;
 }
 
 bool oa_name_from_parts(oa_name *out, const char *host, const char *ns, const char *model,
                         const char *tag, const char **why)
 {
 	memset(out, 0, sizeof *out);
-	bool ok = set_part(out->host, sizeof out->host, OA_PART_HOST, host, why, "host");
-	ok = set_part(out->ns, sizeof out->ns, OA_PART_NAMESPACE, ns, ok ? why : NULL, "namespace") && ok;
-	ok = set_part(out->model, sizeof out->model, OA_PART_MODEL, model, ok ? why : NULL, "model") && ok;
-	ok = set_part(out->tag, sizeof out->tag, OA_PART_TAG, tag, ok ? why : NULL, "tag") && ok;
+	bool ok = set_part(out->host, sizeof out->host, OA_PART_HOST, host, why);
+	ok = set_part(out->ns, sizeof out->ns, OA_PART_NAMESPACE, ns, ok ? why : NULL) && ok;
+	ok = set_part(out->model, sizeof out->model, OA_PART_MODEL, model, ok ? why : NULL) && ok;
+	ok = set_part(out->tag, sizeof out->tag, OA_PART_TAG, tag, ok ? why : NULL) && ok;
 	return ok;
 }
 

@@ -483,7 +483,7 @@ static int check_top_dirs(const oa_store *s, const oa_plan *p, bool to_quarantin
 {
 	/* restore puts files back without following symlinks: nothing is
 	 * quarantined from a symlinked blobs/ it could not put back */
-	static const char *tops[] = { "manifests", "manifests-v2", "blobs" };
+	static const char *const tops[] = { "manifests", "manifests-v2", "blobs" };
 	for (size_t t = 0; t < (to_quarantine ? 3u : 2u); t++) {
 		size_t n = strlen(tops[t]);
 		bool used = false;

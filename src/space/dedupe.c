@@ -22,7 +22,7 @@ const char *oa_dedupe_how_name(oa_dedupe_how h)
 
 const char *oa_dedupe_status_name(oa_dedupe_status s)
 {
-	static const char *names[OA_DD_STATUS_COUNT] = {
+	static const char *const names[OA_DD_STATUS_COUNT] = {
 		[OA_DD_PLANNED] = "planned",           [OA_DD_DONE] = "done",
 		[OA_DD_REFUSED_OWNER] = "refused-owner", [OA_DD_OTHER_FS] = "other-filesystem",
 		[OA_DD_UNSUPPORTED] = "reflink-unsupported", [OA_DD_CHANGED] = "changed",

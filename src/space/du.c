@@ -80,10 +80,10 @@ static void scan_unparseable(const oa_store *s, const oa_model *m, uses *u, size
 	oa_refset_free(&r);
 }
 
-static const oa_store *sort_store;
-static int cmp_row(const void *a, const void *b)
+static int cmp_row(const void *a, const void *b, const void *store)
 {
 	const oa_du_row *x = a, *y = b;
+	const oa_store *sort_store = store;
 	if (x->unique != y->unique)
 		return x->unique > y->unique ? -1 : 1;
 	if (x->allocated != y->allocated)
@@ -111,10 +111,10 @@ static int cmp_shared(const void *a, const void *b)
 	return strcmp(x->blob, y->blob);
 }
 
-static const oa_store *id_store;
-static int cmp_model_id(const void *a, const void *b)
+static int cmp_model_id(const void *a, const void *b, const void *store)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const oa_store *id_store = store;
 	int c = strcmp(id_store->models[x].m.id, id_store->models[y].m.id);
 	return c ? c : (x > y) - (x < y);
 }
@@ -130,10 +130,7 @@ static size_t *first_with_id(const oa_store *s)
 		if (s->models[i].manifest_ok)
 			order[n++] = i;
 	}
-	id_store = s;
-	if (n)
-		qsort(order, n, sizeof *order, cmp_model_id);
-	id_store = NULL;
+	oa_sort(order, n, sizeof *order, cmp_model_id, s);
 	for (size_t k = 1; k < n; k++)
 		if (strcmp(s->models[order[k]].m.id, s->models[order[k - 1]].m.id) == 0)
 			first[order[k]] = first[order[k - 1]];
@@ -218,10 +215,7 @@ static void du_compute(oa_store *s, const oa_usage *blobs, oa_du *d)
 	/* blobs/ and everything under it, each inode once, as `du -s` counts it. */
 	d->blobs_total = blobs->allocated;
 	d->blobs_total_apparent = blobs->apparent;
-	sort_store = s;
-	if (d->n_rows)
-		qsort(d->rows, d->n_rows, sizeof *d->rows, cmp_row);
-	sort_store = NULL;
+	oa_sort(d->rows, d->n_rows, sizeof *d->rows, cmp_row, s);
 	if (d->n_shared)
 		qsort(d->shared, d->n_shared, sizeof *d->shared, cmp_shared);
 }

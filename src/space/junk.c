@@ -17,14 +17,14 @@
 #include <unistd.h>
 
 
-static const char *cat_names[OA_JUNK_CAT_COUNT] = {
+static const char *const cat_names[OA_JUNK_CAT_COUNT] = {
 	[OA_JUNK_ORPHAN] = "orphans",     [OA_JUNK_MANIFEST_BLOB] = "manifest-blobs",
 	[OA_JUNK_PARTIAL] = "partials",   [OA_JUNK_TEMP] = "temps",
 	[OA_JUNK_LEGACY] = "legacy",      [OA_JUNK_FOREIGN] = "foreign",
 	[OA_JUNK_EMPTY_DIR] = "empty-dirs",
 };
 
-static const char *cat_keys[OA_JUNK_CAT_COUNT] = {
+static const char *const cat_keys[OA_JUNK_CAT_COUNT] = {
 	[OA_JUNK_ORPHAN] = "orphans",     [OA_JUNK_MANIFEST_BLOB] = "manifest_blobs",
 	[OA_JUNK_PARTIAL] = "partials",   [OA_JUNK_TEMP] = "temps",
 	[OA_JUNK_LEGACY] = "legacy",      [OA_JUNK_FOREIGN] = "foreign",

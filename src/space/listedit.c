@@ -142,15 +142,14 @@ static int write_new(int dirfd, const char *name, const char *bytes, size_t len,
 	return rc;
 }
 
-/* A temporary name no other run uses: prefix, this process's id, sep, then
- * a number that changes with the time and each attempt (a kill leaves the
- * name of a dead process, which may come back with the same id). */
-static void temp_name(char *buf, size_t size, const char *prefix, const char *sep, unsigned attempt)
+/* A temporary name no other call uses: prefix, this process's id, sep, then
+ * a number that changes with the time and with each call in this process
+ * (a kill leaves the name of a dead process, which may come back with the
+ * same id). */
+static void temp_name(char *buf, size_t size, const char *prefix, const char *sep)
 {
-	static long long stamp;
-	if (!stamp)
-		stamp = (long long)(oa_wall_now_ns() % 1000000000000LL);
-	snprintf(buf, size, "%s%ld%s%lld", prefix, (long)getpid(), sep, stamp + attempt);
+	long long stamp = (long long)(oa_wall_now_ns() % 1000000000000LL);
+	snprintf(buf, size, "%s%ld%s%lld", prefix, (long)getpid(), sep, stamp + (long long)oa_run_sequence());
 }
 
 #define TEMP_ATTEMPTS 16u
@@ -160,10 +159,9 @@ static void temp_name(char *buf, size_t size, const char *prefix, const char *se
 static int write_new_temp(int dirfd, const char *prefix, char *tmp, size_t tmplen, const char *bytes, size_t len,
                           mode_t mode, const struct stat *owner)
 {
-	static unsigned attempt;
 	int rc = -1;
 	for (unsigned i = 0; i < TEMP_ATTEMPTS; i++) {
-		temp_name(tmp, tmplen, prefix, "", attempt++);
+		temp_name(tmp, tmplen, prefix, "");
 		if ((rc = write_new(dirfd, tmp, bytes, len, mode, owner)) == 0 || errno != EEXIST)
 			break;
 	}
@@ -237,9 +235,8 @@ int list_tag_prepare(const oa_store *s, int pfd, const list_new *rw, const struc
 		return -1;
 	}
 	int rc = -1;
-	static unsigned attempt;
 	for (unsigned i = 0; i < TEMP_ATTEMPTS; i++) {
-		temp_name(tmp, 64, OA_TAG_REWRITE_TEMP, "-", attempt++);
+		temp_name(tmp, 64, OA_TAG_REWRITE_TEMP, "-");
 		if ((rc = tag_temp_make(s, pfd, rw, old, tmp)) == 0 || errno != EEXIST)
 			break;
 	}

@@ -52,7 +52,7 @@ static json_t *rewrite_json(const oa_plan_rewrite *rw)
 {
 	if (!rw)
 		return json_null();
-	static const char *kinds[] = { "symlink", "hardlink", "copy", "file" };
+	static const char *const kinds[] = { "symlink", "hardlink", "copy", "file" };
 	const char *k = kinds[rw->kind == 'l' ? 0 : rw->kind == 'h' ? 1 : rw->kind == 'c' ? 2 : 3];
 	json_t *kept = json_array();
 	char *runners = oa_xstrdup(rw->kept);

@@ -418,7 +418,7 @@ static int quarantine_check(const oa_store *s, const char *dir, char rq[PATH_MAX
 		         "outside it on the same filesystem (e.g. next to the store)", dir, rq, s->root);
 		return -1;
 	}
-	static const char *subs[] = { "blobs", "manifests", "manifests-v2" };
+	static const char *const subs[] = { "blobs", "manifests", "manifests-v2" };
 	for (size_t i = 0; i < 3; i++) {
 		char *sub = oa_path_join(s->root, subs[i]);
 		char rs[PATH_MAX];

@@ -826,7 +826,7 @@ void oa_refcache_update(oa_refcache *c)
 		rc_dir_first(c, rst.st_dev, rst.st_ino);
 	if (!c->own_only)
 		rc_peers_update(c);
-	static const char *dirs[] = { "manifests", "manifests-v2" };
+	static const char *const dirs[] = { "manifests", "manifests-v2" };
 	size_t absent = 0;
 	for (size_t i = 0; i < 2; i++) {
 		int fd = openat(c->root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);

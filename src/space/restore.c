@@ -73,9 +73,9 @@ static bool same_content(int afd, const char *a, int bfd, const char *b)
 	int x = openat(afd, a, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	int y = openat(bfd, b, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	bool same = x >= 0 && y >= 0;
-	static char bx[1 << 16], by[1 << 16];
+	char *bx = oa_xmalloc(2 << 16), *by = bx + (1 << 16); /* not static: callers may be threads */
 	while (same) {
-		ssize_t nx = read(x, bx, sizeof bx), ny = read(y, by, sizeof by);
+		ssize_t nx = read(x, bx, 1 << 16), ny = read(y, by, 1 << 16);
 		if (nx < 0 || ny < 0 || nx != ny || memcmp(bx, by, (size_t)nx) != 0)
 			same = false;
 		if (nx <= 0)
@@ -85,6 +85,7 @@ static bool same_content(int afd, const char *a, int bfd, const char *b)
 		close(x);
 	if (y >= 0)
 		close(y);
+	free(bx);
 	return same;
 }
 

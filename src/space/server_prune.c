@@ -26,7 +26,7 @@ bool oa_server_noprune(const char **value)
 	char *v = oa_env_trim(env);
 	if (!v)
 		return false;
-	static const char *falses[] = { "0", "f", "F", "FALSE", "false", "False" };
+	static const char *const falses[] = { "0", "f", "F", "FALSE", "false", "False" };
 	bool set = true; /* "1", "t", "true", ... and anything ParseBool cannot parse */
 	for (size_t i = 0; i < sizeof falses / sizeof falses[0]; i++)
 		if (strcmp(v, falses[i]) == 0)

@@ -169,7 +169,7 @@ static void note_store(oa_peer_index *x, const oa_store *o, const char *root)
 	bool has_blobs = blobs_id(o, &own);
 	if (has_blobs)
 		key_add(x, &own, store, NULL);
-	static const char *tops[] = { "manifests", "manifests-v2" };
+	static const char *const tops[] = { "manifests", "manifests-v2" };
 	for (size_t t = 0; t < 2; t++) {
 		int fd = openat(o->root_fd, tops[t], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)

@@ -21,7 +21,7 @@
 /* Temp-file prefixes of create and quantize (spec §1.3), each followed by digits. */
 static bool is_quant_temp(const char *name)
 {
-	static const char *prefixes[] = {
+	static const char *const prefixes[] = {
 		"COPY", "split-copy", "projector-metadata", "compat-tensors",
 		"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q8_0", "Q5_0", "Q5_1", "Q2_K", "Q2_K_S",
 		"Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q4_K", "Q5_K_S", "Q5_K_M",

@@ -946,7 +946,7 @@ void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
 	}
 
 	/* 3. systemd units and drop-ins (the Linux service; distribution packages). */
-	static const char *unit_dirs[] = { "/etc/systemd/system", "/run/systemd/system",
+	static const char *const unit_dirs[] = { "/etc/systemd/system", "/run/systemd/system",
 	                                   "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
 	                                   "/lib/systemd/system" };
 	for (size_t i = 0; i < sizeof unit_dirs / sizeof unit_dirs[0]; i++) {
@@ -959,7 +959,7 @@ void oa_discover(oa_discovery *d, char *const *extra, size_t n_extra)
 	}
 
 	/* 4. /etc/default/ollama-style environment files. */
-	static const char *env_files[] = { "/etc/default/ollama", "/etc/sysconfig/ollama",
+	static const char *const env_files[] = { "/etc/default/ollama", "/etc/sysconfig/ollama",
 	                                   "/etc/conf.d/ollama" };
 	for (size_t i = 0; i < sizeof env_files / sizeof env_files[0]; i++)
 		read_env_file(d, env_files[i], false, NULL);

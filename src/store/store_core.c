@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *blob_class_names[OA_BLOB_CLASS_COUNT] = {
+static const char *const blob_class_names[OA_BLOB_CLASS_COUNT] = {
 	[OA_BLOB_VALID] = "blob",          [OA_BLOB_PARTIAL] = "partial",
 	[OA_BLOB_PARTIAL_PART] = "partial-part", [OA_BLOB_TMP] = "tensor-download-temp",
 	[OA_BLOB_CREATE_TEMP] = "create-temp", [OA_BLOB_QUANT_TEMP] = "quantize-temp",
@@ -30,12 +30,12 @@ const char *oa_blob_class_name(enum oa_blob_class c)
 	return c < OA_BLOB_CLASS_COUNT ? blob_class_names[c] : "foreign";
 }
 
-static const char *format_names[] = {
+static const char *const format_names[] = {
 	[OA_FORMAT_UNKNOWN] = "unknown", [OA_FORMAT_GGUF] = "gguf",
 	[OA_FORMAT_SAFETENSORS] = "safetensors", [OA_FORMAT_REMOTE] = "remote",
 	[OA_FORMAT_MIXED] = "mixed",
 };
-static const char *runner_names[] = {
+static const char *const runner_names[] = {
 	[OA_RUNNER_NONE] = "none", [OA_RUNNER_LLAMACPP] = "llamacpp",
 	[OA_RUNNER_MLX] = "mlx", [OA_RUNNER_REMOTE] = "remote",
 };
@@ -85,7 +85,7 @@ static bool is_dir_at(int dirfd, const char *name)
  * resolved (manifests/ may itself be a symlink to another disk). */
 static void store_bounds(oa_store *s)
 {
-	static const char *tops[] = { ".", "manifests", "manifests-v2", "blobs" };
+	static const char *const tops[] = { ".", "manifests", "manifests-v2", "blobs" };
 	for (size_t i = 0; i < 4; i++) {
 		char *p = oa_path_join(s->root, tops[i]);
 		char r[PATH_MAX];

@@ -101,10 +101,9 @@ typedef struct model_index {
 	size_t *v, n;
 } model_index;
 
-static const oa_store *sort_store; /* qsort has no context argument */
-
-static int cmp_model(const void *a, const void *b)
+static int cmp_model(const void *a, const void *b, const void *store)
 {
+	const oa_store *sort_store = store;
 	const oa_model *x = &sort_store->models[*(const size_t *)a], *y = &sort_store->models[*(const size_t *)b];
 	int r = strcmp(x->display, y->display);
 	/* a name's tag (neither a list's other row nor a legacy anchor) first */
@@ -119,8 +118,7 @@ static model_index index_models(const oa_store *s)
 	ix.v = oa_xcalloc(s->n_models + 1, sizeof *ix.v);
 	for (size_t i = 0; i < s->n_models; i++)
 		ix.v[ix.n++] = i;
-	sort_store = s;
-	qsort(ix.v, ix.n, sizeof *ix.v, cmp_model);
+	oa_sort(ix.v, ix.n, sizeof *ix.v, cmp_model, s);
 	return ix;
 }
 

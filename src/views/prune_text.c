@@ -168,7 +168,7 @@ void oa_plan_outcome_text(const oa_text_style *st, FILE *out, const oa_plan_outc
 void oa_plan_csv(FILE *out, json_t *doc, const char *user, bool header)
 {
 	/* planned_bytes and then user (below) last: added after the others, which keep their places */
-	static const char *cols[] = { "path",        "category",    "type",   "apparent_bytes",
+	static const char *const cols[] = { "path",        "category",    "type",   "apparent_bytes",
 	                              "disk_bytes",  "freed_bytes", "mtime",  "digest",
 	                              "model",       "note",        "planned_bytes" };
 	const size_t ncols = sizeof cols / sizeof cols[0];

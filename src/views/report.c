@@ -229,7 +229,7 @@ json_t *oa_report_model(const oa_store *s, const oa_model *m)
 	json_object_set_new(o, "manifest_ok", json_boolean(m->manifest_ok));
 	if (m->manifest_error)
 		json_object_set_new(o, "manifest_error", jstr(m->manifest_error));
-	static const char *cfg_states[] = { "none", "ok", "missing", "invalid", "invalid-digest" };
+	static const char *const cfg_states[] = { "none", "ok", "missing", "invalid", "invalid-digest" };
 	json_object_set_new(o, "config", json_string(cfg_states[m->config_state]));
 	json_object_set_new(o, "format", json_string(oa_format_name(m->format)));
 	json_object_set_new(o, "runner", json_string(oa_model_list_runner(m)));
@@ -313,7 +313,7 @@ static json_t *gguf_header_json(const oa_gguf_info *g, bool tensors)
 	json_object_set_new(h, "architecture", jstr(g->architecture));
 	json_object_set_new(h, "general_type", jstr(g->general_type));
 	json_object_set_new(h, "general_name", jstr(g->general_name));
-	static const char *kinds[] = { "unknown", "model", "projector", "adapter", "imatrix", "draft" };
+	static const char *const kinds[] = { "unknown", "model", "projector", "adapter", "imatrix", "draft" };
 	json_object_set_new(h, "kind", json_string(g->kind >= 0 && g->kind <= 5 ? kinds[g->kind] : "unknown"));
 	if (g->has_file_type) {
 		json_object_set_new(h, "file_type", json_integer(g->file_type));

@@ -78,7 +78,7 @@ static const char css[] =
  * neighbours differ. */
 static const char *tile_fill(enum oa_tile_kind kind, size_t i)
 {
-	static const char *fills[OA_TILE_KINDS][4] = {
+	static const char *const fills[OA_TILE_KINDS][4] = {
 		{ "#2f6db5", "#4a86c8", "#3b78bd", "#5b93d1" },
 		{ "#d98a1c", "#e8a13d", "#c97c14", "#efb25a" },
 		{ "#b42318", "#d0452f", "#9a1f14", "#e06650" },
@@ -86,7 +86,7 @@ static const char *tile_fill(enum oa_tile_kind kind, size_t i)
 	return fills[kind][i % 4];
 }
 
-static const char *kind_name[OA_TILE_KINDS] = { "unique to one model", "shared by several models", "junk" };
+static const char *const kind_name[OA_TILE_KINDS] = { "unique to one model", "shared by several models", "junk" };
 
 static void tile_svg(FILE *out, const oa_overview_tile *t, oa_rect r, size_t i, enum oa_units units)
 {
@@ -305,7 +305,7 @@ static void finding_html(FILE *out, const oa_finding *f)
 
 static void findings_html(FILE *out, const oa_overview_store *st)
 {
-	static const char *heads[3] = { "Information", "Warnings", "Errors" };
+	static const char *const heads[3] = { "Information", "Warnings", "Errors" };
 	fprintf(out, "<h3>Findings (%zu)</h3>\n", st->n_findings);
 	if (!st->n_findings) {
 		fputs("<p class=\"ok\">No findings: the structure pass found nothing wrong.</p>\n", out);

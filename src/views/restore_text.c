@@ -76,7 +76,7 @@ void oa_restore_ops_csv(FILE *out, json_t *doc)
 		}
 		char *mv = oa_buf_take(&models);
 		char num[4][32];
-		static const char *keys[4] = { "entries", "disk_bytes", "held_entries", "held_bytes" };
+		static const char *const keys[4] = { "entries", "disk_bytes", "held_entries", "held_bytes" };
 		for (int q = 0; q < 4; q++)
 			snprintf(num[q], sizeof num[q], "%lld", (long long)json_integer_value(json_object_get(op, keys[q])));
 		oa_csv_field(out, json_string_value(json_object_get(doc, "quarantine")), false);

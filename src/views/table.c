@@ -39,20 +39,6 @@ static int fallback_width(uint32_t cp)
 	return 1;
 }
 
-/* The user's LC_CTYPE for wcwidth, used only here: set globally it would
- * change what isspace() and friends say elsewhere (a Latin-1 locale calls
- * 0xA0 a blank; the server's parsers do not). */
-static locale_t user_ctype(void)
-{
-	static int done;
-	static locale_t loc;
-	if (!done) {
-		done = 1;
-		loc = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
-	}
-	return loc;
-}
-
 /* Columns of the character at p (n bytes left); *len gets its length. */
 static int char_width(const unsigned char *p, size_t n, size_t *len)
 {
@@ -98,7 +84,10 @@ static size_t walk(const char *s, size_t max, size_t *bytes)
 		if (!plain_ascii(p[used])) {
 			if (!switched) {
 				switched = true;
-				loc = user_ctype();
+				/* The user's LC_CTYPE for wcwidth, for this thread and only
+				 * here: set globally it would change what isspace() says
+				 * elsewhere (a Latin-1 locale calls 0xA0 a blank). */
+				loc = oa_user_ctype();
 				if (loc)
 					old = uselocale(loc);
 			}
@@ -305,15 +294,10 @@ struct oa_table_text {
 	char data[];
 };
 
-/* s copied into t's text, then freed. */
+/* s (NULL: empty) copied into t's text, then freed. */
 static char *keep_text(oa_table *t, char *s)
 {
-	static char empty[1];
-	if (!s || !*s) {
-		free(s);
-		return empty; /* never written: cells are read-only */
-	}
-	size_t n = strlen(s) + 1;
+	size_t n = (s ? strlen(s) : 0) + 1;
 	struct oa_table_text *c = t->text;
 	if (!c || c->cap - c->used < n) {
 		size_t cap = n > 65536 ? n : 65536;
@@ -323,7 +307,7 @@ static char *keep_text(oa_table *t, char *s)
 		c->cap = cap;
 		t->text = c;
 	}
-	char *at = memcpy(c->data + c->used, s, n);
+	char *at = memcpy(c->data + c->used, s ? s : "", n);
 	c->used += n;
 	free(s);
 	return at;
@@ -534,18 +518,19 @@ static bool layout(const oa_table *t, size_t cols, size_t *w, const size_t *tw, 
 	return terse;
 }
 
-/* Says once per run which columns the terminal had no room for, in lines
- * of that width at most (wrapped at blanks, the rest indented). */
-static void note_hidden(FILE *diag, const oa_table *t, const bool *shown, size_t cols)
+/* Says which columns the terminal had no room for, in lines of that width
+ * at most (wrapped at blanks, the rest indented): once per *said, the
+ * caller's flag (the CLI's lasts the run), every time without one. */
+static void note_hidden(FILE *diag, bool *said, const oa_table *t, const bool *shown, size_t cols)
 {
-	static bool said;
 	oa_buf b;
 	oa_buf_init(&b);
 	for (size_t k = 0; k < t->ncol; k++)
 		if (!shown[k] && !col_in(t->absent_cols, k))
 			oa_buf_printf(&b, "%s%s", b.len ? ", " : "", t->col[k].head);
-	if (b.len && !said && diag) {
-		said = true;
+	if (b.len && !(said && *said) && diag) {
+		if (said)
+			*said = true;
 		char *text = oa_xasprintf("ollama-audit: hidden to fit %zu columns: %s (--wide shows them)", cols,
 		                          b.data);
 		print_wrapped(diag, cols, "", "  ", text);
@@ -666,7 +651,7 @@ static void print_rows(const oa_text_style *st, struct rows *rs, FILE *out)
 	}
 	bool terse = layout(t, cols, w, tw, shown);
 	if (cols)
-		note_hidden(st->diag, t, shown, cols);
+		note_hidden(st->diag, st->hidden_said, t, shown, cols);
 	if (st->header) {
 		const char **head = oa_xcalloc(n, sizeof *head);
 		for (size_t k = 0; k < n; k++)
@@ -717,10 +702,5 @@ void oa_print_wrapped(const oa_text_style *st, FILE *out, const char *indent, co
 
 const char *oa_text_safe(const char *s)
 {
-	static char *ring[8];
-	static size_t next;
-	size_t k = next++ % (sizeof ring / sizeof ring[0]);
-	free(ring[k]);
-	ring[k] = oa_printable(s);
-	return ring[k];
+	return oa_printable_scratch(s);
 }

@@ -21,6 +21,7 @@ typedef struct oa_text_style {
 	bool color;        /* ANSI colour (a terminal, NO_COLOR unset) */
 	enum oa_units units;
 	FILE *diag;        /* where a table says which columns it hid (stderr) */
+	bool *hidden_said; /* set once a table said so, which then says it no more; NULL: every table says it */
 	bool owners;       /* --all-users: tables name each row's store owner (OA_COLUMN_USER) */
 } oa_text_style;
 

@@ -5,9 +5,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-static const double *sort_sizes;
-static int larger_first(const void *a, const void *b)
+static int larger_first(const void *a, const void *b, const void *sizes)
 {
+	const double *sort_sizes = sizes;
 	double x = sort_sizes[*(const size_t *)a], y = sort_sizes[*(const size_t *)b];
 	if (x != y)
 		return x > y ? -1 : 1;
@@ -69,9 +69,7 @@ void oa_treemap_layout(const double *sizes, size_t n, oa_rect bounds, oa_rect *o
 		free(order);
 		return;
 	}
-	sort_sizes = sizes;
-	qsort(order, live, sizeof *order, larger_first);
-	sort_sizes = NULL;
+	oa_sort(order, live, sizeof *order, larger_first, sizes);
 	/* Sizes become areas of the bounds. */
 	double *area = oa_xcalloc(n, sizeof *area);
 	for (size_t k = 0; k < live; k++)

@@ -65,6 +65,19 @@ static void test_names(void)
 	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "-m", "t", &why));
 	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "m\xc3\xa9", "t", &why));
 	CHECK(oa_name_from_parts(&n, "registry.ollama.ai", "library", "_m.x-y", "T_1.0", &why));
+	/* A reason is the library's own text, not a buffer the next call
+	 * overwrites: one taken before another call still says its part. */
+	const char *first_why = NULL;
+	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "lib.rary", "m", "t", &first_why));
+	CHECK(!oa_name_from_parts(&n, "registry.ollama.ai", "library", "m", "", &why));
+	CHECK_STR(first_why, "namespace contains a character not allowed here");
+	CHECK_STR(why, "tag empty");
+	CHECK(!oa_name_from_parts(&n, "h", "n", "-m", "t", &why));
+	CHECK_STR(why, "model must start with a letter, digit or underscore");
+	CHECK(!oa_name_from_parts(&n, "h\xc3\xa9", "n", "m", "t", &why));
+	CHECK_STR(why, "host contains a non-ASCII byte");
+	CHECK(!oa_name_part_valid(OA_PART_TAG, "t!", 2, &why));
+	CHECK_STR(why, "contains a character not allowed here");
 	char long_tag[82];
 	memset(long_tag, 'a', 81);
 	long_tag[81] = 0;
@@ -668,6 +681,28 @@ static void test_scan_helpers(void)
 	rmdir(dir);
 }
 
+static int by_key(const void *a, const void *b, const void *keys)
+{
+	const int *k = keys;
+	return k[*(const size_t *)a] - k[*(const size_t *)b];
+}
+
+/* oa_sort: the comparison gets its context, and equal keys keep their
+ * order, whatever the C library's qsort would do. */
+static void test_sort(void)
+{
+	const int keys[] = { 3, 1, 2, 1, 3, 0, 2, 1 };
+	size_t order[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	oa_sort(order, 8, sizeof *order, by_key, keys);
+	const size_t want[] = { 5, 1, 3, 7, 2, 6, 0, 4 };
+	for (size_t i = 0; i < 8; i++)
+		CHECK(order[i] == want[i]);
+	oa_sort(order, 0, sizeof *order, by_key, keys); /* nothing to sort: nothing touched */
+	CHECK(order[0] == 5);
+	unsigned long long a = oa_run_sequence(), b = oa_run_sequence();
+	CHECK(a >= 1 && b == a + 1);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -687,5 +722,6 @@ int main(void)
 	test_strset();
 	test_model_name_is();
 	test_scan_helpers();
+	test_sort();
 	TEST_MAIN_END();
 }
