@@ -57,9 +57,7 @@ static int read_all_fd(int fd, size_t max, uint8_t **out, size_t *len)
 			cap = cap * 2 > max ? max : cap * 2;
 			buf = oa_xrealloc(buf, cap + 1);
 		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
+		ssize_t r = oa_read_some(fd, buf + n, cap - n);
 		if (r < 0) {
 			int e = errno;
 			free(buf);
@@ -776,17 +774,9 @@ void quarantine_set_state(quarantine *q, json_t *x, const char *state)
 
 int quarantine_flush(quarantine *q, char *err, size_t errlen)
 {
-	size_t off = 0;
-	while (off < q->pending.len) {
-		ssize_t w = write(q->journal_fd, q->pending.data + off, q->pending.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			snprintf(err, errlen, "cannot append to the quarantine journal: %s",
-			         w < 0 ? strerror(errno) : "short write");
-			return -1;
-		}
-		off += (size_t)w;
+	if (oa_write_all(q->journal_fd, q->pending.data, q->pending.len) < 0) {
+		snprintf(err, errlen, "cannot append to the quarantine journal: %s", strerror(errno));
+		return -1;
 	}
 	q->pending.len = 0;
 	if (fdatasync(q->journal_fd) < 0) {

@@ -121,7 +121,7 @@ static bool starts_like_json(int fd)
 	uint8_t head[4096];
 	off_t off = 0;
 	ssize_t got;
-	while ((got = pread(fd, head, sizeof head, off)) > 0) {
+	while ((got = oa_pread_full(fd, head, sizeof head, (uint64_t)off)) > 0) {
 		for (ssize_t i = 0; i < got; i++) {
 			if (head[i] == '{')
 				return true;
@@ -148,9 +148,7 @@ static int scan_fd(int fd, scan_result *out)
 	size_t carry = 0;
 	int rc = 0;
 	for (;;) {
-		ssize_t got = read(fd, buf + carry, REFS_WINDOW);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = oa_read_some(fd, buf + carry, REFS_WINDOW);
 		if (got < 0) {
 			rc = -1;
 			break;

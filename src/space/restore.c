@@ -75,7 +75,7 @@ static bool same_content(int afd, const char *a, int bfd, const char *b)
 	bool same = x >= 0 && y >= 0;
 	static char bx[1 << 16], by[1 << 16];
 	while (same) {
-		ssize_t nx = read(x, bx, sizeof bx), ny = read(y, by, sizeof by);
+		ssize_t nx = oa_read_full(x, bx, sizeof bx), ny = oa_read_full(y, by, sizeof by);
 		if (nx < 0 || ny < 0 || nx != ny || memcmp(bx, by, (size_t)nx) != 0)
 			same = false;
 		if (nx <= 0)

@@ -400,9 +400,7 @@ void store_mark_weak_refs_file(oa_store *s, int dirfd, const char *file)
 	uint8_t *buf = oa_xmalloc(WEAK_WINDOW + WEAK_OVERLAP);
 	size_t carry = 0;
 	ssize_t got;
-	while ((got = read(fd, buf + carry, WEAK_WINDOW)) > 0 || (got < 0 && errno == EINTR)) {
-		if (got < 0)
-			continue;
+	while ((got = oa_read_some(fd, buf + carry, WEAK_WINDOW)) > 0) {
 		size_t n = carry + (size_t)got;
 		store_mark_weak_refs(s, buf, n);
 		carry = n < WEAK_OVERLAP ? n : WEAK_OVERLAP;

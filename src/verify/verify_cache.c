@@ -438,9 +438,7 @@ static void refill(struct cursor *k)
 		return;
 	memmove(k->buf, k->p, n);
 	while (n < k->cap) {
-		ssize_t r = read(k->fd, k->buf + n, k->cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
+		ssize_t r = oa_read_some(k->fd, k->buf + n, k->cap - n);
 		if (r <= 0) {
 			k->eof = true;
 			k->failed |= r < 0;
