@@ -1,6 +1,7 @@
 /* gguf.c - bounded GGUF header reader. See include/ollama_audit/gguf.h and
  * docs/gguf-limits.md. Spec: shared/spec/gguf.md. */
 #include "ollama_audit/gguf.h"
+#include "base/hash_index.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -296,9 +297,11 @@ typedef struct {
 
 #define KEY_KEEP 256
 
+/* The XXH3 of each key (or tensor name) read: a repeated one is a duplicate. */
 typedef struct {
-	uint64_t *slots;
-	size_t cap, n;
+	uint64_t *v;
+	size_t n, cap;
+	oa_hash_index index;  /* of v */
 } hset_t;
 
 typedef struct {
@@ -411,39 +414,36 @@ static void diag(P *p, oa_severity sev, const char *fmt, ...)
 
 /* ---------------------------------- hash sets ------------------------------------------- */
 
+static bool same_hash(const void *ctx, size_t entry, const void *key)
+{
+	const uint64_t *v = ctx;
+	return v[entry] == *(const uint64_t *)key;
+}
+
+/* Add hash v (*dup: it was there); false when out of memory. */
 static bool hset_add(hset_t *h, uint64_t v, bool *dup)
 {
-	if (v == 0)
-		v = 1;
-	*dup = false;
-	if ((h->n + 1) * 2 > h->cap) {
+	*dup = oa_hash_index_find(&h->index, v, same_hash, h->v, &v) != OA_HASH_NONE;
+	if (*dup)
+		return true;
+	if (h->n == h->cap) {
 		size_t nc = h->cap ? h->cap * 2 : 64;
-		uint64_t *ns = calloc(nc, sizeof *ns);
-		if (!ns)
+		uint64_t *nv = realloc(h->v, nc * sizeof *nv);
+		if (!nv)
 			return false;
-		for (size_t i = 0; i < h->cap; i++) {
-			if (!h->slots[i])
-				continue;
-			size_t j = (size_t)h->slots[i] & (nc - 1);
-			while (ns[j])
-				j = (j + 1) & (nc - 1);
-			ns[j] = h->slots[i];
-		}
-		free(h->slots);
-		h->slots = ns;
+		h->v = nv;
 		h->cap = nc;
 	}
-	size_t j = (size_t)v & (h->cap - 1);
-	while (h->slots[j]) {
-		if (h->slots[j] == v) {
-			*dup = true;
-			return true;
-		}
-		j = (j + 1) & (h->cap - 1);
-	}
-	h->slots[j] = v;
-	h->n++;
+	if (oa_hash_index_try_add(&h->index, v, h->n) < 0)
+		return false;
+	h->v[h->n++] = v;
 	return true;
+}
+
+static void hset_free(hset_t *h)
+{
+	free(h->v);
+	oa_hash_index_free(&h->index);
 }
 
 /* ---------------------------------- primitives ------------------------------------------ */
@@ -1553,8 +1553,8 @@ static void finish(P *p)
 	}
 	if (o->n_errors)
 		o->ok = false;
-	free(p->keys.slots);
-	free(p->names.slots);
+	hset_free(&p->keys);
+	hset_free(&p->names);
 	free(p->r.buf);
 }
 

@@ -1,5 +1,6 @@
 /* manifest.c - manifest parsing, Ollama's manifest ID and SIZE. */
 #include "ollama_audit/manifest.h"
+#include "base/hash_index.h"
 #include "base/jsonutil.h"
 #include "base/pack.h"
 #include "base/util.h"
@@ -232,76 +233,51 @@ static char *intern_media(char *s)
 /* A layer digest written as "sha256:" + 64 lower-case hex is held once for
  * the whole process, counted by the manifests that name it, not once per
  * manifest: 10,000 tags sharing a template and a few weights hold each of
- * those strings once. An open-addressing set keyed by the digits, freed
- * when its last string is. */
+ * those strings once. A set indexed by the digits, freed when its last
+ * string is. */
 typedef struct digest_node {
 	size_t refs;
+	size_t at;            /* its number in D.node */
 	char text[7 + OA_DIGEST_HEX_LEN + 1];
 } digest_node;
 
-static digest_node tombstone;
 static struct {
 	pthread_mutex_t lock;
-	digest_node **slot;
-	size_t cap, used; /* used: live nodes and tombstones */
-	size_t live;
+	digest_node **node;   /* the live ones, in no order */
+	size_t n, cap;
+	oa_hash_index index;  /* of node, by the digits */
 } D = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Over every digit: a manifest's digests are whatever its bytes say, and
  * a hostile store naming thousands that share their first digits must not
  * make the set quadratic. */
-static size_t digest_hash(const char *text)
+static uint64_t digest_hash(const char *text)
 {
-	return (size_t)XXH3_64bits(text + 7, OA_DIGEST_HEX_LEN);
+	return XXH3_64bits(text + 7, OA_DIGEST_HEX_LEN);
 }
 
-/* The slot of text's node, or the first free one (a tombstone when there is one
- * before it); cap is a power of two. */
-static size_t digest_find(const char *text)
+static bool same_digest(const void *ctx, size_t entry, const void *key)
 {
-	size_t mask = D.cap - 1, i = digest_hash(text) & mask, reuse = SIZE_MAX;
-	for (; D.slot[i]; i = (i + 1) & mask) {
-		if (D.slot[i] == &tombstone) {
-			if (reuse == SIZE_MAX)
-				reuse = i;
-		} else if (memcmp(D.slot[i]->text, text, sizeof D.slot[i]->text) == 0) {
-			return i;
-		}
-	}
-	return reuse != SIZE_MAX ? reuse : i;
-}
-
-static void digest_grow(void)
-{
-	digest_node **old = D.slot;
-	size_t n = D.cap;
-	D.cap = D.live * 4 > 64 ? D.live * 4 : 64;
-	while (D.cap & (D.cap - 1))
-		D.cap &= D.cap - 1; /* down to a power of two, still over twice live */
-	D.slot = oa_xcalloc(D.cap, sizeof *D.slot);
-	D.used = D.live;
-	for (size_t i = 0; i < n; i++)
-		if (old[i] && old[i] != &tombstone)
-			D.slot[digest_find(old[i]->text)] = old[i];
-	free(old);
+	digest_node *const *node = ctx;
+	return memcmp(node[entry]->text, key, sizeof node[entry]->text) == 0;
 }
 
 /* The shared copy of a canonical digest, counted. */
 static char *digest_intern(const char *text)
 {
 	pthread_mutex_lock(&D.lock);
-	if ((D.used + 1) * 4 > D.cap * 3)
-		digest_grow();
-	size_t i = digest_find(text);
-	if (!D.slot[i] || D.slot[i] == &tombstone) {
-		if (!D.slot[i])
-			D.used++;
-		D.slot[i] = oa_xcalloc(1, sizeof *D.slot[i]);
-		memcpy(D.slot[i]->text, text, sizeof D.slot[i]->text);
-		D.live++;
+	uint64_t h = digest_hash(text);
+	size_t i = oa_hash_index_find(&D.index, h, same_digest, D.node, text);
+	if (i == OA_HASH_NONE) {
+		OA_ALLOC_GROW(D.node, D.n + 1, D.cap);
+		digest_node *nd = oa_xcalloc(1, sizeof *nd);
+		memcpy(nd->text, text, sizeof nd->text);
+		nd->at = i = D.n++;
+		D.node[i] = nd;
+		oa_hash_index_add(&D.index, h, i);
 	}
-	D.slot[i]->refs++;
-	char *out = D.slot[i]->text;
+	D.node[i]->refs++;
+	char *out = D.node[i]->text;
 	pthread_mutex_unlock(&D.lock);
 	return out;
 }
@@ -311,12 +287,19 @@ static void digest_release(char *text)
 	digest_node *node = (digest_node *)(void *)(text - offsetof(digest_node, text));
 	pthread_mutex_lock(&D.lock);
 	if (--node->refs == 0) {
-		D.slot[digest_find(text)] = &tombstone;
+		size_t at = node->at, last = --D.n;
+		oa_hash_index_remove(&D.index, digest_hash(text), at);
+		if (at != last) { /* the last node takes its place */
+			D.node[at] = D.node[last];
+			D.node[at]->at = at;
+			oa_hash_index_renumber(&D.index, digest_hash(D.node[at]->text), last, at);
+		}
 		free(node);
-		if (--D.live == 0) { /* the last: nothing of the set is left */
-			free(D.slot);
-			D.slot = NULL;
-			D.cap = D.used = 0;
+		if (D.n == 0) { /* the last: nothing of the set is left */
+			free(D.node);
+			D.node = NULL;
+			D.cap = 0;
+			oa_hash_index_free(&D.index);
 		}
 	}
 	pthread_mutex_unlock(&D.lock);

@@ -235,12 +235,19 @@ void store_free_tag_facts(oa_tag_facts *f)
 	memset(f, 0, sizeof *f);
 }
 
+void store_free_blob_index(oa_store *s)
+{
+	if (s->blob_index)
+		oa_hash_index_free(&s->blob_index->ix);
+	free(s->blob_index);
+	s->blob_index = NULL;
+}
+
 void oa_store_release(oa_store *s)
 {
 	free(s->name_index);
 	s->name_index = NULL;
-	free(s->blob_index);
-	s->blob_index = NULL;
+	store_free_blob_index(s);
 	free(s->models);
 	oa_free_names(s->v2_temps, s->n_v2_temps);
 	oa_free_names(s->stale_metadata, s->n_stale_metadata);

@@ -1,8 +1,10 @@
 /* test_base.c - the mechanisms of src/base/ that the rest of the library
  * shares: the read and write loops (fed interruptions and short counts
- * through their test seam). */
+ * through their test seam) and the one hash index (growth, colliding
+ * hashes, removal inside and across the end of probe runs). */
 #include "testutil.h"
 
+#include "base/hash_index.h"
 #include "base/platform.h"
 
 #include <errno.h>
@@ -166,8 +168,184 @@ static void test_real_pipe(void)
 	close(p[0]);
 }
 
+/* ---- the hash index ------------------------------------------------------------ */
+
+/* Keys are numbers; entry e of the caller's array holds key keys[e]. */
+static bool same_number(const void *ctx, size_t entry, const void *key)
+{
+	const uint64_t *keys = ctx;
+	return keys[entry] == *(const uint64_t *)key;
+}
+
+static size_t find_number(const oa_hash_index *ix, const uint64_t *keys, uint64_t hash, uint64_t key)
+{
+	return oa_hash_index_find(ix, hash, same_number, keys, &key);
+}
+
+static void test_index_grows(void)
+{
+	enum { N = 10000 };
+	static uint64_t keys[N];
+	oa_hash_index ix = { 0 };
+	CHECK(find_number(&ix, keys, 7, 7) == OA_HASH_NONE); /* empty: no table yet */
+	bool all = true;
+	for (size_t i = 0; i < N; i++) {
+		keys[i] = i * 2654435761u + 1;
+		oa_hash_index_add(&ix, keys[i] * 0x9e3779b97f4a7c15ull, i);
+		all &= ix.cap >= 2 * ix.n && (ix.cap & (ix.cap - 1)) == 0;
+	}
+	CHECK(all); /* never more than half full, a power of two */
+	CHECK(ix.n == N);
+	size_t found = 0, strays = 0;
+	for (size_t i = 0; i < N; i++) {
+		found += find_number(&ix, keys, keys[i] * 0x9e3779b97f4a7c15ull, keys[i]) == i;
+		uint64_t absent = keys[i] + 1;
+		strays += find_number(&ix, keys, absent * 0x9e3779b97f4a7c15ull, absent) != OA_HASH_NONE;
+	}
+	CHECK(found == N);
+	CHECK(strays == 0);
+	oa_hash_index_free(&ix);
+	CHECK(ix.cap == 0 && ix.slot == NULL);
+}
+
+/* Hashes that are all equal, or that differ and fold to the same 32 bits:
+ * the keys themselves decide. */
+static void test_index_collisions(void)
+{
+	uint64_t keys[64];
+	oa_hash_index ix = { 0 };
+	for (size_t i = 0; i < 32; i++) {
+		keys[i] = 1000 + i;
+		oa_hash_index_add(&ix, 42, i);
+	}
+	for (size_t i = 32; i < 64; i++) {
+		keys[i] = 2000 + i;
+		uint64_t x = i;
+		oa_hash_index_add(&ix, 0x1234567812345678ull ^ (x << 32 | x), i); /* one folded hash */
+	}
+	size_t found = 0;
+	for (size_t i = 0; i < 32; i++)
+		found += find_number(&ix, keys, 42, keys[i]) == i;
+	for (size_t i = 32; i < 64; i++) {
+		uint64_t x = i;
+		found += find_number(&ix, keys, 0x1234567812345678ull ^ (x << 32 | x), keys[i]) == i;
+	}
+	CHECK(found == 64);
+	CHECK(find_number(&ix, keys, 42, 2040) == OA_HASH_NONE); /* a key of the other run */
+	oa_hash_index_free(&ix);
+}
+
+/* Removal by backward shift: a run that wraps past the table's end, its
+ * first member removed, then one in the middle; renumbering. */
+static void test_index_remove(void)
+{
+	uint64_t keys[8] = { 1, 2, 3, 4, 5 };
+	uint64_t hash[8] = { 15, 15, 15, 0, 14 }; /* homes in a table of 16 slots */
+	oa_hash_index ix = { 0 };
+	oa_hash_index_reserve(&ix, 8);
+	CHECK(ix.cap == 16);
+	for (size_t i = 0; i < 5; i++)
+		oa_hash_index_add(&ix, hash[i], i); /* slots 15, 0, 1, 2, 14 */
+	oa_hash_index_remove(&ix, hash[0], 0);
+	CHECK(ix.n == 4);
+	CHECK(find_number(&ix, keys, hash[0], keys[0]) == OA_HASH_NONE);
+	size_t found = 0;
+	for (size_t i = 1; i < 5; i++)
+		found += find_number(&ix, keys, hash[i], keys[i]) == i;
+	CHECK(found == 4);
+	oa_hash_index_remove(&ix, hash[2], 2);
+	found = 0;
+	for (size_t i = 1; i < 5; i++)
+		found += find_number(&ix, keys, hash[i], keys[i]) == (i == 2 ? OA_HASH_NONE : i);
+	CHECK(found == 4);
+	/* A run past the end whose first member goes: the members homed at 15
+	 * stay where they are, also the one that wrapped to slot 0. */
+	oa_hash_index_clear(&ix);
+	uint64_t wrap_keys[3] = { 7, 8, 9 }, wrap_hash[3] = { 14, 15, 15 }; /* slots 14, 15, 0 */
+	for (size_t i = 0; i < 3; i++)
+		oa_hash_index_add(&ix, wrap_hash[i], i);
+	oa_hash_index_remove(&ix, wrap_hash[0], 0);
+	CHECK(find_number(&ix, wrap_keys, wrap_hash[1], wrap_keys[1]) == 1);
+	CHECK(find_number(&ix, wrap_keys, wrap_hash[2], wrap_keys[2]) == 2);
+	oa_hash_index_clear(&ix);
+	for (size_t i = 0; i < 5; i++)
+		oa_hash_index_add(&ix, hash[i], i);
+	oa_hash_index_remove(&ix, hash[0], 0);
+	oa_hash_index_remove(&ix, hash[2], 2);
+	/* the caller moves its last entry (4) into the hole (2) */
+	keys[2] = keys[4];
+	oa_hash_index_renumber(&ix, hash[4], 4, 2);
+	CHECK(find_number(&ix, keys, hash[4], keys[4]) == 2);
+	oa_hash_index_clear(&ix);
+	CHECK(ix.n == 0 && ix.cap == 16);
+	CHECK(find_number(&ix, keys, hash[1], keys[1]) == OA_HASH_NONE);
+	/* past the numbers a slot holds: refused, nothing changed */
+	errno = 0;
+	CHECK(oa_hash_index_try_add(&ix, 1, (size_t)1 << 31) == -1 && errno == ENOMEM);
+	CHECK(ix.n == 0);
+	CHECK(oa_hash_index_try_add(&ix, 1, 0) == 0 && ix.n == 1);
+	oa_hash_index_free(&ix);
+}
+
+/* Adds and removals at random, as the verify cache and the digest set make
+ * them (a removed entry's place taken by the last), against the array
+ * itself, by a hash that makes long runs. */
+static uint64_t weak_hash(uint64_t k)
+{
+	return k % 64;
+}
+
+/* Eight keys a hash, the hashes spread over the whole table (runs that
+ * wrap past its end). */
+static uint64_t shared_hash(uint64_t k)
+{
+	return (k / 8) * 0x9e3779b97f4a7c15ull;
+}
+
+static void test_index_churn(uint64_t (*hash_of)(uint64_t))
+{
+	enum { KEYS = 512, STEPS = 20000 };
+	static uint64_t keys[KEYS];
+	static bool live[KEYS]; /* live[k]: key k is in the array */
+	size_t n = 0;
+	memset(live, 0, sizeof live);
+	oa_hash_index ix = { 0 };
+	uint64_t rng = 88172645463325252ull;
+	bool ok = true;
+	for (int step = 0; step < STEPS && ok; step++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		uint64_t k = rng % KEYS;
+		size_t at = find_number(&ix, keys, hash_of(k), k);
+		ok &= (at != OA_HASH_NONE) == live[k] && (at == OA_HASH_NONE || keys[at] == k);
+		if (at == OA_HASH_NONE) {
+			keys[n] = k;
+			oa_hash_index_add(&ix, hash_of(k), n++);
+			live[k] = true;
+		} else {
+			oa_hash_index_remove(&ix, hash_of(k), at);
+			live[k] = false;
+			if (at != --n) {
+				keys[at] = keys[n];
+				oa_hash_index_renumber(&ix, hash_of(keys[at]), n, at);
+			}
+		}
+		ok &= ix.n == n;
+	}
+	CHECK(ok);
+	size_t found = 0;
+	for (size_t i = 0; i < n; i++)
+		found += find_number(&ix, keys, hash_of(keys[i]), keys[i]) == i;
+	CHECK(found == n);
+	oa_hash_index_free(&ix);
+}
+
 int main(void)
 {
+	test_index_grows();
+	test_index_collisions();
+	test_index_remove();
+	test_index_churn(weak_hash);
+	test_index_churn(shared_hash);
 	oa_io_set_calls(&fake_calls);
 	test_read_some();
 	test_read_full();
