@@ -1,10 +1,12 @@
 /* test_base.c - the mechanisms of src/base/ that the rest of the library
  * shares: the read and write loops (fed interruptions and short counts
  * through their test seam) and the one hash index (growth, colliding
- * hashes, removal inside and across the end of probe runs). */
+ * hashes, removal inside and across the end of probe runs), and the one
+ * inode ledger (hard links counted once, runs per file, membership). */
 #include "testutil.h"
 
 #include "base/hash_index.h"
+#include "ollama_audit/inode_ledger.h"
 #include "base/platform.h"
 
 #include <errno.h>
@@ -339,8 +341,74 @@ static void test_index_churn(uint64_t (*hash_of)(uint64_t))
 	oa_hash_index_free(&ix);
 }
 
+/* ---- the inode ledger ----------------------------------------------------------- */
+
+static oa_inode_use use_of(dev_t dev, ino_t ino, size_t owner, uint64_t bytes)
+{
+	return (oa_inode_use){ .dev = dev, .ino = ino, .owner = owner, .apparent = bytes, .allocated = bytes * 2 };
+}
+
+/* Names added in any order: sorted by file then owner, each file's bytes once. */
+static void test_ledger_counts_files_once(void)
+{
+	oa_inode_ledger l = { 0 };
+	oa_inode_ledger_add(&l, use_of(2, 7, 3, 100)); /* file (2,7): three names, owners 3, 1, 1 */
+	oa_inode_ledger_add(&l, use_of(1, 9, 0, 10));
+	oa_inode_ledger_add(&l, use_of(2, 7, 1, 100));
+	oa_inode_ledger_add(&l, use_of(1, 8, 5, 1));
+	oa_inode_ledger_add(&l, use_of(2, 7, 1, 100));
+	oa_inode_ledger_add(&l, use_of(1, 9, 4, 10)); /* same inode, another device than (2,9) */
+	oa_inode_ledger_add(&l, use_of(2, 9, 4, 1000));
+	CHECK(!l.sorted);
+	CHECK(oa_inode_ledger_has(&l, 2, 9) && !oa_inode_ledger_has(&l, 3, 7)); /* unsorted: a pass */
+	oa_inode_ledger_sort(&l);
+	CHECK(l.sorted && l.n == 7);
+	CHECK(l.v[0].dev == 1 && l.v[0].ino == 8);
+	CHECK(l.v[1].ino == 9 && l.v[1].owner == 0 && l.v[2].owner == 4);
+	CHECK(l.v[3].dev == 2 && l.v[3].owner == 1 && l.v[4].owner == 1 && l.v[5].owner == 3);
+	CHECK(oa_inode_ledger_run(&l, 0) == 1);
+	CHECK(oa_inode_ledger_run(&l, 1) == 3);
+	CHECK(oa_inode_ledger_run(&l, 3) == 6);
+	CHECK(oa_inode_ledger_run(&l, 6) == 7);
+	uint64_t apparent, allocated;
+	oa_inode_ledger_bytes(&l, &apparent, &allocated);
+	CHECK(apparent == 1 + 10 + 100 + 1000);
+	CHECK(allocated == 2 * apparent);
+	size_t found = 0, absent = 0;
+	for (size_t i = 0; i < l.n; i++)
+		found += oa_inode_ledger_has(&l, l.v[i].dev, l.v[i].ino);
+	absent += oa_inode_ledger_has(&l, 1, 7) + oa_inode_ledger_has(&l, 2, 8) + oa_inode_ledger_has(&l, 3, 0) +
+	          oa_inode_ledger_has(&l, 0, 9);
+	CHECK(found == l.n && absent == 0);
+	oa_inode_ledger_add(&l, use_of(0, 1, 0, 5)); /* an add unsorts */
+	CHECK(!l.sorted && oa_inode_ledger_has(&l, 0, 1));
+	oa_inode_ledger_free(&l);
+	CHECK(l.n == 0 && l.v == NULL);
+}
+
+/* A set of files: duplicates go, the first owner's use stays. */
+static void test_ledger_unique(void)
+{
+	oa_inode_ledger l = { 0 };
+	CHECK(!oa_inode_ledger_has(&l, 0, 0));
+	oa_inode_ledger_unique(&l);
+	CHECK(l.n == 0 && !oa_inode_ledger_has(&l, 0, 0));
+	for (int k = 0; k < 3; k++) {
+		oa_inode_ledger_add_file(&l, 5, 50);
+		oa_inode_ledger_add_file(&l, 4, 60);
+	}
+	oa_inode_ledger_add(&l, use_of(4, 60, 9, 1));
+	oa_inode_ledger_unique(&l);
+	CHECK(l.n == 2 && l.sorted);
+	CHECK(l.v[0].dev == 4 && l.v[0].owner == 0 && l.v[1].dev == 5);
+	CHECK(oa_inode_ledger_has(&l, 4, 60) && oa_inode_ledger_has(&l, 5, 50) && !oa_inode_ledger_has(&l, 5, 60));
+	oa_inode_ledger_free(&l);
+}
+
 int main(void)
 {
+	test_ledger_counts_files_once();
+	test_ledger_unique();
 	test_index_grows();
 	test_index_collisions();
 	test_index_remove();
