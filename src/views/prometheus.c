@@ -77,7 +77,9 @@ static bool valid_utf8(const unsigned char *p)
 
 /* Label values: escape \, " and newline. Bytes that are not valid UTF-8
  * (a path can hold any) make the whole value go through oa_escape first
- * (\xNN), so the file is always valid UTF-8. */
+ * (\xNN), so the file is always valid UTF-8. Otherwise the value is the
+ * path as it is, controls and bidi marks included: that is the exposition
+ * format's rule, and a scraper, not a terminal, reads this file. */
 static void add_label_value(oa_buf *b, const char *v)
 {
 	char *e = valid_utf8((const unsigned char *)v) ? NULL : oa_escape(v, strlen(v));

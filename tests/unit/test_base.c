@@ -2,12 +2,14 @@
  * shares: the read and write loops (fed interruptions and short counts
  * through their test seam) and the one hash index (growth, colliding
  * hashes, removal inside and across the end of probe runs), and the one
- * inode ledger (hard links counted once, runs per file, membership). */
+ * inode ledger (hard links counted once, runs per file, membership), and
+ * the bounded escaper of the parsers. */
 #include "testutil.h"
 
 #include "base/hash_index.h"
 #include "ollama_audit/inode_ledger.h"
 #include "base/platform.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -405,8 +407,31 @@ static void test_ledger_unique(void)
 	oa_inode_ledger_free(&l);
 }
 
+/* ---- the bounded escaper ---------------------------------------------------------- */
+
+/* oa_escape's rule, cut where the next escape would not fit. */
+static void test_escape_into(void)
+{
+	char out[16];
+	oa_escape_into(out, sizeof out, "a\\b\x1b\xc2\x9b\xff", 7, false);
+	CHECK(strcmp(out, "a\\\\b\\x1b...") == 0); /* \u009b and "..." would not fit */
+	char *all = oa_escape("a\\b\x1b\xc2\x9b\xff", 7);
+	CHECK(strcmp(all, "a\\\\b\\x1b\\u009b\\xff") == 0);
+	free(all);
+	char big[64];
+	oa_escape_into(big, sizeof big, "a\\b\x1b\xc2\x9b\xff", 7, false);
+	CHECK(strcmp(big, "a\\\\b\\x1b\\u009b\\xff") == 0); /* room: the same as oa_escape */
+	oa_escape_into(big, sizeof big, "abc", 3, true);
+	CHECK(strcmp(big, "abc...") == 0);
+	oa_escape_into(out, 7, "abc", 3, false);
+	CHECK(out[0] == '\0'); /* too small for anything and "..." */
+	oa_escape_into(out, 8, "\xe2\x80\xae\xe2\x80\xae", 6, false);
+	CHECK(strcmp(out, "...") == 0); /* never half an escape */
+}
+
 int main(void)
 {
+	test_escape_into();
 	test_ledger_counts_files_once();
 	test_ledger_unique();
 	test_index_grows();
