@@ -11,6 +11,7 @@
 #define OLLAMA_AUDIT_JUNK_H
 
 #include "ollama_audit/export.h"
+#include "ollama_audit/inode_ledger.h"
 
 #include "ollama_audit/refs.h"
 #include "ollama_audit/store.h"
@@ -93,28 +94,13 @@ typedef struct oa_junk_list {
 	uint64_t apparent[OA_JUNK_CAT_COUNT], allocated[OA_JUNK_CAT_COUNT];
 } oa_junk_list;
 
-/* A set of (device, inode) pairs: add, then sort once, then look up (bsearch). */
-typedef struct oa_ino {
-	dev_t dev;
-	ino_t ino;
-} oa_ino;
-typedef struct oa_ino_set {
-	oa_ino *v;
-	size_t n, cap;
-	bool sorted;
-} oa_ino_set;
-OA_EXPORT void oa_ino_set_add(oa_ino_set *s, dev_t dev, ino_t ino);
-OA_EXPORT void oa_ino_set_sort(oa_ino_set *s); /* also drops duplicates */
-OA_EXPORT bool oa_ino_set_has(const oa_ino_set *s, dev_t dev, ino_t ino); /* linear until sorted */
-OA_EXPORT void oa_ino_set_free(oa_ino_set *s);
-
 /* Add to `set` the (device, inode) of every name that resolving the symlink
  * dirfd/name goes through: its target, and every directory and further
  * symlink on the way there (not the link itself). Removing any of those
  * names breaks the link; this is what prune and rm refuse to remove while a
  * manifest that stays uses a symlinked blob. Stops quietly at a dangling
  * component or after 40 links. */
-OA_EXPORT void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set);
+OA_EXPORT void oa_symlink_chain(int dirfd, const char *name, oa_inode_ledger *set);
 
 /* How many names this store has for the file (dev, ino): in blobs/, and
  * tags that are hard links of it. A complete blob with more links than that
@@ -133,18 +119,9 @@ OA_EXPORT void oa_findings_drop_referenced(oa_store *s);
  * counts as itself, never its target), directories included, recursively
  * (at most 32 levels), each (device, inode) once in the totals. */
 #define OA_USAGE_ROOT ((size_t)-1)
-typedef struct oa_usage_item {
-	dev_t dev;
-	ino_t ino;
-	uint64_t apparent;      /* st_size */
-	uint64_t allocated;     /* st_blocks * 512 */
-	nlink_t nlink;
-	size_t top;             /* index into tops of the entry it lies under, or OA_USAGE_ROOT */
-	bool is_dir;
-} oa_usage_item;
 typedef struct oa_usage {
-	oa_usage_item *v;       /* every name reached, sorted by device, inode, then top */
-	size_t n, cap;
+	oa_inode_ledger names;  /* every name reached, sorted; a name's owner is the index
+	                         * into tops of the entry it lies under, or OA_USAGE_ROOT */
 	char **tops;            /* the directory's own entries, in strcmp order */
 	size_t n_tops;
 	bool tops_borrowed;     /* oa_usage_blobs: tops are the scan's blob names (not copies: 1.7 MB

@@ -1,5 +1,6 @@
 /* outfile.c - see outfile.h. */
 #include "ollama_audit/outfile.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <dirent.h>
@@ -177,17 +178,10 @@ int oa_outfile_write_at(int dirfd, const char *name, const void *data, size_t le
 	oa_outfile o;
 	if (oa_outfile_openat(&o, dirfd, name, mode, 0, err, errlen) < 0)
 		return -1;
-	const char *p = data;
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(o.fd, p + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			oa_seterr(err, errlen, "cannot write %s: %s", o.tmp ? o.tmp : name, strerror(errno));
-			outfile_done(&o, true);
-			return -1;
-		}
-		off += (size_t)w;
+	if (oa_write_all(o.fd, data, len) < 0) {
+		oa_seterr(err, errlen, "cannot write %s: %s", o.tmp ? o.tmp : name, strerror(errno));
+		outfile_done(&o, true);
+		return -1;
 	}
 	return oa_outfile_commit(&o, err, errlen);
 }

@@ -70,21 +70,70 @@ void oa_writeback_start(int fd)
 #endif
 }
 
-ssize_t oa_pread_full(int fd, void *buf, size_t len, uint64_t offset)
+/* ---- reads and writes a signal may interrupt --------------------------------- */
+
+static const oa_io_calls system_io = { read, write, pread };
+static oa_io_calls io = { read, write, pread };
+
+void oa_io_set_calls(const oa_io_calls *calls)
+{
+	io = calls ? *calls : system_io;
+}
+
+ssize_t oa_read_some(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+	do
+		n = io.read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+/* Read until len bytes or the end: at the file offset (offset NULL), or
+ * from *offset on (pread). */
+static ssize_t read_until(int fd, void *buf, size_t len, const uint64_t *offset)
 {
 	size_t done = 0;
 	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(offset + done));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		char *at = (char *)buf + done;
+		ssize_t n = offset ? io.pread(fd, at, len - done, (off_t)(*offset + done)) : io.read(fd, at, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
 			return -1;
-		}
 		if (n == 0)
 			break;
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+ssize_t oa_read_full(int fd, void *buf, size_t len)
+{
+	return read_until(fd, buf, len, NULL);
+}
+
+ssize_t oa_pread_full(int fd, void *buf, size_t len, uint64_t offset)
+{
+	return read_until(fd, buf, len, &offset);
+}
+
+int oa_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = io.write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO; /* a write that takes nothing would never end */
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 int oa_online_cpus(void)
@@ -215,21 +264,9 @@ static ssize_t proc_read(const char *path, char *buf, size_t cap)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	size_t n = 0;
-	while (n < cap) {
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			close(fd);
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
+	ssize_t n = oa_read_full(fd, buf, cap);
 	close(fd);
-	return (ssize_t)n;
+	return n;
 }
 
 static const char *base_name(const char *p, size_t n, size_t *blen)
@@ -790,7 +827,7 @@ void oa_test_pause(const char *dir, const char *point, size_t idx, volatile sig_
 		/* written under another name first: the test sees the pid or nothing */
 		char pid[32];
 		int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-		bool ok = write(fd, pid, (size_t)len) == len;
+		bool ok = oa_write_all(fd, pid, (size_t)len) == 0;
 		close(fd);
 		if (!ok || rename(tmp, f) < 0) {
 			unlink(tmp);

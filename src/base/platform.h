@@ -26,8 +26,27 @@ void oa_advise_dontneed(int fd, off_t offset, off_t len);
  * soon after its last write, not a whole file's write later. Elsewhere a
  * no-op: the fsync does it all. */
 void oa_writeback_start(int fd);
-/* Full pread: loops over short reads. Returns bytes read (< len only at EOF), -1 on error. */
+
+/* The read and write loops, each retrying what a signal interrupted (EINTR).
+ * oa_read_some: one read(2) of at most len bytes; read's result.
+ * oa_read_full, oa_pread_full: loop over short reads; the bytes read (< len
+ * only at end of file), -1 with errno on error.
+ * oa_write_all: all len bytes; 0, or -1 with errno (EIO for a write that
+ * took nothing). */
+ssize_t oa_read_some(int fd, void *buf, size_t len);
+ssize_t oa_read_full(int fd, void *buf, size_t len);
 ssize_t oa_pread_full(int fd, void *buf, size_t len, uint64_t offset);
+int oa_write_all(int fd, const void *buf, size_t len);
+
+/* Testing aid (tests/unit/test_base.c): the system calls the loops above
+ * make, to feed them interruptions and short counts; NULL restores the
+ * system's. */
+typedef struct oa_io_calls {
+	ssize_t (*read)(int fd, void *buf, size_t len);
+	ssize_t (*write)(int fd, const void *buf, size_t len);
+	ssize_t (*pread)(int fd, void *buf, size_t len, off_t offset);
+} oa_io_calls;
+void oa_io_set_calls(const oa_io_calls *calls);
 
 /* Number of online CPUs, at least 1. */
 int oa_online_cpus(void);

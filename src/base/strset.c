@@ -1,4 +1,4 @@
-/* strset.c - a string set by open addressing over FNV-1a (strset.h). */
+/* strset.c - a string set over the hash index, keyed by FNV-1a (strset.h). */
 #include "base/strset.h"
 #include "base/util.h"
 
@@ -14,45 +14,31 @@ uint64_t oa_str_hash(const char *s)
 	return h;
 }
 
-/* The slot holding s, or the empty slot where it would go. */
-static size_t find(const oa_strset *set, const char *s)
+static bool same_string(const void *ctx, size_t entry, const void *key)
 {
-	size_t mask = set->cap - 1, k = (size_t)oa_str_hash(s) & mask;
-	while (set->slot[k] && strcmp(set->slot[k], s) != 0)
-		k = (k + 1) & mask;
-	return k;
-}
-
-static void grow(oa_strset *set)
-{
-	oa_strset old = *set;
-	set->cap = old.cap ? old.cap * 2 : 64;
-	set->slot = oa_xcalloc(set->cap, sizeof *set->slot);
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.slot[i])
-			set->slot[find(set, old.slot[i])] = old.slot[i];
-	free(old.slot);
+	const char *const *v = ctx;
+	return strcmp(v[entry], key) == 0;
 }
 
 bool oa_strset_add(oa_strset *set, const char *s)
 {
-	if ((set->n + 1) * 2 > set->cap)
-		grow(set);
-	size_t k = find(set, s);
-	if (set->slot[k])
+	uint64_t h = oa_str_hash(s);
+	if (oa_hash_index_find(&set->index, h, same_string, set->v, s) != OA_HASH_NONE)
 		return false;
-	set->slot[k] = s;
-	set->n++;
+	OA_ALLOC_GROW(set->v, set->n + 1, set->cap);
+	set->v[set->n] = s;
+	oa_hash_index_add(&set->index, h, set->n++);
 	return true;
 }
 
 bool oa_strset_has(const oa_strset *set, const char *s)
 {
-	return set->cap && set->slot[find(set, s)] != NULL;
+	return oa_hash_index_find(&set->index, oa_str_hash(s), same_string, set->v, s) != OA_HASH_NONE;
 }
 
 void oa_strset_free(oa_strset *set)
 {
-	free(set->slot);
+	free(set->v);
+	oa_hash_index_free(&set->index);
 	memset(set, 0, sizeof *set);
 }

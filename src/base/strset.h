@@ -6,13 +6,17 @@
 #ifndef OLLAMA_AUDIT_STRSET_H
 #define OLLAMA_AUDIT_STRSET_H
 
+#include "base/hash_index.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+/* All zero is an empty set. */
 typedef struct oa_strset {
-	const char **slot;  /* open addressing; NULL is empty */
-	size_t n, cap;      /* cap: 0 or a power of two */
+	const char **v;      /* the strings, in the order added */
+	size_t n, cap;
+	oa_hash_index index; /* of v */
 } oa_strset;
 
 /* FNV-1a of a NUL-terminated string: the set's hash, and refs.c's. */

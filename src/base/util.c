@@ -226,23 +226,55 @@ uint32_t oa_utf8_cp(const unsigned char *p, size_t len)
  * (one byte) or \uNNNN, bytes that are not UTF-8 \xNN. `backslash`
  * doubles a backslash, so the escape reads back unambiguously; text that
  * may be escaped already (oa_buf_add_printable) leaves it, so escaping
- * twice changes nothing. */
+ * twice changes nothing. The escape of the sequence at s (n > 0 bytes
+ * left) goes to piece; returns its length, *used the bytes it stands for. */
+static size_t escape_piece(const unsigned char *s, size_t n, bool backslash, char piece[12], size_t *used)
+{
+	size_t len = oa_utf8_seq(s, n);
+	uint32_t cp = len ? oa_utf8_cp(s, len) : 0;
+	*used = len ? len : 1;
+	if (backslash && s[0] == '\\')
+		return (size_t)snprintf(piece, 12, "\\\\");
+	if (!len || (cp < 0x80 && unsafe_cp(cp)))
+		return (size_t)snprintf(piece, 12, "\\x%02x", s[0]);
+	if (unsafe_cp(cp))
+		return (size_t)snprintf(piece, 12, "\\u%04x", (unsigned)cp);
+	memcpy(piece, s, len);
+	return len;
+}
+
 static void add_escaped(oa_buf *b, const unsigned char *s, size_t n, bool backslash)
 {
-	size_t i = 0;
-	while (i < n) {
-		size_t len = oa_utf8_seq(s + i, n - i);
-		uint32_t cp = len ? oa_utf8_cp(s + i, len) : 0;
-		if (backslash && s[i] == '\\')
-			oa_buf_add(b, "\\\\", 2);
-		else if (!len || (cp < 0x80 && unsafe_cp(cp)))
-			oa_buf_printf(b, "\\x%02x", s[i]);
-		else if (unsafe_cp(cp))
-			oa_buf_printf(b, "\\u%04x", (unsigned)cp);
-		else
-			oa_buf_add(b, s + i, len);
-		i += len ? len : 1;
+	for (size_t i = 0, used; i < n; i += used) {
+		char piece[12];
+		size_t len = escape_piece(s + i, n - i, backslash, piece, &used);
+		oa_buf_add(b, piece, len);
 	}
+}
+
+void oa_escape_into(char *out, size_t cap, const void *p, size_t n, bool truncated)
+{
+	const unsigned char *s = p;
+	size_t o = 0, i = 0, used;
+	if (cap < 8) {
+		if (cap)
+			out[0] = '\0';
+		return;
+	}
+	while (i < n) {
+		char piece[12];
+		size_t len = escape_piece(s + i, n - i, true, piece, &used);
+		if (o + len + 4 > cap) /* room for "..." and the NUL */
+			break;
+		memcpy(out + o, piece, len);
+		o += len;
+		i += used;
+	}
+	if (i < n || truncated) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
 }
 
 void oa_buf_add_escaped(oa_buf *b, const void *p, size_t n)

@@ -65,6 +65,11 @@ size_t oa_utf8_seq(const unsigned char *p, size_t n);
 /* The code point of the len-byte sequence at p that oa_utf8_seq accepted. */
 uint32_t oa_utf8_cp(const unsigned char *p, size_t len);
 char *oa_escape(const void *p, size_t n);
+/* oa_escape into out (cap bytes, at least 8, else ""), for the parsers of
+ * hostile files, whose messages are bounded and allocate nothing: cut where
+ * the next escape would not fit, ending in "...", as when `truncated` (the
+ * n bytes are the start of something longer). */
+void oa_escape_into(char *out, size_t cap, const void *p, size_t n, bool truncated);
 
 char *oa_path_join(const char *a, const char *b);
 

@@ -1,6 +1,7 @@
 /* bundle_read.c - a bundle's members from a tar or a directory (bundle_read.h). */
 #include "carry/bundle_read.h"
 #include "carry/files.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <archive.h>
@@ -203,14 +204,10 @@ ssize_t bundle_in_read(bundle_in *b, void *buf, size_t n, char *err, size_t errl
 			return -1;
 		}
 	}
-	for (;;) {
-		ssize_t got = read(b->fd, buf, n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			oa_seterr(err, errlen, "%s: %s", w->path, strerror(errno));
-		return got;
-	}
+	ssize_t got = oa_read_some(b->fd, buf, n);
+	if (got < 0)
+		oa_seterr(err, errlen, "%s: %s", w->path, strerror(errno));
+	return got;
 }
 
 bool bundle_in_is_stream(const bundle_in *b)

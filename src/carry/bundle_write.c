@@ -73,7 +73,7 @@ static int sink_data(sink *k, const void *p, size_t n)
 		}
 		return 0;
 	}
-	if (carry_write_full(k->file_fd, p, n) < 0) {
+	if (oa_write_all(k->file_fd, p, n) < 0) {
 		oa_seterr(k->err, k->errlen, "writing the bundle: %s", strerror(errno));
 		return -1;
 	}
@@ -191,9 +191,7 @@ static int copy_blob(writer *w, int fd, const oa_carry_blob *cb, bool trusted)
 		}
 		size_t cap;
 		unsigned char *slot = hashpipe_slot(w->hp, &cap);
-		ssize_t got = read(fd, slot, cap);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = oa_read_some(fd, slot, cap);
 		if (got < 0) {
 			oa_seterr(w->err, w->errlen, "%s: reading blob sha256:%s: %s", name, cb->hex, strerror(errno));
 			return -1;

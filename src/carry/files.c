@@ -61,21 +61,6 @@ int carry_open_parent(int root_fd, const char *rel, bool make, const carry_owner
 	return fd;
 }
 
-int carry_write_full(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -1 : (errno = EIO, -1);
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 void carry_temp_name(char *name, size_t len)
 {
 	/* digits only: sha256-<digits> is the temp class (spec: NewLayer's CreateTemp) */

@@ -31,9 +31,6 @@ int carry_open_parent(int root_fd, const char *rel, bool make, const carry_owner
 /* Bytes written between two writebacks started (oa_writeback_start). */
 #define CARRY_WRITEBACK_EVERY (16u << 20)
 
-/* write() all of it; 0, or -1 with errno. */
-int carry_write_full(int fd, const void *p, size_t n);
-
 /* A name of the temp class (below), new in this process. */
 void carry_temp_name(char *name, size_t len);
 /* A new file in dirfd under a name of the temp class that prune and the

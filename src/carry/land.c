@@ -160,7 +160,7 @@ static int pump(land *l, int fd, int64_t size, land_read_fn read, void *ctx, uin
 		*got += (uint64_t)n;
 		if (fd < 0 || *got > (uint64_t)size)
 			continue; /* more than announced: hashed to the end, refused by the caller */
-		if (carry_write_full(fd, slot, (size_t)n) < 0) {
+		if (oa_write_all(fd, slot, (size_t)n) < 0) {
 			oa_seterr(err, errlen, "writing a temporary in blobs/: %s", strerror(errno));
 			rc = -1;
 			break;
@@ -212,14 +212,10 @@ int land_hash(land *l, const char *hex, int64_t size, land_read_fn read, void *c
 
 static ssize_t read_fd(void *ctx, void *buf, size_t n, char *err, size_t errlen)
 {
-	for (;;) {
-		ssize_t got = read(*(int *)ctx, buf, n);
-		if (got >= 0 || errno != EINTR) {
-			if (got < 0)
-				oa_seterr(err, errlen, "reading the source: %s", strerror(errno));
-			return got;
-		}
-	}
+	ssize_t got = oa_read_some(*(int *)ctx, buf, n);
+	if (got < 0)
+		oa_seterr(err, errlen, "reading the source: %s", strerror(errno));
+	return got;
 }
 
 int land_hash_fd(land *l, const char *hex, int64_t size, int fd, char *err, size_t errlen)
@@ -316,7 +312,7 @@ int land_copy_bytes(land *l, const char *hex, const void *bytes, size_t len, cha
 	int fd = temp_open(l, tmp, err, errlen);
 	if (fd < 0)
 		return kept_if(-1, tmp);
-	if (strcmp(sha, hex) == 0 && carry_write_full(fd, bytes, len) < 0) {
+	if (strcmp(sha, hex) == 0 && oa_write_all(fd, bytes, len) < 0) {
 		oa_seterr(err, errlen, "writing blobs/%s: %s", tmp, strerror(errno));
 		close(fd);
 		land_drop(l, tmp);
@@ -375,12 +371,9 @@ static enum land_tag compare_tag(const land *l, int pfd, const char *leaf, const
 	if (fd < 0)
 		return LT_OTHER;
 	uint8_t *buf = oa_xmalloc(len + 1);
-	size_t got = 0;
-	ssize_t n;
-	while (got < len + 1 && (n = read(fd, buf + got, len + 1 - got)) > 0)
-		got += (size_t)n;
+	ssize_t got = oa_read_full(fd, buf, len + 1);
 	close(fd);
-	bool same = got == len && memcmp(buf, bytes, len) == 0;
+	bool same = got == (ssize_t)len && memcmp(buf, bytes, len) == 0;
 	free(buf);
 	return same ? LT_SAME : LT_OTHER;
 }
@@ -403,7 +396,7 @@ static int write_direct(land *l, int pfd, const char *leaf, const uint8_t *bytes
 	int fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno == EEXIST ? 1 : -1;
-	int rc = carry_write_full(fd, bytes, len) < 0 || carry_temp_seal(fd, &l->tag_owner) < 0 ? -1 : 0;
+	int rc = oa_write_all(fd, bytes, len) < 0 || carry_temp_seal(fd, &l->tag_owner) < 0 ? -1 : 0;
 	if (close(fd) < 0)
 		rc = -1;
 	return rc;
@@ -422,7 +415,7 @@ int land_tag_write(land *l, const char *path, const uint8_t *bytes, size_t len, 
 	char tmp[40];
 	int fd = temp_open(l, tmp, err, errlen), rc = -1;
 	if (fd >= 0) {
-		rc = carry_write_full(fd, bytes, len) < 0 || carry_temp_seal(fd, &l->tag_owner) < 0 ? -1 : 0;
+		rc = oa_write_all(fd, bytes, len) < 0 || carry_temp_seal(fd, &l->tag_owner) < 0 ? -1 : 0;
 		rc = close(fd) < 0 ? -1 : rc;
 		rc = rc < 0 ? -1 : carry_place(l->blobs_fd, tmp, pfd, leaf);
 		if (rc < 0 && errno == EXDEV)

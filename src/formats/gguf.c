@@ -1,6 +1,7 @@
 /* gguf.c - bounded GGUF header reader. See include/ollama_audit/gguf.h and
  * docs/gguf-limits.md. Spec: shared/spec/gguf.md. */
 #include "ollama_audit/gguf.h"
+#include "base/hash_index.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -296,9 +297,11 @@ typedef struct {
 
 #define KEY_KEEP 256
 
+/* The XXH3 of each key (or tensor name) read: a repeated one is a duplicate. */
 typedef struct {
-	uint64_t *slots;
-	size_t cap, n;
+	uint64_t *v;
+	size_t n, cap;
+	oa_hash_index index;  /* of v */
 } hset_t;
 
 typedef struct {
@@ -322,61 +325,6 @@ typedef struct {
 } P;
 
 /* -------------------------------- diagnostics ------------------------------------------- */
-
-/* Escape file bytes for a one-line message: printable ASCII and valid UTF-8 pass, everything
- * else becomes \xNN; backslash becomes \\ ; output cut at outcap with "...". */
-static void esc(const uint8_t *s, size_t n, bool truncated, char *out, size_t outcap)
-{
-	size_t o = 0, i = 0;
-	if (outcap < 8) {
-		if (outcap)
-			out[0] = 0;
-		return;
-	}
-	size_t lim = outcap - 8;
-	while (i < n && o < lim) {
-		uint8_t c = s[i];
-		if (c >= 0x20 && c < 0x7f) {
-			if (c == '\\') {
-				out[o++] = '\\';
-			}
-			out[o++] = (char)c;
-			i++;
-			continue;
-		}
-		size_t l = 0;
-		uint32_t cp = 0;
-		if (c >= 0xc2 && c <= 0xdf) { l = 2; cp = c & 0x1f; }
-		else if (c >= 0xe0 && c <= 0xef) { l = 3; cp = c & 0x0f; }
-		else if (c >= 0xf0 && c <= 0xf4) { l = 4; cp = c & 0x07; }
-		bool valid = l && i + l <= n && o + l < lim;
-		for (size_t k = 1; valid && k < l; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				valid = false;
-			else
-				cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if (valid && ((l == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-		              (l == 4 && (cp < 0x10000 || cp > 0x10ffff))))
-			valid = false;
-		if (valid) {
-			memcpy(out + o, s + i, l);
-			o += l;
-			i += l;
-		} else {
-			if (o + 4 > lim)
-				break;
-			snprintf(out + o, 5, "\\x%02x", c);
-			o += 4;
-			i++;
-		}
-	}
-	if (i < n || truncated) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o] = 0;
-}
 
 __attribute__((format(printf, 3, 4)))
 static void diag(P *p, oa_severity sev, const char *fmt, ...)
@@ -411,39 +359,36 @@ static void diag(P *p, oa_severity sev, const char *fmt, ...)
 
 /* ---------------------------------- hash sets ------------------------------------------- */
 
+static bool same_hash(const void *ctx, size_t entry, const void *key)
+{
+	const uint64_t *v = ctx;
+	return v[entry] == *(const uint64_t *)key;
+}
+
+/* Add hash v (*dup: it was there); false when out of memory. */
 static bool hset_add(hset_t *h, uint64_t v, bool *dup)
 {
-	if (v == 0)
-		v = 1;
-	*dup = false;
-	if ((h->n + 1) * 2 > h->cap) {
+	*dup = oa_hash_index_find(&h->index, v, same_hash, h->v, &v) != OA_HASH_NONE;
+	if (*dup)
+		return true;
+	if (h->n == h->cap) {
 		size_t nc = h->cap ? h->cap * 2 : 64;
-		uint64_t *ns = calloc(nc, sizeof *ns);
-		if (!ns)
+		uint64_t *nv = realloc(h->v, nc * sizeof *nv);
+		if (!nv)
 			return false;
-		for (size_t i = 0; i < h->cap; i++) {
-			if (!h->slots[i])
-				continue;
-			size_t j = (size_t)h->slots[i] & (nc - 1);
-			while (ns[j])
-				j = (j + 1) & (nc - 1);
-			ns[j] = h->slots[i];
-		}
-		free(h->slots);
-		h->slots = ns;
+		h->v = nv;
 		h->cap = nc;
 	}
-	size_t j = (size_t)v & (h->cap - 1);
-	while (h->slots[j]) {
-		if (h->slots[j] == v) {
-			*dup = true;
-			return true;
-		}
-		j = (j + 1) & (h->cap - 1);
-	}
-	h->slots[j] = v;
-	h->n++;
+	if (oa_hash_index_try_add(&h->index, v, h->n) < 0)
+		return false;
+	h->v[h->n++] = v;
 	return true;
+}
+
+static void hset_free(hset_t *h)
+{
+	free(h->v);
+	oa_hash_index_free(&h->index);
 }
 
 /* ---------------------------------- primitives ------------------------------------------ */
@@ -753,7 +698,7 @@ static bool read_key(P *p, uint64_t kvi, kv_key *k)
 		return false;
 	k->key = (const char *)k->buf;
 	k->has_nul = memchr(k->buf, 0, k->keylen) != NULL;
-	esc(k->buf, k->keylen, klen > KEY_KEEP, k->ek, sizeof k->ek);
+	oa_escape_into(k->ek, sizeof k->ek, k->buf, k->keylen, klen > KEY_KEEP);
 	snprintf(k->kctx, sizeof k->kctx, "kv #%" PRIu64 " '%s'", kvi, k->ek);
 
 	if (klen == 0)
@@ -1026,7 +971,7 @@ static bool read_tensor_name(P *p, uint64_t ti, tensor_name *n)
 	if (!rd_bytes(p, nlen, n->buf, OA_GGUF_KEEP_NAME, &n->kept, &nhash, ctx))
 		return false;
 	char en[160];
-	esc(n->buf, n->kept, nlen > OA_GGUF_KEEP_NAME, en, sizeof en);
+	oa_escape_into(en, sizeof en, n->buf, n->kept, nlen > OA_GGUF_KEEP_NAME);
 	snprintf(n->tctx, sizeof n->tctx, "tensor #%" PRIu64 " '%s'", ti, en);
 	if (nlen == 0)
 		diag(p, OA_SEV_WARNING, "tensor #%" PRIu64 ": empty name (offset %" PRIu64 ")", ti, n->at);
@@ -1214,7 +1159,7 @@ static void check_tensor_layout(P *p)
 	for (size_t i = 0; i < o->n_tensors_kept; i++) {
 		oa_gguf_tensor *t = &o->tensors[i];
 		char en[160];
-		esc((const uint8_t *)t->name, strlen(t->name), false, en, sizeof en);
+		oa_escape_into(en, sizeof en, (const uint8_t *)t->name, strlen(t->name), false);
 		if (!t->valid) {
 			contig_known = false;
 			continue;
@@ -1254,8 +1199,8 @@ static void check_tensor_layout(P *p)
 	for (size_t i = 0; i < nv; i++) {
 		if (maxt && v[i]->offset < maxend && p->overlap_warnings++ < 10) {
 			char a[160], b[160];
-			esc((const uint8_t *)v[i]->name, strlen(v[i]->name), false, a, sizeof a);
-			esc((const uint8_t *)maxt->name, strlen(maxt->name), false, b, sizeof b);
+			oa_escape_into(a, sizeof a, (const uint8_t *)v[i]->name, strlen(v[i]->name), false);
+			oa_escape_into(b, sizeof b, (const uint8_t *)maxt->name, strlen(maxt->name), false);
 			diag(p, OA_SEV_WARNING, "tensor '%s' (offset %" PRIu64 ") overlaps tensor '%s' "
 			     "(offset %" PRIu64 ", %" PRIu64 " bytes); llama.cpp would refuse this file",
 			     a, v[i]->offset, b, maxt->offset, maxt->nbytes);
@@ -1399,7 +1344,7 @@ static bool read_magic(P *p)
 	}
 	if (memcmp(magic, "GGUF", 4) != 0) {
 		char e[40];
-		esc(magic, 4, false, e, sizeof e);
+		oa_escape_into(e, sizeof e, magic, 4, false);
 		if (memcmp(magic, "FUGG", 4) == 0)
 			diag(p, OA_SEV_ERROR, "magic 'FUGG' (byte-swapped GGUF) is non-standard: "
 			     "standard big-endian files still start with 'GGUF' (offset 0)");
@@ -1553,8 +1498,8 @@ static void finish(P *p)
 	}
 	if (o->n_errors)
 		o->ok = false;
-	free(p->keys.slots);
-	free(p->names.slots);
+	hset_free(&p->keys);
+	hset_free(&p->names);
 	free(p->r.buf);
 }
 

@@ -1,6 +1,7 @@
 /* manifest.c - manifest parsing, Ollama's manifest ID and SIZE. */
 #include "ollama_audit/manifest.h"
 #include "formats/digest_set.h"
+#include "base/hash_index.h"
 #include "base/jsonutil.h"
 #include "base/pack.h"
 #include "base/util.h"
@@ -233,19 +234,19 @@ static char *intern_media(char *s)
 /* A layer digest written as "sha256:" + 64 lower-case hex is held once per
  * store (digest_set.h), counted by the manifests that name it, not once per
  * manifest: 10,000 tags sharing a template and a few weights hold each of
- * those strings once. An open-addressing set keyed by the digits, whose
- * table is freed when its last string is. */
+ * those strings once. A set indexed by the digits, freed when its last
+ * string is. */
 typedef struct digest_node {
 	size_t refs;
+	size_t at;            /* its number in the set's node */
 	char text[7 + OA_DIGEST_HEX_LEN + 1];
 } digest_node;
 
 struct oa_digest_set {
 	pthread_mutex_t lock; /* the scan parses tags on several threads */
-	digest_node **slot;
-	size_t cap, used; /* used: live nodes and tombstones */
-	size_t live;
-	digest_node tombstone; /* its address marks a freed slot */
+	digest_node **node;   /* the live ones, in no order */
+	size_t n, cap;
+	oa_hash_index index;  /* of node, by the digits */
 };
 
 oa_digest_set *oa_digest_set_new(void)
@@ -259,10 +260,10 @@ void oa_digest_set_free(oa_digest_set *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->cap; i++)
-		if (d->slot[i] && d->slot[i] != &d->tombstone)
-			free(d->slot[i]); /* a manifest still holding it would be a caller's bug */
-	free(d->slot);
+	for (size_t i = 0; i < d->n; i++)
+		free(d->node[i]); /* a manifest still holding it would be a caller's bug */
+	free(d->node);
+	oa_hash_index_free(&d->index);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
@@ -270,58 +271,33 @@ void oa_digest_set_free(oa_digest_set *d)
 /* Over every digit: a manifest's digests are whatever its bytes say, and
  * a hostile store naming thousands that share their first digits must not
  * make the set quadratic. */
-static size_t digest_hash(const char *text)
+static uint64_t digest_hash(const char *text)
 {
-	return (size_t)XXH3_64bits(text + 7, OA_DIGEST_HEX_LEN);
+	return XXH3_64bits(text + 7, OA_DIGEST_HEX_LEN);
 }
 
-/* The slot of text's node, or the first free one (a tombstone when there is one
- * before it); cap is a power of two. */
-static size_t digest_find(const oa_digest_set *d, const char *text)
+static bool same_digest(const void *ctx, size_t entry, const void *key)
 {
-	size_t mask = d->cap - 1, i = digest_hash(text) & mask, reuse = SIZE_MAX;
-	for (; d->slot[i]; i = (i + 1) & mask) {
-		if (d->slot[i] == &d->tombstone) {
-			if (reuse == SIZE_MAX)
-				reuse = i;
-		} else if (memcmp(d->slot[i]->text, text, sizeof d->slot[i]->text) == 0) {
-			return i;
-		}
-	}
-	return reuse != SIZE_MAX ? reuse : i;
-}
-
-static void digest_grow(oa_digest_set *d)
-{
-	digest_node **old = d->slot;
-	size_t n = d->cap;
-	d->cap = d->live * 4 > 64 ? d->live * 4 : 64;
-	while (d->cap & (d->cap - 1))
-		d->cap &= d->cap - 1; /* down to a power of two, still over twice live */
-	d->slot = oa_xcalloc(d->cap, sizeof *d->slot);
-	d->used = d->live;
-	for (size_t i = 0; i < n; i++)
-		if (old[i] && old[i] != &d->tombstone)
-			d->slot[digest_find(d, old[i]->text)] = old[i];
-	free(old);
+	digest_node *const *node = ctx;
+	return memcmp(node[entry]->text, key, sizeof node[entry]->text) == 0;
 }
 
 /* The shared copy of a canonical digest, counted. */
 static char *digest_intern(oa_digest_set *d, const char *text)
 {
 	pthread_mutex_lock(&d->lock);
-	if ((d->used + 1) * 4 > d->cap * 3)
-		digest_grow(d);
-	size_t i = digest_find(d, text);
-	if (!d->slot[i] || d->slot[i] == &d->tombstone) {
-		if (!d->slot[i])
-			d->used++;
-		d->slot[i] = oa_xcalloc(1, sizeof *d->slot[i]);
-		memcpy(d->slot[i]->text, text, sizeof d->slot[i]->text);
-		d->live++;
+	uint64_t h = digest_hash(text);
+	size_t i = oa_hash_index_find(&d->index, h, same_digest, d->node, text);
+	if (i == OA_HASH_NONE) {
+		OA_ALLOC_GROW(d->node, d->n + 1, d->cap);
+		digest_node *nd = oa_xcalloc(1, sizeof *nd);
+		memcpy(nd->text, text, sizeof nd->text);
+		nd->at = i = d->n++;
+		d->node[i] = nd;
+		oa_hash_index_add(&d->index, h, i);
 	}
-	d->slot[i]->refs++;
-	char *out = d->slot[i]->text;
+	d->node[i]->refs++;
+	char *out = d->node[i]->text;
 	pthread_mutex_unlock(&d->lock);
 	return out;
 }
@@ -331,12 +307,19 @@ static void digest_release(oa_digest_set *d, char *text)
 	digest_node *node = (digest_node *)(void *)(text - offsetof(digest_node, text));
 	pthread_mutex_lock(&d->lock);
 	if (--node->refs == 0) {
-		d->slot[digest_find(d, text)] = &d->tombstone;
+		size_t at = node->at, last = --d->n;
+		oa_hash_index_remove(&d->index, digest_hash(text), at);
+		if (at != last) { /* the last node takes its place */
+			d->node[at] = d->node[last];
+			d->node[at]->at = at;
+			oa_hash_index_renumber(&d->index, digest_hash(d->node[at]->text), last, at);
+		}
 		free(node);
-		if (--d->live == 0) { /* the last: nothing of the table is left */
-			free(d->slot);
-			d->slot = NULL;
-			d->cap = d->used = 0;
+		if (d->n == 0) { /* the last: nothing of the set is left */
+			free(d->node);
+			d->node = NULL;
+			d->cap = 0;
+			oa_hash_index_free(&d->index);
 		}
 	}
 	pthread_mutex_unlock(&d->lock);

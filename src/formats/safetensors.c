@@ -1,6 +1,7 @@
 /* safetensors.c - see safetensors.h and docs/safetensors-limits.md. */
 #include "ollama_audit/safetensors.h"
 #include "base/platform.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +20,8 @@
 
 /* ------------------------------------------------------------------------ */
 /* Small string helpers                                                      */
+/* Not base's oa_xstrdup: these return NULL, so that a hostile header that
+ * exhausts memory is reported (c->oom) rather than ending the program. */
 
 static char *xstrdup(const char *s)
 {
@@ -56,78 +59,10 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid;
- * *cp receives the code point. Rejects overlongs, surrogates, > U+10FFFF. */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	unsigned char c = s[0];
-	size_t len;
-	uint32_t v, min;
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	} else if ((c & 0xE0) == 0xC0) {
-		len = 2; v = c & 0x1F; min = 0x80;
-	} else if ((c & 0xF0) == 0xE0) {
-		len = 3; v = c & 0x0F; min = 0x800;
-	} else if ((c & 0xF8) == 0xF0) {
-		len = 4; v = c & 0x07; min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		v = (v << 6) | (s[i] & 0x3F);
-	}
-	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-		return 0;
-	*cp = v;
-	return len;
-}
-
-/* Escape s (n bytes) into dst (size dsz >= 8): control characters, DEL, C1
- * controls, bidi controls and invalid UTF-8 become \xNN, backslash becomes
- * \\. Output longer than dsz-1 is cut and ends in "...". */
-static void esc_n(char *dst, size_t dsz, const char *src, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)src;
-	size_t o = 0, i = 0;
-	while (i < n) {
-		char piece[20];
-		size_t plen = 0;
-		uint32_t cp = 0;
-		size_t l = utf8_seq(s + i, n - i, &cp);
-		bool bad = l == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) ||
-		           (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
-		if (l == 0)
-			l = 1;
-		if (bad) {
-			for (size_t k = 0; k < l; k++)
-				plen += (size_t)snprintf(piece + plen, sizeof piece - plen, "\\x%02X", s[i + k]);
-		} else if (cp == '\\') {
-			piece[0] = piece[1] = '\\';
-			plen = 2;
-		} else {
-			memcpy(piece, s + i, l);
-			plen = l;
-		}
-		if (o + plen + 4 > dsz) {
-			memcpy(dst + o, "...", 4);
-			return;
-		}
-		memcpy(dst + o, piece, plen);
-		o += plen;
-		i += l;
-	}
-	dst[o] = '\0';
-}
-
+/* A name from the file for a one-line message, cut to dsz (base's one escaper). */
 static void esc(char *dst, size_t dsz, const char *s)
 {
-	esc_n(dst, dsz, s ? s : "(null)", s ? strlen(s) : 6);
+	oa_escape_into(dst, dsz, s ? s : "(null)", s ? strlen(s) : 6, false);
 }
 
 static const char *json_type_name(const json_t *v)

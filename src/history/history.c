@@ -8,6 +8,7 @@
  * result, the next start, or a server restart.
  */
 #include "ollama_audit/history.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -319,9 +320,7 @@ int oa_history_read_fd(oa_history *h, int fd, const char *source)
 	char chunk[65536];
 	int rc = 0;
 	for (;;) {
-		ssize_t got = read(fd, chunk, sizeof chunk);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = oa_read_some(fd, chunk, sizeof chunk);
 		if (got <= 0) {
 			rc = got < 0 ? -1 : 0;
 			break;

@@ -2,6 +2,7 @@
  * input read once for every store that needs it. */
 #include "history/log_inputs.h"
 #include "ollama_audit/journal.h"
+#include "base/platform.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -17,9 +18,7 @@ static FILE *spool_stdin(void)
 		return NULL;
 	char chunk[65536];
 	for (;;) {
-		ssize_t got = read(STDIN_FILENO, chunk, sizeof chunk);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = oa_read_some(STDIN_FILENO, chunk, sizeof chunk);
 		if (got <= 0 || fwrite(chunk, 1, (size_t)got, f) != (size_t)got) {
 			int e = got < 0 ? errno : EIO;
 			if (got == 0 && fflush(f) == 0)

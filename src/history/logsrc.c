@@ -89,8 +89,8 @@ static bool mentions(const char *path, oa_store_names *sn)
 	char chunk[65536];
 	bool found = false;
 	ssize_t got;
-	while (!found && ((got = read(fd, chunk, sizeof chunk)) > 0 || (got < 0 && errno == EINTR))) {
-		for (const char *p = chunk, *end = chunk + (got > 0 ? got : 0); p < end && !found;) {
+	while (!found && (got = oa_read_some(fd, chunk, sizeof chunk)) > 0) {
+		for (const char *p = chunk, *end = chunk + got; p < end && !found;) {
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
 			size_t k = (size_t)((nl ? nl : end) - p), room = LINE_CUT - line.len;
 			oa_buf_add(&line, p, k < room ? k : room);

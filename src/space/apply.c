@@ -28,7 +28,7 @@
  * mount point (EXDEV: it stays, and what is mounted there), and never
  * removing a name whose inode is in `protect` (what a symlinked blob in
  * use resolves through): such a tree is left in part, with EBUSY. */
-static int remove_tree(int parent, const char *name, int depth, const oa_ino_set *protect)
+static int remove_tree(int parent, const char *name, int depth, const oa_inode_ledger *protect)
 {
 	if (depth > 32) {
 		errno = ELOOP;
@@ -61,7 +61,7 @@ static int remove_tree(int parent, const char *name, int depth, const oa_ino_set
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		bool have = fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0;
-		if (have && oa_ino_set_has(protect, st.st_dev, st.st_ino)) {
+		if (have && oa_inode_ledger_has(protect, st.st_dev, st.st_ino)) {
 			rc = -1;
 			err = EBUSY;
 		} else if (have && S_ISDIR(st.st_mode)) {
@@ -115,7 +115,7 @@ typedef struct apply_ctx {
 	bool blobs_linked;      /* blobs/ is a symlink: only names Ollama writes go */
 	char **in_use;      /* sorted blob names */
 	size_t n_in_use;
-	oa_ino_set targets; /* what the symlinked blobs that stay resolve through */
+	oa_inode_ledger targets; /* what the symlinked blobs that stay resolve through */
 	const oa_plan *plan;    /* its list rewrites (rm --child, rm DIGEST), by path */
 	char halt[400];     /* why nothing more is removed (a failed directory sync), or "" */
 	int sync_errno;     /* that sync's error */
@@ -196,7 +196,7 @@ static void targets_build(apply_ctx *c, const oa_plan *p)
 			oa_symlink_chain(s->blobs_fd, b->name, &c->targets);
 	}
 	oa_refset_free(&refs);
-	oa_ino_set_sort(&c->targets);
+	oa_inode_ledger_unique(&c->targets);
 }
 
 /* How long the blobs checked against one refresh of the reference cache
@@ -275,8 +275,8 @@ static bool tree_holds_target(apply_ctx *c, int pfd, const char *leaf)
 	oa_usage u;
 	oa_usage_walk(tfd, &u);
 	bool hit = tfd < 0 || u.incomplete;
-	for (size_t i = 0; i < u.n && !hit; i++)
-		hit = oa_ino_set_has(&c->targets, u.v[i].dev, u.v[i].ino);
+	for (size_t i = 0; i < u.names.n && !hit; i++)
+		hit = oa_inode_ledger_has(&c->targets, u.names.v[i].dev, u.names.v[i].ino);
 	oa_usage_free(&u);
 	if (tfd >= 0)
 		close(tfd);
@@ -304,7 +304,7 @@ static bool still_removable(apply_ctx *c, const oa_plan_entry *e, const oa_apply
 		snprintf(why, whylen, "changed since it was planned");
 		return false;
 	}
-	if (oa_ino_set_has(&c->targets, st.st_dev, st.st_ino)) {
+	if (oa_inode_ledger_has(&c->targets, st.st_dev, st.st_ino)) {
 		snprintf(why, whylen, "a symlinked blob that a manifest uses resolves to it");
 		return false;
 	}
@@ -473,7 +473,7 @@ static void apply_ctx_free(apply_ctx *c)
 {
 	oa_refcache_free(c->refs);
 	free(c->in_use);
-	oa_ino_set_free(&c->targets);
+	oa_inode_ledger_free(&c->targets);
 }
 
 /* A plan that touches manifests/ through a symlink would fail on every

@@ -1,6 +1,7 @@
 /* du.c - disk usage per model and for the store (du.h). */
 #include "ollama_audit/du.h"
 #include "ollama_audit/reclaim.h"
+#include "ollama_audit/inode_ledger.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -10,34 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct use {
-	dev_t dev;
-	ino_t ino;
-	size_t row;
-	uint64_t alloc, size;
-	const oa_blob *b;
-} use;
-
-static int cmp_use(const void *a, const void *b)
-{
-	const use *x = a, *y = b;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	if (x->row != y->row)
-		return x->row < y->row ? -1 : 1;
-	return 0;
-}
-
-typedef struct uses {
-	use *v;
-	size_t n, cap;
-} uses;
-
 /* What removing the blob frees: the file, or for a symlinked blob the link
  * itself (rm never removes a link's target). */
-static void uses_add(const oa_store *s, uses *u, const oa_blob *b, size_t row)
+static void uses_add(const oa_store *s, oa_inode_ledger *u, const oa_blob *b, size_t row)
 {
 	struct stat lst;
 	oa_file_info link;
@@ -55,12 +31,13 @@ static void uses_add(const oa_store *s, uses *u, const oa_blob *b, size_t row)
 			return;
 		st = &b->st;
 	}
-	OA_ALLOC_GROW(u->v, u->n + 1, u->cap);
-	u->v[u->n++] = (use){ st->dev, st->ino, row, (uint64_t)st->blocks * 512, (uint64_t)st->size, b };
+	oa_inode_ledger_add(u, (oa_inode_use){ .dev = st->dev, .ino = st->ino, .owner = row,
+	                                       .allocated = (uint64_t)st->blocks * 512,
+	                                       .apparent = (uint64_t)st->size, .what = b });
 }
 
 /* The blobs an unparseable manifest could reference: every digest in its bytes. */
-static void scan_unparseable(const oa_store *s, const oa_model *m, uses *u, size_t row)
+static void scan_unparseable(const oa_store *s, const oa_model *m, oa_inode_ledger *u, size_t row)
 {
 	if (s->manifests_fd < 0 || !oa_str_has_prefix(m->rel_path, "manifests/"))
 		return;
@@ -91,16 +68,17 @@ static int cmp_row(const void *a, const void *b, const void *store)
 	return strcmp(sort_store->models[x->models[0]].display, sort_store->models[y->models[0]].display);
 }
 
-/* The uses of one inode, [first, end), sorted by row: rows >= 2 of them. */
-static void add_shared(oa_du *d, const use *first, const use *end, size_t rows)
+/* The uses of one blob file, [first, end), sorted by row: rows >= 2 of them. */
+static void add_shared(oa_du *d, const oa_inode_use *first, const oa_inode_use *end, size_t rows)
 {
 	size_t *models = oa_xcalloc(rows, sizeof *models), n = 0;
-	for (const use *u = first; u < end; u++)
-		if (u == first || u->row != u[-1].row)
-			models[n++] = d->rows[u->row].models[0];
+	for (const oa_inode_use *u = first; u < end; u++)
+		if (u == first || u->owner != u[-1].owner)
+			models[n++] = d->rows[u->owner].models[0];
+	const oa_blob *b = first->what;
 	d->shared = oa_xreallocarray(d->shared, d->n_shared + 1, sizeof *d->shared);
-	d->shared[d->n_shared++] = (oa_du_shared){ first->b->name, first->alloc, first->size, models, n };
-	d->shared_total += first->alloc;
+	d->shared[d->n_shared++] = (oa_du_shared){ b->name, first->allocated, first->apparent, models, n };
+	d->shared_total += first->allocated;
 }
 
 static int cmp_shared(const void *a, const void *b)
@@ -159,7 +137,7 @@ static void du_compute(oa_store *s, const oa_usage *blobs, oa_du *d)
 		row->models[row->n_models++] = i;
 		row_of[i] = r;
 	}
-	uses u = { 0 };
+	oa_inode_ledger u = { 0 };
 	for (size_t i = 0; i < s->n_models; i++) {
 		const oa_model *m = &s->models[i];
 		size_t r = row_of[i];
@@ -174,27 +152,25 @@ static void du_compute(oa_store *s, const oa_usage *blobs, oa_du *d)
 		for (size_t k = 0; m->layer_blobs && k < m->m.n_layers; k++)
 			uses_add(s, &u, m->layer_blobs[k], r);
 	}
-	if (u.n)
-		qsort(u.v, u.n, sizeof *u.v, cmp_use);
-	for (size_t i = 0; i < u.n;) {
-		size_t j = i;
+	oa_inode_ledger_sort(&u);
+	for (size_t i = 0, j; i < u.n; i = j) {
+		j = oa_inode_ledger_run(&u, i);
 		size_t rows = 0;
 		bool parseable = false;
-		while (j < u.n && u.v[j].dev == u.v[i].dev && u.v[j].ino == u.v[i].ino) {
-			if (j == i || u.v[j].row != u.v[j - 1].row)
+		for (size_t k = i; k < j; k++) {
+			if (k == i || u.v[k].owner != u.v[k - 1].owner)
 				rows++;
-			parseable |= d->rows[u.v[j].row].manifest_ok;
-			j++;
+			parseable |= d->rows[u.v[k].owner].manifest_ok;
 		}
-		uint64_t alloc = u.v[i].alloc, size = u.v[i].size;
+		uint64_t alloc = u.v[i].allocated, size = u.v[i].apparent;
 		if (parseable) {
 			d->referenced += alloc;
 			d->referenced_apparent += size;
 		}
 		for (size_t k = i; k < j; k++) {
-			if (k > i && u.v[k].row == u.v[k - 1].row)
+			if (k > i && u.v[k].owner == u.v[k - 1].owner)
 				continue;
-			oa_du_row *row = &d->rows[u.v[k].row];
+			oa_du_row *row = &d->rows[u.v[k].owner];
 			row->blobs++;
 			row->allocated += alloc;
 			row->apparent += size;
@@ -207,9 +183,8 @@ static void du_compute(oa_store *s, const oa_usage *blobs, oa_du *d)
 		}
 		if (rows > 1)
 			add_shared(d, &u.v[i], &u.v[j], rows);
-		i = j;
 	}
-	free(u.v);
+	oa_inode_ledger_free(&u);
 	free(row_of);
 	free(first);
 	/* blobs/ and everything under it, each inode once, as `du -s` counts it. */

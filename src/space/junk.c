@@ -82,59 +82,9 @@ int oa_junk_parse_what(const char *list, unsigned *mask, char *err, size_t errle
 	return rc;
 }
 
-/* ---- inode sets ------------------------------------------------------------ */
-
-static int cmp_ino(const void *a, const void *b)
-{
-	const oa_ino *x = a, *y = b;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return 0;
-}
-
-void oa_ino_set_add(oa_ino_set *s, dev_t dev, ino_t ino)
-{
-	OA_ALLOC_GROW(s->v, s->n + 1, s->cap);
-	s->v[s->n++] = (oa_ino){ dev, ino };
-	s->sorted = false;
-}
-
-void oa_ino_set_sort(oa_ino_set *s)
-{
-	if (s->n)
-		qsort(s->v, s->n, sizeof *s->v, cmp_ino);
-	size_t w = 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (w == 0 || cmp_ino(&s->v[w - 1], &s->v[i]) != 0)
-			s->v[w++] = s->v[i];
-	s->n = w;
-	s->sorted = true;
-}
-
-bool oa_ino_set_has(const oa_ino_set *s, dev_t dev, ino_t ino)
-{
-	oa_ino key = { dev, ino };
-	if (!s->n)
-		return false;
-	if (s->sorted)
-		return bsearch(&key, s->v, s->n, sizeof *s->v, cmp_ino) != NULL;
-	for (size_t i = 0; i < s->n; i++)
-		if (cmp_ino(&s->v[i], &key) == 0)
-			return true;
-	return false;
-}
-
-void oa_ino_set_free(oa_ino_set *s)
-{
-	free(s->v);
-	memset(s, 0, sizeof *s);
-}
-
 #define CHAIN_LINKS_MAX 40 /* Linux's MAXSYMLINKS */
 
-void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set)
+void oa_symlink_chain(int dirfd, const char *name, oa_inode_ledger *set)
 {
 	char t[PATH_MAX];
 	ssize_t tl = readlinkat(dirfd, name, t, sizeof t - 1);
@@ -162,7 +112,7 @@ void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set)
 			struct stat st;
 			if (fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				break;
-			oa_ino_set_add(set, st.st_dev, st.st_ino);
+			oa_inode_ledger_add_file(set, st.st_dev, st.st_ino);
 			if (S_ISLNK(st.st_mode)) {
 				if (++links > CHAIN_LINKS_MAX || (tl = readlinkat(cur, comp, t, sizeof t - 1)) <= 0)
 					break;
@@ -197,9 +147,10 @@ void oa_symlink_chain(int dirfd, const char *name, oa_ino_set *set)
 
 static void usage_add_info(oa_usage *u, const oa_file_info *fi, size_t top)
 {
-	OA_ALLOC_GROW(u->v, u->n + 1, u->cap);
-	u->v[u->n++] = (oa_usage_item){ fi->dev, fi->ino, (uint64_t)fi->size, (uint64_t)fi->blocks * 512,
-	                                fi->nlink, top, S_ISDIR(fi->mode) };
+	oa_inode_ledger_add(&u->names, (oa_inode_use){ .dev = fi->dev, .ino = fi->ino, .owner = top,
+	                                               .apparent = (uint64_t)fi->size,
+	                                               .allocated = (uint64_t)fi->blocks * 512,
+	                                               .nlink = fi->nlink, .is_dir = S_ISDIR(fi->mode) });
 }
 
 static void usage_add(oa_usage *u, const struct stat *st, size_t top)
@@ -207,18 +158,6 @@ static void usage_add(oa_usage *u, const struct stat *st, size_t top)
 	oa_file_info fi;
 	oa_file_info_set(&fi, st);
 	usage_add_info(u, &fi, top);
-}
-
-static int cmp_usage_item(const void *a, const void *b)
-{
-	const oa_usage_item *x = a, *y = b;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	if (x->top != y->top)
-		return x->top < y->top ? -1 : 1;
-	return 0;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -269,13 +208,8 @@ static void usage_entry(oa_usage *u, int dirfd, const char *name, size_t top, in
 /* Each inode once, as walked. */
 static void usage_total(oa_usage *u)
 {
-	qsort(u->v, u->n, sizeof *u->v, cmp_usage_item);
-	for (size_t i = 0; i < u->n; i++) {
-		if (i && u->v[i].dev == u->v[i - 1].dev && u->v[i].ino == u->v[i - 1].ino)
-			continue;
-		u->apparent += u->v[i].apparent;
-		u->allocated += u->v[i].allocated;
-	}
+	oa_inode_ledger_sort(&u->names);
+	oa_inode_ledger_bytes(&u->names, &u->apparent, &u->allocated);
 }
 
 void oa_usage_walk(int fd, oa_usage *u)
@@ -328,37 +262,26 @@ void oa_usage_free(oa_usage *u)
 	for (size_t i = 0; i < u->n_tops && !u->tops_borrowed; i++)
 		free(u->tops[i]);
 	free(u->tops);
-	free(u->v);
+	oa_inode_ledger_free(&u->names);
 	memset(u, 0, sizeof *u);
 }
 
 void oa_usage_sum(const oa_usage *const *v, size_t n, uint64_t *apparent, uint64_t *allocated)
 {
-	size_t total = 0;
+	oa_inode_ledger all = { 0 };
 	for (size_t i = 0; i < n; i++)
-		total += v[i]->n;
-	oa_usage_item *all = oa_xcalloc(total ? total : 1, sizeof *all);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < v[i]->n; j++)
-			all[k++] = v[i]->v[j];
-	if (k)
-		qsort(all, k, sizeof *all, cmp_usage_item);
-	*apparent = *allocated = 0;
-	for (size_t i = 0; i < k; i++) {
-		if (i && all[i].dev == all[i - 1].dev && all[i].ino == all[i - 1].ino)
-			continue;
-		*apparent += all[i].apparent;
-		*allocated += all[i].allocated;
-	}
-	free(all);
+		for (size_t j = 0; j < v[i]->names.n; j++)
+			oa_inode_ledger_add(&all, v[i]->names.v[j]);
+	oa_inode_ledger_sort(&all);
+	oa_inode_ledger_bytes(&all, apparent, allocated);
+	oa_inode_ledger_free(&all);
 }
 
 /* oa_dir_usage, with the apparent bytes of what it alone holds
  * (freed_apparent, may be NULL), and whether any inode of the tree is in
  * `protect`. */
 static bool dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t *allocated,
-                      uint64_t *freed, uint64_t *freed_apparent, const oa_ino_set *protect)
+                      uint64_t *freed, uint64_t *freed_apparent, const oa_inode_ledger *protect)
 {
 	uint64_t fa = 0;
 	*apparent = *allocated = *freed = 0;
@@ -371,17 +294,15 @@ static bool dir_usage(int dirfd, const char *name, uint64_t *apparent, uint64_t 
 	*apparent = u.apparent;
 	*allocated = u.allocated;
 	bool hit = false;
-	for (size_t i = 0; i < u.n;) {
-		size_t j = i;
-		while (j < u.n && u.v[j].dev == u.v[i].dev && u.v[j].ino == u.v[i].ino)
-			j++;
-		if (u.v[i].is_dir || j - i >= (size_t)u.v[i].nlink) {
-			*freed += u.v[i].allocated;
-			fa += u.v[i].apparent;
+	const oa_inode_ledger *l = &u.names;
+	for (size_t i = 0, j; i < l->n; i = j) {
+		j = oa_inode_ledger_run(l, i);
+		if (l->v[i].is_dir || j - i >= (size_t)l->v[i].nlink) {
+			*freed += l->v[i].allocated;
+			fa += l->v[i].apparent;
 		}
-		if (protect && oa_ino_set_has(protect, u.v[i].dev, u.v[i].ino))
+		if (protect && oa_inode_ledger_has(protect, l->v[i].dev, l->v[i].ino))
 			hit = true;
-		i = j;
 	}
 	oa_usage_free(&u);
 	if (freed_apparent)
@@ -554,8 +475,8 @@ bool junk_tree_unnamed(const oa_store *s, int dirfd, const char *name)
 	oa_usage_walk(fd, &u);
 	close(fd);
 	bool unnamed = u.incomplete;
-	for (size_t i = 0; i < u.n && !unnamed; i++)
-		unnamed = !u.v[i].is_dir && !blob_named(s, (uint64_t)u.v[i].dev, (uint64_t)u.v[i].ino);
+	for (size_t i = 0; i < u.names.n && !unnamed; i++)
+		unnamed = !u.names.v[i].is_dir && !blob_named(s, (uint64_t)u.names.v[i].dev, (uint64_t)u.names.v[i].ino);
 	oa_usage_free(&u);
 	return unnamed;
 }
@@ -585,7 +506,7 @@ size_t oa_store_names_of(const oa_store *s, dev_t dev, ino_t ino)
 
 /* Everything a symlinked blob that a manifest uses (or may use) resolves
  * through: removing any of it would break that blob. */
-static void symlink_targets(const oa_store *s, const oa_refset *refs, oa_ino_set *targets)
+static void symlink_targets(const oa_store *s, const oa_refset *refs, oa_inode_ledger *targets)
 {
 	for (size_t i = 0; s->blobs_fd >= 0 && i < s->n_blobs; i++) {
 		const oa_blob *b = &s->blobs[i];
@@ -593,7 +514,7 @@ static void symlink_targets(const oa_store *s, const oa_refset *refs, oa_ino_set
 		                      (b->hex[0] && b->cls != OA_BLOB_CREATE_TEMP && oa_refset_has(refs, b->hex))))
 			oa_symlink_chain(s->blobs_fd, b->name, targets);
 	}
-	oa_ino_set_sort(targets);
+	oa_inode_ledger_unique(targets);
 }
 
 /* The junk category of a file in blobs/, and why its class alone keeps it
@@ -669,7 +590,7 @@ static bool blobs_linked(const oa_store *s)
 }
 
 /* One file in blobs/ that is not a referenced blob, with why it is kept. */
-static void collect_blob(oa_store *s, const oa_refset *refs, double now, const oa_ino_set *targets,
+static void collect_blob(oa_store *s, const oa_refset *refs, double now, const oa_inode_ledger *targets,
                          oa_blob *b, oa_junk_list *j)
 {
 	enum oa_junk_cat cat;
@@ -688,7 +609,7 @@ static void collect_blob(oa_store *s, const oa_refset *refs, double now, const o
 		keep = incomplete_keep;
 	if (!have)
 		keep = "cannot stat it";
-	else if (!keep && oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
+	else if (!keep && oa_inode_ledger_has(targets, lst.st_dev, lst.st_ino))
 		keep = target_keep;
 	else if (!keep && b->cls == OA_BLOB_FOREIGN && blobs_linked(s))
 		keep = OA_LINKED_FOREIGN_KEEP;
@@ -769,7 +690,7 @@ static void finish_partial_groups(oa_junk_list *j)
 }
 
 /* ollama-safetensors<digits>/ temp directories in the root (spec §1.3). */
-static void collect_root_temps(oa_store *s, double now, const oa_ino_set *targets, oa_junk_list *j)
+static void collect_root_temps(oa_store *s, double now, const oa_inode_ledger *targets, oa_junk_list *j)
 {
 	int fd = dup(s->root_fd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -791,7 +712,7 @@ static void collect_root_temps(oa_store *s, double now, const oa_ino_set *target
 		                      &lst, now);
 		uint64_t ap, al, fr;
 		if (dir_usage(s->root_fd, e->d_name, &ap, &al, &fr, &x->apparent_alone, targets) ||
-		    oa_ino_set_has(targets, lst.st_dev, lst.st_ino))
+		    oa_inode_ledger_has(targets, lst.st_dev, lst.st_ino))
 			x->keep = holds_keep;
 		x->apparent = ap;
 		x->allocated = al;
@@ -823,7 +744,7 @@ static void collect_store_files(oa_store *s, double now, oa_junk_list *j)
 void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_list *j)
 {
 	memset(j, 0, sizeof *j);
-	oa_ino_set targets = { 0 };
+	oa_inode_ledger targets = { 0 };
 	symlink_targets(s, refs, &targets);
 	for (size_t i = 0; i < s->n_blobs; i++)
 		collect_blob(s, refs, now, &targets, &s->blobs[i], j);
@@ -841,7 +762,7 @@ void oa_junk_collect(oa_store *s, const oa_refset *refs, double now, oa_junk_lis
 			         &s->tags.empty_st[i], now);
 	else if (s->manifests_fd >= 0)
 		empty_tree(j, s->manifests_fd, "manifests", now, 0);
-	oa_ino_set_free(&targets);
+	oa_inode_ledger_free(&targets);
 	for (size_t i = 0; i < j->n; i++) {
 		oa_junk *e = &j->v[i];
 		j->count[e->cat]++;

@@ -118,17 +118,7 @@ static int write_new(int dirfd, const char *name, const char *bytes, size_t len,
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	size_t off = 0;
-	int rc = 0;
-	while (rc == 0 && off < len) {
-		ssize_t w = write(fd, bytes + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			rc = -1;
-		else
-			off += (size_t)w;
-	}
+	int rc = oa_write_all(fd, bytes, len);
 	if (rc == 0 && geteuid() == 0 && fchown(fd, owner->st_uid, owner->st_gid) < 0)
 		rc = -1;
 	if (rc == 0 && (fchmod(fd, mode) < 0 || fsync(fd) < 0))

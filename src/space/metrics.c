@@ -50,17 +50,18 @@ static void by_state(const oa_store *s, oa_store_metrics *m)
 		m->blobs[oa_blob_state_of(&s->blobs[i])]++;
 	const oa_usage *u = &m->usage;
 	enum oa_blob_state *tst = top_states(s, u);
-	for (size_t i = 0; i < u->n;) {
-		size_t j = i;
+	const oa_inode_ledger *l = &u->names;
+	for (size_t i = 0, end; i < l->n; i = end) {
+		end = oa_inode_ledger_run(l, i);
 		enum oa_blob_state state = OA_BLOB_STATE_COUNT;
-		for (; j < u->n && u->v[j].dev == u->v[i].dev && u->v[j].ino == u->v[i].ino; j++) {
-			enum oa_blob_state sj = u->v[j].top == OA_USAGE_ROOT ? OA_BLOB_STATE_REFERENCED : tst[u->v[j].top];
+		for (size_t j = i; j < end; j++) {
+			size_t top = l->v[j].owner;
+			enum oa_blob_state sj = top == OA_USAGE_ROOT ? OA_BLOB_STATE_REFERENCED : tst[top];
 			if (state == OA_BLOB_STATE_COUNT || sj == OA_BLOB_STATE_REFERENCED)
 				state = sj;
 		}
-		m->blobs_bytes[state] += u->v[i].allocated;
-		m->blobs_apparent[state] += u->v[i].apparent;
-		i = j;
+		m->blobs_bytes[state] += l->v[i].allocated;
+		m->blobs_apparent[state] += l->v[i].apparent;
 	}
 	free(tst);
 }

@@ -360,7 +360,7 @@ typedef struct rm_ctx {
 	bool *planned;       /* per blob: rm_blob has put it in the plan */
 	oa_refset refs;      /* what the manifests that stay mention */
 	const char **users;  /* per blob: a model that stays and uses it, or NULL */
-	oa_ino_set targets;  /* what symlinked blobs that stay resolve through */
+	oa_inode_ledger targets;  /* what symlinked blobs that stay resolve through */
 	int64_t min_age;
 	const child_rewrite *cw; /* rm --child, rm DIGEST: the lists rewritten (their rows are not users as */
 	size_t n_cw;             /* they are: each keeps its other children) */
@@ -450,7 +450,7 @@ static void rm_keepers(rm_ctx *c)
 		if (used || c->users[i])
 			oa_symlink_chain(s->blobs_fd, b->name, &c->targets);
 	}
-	oa_ino_set_sort(&c->targets);
+	oa_inode_ledger_unique(&c->targets);
 }
 
 /* 3. one blob a removed model reaches: removed, or kept with the reason. */
@@ -475,7 +475,7 @@ static void rm_blob(rm_ctx *c, const oa_model *m, oa_blob *b)
 		why = oa_xstrdup(c->refs.n_shared ? "another file under manifests/, or a store sharing these "
 		                 "blob files, references this digest" : "another file under manifests/ mentions "
 		                 "this digest");
-	} else if (oa_ino_set_has(&c->targets, lst.st_dev, lst.st_ino)) {
+	} else if (oa_inode_ledger_has(&c->targets, lst.st_dev, lst.st_ino)) {
 		why = oa_xstrdup("a symlinked blob that another manifest uses resolves to it");
 	} else if (c->refs.incomplete) {
 		why = oa_xasprintf("cannot re-read every manifest (%s)", c->refs.why);
@@ -517,7 +517,7 @@ static void rm_models_blobs(rm_ctx *c)
 static void rm_ctx_free(rm_ctx *c)
 {
 	oa_refset_free(&c->refs);
-	oa_ino_set_free(&c->targets);
+	oa_inode_ledger_free(&c->targets);
 	free(c->users);
 	for (size_t i = 0; i < c->n_gone; i++)
 		free(c->gone[i]);

@@ -57,9 +57,7 @@ static int read_all_fd(int fd, size_t max, uint8_t **out, size_t *len)
 			cap = cap * 2 > max ? max : cap * 2;
 			buf = oa_xrealloc(buf, cap + 1);
 		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
+		ssize_t r = oa_read_some(fd, buf + n, cap - n);
 		if (r < 0) {
 			int e = errno;
 			free(buf);
@@ -441,68 +439,72 @@ static int quarantine_check(const oa_store *s, const char *dir, char rq[PATH_MAX
 	return 0;
 }
 
-int quarantine_open(const oa_store *s, const char *dir, bool no_lock, quarantine *q, char *err, size_t errlen)
+/* Create (when missing) and open the quarantine directory; it must be
+ * private and the very directory quarantine_check resolved (rq). *created:
+ * this call made it; qst: its fstat. */
+static int open_quarantine_dir(quarantine *q, const char *dir, const char *rq, bool *created, struct stat *qst,
+                               char *err, size_t errlen)
 {
-	memset(q, 0, sizeof *q);
-	q->fd = q->files_fd = q->journal_fd = -1;
-	q->dir = dir;
-	char rq[PATH_MAX];
-	if (quarantine_check(s, dir, rq, err, errlen) < 0)
-		return -1;
-	/* A refused quarantine leaves nothing behind: what we created is
-	 * removed again on failure (rmdir: only while still empty). */
-	bool created = mkdir(dir, 0700) == 0;
-	if (!created && errno != EEXIST) {
+	*created = mkdir(dir, 0700) == 0;
+	if (!*created && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create quarantine directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	q->fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (q->fd < 0) {
 		snprintf(err, errlen, "cannot open quarantine directory %s: %s", dir, strerror(errno));
-		goto fail;
+		return -1;
 	}
-	struct stat qst, bst, rst;
-	if (fstat(q->fd, &qst) < 0) {
+	struct stat rst;
+	if (fstat(q->fd, qst) < 0) {
 		snprintf(err, errlen, "cannot stat quarantine directory %s: %s", dir, strerror(errno));
-		goto fail;
+		return -1;
 	}
 	if (quarantine_check_private(q->fd, dir, "", err, errlen) < 0)
-		goto fail;
-	if (stat(rq, &rst) < 0 || rst.st_dev != qst.st_dev || rst.st_ino != qst.st_ino) {
+		return -1;
+	if (stat(rq, &rst) < 0 || rst.st_dev != qst->st_dev || rst.st_ino != qst->st_ino) {
 		snprintf(err, errlen, "quarantine directory %s changed while it was opened", dir);
-		goto fail;
+		return -1;
 	}
-	bool same = qst.st_dev == s->root_st.st_dev;
-	if (s->blobs_fd >= 0 && fstat(s->blobs_fd, &bst) == 0 && bst.st_dev != qst.st_dev)
+	return 0;
+}
+
+/* Moving into the quarantine (qst: its fstat) is a rename: it must be on
+ * the store's filesystem (its root, blobs/ and manifests/). */
+static int check_same_filesystem(const oa_store *s, const struct stat *qst, const char *dir, char *err,
+                                 size_t errlen)
+{
+	struct stat bst;
+	bool same = qst->st_dev == s->root_st.st_dev;
+	if (s->blobs_fd >= 0 && fstat(s->blobs_fd, &bst) == 0 && bst.st_dev != qst->st_dev)
 		same = false;
-	if (s->manifests_fd >= 0 && fstat(s->manifests_fd, &bst) == 0 && bst.st_dev != qst.st_dev)
+	if (s->manifests_fd >= 0 && fstat(s->manifests_fd, &bst) == 0 && bst.st_dev != qst->st_dev)
 		same = false;
 	if (!same) {
 		snprintf(err, errlen,
 		         "quarantine directory %s is on a different filesystem from the store %s: moving "
 		         "would mean copying; choose a directory on the same filesystem (e.g. next to the store)",
 		         dir, s->root);
-		goto fail;
+		return -1;
 	}
-	/* One apply or restore at a time: the others wait, then see its entries. */
-	int locked = apply_lock(q->fd, dir, no_lock, err, errlen);
-	if (locked < 0)
-		goto fail;
-	q->unlocked = locked > 0;
-	bool exists;
-	size_t good;
-	q->index = load_index(q->fd, dir, true, &good, err, errlen, &exists);
-	if (!q->index && exists)
-		goto fail;
-	char rroot[PATH_MAX];
-	const char *root = realpath(s->root, rroot) ? rroot : s->root;
+	return 0;
+}
+
+/* Load the index (and replay its journal), which must be this store's, or
+ * start a new one naming the store by `root`. *exists: an index was there. */
+static int load_or_start_index(quarantine *q, const oa_store *s, const char *dir, const char *root, bool *exists,
+                               size_t *good, char *err, size_t errlen)
+{
+	q->index = load_index(q->fd, dir, true, good, err, errlen, exists);
+	if (!q->index && *exists)
+		return -1;
 	if (q->index) {
 		uint64_t dev = 0, ino = 0;
 		if (!oa_json_get_u64(q->index, "store_dev", &dev) || !oa_json_get_u64(q->index, "store_ino", &ino) ||
 		    dev != (uint64_t)s->root_st.st_dev || ino != (uint64_t)s->root_st.st_ino) {
 			const char *other = json_string_value(json_object_get(q->index, "store"));
 			snprintf(err, errlen, "quarantine %s holds files of another store (%s)", dir, other ? other : "?");
-			goto fail;
+			return -1;
 		}
 	} else {
 		q->index = json_object();
@@ -516,27 +518,38 @@ int quarantine_open(const oa_store *s, const char *dir, bool no_lock, quarantine
 	q->entries = json_object_get(q->index, "entries");
 	q->operations = json_object_get(q->index, "operations");
 	q->next_id = (size_t)(last_id(q->entries) > 0 ? last_id(q->entries) : 0) + 1;
+	return 0;
+}
+
+/* DIR/files, where the moved files go: created when missing, private. */
+static int open_files_dir(quarantine *q, const char *dir, char *err, size_t errlen)
+{
 	if (mkdirat(q->fd, "files", 0700) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create %s/files: %s", dir, strerror(errno));
-		goto fail;
+		return -1;
 	}
 	q->files_fd = openat(q->fd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (q->files_fd < 0) {
 		snprintf(err, errlen, "cannot open %s/files: %s", dir, strerror(errno));
-		goto fail;
+		return -1;
 	}
-	if (quarantine_check_private(q->files_fd, dir, "/files", err, errlen) < 0)
-		goto fail;
-	/* A new quarantine, an older index (quarantine/1, /2: no journal) or
-	 * one that names its store by a relative path is written once, in
-	 * this version's words (restore reads them all); then entries are only
-	 * appended to the journal. */
+	return quarantine_check_private(q->files_fd, dir, "/files", err, errlen);
+}
+
+/* Open the journal for appending, cut after its last good line (`good`
+ * bytes). A new quarantine, an older index (quarantine/1, /2: no journal)
+ * or one that names its store by a relative path is written once, in this
+ * version's words (restore reads them all); then entries are only appended
+ * to the journal. */
+static int open_journal(quarantine *q, const char *dir, const char *root, bool exists, size_t good, char *err,
+                        size_t errlen)
+{
 	const char *had = json_string_value(json_object_get(q->index, "store"));
 	if (!exists || strcmp(json_string_value(json_object_get(q->index, "schema")), OA_QUARANTINE_SCHEMA) != 0 ||
 	    !json_object_get(q->index, "journal") || !had || strcmp(had, root) != 0) {
 		json_object_set_new(q->index, "store", json_string(root));
 		if (quarantine_compact(q->fd, dir, q->index, err, errlen) < 0)
-			goto fail;
+			return -1;
 		good = 0;
 	}
 	const char *journal = json_string_value(json_object_get(q->index, "journal"));
@@ -545,13 +558,15 @@ int quarantine_open(const oa_store *s, const char *dir, bool no_lock, quarantine
 	if (q->journal_fd < 0 || fstat(q->journal_fd, &jst) < 0 ||
 	    ((size_t)jst.st_size > good && ftruncate(q->journal_fd, (off_t)good) < 0)) {
 		snprintf(err, errlen, "cannot open %s/%s: %s", dir, journal, strerror(errno));
-		goto fail;
+		return -1;
 	}
-	if (quarantine_check_private(q->journal_fd, dir, "/journal", err, errlen) < 0)
-		goto fail;
-	oa_buf_init(&q->pending);
-	return 0;
-fail:
+	return quarantine_check_private(q->journal_fd, dir, "/journal", err, errlen);
+}
+
+/* A refused quarantine leaves nothing behind: what this open created is
+ * removed again (rmdir: only while still empty). */
+static void quarantine_undo_open(quarantine *q, const char *dir, bool created)
+{
 	if (q->journal_fd >= 0)
 		close(q->journal_fd);
 	if (q->files_fd >= 0)
@@ -571,6 +586,36 @@ fail:
 	json_decref(q->index);
 	q->index = NULL;
 	q->fd = q->files_fd = q->journal_fd = -1;
+}
+
+int quarantine_open(const oa_store *s, const char *dir, bool no_lock, quarantine *q, char *err, size_t errlen)
+{
+	memset(q, 0, sizeof *q);
+	q->fd = q->files_fd = q->journal_fd = -1;
+	q->dir = dir;
+	char rq[PATH_MAX];
+	if (quarantine_check(s, dir, rq, err, errlen) < 0)
+		return -1;
+	bool created = false, exists = false;
+	size_t good = 0;
+	struct stat qst;
+	if (open_quarantine_dir(q, dir, rq, &created, &qst, err, errlen) < 0 ||
+	    check_same_filesystem(s, &qst, dir, err, errlen) < 0)
+		goto fail;
+	/* One apply or restore at a time: the others wait, then see its entries. */
+	int locked = apply_lock(q->fd, dir, no_lock, err, errlen);
+	if (locked < 0)
+		goto fail;
+	q->unlocked = locked > 0;
+	char rroot[PATH_MAX];
+	const char *root = realpath(s->root, rroot) ? rroot : s->root;
+	if (load_or_start_index(q, s, dir, root, &exists, &good, err, errlen) < 0 ||
+	    open_files_dir(q, dir, err, errlen) < 0 || open_journal(q, dir, root, exists, good, err, errlen) < 0)
+		goto fail;
+	oa_buf_init(&q->pending);
+	return 0;
+fail:
+	quarantine_undo_open(q, dir, created);
 	return -1;
 }
 
@@ -731,17 +776,9 @@ void quarantine_set_state(quarantine *q, json_t *x, const char *state)
 
 int quarantine_flush(quarantine *q, char *err, size_t errlen)
 {
-	size_t off = 0;
-	while (off < q->pending.len) {
-		ssize_t w = write(q->journal_fd, q->pending.data + off, q->pending.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			snprintf(err, errlen, "cannot append to the quarantine journal: %s",
-			         w < 0 ? strerror(errno) : "short write");
-			return -1;
-		}
-		off += (size_t)w;
+	if (oa_write_all(q->journal_fd, q->pending.data, q->pending.len) < 0) {
+		snprintf(err, errlen, "cannot append to the quarantine journal: %s", strerror(errno));
+		return -1;
 	}
 	q->pending.len = 0;
 	if (fdatasync(q->journal_fd) < 0) {

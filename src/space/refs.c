@@ -3,6 +3,7 @@
 #include "space/refs_private.h"
 #include "ollama_audit/manifest.h"
 #include "ollama_audit/shared.h"
+#include "base/hash_index.h"
 #include "base/platform.h"
 #include "base/strset.h"
 #include "base/util.h"
@@ -121,7 +122,7 @@ static bool starts_like_json(int fd)
 	uint8_t head[4096];
 	off_t off = 0;
 	ssize_t got;
-	while ((got = pread(fd, head, sizeof head, off)) > 0) {
+	while ((got = oa_pread_full(fd, head, sizeof head, (uint64_t)off)) > 0) {
 		for (ssize_t i = 0; i < got; i++) {
 			if (head[i] == '{')
 				return true;
@@ -148,9 +149,7 @@ static int scan_fd(int fd, scan_result *out)
 	size_t carry = 0;
 	int rc = 0;
 	for (;;) {
-		ssize_t got = read(fd, buf + carry, REFS_WINDOW);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = oa_read_some(fd, buf + carry, REFS_WINDOW);
 		if (got < 0) {
 			rc = -1;
 			break;
@@ -203,7 +202,6 @@ static int open_checked(int dirfd, const char *name, const struct stat *st)
 
 typedef struct rc_file {
 	char *label;            /* "manifests/...", "manifests-v2/..." or "blobs/sha256-<hex>" */
-	uint64_t hash;
 	dev_t dev;
 	ino_t ino;
 	off_t size;
@@ -223,7 +221,6 @@ typedef struct rc_file {
 typedef struct dir_id {
 	dev_t dev;
 	ino_t ino;
-	bool used;
 } dir_id;
 
 struct oa_refcache {
@@ -232,11 +229,11 @@ struct oa_refcache {
 	bool blobs_physical;    /* root/blobs is a directory, not a symlink (this update) */
 	rc_file *v;
 	size_t n, cap;
-	size_t *slot;           /* open addressing: index + 1, 0 = empty */
-	size_t n_slot;
+	oa_hash_index index;    /* of v, by label */
 	unsigned gen;
 	dir_id *dirs;           /* directories read by the current update */
 	size_t n_dirs, cap_dirs;
+	oa_hash_index dir_index; /* of dirs */
 	oa_refset status;       /* only incomplete, why, files are used */
 	oa_refset all;          /* everything reached by the last update */
 	unsigned long changes;  /* tags added, re-read or re-linked since `all` was computed */
@@ -250,47 +247,25 @@ struct oa_refcache {
 	oa_refset shared;       /* what they reach, as of the last update */
 };
 
-static void rc_rehash(oa_refcache *c)
+static bool same_label(const void *ctx, size_t entry, const void *key)
 {
-	size_t n = c->n_slot ? c->n_slot * 2 : 256;
-	free(c->slot);
-	c->slot = oa_xcalloc(n, sizeof *c->slot);
-	c->n_slot = n;
-	for (size_t i = 0; i < c->n; i++) {
-		size_t k = (size_t)(c->v[i].hash & (n - 1));
-		while (c->slot[k])
-			k = (k + 1) & (n - 1);
-		c->slot[k] = i + 1;
-	}
+	const rc_file *v = ctx;
+	return strcmp(v[entry].label, key) == 0;
 }
 
 static rc_file *rc_find(const oa_refcache *c, const char *label, uint64_t h)
 {
-	if (!c->n_slot)
-		return NULL;
-	for (size_t k = (size_t)(h & (c->n_slot - 1)); c->slot[k]; k = (k + 1) & (c->n_slot - 1)) {
-		rc_file *f = &c->v[c->slot[k] - 1];
-		if (f->hash == h && strcmp(f->label, label) == 0)
-			return f;
-	}
-	return NULL;
+	size_t i = oa_hash_index_find(&c->index, h, same_label, c->v, label);
+	return i == OA_HASH_NONE ? NULL : &c->v[i];
 }
 
 static rc_file *rc_add(oa_refcache *c, char *label, uint64_t h)
 {
 	OA_ALLOC_GROW(c->v, c->n + 1, c->cap);
-	rc_file *f = &c->v[c->n++];
+	rc_file *f = &c->v[c->n];
 	memset(f, 0, sizeof *f);
 	f->label = label;
-	f->hash = h;
-	if (c->n * 2 > c->n_slot) {
-		rc_rehash(c);
-	} else {
-		size_t k = (size_t)(h & (c->n_slot - 1));
-		while (c->slot[k])
-			k = (k + 1) & (c->n_slot - 1);
-		c->slot[k] = c->n;
-	}
+	oa_hash_index_add(&c->index, h, c->n++);
 	return f;
 }
 
@@ -307,30 +282,22 @@ static rc_file *rc_get(oa_refcache *c, char *label)
 	return rc_add(c, label, h);
 }
 
+static bool same_dir(const void *ctx, size_t entry, const void *key)
+{
+	const dir_id *v = ctx, *k = key;
+	return v[entry].dev == k->dev && v[entry].ino == k->ino;
+}
+
 /* Remember a directory for this update; false if it was read already. */
 static bool rc_dir_first(oa_refcache *c, dev_t dev, ino_t ino)
 {
-	if ((c->n_dirs + 1) * 2 > c->cap_dirs) {
-		size_t ncap = c->cap_dirs ? c->cap_dirs * 2 : 64;
-		dir_id *nd = oa_xcalloc(ncap, sizeof *nd);
-		for (size_t i = 0; i < c->cap_dirs; i++) {
-			if (!c->dirs[i].used)
-				continue;
-			size_t k = (size_t)(((uint64_t)c->dirs[i].ino * 2654435761u ^ (uint64_t)c->dirs[i].dev) & (ncap - 1));
-			while (nd[k].used)
-				k = (k + 1) & (ncap - 1);
-			nd[k] = c->dirs[i];
-		}
-		free(c->dirs);
-		c->dirs = nd;
-		c->cap_dirs = ncap;
-	}
-	size_t k = (size_t)(((uint64_t)ino * 2654435761u ^ (uint64_t)dev) & (c->cap_dirs - 1));
-	for (; c->dirs[k].used; k = (k + 1) & (c->cap_dirs - 1))
-		if (c->dirs[k].dev == dev && c->dirs[k].ino == ino)
-			return false;
-	c->dirs[k] = (dir_id){ dev, ino, true };
-	c->n_dirs++;
+	dir_id key = { dev, ino };
+	uint64_t h = (uint64_t)ino * 2654435761u ^ (uint64_t)dev;
+	if (oa_hash_index_find(&c->dir_index, h, same_dir, c->dirs, &key) != OA_HASH_NONE)
+		return false;
+	OA_ALLOC_GROW(c->dirs, c->n_dirs + 1, c->cap_dirs);
+	c->dirs[c->n_dirs] = key;
+	oa_hash_index_add(&c->dir_index, h, c->n_dirs++);
 	return true;
 }
 
@@ -654,27 +621,24 @@ static bool skipped(const rc_file *f, const skip_list *l)
 /* A small set of digests already followed. */
 typedef struct hex_set {
 	oa_digest_hex *v;
-	size_t n, cap;          /* cap: a power of two, or 0 */
+	size_t n, cap;
+	oa_hash_index index;    /* of v */
 } hex_set;
+
+static bool same_hex(const void *ctx, size_t entry, const void *key)
+{
+	const oa_digest_hex *v = ctx;
+	return memcmp(v[entry], key, 64) == 0;
+}
 
 static bool hex_set_add(hex_set *s, const char *hex)
 {
-	if ((s->n + 1) * 2 > s->cap) {
-		hex_set old = *s;
-		s->cap = s->cap ? s->cap * 2 : 64;
-		s->v = oa_xcalloc(s->cap, sizeof *s->v);
-		s->n = 0;
-		for (size_t i = 0; i < old.cap; i++)
-			if (old.v[i][0])
-				hex_set_add(s, old.v[i]);
-		free(old.v);
-	}
-	size_t k = (size_t)oa_str_hash(hex) & (s->cap - 1);
-	for (; s->v[k][0]; k = (k + 1) & (s->cap - 1))
-		if (memcmp(s->v[k], hex, 64) == 0)
-			return false;
-	memcpy(s->v[k], hex, sizeof(oa_digest_hex));
-	s->n++;
+	uint64_t h = oa_str_hash(hex);
+	if (oa_hash_index_find(&s->index, h, same_hex, s->v, hex) != OA_HASH_NONE)
+		return false;
+	OA_ALLOC_GROW(s->v, s->n + 1, s->cap);
+	memcpy(s->v[s->n], hex, sizeof(oa_digest_hex));
+	oa_hash_index_add(&s->index, h, s->n++);
 	return true;
 }
 
@@ -714,6 +678,7 @@ static size_t rc_closure(const oa_refcache *c, oa_refcache *read, const char *co
 			refset_add_all(&todo, b->hex, b->n_hex);
 	}
 	free(done.v);
+	oa_hash_index_free(&done.index);
 	free(skips.v);
 	oa_refset_free(&todo);
 	oa_refset_sort(r);
@@ -812,9 +777,8 @@ void oa_refcache_update(oa_refcache *c)
 {
 	c->gen++;
 	memset(&c->status, 0, sizeof c->status);
-	if (c->dirs)
-		memset(c->dirs, 0, c->cap_dirs * sizeof *c->dirs);
 	c->n_dirs = 0;
+	oa_hash_index_clear(&c->dir_index);
 	struct stat bst;
 	c->blobs_physical = fstatat(c->root_fd, "blobs", &bst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(bst.st_mode);
 	/* The root and blobs/ are never walked as if they held tags (a symlink
@@ -890,8 +854,9 @@ void oa_refcache_free(oa_refcache *c)
 		free(c->v[i].alias);
 	}
 	free(c->v);
-	free(c->slot);
+	oa_hash_index_free(&c->index);
 	free(c->dirs);
+	oa_hash_index_free(&c->dir_index);
 	oa_refset_free(&c->all);
 	for (size_t i = 0; i < c->peers.n; i++)
 		oa_refcache_free(c->peer[i]);

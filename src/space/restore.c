@@ -75,7 +75,7 @@ static bool same_content(int afd, const char *a, int bfd, const char *b)
 	bool same = x >= 0 && y >= 0;
 	char *bx = oa_xmalloc(2 << 16), *by = bx + (1 << 16); /* not static: callers may be threads */
 	while (same) {
-		ssize_t nx = read(x, bx, 1 << 16), ny = read(y, by, 1 << 16);
+		ssize_t nx = oa_read_full(x, bx, 1 << 16), ny = oa_read_full(y, by, 1 << 16);
 		if (nx < 0 || ny < 0 || nx != ny || memcmp(bx, by, (size_t)nx) != 0)
 			same = false;
 		if (nx <= 0)

@@ -86,7 +86,7 @@ static uint8_t *read_json_like(int dfd, const char *name, size_t *len)
 	char head[64];
 	ssize_t got = -1;
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= OA_MANIFEST_MAX)
-		got = pread(fd, head, sizeof head, 0);
+		got = oa_pread_full(fd, head, sizeof head, 0);
 	ssize_t i = 0;
 	while (i < got && isspace((unsigned char)head[i]))
 		i++;

@@ -2,6 +2,7 @@
  * names, reading one, and the blobs an unparsed manifest mentions. */
 #include "ollama_audit/blobs.h"
 #include "store/blobs_private.h"
+#include "store/store_core_private.h"
 #include "base/platform.h"
 #include "base/pool.h"
 #include "base/util.h"
@@ -183,39 +184,27 @@ static void stat_blob_at(void *ctx, size_t i)
 	stat_blob(s, &s->blobs[i]);
 }
 
-/* The blobs by name: an open-addressing table of indexes into s->blobs
- * (plus one; 0 is an empty slot), twice as many slots as blobs at least,
- * so that finding the blob a digest names is a hash and about one string
- * comparison, not a binary search's dozen or more. */
-struct oa_blob_index {
-	size_t mask;
-	uint32_t slot[];
-};
-
-static size_t name_hash(const char *name, size_t len)
+static uint64_t name_hash(const char *name, size_t len)
 {
-	return (size_t)XXH3_64bits(name, len);
+	return XXH3_64bits(name, len);
+}
+
+static bool same_name(const void *ctx, size_t entry, const void *key)
+{
+	const oa_blob *blobs = ctx;
+	return strcmp(blobs[entry].name, key) == 0;
 }
 
 /* Built once the blobs are sorted (their indexes no longer move). */
 static void index_blobs(oa_store *s)
 {
-	free(s->blob_index);
-	s->blob_index = NULL;
+	store_free_blob_index(s);
 	if (s->n_blobs == 0 || s->n_blobs >= UINT32_MAX / 4)
 		return; /* (the binary search then) */
-	size_t slots = 16;
-	while (slots < 2 * s->n_blobs)
-		slots *= 2;
-	struct oa_blob_index *ix = oa_xmalloc(sizeof *ix + slots * sizeof *ix->slot);
-	ix->mask = slots - 1;
-	memset(ix->slot, 0, slots * sizeof *ix->slot);
-	for (size_t i = 0; i < s->n_blobs; i++) {
-		size_t h = name_hash(s->blobs[i].name, strlen(s->blobs[i].name)) & ix->mask;
-		while (ix->slot[h])
-			h = (h + 1) & ix->mask;
-		ix->slot[h] = (uint32_t)i + 1;
-	}
+	struct oa_blob_index *ix = oa_xcalloc(1, sizeof *ix);
+	oa_hash_index_reserve(&ix->ix, s->n_blobs);
+	for (size_t i = 0; i < s->n_blobs; i++)
+		oa_hash_index_add(&ix->ix, name_hash(s->blobs[i].name, strlen(s->blobs[i].name)), i);
 	s->blob_index = ix;
 }
 
@@ -229,12 +218,8 @@ static oa_blob *blob_named(const oa_store *s, const char *name, size_t len)
 		oa_blob key = { .name = (char *)name };
 		return bsearch(&key, s->blobs, s->n_blobs, sizeof *s->blobs, store_cmp_blob_name);
 	}
-	for (size_t h = name_hash(name, len) & ix->mask; ix->slot[h]; h = (h + 1) & ix->mask) {
-		oa_blob *b = &s->blobs[ix->slot[h] - 1];
-		if (strcmp(b->name, name) == 0)
-			return b;
-	}
-	return NULL;
+	size_t i = oa_hash_index_find(&ix->ix, name_hash(name, len), same_name, s->blobs, name);
+	return i == OA_HASH_NONE ? NULL : &s->blobs[i];
 }
 
 /* List blobs/, then stat its entries on `jobs` threads; its findings go
@@ -400,9 +385,7 @@ void store_mark_weak_refs_file(oa_store *s, int dirfd, const char *file)
 	uint8_t *buf = oa_xmalloc(WEAK_WINDOW + WEAK_OVERLAP);
 	size_t carry = 0;
 	ssize_t got;
-	while ((got = read(fd, buf + carry, WEAK_WINDOW)) > 0 || (got < 0 && errno == EINTR)) {
-		if (got < 0)
-			continue;
+	while ((got = oa_read_some(fd, buf + carry, WEAK_WINDOW)) > 0) {
 		size_t n = carry + (size_t)got;
 		store_mark_weak_refs(s, buf, n);
 		carry = n < WEAK_OVERLAP ? n : WEAK_OVERLAP;

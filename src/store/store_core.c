@@ -3,6 +3,7 @@
 #include "ollama_audit/store_core.h"
 #include "store/store_core_private.h"
 #include "formats/digest_set.h"
+#include "ollama_audit/inode_ledger.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -237,12 +238,19 @@ void store_free_tag_facts(oa_tag_facts *f)
 	memset(f, 0, sizeof *f);
 }
 
+void store_free_blob_index(oa_store *s)
+{
+	if (s->blob_index)
+		oa_hash_index_free(&s->blob_index->ix);
+	free(s->blob_index);
+	s->blob_index = NULL;
+}
+
 void oa_store_release(oa_store *s)
 {
 	free(s->name_index);
 	s->name_index = NULL;
-	free(s->blob_index);
-	s->blob_index = NULL;
+	store_free_blob_index(s);
 	free(s->models);
 	oa_free_names(s->v2_temps, s->n_v2_temps);
 	oa_free_names(s->stale_metadata, s->n_stale_metadata);
@@ -274,66 +282,43 @@ void oa_store_release(oa_store *s)
 	s->root_fd = s->manifests_fd = s->blobs_fd = s->manifests_v2_fd = -1;
 }
 
-typedef struct inode_usage {
-	dev_t dev;
-	ino_t ino;
-	uint64_t alloc, size;
-} inode_usage;
-
-static int cmp_inode_usage(const void *a, const void *b)
-{
-	const inode_usage *x = a, *y = b;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
-/* Adds the blob files a model references (existing ones only) to v. */
-static void collect_model_blobs(const oa_model *m, inode_usage **v, size_t *n, size_t *cap)
+/* Adds the blob files a model references (existing ones only) to l. */
+static void collect_model_blobs(const oa_model *m, oa_inode_ledger *l)
 {
 	for (size_t k = 0; m->manifest_ok && k <= m->m.n_layers; k++) {
 		const oa_blob *b = k < m->m.n_layers ? (m->layer_blobs ? m->layer_blobs[k] : NULL)
 		                                     : m->config_blob;
 		if (!b || !b->stat_ok || b->dangling)
 			continue;
-		OA_ALLOC_GROW(*v, *n + 1, *cap);
-		(*v)[(*n)++] = (inode_usage){ b->st.dev, b->st.ino,
-		                              (uint64_t)b->st.blocks * 512, (uint64_t)b->st.size };
+		oa_inode_ledger_add(l, (oa_inode_use){ .dev = b->st.dev, .ino = b->st.ino,
+		                                       .allocated = (uint64_t)b->st.blocks * 512,
+		                                       .apparent = (uint64_t)b->st.size });
 	}
 }
 
-/* Allocated and apparent bytes of the distinct inodes in v (sorts v). */
-static void sum_distinct(inode_usage *v, size_t n, uint64_t *alloc, uint64_t *apparent)
+/* Allocated and apparent bytes of the distinct files in l (sorts l, frees it). */
+static void sum_distinct(oa_inode_ledger *l, uint64_t *alloc, uint64_t *apparent)
 {
-	if (n)
-		qsort(v, n, sizeof *v, cmp_inode_usage);
-	*alloc = *apparent = 0;
-	for (size_t k = 0; k < n; k++)
-		if (k == 0 || cmp_inode_usage(&v[k], &v[k - 1]) != 0) {
-			*alloc += v[k].alloc;
-			*apparent += v[k].size;
-		}
+	oa_inode_ledger_sort(l);
+	oa_inode_ledger_bytes(l, apparent, alloc);
+	oa_inode_ledger_free(l);
 }
 
 void oa_model_blob_usage(const oa_model *m, uint64_t *alloc, uint64_t *apparent)
 {
-	size_t n = 0, cap = 0;
-	inode_usage *v = NULL;
-	collect_model_blobs(m, &v, &n, &cap);
-	sum_distinct(v, n, alloc, apparent);
-	free(v);
+	oa_inode_ledger l = { 0 };
+	collect_model_blobs(m, &l);
+	sum_distinct(&l, alloc, apparent);
 }
 
 uint64_t oa_store_models_disk_bytes(const oa_store *s, const bool *selected)
 {
-	size_t n = 0, cap = 0;
-	inode_usage *v = NULL;
+	oa_inode_ledger l = { 0 };
 	for (size_t i = 0; i < s->n_models; i++)
 		if (!selected || selected[i])
-			collect_model_blobs(&s->models[i], &v, &n, &cap);
+			collect_model_blobs(&s->models[i], &l);
 	uint64_t alloc, apparent;
-	sum_distinct(v, n, &alloc, &apparent);
-	free(v);
+	sum_distinct(&l, &alloc, &apparent);
 	return alloc;
 }
 

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,20 @@ static char *rel_path(walk_ctx *w, int depth, const char *leaf)
 static char *raw_path(walk_ctx *w, int depth, const char *leaf)
 {
 	return walk_path(w, depth, leaf, true);
+}
+
+/* A finding of the walk's own at rel: the tags read so far are recorded
+ * first, so findings keep the order of a one-by-one walk. */
+__attribute__((format(printf, 4, 5)))
+static void walk_finding(walk_ctx *w, oa_finding_code code, const char *rel, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *message = oa_xvasprintf(fmt, ap);
+	va_end(ap);
+	flush_tags(w);
+	oa_findings_add(&w->s->findings, code, NULL, NULL, rel, "%s", message);
+	free(message);
 }
 
 static int cmp_dig(const void *a, const void *b)
@@ -287,10 +302,9 @@ static bool leads_out(walk_ctx *w, int depth, const char *name)
 	if (out) {
 		char *rel = rel_path(w, depth, name);
 		char *where = oa_escape(resolved, strlen(resolved));
-		flush_tags(w);
-		oa_findings_add(&w->s->findings, OA_FINDING_SYMLINK_OUT_OF_STORE, NULL, NULL, rel,
-		                "a symlink to %s, outside the store: not followed; what it holds may "
-		                "reference any blob, so prune keeps every complete blob", where);
+		walk_finding(w, OA_FINDING_SYMLINK_OUT_OF_STORE, rel,
+		             "a symlink to %s, outside the store: not followed; what it holds may "
+		             "reference any blob, so prune keeps every complete blob", where);
 		free(where);
 		free(rel);
 	}
@@ -421,178 +435,222 @@ static bool walk_sub(walk_ctx *w, dir_in *in, int depth, const char *name, const
 	return empty;
 }
 
-/* Walk one directory; true when nothing but directories holding nothing
- * is below it (junk.c's empty directories, recorded for manifests/). The
- * walk owns in's listing; in->fd stays the caller's unless *kept (the
- * batch took it: a tag queued from it is not read yet). */
-static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
+/* List the directory being walked (unless it was read ahead); an empty
+ * one below the top is a finding. False when it cannot be listed. */
+static bool list_dir(walk_ctx *w, dir_in *in, int depth)
 {
-	oa_store *s = w->s;
-	int dirfd = in->fd;
-	bool empty = true;
-	dir_copy copy = { false, 0 }; /* whether the batch reads from dirfd */
 	if (!in->listed) {
-		int err = oa_dir_read(dirfd, &in->list);
+		int err = oa_dir_read(in->fd, &in->list);
 		if (err) {
-			not_plain(s);
+			not_plain(w->s);
 			char *rel = rel_path(w, depth, NULL);
-			flush_tags(w);
-			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot list %s: %s", rel,
-			                strerror(err));
+			walk_finding(w, OA_FINDING_UNREADABLE, rel, "cannot list %s: %s", rel, strerror(err));
 			/* The server's glob silently skips what it cannot read. */
 			free(rel);
 			return false;
 		}
 		in->listed = true;
 	}
-	size_t n = in->list.n;
-	if (n == 0 && depth > 0) {
+	if (in->list.n == 0 && depth > 0) {
 		char *rel = rel_path(w, depth, NULL);
-		flush_tags(w);
-		oa_findings_add(&s->findings, OA_FINDING_EMPTY_MANIFEST_DIR, NULL, NULL, rel,
-		                "empty directory (the server removes it on prune)");
+		walk_finding(w, OA_FINDING_EMPTY_MANIFEST_DIR, rel, "empty directory (the server removes it on prune)");
 		free(rel);
 	}
+	return true;
+}
+
+/* The model directories of one directory read ahead on the pool, a
+ * window at a time: entries [lo, lo + n) of its listing. */
+typedef struct read_ahead {
+	pre_dir *v;  /* NULL: no read-ahead at this depth */
+	size_t lo, n;
+} read_ahead;
+
+/* What was read ahead for entry i, reading the next window first when i is
+ * past this one; NULL without read-ahead. */
+static pre_dir *read_ahead_at(walk_ctx *w, read_ahead *ra, const dir_in *in, size_t i)
+{
+	if (!ra->v)
+		return NULL;
+	if (i >= ra->lo + ra->n) {
+		free_window(ra->v, ra->n);
+		size_t n = in->list.n;
+		ra->lo = i;
+		ra->n = n - i < w->window ? n - i : w->window;
+		for (size_t k = 0; k < ra->n; k++)
+			ra->v[k] = (pre_dir){ .e = &in->list.v[i + k], .in = { .fd = -1 } };
+		pre_window pw = { in->fd, ra->v };
+		oa_pool_run(w->s->jobs, ra->n, OA_POOL_MIN_PARALLEL, prefetch_dir, &pw);
+	}
+	return &ra->v[i - ra->lo];
+}
+
+static void read_ahead_free(read_ahead *ra)
+{
+	if (ra->v) {
+		free_window(ra->v, ra->n);
+		free(ra->v);
+	}
+}
+
+/* A directory readdir calls one, above the tags: open it without
+ * following a symlink, and its lstat is not needed (an empty one is
+ * fstat'ed). False for anything else, or a failed open: the entry then
+ * takes the full path (walk_entry). */
+static bool walk_listed_dir(walk_ctx *w, const dir_in *in, int depth, size_t i, pre_dir *pd, bool *empty)
+{
+	const oa_dirent *ent = &in->list.v[i];
+	if (depth >= 3 || ent->type != OA_DT_DIR || in->looks)
+		return false;
+	dir_in sub = { .fd = -1 };
+	if (pd && pd->in.fd >= 0) {
+		sub = pd->in;
+		pd->in = (dir_in){ .fd = -1 };
+	} else {
+		sub.fd = open_dir(w, in->fd, ent->name, O_NOFOLLOW);
+	}
+	if (sub.fd < 0)
+		return false;
+	if (!walk_sub(w, &sub, depth, ent->name, NULL))
+		*empty = false;
+	return true;
+}
+
+/* One lstat of entry i (or the one read ahead): only a symlink needs a
+ * second stat, through it, once it is known to stay in the store. *link:
+ * it is a symlink. False when it is one that leads out (not followed). */
+static bool look_entry(walk_ctx *w, const dir_in *in, int depth, size_t i, look *l, bool *link, bool *empty)
+{
+	const char *name = in->list.v[i].name;
+	if (in->looks) {
+		*l = in->looks[i];
+	} else {
+		l->ok = fstatat(in->fd, name, &l->st, AT_SYMLINK_NOFOLLOW) == 0;
+		l->err = errno;
+	}
+	*link = l->ok && S_ISLNK(l->st.st_mode);
+	if (!l->ok || !S_ISDIR(l->st.st_mode))
+		*empty = false;
+	if (!l->ok || (*link && leads_out(w, depth, name))) {
+		not_plain(w->s);
+		if (*link)
+			return false;
+	}
+	if (*link) {
+		l->ok = fstatat(in->fd, name, &l->st, 0) == 0;
+		l->err = errno;
+		/* only a tag symlink to a regular file is read as refs.c reads it */
+		if (!l->ok || !S_ISREG(l->st.st_mode) || depth != 3)
+			not_plain(w->s);
+	}
+	return true;
+}
+
+/* An entry where the server reads tags (depth 4): read it as a manifest,
+ * or say why it is not one. */
+static void tag_entry(walk_ctx *w, int dirfd, dir_copy *copy, const char *name, const look *l, bool link)
+{
+	oa_store *s = w->s;
+	w->parts[3] = name;
+	char *rel = rel_path(w, 3, name);
+	if (!l->ok && w->v2 && link) {
+		/* 0.40 writes the blob first, then the link: the manifest is gone. */
+		walk_finding(w, OA_FINDING_DANGLING_TAG, rel, "a manifests-v2 tag whose symlink leads nowhere: %s",
+		             strerror(l->err));
+		s->n_manifest_files++;
+	} else if (!l->ok) {
+		walk_finding(w, link ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE, rel, "%s: %s",
+		             link ? "dangling symlink" : "cannot stat", strerror(l->err));
+		walk_finding(w, OA_FINDING_PRUNE_BLOCKER, rel,
+		             "the server cannot stat this file: it skips its start-up prune, and /api/tags fails");
+		s->prune_blocked = true;
+		s->n_manifest_files++;
+	} else if (S_ISDIR(l->st.st_mode)) {
+		not_plain(s); /* refs.c reads what it holds */
+		walk_finding(w, OA_FINDING_IGNORED_FILE, rel, "a directory where a manifest file belongs; the server skips it");
+	} else {
+		s->n_manifest_files++;
+		read_manifest(w, dirfd, copy, name, rel, &l->st, link);
+		return; /* it took rel */
+	}
+	free(rel);
+}
+
+/* A file (or what cannot be stat'ed) above the tags: the server ignores it. */
+static void stray_entry(walk_ctx *w, int depth, const char *name, bool ok)
+{
+	not_plain(w->s); /* refs.c reads a file at any depth */
+	char *rel = rel_path(w, depth, name);
+	walk_finding(w, OA_FINDING_IGNORED_FILE, rel,
+	             ok ? "a file at depth %d under manifests/; the server only reads depth 4"
+	                : "cannot stat (depth %d); the server ignores it",
+	             depth + 1);
+	free(rel);
+}
+
+/* Open the subdirectory `name` (st: its stat) and walk it. False when
+ * something but empty directories is below it, or it cannot be opened. */
+static bool descend(walk_ctx *w, int dirfd, int depth, const char *name, const struct stat *st)
+{
+	dir_in sub = { .fd = open_dir(w, dirfd, name, 0) };
+	if (sub.fd < 0) {
+		int oerr = errno; /* walk_finding below closes the batch's fds */
+		not_plain(w->s);
+		w->parts[depth] = name;
+		char *rel = rel_path(w, depth + 1, NULL);
+		walk_finding(w, OA_FINDING_UNREADABLE, rel, "cannot open %s: %s", rel, strerror(oerr));
+		free(rel);
+		return false;
+	}
+	return walk_sub(w, &sub, depth, name, st);
+}
+
+/* Tags of a batch not recorded yet read from dirfd: the batch closes it.
+ * True when it took dirfd. */
+static bool hand_dir_to_batch(walk_ctx *w, const dir_copy *copy, int dirfd)
+{
+	tag_batch *b = !copy->used ? NULL : copy->gen == w->batch.gen ? &w->batch
+	             : w->flying && copy->gen == w->fly.gen ? &w->fly : NULL;
+	if (!b)
+		return false;
+	OA_ALLOC_GROW(b->dirs, b->n_dirs + 1, b->cap_dirs);
+	b->dirs[b->n_dirs++] = dirfd;
+	return true;
+}
+
+/* Walk one directory; true when nothing but directories holding nothing
+ * is below it (junk.c's empty directories, recorded for manifests/). The
+ * walk owns in's listing; in->fd stays the caller's unless *kept (the
+ * batch took it: a tag queued from it is not read yet). */
+static bool walk(walk_ctx *w, dir_in *in, int depth, bool *kept)
+{
+	if (!list_dir(w, in, depth))
+		return false;
+	bool empty = true;
+	dir_copy copy = { false, 0 }; /* whether the batch reads from in->fd */
 	/* Below a depth-2 directory (a model's), read ahead on the pool. */
 	bool prefetch = depth == 2 && w->batch.max > 1;
-	pre_dir *pre = prefetch ? oa_xcalloc(w->window, sizeof *pre) : NULL;
-	size_t win_lo = 0, win_n = 0;
-	for (size_t i = 0; i < n; i++) {
-		const oa_dirent *ent = &in->list.v[i];
-		const char *name = ent->name;
-		pre_dir *pd = NULL;
-		if (prefetch) {
-			if (i >= win_lo + win_n) {
-				free_window(pre, win_n);
-				win_lo = i;
-				win_n = n - i < w->window ? n - i : w->window;
-				for (size_t k = 0; k < win_n; k++)
-					pre[k] = (pre_dir){ .e = &in->list.v[i + k], .in = { .fd = -1 } };
-				pre_window pw = { dirfd, pre };
-				oa_pool_run(s->jobs, win_n, OA_POOL_MIN_PARALLEL, prefetch_dir, &pw);
-			}
-			pd = &pre[i - win_lo];
-		}
-		/* A directory readdir calls one, above the tags: open it without
-		 * following a symlink, and its lstat is not needed (an empty one
-		 * is fstat'ed). Anything else, or a failed open, takes the full
-		 * path below. */
-		if (depth < 3 && ent->type == OA_DT_DIR && !in->looks) {
-			dir_in sub = { .fd = -1 };
-			if (pd && pd->in.fd >= 0) {
-				sub = pd->in;
-				pd->in = (dir_in){ .fd = -1 };
-			} else {
-				sub.fd = open_dir(w, dirfd, name, O_NOFOLLOW);
-			}
-			if (sub.fd >= 0) {
-				if (!walk_sub(w, &sub, depth, name, NULL))
-					empty = false;
-				continue;
-			}
-		}
-		/* One lstat: only a symlink needs a second stat, through it, once
-		 * it is known to stay in the store. */
-		struct stat st;
-		bool ok;
-		int serr;
-		if (in->looks) {
-			ok = in->looks[i].ok;
-			serr = in->looks[i].err;
-			st = in->looks[i].st;
-		} else {
-			ok = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-			serr = errno;
-		}
-		bool link = ok && S_ISLNK(st.st_mode);
-		bool was_dir = ok && S_ISDIR(st.st_mode);
-		if (!ok || (link && leads_out(w, depth, name))) {
-			not_plain(s);
-			empty = false;
-			if (link)
-				continue;
-		}
-		if (link) {
-			ok = fstatat(dirfd, name, &st, 0) == 0;
-			serr = errno;
-			/* only a tag symlink to a regular file is read as refs.c reads it */
-			if (!ok || !S_ISREG(st.st_mode) || depth != 3)
-				not_plain(s);
-		}
-		if (!was_dir)
-			empty = false;
-		if (depth == 3) {
-			w->parts[3] = name;
-			char *rel = rel_path(w, 3, name);
-			if (!ok && w->v2 && link) {
-				/* 0.40 writes the blob first, then the link: the manifest is gone. */
-				flush_tags(w);
-				oa_findings_add(&s->findings, OA_FINDING_DANGLING_TAG, NULL, NULL, rel,
-				                "a manifests-v2 tag whose symlink leads nowhere: %s", strerror(serr));
-				s->n_manifest_files++;
-			} else if (!ok) {
-				flush_tags(w);
-				oa_findings_add(&s->findings, link ? OA_FINDING_INVALID_MANIFEST : OA_FINDING_UNREADABLE, NULL,
-				                NULL, rel, "%s: %s", link ? "dangling symlink" : "cannot stat",
-				                strerror(serr));
-				flush_tags(w);
-				oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
-				                "the server cannot stat this file: it skips its start-up prune, and /api/tags fails");
-				s->prune_blocked = true;
-				s->n_manifest_files++;
-			} else if (S_ISDIR(st.st_mode)) {
-				not_plain(s); /* refs.c reads what it holds */
-				flush_tags(w);
-				oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
-				                "a directory where a manifest file belongs; the server skips it");
-			} else {
-				s->n_manifest_files++;
-				read_manifest(w, dirfd, &copy, name, rel, &st, link);
-				continue; /* it took rel */
-			}
-			free(rel);
+	read_ahead ra = { .v = prefetch ? oa_xcalloc(w->window, sizeof *ra.v) : NULL };
+	for (size_t i = 0; i < in->list.n; i++) {
+		pre_dir *pd = read_ahead_at(w, &ra, in, i);
+		if (walk_listed_dir(w, in, depth, i, pd, &empty))
 			continue;
-		}
-		if (!ok || !S_ISDIR(st.st_mode)) {
-			not_plain(s); /* refs.c reads a file at any depth */
-			char *rel = rel_path(w, depth, name);
-			flush_tags(w);
-			oa_findings_add(&s->findings, OA_FINDING_IGNORED_FILE, NULL, NULL, rel,
-			                ok ? "a file at depth %d under manifests/; the server only reads depth 4"
-			                   : "cannot stat (depth %d); the server ignores it",
-			                depth + 1);
-			free(rel);
+		const char *name = in->list.v[i].name;
+		look l;
+		bool link;
+		if (!look_entry(w, in, depth, i, &l, &link, &empty))
 			continue;
-		}
-		dir_in sub = { .fd = open_dir(w, dirfd, name, 0) };
-		if (sub.fd < 0) {
-			int oerr = errno; /* flush_tags below closes the batch's fds */
-			not_plain(s);
-			empty = false;
-			w->parts[depth] = name;
-			char *rel = rel_path(w, depth + 1, NULL);
-			flush_tags(w);
-			oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, NULL, NULL, rel, "cannot open %s: %s",
-			                rel, strerror(oerr));
-			free(rel);
-			continue;
-		}
-		if (!walk_sub(w, &sub, depth, name, &st))
+		if (depth == 3)
+			tag_entry(w, in->fd, &copy, name, &l, link);
+		else if (!l.ok || !S_ISDIR(l.st.st_mode))
+			stray_entry(w, depth, name, l.ok);
+		else if (!descend(w, in->fd, depth, name, &l.st))
 			empty = false;
 	}
-	if (pre) {
-		free_window(pre, win_n);
-		free(pre);
-	}
+	read_ahead_free(&ra);
 	free_dir_in(in);
-	/* Tags of a batch not recorded yet read from dirfd: the batch closes it. */
-	tag_batch *b = !copy.used ? NULL : copy.gen == w->batch.gen ? &w->batch
-	             : w->flying && copy.gen == w->fly.gen ? &w->fly : NULL;
-	if (b) {
-		OA_ALLOC_GROW(b->dirs, b->n_dirs + 1, b->cap_dirs);
-		b->dirs[b->n_dirs++] = dirfd;
+	if (hand_dir_to_batch(w, &copy, in->fd))
 		*kept = true;
-	}
 	return empty;
 }
 
@@ -871,11 +929,9 @@ static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *fi
 	bool ours = !w->v2 && oa_is_tag_rewrite_temp(file);
 	if ((w->v2 && oa_str_has_prefix(file, ".manifest-")) || ours) {
 		not_plain(s); /* refs.c reads it */
-		flush_tags(w);
 		/* a tag write the server (or rm --child) did not finish: junk, not a model */
-		oa_findings_add(&s->findings, OA_FINDING_TEMP_FILE, NULL, NULL, rel, "%s; prune removes it after the "
-		                "grace period", ours ? "an interrupted rm --child tag rewrite" :
-		                "an interrupted manifests-v2 tag write");
+		walk_finding(w, OA_FINDING_TEMP_FILE, rel, "%s; prune removes it after the grace period",
+		             ours ? "an interrupted rm --child tag rewrite" : "an interrupted manifests-v2 tag write");
 		if (ours) {
 			/* the server takes it for an invalid name; prune here knows it */
 			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
@@ -891,9 +947,7 @@ static void read_manifest(walk_ctx *w, int dirfd, dir_copy *copy, const char *fi
 	bool valid = w->v2 ? v2_name(w, file, &name, &why)
 	                   : oa_name_from_parts(&name, w->parts[0], w->parts[1], w->parts[2], file, &why);
 	if (!valid) {
-		flush_tags(w);
-		oa_findings_add(&s->findings, OA_FINDING_INVALID_NAME, NULL, NULL, rel,
-		                "not a valid model name (%s); the server skips it", why);
+		walk_finding(w, OA_FINDING_INVALID_NAME, rel, "not a valid model name (%s); the server skips it", why);
 		if (!w->v2) {
 			oa_findings_add(&s->findings, OA_FINDING_PRUNE_BLOCKER, NULL, NULL, rel,
 			                "an invalid name under manifests/ makes the server skip its start-up prune");

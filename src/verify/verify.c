@@ -146,23 +146,6 @@ static void cache_forget(struct run *r, const char *hex, const oa_file_stamp *st
 	oa_verify_cache_remove_file(r->o->cache, hex, st->dev, st->ino);
 }
 
-static ssize_t read_full(int fd, unsigned char *buf, size_t len)
-{
-	size_t got = 0;
-	while (got < len) {
-		ssize_t k = read(fd, buf + got, len - got);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (k == 0)
-			break;
-		got += (size_t)k;
-	}
-	return (ssize_t)got;
-}
-
 /* Page-cache hygiene: drop exactly the pages a verify brought into the page
  * cache, keep the ones the machine already had (a model in use).
  *
@@ -343,7 +326,7 @@ static bool hash_file(struct worker *w, int fd, bool quick, struct dropper *dr, 
 			res->status = OA_VERIFY_NOT_DONE; /* abandoned at a chunk boundary */
 			return false;
 		}
-		ssize_t got = read_full(fd, w->buf, r->bufsize);
+		ssize_t got = oa_read_full(fd, w->buf, r->bufsize);
 		if (got < 0) {
 			res->err = errno;
 			res->status = OA_VERIFY_UNREADABLE;

@@ -2,6 +2,7 @@
 #include "ollama_audit/verify_cache.h"
 #include "ollama_audit/digest.h"
 #include "ollama_audit/outfile.h"
+#include "base/hash_index.h"
 #include "base/platform.h"
 #include "base/util.h"
 
@@ -25,9 +26,9 @@
 #define O_NOFOLLOW 0
 #endif
 
-/* In memory: an open-addressing table (linear probing, backward-shift
- * deletion) of fixed-size slots, one a digest; a slot holds the entries of
- * the files claiming that digest, one per file identity (dev, ino), so the
+/* In memory: an array of fixed-size slots, one a digest, in no order,
+ * indexed by digest (base/hash_index.h); a slot holds the entries of the
+ * files claiming that digest, one per file identity (dev, ino), so the
  * copies of a blob in several stores do not overwrite each other. jansson is
  * used only to parse the file; saving prints the JSON directly. */
 /* An entry as the table holds it: the fingerprint in binary and the
@@ -46,7 +47,6 @@ static const char *const failed_codes[] = { "", "digest-mismatch", "fingerprint-
 
 struct slot {
 	unsigned char key[32];     /* the digest, binary: 48-byte slots, not 88 */
-	bool used;
 	unsigned n;                /* entries in v, at most OA_VERIFY_CACHE_MAX_COPIES */
 	struct rec *v;
 };
@@ -64,7 +64,8 @@ struct oa_verify_cache {
 	pthread_mutex_t mu;
 	char *path;
 	struct slot *tab;
-	size_t cap, count; /* cap: power of two; count: used slots */
+	size_t count, cap; /* slots in tab, and room */
+	oa_hash_index index; /* of tab, by digest */
 	size_t entries;    /* entries over all slots */
 	uint64_t seed;     /* hash seed: file names are not trusted to be random */
 	unsigned long gen, saved_gen; /* dirty = gen != saved_gen */
@@ -136,34 +137,42 @@ static void entry_of(const struct rec *r, oa_verify_cache_entry *e)
 	strcpy(e->failed, failed_codes[r->failed]);
 }
 
-static size_t slot_of(const oa_verify_cache *c, const unsigned char key[32])
+/* A digest's hash, seeded: file names are not trusted to be random. */
+static uint64_t key_hash(const oa_verify_cache *c, const unsigned char key[32])
 {
-	return (size_t)XXH3_64bits_withSeed(key, 32, c->seed) & (c->cap - 1);
+	return XXH3_64bits_withSeed(key, 32, c->seed);
 }
 
-/* Index of key's slot, or of the free slot where it would go. */
+static bool same_key(const void *ctx, size_t entry, const void *key)
+{
+	const struct slot *tab = ctx;
+	return memcmp(tab[entry].key, key, 32) == 0;
+}
+
+/* Index of key's slot in tab, or OA_HASH_NONE. */
 static size_t find(const oa_verify_cache *c, const unsigned char key[32])
 {
-	size_t i = slot_of(c, key);
-	while (c->tab[i].used && memcmp(c->tab[i].key, key, 32) != 0)
-		i = (i + 1) & (c->cap - 1);
-	return i;
+	return oa_hash_index_find(&c->index, key_hash(c, key), same_key, c->tab, key);
 }
 
-static int grow(oa_verify_cache *c)
+/* A new empty slot for key, last in tab; -1 on OOM. */
+static long new_slot(oa_verify_cache *c, const unsigned char key[32])
 {
-	size_t ncap = c->cap ? c->cap * 2 : 64;
-	struct slot *old = c->tab, *nt = calloc(ncap, sizeof *nt);
-	size_t ocap = c->cap;
-	if (!nt)
+	if (c->count == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct slot *t = realloc(c->tab, cap * sizeof *t);
+		if (!t)
+			return -1;
+		c->tab = t;
+		c->cap = cap;
+	}
+	if (oa_hash_index_try_add(&c->index, key_hash(c, key), c->count) < 0)
 		return -1;
-	c->tab = nt;
-	c->cap = ncap;
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].used)
-			c->tab[find(c, old[i].key)] = old[i];
-	free(old);
-	return 0;
+	struct slot *sl = &c->tab[c->count];
+	memcpy(sl->key, key, 32);
+	sl->n = 0;
+	sl->v = NULL;
+	return (long)c->count++;
 }
 
 /* The entry of file (dev, ino) in slot sl, or -1. */
@@ -198,72 +207,47 @@ static long place_in(oa_verify_cache *c, struct slot *sl, const oa_verify_cache_
 	return (long)sl->n++;
 }
 
+/* Free slot i and its entries; the last slot takes its place. */
+static void del_slot(oa_verify_cache *c, size_t i)
+{
+	c->entries -= c->tab[i].n;
+	free(c->tab[i].v);
+	oa_hash_index_remove(&c->index, key_hash(c, c->tab[i].key), i);
+	size_t last = --c->count;
+	if (i != last) {
+		c->tab[i] = c->tab[last];
+		oa_hash_index_renumber(&c->index, key_hash(c, c->tab[i].key), last, i);
+	}
+}
+
 static int put(oa_verify_cache *c, const char *hex, const oa_verify_cache_entry *e)
 {
 	unsigned char key[32];
 	if (!key_of(hex, key))
 		return -1;
-	if ((c->count + 1) * 10 > c->cap * 7 && grow(c) != 0)
+	size_t found = find(c, key);
+	long i = found != OA_HASH_NONE ? (long)found : new_slot(c, key);
+	if (i < 0)
 		return -1;
-	size_t i = find(c, key);
 	struct slot *sl = &c->tab[i];
-	if (!sl->used) {
-		memcpy(sl->key, key, 32);
-		sl->used = true;
-		sl->n = 0;
-		sl->v = NULL;
-		c->count++;
-	}
 	long k = place_in(c, sl, e);
 	if (k < 0) {
-		if (sl->n == 0) { /* the slot just made stays unused */
-			sl->used = false;
-			c->count--;
-		}
+		if (sl->n == 0) /* the slot just made stays unused */
+			del_slot(c, (size_t)i);
 		return -1;
 	}
 	rec_of(e, &sl->v[k]);
 	return 0;
 }
 
-/* Free slot i (its entries gone), keeping every probe run whole. */
-static void del_slot(oa_verify_cache *c, size_t i)
-{
-	c->entries -= c->tab[i].n;
-	free(c->tab[i].v);
-	c->tab[i].v = NULL;
-	c->tab[i].n = 0;
-	/* Backward shift: move later members of the probe run into the hole. */
-	size_t mask = c->cap - 1, j = i;
-	for (;;) {
-		c->tab[i].used = false;
-		for (;;) {
-			j = (j + 1) & mask;
-			if (!c->tab[j].used)
-				goto done;
-			size_t k = slot_of(c, c->tab[j].key);
-			/* j's home k lies cyclically in (i, j]: it must stay. */
-			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-				continue;
-			break;
-		}
-		c->tab[i] = c->tab[j];
-		c->tab[j].v = NULL;
-		c->tab[j].n = 0;
-		i = j;
-	}
-done:
-	c->count--;
-}
-
-/* The used slot of hex, or NULL. */
+/* The slot of hex, or NULL. */
 static struct slot *slot_get(const oa_verify_cache *c, const char *hex)
 {
 	unsigned char key[32];
-	if (!c->cap || !key_of(hex, key))
+	if (!key_of(hex, key))
 		return NULL;
 	size_t i = find(c, key);
-	return c->tab[i].used ? &c->tab[i] : NULL;
+	return i == OA_HASH_NONE ? NULL : &c->tab[i];
 }
 
 static bool is_lower_hex(const char *s, size_t n)
@@ -438,9 +422,7 @@ static void refill(struct cursor *k)
 		return;
 	memmove(k->buf, k->p, n);
 	while (n < k->cap) {
-		ssize_t r = read(k->fd, k->buf + n, k->cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
+		ssize_t r = oa_read_some(k->fd, k->buf + n, k->cap - n);
 		if (r <= 0) {
 			k->eof = true;
 			k->failed |= r < 0;
@@ -608,12 +590,11 @@ static bool stream_file(oa_verify_cache *c, int fd, char *err, size_t errlen)
 /* Empty the table (after a streaming parse that gave up half-way). */
 static void clear(oa_verify_cache *c)
 {
-	for (size_t i = 0; i < c->cap; i++) {
+	for (size_t i = 0; i < c->count; i++)
 		free(c->tab[i].v);
-		memset(&c->tab[i], 0, sizeof c->tab[i]);
-	}
 	c->count = 0;
 	c->entries = 0;
+	oa_hash_index_clear(&c->index);
 }
 
 /* Whether the cache file (st: fstat of the open file) may be believed:
@@ -709,12 +690,8 @@ static oa_verify_cache *open_cache(const char *path, bool failed_only, char *err
 		return NULL;
 	}
 	oa_verify_cache *c = calloc(1, sizeof *c);
-	if (!c || !(c->path = strdup(path)) || grow(c) != 0) {
-		if (c) {
-			free(c->path);
-			free(c->tab);
-			free(c);
-		}
+	if (!c || !(c->path = strdup(path))) {
+		free(c);
 		oa_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
@@ -722,7 +699,6 @@ static oa_verify_cache *open_cache(const char *path, bool failed_only, char *err
 	clock_gettime(CLOCK_REALTIME, &ts);
 	c->seed = XXH3_64bits_withSeed(&c, sizeof c, (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32));
 	if (pthread_mutex_init(&c->mu, NULL) != 0) {
-		free(c->tab);
 		free(c->path);
 		free(c);
 		oa_seterr(err, errlen, "pthread_mutex_init failed");
@@ -949,9 +925,8 @@ static int write_json(oa_verify_cache *c, int fd)
 	if (!v)
 		return errno = ENOMEM, -1;
 	size_t n = 0;
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->tab[i].used)
-			v[n++] = &c->tab[i];
+	for (size_t i = 0; i < c->count; i++)
+		v[n++] = &c->tab[i];
 	qsort(v, n, sizeof *v, cmp_slot);
 	int fd2 = dup(fd);
 	FILE *f = fd2 >= 0 ? fdopen(fd2, "w") : NULL;
@@ -1091,9 +1066,10 @@ void oa_verify_cache_close(oa_verify_cache *c)
 	if (!c)
 		return;
 	pthread_mutex_destroy(&c->mu);
-	for (size_t i = 0; i < c->cap; i++)
+	for (size_t i = 0; i < c->count; i++)
 		free(c->tab[i].v);
 	free(c->tab);
+	oa_hash_index_free(&c->index);
 	free(c->path);
 	free(c);
 }

@@ -1,5 +1,6 @@
 /* prometheus.c - store metrics for node_exporter's textfile collector; see prometheus.h. */
 #include "ollama_audit/prometheus.h"
+#include "base/hash_index.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -27,11 +28,10 @@ typedef struct sample {
 struct oa_prom {
 	sample *s[N_FAMILIES];
 	size_t n[N_FAMILIES];
-	/* Per family, the samples by a hash of their labels (index + 1; 0:
-	 * empty), so that "one series once" costs a probe, not a pass over the
-	 * family: a model's series are as many as the store's models. */
-	size_t *slot[N_FAMILIES];
-	size_t cap[N_FAMILIES];
+	/* Per family, the samples by a hash of their labels, so that "one
+	 * series once" costs a probe, not a pass over the family: a model's
+	 * series are as many as the store's models. */
+	oa_hash_index index[N_FAMILIES];
 	char prefix[32]; /* replaces STORE_PREFIX in every name on output */
 };
 
@@ -58,7 +58,7 @@ void oa_prom_free(oa_prom *p)
 		for (size_t i = 0; i < p->n[f]; i++)
 			free(p->s[f][i].labels);
 		free(p->s[f]);
-		free(p->slot[f]);
+		oa_hash_index_free(&p->index[f]);
 	}
 	free(p);
 }
@@ -77,7 +77,9 @@ static bool valid_utf8(const unsigned char *p)
 
 /* Label values: escape \, " and newline. Bytes that are not valid UTF-8
  * (a path can hold any) make the whole value go through oa_escape first
- * (\xNN), so the file is always valid UTF-8. */
+ * (\xNN), so the file is always valid UTF-8. Otherwise the value is the
+ * path as it is, controls and bidi marks included: that is the exposition
+ * format's rule, and a scraper, not a terminal, reads this file. */
 static void add_label_value(oa_buf *b, const char *v)
 {
 	char *e = valid_utf8((const unsigned char *)v) ? NULL : oa_escape(v, strlen(v));
@@ -94,42 +96,15 @@ static void add_label_value(oa_buf *b, const char *v)
 	free(e);
 }
 
-static size_t labels_hash(const char *labels)
+static uint64_t labels_hash(const char *labels)
 {
-	return (size_t)XXH3_64bits(labels, strlen(labels));
+	return XXH3_64bits(labels, strlen(labels));
 }
 
-/* Sample i of family f into its hash slots, grown to keep them half empty. */
-static void series_index(oa_prom *p, size_t f, size_t i)
+static bool same_labels(const void *ctx, size_t entry, const void *key)
 {
-	if (2 * (p->n[f] + 1) > p->cap[f]) {
-		size_t cap = p->cap[f] ? 2 * p->cap[f] : 64;
-		free(p->slot[f]);
-		p->slot[f] = oa_xcalloc(cap, sizeof *p->slot[f]);
-		p->cap[f] = cap;
-		for (size_t k = 0; k < p->n[f]; k++) {
-			size_t h = labels_hash(p->s[f][k].labels) & (cap - 1);
-			while (p->slot[f][h])
-				h = (h + 1) & (cap - 1);
-			p->slot[f][h] = k + 1;
-		}
-		return; /* the rebuild placed i too */
-	}
-	size_t h = labels_hash(p->s[f][i].labels) & (p->cap[f] - 1);
-	while (p->slot[f][h])
-		h = (h + 1) & (p->cap[f] - 1);
-	p->slot[f][h] = i + 1;
-}
-
-/* Has family f a sample with these labels? */
-static bool series_of(const oa_prom *p, size_t f, const char *labels)
-{
-	if (!p->cap[f])
-		return false;
-	for (size_t h = labels_hash(labels) & (p->cap[f] - 1); p->slot[f][h]; h = (h + 1) & (p->cap[f] - 1))
-		if (strcmp(p->s[f][p->slot[f][h] - 1].labels, labels) == 0)
-			return true;
-	return false;
+	const sample *s = ctx;
+	return strcmp(s[entry].labels, key) == 0;
 }
 
 static void vadd(oa_prom *p, oa_prom_metric f, double value, va_list ap)
@@ -150,13 +125,14 @@ static void vadd(oa_prom *p, oa_prom_metric f, double value, va_list ap)
 	if (!first)
 		oa_buf_addc(&b, '}');
 	char *labels = oa_buf_take(&b);
-	if (series_of(p, f, labels)) {
+	uint64_t h = labels_hash(labels);
+	if (oa_hash_index_find(&p->index[f], h, same_labels, p->s[f], labels) != OA_HASH_NONE) {
 		free(labels); /* one series once */
 		return;
 	}
 	p->s[f] = oa_xreallocarray(p->s[f], p->n[f] + 1, sizeof *p->s[f]);
-	p->s[f][p->n[f]++] = (sample){ labels, value };
-	series_index(p, f, p->n[f] - 1);
+	p->s[f][p->n[f]] = (sample){ labels, value };
+	oa_hash_index_add(&p->index[f], h, p->n[f]++);
 }
 
 /* A metric of the list, by its enum: every sample this file adds. */

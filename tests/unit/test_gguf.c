@@ -1006,6 +1006,29 @@ static void test_c09_bool(void)
 	}
 }
 
+/* 10b. A C1 control (U+009B, a CSI to some terminals) and a bidi override
+ * (U+202E) in a key are well-formed UTF-8, escaped all the same, as
+ * everywhere else (\uNNNN). */
+static void test_c10_escaping_unicode_controls(void)
+{
+	gw_t w;
+	start(&w, 1, 3);
+	gw_strn(&w, "c1\xc2\x9b\xe2\x80\xaekey", 10);
+	gw_u32(&w, 4); gw_u32(&w, 1);
+	gw_strn(&w, "c1\xc2\x9b\xe2\x80\xaekey", 10);
+	gw_u32(&w, 4); gw_u32(&w, 1);
+	static const uint64_t ne[1] = {4};
+	gw_strn(&w, "t", 1);
+	gw_u32(&w, 1); gw_len(&w, ne[0]); gw_u32(&w, 0); gw_u64(&w, 0);
+	gw_pad(&w, 32);
+	gw_zeros(&w, 16);
+	oa_gguf_info in;
+	CHECK(oa_gguf_read_mem(w.b, w.n, OA_GGUF_FULL, &in) == 0);
+	CHECK(has_diag(&in, OA_SEV_WARNING, "'c1\\u009b\\u202ekey': duplicate key"));
+	oa_gguf_info_free(&in);
+	gw_free(&w);
+}
+
 /* 10. Invalid UTF-8, NUL and control characters: escaped in messages. */
 static void test_c10_escaping(void)
 {
@@ -1418,6 +1441,7 @@ int main(void)
 	test_c08_known_key_types();
 	test_c09_bool();
 	test_c10_escaping();
+	test_c10_escaping_unicode_controls();
 	test_c11_names();
 	test_c12_dims();
 	test_c13_types();
