@@ -6,6 +6,7 @@
 #include "base/strset.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,16 @@ typedef struct fix_index {
 	size_t n_models;
 	const oa_finding **paths; /* the findings that name a file, by path */
 	size_t n_paths;
+	struct flat_name *flats;  /* their set-aside names, by name then path */
+	size_t n_flats;
 } fix_index;
+
+/* A path's set-aside name as first made: "set-aside-" and its slashes as
+ * dashes, which two paths can share (a/b-c, a-b/c). */
+struct flat_name {
+	char *name;
+	const char *path;
+};
 
 typedef struct fix_ctx {
 	const oa_store *s;
@@ -51,6 +61,22 @@ static int by_path(const void *a, const void *b)
 	return c ? c : (x > y) - (x < y);
 }
 
+static char *flat_of(const char *path)
+{
+	char *flat = oa_xasprintf("set-aside-%s", path);
+	for (char *p = flat; *p; p++)
+		if (*p == '/')
+			*p = '-';
+	return flat;
+}
+
+static int by_flat(const void *a, const void *b)
+{
+	const struct flat_name *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->path, y->path);
+}
+
 static void index_build(fix_index *ix, const oa_store *s)
 {
 	ix->models = oa_xcalloc(s->n_models + 1, sizeof *ix->models);
@@ -64,15 +90,31 @@ static void index_build(fix_index *ix, const oa_store *s)
 		if (s->findings.v[i].path)
 			ix->paths[ix->n_paths++] = &s->findings.v[i];
 	qsort(ix->paths, ix->n_paths, sizeof *ix->paths, by_path);
+	ix->flats = oa_xcalloc(ix->n_paths + 1, sizeof *ix->flats);
+	ix->n_flats = 0;
+	for (size_t i = 0; i < ix->n_paths; i++)
+		if (i == 0 || strcmp(ix->paths[i]->path, ix->paths[i - 1]->path) != 0)
+			ix->flats[ix->n_flats++] = (struct flat_name){ flat_of(ix->paths[i]->path), ix->paths[i]->path };
+	qsort(ix->flats, ix->n_flats, sizeof *ix->flats, by_flat);
 }
 
-/* The first of v[0..n) (sorted by field) whose field is not below key. */
-static size_t lower_bound(const void *const *v, size_t n, const char *key, const char *(*field)(const void *))
+static void index_free(fix_index *ix)
+{
+	for (size_t i = 0; i < ix->n_flats; i++)
+		free(ix->flats[i].name);
+	free(ix->flats);
+	free(ix->models);
+	free(ix->paths);
+}
+
+/* The first of the n elements of size `size` at v (sorted by field) whose
+ * field is not below key. */
+static size_t lower_bound(const void *v, size_t n, size_t size, const char *key, const char *(*field)(const void *))
 {
 	size_t a = 0, b = n;
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
-		if (strcmp(field(v[mid]), key) < 0)
+		if (strcmp(field((const char *)v + mid * size), key) < 0)
 			a = mid + 1;
 		else
 			b = mid;
@@ -80,14 +122,19 @@ static size_t lower_bound(const void *const *v, size_t n, const char *key, const
 	return a;
 }
 
-static const char *model_display(const void *m)
+static const char *model_display(const void *e)
 {
-	return ((const oa_model *)m)->display;
+	return (*(const oa_model *const *)e)->display;
 }
 
-static const char *finding_path(const void *f)
+static const char *finding_path(const void *e)
 {
-	return ((const oa_finding *)f)->path;
+	return (*(const oa_finding *const *)e)->path;
+}
+
+static const char *flat_name_of(const void *e)
+{
+	return ((const struct flat_name *)e)->name;
 }
 
 static bool references(const oa_model *m, const char *hex)
@@ -105,7 +152,7 @@ static const oa_model *model_of(const fix_ctx *x)
 {
 	const oa_finding *f = x->f;
 	if (f->model) {
-		size_t k = lower_bound((const void *const *)x->ix->models, x->ix->n_models, f->model, model_display);
+		size_t k = lower_bound(x->ix->models, x->ix->n_models, sizeof *x->ix->models, f->model, model_display);
 		return k < x->ix->n_models && strcmp(x->ix->models[k]->display, f->model) == 0 ? x->ix->models[k] : NULL;
 	}
 	if (!f->digest || !oa_str_has_prefix(f->digest, "sha256:"))
@@ -300,7 +347,7 @@ static char *fix_of(const fix_ctx *outer, const oa_finding *f);
 static void fix_same(fix_ctx *x)
 {
 	const fix_index *ix = x->ix;
-	size_t k = x->f->path ? lower_bound((const void *const *)ix->paths, ix->n_paths, x->f->path, finding_path)
+	size_t k = x->f->path ? lower_bound(ix->paths, ix->n_paths, sizeof *ix->paths, x->f->path, finding_path)
 	                      : ix->n_paths;
 	for (; k < ix->n_paths && strcmp(ix->paths[k]->path, x->f->path) == 0; k++) {
 		const oa_finding *g = ix->paths[k];
@@ -314,16 +361,65 @@ static void fix_same(fix_ctx *x)
 	oa_buf_adds(&x->out, "by hand: fix or move out what the message names");
 }
 
+/* Is rel (relative to the store's root) a name a mv onto would replace? */
+static bool name_taken(const oa_store *s, const char *rel)
+{
+	struct stat st;
+	return fstatat(s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+}
+
+/* The first of ix's flat names that is not below key: the first of its group. */
+static size_t flat_first(const fix_index *ix, const char *key)
+{
+	return lower_bound(ix->flats, ix->n_flats, sizeof *ix->flats, key, flat_name_of);
+}
+
 /* {aside}: a name in the store's root, where neither Ollama nor this tool
- * looks, made of the file's own path so that two never meet. */
+ * looks, made of the file's own path. A mv onto it must replace nothing:
+ * when another path of the store flattens to the same name, or the name
+ * is there (an earlier set-aside), ".N" follows it; the paths of one name
+ * take N a group-size apart (the k-th of m: k, k+m, ...), so no two meet,
+ * and no N makes another path's own name (digits hold no dot). */
 static void put_aside(fix_ctx *x)
 {
-	char *flat = oa_xasprintf("set-aside-%s", x->f->path ? x->f->path : "file");
-	for (char *p = flat; *p; p++)
-		if (*p == '/')
-			*p = '-';
-	put_file(x, flat, "");
+	const char *path = x->f->path ? x->f->path : "file";
+	char *flat = flat_of(path);
+	const fix_index *ix = x->ix;
+	size_t first = flat_first(ix, flat), m = 0, k = 0;
+	for (size_t i = first; i < ix->n_flats && strcmp(ix->flats[i].name, flat) == 0; i++, m++)
+		if (strcmp(ix->flats[i].path, path) == 0)
+			k = m;
+	if (m <= 1 && !name_taken(x->s, flat)) {
+		put_file(x, flat, "");
+		free(flat);
+		return;
+	}
+	m = m ? m : 1;
+	for (size_t n = k + 1;; n += m) {
+		char *name = oa_xasprintf("%s.%zu", flat, n);
+		size_t j = flat_first(ix, name);
+		if (!name_taken(x->s, name) && !(j < ix->n_flats && strcmp(ix->flats[j].name, name) == 0)) {
+			put_file(x, name, "");
+			free(name);
+			break;
+		}
+		free(name);
+	}
 	free(flat);
+}
+
+/* {blob}: where a legacy sha256:<hex> file goes, blobs/sha256-<hex>; when
+ * a file already has that name, a mv would replace it (the server's start
+ * does), so the legacy one is set aside instead: both are kept. */
+static void put_blob(fix_ctx *x)
+{
+	const char *d = x->f->digest;
+	char *rel = oa_xasprintf("blobs/sha256-%s", d && oa_str_has_prefix(d, "sha256:") ? d + 7 : "?");
+	if (name_taken(x->s, rel))
+		put_aside(x);
+	else
+		put_file(x, rel, "");
+	free(rel);
 }
 
 static void put_token(fix_ctx *x, const char *tok, size_t n)
@@ -337,7 +433,7 @@ static void put_token(fix_ctx *x, const char *tok, size_t n)
 	else if (IS("store"))
 		oa_buf_add_shell_word(&x->out, x->s->root);
 	else if (IS("blob"))
-		put_file(x, "blobs/sha256-", f->digest && oa_str_has_prefix(f->digest, "sha256:") ? f->digest + 7 : "?");
+		put_blob(x);
 	else if (IS("aside"))
 		put_aside(x);
 	else if (IS("pull"))
@@ -418,6 +514,5 @@ void oa_remedy_fill(oa_store *s, const oa_remedy_facts *facts)
 		if (!f->fix && (unsigned)f->id < OA_FINDING_NCODES && (facts->prune || !oa_finding_is(f, OA_FC_JUNK)))
 			f->fix = fix_of(&top, f);
 	}
-	free(ix.models);
-	free(ix.paths);
+	index_free(&ix);
 }

@@ -503,6 +503,68 @@ with t.guard("a damaged blob a model created here shares with a pulled one: the 
         t.eq([g for g in audit(store, ("check",), None) if g["code"] == "size-mismatch"], [],
              "both models are whole again")
 
+# ---- a printed mv never lands on a file that is there: nothing is lost by following it
+def slurp(path):
+    """A file's sha256 (what following a fix must keep)."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def store_files(root):
+    """Every regular file under root, by content."""
+    out = []
+    for d, _, files in os.walk(root):
+        for n in files:
+            p = os.path.join(d, n)
+            if os.path.isfile(p) and not os.path.islink(p):
+                out.append(slurp(p))
+    return sorted(out)
+
+
+with t.guard("legacy-blob-name when blobs/sha256-<hex> is there too: the fix keeps both files"):
+    registry, store = fixture("demo-store", "legacy-both")
+    with open(os.path.join(store, "blobs", "sha256:" + MODEL_BLOB), "wb") as f:
+        f.write(b"an older copy, cut short")
+    good = slurp(blob(store, MODEL_BLOB))
+    had = store_files(store)
+    mine = [f for f in audit(store, ("check",), None) if f["code"] == "legacy-blob-name"]
+    t.ok(mine, "the legacy name's finding", mine)
+    for f in mine[:1]:
+        rc, out, err = follow(f["fix"], store, registry)
+        t.eq(rc, 0, "the fix runs: %s" % f["fix"], out + err)
+        t.eq(slurp(blob(store, MODEL_BLOB)), good, "the referenced blob is untouched: %s" % f["fix"])
+        t.eq(store_files(store), had, "no file is lost: %s" % f["fix"])
+        t.eq([g for g in audit(store, ("check",), None) if g["code"] in ("legacy-blob-name", "size-mismatch")], [],
+             "the legacy name is gone, the model whole")
+
+TWINS = ("manifests/registry.ollama.ai/library/Bad!/x-y", "manifests/registry.ollama.ai/library/Bad!-x/y")
+
+
+def twins(s):
+    """Two invalid names whose slashes-as-dashes are one name, and what an
+    earlier set-aside left under that name."""
+    for i, rel in enumerate(TWINS):
+        os.makedirs(os.path.dirname(os.path.join(s, rel)), exist_ok=True)
+        with open(os.path.join(s, rel), "wb") as f:
+            f.write(b'{"twin": %d}' % i)
+    with open(os.path.join(s, "set-aside-" + TWINS[0].replace("/", "-")), "wb") as f:
+        f.write(b"set aside before")
+
+
+with t.guard("mv -- PATH STORE/set-aside-...: two paths that flatten alike, a name taken: every file kept"):
+    registry, store = fixture("demo-store", "aside")
+    twins(store)
+    had = store_files(store)
+    mine = sorted((f["path"], f["fix"]) for f in audit(store, ("check",), None)
+                  if f["code"] == "invalid-name" and f.get("path") in TWINS)
+    t.eq([p for p, _ in mine], sorted(TWINS), "both invalid names are found", mine)
+    t.eq(len(set(fix.split()[-1] for _, fix in mine)), len(mine), "each is set aside under its own name", mine)
+    for path, fix in mine:
+        rc, out, err = follow(fix, store, registry)
+        t.eq(rc, 0, "the fix runs: %s" % fix, out + err)
+    t.eq(store_files(store), had, "no file is lost by following both fixes", [fix for _, fix in mine])
+    t.eq([f for f in audit(store, ("check",), None) if f.get("path") in TWINS], [], "both are gone from manifests/")
+
 # ---- every finding of the fixture stores: a command, or what to do by hand
 with t.guard("the fixture stores' findings"):
     for base in ("demo-store", "store-0.40", "make_migrated_store.py", "make_040_store.py", "make_newest_store.py"):
