@@ -299,13 +299,19 @@ static void fix_prune(fix_ctx *x)
 }
 
 /* {perm}: make it readable, as Ollama writes its files (a+r, a directory
- * a+rx); as root (sudo) when someone else owns it. */
+ * a+rx); as root (sudo) when someone else owns it. Never through a symlink,
+ * which may lead out of the store. */
 static void fix_perm(fix_ctx *x)
 {
 	const char *rel = x->f->path;
 	struct stat st;
 	if (!rel || fstatat(x->s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		oa_buf_adds(&x->out, "by hand: let the store's owner read it and the directories above it");
+		return;
+	}
+	if (S_ISLNK(st.st_mode)) { /* chmod follows it: it would open up the file it leads to, not the link */
+		oa_buf_adds(&x->out, "by hand: it is a symbolic link, and what it leads to cannot be read: let that "
+		                     "file's owner make it readable (a mode given to the link goes to that file)");
 		return;
 	}
 	bool dir = S_ISDIR(st.st_mode);

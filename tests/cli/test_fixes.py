@@ -565,6 +565,22 @@ with t.guard("mv -- PATH STORE/set-aside-...: two paths that flatten alike, a na
     t.eq(store_files(store), had, "no file is lost by following both fixes", [fix for _, fix in mine])
     t.eq([f for f in audit(store, ("check",), None) if f.get("path") in TWINS], [], "both are gone from manifests/")
 
+with t.guard("unreadable through a blob that is a symlink: the fix never chmods what the link leads to"):
+    if t.nobody_skip():
+        t.skip(t.nobody_skip())
+    else:
+        registry, store = fixture("demo-store", "perm-link")
+        outside = os.path.join(t.tempdir("fixes-outside"), "weights")  # someone else's file, out of the store
+        shutil.move(blob(store, MODEL_BLOB), outside)
+        os.symlink(outside, blob(store, MODEL_BLOB))
+        os.chmod(outside, 0o600 if t.IS_ROOT else 0)
+        r = t.run("--store", store, "check", "--format", "json", env=ENV, as_nobody=t.IS_ROOT)
+        found = [f for f in t.findings_of(r.json()) if f["code"] == "unreadable" and f.get("path") == "blobs/sha256-" + MODEL_BLOB]
+        t.ok(found, "the link's target cannot be read", r.out[:2000])
+        for f in found:
+            t.ok("chmod" not in f["fix"], "no chmod of the link: chmod follows it to the file out of the store", f["fix"])
+            manual_ok(f)
+
 # ---- every finding of the fixture stores: a command, or what to do by hand
 with t.guard("the fixture stores' findings"):
     for base in ("demo-store", "store-0.40", "make_migrated_store.py", "make_040_store.py", "make_newest_store.py"):
