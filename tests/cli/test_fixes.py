@@ -581,6 +581,26 @@ with t.guard("unreadable through a blob that is a symlink: the fix never chmods 
             t.ok("chmod" not in f["fix"], "no chmod of the link: chmod follows it to the file out of the store", f["fix"])
             manual_ok(f)
 
+HOSTILE = (b"a\nb", b"esc\x1b[31mred", b"x\xffy", b"$(touch pwned)", b"-rf", b"it's", b"tab\there", b"back\\slash")
+
+with t.guard("hostile file names: the fix runs as printed, the same in text and JSON"):
+    registry, store = fixture("demo-store", "hostile")
+    for n in HOSTILE:
+        with open(os.path.join(store.encode(), b"blobs", n), "wb") as f:
+            f.write(b"mine: " + n)
+    had = store_files(store)
+    text = t.run("--store", store, "check", env=ENV).out
+    mine = [f for f in audit(store, ("check",), None) if f["code"] == "foreign-file"]
+    t.eq(len(mine), len(HOSTILE), "each is a foreign file", [f.get("path") for f in mine])
+    for f in mine:
+        t.contains(text, f["fix"], "the text output prints the JSON's fix")
+        rc, out, err = follow(f["fix"], store, registry)
+        t.eq(rc, 0, "the fix runs: %r" % f["fix"], out + err)
+    t.eq(sorted(n for n in os.listdir(os.path.join(store.encode(), b"blobs")) if n in HOSTILE), [],
+         "every hostile name left blobs/")
+    t.eq(store_files(store), had, "and no file is lost")
+    t.ok(not os.path.exists(os.path.join(t.tempdir("fixes-cwd"), "pwned")), "no command ran from a name")
+
 # ---- every finding of the fixture stores: a command, or what to do by hand
 with t.guard("the fixture stores' findings"):
     for base in ("demo-store", "store-0.40", "make_migrated_store.py", "make_040_store.py", "make_newest_store.py"):
