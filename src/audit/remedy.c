@@ -166,6 +166,13 @@ static const oa_model *model_of(const fix_ctx *x)
 	return any;
 }
 
+/* Is rel (relative to the store's root) a name a mv or cp onto would replace? */
+static bool name_taken(const oa_store *s, const char *rel)
+{
+	struct stat st;
+	return fstatat(s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+}
+
 static bool is_dangling_link(const oa_store *s, const char *rel)
 {
 	struct stat st;
@@ -336,14 +343,21 @@ static void fix_relink(fix_ctx *x)
 		put_file(x, rel, "");
 		return;
 	}
+	/* the copy's name must be free: cp writes over what has it */
+	char *copy = oa_xasprintf("%s.copy", rel);
+	for (unsigned n = 1; name_taken(x->s, copy); n++) {
+		free(copy);
+		copy = oa_xasprintf("%s.copy.%u", rel, n);
+	}
 	oa_buf_adds(&x->out, "cp -- ");
 	put_file(x, rel, "");
 	oa_buf_addc(&x->out, ' ');
-	put_file(x, rel, ".copy");
+	put_file(x, copy, "");
 	oa_buf_adds(&x->out, " && mv -- ");
-	put_file(x, rel, ".copy");
+	put_file(x, copy, "");
 	oa_buf_addc(&x->out, ' ');
 	put_file(x, rel, "");
+	free(copy);
 }
 
 static char *fix_of(const fix_ctx *outer, const oa_finding *f);
@@ -365,13 +379,6 @@ static void fix_same(fix_ctx *x)
 		}
 	}
 	oa_buf_adds(&x->out, "by hand: fix or move out what the message names");
-}
-
-/* Is rel (relative to the store's root) a name a mv onto would replace? */
-static bool name_taken(const oa_store *s, const char *rel)
-{
-	struct stat st;
-	return fstatat(s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
 }
 
 /* The first of ix's flat names that is not below key: the first of its group. */

@@ -601,6 +601,20 @@ with t.guard("hostile file names: the fix runs as printed, the same in text and 
     t.eq(store_files(store), had, "and no file is lost")
     t.ok(not os.path.exists(os.path.join(t.tempdir("fixes-cwd"), "pwned")), "no command ran from a name")
 
+with t.guard("symlinked-blob: the copy the fix makes replaces no file that is there"):
+    registry, store = fixture("demo-store", "relink-taken")
+    outside_link(store)
+    with open(blob(store, ORPHAN_BLOB) + ".copy", "wb") as f:
+        f.write(b"someone's file")
+    had = store_files(store) + [slurp(os.path.realpath(blob(store, ORPHAN_BLOB)))]  # the link's target too
+    mine = [f for f in audit(store, ("check",), None) if f["code"] == "symlinked-blob"]
+    t.ok(mine, "the symlinked blob's finding", mine)
+    for f in mine[:1]:
+        rc, out, err = follow(f["fix"], store, registry)
+        t.eq(rc, 0, "the fix runs: %s" % f["fix"], out + err)
+        t.ok(not os.path.islink(blob(store, ORPHAN_BLOB)), "the link is a file now")
+        t.eq(store_files(store), sorted(had), "no file is lost: %s" % f["fix"])
+
 # ---- every finding of the fixture stores: a command, or what to do by hand
 with t.guard("the fixture stores' findings"):
     for base in ("demo-store", "store-0.40", "make_migrated_store.py", "make_040_store.py", "make_newest_store.py"):
