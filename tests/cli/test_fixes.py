@@ -529,6 +529,8 @@ with t.guard("legacy-blob-name when blobs/sha256-<hex> is there too: the fix kee
     had = store_files(store)
     mine = [f for f in audit(store, ("check",), None) if f["code"] == "legacy-blob-name"]
     t.ok(mine, "the legacy name's finding", mine)
+    for f in mine:
+        t.contains(f["message"], "over the file of that name that is there", "it says the server's start replaces the blob")
     for f in mine[:1]:
         rc, out, err = follow(f["fix"], store, registry)
         t.eq(rc, 0, "the fix runs: %s" % f["fix"], out + err)
