@@ -421,13 +421,15 @@ static void put_aside(fix_ctx *x)
 	free(flat);
 }
 
-/* {blob}: where a legacy sha256:<hex> file goes, blobs/sha256-<hex>; when
- * a file already has that name, a mv would replace it (the server's start
- * does), so the legacy one is set aside instead: both are kept. */
+/* {blob}: where a legacy blobs/sha256:<hex> file goes, the name the
+ * server's start gives it: blobs/sha256-<hex>, its hex as written (so two
+ * files whose hex differs in case never go to one name). When a file
+ * already has that name, a mv would replace it (the server's start does),
+ * so the legacy one is set aside instead: both are kept. */
 static void put_blob(fix_ctx *x)
 {
-	const char *d = x->f->digest;
-	char *rel = oa_xasprintf("blobs/sha256-%s", d && oa_str_has_prefix(d, "sha256:") ? d + 7 : "?");
+	const char *p = x->f->path;
+	char *rel = oa_xasprintf("blobs/sha256-%s", p && oa_str_has_prefix(p, "blobs/sha256:") ? p + 13 : "?");
 	if (name_taken(x->s, rel))
 		put_aside(x);
 	else

@@ -525,19 +525,26 @@ with t.guard("legacy-blob-name when blobs/sha256-<hex> is there too: the fix kee
     registry, store = fixture("demo-store", "legacy-both")
     with open(os.path.join(store, "blobs", "sha256:" + MODEL_BLOB), "wb") as f:
         f.write(b"an older copy, cut short")
+    # and two legacy names whose hex differs in case alone (the server keeps the case)
+    os.rename(blob(store, ORPHAN_BLOB), os.path.join(store, "blobs", "sha256:" + ORPHAN_BLOB))
+    with open(os.path.join(store, "blobs", "sha256:" + ORPHAN_BLOB.upper()), "wb") as f:
+        f.write(b"upper case")
     good = slurp(blob(store, MODEL_BLOB))
     had = store_files(store)
     mine = [f for f in audit(store, ("check",), None) if f["code"] == "legacy-blob-name"]
-    t.ok(mine, "the legacy name's finding", mine)
+    t.eq(len(mine), 3, "the legacy names' findings", mine)
     for f in mine:
-        t.contains(f["message"], "over the file of that name that is there", "it says the server's start replaces the blob")
-    for f in mine[:1]:
+        if f["path"] == "blobs/sha256:" + MODEL_BLOB:
+            t.contains(f["message"], "over the file of that name that is there", "the server's start replaces the blob")
+        if f["path"] == "blobs/sha256:" + ORPHAN_BLOB.upper():
+            t.contains(f["message"], "renames it to sha256-" + ORPHAN_BLOB.upper(), "the server keeps the hex's case")
+    for f in mine:
         rc, out, err = follow(f["fix"], store, registry)
         t.eq(rc, 0, "the fix runs: %s" % f["fix"], out + err)
-        t.eq(slurp(blob(store, MODEL_BLOB)), good, "the referenced blob is untouched: %s" % f["fix"])
-        t.eq(store_files(store), had, "no file is lost: %s" % f["fix"])
-        t.eq([g for g in audit(store, ("check",), None) if g["code"] in ("legacy-blob-name", "size-mismatch")], [],
-             "the legacy name is gone, the model whole")
+    t.eq(slurp(blob(store, MODEL_BLOB)), good, "the referenced blob is untouched", [f["fix"] for f in mine])
+    t.eq(store_files(store), had, "no file is lost", [f["fix"] for f in mine])
+    t.eq([g for g in audit(store, ("check",), None) if g["code"] in ("legacy-blob-name", "size-mismatch")], [],
+         "the legacy names are gone, the model whole")
 
 TWINS = ("manifests/registry.ollama.ai/library/Bad!/x-y", "manifests/registry.ollama.ai/library/Bad!-x/y")
 
