@@ -6,7 +6,6 @@
 #include "base/strset.h"
 #include "base/util.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,12 +60,22 @@ static int by_path(const void *a, const void *b)
 	return c ? c : (x > y) - (x < y);
 }
 
+/* Room in one file name for the ".N" put_aside may add. */
+#define FLAT_MAX (255 - 24)
+
 static char *flat_of(const char *path)
 {
 	char *flat = oa_xasprintf("set-aside-%s", path);
 	for (char *p = flat; *p; p++)
 		if (*p == '/')
 			*p = '-';
+	size_t n = strlen(flat);
+	if (n > FLAT_MAX) { /* a deep path: its head, cut where a UTF-8 character starts */
+		n = FLAT_MAX;
+		while (n > 0 && ((unsigned char)flat[n] & 0xC0) == 0x80)
+			n--;
+		flat[n] = '\0';
+	}
 	return flat;
 }
 
@@ -166,11 +175,12 @@ static const oa_model *model_of(const fix_ctx *x)
 	return any;
 }
 
-/* Is rel (relative to the store's root) a name a mv or cp onto would replace? */
+/* Is rel (relative to the store's root) a name a mv or cp onto would
+ * replace? (One that cannot be looked at cannot be written either.) */
 static bool name_taken(const oa_store *s, const char *rel)
 {
 	struct stat st;
-	return fstatat(s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+	return fstatat(s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 static bool is_dangling_link(const oa_store *s, const char *rel)

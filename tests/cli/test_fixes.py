@@ -560,6 +560,12 @@ def twins(s):
         f.write(b"set aside before")
 
 
+LONG = "manifests/registry.ollama.ai/library/%s!/%s" % ("m" * 200, "t" * 120)  # each part fits, not the two flat
+
+case("an invalid name whose set-aside name would be too long for one file name", "invalid-name", "demo-store",
+     lambda s: (os.makedirs(os.path.dirname(os.path.join(s, LONG))), shutil.copyfile(os.path.join(s, LLAMA), os.path.join(s, LONG))),
+     pick=lambda f: f.get("path") == LONG)
+
 with t.guard("mv -- PATH STORE/set-aside-...: two paths that flatten alike, a name taken: every file kept"):
     registry, store = fixture("demo-store", "aside")
     twins(store)
