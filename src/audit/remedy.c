@@ -21,6 +21,7 @@ typedef struct fix_index {
 	size_t n_paths;
 	struct flat_name *flats;  /* their set-aside names, by name then path */
 	size_t n_flats;
+	bool weak_refs;           /* a blob only a manifest that cannot be read names (unparsed-reference) */
 } fix_index;
 
 /* A path's set-aside name as first made: "set-aside-" and its slashes as
@@ -105,6 +106,9 @@ static void index_build(fix_index *ix, const oa_store *s)
 		if (i == 0 || strcmp(ix->paths[i]->path, ix->paths[i - 1]->path) != 0)
 			ix->flats[ix->n_flats++] = (struct flat_name){ flat_of(ix->paths[i]->path), ix->paths[i]->path };
 	qsort(ix->flats, ix->n_flats, sizeof *ix->flats, by_flat);
+	ix->weak_refs = false;
+	for (size_t i = 0; i < s->findings.n; i++)
+		ix->weak_refs |= s->findings.v[i].id == OA_FINDING_UNPARSED_REFERENCE;
 }
 
 static void index_free(fix_index *ix)
@@ -431,6 +435,25 @@ static void put_aside(fix_ctx *x)
 	free(flat);
 }
 
+/* {setaside}: a file under manifests/ the server skips goes out of the
+ * way, mv -- {path} {aside}. Unless blobs are kept only because a file
+ * like it names them (unparsed-reference): set aside, it names them no
+ * more, and the server's start, or prune, removes them. Which file names
+ * them is the user's to see (a model renamed by hand wants its name back). */
+static void fix_set_aside(fix_ctx *x)
+{
+	if (x->ix->weak_refs)
+		oa_buf_adds(&x->out, "by hand: blobs are kept only because a file the server cannot read names them "
+		                     "(unparsed-reference); if this is one, give it a valid model name "
+		                     "(manifests/HOST/NAMESPACE/MODEL/TAG), as setting it aside leaves them to prune; "
+		                     "else: mv -- ");
+	else
+		oa_buf_adds(&x->out, "mv -- ");
+	put_file(x, x->f->path ? x->f->path : "", "");
+	oa_buf_addc(&x->out, ' ');
+	put_aside(x);
+}
+
 /* {blob}: where a legacy blobs/sha256:<hex> file goes, the name the
  * server's start gives it: blobs/sha256-<hex>, its hex as written (so two
  * files whose hex differs in case never go to one name). When a file
@@ -461,6 +484,8 @@ static void put_token(fix_ctx *x, const char *tok, size_t n)
 		put_blob(x);
 	else if (IS("aside"))
 		put_aside(x);
+	else if (IS("setaside"))
+		fix_set_aside(x);
 	else if (IS("pull"))
 		fix_pull(x);
 	else if (IS("repair"))

@@ -630,6 +630,27 @@ with t.guard("symlinked-blob: the copy the fix makes replaces no file that is th
         t.ok(not os.path.islink(blob(store, ORPHAN_BLOB)), "the link is a file now")
         t.eq(store_files(store), sorted(had), "no file is lost: %s" % f["fix"])
 
+with t.guard("invalid-name of a model's only manifest: no printed fix leaves its blobs to prune"):
+    registry, store = fixture("demo-store", "renamed")
+    embed = "manifests/registry.ollama.ai/library/demo-embed/latest"
+    bad = "manifests/registry.ollama.ai/library/Embed!/latest"  # a model renamed by hand, badly
+    os.makedirs(os.path.dirname(os.path.join(store, bad)))
+    os.rename(os.path.join(store, embed), os.path.join(store, bad))
+    os.rmdir(os.path.dirname(os.path.join(store, embed)))
+    with open(os.path.join(store, bad)) as f:
+        named = {l["digest"][7:] for l in json.load(f)["layers"]}
+    mine = [f for f in audit(store, ("check",), None) if f.get("path") == bad]
+    t.ok(mine, "the bad name's findings", mine)
+    for f in mine:
+        manual_ok(f)
+        if f["fix"].startswith(COMMANDS):
+            follow(f["fix"], store, registry)
+    for f in audit(store, ("check",), None):
+        if f["code"] in ("orphan-blob", "temp-file", "partial-download") and f["fix"].startswith(COMMANDS):
+            follow(f["fix"], store, registry)
+    t.eq(sorted(h for h in named if not os.path.exists(blob(store, h))), [],
+         "every blob the misnamed manifest names is still there")
+
 # ---- every finding of the fixture stores: a command, or what to do by hand
 with t.guard("the fixture stores' findings"):
     for base in ("demo-store", "store-0.40", "make_migrated_store.py", "make_040_store.py", "make_newest_store.py"):
