@@ -65,7 +65,7 @@ enum {
 	  OA_FC_HIDES, "{pull}") \
 	X(INVALID_NAME, "invalid-name", ERROR, "schema.md#finding-codes", \
 	  "a file under manifests/ whose path is not a valid model name", \
-	  OA_FC_HIDES, "mv -- {path} {aside}") \
+	  OA_FC_HIDES, "{setaside}") \
 	X(INVALID_CONFIG, "invalid-config", ERROR, "schema.md#finding-codes", \
 	  "a config blob cannot be parsed", \
 	  OA_FC_HIDES, "{repair-hashed}") \
@@ -131,7 +131,7 @@ enum {
 	  0, "mv -- {path} {aside}") \
 	X(IGNORED_FILE, "ignored-file", INFO, "schema.md#finding-codes", \
 	  "a file or directory under manifests/ that the server ignores", \
-	  0, "mv -- {path} {aside}") \
+	  0, "{setaside}") \
 	X(EMPTY_MANIFEST_DIR, "empty-manifest-dir", INFO, "schema.md#finding-codes", \
 	  "an empty directory under manifests/", \
 	  0, "{emptydir}") \

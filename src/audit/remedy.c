@@ -19,7 +19,17 @@ typedef struct fix_index {
 	size_t n_models;
 	const oa_finding **paths; /* the findings that name a file, by path */
 	size_t n_paths;
+	struct flat_name *flats;  /* their set-aside names, by name then path */
+	size_t n_flats;
+	bool weak_refs;           /* a blob only a manifest that cannot be read names (unparsed-reference) */
 } fix_index;
+
+/* A path's set-aside name as first made: "set-aside-" and its slashes as
+ * dashes, which two paths can share (a/b-c, a-b/c). */
+struct flat_name {
+	char *name;
+	const char *path;
+};
 
 typedef struct fix_ctx {
 	const oa_store *s;
@@ -51,6 +61,32 @@ static int by_path(const void *a, const void *b)
 	return c ? c : (x > y) - (x < y);
 }
 
+/* Room in one file name for the ".N" put_aside may add. */
+#define FLAT_MAX (255 - 24)
+
+static char *flat_of(const char *path)
+{
+	char *flat = oa_xasprintf("set-aside-%s", path);
+	for (char *p = flat; *p; p++)
+		if (*p == '/')
+			*p = '-';
+	size_t n = strlen(flat);
+	if (n > FLAT_MAX) { /* a deep path: its head, cut where a UTF-8 character starts */
+		n = FLAT_MAX;
+		while (n > 0 && ((unsigned char)flat[n] & 0xC0) == 0x80)
+			n--;
+		flat[n] = '\0';
+	}
+	return flat;
+}
+
+static int by_flat(const void *a, const void *b)
+{
+	const struct flat_name *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->path, y->path);
+}
+
 static void index_build(fix_index *ix, const oa_store *s)
 {
 	ix->models = oa_xcalloc(s->n_models + 1, sizeof *ix->models);
@@ -64,15 +100,34 @@ static void index_build(fix_index *ix, const oa_store *s)
 		if (s->findings.v[i].path)
 			ix->paths[ix->n_paths++] = &s->findings.v[i];
 	qsort(ix->paths, ix->n_paths, sizeof *ix->paths, by_path);
+	ix->flats = oa_xcalloc(ix->n_paths + 1, sizeof *ix->flats);
+	ix->n_flats = 0;
+	for (size_t i = 0; i < ix->n_paths; i++)
+		if (i == 0 || strcmp(ix->paths[i]->path, ix->paths[i - 1]->path) != 0)
+			ix->flats[ix->n_flats++] = (struct flat_name){ flat_of(ix->paths[i]->path), ix->paths[i]->path };
+	qsort(ix->flats, ix->n_flats, sizeof *ix->flats, by_flat);
+	ix->weak_refs = false;
+	for (size_t i = 0; i < s->findings.n; i++)
+		ix->weak_refs |= s->findings.v[i].id == OA_FINDING_UNPARSED_REFERENCE;
 }
 
-/* The first of v[0..n) (sorted by field) whose field is not below key. */
-static size_t lower_bound(const void *const *v, size_t n, const char *key, const char *(*field)(const void *))
+static void index_free(fix_index *ix)
+{
+	for (size_t i = 0; i < ix->n_flats; i++)
+		free(ix->flats[i].name);
+	free(ix->flats);
+	free(ix->models);
+	free(ix->paths);
+}
+
+/* The first of the n elements of size `size` at v (sorted by field) whose
+ * field is not below key. */
+static size_t lower_bound(const void *v, size_t n, size_t size, const char *key, const char *(*field)(const void *))
 {
 	size_t a = 0, b = n;
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
-		if (strcmp(field(v[mid]), key) < 0)
+		if (strcmp(field((const char *)v + mid * size), key) < 0)
 			a = mid + 1;
 		else
 			b = mid;
@@ -80,14 +135,19 @@ static size_t lower_bound(const void *const *v, size_t n, const char *key, const
 	return a;
 }
 
-static const char *model_display(const void *m)
+static const char *model_display(const void *e)
 {
-	return ((const oa_model *)m)->display;
+	return (*(const oa_model *const *)e)->display;
 }
 
-static const char *finding_path(const void *f)
+static const char *finding_path(const void *e)
 {
-	return ((const oa_finding *)f)->path;
+	return (*(const oa_finding *const *)e)->path;
+}
+
+static const char *flat_name_of(const void *e)
+{
+	return ((const struct flat_name *)e)->name;
 }
 
 static bool references(const oa_model *m, const char *hex)
@@ -105,7 +165,7 @@ static const oa_model *model_of(const fix_ctx *x)
 {
 	const oa_finding *f = x->f;
 	if (f->model) {
-		size_t k = lower_bound((const void *const *)x->ix->models, x->ix->n_models, f->model, model_display);
+		size_t k = lower_bound(x->ix->models, x->ix->n_models, sizeof *x->ix->models, f->model, model_display);
 		return k < x->ix->n_models && strcmp(x->ix->models[k]->display, f->model) == 0 ? x->ix->models[k] : NULL;
 	}
 	if (!f->digest || !oa_str_has_prefix(f->digest, "sha256:"))
@@ -117,6 +177,14 @@ static const oa_model *model_of(const fix_ctx *x)
 			any = m;
 	}
 	return any;
+}
+
+/* Is rel (relative to the store's root) a name a mv or cp onto would
+ * replace? (One that cannot be looked at cannot be written either.) */
+static bool name_taken(const oa_store *s, const char *rel)
+{
+	struct stat st;
+	return fstatat(s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 static bool is_dangling_link(const oa_store *s, const char *rel)
@@ -252,13 +320,19 @@ static void fix_prune(fix_ctx *x)
 }
 
 /* {perm}: make it readable, as Ollama writes its files (a+r, a directory
- * a+rx); as root (sudo) when someone else owns it. */
+ * a+rx); as root (sudo) when someone else owns it. Never through a symlink,
+ * which may lead out of the store. */
 static void fix_perm(fix_ctx *x)
 {
 	const char *rel = x->f->path;
 	struct stat st;
 	if (!rel || fstatat(x->s->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		oa_buf_adds(&x->out, "by hand: let the store's owner read it and the directories above it");
+		return;
+	}
+	if (S_ISLNK(st.st_mode)) { /* chmod follows it: it would open up the file it leads to, not the link */
+		oa_buf_adds(&x->out, "by hand: it is a symbolic link, and what it leads to cannot be read: let that "
+		                     "file's owner make it readable (a mode given to the link goes to that file)");
 		return;
 	}
 	bool dir = S_ISDIR(st.st_mode);
@@ -283,14 +357,21 @@ static void fix_relink(fix_ctx *x)
 		put_file(x, rel, "");
 		return;
 	}
+	/* the copy's name must be free: cp writes over what has it */
+	char *copy = oa_xasprintf("%s.copy", rel);
+	for (unsigned n = 1; name_taken(x->s, copy); n++) {
+		free(copy);
+		copy = oa_xasprintf("%s.copy.%u", rel, n);
+	}
 	oa_buf_adds(&x->out, "cp -- ");
 	put_file(x, rel, "");
 	oa_buf_addc(&x->out, ' ');
-	put_file(x, rel, ".copy");
+	put_file(x, copy, "");
 	oa_buf_adds(&x->out, " && mv -- ");
-	put_file(x, rel, ".copy");
+	put_file(x, copy, "");
 	oa_buf_addc(&x->out, ' ');
 	put_file(x, rel, "");
+	free(copy);
 }
 
 static char *fix_of(const fix_ctx *outer, const oa_finding *f);
@@ -300,7 +381,7 @@ static char *fix_of(const fix_ctx *outer, const oa_finding *f);
 static void fix_same(fix_ctx *x)
 {
 	const fix_index *ix = x->ix;
-	size_t k = x->f->path ? lower_bound((const void *const *)ix->paths, ix->n_paths, x->f->path, finding_path)
+	size_t k = x->f->path ? lower_bound(ix->paths, ix->n_paths, sizeof *ix->paths, x->f->path, finding_path)
 	                      : ix->n_paths;
 	for (; k < ix->n_paths && strcmp(ix->paths[k]->path, x->f->path) == 0; k++) {
 		const oa_finding *g = ix->paths[k];
@@ -314,16 +395,79 @@ static void fix_same(fix_ctx *x)
 	oa_buf_adds(&x->out, "by hand: fix or move out what the message names");
 }
 
+/* The first of ix's flat names that is not below key: the first of its group. */
+static size_t flat_first(const fix_index *ix, const char *key)
+{
+	return lower_bound(ix->flats, ix->n_flats, sizeof *ix->flats, key, flat_name_of);
+}
+
 /* {aside}: a name in the store's root, where neither Ollama nor this tool
- * looks, made of the file's own path so that two never meet. */
+ * looks, made of the file's own path. A mv onto it must replace nothing:
+ * when another path of the store flattens to the same name, or the name
+ * is there (an earlier set-aside), ".N" follows it; the paths of one name
+ * take N a group-size apart (the k-th of m: k, k+m, ...), so no two meet,
+ * and no N makes another path's own name (digits hold no dot). */
 static void put_aside(fix_ctx *x)
 {
-	char *flat = oa_xasprintf("set-aside-%s", x->f->path ? x->f->path : "file");
-	for (char *p = flat; *p; p++)
-		if (*p == '/')
-			*p = '-';
-	put_file(x, flat, "");
+	const char *path = x->f->path ? x->f->path : "file";
+	char *flat = flat_of(path);
+	const fix_index *ix = x->ix;
+	size_t first = flat_first(ix, flat), m = 0, k = 0;
+	for (size_t i = first; i < ix->n_flats && strcmp(ix->flats[i].name, flat) == 0; i++, m++)
+		if (strcmp(ix->flats[i].path, path) == 0)
+			k = m;
+	if (m <= 1 && !name_taken(x->s, flat)) {
+		put_file(x, flat, "");
+		free(flat);
+		return;
+	}
+	m = m ? m : 1;
+	for (size_t n = k + 1;; n += m) {
+		char *name = oa_xasprintf("%s.%zu", flat, n);
+		size_t j = flat_first(ix, name);
+		if (!name_taken(x->s, name) && !(j < ix->n_flats && strcmp(ix->flats[j].name, name) == 0)) {
+			put_file(x, name, "");
+			free(name);
+			break;
+		}
+		free(name);
+	}
 	free(flat);
+}
+
+/* {setaside}: a file under manifests/ the server skips goes out of the
+ * way, mv -- {path} {aside}. Unless blobs are kept only because a file
+ * like it names them (unparsed-reference): set aside, it names them no
+ * more, and the server's start, or prune, removes them. Which file names
+ * them is the user's to see (a model renamed by hand wants its name back). */
+static void fix_set_aside(fix_ctx *x)
+{
+	if (x->ix->weak_refs)
+		oa_buf_adds(&x->out, "by hand: blobs are kept only because a file the server cannot read names them "
+		                     "(unparsed-reference); if this is one, give it a valid model name "
+		                     "(manifests/HOST/NAMESPACE/MODEL/TAG), as setting it aside leaves them to prune; "
+		                     "else: mv -- ");
+	else
+		oa_buf_adds(&x->out, "mv -- ");
+	put_file(x, x->f->path ? x->f->path : "", "");
+	oa_buf_addc(&x->out, ' ');
+	put_aside(x);
+}
+
+/* {blob}: where a legacy blobs/sha256:<hex> file goes, the name the
+ * server's start gives it: blobs/sha256-<hex>, its hex as written (so two
+ * files whose hex differs in case never go to one name). When a file
+ * already has that name, a mv would replace it (the server's start does),
+ * so the legacy one is set aside instead: both are kept. */
+static void put_blob(fix_ctx *x)
+{
+	const char *p = x->f->path;
+	char *rel = oa_xasprintf("blobs/sha256-%s", p && oa_str_has_prefix(p, "blobs/sha256:") ? p + 13 : "?");
+	if (name_taken(x->s, rel))
+		put_aside(x);
+	else
+		put_file(x, rel, "");
+	free(rel);
 }
 
 static void put_token(fix_ctx *x, const char *tok, size_t n)
@@ -337,9 +481,11 @@ static void put_token(fix_ctx *x, const char *tok, size_t n)
 	else if (IS("store"))
 		oa_buf_add_shell_word(&x->out, x->s->root);
 	else if (IS("blob"))
-		put_file(x, "blobs/sha256-", f->digest && oa_str_has_prefix(f->digest, "sha256:") ? f->digest + 7 : "?");
+		put_blob(x);
 	else if (IS("aside"))
 		put_aside(x);
+	else if (IS("setaside"))
+		fix_set_aside(x);
 	else if (IS("pull"))
 		fix_pull(x);
 	else if (IS("repair"))
@@ -418,6 +564,5 @@ void oa_remedy_fill(oa_store *s, const oa_remedy_facts *facts)
 		if (!f->fix && (unsigned)f->id < OA_FINDING_NCODES && (facts->prune || !oa_finding_is(f, OA_FC_JUNK)))
 			f->fix = fix_of(&top, f);
 	}
-	free(ix.models);
-	free(ix.paths);
+	index_free(&ix);
 }

@@ -133,20 +133,71 @@ void oa_buf_addc(oa_buf *b, char c)
 	oa_buf_add(b, &c, 1);
 }
 
+static bool unsafe_cp(uint32_t cp);
+
+/* The length of the printable sequence at p (n > 0 bytes left), or 0 when
+ * the byte there is not one (oa_is_printable). */
+static size_t printable_seq(const unsigned char *p, size_t n)
+{
+	size_t len = oa_utf8_seq(p, n);
+	return len && !unsafe_cp(oa_utf8_cp(p, len)) ? len : 0;
+}
+
+/* Bytes a terminal must not see raw, as printf reads them back: octal
+ * escapes in a command substitution, which POSIX sh (dash too, which has
+ * no $'...') keeps byte for byte but for the newlines it ends with. */
+static void add_printf_bytes(oa_buf *b, const unsigned char *p, size_t n)
+{
+	oa_buf_adds(b, "\"$(printf '");
+	for (size_t i = 0; i < n; i++)
+		oa_buf_printf(b, "\\%03o", p[i]);
+	oa_buf_adds(b, "')\"");
+}
+
+static void add_single_quoted(oa_buf *b, const char *s, size_t n)
+{
+	oa_buf_addc(b, '\'');
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '\'')
+			oa_buf_adds(b, "'\\''");
+		else
+			oa_buf_addc(b, s[i]);
+	oa_buf_addc(b, '\'');
+}
+
 void oa_buf_add_shell_word(oa_buf *b, const char *s)
 {
 	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
-	if (*s && strspn(s, plain) == strlen(s)) {
+	size_t n = strlen(s);
+	if (*s && strspn(s, plain) == n) {
 		oa_buf_adds(b, s);
 		return;
 	}
-	oa_buf_addc(b, '\'');
-	for (; *s; s++)
-		if (*s == '\'')
-			oa_buf_adds(b, "'\\''");
-		else
-			oa_buf_addc(b, *s);
-	oa_buf_addc(b, '\'');
+	const unsigned char *p = (const unsigned char *)s;
+	size_t end = n; /* trailing newlines stay raw in quotes: a substitution strips them */
+	while (end > 0 && p[end - 1] == '\n')
+		end--;
+	if (end == 0 || oa_is_printable(s)) {
+		add_single_quoted(b, s, n);
+		return;
+	}
+	for (size_t i = 0; i < end;) {
+		size_t j = i;
+		if (printable_seq(p + i, end - i)) {
+			for (size_t len; j < end && (len = printable_seq(p + j, end - j)) != 0;)
+				j += len;
+			add_single_quoted(b, s + i, j - i);
+		} else {
+			while (j < end && !printable_seq(p + j, end - j))
+				j++;
+			if (p[j - 1] == '\n') /* what follows it, so the substitution strips no newline */
+				j += printable_seq(p + j, end - j);
+			add_printf_bytes(b, p + i, j - i);
+		}
+		i = j;
+	}
+	if (end < n)
+		add_single_quoted(b, s + end, n - end);
 }
 
 void oa_buf_printf(oa_buf *b, const char *fmt, ...)

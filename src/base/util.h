@@ -45,7 +45,9 @@ void oa_buf_adds(oa_buf *b, const char *s);
 void oa_buf_addc(oa_buf *b, char c);
 void oa_buf_printf(oa_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* s as one word a POSIX shell reads back: as it is when every byte is
- * plainly safe, else in single quotes (a ' inside as '\''). */
+ * plainly safe, else in single quotes (a ' inside as '\''); what a
+ * terminal must not see raw (oa_is_printable) as "$(printf '\ooo')", so
+ * that the word prints as it pastes (but trailing newlines, kept raw). */
 void oa_buf_add_shell_word(oa_buf *b, const char *s);
 char *oa_buf_take(oa_buf *b); /* returns data (never NULL) and resets b */
 

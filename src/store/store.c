@@ -344,11 +344,18 @@ static void check_blob_files(oa_store *s)
 				report_unreferenced(s, b, dg, path);
 			}
 			break;
-		case OA_BLOB_LEGACY:
+		case OA_BLOB_LEGACY: {
+			/* the server's start renames it, ':' to '-' (the hex as it is
+			 * written, any case), over a blob of the new name */
+			char *want = oa_xasprintf("sha256-%s", b->name + 7);
+			oa_blob key = { .name = want };
+			bool taken = bsearch(&key, s->blobs, s->n_blobs, sizeof *s->blobs, store_cmp_blob_name) != NULL;
 			oa_findings_add(&s->findings, OA_FINDING_LEGACY_BLOB_NAME, NULL, dg, path,
-			                "old blob name with ':'; the server renames it to sha256-%s at start",
-			                b->hex);
+			                "old blob name with ':'; the server renames it to %s at start%s", want,
+			                taken ? ", over the file of that name that is there (this one replaces it)" : "");
+			free(want);
 			break;
+		}
 		case OA_BLOB_PARTIAL: {
 			char alloc[32], size[32];
 			oa_format_size((uint64_t)b->st.blocks * 512, OA_UNITS_SI, alloc, sizeof alloc);

@@ -11,9 +11,9 @@
 
 /* ---- text -------------------------------------------------------------- */
 
-void oa_html_text(FILE *out, const char *s, size_t max_chars)
+/* e (escaped: valid UTF-8, nothing unsafe) as HTML text. */
+static void html_escaped(FILE *out, const char *e, size_t max_chars)
 {
-	char *e = oa_escape(s ? s : "", s ? strlen(s) : 0); /* valid UTF-8; controls and bidi as \uNNNN */
 	const unsigned char *p = (const unsigned char *)e;
 	size_t len = strlen(e), chars = 0;
 	for (size_t i = 0; i < len;) {
@@ -34,6 +34,21 @@ void oa_html_text(FILE *out, const char *s, size_t max_chars)
 		}
 		i += n;
 	}
+}
+
+void oa_html_text(FILE *out, const char *s, size_t max_chars)
+{
+	char *e = oa_escape(s ? s : "", s ? strlen(s) : 0); /* valid UTF-8; controls and bidi as \uNNNN */
+	html_escaped(out, e, max_chars);
+	free(e);
+}
+
+/* A fix, to be pasted as it reads: printable already (its shell words
+ * quote what is not), so no backslash doubled, which would change it. */
+static void html_command(FILE *out, const char *s)
+{
+	char *e = oa_printable(s);
+	html_escaped(out, e, 0);
 	free(e);
 }
 
@@ -297,7 +312,7 @@ static void finding_html(FILE *out, const oa_finding *f)
 	oa_html_text(out, f->message, 0);
 	if (f->fix) {
 		fputs("<span class=\"remedy\">\u2192 ", out);
-		oa_html_text(out, f->fix, 0);
+		html_command(out, f->fix);
 		fputs("</span>", out);
 	}
 	fputs("</li>\n", out);

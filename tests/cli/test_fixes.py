@@ -503,6 +503,154 @@ with t.guard("a damaged blob a model created here shares with a pulled one: the 
         t.eq([g for g in audit(store, ("check",), None) if g["code"] == "size-mismatch"], [],
              "both models are whole again")
 
+# ---- a printed mv never lands on a file that is there: nothing is lost by following it
+def slurp(path):
+    """A file's sha256 (what following a fix must keep)."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def store_files(root):
+    """Every regular file under root, by content."""
+    out = []
+    for d, _, files in os.walk(root):
+        for n in files:
+            p = os.path.join(d, n)
+            if os.path.isfile(p) and not os.path.islink(p):
+                out.append(slurp(p))
+    return sorted(out)
+
+
+with t.guard("legacy-blob-name when blobs/sha256-<hex> is there too: the fix keeps both files"):
+    registry, store = fixture("demo-store", "legacy-both")
+    with open(os.path.join(store, "blobs", "sha256:" + MODEL_BLOB), "wb") as f:
+        f.write(b"an older copy, cut short")
+    # and two legacy names whose hex differs in case alone (the server keeps the case)
+    os.rename(blob(store, ORPHAN_BLOB), os.path.join(store, "blobs", "sha256:" + ORPHAN_BLOB))
+    with open(os.path.join(store, "blobs", "sha256:" + ORPHAN_BLOB.upper()), "wb") as f:
+        f.write(b"upper case")
+    good = slurp(blob(store, MODEL_BLOB))
+    had = store_files(store)
+    mine = [f for f in audit(store, ("check",), None) if f["code"] == "legacy-blob-name"]
+    t.eq(len(mine), 3, "the legacy names' findings", mine)
+    for f in mine:
+        if f["path"] == "blobs/sha256:" + MODEL_BLOB:
+            t.contains(f["message"], "over the file of that name that is there", "the server's start replaces the blob")
+        if f["path"] == "blobs/sha256:" + ORPHAN_BLOB.upper():
+            t.contains(f["message"], "renames it to sha256-" + ORPHAN_BLOB.upper(), "the server keeps the hex's case")
+    for f in mine:
+        rc, out, err = follow(f["fix"], store, registry)
+        t.eq(rc, 0, "the fix runs: %s" % f["fix"], out + err)
+    t.eq(slurp(blob(store, MODEL_BLOB)), good, "the referenced blob is untouched", [f["fix"] for f in mine])
+    t.eq(store_files(store), had, "no file is lost", [f["fix"] for f in mine])
+    t.eq([g for g in audit(store, ("check",), None) if g["code"] in ("legacy-blob-name", "size-mismatch")], [],
+         "the legacy names are gone, the model whole")
+
+TWINS = ("manifests/registry.ollama.ai/library/Bad!/x-y", "manifests/registry.ollama.ai/library/Bad!-x/y")
+
+
+def twins(s):
+    """Two invalid names whose slashes-as-dashes are one name, and what an
+    earlier set-aside left under that name."""
+    for i, rel in enumerate(TWINS):
+        os.makedirs(os.path.dirname(os.path.join(s, rel)), exist_ok=True)
+        with open(os.path.join(s, rel), "wb") as f:
+            f.write(b'{"twin": %d}' % i)
+    with open(os.path.join(s, "set-aside-" + TWINS[0].replace("/", "-")), "wb") as f:
+        f.write(b"set aside before")
+
+
+LONG = "manifests/registry.ollama.ai/library/%s!/%s" % ("m" * 200, "t" * 120)  # each part fits, not the two flat
+
+case("an invalid name whose set-aside name would be too long for one file name", "invalid-name", "demo-store",
+     lambda s: (os.makedirs(os.path.dirname(os.path.join(s, LONG))), shutil.copyfile(os.path.join(s, LLAMA), os.path.join(s, LONG))),
+     pick=lambda f: f.get("path") == LONG)
+
+with t.guard("mv -- PATH STORE/set-aside-...: two paths that flatten alike, a name taken: every file kept"):
+    registry, store = fixture("demo-store", "aside")
+    twins(store)
+    had = store_files(store)
+    mine = sorted((f["path"], f["fix"]) for f in audit(store, ("check",), None)
+                  if f["code"] == "invalid-name" and f.get("path") in TWINS)
+    t.eq([p for p, _ in mine], sorted(TWINS), "both invalid names are found", mine)
+    t.eq(len(set(fix.split()[-1] for _, fix in mine)), len(mine), "each is set aside under its own name", mine)
+    for path, fix in mine:
+        rc, out, err = follow(fix, store, registry)
+        t.eq(rc, 0, "the fix runs: %s" % fix, out + err)
+    t.eq(store_files(store), had, "no file is lost by following both fixes", [fix for _, fix in mine])
+    t.eq([f for f in audit(store, ("check",), None) if f.get("path") in TWINS], [], "both are gone from manifests/")
+
+with t.guard("unreadable through a blob that is a symlink: the fix never chmods what the link leads to"):
+    if t.nobody_skip():
+        t.skip(t.nobody_skip())
+    else:
+        registry, store = fixture("demo-store", "perm-link")
+        outside = os.path.join(t.tempdir("fixes-outside"), "weights")  # someone else's file, out of the store
+        shutil.move(blob(store, MODEL_BLOB), outside)
+        os.symlink(outside, blob(store, MODEL_BLOB))
+        os.chmod(outside, 0o600 if t.IS_ROOT else 0)
+        r = t.run("--store", store, "check", "--format", "json", env=ENV, as_nobody=t.IS_ROOT)
+        found = [f for f in t.findings_of(r.json()) if f["code"] == "unreadable" and f.get("path") == "blobs/sha256-" + MODEL_BLOB]
+        t.ok(found, "the link's target cannot be read", r.out[:2000])
+        for f in found:
+            t.ok("chmod" not in f["fix"], "no chmod of the link: chmod follows it to the file out of the store", f["fix"])
+            manual_ok(f)
+
+HOSTILE = (b"a\nb", b"esc\x1b[31mred", b"x\xffy", b"$(touch pwned)", b"-rf", b"it's", b"tab\there", b"back\\slash")
+
+with t.guard("hostile file names: the fix runs as printed, the same in text and JSON"):
+    registry, store = fixture("demo-store", "hostile")
+    for n in HOSTILE:
+        with open(os.path.join(store.encode(), b"blobs", n), "wb") as f:
+            f.write(b"mine: " + n)
+    had = store_files(store)
+    text = t.run("--store", store, "check", env=ENV).out
+    mine = [f for f in audit(store, ("check",), None) if f["code"] == "foreign-file"]
+    t.eq(len(mine), len(HOSTILE), "each is a foreign file", [f.get("path") for f in mine])
+    for f in mine:
+        t.contains(text, f["fix"], "the text output prints the JSON's fix")
+        rc, out, err = follow(f["fix"], store, registry)
+        t.eq(rc, 0, "the fix runs: %r" % f["fix"], out + err)
+    t.eq(sorted(n for n in os.listdir(os.path.join(store.encode(), b"blobs")) if n in HOSTILE), [],
+         "every hostile name left blobs/")
+    t.eq(store_files(store), had, "and no file is lost")
+    t.ok(not os.path.exists(os.path.join(t.tempdir("fixes-cwd"), "pwned")), "no command ran from a name")
+
+with t.guard("symlinked-blob: the copy the fix makes replaces no file that is there"):
+    registry, store = fixture("demo-store", "relink-taken")
+    outside_link(store)
+    with open(blob(store, ORPHAN_BLOB) + ".copy", "wb") as f:
+        f.write(b"someone's file")
+    had = store_files(store) + [slurp(os.path.realpath(blob(store, ORPHAN_BLOB)))]  # the link's target too
+    mine = [f for f in audit(store, ("check",), None) if f["code"] == "symlinked-blob"]
+    t.ok(mine, "the symlinked blob's finding", mine)
+    for f in mine[:1]:
+        rc, out, err = follow(f["fix"], store, registry)
+        t.eq(rc, 0, "the fix runs: %s" % f["fix"], out + err)
+        t.ok(not os.path.islink(blob(store, ORPHAN_BLOB)), "the link is a file now")
+        t.eq(store_files(store), sorted(had), "no file is lost: %s" % f["fix"])
+
+with t.guard("invalid-name of a model's only manifest: no printed fix leaves its blobs to prune"):
+    registry, store = fixture("demo-store", "renamed")
+    embed = "manifests/registry.ollama.ai/library/demo-embed/latest"
+    bad = "manifests/registry.ollama.ai/library/Embed!/latest"  # a model renamed by hand, badly
+    os.makedirs(os.path.dirname(os.path.join(store, bad)))
+    os.rename(os.path.join(store, embed), os.path.join(store, bad))
+    os.rmdir(os.path.dirname(os.path.join(store, embed)))
+    with open(os.path.join(store, bad)) as f:
+        named = {l["digest"][7:] for l in json.load(f)["layers"]}
+    mine = [f for f in audit(store, ("check",), None) if f.get("path") == bad]
+    t.ok(mine, "the bad name's findings", mine)
+    for f in mine:
+        manual_ok(f)
+        if f["fix"].startswith(COMMANDS):
+            follow(f["fix"], store, registry)
+    for f in audit(store, ("check",), None):
+        if f["code"] in ("orphan-blob", "temp-file", "partial-download") and f["fix"].startswith(COMMANDS):
+            follow(f["fix"], store, registry)
+    t.eq(sorted(h for h in named if not os.path.exists(blob(store, h))), [],
+         "every blob the misnamed manifest names is still there")
+
 # ---- every finding of the fixture stores: a command, or what to do by hand
 with t.guard("the fixture stores' findings"):
     for base in ("demo-store", "store-0.40", "make_migrated_store.py", "make_040_store.py", "make_newest_store.py"):

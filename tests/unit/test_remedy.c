@@ -129,6 +129,7 @@ static void test_damaged_blob(oa_store *s)
 static void test_same_file(oa_store *s)
 {
 	const char *bad = "manifests/registry.ollama.ai/library/Bad!Name/latest";
+	oa_findings_free(&s->findings); /* test_every_code's unparsed-reference would make it by hand */
 	char *name = oa_xstrdup(fix_for(s, OA_FINDING_INVALID_NAME, NULL, bad));
 	CHECK_STR(fix_for(s, OA_FINDING_PRUNE_BLOCKER, NULL, bad), name);
 	char *want = oa_xasprintf("mv -- '%s/%s' '%s/set-aside-manifests-registry.ollama.ai-library-Bad!Name-latest'",
@@ -140,6 +141,11 @@ static void test_same_file(oa_store *s)
 	want = oa_xasprintf("mv -- '%s/blobs/it'\\''s' '%s/set-aside-blobs-it'\\''s'", s->root, s->root);
 	CHECK_STR(fix_for(s, OA_FINDING_FOREIGN_FILE, NULL, "blobs/it's"), want);
 	free(want);
+	/* a blob kept only because such a file names it: setting the file aside would leave it to prune */
+	oa_findings_add(&s->findings, OA_FINDING_UNPARSED_REFERENCE, NULL, NULL, "blobs/sha256-x", "test");
+	CHECK(oa_str_has_prefix(fix_for(s, OA_FINDING_INVALID_NAME, NULL, bad), "by hand: "));
+	CHECK(oa_str_has_prefix(fix_for(s, OA_FINDING_IGNORED_FILE, NULL, "manifests/x"), "by hand: "));
+	CHECK(oa_str_has_prefix(fix_for(s, OA_FINDING_FOREIGN_FILE, NULL, "blobs/it's"), "mv -- "));
 }
 
 /* {emptydir}: prune removes an empty directory under manifests/, after
