@@ -191,6 +191,27 @@ static void prefetch_config(void *ctx, size_t i)
 		load_config(p->s, m, b, &p->v[i]);
 }
 
+/* The text layers the server reads whenever it loads the model (GetModel:
+ * system, params, messages, license; the template is read above), which
+ * nothing else here reads: one it cannot open fails every load. Asked of
+ * the file itself (no symlink: never followed out of the store), for the
+ * user running the audit, as the weights' header read is. */
+static void check_text_readable(oa_store *s, oa_model *m, const oa_layer *l, const oa_blob *b)
+{
+	if (!b || b->dangling || b->is_symlink || !b->stat_ok)
+		return;
+	if (l->kind != OA_LAYER_SYSTEM && l->kind != OA_LAYER_PARAMS && l->kind != OA_LAYER_MESSAGES &&
+	    l->kind != OA_LAYER_LICENSE)
+		return;
+	if (faccessat(s->blobs_fd, b->name, R_OK, AT_EACCESS) == 0 || errno != EACCES)
+		return;
+	char *bp = oa_xasprintf("blobs/%s", b->name);
+	oa_findings_add(&s->findings, OA_FINDING_UNREADABLE, m->display, l->digest, bp,
+	                "cannot read the %s blob: %s (the server reads it at every load)",
+	                oa_layer_kind_name(l->kind), strerror(EACCES));
+	free(bp);
+}
+
 static void resolve_model(oa_store *s, oa_model *m, config_read *r)
 {
 	store_ref_manifest_blobs(s, m);
@@ -208,6 +229,7 @@ static void resolve_model(oa_store *s, oa_model *m, config_read *r)
 			free(mt);
 		}
 		check_reference(s, m, l, &m->layer_blobs[i]);
+		check_text_readable(s, m, l, m->layer_blobs[i]);
 		if (l->kind == OA_LAYER_TEMPLATE && m->layer_blobs[i] && !m->layer_blobs[i]->dangling &&
 		    !m->template_text) {
 			uint8_t *t;

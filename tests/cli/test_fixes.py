@@ -335,10 +335,11 @@ if os.getuid() == 0:
     with t.guard("unreadable: a blob nobody may read"):
         t.skip("running as root: every file is readable (unit test_remedy checks the chmod fix)")
 else:
-    # the weights: check reads their header (a text layer it only stats is
-    # found unreadable by verify, which reads every blob)
-    case("a blob nobody may read", "unreadable", "demo-store",
+    case("the weights nobody may read", "unreadable", "demo-store",
          lambda s: os.chmod(blob(s, MODEL_BLOB), 0), pick=lambda f: f.get("path", "").startswith("blobs/"))
+    # a text layer the server reads at every load, which check does not parse
+    case("a license nobody may read", "unreadable", "demo-store",
+         lambda s: os.chmod(blob(s, LICENSE_BLOB), 0), pick=lambda f: f.get("path", "").startswith("blobs/"))
 
 # ---- Ollama 0.40 stores
 GEMMA = "manifests-v2/ollama.com/library/gemma4/12b"
