@@ -293,8 +293,10 @@ run_case("unreadable model blob", chmod0(0),
 run_case("unreadable template blob", chmod0(1),
          lambda s, i: [("unreadable", blob(i, 1))], 8, lambda s, i: [("unreadable", blob(i, 1))], 8,
          as_nobody=AS_NOBODY)
+# the server reads params (like system, messages, license) at every load
 run_case("unreadable params blob", chmod0(2),
-         [], 0, lambda s, i: [("unreadable", blob(i, 2))], 8, as_nobody=AS_NOBODY)
+         lambda s, i: [("unreadable", blob(i, 2))], 8, lambda s, i: [("unreadable", blob(i, 2))], 8,
+         as_nobody=AS_NOBODY)
 run_case("unreadable config blob", chmod0("config"),
          lambda s, i: [("unreadable", blob(i, "config")), ("hidden-from-list", MAN)], 8,
          lambda s, i: [("unreadable", blob(i, "config"))], 8, as_nobody=AS_NOBODY, list_exit=8)
