@@ -17,14 +17,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
-
 /* ---- dedupe ----------------------------------------------------------------------- */
 
 /* --apply: leave alone the stores a server uses, confirm, apply. Returns
@@ -51,7 +43,7 @@ static bool apply_dedupe(cli *c, oa_store *const *sv, size_t n, oa_dedupe_plan *
 	o->applied = true;
 	p->force = c->force; /* else oa_dedupe_apply refuses a store in use by itself */
 	p->no_lock = c->no_lock;
-	if (oa_dedupe_apply_all(p, sv, n, &interrupted, err, sizeof err) < 0) {
+	if (oa_dedupe_apply_all(p, sv, n, cli_stop_flag(), err, sizeof err) < 0) {
 		cli_err("%s", err);
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	} else if (p->unlocked) {
@@ -82,7 +74,7 @@ int cmd_dedupe(cli *c)
 	/* SIGINT, SIGTERM, SIGHUP: finish or undo the current action (its
 	 * .oa-dedupe.* temporary is removed), then stop. */
 	cli_signals sigs;
-	cli_signals_catch(&sigs, on_signal);
+	cli_signals_catch(&sigs);
 	bool declined = c->apply && o.planned && !apply_dedupe(c, x.sv, x.n, &p, &o);
 	cli_signals_restore(&sigs);
 	oa_dedupe_tally(&p, &o);
@@ -92,13 +84,13 @@ int cmd_dedupe(cli *c)
 		c->exit_code |= OA_EXIT_ERRORS;
 	/* --apply that could not do what it was asked to (reflinks on a
 	 * filesystem without them, or nothing of the plan done) is a failure. */
-	if (c->apply && !declined && !interrupted && (o.counts[OA_DD_UNSUPPORTED] || (planned_first && !o.done)))
+	if (c->apply && !declined && !*cli_stop_flag() && (o.counts[OA_DD_UNSUPPORTED] || (planned_first && !o.done)))
 		c->exit_code |= OA_EXIT_OPERATIONAL;
 	cli_render(c, &(dedupe_view){ .sv = x.sv, .users = x.users, .p = &p, .o = &o });
 	oa_dedupe_plan_free(&p);
 	oa_dupes_free(&x.d);
 	cli_dupes_close(&x);
-	if (interrupted || o.counts[OA_DD_NOT_DONE])
+	if (*cli_stop_flag() || o.counts[OA_DD_NOT_DONE])
 		c->exit_code |= OA_EXIT_INTERRUPTED;
 	return c->exit_code;
 }

@@ -24,14 +24,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
-
 /* Where -o sends the bundle: "-" standard output, a name ending in '/' or
  * an existing directory an unpacked bundle, anything else a file. */
 static int export_dest(cli *c, oa_export_opts *o)
@@ -93,7 +85,7 @@ static int export_store(cli *c, oa_store *s, oa_export_opts *o)
 	o->cache = oa_audit_verify_cache(cli_audit(c), false);
 	cli_audit_said(c);
 	cli_signals sigs;
-	cli_signals_catch(&sigs, on_signal);
+	cli_signals_catch(&sigs);
 	oa_export_result r;
 	rc = oa_export_write(s, &k, o, &r, err, sizeof err);
 	cli_signals_restore(&sigs);
@@ -112,7 +104,7 @@ static int export_store(cli *c, oa_store *s, oa_export_opts *o)
 
 int cmd_export(cli *c)
 {
-	oa_export_opts o = { .racy_window = OA_VERIFY_DEFAULT_RACY_WINDOW, .stop = &interrupted,
+	oa_export_opts o = { .racy_window = OA_VERIFY_DEFAULT_RACY_WINDOW, .stop = cli_stop_flag(),
 	                     .tool = "ollama-audit " OA_VERSION };
 	int rc = export_dest(c, &o);
 	if (rc)

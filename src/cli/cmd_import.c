@@ -22,14 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
-
 void import_render_table(cli *c, const void *view)
 {
 	oa_text_style st = cli_text_style(c);
@@ -105,7 +97,7 @@ static bool open_from(cli *c, oa_store *from)
 static int run(cli *c, const char *target, oa_store *from, const size_t *sel, size_t ns, bool apply,
                oa_import_result *r)
 {
-	oa_import_opts o = { .apply = apply, .verify = c->verify, .no_lock = c->no_lock, .stop = &interrupted,
+	oa_import_opts o = { .apply = apply, .verify = c->verify, .no_lock = c->no_lock, .stop = cli_stop_flag(),
 	                     .pause_dir = getenv("OA_TEST_IMPORT_PAUSE") };
 	char err[1024] = "";
 	int rc = from ? oa_import_store(target, from, sel, ns, &o, r, err, sizeof err)
@@ -160,7 +152,7 @@ static int import_into(cli *c, const char *target, oa_store *from, const size_t 
 	if (c->apply && !c->yes && !confirmed(c, target, from, sel, ns))
 		return c->exit_code;
 	cli_signals sigs;
-	cli_signals_catch(&sigs, on_signal);
+	cli_signals_catch(&sigs);
 	oa_import_result r;
 	int rc = run(c, target, from, sel, ns, c->apply, &r);
 	cli_signals_restore(&sigs);

@@ -22,14 +22,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
-
 void repair_render_table(cli *c, const void *view)
 {
 	oa_text_style st = cli_text_style(c);
@@ -79,7 +71,7 @@ static int run(cli *c, oa_store *s, const size_t *sel, size_t ns, bool apply, oa
 	oa_verify_cache *vc = oa_audit_verify_cache(cli_audit(c), true);
 	cli_audit_said(c);
 	oa_repair_opts o = { .from = c->from, .verify = c->verify, .cache = vc, .quarantine = c->quarantine,
-	                     .apply = apply, .no_lock = c->no_lock, .jobs = c->jobs, .stop = &interrupted,
+	                     .apply = apply, .no_lock = c->no_lock, .jobs = c->jobs, .stop = cli_stop_flag(),
 	                     .pause_dir = getenv("OA_TEST_REPAIR_PAUSE") };
 	int rc = oa_repair(s, sel, ns, &o, r, err, sizeof err);
 	if (rc < 0)
@@ -139,7 +131,7 @@ static int repair_store(cli *c, oa_store *s)
 		return c->exit_code;
 	}
 	cli_signals sigs;
-	cli_signals_catch(&sigs, on_signal);
+	cli_signals_catch(&sigs);
 	oa_repair_result r;
 	int rc = run(c, s, sel, ns, c->apply, &r);
 	cli_signals_restore(&sigs);

@@ -20,21 +20,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
 /* SIGINT, SIGTERM and SIGHUP stop the restore after the current entry,
  * with the index saved: run it again to finish. */
 static int run_restore(const cli *c, const char *dir, oa_restore_result *r, char *err, size_t errlen)
 {
 	cli_signals sigs;
-	cli_signals_catch(&sigs, on_signal);
-	oa_restore_opts o = { .store = c->n_stores ? c->stores[0] : NULL, .log = stdout, .stop = &stop_requested,
+	cli_signals_catch(&sigs);
+	oa_restore_opts o = { .store = c->n_stores ? c->stores[0] : NULL, .log = stdout, .stop = cli_stop_flag(),
 	                      .last = c->last, .op = c->op, .model = c->n_args > 1 ? c->args[1] : NULL,
 	                      .no_lock = c->no_lock };
 	int rc = oa_quarantine_restore(dir, &o, r, err, errlen);

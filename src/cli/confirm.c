@@ -34,11 +34,25 @@ bool cli_confirm(const char *question)
 	return strcasecmp(p, "y") == 0 || strcasecmp(p, "yes") == 0;
 }
 
-void cli_signals_catch(cli_signals *s, void (*handler)(int))
+/* The program's, not the library's: one command runs per process. */
+static volatile sig_atomic_t stop_requested;
+
+volatile sig_atomic_t *cli_stop_flag(void)
+{
+	return &stop_requested;
+}
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+void cli_signals_catch(cli_signals *s)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = handler;
+	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &s->old_int);
 	sigaction(SIGTERM, &sa, &s->old_term);

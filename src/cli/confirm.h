@@ -11,13 +11,16 @@
  * of input or a standard input that is not a terminal is no. */
 bool cli_confirm(const char *question);
 
-/* While an apply or a restore runs, SIGINT, SIGTERM and SIGHUP call
- * handler (which asks it to stop after the current entry);
+/* While an apply, a restore or a copy runs, SIGINT, SIGTERM and SIGHUP set
+ * the run's stop flag (cli_stop_flag: what the command passes the library
+ * as its stop, which ends the work after the current entry);
  * cli_signals_restore puts back what was there. */
 typedef struct cli_signals {
 	struct sigaction old_int, old_term, old_hup;
 } cli_signals;
-void cli_signals_catch(cli_signals *s, void (*handler)(int));
+void cli_signals_catch(cli_signals *s);
 void cli_signals_restore(const cli_signals *s);
+/* The one flag those signals set; it stays set for the rest of the run. */
+volatile sig_atomic_t *cli_stop_flag(void);
 
 #endif

@@ -23,14 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
 /* What a plan's renderers draw: the plan before anything is applied, then
  * (done) what became of it. p NULL: no store was planned. */
 typedef struct plan_view {
@@ -128,10 +120,10 @@ static const char *refuse(cli *c, const oa_store *s, const char *code, const cha
 static bool apply_plan(cli *c, oa_store *s, const oa_plan *p, FILE *log, oa_apply_result *r, uint64_t *freed_each)
 {
 	cli_signals sigs;
-	cli_signals_catch(&sigs, on_signal);
+	cli_signals_catch(&sigs);
 	const char *delay = getenv("OA_TEST_APPLY_DELAY_US");
 	oa_apply_opts o = { .quarantine = c->quarantine, .min_age = p->min_age, .force = c->force,
-	                    .no_lock = c->no_lock, .stop = &stop_requested, .log = log, .pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
+	                    .no_lock = c->no_lock, .stop = cli_stop_flag(), .log = log, .pause_dir = getenv("OA_TEST_APPLY_PAUSE"),
 	                    .delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0, .freed_each = freed_each };
 	char err[768];
 	bool ran = oa_plan_apply(s, p, &o, r, err, sizeof err) == 0;
