@@ -36,8 +36,7 @@ void repair_render_json(cli *c, const void *view)
 void repair_render_ndjson(cli *c, const void *view)
 {
 	json_t *doc = oa_repair_report(view, cli_host()), *recs = oa_repair_records(doc);
-	for (size_t i = 0; i < json_array_size(recs); i++)
-		oa_json_dump_line(json_array_get(recs, i), stdout);
+	oa_json_dump_lines(recs, stdout);
 	json_decref(recs);
 	json_decref(doc);
 }

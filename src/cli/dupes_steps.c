@@ -39,8 +39,7 @@ void dedupe_render_json(cli *c, const void *view)
 void dedupe_render_ndjson(cli *c, const void *view)
 {
 	json_t *doc = report(view), *recs = ((const dedupe_view *)view)->p ? oa_dedupe_records(doc) : oa_dupes_records(doc);
-	for (size_t i = 0; i < json_array_size(recs); i++)
-		oa_json_dump_line(json_array_get(recs, i), stdout);
+	oa_json_dump_lines(recs, stdout);
 	json_decref(recs);
 	json_decref(doc);
 }

@@ -70,8 +70,7 @@ void plan_render_json(cli *c, const void *view)
 void plan_render_ndjson(cli *c, const void *view)
 {
 	json_t *doc = plan_doc(c, view), *recs = doc ? oa_plan_records(doc, cli_host()) : NULL;
-	for (size_t i = 0; i < json_array_size(recs); i++)
-		oa_json_dump_line(json_array_get(recs, i), stdout);
+	oa_json_dump_lines(recs, stdout);
 	json_decref(recs);
 	json_decref(doc);
 }
